@@ -1,0 +1,76 @@
+"""`draw_graph`: the live autograd graph as an object Jupyter shows as SVG."""
+
+from .dot import DotUnavailable, to_svg
+from .graph import Graph, trace_graph
+from .render import to_dot, to_text
+
+RANKDIRS = ("TB", "BT", "LR", "RL")
+
+
+class Drawing:
+    """A drawn graph. Jupyter shows it as SVG (or as text, with one line on
+    what went wrong, when `dot` is missing or too slow).
+
+    .graph  the `Graph` that was drawn
+    .source the DOT text
+    str()   the deterministic text form of the structure (also its repr)
+    .svg()  the SVG text; raises DotUnavailable with advice
+    """
+
+    def __init__(self, graph, source, text):
+        self.graph = graph
+        self.source = source
+        self.text = text
+
+    def __str__(self):
+        return self.text
+
+    __repr__ = __str__
+
+    def svg(self):
+        return to_svg(self.source)
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        try:
+            return {"image/svg+xml": self.svg(), "text/plain": self.text}
+        except DotUnavailable as err:
+            return {"text/plain": f"{err}\n{self.text}"}
+
+
+def draw_graph(root, params=None, *, constants=True, saved=True, highlight=(), max_nodes=300, rankdir="TB"):
+    """Draw the autograd graph behind `root`; returns a `Drawing`.
+
+    root: a tensor, a `grad_fn` node, a sequence of tensors, or a `Graph`
+        from `trace_graph` (then `params` and `max_nodes` are not used).
+    params: a dict of name -> tensor, or an `nn.Module`, to name leaves.
+    constants: draw the `None` inputs of `next_functions` (inputs that need
+        no gradient, such as the 3 in `y * 3`).
+    saved: list each node's saved values inside it.
+    highlight: node labels ("AddBackward0") or ids ("n2") to colour yellow.
+    max_nodes: draw at most this many nodes, nearest the output first; a red
+        note says how many were left out and which nodes lost inputs.
+    rankdir: "TB" (inputs at the top), "BT", "LR" or "RL".
+
+    A leaf tensor (requires grad, no grad_fn) is drawn as a single leaf.
+
+    Arrows follow the forward pass, from an input to the node that used it;
+    backward() walks them in reverse. Colours (fill):
+      pale green  output  -- a tensor you passed in
+      grey-blue   op      -- a backward node (grad_fn), bold name
+      light blue  leaf    -- AccumulateGrad of a leaf (its name or "leaf")
+      white, dashed const -- None in next_functions: needs no gradient
+      yellow      highlight, with a thick border
+    A leaf used more than four times (a weight shared by every step of a
+    loop) is drawn once beside each use, with a double border and the line
+    "shared: N uses"; the text form keeps it as one node.
+    Saved values are small rust-coloured lines inside a node ("self: tensor
+    3x3"); once backward() has freed them they read "freed" in grey italics
+    and the node's border turns dashed.
+    """
+    if rankdir not in RANKDIRS:
+        raise ValueError(f"rankdir must be one of {', '.join(RANKDIRS)}; got {rankdir!r}")
+    if isinstance(highlight, str):
+        highlight = (highlight,)
+    graph = root if isinstance(root, Graph) else trace_graph(root, params, max_nodes)
+    source = to_dot(graph, constants, saved, frozenset(highlight), rankdir)
+    return Drawing(graph, source, to_text(graph, constants))

@@ -1,0 +1,68 @@
+"""Check the learner's environment: torch, Graphviz's dot, and widgets."""
+
+import subprocess
+import sys
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+
+from .dot import INSTALL_HINT, find_dot
+
+WIDGETS_EXTENSION = Path("share/jupyter/labextensions/@jupyter-widgets/jupyterlab-manager")
+REINSTALL = "run `make lab` again from the repository root (it refreshes .venv from requirements.txt)"
+
+
+@dataclass(frozen=True)
+class Check:
+    """One line of the report: what was checked, whether it is fine, and
+    what was found or what to do."""
+
+    name: str
+    ok: bool
+    detail: str
+
+
+def check_environment():
+    """The checks, in the order the index notebook prints them."""
+    return [_torch(), _dot(), _package("ipywidgets"), _widgets_extension()]
+
+
+def report(checks=None):
+    """The checks as text, one line each, with advice where one failed."""
+    checks = check_environment() if checks is None else checks
+    lines = [f"{'ok     ' if c.ok else 'MISSING'} {c.name}: {c.detail}" for c in checks]
+    verdict = "Everything the notebooks need is here." if all(c.ok for c in checks) else (
+        "Something is missing: follow the advice above, then restart the kernel.")
+    return "\n".join(lines + [verdict])
+
+
+def _torch():
+    try:
+        import torch
+    except ImportError:
+        return Check("torch", False, f"not importable; {REINSTALL}")
+    return Check("torch", True, torch.__version__.split("+")[0])
+
+
+def _dot():
+    path = find_dot()
+    if path is None:
+        return Check("Graphviz dot", False, INSTALL_HINT)
+    done = subprocess.run([path, "-V"], capture_output=True, text=True, timeout=30, check=False)
+    version = done.stderr.strip().removeprefix("dot - ") or "version unknown"
+    return Check("Graphviz dot", True, f"found ({version})")
+
+
+def _package(name):
+    try:
+        return Check(name, True, metadata.version(name))
+    except metadata.PackageNotFoundError:
+        return Check(name, False, f"not installed; {REINSTALL}")
+
+
+def _widgets_extension():
+    found = any((Path(prefix) / WIDGETS_EXTENSION).is_dir() for prefix in (sys.prefix, sys.base_prefix))
+    if found:
+        return Check("JupyterLab widgets extension", True, "installed")
+    return Check("JupyterLab widgets extension", False,
+                 f"not found, so sliders and checkboxes will not show; {REINSTALL}")

@@ -1,0 +1,137 @@
+"""Walk PyTorch's autograd graph into a plain `Graph` of nodes and edges.
+
+Nothing here draws: `render.py` turns a `Graph` into DOT and text.
+The walk is breadth-first with an explicit queue (no recursion limit) and
+follows each node's `next_functions` in tuple order, so the numbering
+`n0, n1, ...` is the same in every process for the same computation.
+"""
+
+from collections import deque
+from dataclasses import dataclass
+
+import torch
+
+from .inputs import check_max_nodes, leaf_names, roots_of
+from .saved import saved_values, shape_text
+
+
+@dataclass(frozen=True)
+class Node:
+    """One node of the graph.
+
+    kind is one of:
+      "output" -- a tensor you passed in (the root of the walk)
+      "op"     -- a backward node (`grad_fn`) that records one operation
+      "leaf"   -- an `AccumulateGrad` node, which writes into a leaf's `.grad`
+      "const"  -- a `None` entry of `next_functions`: an input needing no gradient
+    """
+
+    id: str
+    kind: str
+    label: str
+    detail: str = ""
+    saved: tuple = ()
+
+
+@dataclass(frozen=True)
+class Edge:
+    """`src` is an input of `dst`: entry `slot` of dst's `next_functions`,
+    which is output number `output_nr` of src. Arrows follow the forward pass."""
+
+    src: str
+    dst: str
+    slot: int = 0
+    output_nr: int = 0
+
+
+@dataclass(frozen=True)
+class Graph:
+    """The walked graph. `omitted` counts nodes left out by `max_nodes`;
+    `cut` lists the kept nodes that have inputs among them."""
+
+    nodes: tuple
+    edges: tuple
+    omitted: int = 0
+    cut: tuple = ()
+
+    def find(self, label):
+        """The nodes whose label is `label`, in walk order."""
+        return [node for node in self.nodes if node.label == label]
+
+    def count(self, kind):
+        """How many nodes of this kind ("op", "leaf", "const", "output")."""
+        return sum(node.kind == kind for node in self.nodes)
+
+    def node(self, node_id):
+        """The node with this id (`"n3"`)."""
+        for node in self.nodes:
+            if node.id == node_id:
+                return node
+        raise KeyError(f"no node {node_id!r}; this graph has n0 to n{len(self.nodes) - 1}")
+
+
+def trace_graph(root, params=None, max_nodes=None):
+    """Walk the autograd graph behind `root` and return a `Graph`.
+
+    root: a tensor, a `grad_fn` node, or a sequence of tensors.
+    params: a mapping of names to tensors, or an `nn.Module` (its
+        `named_parameters()`), used to name leaves and outputs.
+    max_nodes: keep only the first `max_nodes` nodes of the walk (those
+        nearest the outputs); the rest are counted in `Graph.omitted`.
+    A leaf tensor (requires grad, no `grad_fn`) gives a one-node graph.
+    """
+    starts = roots_of(root)
+    names = leaf_names(params)
+    limit = check_max_nodes(max_nodes)
+    items, links = _walk(starts)
+    keep = len(items) if limit is None else min(limit, len(items))
+    nodes = tuple(_make_node(i, item, names) for i, item in enumerate(items[:keep]))
+    edges = tuple(Edge(f"n{s}", f"n{d}", slot, nr) for s, d, slot, nr in links if s < keep and d < keep)
+    cut = sorted({d for s, d, _, _ in links if s >= keep > d})
+    return Graph(nodes, edges, len(items) - keep, tuple(f"n{d}" for d in cut))
+
+
+def _walk(starts):
+    """Breadth-first walk. Returns (items, links): items are tensors (outputs
+    and leaf roots), autograd nodes, or `None` for constants; links are
+    (src, dst, slot, output_nr) index tuples."""
+    items, index, links, queue = [], {}, [], deque()
+
+    def visit(fn):
+        if fn not in index:
+            index[fn] = len(items)
+            items.append(fn)
+            queue.append(fn)
+        return index[fn]
+
+    for tensor in (s for s in starts if isinstance(s, torch.Tensor)):
+        items.append(tensor)
+    for pos, start in enumerate(list(items)):
+        if start.grad_fn is not None:
+            links.append((visit(start.grad_fn), pos, 0, start.output_nr))
+    for start in starts:
+        if not isinstance(start, torch.Tensor):
+            visit(start)
+    while queue:
+        fn = queue.popleft()
+        for slot, (child, output_nr) in enumerate(fn.next_functions):
+            if child is None:
+                items.append(None)
+                links.append((len(items) - 1, index[fn], slot, output_nr))
+            else:
+                links.append((visit(child), index[fn], slot, output_nr))
+    return items, links
+
+
+def _make_node(position, item, names):
+    node_id = f"n{position}"
+    if item is None:
+        return Node(node_id, "const", "None")
+    if isinstance(item, torch.Tensor):
+        kind = "output" if item.grad_fn is not None else "leaf"
+        return Node(node_id, kind, names.get(id(item), "tensor"), shape_text(item))
+    if hasattr(item, "variable"):
+        variable = item.variable
+        return Node(node_id, "leaf", names.get(id(variable), "tensor"), shape_text(variable))
+    label = item.name().removeprefix("torch::autograd::")
+    return Node(node_id, "op", label, saved=saved_values(item))

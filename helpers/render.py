@@ -1,0 +1,132 @@
+"""Turn a `Graph` into Graphviz DOT text and into a plain text form.
+
+Both are pure functions of the graph, so the same computation gives
+byte-identical output in every process. Running `dot` is in `dot.py`.
+"""
+
+from collections import Counter
+from html import escape
+
+# kind -> (fill colour, what it means); draw.py's docstring and the index
+# notebook's legend are made from this table.
+LEGEND = {
+    "output": ("#c8e6c9", "a tensor you passed in: the result of the forward pass"),
+    "op": ("#e3e8ec", "a backward node (grad_fn): one recorded operation"),
+    "leaf": ("#bbdefb", "a leaf (AccumulateGrad): backward writes into its .grad"),
+    "const": ("#ffffff", "None in next_functions: an input that needs no gradient"),
+    "highlight": ("#fff176", "a node you asked to highlight"),
+}
+SAVED_COLOUR = "#bf360c"
+FREED_COLOUR = "#9e9e9e"
+CUT_COLOUR = "#c62828"
+# A leaf used more often than this is drawn once beside each use (with a
+# double border): one node wired to every step of a long loop makes dot's
+# layout take minutes, while the copies lay out in well under a second.
+SHARED_LIMIT = 4
+
+
+def legend_html():
+    """The colour legend as an HTML table (shown in the index notebook)."""
+    rows = "".join(
+        f'<tr><td style="background-color:{fill};border:1px solid #546e7a;width:3em"></td>'
+        f"<td>{kind}</td><td>{escape(meaning)}</td></tr>"
+        for kind, (fill, meaning) in LEGEND.items()
+    )
+    return f"<table><tr><th>colour</th><th>kind</th><th>meaning</th></tr>{rows}</table>"
+
+
+def visible(graph, constants=True):
+    """The nodes and edges to draw: constants left out unless asked for."""
+    shown = [n for n in graph.nodes if constants or n.kind != "const"]
+    ids = {n.id for n in shown}
+    return shown, [e for e in graph.edges if e.src in ids and e.dst in ids]
+
+
+def to_text(graph, constants=True):
+    """The structure as text: one line per node, then one per edge."""
+    nodes, edges = visible(graph, constants)
+    lines = [f"{len(nodes)} nodes, {len(edges)} edges (an arrow goes from an input to the node that used it)"]
+    for node in nodes:
+        parts = [node.id, f"{node.kind}:", node.label]
+        parts += [f"({node.detail})"] if node.detail else []
+        parts += [f"| {s.name}: {s.text}" for s in node.saved]
+        lines.append(" ".join(parts))
+    lines += [f"{e.src} -> {e.dst}" + _edge_note(e) for e in edges]
+    if graph.omitted:
+        lines.append(cut_notice(graph))
+    return "\n".join(lines)
+
+
+def cut_notice(graph):
+    """The line that says how much of the graph was left out."""
+    total = len(graph.nodes) + graph.omitted
+    return (
+        f"... {graph.omitted} more nodes not drawn: {len(graph.nodes)} of {total} shown, "
+        f"nearest the output first (raise max_nodes to see more)"
+    )
+
+
+def to_dot(graph, constants=True, saved=True, highlight=(), rankdir="TB"):
+    """DOT source for the graph. See `draw_graph` for the colour legend."""
+    nodes, edges = visible(graph, constants)
+    lines = [
+        "digraph autograd {",
+        f'  graph [rankdir={rankdir}, ranksep=0.3, nodesep=0.25, fontname="Helvetica"];',
+        '  node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize=10, '
+        'color="#546e7a", height=0.3, margin="0.08,0.03"];',
+        '  edge [color="#546e7a", arrowsize=0.6];',
+    ]
+    uses = Counter(e.src for e in edges)
+    shared = {n.id for n in nodes if n.kind == "leaf" and uses[n.id] > SHARED_LIMIT}
+    for node in nodes:
+        lit = node.id in highlight or node.label in highlight
+        if node.id not in shared:
+            lines.append(_dot_node(node.id, node, saved, lit))
+            continue
+        copies = [f"{node.id}_{k}" for k in range(1, uses[node.id] + 1)]
+        lines += [_dot_node(c, node, saved, lit, f"shared: {len(copies)} uses") for c in copies]
+    copy_numbers = Counter()
+    for e in edges:
+        src = e.src
+        if src in shared:
+            copy_numbers[src] += 1
+            src = f"{src}_{copy_numbers[src]}"
+        lines.append(f"  {src} -> {e.dst}{_dot_edge(e)};")
+    if graph.omitted:
+        lines.append(f'  cut [shape=note, style=filled, fillcolor="#ffebee", fontcolor="{CUT_COLOUR}", '
+                     f'label="{cut_notice(graph)}"];')
+        lines += [f'  cut -> {node_id} [style=dashed, color="{CUT_COLOUR}"];' for node_id in graph.cut]
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def _dot_node(dot_id, node, saved, lit, shared=""):
+    fill = LEGEND["highlight" if lit else node.kind][0]
+    rows = [f"<B>{escape(node.label)}</B>" if node.kind == "op" else escape(node.label)]
+    if node.detail:
+        rows.append(f'<FONT POINT-SIZE="8">{escape(node.detail)}</FONT>')
+    if node.kind == "leaf":
+        rows.append('<FONT POINT-SIZE="8">AccumulateGrad</FONT>')
+    if shared:
+        rows.append(f'<FONT POINT-SIZE="8"><I>{shared}</I></FONT>')
+    if saved:
+        rows += [_saved_row(s) for s in node.saved]
+    style = "dashed,rounded,filled" if node.kind == "const" or any(s.freed for s in node.saved) else ""
+    extra = f', style="{style}"' if style else ""
+    extra += ", penwidth=2" if lit else ""
+    extra += ", peripheries=2" if shared else ""
+    return f'  {dot_id} [label=<{"<BR/>".join(rows)}>, fillcolor="{fill}"{extra}];'
+
+
+def _saved_row(value):
+    if value.freed:
+        return f'<FONT POINT-SIZE="8" COLOR="{FREED_COLOUR}"><I>{escape(value.name)}: freed</I></FONT>'
+    return f'<FONT POINT-SIZE="8" COLOR="{SAVED_COLOUR}">{escape(value.name)}: {escape(value.text)}</FONT>'
+
+
+def _dot_edge(edge):
+    return f' [label=" out {edge.output_nr}", fontsize=8]' if edge.output_nr else ""
+
+
+def _edge_note(edge):
+    return f" [input {edge.slot}" + (f", output {edge.output_nr}]" if edge.output_nr else "]")

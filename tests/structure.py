@@ -1,0 +1,81 @@
+"""The notebook skeleton (DESIGN.md) as checks; each returns a list of problems."""
+
+import re
+from pathlib import Path
+
+NAV = "<!--NAVIGATION-->"
+LINK = re.compile(r"\]\(([^)#\s]+\.ipynb)\)")
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+def problems(nb, folder, lesson=True):
+    """Everything about `nb` that breaks the skeleton; empty when it is fine."""
+    found = _common(nb, folder)
+    found += _lesson(nb) if lesson else _index(nb)
+    return found
+
+
+def _common(nb, folder):
+    cells, found = nb.cells, []
+    if not cells or cells[0].cell_type != "markdown" or not cells[0].source.startswith("# "):
+        return ["the first cell must be a markdown cell starting with '# Title'"]
+    h1 = [line for c in cells if c.cell_type == "markdown" for line in c.source.splitlines() if line.startswith("# ")]
+    if len(h1) != 1:
+        found.append(f"one H1 title expected, found {len(h1)}")
+    if len(cells) < 3 or not cells[1].source.startswith(NAV) or not cells[-1].source.startswith(NAV):
+        found.append("navigation cells must be the second and the last cell (run tools/nav.py)")
+    code = [c for c in cells if c.cell_type == "code"]
+    if [c.execution_count for c in code] != list(range(1, len(code) + 1)):
+        found.append("code cells must be executed once, in order, from a fresh kernel (make notebooks)")
+    for cell in code:
+        found += _cell_marks(cell)
+    for cell in cells:
+        if cell.cell_type == "markdown":
+            found += [f"broken link to {t}" for t in LINK.findall(cell.source) if not (Path(folder) / t).exists()]
+    return found
+
+
+def _cell_marks(cell):
+    first = cell.source.splitlines()[0] if cell.source else ""
+    raised = any(o.output_type == "error" for o in cell.outputs)
+    found = []
+    if "pip install" in cell.source:
+        found.append(f"no pip install in cells: {first}")
+    if "NBVAL_SKIP" in cell.source:
+        found.append(f"skipped cell hides what it does: {first}")
+    if raised != ("NBVAL_RAISES_EXCEPTION" in cell.source):
+        found.append(f"error output and NBVAL_RAISES_EXCEPTION must go together: {first}")
+    if "NBVAL_IGNORE_OUTPUT" in cell.source and not any(WIDGET_VIEW in o.get("data", {}) for o in cell.outputs):
+        found.append(f"NBVAL_IGNORE_OUTPUT is only for widget displays: {first}")
+    return found
+
+
+def _sections(nb):
+    """Heading -> the markdown text under it (up to the next heading cell)."""
+    text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    return {m[1]: m[2] for m in re.finditer(r"^## (.+)\n((?:(?!^## ).*\n?)*)", text, re.M)}
+
+
+def _lesson(nb):
+    sections, found = _sections(nb), []
+    goals = re.findall(r"^[-*] ", sections.get("Learning goals", ""), re.M)
+    if not 3 <= len(goals) <= 5:
+        found.append(f"'## Learning goals' needs 3 to 5 bullets, has {len(goals)}")
+    code = [c.source for c in nb.cells if c.cell_type == "code"]
+    if not code or "from helpers import" not in code[0] or "torch.manual_seed(0)" not in code[0]:
+        found.append("the first code cell must import from helpers and call torch.manual_seed(0)")
+    exercises = sections.get("Exercises", "")
+    if not re.search(r"^1\. ", exercises, re.M) or "<details>" not in exercises:
+        found.append("'## Exercises' needs numbered exercises with answers in <details>")
+    if not re.findall(r"^[-*] ", sections.get("Summary", ""), re.M):
+        found.append("'## Summary' needs bullets")
+    order = [h for h in sections if h in ("Learning goals", "Exercises", "Summary")]
+    if order != ["Learning goals", "Exercises", "Summary"]:
+        found.append(f"sections out of order or missing: {order}")
+    return found
+
+
+def _index(nb):
+    text = "\n".join(c.source for c in nb.cells)
+    needed = {"<!--TOC-->": "a table of contents", "report()": "the environment check", "legend_html()": "the legend"}
+    return [f"the index needs {what}" for mark, what in needed.items() if mark not in text]

@@ -1,0 +1,141 @@
+"""trace_graph: exact nodes and edges, checked against torch's own next_functions."""
+
+import sys
+
+import pytest
+import torch
+from conftest import dynamic_forward
+
+from helpers import Edge, Graph, Node, Saved, trace_graph
+
+
+def test_note_example_exact(note_example):
+    x, _, z = note_example
+    g = trace_graph(z, {"x": x, "z": z})
+    assert g.nodes == (
+        Node("n0", "output", "z", "scalar"),
+        Node("n1", "op", "MulBackward0", saved=(Saved("other", "tensor scalar"),)),
+        Node("n2", "op", "PowBackward0", saved=(Saved("exponent", "2"), Saved("self", "tensor scalar"))),
+        Node("n3", "const", "None"),
+        Node("n4", "leaf", "x", "scalar"),
+    )
+    assert g.edges == (
+        Edge("n1", "n0", 0, 0),
+        Edge("n2", "n1", 0, 0),
+        Edge("n3", "n1", 1, 0),
+        Edge("n4", "n2", 0, 0),
+    )
+    assert (g.omitted, g.cut) == (0, ())
+
+
+def test_matches_torch_next_functions(note_example):
+    x, _, z = note_example
+    (pow_fn, _), (constant, _) = z.grad_fn.next_functions
+    g = trace_graph(z.grad_fn)
+    assert [n.label for n in g.nodes] == [z.grad_fn.name(), pow_fn.name(), "None", "tensor"]
+    assert constant is None
+    assert pow_fn.next_functions[0][0].variable is x
+
+
+@pytest.mark.parametrize("extra, labels", [
+    (True, ["output", "AddBackward0", "MulBackward0", "const", "leaf", "const"]),
+    (False, ["output", "MulBackward0", "leaf", "const"]),
+])
+def test_dynamic_forward_branches(extra, labels):
+    x = torch.tensor(3.0, requires_grad=True)
+    g = trace_graph(dynamic_forward(x, extra))
+    assert [n.label if n.kind == "op" else n.kind for n in g.nodes] == labels
+    assert bool(g.find("AddBackward0")) is extra
+
+
+def test_same_input_twice_gives_two_edges():
+    x = torch.tensor(3.0, requires_grad=True)
+    g = trace_graph(x * x, {"x": x})
+    assert g.edges[1:] == (Edge("n2", "n1", 0, 0), Edge("n2", "n1", 1, 0))
+    assert g.count("leaf") == 1
+
+
+def test_which_output_is_recorded():
+    w = torch.randn(2, 3, requires_grad=True)
+    second = w.unbind(0)[1]
+    g = trace_graph(second)
+    assert g.edges[0] == Edge("n1", "n0", 0, second.output_nr)
+    assert second.output_nr == 1
+
+
+def test_names_from_module_parameters():
+    model = torch.nn.Sequential(torch.nn.Linear(3, 2), torch.nn.ReLU(), torch.nn.Linear(2, 1))
+    g = trace_graph(model(torch.randn(4, 3)).sum(), model)
+    leaves = sorted(n.label for n in g.nodes if n.kind == "leaf")
+    assert leaves == ["0.bias", "0.weight", "2.bias", "2.weight"]
+    assert g.find("0.weight")[0].detail == "2x3"
+
+
+def test_several_roots_share_one_walk():
+    x = torch.tensor(1.0, requires_grad=True)
+    h = x.exp()
+    a, b = h * 2, h + 1
+    g = trace_graph([a, b, a])
+    assert [n.kind for n in g.nodes[:2]] == ["output", "output"]
+    assert len(g.find("ExpBackward0")) == 1
+
+
+def test_leaf_is_a_single_node():
+    x = torch.ones(2, requires_grad=True)
+    assert trace_graph(x, {"x": x}) == Graph((Node("n0", "leaf", "x", "2"),), ())
+
+
+def test_freed_and_retained_saved_values(note_example):
+    x, y, z = note_example
+    z.backward(retain_graph=True)
+    assert not any(s.freed for n in trace_graph(z).nodes for s in n.saved)
+    z.backward()
+    pow_node = trace_graph(z).find("PowBackward0")[0]
+    assert pow_node.saved == (Saved("exponent", "2"), Saved("self", "freed", True))
+
+
+def test_custom_function_saved_tensors():
+    class Double(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            ctx.save_for_backward(a)
+            return a * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 2
+
+    out = Double.apply(torch.ones(3, requires_grad=True))
+    node = trace_graph(out).find("DoubleBackward")[0]
+    assert node.saved == (Saved("saved_tensors", "tensors 3"),)
+    out.sum().backward()
+    assert trace_graph(out).find("DoubleBackward")[0].saved[0].freed
+
+
+def test_deep_graph_has_no_recursion_limit():
+    x = torch.tensor(1.0, requires_grad=True)
+    y = x
+    depth = sys.getrecursionlimit() * 3
+    for _ in range(depth):
+        y = y * 1.0
+    g = trace_graph(y)
+    assert g.count("op") == depth
+
+
+def test_max_nodes_keeps_nearest_and_counts_the_rest():
+    w = torch.randn(4, 4, requires_grad=True)
+    h = torch.randn(4)
+    for _ in range(10):
+        h = torch.tanh(w @ h)
+    full, cut = trace_graph(h), trace_graph(h, max_nodes=5)
+    assert cut.nodes == tuple(n for n in full.nodes[:5])
+    assert cut.omitted == len(full.nodes) - 5
+    assert cut.cut == ("n4",)
+    assert all(int(e.src[1:]) < 5 and int(e.dst[1:]) < 5 for e in cut.edges)
+
+
+def test_node_lookup_says_what_exists(note_example):
+    g = trace_graph(note_example[2])
+    assert g.node("n2").label == "PowBackward0"
+    with pytest.raises(KeyError, match="n0 to n4"):
+        g.node("n9")

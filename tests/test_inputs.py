@@ -1,0 +1,57 @@
+"""Bad input to the helpers gets a TypeError or ValueError that says what to pass."""
+
+import pytest
+import torch
+
+from helpers import draw_graph, trace_graph
+
+
+def _no_grad_result():
+    x = torch.tensor(2.0, requires_grad=True)
+    with torch.no_grad():
+        return x * 2
+
+
+@pytest.mark.parametrize("root, error, words", [
+    (None, TypeError, "forget to return"),
+    (3, TypeError, "Python number 3"),
+    (2.5, TypeError, "Python number 2.5"),
+    ("y", TypeError, "not its name"),
+    ({"y": 1}, TypeError, "got a dict"),
+    (torch.ones(2), ValueError, "requires_grad is False"),
+    (torch.ones(2, requires_grad=True).detach(), ValueError, ".detach()"),
+    (_no_grad_result(), ValueError, "torch.no_grad()"),
+    ([], ValueError, "empty list"),
+    ((torch.ones(1, requires_grad=True) * 2, 7), TypeError, "item 1 of the tuple"),
+])
+def test_bad_roots(root, error, words):
+    for helper in (trace_graph, draw_graph):
+        with pytest.raises(error, match="requires_grad=True|tensor") as caught:
+            helper(root)
+        assert words in str(caught.value)
+
+
+@pytest.mark.parametrize("params, words", [
+    ([1, 2], "got a list"),
+    ({"w": 3}, "'w' -> int"),
+    ({1: torch.ones(1)}, "1 -> Tensor"),
+])
+def test_bad_params(params, words):
+    y = torch.ones(1, requires_grad=True) * 2
+    with pytest.raises(TypeError, match="params") as caught:
+        trace_graph(y, params)
+    assert words in str(caught.value)
+
+
+@pytest.mark.parametrize("max_nodes, error", [(0, ValueError), (-3, ValueError), (2.5, TypeError),
+                                              ("10", TypeError), (True, TypeError)])
+def test_bad_max_nodes(max_nodes, error):
+    y = torch.ones(1, requires_grad=True) * 2
+    with pytest.raises(error, match="max_nodes"):
+        draw_graph(y, max_nodes=max_nodes)
+
+
+def test_bad_rankdir():
+    y = torch.ones(1, requires_grad=True) * 2
+    with pytest.raises(ValueError, match="TB, BT, LR, RL"):
+        draw_graph(y, rankdir="sideways")

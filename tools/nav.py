@@ -1,0 +1,81 @@
+"""Write the navigation cells (previous | contents | next) at the top and
+bottom of every notebook, and the index's table of contents, from each
+notebook's H1 title. `python tools/nav.py --check` only reports what is stale."""
+
+import sys
+from pathlib import Path
+
+import nbformat
+
+NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+INDEX = "00-index.ipynb"
+NAV = "<!--NAVIGATION-->"
+TOC = "<!--TOC-->"
+
+
+def notebook_paths():
+    """Every notebook of the collection, in reading order."""
+    return sorted(NOTEBOOKS.glob("[0-9][0-9]-*.ipynb"))
+
+
+def title(nb):
+    """The text of the notebook's H1 title (its first cell)."""
+    first = nb.cells[0].source.splitlines()[0] if nb.cells else ""
+    if nb.cells[0].cell_type != "markdown" or not first.startswith("# "):
+        raise ValueError("a notebook must start with a markdown cell whose first line is its '# Title'")
+    return first[2:].strip()
+
+
+def nav_text(names, titles, i):
+    """The navigation cell for notebook number i."""
+    links = []
+    if i > 0:
+        links.append(f"< [{titles[i - 1]}]({names[i - 1]})")
+    links.append(f"[Contents]({INDEX})")
+    if i + 1 < len(names):
+        links.append(f"[{titles[i + 1]}]({names[i + 1]}) >")
+    return f"{NAV}\n" + " | ".join(links)
+
+
+def toc_text(names, titles):
+    """The index's table of contents."""
+    rows = [f"{k}. [{t}]({n})" for k, (n, t) in enumerate(zip(names[1:], titles[1:], strict=True), 1)]
+    return f"{TOC}\n## Contents\n\n" + ("\n".join(rows) or "No lessons yet.")
+
+
+def updated(nb, nav, toc):
+    """Put the navigation cells (and the TOC, if the notebook has one) in place."""
+    cells = nb.cells
+    if len(cells) < 2 or not cells[1].source.startswith(NAV):
+        cells.insert(1, nbformat.v4.new_markdown_cell(nav, id="nav-top"))
+    if not cells[-1].source.startswith(NAV):
+        cells.append(nbformat.v4.new_markdown_cell(nav, id="nav-bottom"))
+    cells[1].source = cells[-1].source = nav
+    for cell in cells:
+        if cell.cell_type == "markdown" and cell.source.startswith(TOC):
+            cell.source = toc
+    return nb
+
+
+def stale(write):
+    """Notebooks whose navigation is out of date; rewritten when `write`."""
+    paths = notebook_paths()
+    books = [nbformat.read(p, as_version=4) for p in paths]
+    names, titles = [p.name for p in paths], [title(nb) for nb in books]
+    changed = []
+    for i, (path, nb) in enumerate(zip(paths, books, strict=True)):
+        before = nbformat.writes(nb)
+        after = nbformat.writes(updated(nb, nav_text(names, titles, i), toc_text(names, titles)))
+        if after != before:
+            changed.append(path.name)
+            if write:
+                path.write_text(after + "\n", encoding="utf-8")
+    return changed
+
+
+if __name__ == "__main__":
+    check = "--check" in sys.argv
+    changed = stale(write=not check)
+    for name in changed:
+        print(("stale: " if check else "updated: ") + name)
+    sys.exit(1 if check and changed else 0)

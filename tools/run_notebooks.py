@@ -1,0 +1,66 @@
+"""Re-execute notebooks in place, each from a fresh kernel in this Python
+environment, saving outputs and widget state. An error output in a cell
+not marked `# NBVAL_RAISES_EXCEPTION` (or a marked cell that did not
+raise) stops the run and leaves that notebook unwritten.
+
+    python tools/run_notebooks.py [notebooks/01-....ipynb ...]
+"""
+
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+from jupyter_client.manager import KernelManager
+from nav import notebook_paths
+from nbclient import NotebookClient
+from nbval.kernel import CURRENT_ENV_KERNEL_NAME, NbvalKernelspecManager
+
+RAISES = "NBVAL_RAISES_EXCEPTION"
+
+
+def execute(path):
+    """Run one notebook; return it with fresh outputs."""
+    nb = nbformat.read(path, as_version=4)
+    km = KernelManager(kernel_name=CURRENT_ENV_KERNEL_NAME, kernel_spec_manager=NbvalKernelspecManager())
+    client = NotebookClient(
+        nb, km=km, timeout=600, allow_errors=True, store_widget_state=True, record_timing=False,
+        resources={"metadata": {"path": str(path.parent)}},
+    )
+    client.execute()
+    return nb
+
+
+def problems(nb):
+    """Cells whose errors do not match their NBVAL_RAISES_EXCEPTION marks."""
+    found = []
+    for number, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
+            continue
+        raised = any(out.output_type == "error" for out in cell.outputs)
+        if raised != (RAISES in cell.source):
+            what = "raised without the mark" if raised else "is marked to raise but did not"
+            found.append(f"cell {number} {what}: {cell.source.splitlines()[0] if cell.source else ''}")
+    return found
+
+
+def main(args):
+    paths = [Path(a).resolve() for a in args] or notebook_paths()
+    failed = False
+    for path in paths:
+        start = time.perf_counter()
+        nb = execute(path)
+        trouble = problems(nb)
+        for line in trouble:
+            print(f"{path.name}: {line}", file=sys.stderr)
+        if trouble:
+            failed = True
+            continue
+        nbformat.validate(nb)
+        path.write_text(nbformat.writes(nb) + "\n", encoding="utf-8")
+        print(f"{path.name}: executed in {time.perf_counter() - start:.1f} s")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
