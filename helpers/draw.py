@@ -1,5 +1,7 @@
 """`draw_graph`: the live autograd graph as an object Jupyter shows as SVG."""
 
+from html import escape
+
 from .dot import DotUnavailable, to_svg
 from .graph import Graph, trace_graph
 from .render import to_dot, to_text
@@ -29,6 +31,13 @@ class Drawing:
 
     def svg(self):
         return to_svg(self.source)
+
+    def html(self):
+        """The SVG as HTML, or the text drawing (with the reason) in a <pre>."""
+        try:
+            return self.svg().replace("<svg ", '<svg style="max-width:100%;height:auto" ', 1)
+        except DotUnavailable as err:
+            return f"<pre>{escape(str(err))}\n{escape(self.text)}</pre>"
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         try:
@@ -74,3 +83,32 @@ def draw_graph(root, params=None, *, constants=True, saved=True, highlight=(), m
     graph = root if isinstance(root, Graph) else trace_graph(root, params, max_nodes)
     source = to_dot(graph, constants, saved, frozenset(highlight), rankdir)
     return Drawing(graph, source, to_text(graph, constants))
+
+
+class Row:
+    """Drawings side by side, each under its title. Jupyter shows HTML; the
+    text form (also what `str()` gives) lists each drawing's structure."""
+
+    def __init__(self, drawings):
+        self.drawings = drawings
+
+    def __str__(self):
+        return "\n\n".join(f"== {title} ==\n{d.text}" for title, d in self.drawings.items())
+
+    __repr__ = __str__
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        cells = "".join(
+            f'<div style="margin-right:2em"><div style="font-weight:bold">{escape(title)}</div>{d.html()}</div>'
+            for title, d in self.drawings.items()
+        )
+        html = f'<div style="display:flex;align-items:flex-start;flex-wrap:wrap">{cells}</div>'
+        return {"text/html": html, "text/plain": str(self)}
+
+
+def side_by_side(drawings):
+    """Show several drawings in a row: `drawings` maps a title to a Drawing."""
+    if not isinstance(drawings, dict) or not all(isinstance(d, Drawing) for d in drawings.values()):
+        raise TypeError("side_by_side takes a dict of title -> draw_graph(...) result, "
+                        "for example side_by_side({'with': draw_graph(a), 'without': draw_graph(b)})")
+    return Row(drawings)

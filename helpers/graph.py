@@ -62,6 +62,25 @@ class Graph:
         """How many nodes of this kind ("op", "leaf", "const", "output")."""
         return sum(node.kind == kind for node in self.nodes)
 
+    def depth(self):
+        """The most operations on any path from a leaf to an output."""
+        ops = {n.id for n in self.nodes if n.kind == "op"}
+        inputs = {n.id: [] for n in self.nodes}
+        for edge in self.edges:
+            inputs[edge.dst].append(edge.src)
+        best = {}
+        for node_id in reversed([n.id for n in self.nodes]):
+            stack = [node_id]
+            while stack:
+                top = stack[-1]
+                waiting = [i for i in inputs[top] if i not in best]
+                if waiting:
+                    stack.extend(waiting)
+                    continue
+                stack.pop()
+                best[top] = (top in ops) + max((best[i] for i in inputs[top]), default=0)
+        return max(best.values(), default=0)
+
     def node(self, node_id):
         """The node with this id (`"n3"`)."""
         for node in self.nodes:

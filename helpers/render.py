@@ -35,6 +35,12 @@ def legend_html():
     return f"<table><tr><th>colour</th><th>kind</th><th>meaning</th></tr>{rows}</table>"
 
 
+def shown_saved(node):
+    """The saved values a drawing lists: sizes and strides kept only for
+    shape bookkeeping (names with "_sym_") are left out; the Graph has them."""
+    return [s for s in node.saved if "_sym_" not in s.name]
+
+
 def visible(graph, constants=True):
     """The nodes and edges to draw: constants left out unless asked for."""
     shown = [n for n in graph.nodes if constants or n.kind != "const"]
@@ -49,7 +55,7 @@ def to_text(graph, constants=True):
     for node in nodes:
         parts = [node.id, f"{node.kind}:", node.label]
         parts += [f"({node.detail})"] if node.detail else []
-        parts += [f"| {s.name}: {s.text}" for s in node.saved]
+        parts += [f"| {s.name}: {s.text}" for s in shown_saved(node)]
         lines.append(" ".join(parts))
     lines += [f"{e.src} -> {e.dst}" + _edge_note(e) for e in edges]
     if graph.omitted:
@@ -110,7 +116,7 @@ def _dot_node(dot_id, node, saved, lit, shared=""):
     if shared:
         rows.append(f'<FONT POINT-SIZE="8"><I>{shared}</I></FONT>')
     if saved:
-        rows += [_saved_row(s) for s in node.saved]
+        rows += [_saved_row(s) for s in shown_saved(node)]
     style = "dashed,rounded,filled" if node.kind == "const" or any(s.freed for s in node.saved) else ""
     extra = f', style="{style}"' if style else ""
     extra += ", penwidth=2" if lit else ""

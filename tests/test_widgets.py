@@ -1,0 +1,27 @@
+"""panel(): controls -> pure function -> redraw, without a browser."""
+
+import ipywidgets as widgets
+import pytest
+
+from helpers import panel
+from helpers.control_flow import branch_view
+
+
+def test_panel_redraws_on_every_change():
+    box = widgets.Checkbox(value=True)
+    slider = widgets.FloatSlider(value=3.0, min=-5, max=5)
+    view = panel(branch_view, use_extra_layer=box, x=slider)
+    html = view.children[1]
+    assert "AddBackward0" in html.value
+    box.value = False
+    assert "AddBackward0" not in html.value
+    slider.value = -2.0
+    assert "use_extra_layer=False: y = -4, x.grad = 2" in html.value
+    assert list(view.children[0].children) == [box, slider]
+
+
+def test_panel_rejects_what_is_not_a_control():
+    with pytest.raises(TypeError, match=r"n= must be an ipywidgets control"):
+        panel(lambda n: str(n), n=3)
+    with pytest.raises(TypeError, match="function that returns HTML"):
+        panel("not a function", n=widgets.IntSlider())
