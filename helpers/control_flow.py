@@ -7,7 +7,6 @@ import torch
 from .draw import draw_graph
 from .graph import trace_graph
 
-
 # A sequence's drawing keeps the last dozen steps; the step count is always
 # taken from the whole graph.
 SEQUENCE_NODES = 60
