@@ -1,5 +1,6 @@
 """`draw_graph`: the live autograd graph as an object Jupyter shows as SVG."""
 
+import re
 from html import escape
 
 from .dot import DotUnavailable, to_svg
@@ -46,7 +47,8 @@ class Drawing:
             return {"text/plain": f"{err}\n{self.text}"}
 
 
-def draw_graph(root, params=None, *, constants=True, saved=True, highlight=(), max_nodes=300, rankdir="TB"):
+def draw_graph(root, params=None, *, constants=True, saved=True, highlight=(), max_nodes=300, rankdir="TB",
+               notes=None):
     """Draw the autograd graph behind `root`; returns a `Drawing`.
 
     root: a tensor, a `grad_fn` node, a sequence of tensors, or a `Graph`
@@ -59,6 +61,8 @@ def draw_graph(root, params=None, *, constants=True, saved=True, highlight=(), m
     max_nodes: draw at most this many nodes, nearest the output first; a red
         note says how many were left out and which nodes lost inputs.
     rankdir: "TB" (inputs at the top), "BT", "LR" or "RL".
+    notes: a dict of node id -> a short note written in blue under the node
+        (and after "#" in the text form), such as {"n1": "backward step 1"}.
 
     A leaf tensor (requires grad, no grad_fn) is drawn as a single leaf.
 
@@ -80,9 +84,21 @@ def draw_graph(root, params=None, *, constants=True, saved=True, highlight=(), m
         raise ValueError(f"rankdir must be one of {', '.join(RANKDIRS)}; got {rankdir!r}")
     if isinstance(highlight, str):
         highlight = (highlight,)
+    notes = _checked_notes(notes)
     graph = root if isinstance(root, Graph) else trace_graph(root, params, max_nodes)
-    source = to_dot(graph, constants, saved, frozenset(highlight), rankdir)
-    return Drawing(graph, source, to_text(graph, constants))
+    source = to_dot(graph, constants, saved, frozenset(highlight), rankdir, notes)
+    return Drawing(graph, source, to_text(graph, constants, notes))
+
+
+def _checked_notes(notes):
+    if notes is None:
+        return {}
+    if not isinstance(notes, dict):
+        raise TypeError(f"notes must be a dict of node id -> text, like {{'n1': 'step 1'}}; got {type(notes).__name__}")
+    for key, text in notes.items():
+        if not (isinstance(key, str) and re.fullmatch(r"n\d+", key) and isinstance(text, str)):
+            raise ValueError(f"notes maps node ids like 'n1' (see print(drawing)) to text; got {key!r}: {text!r}")
+    return notes
 
 
 class Row:

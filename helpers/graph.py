@@ -110,6 +110,14 @@ def trace_graph(root, params=None, max_nodes=None):
     return Graph(nodes, edges, len(items) - keep, tuple(f"n{d}" for d in cut))
 
 
+def autograd_nodes(root):
+    """The live autograd nodes behind `root`, as (node id, node) pairs with
+    the same ids that `trace_graph(root)` gives. For hooks; outputs,
+    constants and leaf roots are left out."""
+    items, _ = _walk(roots_of(root))
+    return [(f"n{i}", item) for i, item in enumerate(items) if isinstance(item, torch.autograd.graph.Node)]
+
+
 def _walk(starts):
     """Breadth-first walk. Returns (items, links): items are tensors (outputs
     and leaf roots), autograd nodes, or `None` for constants; links are

@@ -19,6 +19,7 @@ LEGEND = {
 SAVED_COLOUR = "#bf360c"
 FREED_COLOUR = "#9e9e9e"
 CUT_COLOUR = "#c62828"
+NOTE_COLOUR = "#1565c0"
 # A leaf used more often than this is drawn once beside each use (with a
 # double border): one node wired to every step of a long loop makes dot's
 # layout take minutes, while the copies lay out in well under a second.
@@ -48,14 +49,16 @@ def visible(graph, constants=True):
     return shown, [e for e in graph.edges if e.src in ids and e.dst in ids]
 
 
-def to_text(graph, constants=True):
+def to_text(graph, constants=True, notes=None):
     """The structure as text: one line per node, then one per edge."""
     nodes, edges = visible(graph, constants)
+    notes = notes or {}
     lines = [f"{len(nodes)} nodes, {len(edges)} edges (an arrow goes from an input to the node that used it)"]
     for node in nodes:
         parts = [node.id, f"{node.kind}:", node.label]
         parts += [f"({node.detail})"] if node.detail else []
         parts += [f"| {s.name}: {s.text}" for s in shown_saved(node)]
+        parts += [f"# {notes[node.id]}"] if node.id in notes else []
         lines.append(" ".join(parts))
     lines += [f"{e.src} -> {e.dst}" + _edge_note(e) for e in edges]
     if graph.omitted:
@@ -72,9 +75,10 @@ def cut_notice(graph):
     )
 
 
-def to_dot(graph, constants=True, saved=True, highlight=(), rankdir="TB"):
+def to_dot(graph, constants=True, saved=True, highlight=(), rankdir="TB", notes=None):
     """DOT source for the graph. See `draw_graph` for the colour legend."""
     nodes, edges = visible(graph, constants)
+    notes = notes or {}
     lines = [
         "digraph autograd {",
         f'  graph [rankdir={rankdir}, ranksep=0.3, nodesep=0.25, fontname="Helvetica"];',
@@ -86,11 +90,12 @@ def to_dot(graph, constants=True, saved=True, highlight=(), rankdir="TB"):
     shared = {n.id for n in nodes if n.kind == "leaf" and uses[n.id] > SHARED_LIMIT}
     for node in nodes:
         lit = node.id in highlight or node.label in highlight
+        note = notes.get(node.id, "")
         if node.id not in shared:
-            lines.append(_dot_node(node.id, node, saved, lit))
+            lines.append(_dot_node(node.id, node, saved, lit, note=note))
             continue
         copies = [f"{node.id}_{k}" for k in range(1, uses[node.id] + 1)]
-        lines += [_dot_node(c, node, saved, lit, f"shared: {len(copies)} uses") for c in copies]
+        lines += [_dot_node(c, node, saved, lit, f"shared: {len(copies)} uses", note) for c in copies]
     copy_numbers = Counter()
     for e in edges:
         src = e.src
@@ -106,7 +111,7 @@ def to_dot(graph, constants=True, saved=True, highlight=(), rankdir="TB"):
     return "\n".join(lines) + "\n"
 
 
-def _dot_node(dot_id, node, saved, lit, shared=""):
+def _dot_node(dot_id, node, saved, lit, shared="", note=""):
     fill = LEGEND["highlight" if lit else node.kind][0]
     rows = [f"<B>{escape(node.label)}</B>" if node.kind == "op" else escape(node.label)]
     if node.detail:
@@ -117,6 +122,8 @@ def _dot_node(dot_id, node, saved, lit, shared=""):
         rows.append(f'<FONT POINT-SIZE="8"><I>{shared}</I></FONT>')
     if saved:
         rows += [_saved_row(s) for s in shown_saved(node)]
+    if note:
+        rows.append(f'<FONT POINT-SIZE="9" COLOR="{NOTE_COLOUR}"><B>{escape(note)}</B></FONT>')
     style = "dashed,rounded,filled" if node.kind == "const" or any(s.freed for s in node.saved) else ""
     extra = f', style="{style}"' if style else ""
     extra += ", penwidth=2" if lit else ""

@@ -1,5 +1,6 @@
 """DOT and text forms: legend colours, freed buffers, shared leaves, cuts."""
 
+import pytest
 import torch
 
 from helpers import LEGEND, draw_graph, legend_html, trace_graph
@@ -95,3 +96,16 @@ def test_cut_graph_says_what_it_left_out():
 def test_legend_table_lists_every_kind():
     html = legend_html()
     assert all(f"<td>{kind}</td>" in html and fill in html for kind, (fill, _) in LEGEND.items())
+
+
+def test_notes_are_drawn_and_written(note_example):
+    d = draw_graph(note_example[2], notes={"n1": "step 1", "n9": "not drawn"})
+    assert "n1 op: MulBackward0 | other: tensor scalar # step 1" in str(d)
+    assert "<B>step 1</B>" in d.source and "not drawn" not in d.source
+
+
+@pytest.mark.parametrize("notes, error", [(["n1"], TypeError), ({"MulBackward0": "x"}, ValueError),
+                                          ({"n1": 3}, ValueError)])
+def test_bad_notes(note_example, notes, error):
+    with pytest.raises(error, match="notes"):
+        draw_graph(note_example[2], notes=notes)

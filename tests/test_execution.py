@@ -1,0 +1,76 @@
+"""record_backward: the engine's real order, the gradients, and no hooks left behind."""
+
+import pytest
+import torch
+
+from helpers import trace_graph
+from helpers.execution import Step, grad_text, is_topological, record_backward, step_view
+
+
+def _diamond():
+    x = torch.tensor(0.5, requires_grad=True)
+    h = x.sin()
+    out = h * h.exp() + x
+    return out, {"x": x, "out": out}
+
+
+def test_note_example_steps(note_example):
+    _, _, z = note_example
+    assert record_backward(z) == [
+        Step(1, "n1", "MulBackward0", ("1",), ("3", "None")),
+        Step(2, "n2", "PowBackward0", ("3",), ("12",)),
+        Step(3, "n4", "AccumulateGrad", ("12",), ()),
+    ]
+
+
+def test_order_is_topological_and_each_node_runs_once():
+    out, _ = _diamond()
+    graph = trace_graph(out)
+    order = [s.node_id for s in record_backward(out)]
+    runnable = [n.id for n in graph.nodes if n.kind in ("op", "leaf")]
+    assert sorted(order) == sorted(runnable)
+    assert is_topological(graph, order)
+    assert not is_topological(graph, order[::-1])
+    sin = graph.find("SinBackward0")[0].id
+    assert order.index(sin) > order.index(graph.find("ExpBackward0")[0].id)
+
+
+def test_hooks_are_removed(note_example, monkeypatch):
+    x, _, z = note_example
+    record_backward(z, retain_graph=True)
+    calls = []
+    monkeypatch.setattr("helpers.execution.grad_text", lambda g: calls.append(g) or "x")
+    z.backward()
+    assert calls == [] and x.grad.item() == 24.0
+
+
+def test_hooks_are_removed_when_backward_fails(note_example, monkeypatch):
+    x, _, z = note_example
+    z.backward()
+    with pytest.raises(RuntimeError, match="second time"):
+        record_backward(z)
+    calls = []
+    monkeypatch.setattr("helpers.execution.grad_text", lambda g: calls.append(g) or "x")
+    (x * 5).backward()
+    assert calls == []
+
+
+@pytest.mark.parametrize("root, error", [(torch.ones(2, requires_grad=True) * 2, ValueError),
+                                         (torch.ones(1, requires_grad=True), TypeError), (3.0, TypeError)])
+def test_bad_roots(root, error):
+    with pytest.raises(error, match="scalar|requires? grad"):
+        record_backward(root)
+
+
+def test_grad_text():
+    assert [grad_text(g) for g in (None, torch.tensor(2.5), torch.tensor([1.0, 2.0]), torch.ones(3, 4))] == [
+        "None", "2.5", "[1, 2]", "tensor 3x4"]
+
+
+def test_step_view_numbers_and_highlights():
+    html = step_view(_diamond, 1)
+    assert html.startswith('<p style="font-family:monospace">step 1 of 5: AddBackward0 receives 1 and passes on (1, 1)')
+    assert html.count("step ") >= 5 and "#fff176" in html
+    assert "adds it to the leaf&#x27;s .grad" in step_view(_diamond, 5)
+    with pytest.raises(ValueError, match="from 1 to 5"):
+        step_view(_diamond, 6)
