@@ -12,6 +12,7 @@ lab: setup
 	$(BIN)/python tools/lab.py
 
 test: setup
+	@PYTHON=$(PYTHON) sh tools/setup_system.sh --browser
 	$(BIN)/ruff check helpers tests tools
 	$(BIN)/python -m pytest
 

@@ -45,6 +45,8 @@ def _cell_marks(cell):
         found.append(f"skipped cell hides what it does: {first}")
     if raised != ("NBVAL_RAISES_EXCEPTION" in cell.source):
         found.append(f"error output and NBVAL_RAISES_EXCEPTION must go together: {first}")
+    if ("NBVAL_RAISES_EXCEPTION" in cell.source) != ("raises-exception" in cell.metadata.get("tags", [])):
+        found.append(f"NBVAL_RAISES_EXCEPTION cells need the raises-exception tag, so Run All goes on: {first}")
     if "NBVAL_IGNORE_OUTPUT" in cell.source and not any(WIDGET_VIEW in o.get("data", {}) for o in cell.outputs):
         found.append(f"NBVAL_IGNORE_OUTPUT is only for widget displays: {first}")
     return found

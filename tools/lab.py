@@ -9,17 +9,18 @@ ROOT = Path(__file__).resolve().parent.parent
 INDEX = "notebooks/00-index.ipynb"
 
 
-def lab_argv(port=8888, open_browser=True):
-    """The command line for `jupyter lab`. Authentication stays on: no
-    token or password option is passed, so Jupyter makes a random token."""
+def lab_argv(port=8888, open_browser=True, root=ROOT):
+    """The command line for `jupyter lab`, serving `root` and opening the
+    index notebook when it is there. Authentication stays on: no token or
+    password option is passed, so Jupyter makes a random token."""
     as_root = ["--allow-root"] if os.geteuid() == 0 else []
     return [
         sys.executable, "-m", "jupyterlab", *as_root,
         "--ServerApp.ip=127.0.0.1",
         f"--ServerApp.port={port}",
-        f"--ServerApp.root_dir={ROOT}",
+        f"--ServerApp.root_dir={root}",
         f"--ServerApp.open_browser={open_browser}",
-        str(ROOT / INDEX),
+        *([str(root / INDEX)] if (root / INDEX).exists() else []),
     ]
 
 

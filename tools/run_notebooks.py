@@ -17,11 +17,23 @@ from nbclient import NotebookClient
 from nbval.kernel import CURRENT_ENV_KERNEL_NAME, NbvalKernelspecManager
 
 RAISES = "NBVAL_RAISES_EXCEPTION"
+TAG = "raises-exception"
+
+
+def tag_raising_cells(nb):
+    """Give cells marked NBVAL_RAISES_EXCEPTION the `raises-exception` tag,
+    so that JupyterLab's Run All goes on past their (intended) error."""
+    for cell in nb.cells:
+        if cell.cell_type == "code" and RAISES in cell.source:
+            tags = cell.metadata.setdefault("tags", [])
+            if TAG not in tags:
+                tags.append(TAG)
 
 
 def execute(path):
     """Run one notebook; return it with fresh outputs."""
     nb = nbformat.read(path, as_version=4)
+    tag_raising_cells(nb)
     km = KernelManager(kernel_name=CURRENT_ENV_KERNEL_NAME, kernel_spec_manager=NbvalKernelspecManager())
     client = NotebookClient(
         nb, km=km, timeout=600, allow_errors=True, store_widget_state=True, record_timing=False,

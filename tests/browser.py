@@ -1,0 +1,108 @@
+"""Drive JupyterLab in headless Chromium (Debian's chromium, through
+Playwright's Python package) for the browser tests."""
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+
+from lab import lab_argv
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+# Every cell stays in the page (no virtual scrolling), and no news pop-up.
+SETTINGS = {
+    "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
+    "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {"fetchNews": "false"},
+}
+# The notebook in the active tab (others stay in the page, hidden).
+NB = ".jp-NotebookPanel:not(.lm-mod-hidden)"
+IDLE = f"{NB} .jp-Notebook-ExecutionIndicator[data-status='idle']"
+PROMPTS = f"[...document.querySelectorAll('{NB} .jp-CodeCell .jp-InputPrompt')].map(e => e.textContent.trim())"
+DONE = f"""() => {{ const p = {PROMPTS};
+  return p.length > 0 && p[p.length - 1] === `[${{p.length}}]:` && p.every(t => /^\\[\\d+\\]:$/.test(t))
+    && !!document.querySelector("{IDLE}"); }}"""
+CELLS = f"""() => [...document.querySelectorAll('{NB} .jp-CodeCell')].map(c => ({{
+  source: c.querySelector('.cm-content').innerText,
+  stderr: !!c.querySelector('.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]')}}))"""
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_lab(root, notebooks):
+    """Serve a copy of `notebooks` from `root` (so nothing a test runs is
+    saved over the stored notebooks); return (process, base URL, token)."""
+    shutil.copytree(notebooks, root / "notebooks")
+    for name, value in SETTINGS.items():
+        (root / "settings" / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / "settings" / name).write_text(json.dumps(value))
+    (root / "runtime").mkdir()
+    port = free_port()
+    env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(root / "runtime"),
+           "JUPYTERLAB_SETTINGS_DIR": str(root / "settings")}
+    with open(root / "lab.log", "w") as log:
+        proc = subprocess.Popen(lab_argv(port, False, root), env=env, start_new_session=True,
+                                stdout=log, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 90
+    while not list((root / "runtime").glob("jpserver-*.json")):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            stop(proc)
+            raise RuntimeError(f"jupyter lab did not start; see {root / 'lab.log'}")
+        time.sleep(0.3)
+    token = json.loads(next((root / "runtime").glob("jpserver-*.json")).read_text())["token"]
+    return proc, f"http://127.0.0.1:{port}", token
+
+
+def stop(proc):
+    """Stop the server and everything it started (kernels included)."""
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=30)
+
+
+def run_all(page, base, token, path):
+    """Open a notebook, clear its stored outputs, restart its kernel and run
+    every cell; return the seconds from the click to the last cell's end."""
+    page.goto(f"{base}/lab/tree/{path}?reset&token={token}")
+    page.wait_for_selector(IDLE, timeout=90_000)
+    page.locator(".lm-MenuBar-itemLabel", has_text="Edit").first.click()
+    page.get_by_role("menuitem", name="Clear Outputs of All Cells", exact=True).click()
+    page.wait_for_function(f"() => {PROMPTS}.every(t => t === '[ ]:')", timeout=30_000, polling=100)
+    page.locator(".lm-MenuBar-itemLabel", has_text="Kernel").first.click()
+    page.get_by_role("menuitem", name="Restart Kernel and Run All Cells…").click()
+    start = time.perf_counter()
+    page.locator(".jp-Dialog-button.jp-mod-accept").click()
+    page.wait_for_function(DONE, timeout=300_000, polling=200)
+    return time.perf_counter() - start
+
+
+def cells(page):
+    """Each code cell's source and whether it shows an error (stderr) output."""
+    return page.evaluate(CELLS)
+
+
+def panel_cell(page, call):
+    """The code cell whose source contains `call`, e.g. "panel(loop_view"."""
+    return page.locator(f"{NB} .jp-CodeCell", has=page.locator(".cm-content", has_text=call))
+
+
+def change_and_wait(page, view, change, timeout=15.0):
+    """Apply `change()`, then wait until the widget's HTML `view` differs;
+    return (new HTML, seconds from the change to the redraw)."""
+    before = view.inner_html()
+    start = time.perf_counter()
+    change()
+    while time.perf_counter() - start < timeout:
+        after = view.inner_html()
+        if after != before:
+            return after, time.perf_counter() - start
+        page.wait_for_timeout(20)
+    raise AssertionError(f"the widget did not redraw within {timeout:g} s of the change")

@@ -1,0 +1,130 @@
+"""Every notebook run in real JupyterLab in headless Chromium: Run All shows
+no error except in cells marked to raise, and every widget redraws the
+graph as it should when changed. Timings are printed at the end of the run."""
+
+import os
+from pathlib import Path
+
+import nbformat
+import pytest
+from browser import CHROMIUM, CHROMIUM_ARGS, cells, change_and_wait, panel_cell, run_all, start_lab, stop
+from conftest import ROOT
+from nav import NOTEBOOKS, notebook_paths
+
+ARTIFACTS = ROOT / "artifacts" / "screenshots"
+PATHS = notebook_paths()
+INSTALL = "browser tests need Debian's chromium: sudo apt-get install chromium (make test installs it when it can)"
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    if not Path(CHROMIUM).exists():
+        if os.environ.get("CI") == "true":
+            pytest.fail(INSTALL)
+        pytest.skip(INSTALL)
+    root = tmp_path_factory.mktemp("lab")
+    proc, base, token = start_lab(root, NOTEBOOKS)
+    try:
+        yield root, base, token
+    finally:
+        stop(proc)
+
+
+@pytest.fixture(scope="module")
+def browser(lab):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser):
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    yield page
+    page.close()
+
+
+def _redraw(page, timings, notebook, name, call, change, timeout=15.0):
+    """Change one widget (in the cell whose source contains `call`) and
+    return its new HTML; the time from the change to the redraw is recorded."""
+    cell = panel_cell(page, call)
+    html, seconds = change_and_wait(page, cell.locator(".widget-html-content"), lambda: change(cell), timeout)
+    timings.append(f"{notebook}: {name}: change to redraw {seconds * 1000:.0f} ms")
+    return html
+
+
+def _arrow(page, key="ArrowRight"):
+    def press(cell):
+        cell.locator(".noUi-handle").focus()
+        page.keyboard.press(key)
+    return press
+
+
+def _widgets_01(page, timings):
+    name = "01-dynamic-control-flow"
+    html = _redraw(page, timings, name, "use_extra_layer checkbox", "widgets.Checkbox",
+                   lambda cell: cell.locator(".widget-checkbox input").click())
+    assert "AddBackward0" not in html and "use_extra_layer=False" in html
+    html = _redraw(page, timings, name, "loop slider n", "panel(loop_view", _arrow(page))
+    assert "n = 4: 8 operations" in html and html.count(">MulBackward0<") == 4
+    html = _redraw(page, timings, name, "while slider x", "panel(while_view", _arrow(page, "End"))
+    assert "x = 1000: 10 halvings, depth 10" in html and html.count(">DivBackward0<") == 10
+    html = _redraw(page, timings, name, "sequence dropdown", "partial(sequence_view",
+                   lambda cell: cell.locator("select").select_option(label="sequence 4 (length 200)"))
+    assert "length 200, 200 cell steps counted" in html and "more nodes not drawn" in html
+    assert 0 < html.count(">TanhBackward0<") < 20
+
+
+def _widgets_02(page, timings):
+    html = _redraw(page, timings, "02-inspecting-the-graph", "backward step slider", "partial(step_view",
+                   _arrow(page))
+    assert "step 2 of 5: MulBackward0 receives 1" in html
+
+
+WIDGETS = {"01-dynamic-control-flow": _widgets_01, "02-inspecting-the-graph": _widgets_02}
+
+
+@pytest.mark.parametrize("path", PATHS, ids=[p.stem for p in PATHS])
+def test_run_all_then_widgets(lab, page, path, timings):
+    _, base, token = lab
+    seconds = run_all(page, base, token, f"notebooks/{path.name}")
+    timings.append(f"{path.stem}: Run All {seconds:.1f} s")
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=ARTIFACTS / f"{path.stem}.png")
+    report = cells(page)
+    stored = [c for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code"]
+    assert len(report) == len(stored)
+    unexpected = [c["source"].splitlines()[0] for c in report
+                  if c["stderr"] != ("NBVAL_RAISES_EXCEPTION" in c["source"])]
+    assert unexpected == []
+    if path.stem in WIDGETS:
+        WIDGETS[path.stem](page, timings)
+
+
+BROKEN = '''
+import ipywidgets as widgets
+from helpers import panel
+
+calls = []
+
+def render(n):
+    calls.append(n)
+    if len(calls) > 1:
+        raise RuntimeError("a broken callback")
+    return f"<p>n = {n}</p>"
+
+panel(render, n=widgets.IntSlider(value=1, min=0, max=5))
+'''
+
+
+def test_a_broken_callback_fails_the_check(lab, page, timings):
+    root, base, token = lab
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(BROKEN)])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, root / "notebooks" / "broken.ipynb")
+    run_all(page, base, token, "notebooks/broken.ipynb")
+    with pytest.raises(AssertionError, match="did not redraw"):
+        _redraw(page, timings, "broken", "slider", "panel(render", _arrow(page), timeout=3.0)
