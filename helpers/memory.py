@@ -1,0 +1,72 @@
+"""Count the tensors autograd saves for backward, and the bytes of them that
+graphs still hold, with `torch.autograd.graph.saved_tensors_hooks`.
+
+    with SavedTensors() as saved:
+        loss = model(x).sum()        # every tensor saved here is counted
+    saved.held_bytes()               # bytes still held by a graph: drops to 0 after backward()
+
+The hooks are active only inside the `with` block; what was saved there
+stays counted until the graph that holds it frees it.
+"""
+
+import weakref
+
+import torch
+
+
+class _Packed:
+    """What autograd stores in place of a saved tensor while we count: it
+    lives exactly as long as the graph keeps the saved tensor. It holds a
+    detached alias (same storage, no grad_fn), so that a saved output does
+    not point back at its own graph; autograd reattaches the graph edge
+    itself when it unpacks."""
+
+    __slots__ = ("tensor", "__weakref__")
+
+    def __init__(self, tensor):
+        self.tensor = tensor
+
+
+class SavedTensors:
+    """A context manager that counts what autograd saves inside it.
+
+    saved_count   tensors saved so far (ever)
+    held_count()  of those, how many a graph still holds
+    held_bytes()  the bytes of storage they keep alive (each storage once;
+                  a parameter saved by several nodes counts once)
+    """
+
+    def __init__(self):
+        self.saved_count = 0
+        self._held = weakref.WeakSet()
+        self._hooks = None
+
+    def __enter__(self):
+        self._hooks = torch.autograd.graph.saved_tensors_hooks(self._pack, _unpack)
+        self._hooks.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        self._hooks.__exit__(*exc)
+        self._hooks = None
+        return False
+
+    def _pack(self, tensor):
+        self.saved_count += 1
+        packed = _Packed(tensor.detach())
+        self._held.add(packed)
+        return packed
+
+    def held_count(self):
+        return len(self._held)
+
+    def held_bytes(self):
+        storages = {}
+        for packed in list(self._held):
+            storage = packed.tensor.untyped_storage()
+            storages[storage.data_ptr()] = storage.nbytes()
+        return sum(storages.values())
+
+
+def _unpack(packed):
+    return packed.tensor
