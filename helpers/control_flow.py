@@ -100,3 +100,11 @@ def sequence_view(cell, sequences, index):
     drawing = draw_graph(h, cell, constants=False, max_nodes=SEQUENCE_NODES)
     text = f"sequence {index}: length {len(sequences[index])}, {steps} cell steps counted in its graph"
     return _caption(text) + drawing.html()
+
+
+def length_view(cell, length):
+    """The unrolled graph for one random sequence of `length` steps (the
+    same sequence for the same length), with its steps counted."""
+    generator = torch.Generator().manual_seed(length)
+    sequence = torch.randn(length, cell.w_x.shape[1], generator=generator)
+    return sequence_view(cell, [sequence], 0).replace("sequence 0: ", "", 1)

@@ -8,6 +8,7 @@ import signal
 import socket
 import subprocess
 import time
+from pathlib import Path
 
 from lab import lab_argv
 
@@ -71,17 +72,22 @@ def stop(proc):
 def run_all(page, base, token, path):
     """Open a notebook, clear its stored outputs, restart its kernel and run
     every cell; return the seconds from the click to the last cell's end."""
-    page.goto(f"{base}/lab/tree/{path}?reset&token={token}")
+    workspace = Path(path).stem              # a fresh workspace: no tabs restored from earlier tests
+    page.goto(f"{base}/lab/workspaces/{workspace}/tree/{path}?token={token}")
     page.wait_for_selector(IDLE, timeout=90_000)
-    page.locator(".lm-MenuBar-itemLabel", has_text="Edit").first.click()
-    page.get_by_role("menuitem", name="Clear Outputs of All Cells", exact=True).click()
+    page.locator(f"{NB} .jp-Cell").first.click()       # menus act on the active notebook
+    _menu(page, "Edit", "Clear Outputs of All Cells")
     page.wait_for_function(f"() => {PROMPTS}.every(t => t === '[ ]:')", timeout=30_000, polling=100)
-    page.locator(".lm-MenuBar-itemLabel", has_text="Kernel").first.click()
-    page.get_by_role("menuitem", name="Restart Kernel and Run All Cells…").click()
+    _menu(page, "Kernel", "Restart Kernel and Run All Cells…")
     start = time.perf_counter()
     page.locator(".jp-Dialog-button.jp-mod-accept").click()
     page.wait_for_function(DONE, timeout=300_000, polling=200)
     return time.perf_counter() - start
+
+
+def _menu(page, menu, item):
+    page.locator(".lm-MenuBar-itemLabel", has_text=menu).first.click()
+    page.get_by_role("menuitem", name=item, exact=True).click()
 
 
 def cells(page):

@@ -84,16 +84,41 @@ def _widgets_02(page, timings):
     assert "step 2 of 5: MulBackward0 receives 1" in html
 
 
-WIDGETS = {"01-dynamic-control-flow": _widgets_01, "02-inspecting-the-graph": _widgets_02}
+def _widgets_05(page, timings):
+    html = _redraw(page, timings, "05-interview-relevance", "length slider", "partial(length_view", _arrow(page))
+    assert "length 4, 4 cell steps counted" in html and html.count(">TanhBackward0<") == 4
+
+
+def _widgets_06(page, timings):
+    name = "06-practice-question"
+
+    def pick(words):
+        return lambda cell: cell.locator(".widget-radio-box label", has_text=words).click()
+
+    call = "partial(feedback_html"
+    html = _redraw(page, timings, name, "quiz, wrong choice", call, pick("deleted the graph's nodes"))
+    assert "Not quite. The nodes survive backward()" in html
+    html = _redraw(page, timings, name, "quiz, right choice", call, pick("freed the tensors"))
+    assert "Right. Backward frees the intermediate values" in html
+
+
+WIDGETS = {
+    "01-dynamic-control-flow": _widgets_01,
+    "02-inspecting-the-graph": _widgets_02,
+    "05-interview-relevance": _widgets_05,
+    "06-practice-question": _widgets_06,
+}
 
 
 @pytest.mark.parametrize("path", PATHS, ids=[p.stem for p in PATHS])
 def test_run_all_then_widgets(lab, page, path, timings):
     _, base, token = lab
-    seconds = run_all(page, base, token, f"notebooks/{path.name}")
-    timings.append(f"{path.stem}: Run All {seconds:.1f} s")
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=ARTIFACTS / f"{path.stem}.png")
+    try:
+        seconds = run_all(page, base, token, f"notebooks/{path.name}")
+    finally:
+        page.screenshot(path=ARTIFACTS / f"{path.stem}.png")
+    timings.append(f"{path.stem}: Run All {seconds:.1f} s")
     report = cells(page)
     stored = [c for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code"]
     assert len(report) == len(stored)

@@ -75,3 +75,13 @@ def test_dynamic_forward_matches_the_note():
     y = dynamic_forward(x, use_extra_layer=True)
     y.backward()
     assert (y.item(), x.grad.item(), y.grad_fn.name()) == (7.0, 2.0, "AddBackward0")
+
+
+@pytest.mark.parametrize("length", [1, 6, 40])
+def test_length_view_counts_every_step(length):
+    from helpers.control_flow import length_view
+
+    cell = TanhRNNCell(3, 4)
+    html = length_view(cell, length)
+    assert _caption(html) == f"length {length}, {length} cell steps counted in its graph"
+    assert html == length_view(cell, length)
