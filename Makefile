@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: lab test setup system notebooks nav lint clean
+.PHONY: lab test setup system notebooks nav bench clean
 
 lab: setup
 	$(BIN)/python tools/lab.py
@@ -34,6 +34,10 @@ notebooks: setup nav
 
 nav: setup
 	$(BIN)/python tools/nav.py
+
+# Our drawing against torchviz on the same graphs, and nbval's wall time (prints a table).
+bench: setup
+	$(BIN)/python tools/bench.py
 
 clean:
 	rm -rf $(VENV) helpers/__pycache__ tests/__pycache__ *.egg-info

@@ -72,3 +72,19 @@ def test_slow_dot_gives_up_with_a_notice():
 def test_broken_dot_source_is_reported():
     with pytest.raises(DotUnavailable, match="dot failed"):
         to_svg("digraph { a -> }")
+
+
+def test_one_dot_process_serves_many_graphs_in_order():
+    sources = [f'digraph {{ "node_{i}" -> "next_{i}"; }}' for i in range(5)]
+    for i, source in enumerate(sources * 2):
+        svg = to_svg(source + " " * i)       # a different text each time: no cache hits
+        assert f"node_{i % 5}" in svg and svg.count("<svg") == 1
+
+
+def test_renders_again_after_a_failure_and_a_timeout():
+    with pytest.raises(DotUnavailable, match="dot failed"):
+        to_svg("digraph { a -> ")
+    big = "digraph { " + " ".join(f"b{i} -> b{i + 1};" for i in range(3000)) + " }"
+    with pytest.raises(DotUnavailable, match="did not finish"):
+        to_svg(big, timeout=0.01)
+    assert "after_failure" in to_svg("digraph { after_failure; }")

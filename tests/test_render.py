@@ -109,3 +109,15 @@ def test_notes_are_drawn_and_written(note_example):
 def test_bad_notes(note_example, notes, error):
     with pytest.raises(error, match="notes"):
         draw_graph(note_example[2], notes=notes)
+
+
+def test_cut_of_a_big_graph_loses_nothing_silently():
+    _, h = _rnn(1_000)
+    full = trace_graph(h)
+    d = draw_graph(h)
+    kept = {n.id for n in d.graph.nodes}
+    assert len(kept) == 300 and len(kept) + d.graph.omitted == len(full.nodes)
+    lost_inputs = {e.dst for e in full.edges if e.dst in kept and e.src not in kept}
+    assert set(d.graph.cut) == lost_inputs
+    assert all(f"cut -> {node_id} " in d.source for node_id in lost_inputs)
+    assert set(d.graph.edges) == {e for e in full.edges if e.src in kept and e.dst in kept}

@@ -1,0 +1,135 @@
+"""Benchmark the live drawing against torchviz, side by side in one run.
+
+    make bench            (or: .venv/bin/python tools/bench.py)
+
+Prints one markdown report: big RNN-style graphs (h = tanh(W @ h), one
+shared 8x8 W, T steps), the redraw of the note's small graph, memory over
+1,000 redraws, and nbval's wall time per notebook. Each time is the median
+of several runs; the machine is shared, so compare the ratios.
+"""
+
+import gc
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import torch
+import torchviz
+
+from helpers import draw_graph, trace_graph
+from helpers.control_flow import branch_view, dynamic_forward
+from helpers.dot import _cached
+
+ROOT = Path(__file__).resolve().parent.parent
+DOT_TIMEOUT = 30
+
+
+def median_time(run, repeats):
+    times = []
+    for _ in range(repeats):
+        _cached.cache_clear()
+        start = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def rnn(steps):
+    w = torch.randn(8, 8, requires_grad=True)
+    h = torch.randn(8)
+    for _ in range(steps):
+        h = torch.tanh(w @ h)
+    return w, h
+
+
+def torchviz_times(h, w, repeats):
+    """(make_dot seconds, dot seconds) as text: a time, "> N s" or the error."""
+    try:
+        made = median_time(lambda: torchviz.make_dot(h, params={"W": w}), repeats)
+    except RecursionError:
+        return "RecursionError", "-"
+    source = torchviz.make_dot(h, params={"W": w}).source
+    try:
+        ran = median_time(lambda: subprocess.run(["dot", "-Tsvg"], input=source.encode(), capture_output=True,
+                                                 timeout=DOT_TIMEOUT, check=True), repeats)
+    except subprocess.TimeoutExpired:
+        return f"{made:.3f} s", f"> {DOT_TIMEOUT} s"
+    return f"{made:.3f} s", f"{ran:.3f} s"
+
+
+def big_graphs():
+    rows = ["| T | our walk | our time to SVG | graph nodes drawn | torchviz make_dot | torchviz dot |",
+            "|---:|---:|---:|---:|---:|---:|"]
+    for steps in (10, 100, 1_000, 10_000):
+        w, h = rnn(steps)
+        repeats = 5 if steps <= 1_000 else 3
+        walk = median_time(lambda h=h: trace_graph(h), repeats)
+        to_svg = median_time(lambda h=h, w=w: draw_graph(h, {"W": w}).svg(), repeats)
+        graph = draw_graph(h, {"W": w}).graph
+        drawn, total = len(graph.nodes), len(graph.nodes) + graph.omitted
+        made, ran = torchviz_times(h, w, 1 if steps >= 100 else repeats)
+        rows.append(f"| {steps:,} | {walk:.3f} s | {to_svg:.3f} s | {drawn:,} of {total:,} | {made} | {ran} |")
+    return rows
+
+
+def redraw():
+    def ours():
+        x = torch.tensor(3.0, requires_grad=True)
+        return draw_graph(dynamic_forward(x, True), {"x": x}).svg()
+
+    def theirs():
+        x = torch.tensor(3.0, requires_grad=True)
+        return torchviz.make_dot(dynamic_forward(x, True), params={"x": x}).pipe(format="svg")
+
+    cold, tv = median_time(ours, 21), median_time(theirs, 21)
+    ours()
+    start = time.perf_counter()
+    for _ in range(21):
+        ours()
+    warm = (time.perf_counter() - start) / 21
+    return ["| redraw of dynamic_forward (walk + SVG) | ours | torchviz | ratio ours / torchviz |",
+            "|---|---:|---:|---:|",
+            f"| new layout (SVG cache cleared) | {cold * 1000:.1f} ms | {tv * 1000:.1f} ms | {cold / tv:.2f} |",
+            f"| toggling back and forth (SVG cached) | {warm * 1000:.1f} ms | {tv * 1000:.1f} ms | {warm / tv:.2f} |"]
+
+
+def memory():
+    for flag in (True, False) * 50:
+        branch_view(flag, 3.0)
+    gc.collect()
+    before = psutil.Process().memory_info().rss
+    for i in range(1_000):
+        if i % 100 == 0:
+            _cached.cache_clear()
+        branch_view(i % 2 == 0, 3.0 + (i % 7))
+    gc.collect()
+    grown = (psutil.Process().memory_info().rss - before) / 2**20
+    return [f"Resident memory growth over 1,000 widget redraws (branch_view): {grown:.1f} MB"]
+
+
+def nbval_times():
+    rows = ["| notebook | nbval wall time |", "|---|---:|"]
+    paths = sorted((ROOT / "notebooks").glob("[0-9][0-9]-*.ipynb"))
+    for target in [*paths, ROOT / "notebooks"]:
+        start = time.perf_counter()
+        done = subprocess.run([sys.executable, "-m", "pytest", "-q", str(target)], cwd=ROOT,
+                              capture_output=True, text=True, check=False)
+        status = "" if done.returncode == 0 else " (FAILED)"
+        name = "all notebooks, one run" if target.is_dir() else target.name
+        rows.append(f"| {name} | {time.perf_counter() - start:.1f} s{status} |")
+    return rows
+
+
+def main():
+    torch.manual_seed(0)
+    graphviz = subprocess.run(["dot", "-V"], capture_output=True, text=True).stderr.strip()
+    print(f"# Benchmark (torch {torch.__version__}, torchviz 0.0.3, {graphviz})\n")
+    for part in (big_graphs, redraw, memory, nbval_times):
+        print("\n".join(part()) + "\n", flush=True)
+
+
+if __name__ == "__main__":
+    main()
