@@ -44,8 +44,25 @@ def to_svg(source, timeout=20.0):
 
 @functools.lru_cache(maxsize=32)
 def _cached(source, timeout):
-    svg = _dot_process().render(source, timeout)
+    # Windows cannot wait on pipes with select(): one dot process per drawing there.
+    svg = one_shot(source, timeout) if os.name == "nt" else _dot_process().render(source, timeout)
     return svg[svg.index("<svg"):]
+
+
+def one_shot(source, timeout):
+    """Run a new `dot -Tsvg` for this one graph."""
+    try:
+        done = subprocess.run([find_dot(), "-Tsvg"], input=source.encode(), capture_output=True,
+                              timeout=timeout, check=False)
+    except subprocess.TimeoutExpired:
+        raise DotUnavailable(_too_slow(timeout)) from None
+    if done.returncode != 0:
+        raise DotUnavailable(f"dot failed ({_last_line(done.stderr)}), so this is the text drawing")
+    return done.stdout.decode()
+
+
+def _too_slow(timeout):
+    return f"dot did not finish within {timeout:g} s, so this is the text drawing: pass a smaller max_nodes"
 
 
 @functools.cache
@@ -79,8 +96,7 @@ class DotProcess:
         while out.count(END) < 2:
             ready, _, _ = select.select(pipes, [], [], max(0.0, deadline - time.monotonic()))
             if not ready:
-                raise DotUnavailable(f"dot did not finish within {timeout:g} s, so this is the text drawing: "
-                                     "pass a smaller max_nodes to draw_graph")
+                raise DotUnavailable(_too_slow(timeout))
             for fd in ready:
                 chunk = os.read(fd, 1 << 16)
                 if not chunk:

@@ -88,3 +88,13 @@ def test_renders_again_after_a_failure_and_a_timeout():
     with pytest.raises(DotUnavailable, match="did not finish"):
         to_svg(big, timeout=0.01)
     assert "after_failure" in to_svg("digraph { after_failure; }")
+
+
+def test_one_shot_mode_used_on_windows():
+    from helpers.dot import one_shot
+
+    assert "single" in one_shot("digraph { single; }", 20)
+    with pytest.raises(DotUnavailable, match="dot failed"):
+        one_shot("digraph { a -> ", 20)
+    with pytest.raises(DotUnavailable, match="did not finish within 0.01 s"):
+        one_shot("digraph { " + " ".join(f"c{i} -> c{i + 1};" for i in range(3000)) + " }", 0.01)
