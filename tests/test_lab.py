@@ -73,4 +73,6 @@ def test_opens_the_index(lab):
     port, info, _ = lab
     assert info["root_dir"] == str(lab_argv.__globals__["ROOT"])
     assert _status(f"http://127.0.0.1:{port}/lab/tree/notebooks/00-index.ipynb?token={info['token']}") == 200
-    assert lab_argv()[-1].endswith("/notebooks/00-index.ipynb")
+    assert lab_argv()[-1] == "--LabApp.default_url=/lab/tree/notebooks/00-index.ipynb"
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/?token={info['token']}", timeout=30) as reply:
+        assert reply.url.split("?")[0].endswith("/lab/tree/notebooks/00-index.ipynb")

@@ -20,7 +20,8 @@ def lab_argv(port=8888, open_browser=True, root=ROOT):
         f"--ServerApp.port={port}",
         f"--ServerApp.root_dir={root}",
         f"--ServerApp.open_browser={open_browser}",
-        *([str(root / INDEX)] if (root / INDEX).exists() else []),
+        # the URL printed (and opened) lands on the index notebook
+        *([f"--LabApp.default_url=/lab/tree/{INDEX}"] if (root / INDEX).exists() else []),
     ]
 
 
