@@ -30,10 +30,11 @@ def legend_html():
     """The colour legend as an HTML table (shown in the index notebook)."""
     rows = "".join(
         f'<tr><td style="background-color:{fill};border:1px solid #546e7a;width:3em"></td>'
-        f"<td>{kind}</td><td>{escape(meaning)}</td></tr>"
+        f'<td style="text-align:left">{kind}</td><td style="text-align:left">{escape(meaning)}</td></tr>'
         for kind, (fill, meaning) in LEGEND.items()
     )
-    return f"<table><tr><th>colour</th><th>kind</th><th>meaning</th></tr>{rows}</table>"
+    head = "".join(f'<th style="text-align:left">{name}</th>' for name in ("colour", "kind", "meaning"))
+    return f"<table><tr>{head}</tr>{rows}</table>"
 
 
 def shown_saved(node):

@@ -95,7 +95,7 @@ def test_cut_graph_says_what_it_left_out():
 
 def test_legend_table_lists_every_kind():
     html = legend_html()
-    assert all(f"<td>{kind}</td>" in html and fill in html for kind, (fill, _) in LEGEND.items())
+    assert all(f">{kind}</td>" in html and fill in html for kind, (fill, _) in LEGEND.items())
 
 
 def test_notes_are_drawn_and_written(note_example):
