@@ -76,40 +76,56 @@ def cut_notice(graph):
     )
 
 
+HEADER = (
+    "digraph autograd {",
+    '  node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize=10, '
+    'color="#546e7a", height=0.3, margin="0.08,0.03"];',
+    '  edge [color="#546e7a", arrowsize=0.6];',
+)
+
+
 def to_dot(graph, constants=True, saved=True, highlight=(), rankdir="TB", notes=None):
     """DOT source for the graph. See `draw_graph` for the colour legend."""
     nodes, edges = visible(graph, constants)
-    notes = notes or {}
-    lines = [
-        "digraph autograd {",
-        f'  graph [rankdir={rankdir}, ranksep=0.3, nodesep=0.25, fontname="Helvetica"];',
-        '  node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize=10, '
-        'color="#546e7a", height=0.3, margin="0.08,0.03"];',
-        '  edge [color="#546e7a", arrowsize=0.6];',
-    ]
     uses = Counter(e.src for e in edges)
-    shared = {n.id for n in nodes if n.kind == "leaf" and uses[n.id] > SHARED_LIMIT}
-    for node in nodes:
-        lit = node.id in highlight or node.label in highlight
-        note = notes.get(node.id, "")
-        if node.id not in shared:
-            lines.append(_dot_node(node.id, node, saved, lit, note=note))
-            continue
-        copies = [f"{node.id}_{k}" for k in range(1, uses[node.id] + 1)]
-        lines += [_dot_node(c, node, saved, lit, f"shared: {len(copies)} uses", note) for c in copies]
-    copy_numbers = Counter()
-    for e in edges:
-        src = e.src
-        if src in shared:
-            copy_numbers[src] += 1
-            src = f"{src}_{copy_numbers[src]}"
-        lines.append(f"  {src} -> {e.dst}{_dot_edge(e)};")
+    shared = {n.id: uses[n.id] for n in nodes if n.kind == "leaf" and uses[n.id] > SHARED_LIMIT}
+    graph_line = f'  graph [rankdir={rankdir}, ranksep=0.3, nodesep=0.25, fontname="Helvetica"];'
+    lines = [HEADER[0], graph_line, *HEADER[1:]]
+    lines += _dot_nodes(nodes, shared, saved, highlight, notes or {})
+    lines += _dot_edges(edges, shared)
     if graph.omitted:
         lines.append(f'  cut [shape=note, style=filled, fillcolor="#ffebee", fontcolor="{CUT_COLOUR}", '
                      f'label="{cut_notice(graph)}"];')
         lines += [f'  cut -> {node_id} [style=dashed, color="{CUT_COLOUR}"];' for node_id in graph.cut]
     lines.append("}")
     return "\n".join(lines) + "\n"
+
+
+def _dot_nodes(nodes, shared, saved, highlight, notes):
+    """One DOT node per graph node; a shared leaf once per use (`id_1`, `id_2`, ...)."""
+    lines = []
+    for node in nodes:
+        lit = node.id in highlight or node.label in highlight
+        note = notes.get(node.id, "")
+        if node.id not in shared:
+            lines.append(_dot_node(node.id, node, saved, lit, note=note))
+            continue
+        uses = shared[node.id]
+        lines += [_dot_node(f"{node.id}_{k}", node, saved, lit, f"shared: {uses} uses", note)
+                  for k in range(1, uses + 1)]
+    return lines
+
+
+def _dot_edges(edges, shared):
+    """One DOT edge per graph edge; each use of a shared leaf from its own copy."""
+    lines, copy_numbers = [], Counter()
+    for e in edges:
+        src = e.src
+        if src in shared:
+            copy_numbers[src] += 1
+            src = f"{src}_{copy_numbers[src]}"
+        lines.append(f"  {src} -> {e.dst}{_dot_edge(e)};")
+    return lines
 
 
 def _dot_node(dot_id, node, saved, lit, shared="", note=""):
