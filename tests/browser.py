@@ -81,7 +81,7 @@ def run_all(page, base, token, path):
     _menu(page, "Kernel", "Restart Kernel and Run All Cells…")
     start = time.perf_counter()
     page.locator(".jp-Dialog-button.jp-mod-accept").click()
-    page.wait_for_function(DONE, timeout=300_000, polling=200)
+    page.wait_for_function(DONE, timeout=180_000, polling=200)
     return time.perf_counter() - start
 
 

@@ -102,6 +102,18 @@ def _widgets_06(page, timings):
     assert "Right. Backward frees the intermediate values" in html
 
 
+def _run_all_once_more_on_ui_timeout(page, base, token, path, timings):
+    """Driving the UI (menus, dialogs) can miss a click on a loaded machine;
+    then the whole Run All is repeated once, and the retry is reported."""
+    from playwright.sync_api import TimeoutError as UITimeout
+
+    try:
+        return run_all(page, base, token, f"notebooks/{path.name}")
+    except UITimeout:
+        timings.append(f"{path.stem}: Run All repeated after a UI timeout")
+        return run_all(page, base, token, f"notebooks/{path.name}")
+
+
 WIDGETS = {
     "01-dynamic-control-flow": _widgets_01,
     "02-inspecting-the-graph": _widgets_02,
@@ -115,7 +127,7 @@ def test_run_all_then_widgets(lab, page, path, timings):
     _, base, token = lab
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     try:
-        seconds = run_all(page, base, token, f"notebooks/{path.name}")
+        seconds = _run_all_once_more_on_ui_timeout(page, base, token, path, timings)
     finally:
         page.screenshot(path=ARTIFACTS / f"{path.stem}.png")
     timings.append(f"{path.stem}: Run All {seconds:.1f} s")
