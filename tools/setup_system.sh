@@ -6,6 +6,14 @@
 # browser is not fatal here: the browser tests then say how to install it.
 set -eu
 PYTHON="${PYTHON:-python3}"
+if ! command -v "$PYTHON" >/dev/null 2>&1; then
+    echo "'$PYTHON' was not found: install Python 3.10 or newer (Debian/Ubuntu: sudo apt-get install python3), or run make PYTHON=/path/to/python3." >&2
+    exit 1
+fi
+if ! "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 10))'; then
+    echo "Python 3.10 or newer is needed; '$PYTHON' is $("$PYTHON" -V 2>&1). Run make PYTHON=python3.11 (or another 3.10+)." >&2
+    exit 1
+fi
 needed=""
 "$PYTHON" -c 'import ensurepip, venv' 2>/dev/null || needed="$needed python3-venv"
 command -v dot >/dev/null 2>&1 || needed="$needed graphviz"
