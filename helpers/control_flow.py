@@ -5,7 +5,7 @@ directly, without a browser)."""
 import torch
 
 from .draw import draw_graph
-from .graph import trace_graph
+from .graph import autograd_nodes, node_label
 
 # A sequence's drawing keeps the last dozen steps; the step count is always
 # taken from the whole graph.
@@ -58,10 +58,6 @@ def run_sequence(cell, sequence):
     return h
 
 
-def _caption(text):
-    return f'<p style="font-family:monospace">{text}</p>'
-
-
 def branch_view(use_extra_layer, x):
     """The note's example for one setting: its graph (the extra node
     highlighted) and the gradient backward() gives."""
@@ -70,8 +66,8 @@ def branch_view(use_extra_layer, x):
     drawing = draw_graph(y, {"x": x, "y": y}, highlight="AddBackward0")
     y.backward()
     ops = drawing.graph.count("op")
-    text = f"use_extra_layer={use_extra_layer}: y = {y.item():g}, x.grad = {x.grad.item():g}, {ops} operations"
-    return _caption(text) + drawing.html()
+    return drawing.html(f"use_extra_layer={use_extra_layer}: y = {y.item():g}, x.grad = {x.grad.item():g}, "
+                        f"{ops} operations")
 
 
 def loop_view(n):
@@ -79,32 +75,34 @@ def loop_view(n):
     x = torch.tensor(1.0, requires_grad=True)
     drawing = draw_graph(repeat_forward(x, n), {"x": x})
     graph = drawing.graph
-    return _caption(f"n = {n}: {graph.count('op')} operations, {len(graph.nodes)} nodes in all") + drawing.html()
+    return drawing.html(f"n = {n}: {graph.count('op')} operations, {len(graph.nodes)} nodes in all")
 
 
 def while_view(value):
     """The graph of `halve_until_small(value)`: its depth follows the value."""
     x = torch.tensor(float(value), requires_grad=True)
-    y = halve_until_small(x)
-    drawing = draw_graph(y, {"x": x})
+    drawing = draw_graph(halve_until_small(x), {"x": x})
     halvings = len(drawing.graph.find("DivBackward0"))
-    return _caption(f"x = {value:g}: {halvings} halvings, depth {drawing.graph.depth()}") + drawing.html()
+    return drawing.html(f"x = {value:g}: {halvings} halvings, depth {drawing.graph.depth()}")
 
 
 def sequence_view(cell, sequences, index):
     """The unrolled graph of sequence number `index`, with its step count."""
     if not 0 <= index < len(sequences):
         raise ValueError(f"index must be from 0 to {len(sequences) - 1}; got {index}")
-    h = run_sequence(cell, sequences[index])
-    steps = len(trace_graph(h).find("TanhBackward0"))
-    drawing = draw_graph(h, cell, constants=False, max_nodes=SEQUENCE_NODES)
-    text = f"sequence {index}: length {len(sequences[index])}, {steps} cell steps counted in its graph"
-    return _caption(text) + drawing.html()
+    return _unrolled_html(cell, sequences[index], f"sequence {index}: ")
 
 
 def length_view(cell, length):
     """The unrolled graph for one random sequence of `length` steps (the
     same sequence for the same length), with its steps counted."""
     generator = torch.Generator().manual_seed(length)
-    sequence = torch.randn(length, cell.w_x.shape[1], generator=generator)
-    return sequence_view(cell, [sequence], 0).replace("sequence 0: ", "", 1)
+    return _unrolled_html(cell, torch.randn(length, cell.w_x.shape[1], generator=generator), "")
+
+
+def _unrolled_html(cell, sequence, prefix):
+    h = run_sequence(cell, sequence)
+    # counted over the whole graph (a walk that reads no saved values); the drawing is bounded
+    steps = sum(node_label(fn) == "TanhBackward0" for _, fn in autograd_nodes(h))
+    drawing = draw_graph(h, cell, constants=False, max_nodes=SEQUENCE_NODES)
+    return drawing.html(f"{prefix}length {len(sequence)}, {steps} cell steps counted in its graph")

@@ -57,7 +57,7 @@ def one_shot(source, timeout):
     except subprocess.TimeoutExpired:
         raise DotUnavailable(_too_slow(timeout)) from None
     if done.returncode != 0:
-        raise DotUnavailable(f"dot failed ({_last_line(done.stderr)}), so this is the text drawing")
+        raise _failed(done.stderr)
     return done.stdout.decode()
 
 
@@ -100,13 +100,13 @@ class DotProcess:
             for fd in ready:
                 chunk = os.read(fd, 1 << 16)
                 if not chunk:
-                    raise DotUnavailable(f"dot failed ({_last_line(err)}), so this is the text drawing")
+                    raise _failed(err)
                 if fd == pipes[0]:
                     out += chunk
                 else:
                     err += chunk
             if b"Error" in err or b"syntax error" in err:
-                raise DotUnavailable(f"dot failed ({_last_line(err)}), so this is the text drawing")
+                raise _failed(err)
         return out[: out.index(END) + len(END)]
 
     def stop(self):
@@ -120,6 +120,6 @@ class DotProcess:
         self.proc = None
 
 
-def _last_line(err):
-    lines = err.decode(errors="replace").strip().splitlines()
-    return lines[-1] if lines else "no message"
+def _failed(stderr):
+    lines = stderr.decode(errors="replace").strip().splitlines()
+    return DotUnavailable(f"dot failed ({lines[-1] if lines else 'no message'}), so this is the text drawing")

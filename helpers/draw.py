@@ -1,10 +1,10 @@
 """`draw_graph`: the live autograd graph as an object Jupyter shows as SVG."""
 
-import re
 from html import escape
 
 from .dot import DotUnavailable, to_svg
 from .graph import Graph, trace_graph
+from .inputs import check_notes
 from .render import to_dot, to_text
 
 RANKDIRS = ("TB", "BT", "LR", "RL")
@@ -33,12 +33,14 @@ class Drawing:
     def svg(self):
         return to_svg(self.source)
 
-    def html(self):
-        """The SVG as HTML, or the text drawing (with the reason) in a <pre>."""
+    def html(self, caption=""):
+        """The SVG as HTML (under a one-line `caption`, if given), or the text
+        drawing with the reason in a <pre>. Widget views return this."""
+        top = f'<p style="font-family:monospace">{escape(caption)}</p>' if caption else ""
         try:
-            return self.svg().replace("<svg ", '<svg style="max-width:100%;height:auto" ', 1)
+            return top + self.svg().replace("<svg ", '<svg style="max-width:100%;height:auto" ', 1)
         except DotUnavailable as err:
-            return f"<pre>{escape(str(err))}\n{escape(self.text)}</pre>"
+            return top + f"<pre>{escape(str(err))}\n{escape(self.text)}</pre>"
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         try:
@@ -84,21 +86,11 @@ def draw_graph(root, params=None, *, constants=True, saved=True, highlight=(), m
         raise ValueError(f"rankdir must be one of {', '.join(RANKDIRS)}; got {rankdir!r}")
     if isinstance(highlight, str):
         highlight = (highlight,)
-    notes = _checked_notes(notes)
+    notes = check_notes(notes)
     graph = root if isinstance(root, Graph) else trace_graph(root, params, max_nodes)
     source = to_dot(graph, constants, saved, frozenset(highlight), rankdir, notes)
     return Drawing(graph, source, to_text(graph, constants, notes))
 
-
-def _checked_notes(notes):
-    if notes is None:
-        return {}
-    if not isinstance(notes, dict):
-        raise TypeError(f"notes must be a dict of node id -> text, like {{'n1': 'step 1'}}; got {type(notes).__name__}")
-    for key, text in notes.items():
-        if not (isinstance(key, str) and re.fullmatch(r"n\d+", key) and isinstance(text, str)):
-            raise ValueError(f"notes maps node ids like 'n1' (see print(drawing)) to text; got {key!r}: {text!r}")
-    return notes
 
 
 class Row:

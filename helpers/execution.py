@@ -6,12 +6,11 @@ for one backward() call and always removed afterwards, even when it fails.
 """
 
 from dataclasses import dataclass
-from html import escape
 
 import torch
 
 from .draw import draw_graph
-from .graph import autograd_nodes
+from .graph import autograd_nodes, node_label, trace_graph
 
 
 @dataclass(frozen=True)
@@ -56,8 +55,7 @@ def _before(started, node_id):
 def _after(started, steps, node_id, fn):
     def hook(grad_inputs, grad_outputs):
         number, received = started[node_id]
-        label = fn.name().removeprefix("torch::autograd::")
-        steps.append(Step(number, node_id, label, received, tuple(grad_text(g) for g in grad_inputs)))
+        steps.append(Step(number, node_id, node_label(fn), received, tuple(grad_text(g) for g in grad_inputs)))
 
     return hook
 
@@ -85,13 +83,12 @@ def step_view(build, step):
     """The graph that `build()` returns (a tensor and a dict of names), each
     node numbered by the backward step that ran it, step `step` highlighted."""
     root, params = build()
-    drawing = draw_graph(root, params)
+    graph = trace_graph(root, params)          # before backward() frees the saved values
     steps = record_backward(root)
     if not 1 <= step <= len(steps):
         raise ValueError(f"step must be from 1 to {len(steps)}; got {step}")
     now = steps[step - 1]
     notes = {s.node_id: f"step {s.number}" for s in steps}
-    drawing = draw_graph(drawing.graph, notes=notes, highlight=(now.node_id,))
     passes = f"passes on ({', '.join(now.passed_on)})" if now.passed_on else "adds it to the leaf's .grad"
     caption = f"step {now.number} of {len(steps)}: {now.label} receives {', '.join(now.received)} and {passes}"
-    return f'<p style="font-family:monospace">{escape(caption)}</p>' + drawing.html()
+    return draw_graph(graph, notes=notes, highlight=(now.node_id,)).html(caption)

@@ -8,6 +8,7 @@ follows each node's `next_functions` in tuple order, so the numbering
 
 from collections import deque
 from dataclasses import dataclass
+from graphlib import TopologicalSorter
 
 import torch
 
@@ -65,20 +66,12 @@ class Graph:
     def depth(self):
         """The most operations on any path from a leaf to an output."""
         ops = {n.id for n in self.nodes if n.kind == "op"}
-        inputs = {n.id: [] for n in self.nodes}
+        inputs = {n.id: set() for n in self.nodes}
         for edge in self.edges:
-            inputs[edge.dst].append(edge.src)
+            inputs[edge.dst].add(edge.src)
         best = {}
-        for node_id in reversed([n.id for n in self.nodes]):
-            stack = [node_id]
-            while stack:
-                top = stack[-1]
-                waiting = [i for i in inputs[top] if i not in best]
-                if waiting:
-                    stack.extend(waiting)
-                    continue
-                stack.pop()
-                best[top] = (top in ops) + max((best[i] for i in inputs[top]), default=0)
+        for node_id in TopologicalSorter(inputs).static_order():   # inputs come first
+            best[node_id] = (node_id in ops) + max((best[i] for i in inputs[node_id]), default=0)
         return max(best.values(), default=0)
 
     def node(self, node_id):
@@ -160,5 +153,9 @@ def _make_node(position, item, names):
     if hasattr(item, "variable"):
         variable = item.variable
         return Node(node_id, "leaf", names.get(id(variable), "tensor"), shape_text(variable))
-    label = item.name().removeprefix("torch::autograd::")
-    return Node(node_id, "op", label, saved=saved_values(item))
+    return Node(node_id, "op", node_label(item), saved=saved_values(item))
+
+
+def node_label(fn):
+    """An autograd node's name without the C++ namespace ("AccumulateGrad")."""
+    return fn.name().removeprefix("torch::autograd::")

@@ -1,6 +1,7 @@
 """Check what the helpers are given; a wrong input gets an error that says
 what to pass instead, before anything deep inside the helpers runs."""
 
+import re
 from collections.abc import Mapping, Sequence
 
 import torch
@@ -70,6 +71,18 @@ def leaf_names(params):
         if not isinstance(name, str) or not isinstance(tensor, torch.Tensor):
             raise TypeError(f"params must map names (str) to tensors; got {name!r} -> {type(tensor).__name__}")
     return {id(tensor): name for name, tensor in params.items()}
+
+
+def check_notes(notes):
+    """None (no notes) or a dict of node ids ("n1") to short texts."""
+    if notes is None:
+        return {}
+    if not isinstance(notes, dict):
+        raise TypeError(f"notes must be a dict of node id -> text, like {{'n1': 'step 1'}}; got {type(notes).__name__}")
+    for key, text in notes.items():
+        if not (isinstance(key, str) and re.fullmatch(r"n\d+", key) and isinstance(text, str)):
+            raise ValueError(f"notes maps node ids like 'n1' (see print(drawing)) to text; got {key!r}: {text!r}")
+    return notes
 
 
 def check_max_nodes(max_nodes):

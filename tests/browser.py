@@ -38,6 +38,24 @@ def free_port():
         return s.getsockname()[1]
 
 
+def serve(root, runtime, env=None):
+    """Start `jupyter lab` with `make lab`'s command line (tools/lab.py),
+    serving `root`, on a free loopback port; return (process, server info:
+    the `jpserver-*.json` Jupyter writes, with port, token and root_dir)."""
+    runtime.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(runtime), **(env or {})}
+    with open(runtime / "lab.log", "w") as log:
+        proc = subprocess.Popen(lab_argv(free_port(), False, root), env=env, start_new_session=True,
+                                stdout=log, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 90
+    while not list(runtime.glob("jpserver-*.json")):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            stop(proc)
+            raise RuntimeError(f"jupyter lab did not start; see {runtime / 'lab.log'}")
+        time.sleep(0.3)
+    return proc, json.loads(next(runtime.glob("jpserver-*.json")).read_text())
+
+
 def start_lab(root, notebooks):
     """Serve a copy of `notebooks` from `root` (so nothing a test runs is
     saved over the stored notebooks); return (process, base URL, token)."""
@@ -45,21 +63,8 @@ def start_lab(root, notebooks):
     for name, value in SETTINGS.items():
         (root / "settings" / name).parent.mkdir(parents=True, exist_ok=True)
         (root / "settings" / name).write_text(json.dumps(value))
-    (root / "runtime").mkdir()
-    port = free_port()
-    env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(root / "runtime"),
-           "JUPYTERLAB_SETTINGS_DIR": str(root / "settings")}
-    with open(root / "lab.log", "w") as log:
-        proc = subprocess.Popen(lab_argv(port, False, root), env=env, start_new_session=True,
-                                stdout=log, stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + 90
-    while not list((root / "runtime").glob("jpserver-*.json")):
-        if proc.poll() is not None or time.monotonic() > deadline:
-            stop(proc)
-            raise RuntimeError(f"jupyter lab did not start; see {root / 'lab.log'}")
-        time.sleep(0.3)
-    token = json.loads(next((root / "runtime").glob("jpserver-*.json")).read_text())["token"]
-    return proc, f"http://127.0.0.1:{port}", token
+    proc, info = serve(root, root / "runtime", {"JUPYTERLAB_SETTINGS_DIR": str(root / "settings")})
+    return proc, f"http://127.0.0.1:{info['port']}", info["token"]
 
 
 def stop(proc):

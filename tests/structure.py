@@ -3,7 +3,9 @@
 import re
 from pathlib import Path
 
-NAV = "<!--NAVIGATION-->"
+from nav import NAV
+from run_notebooks import RAISES, TAG
+
 LINK = re.compile(r"\]\(([^)#\s]+\.ipynb)\)")
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
@@ -43,9 +45,9 @@ def _cell_marks(cell):
         found.append(f"no pip install in cells: {first}")
     if "NBVAL_SKIP" in cell.source:
         found.append(f"skipped cell hides what it does: {first}")
-    if raised != ("NBVAL_RAISES_EXCEPTION" in cell.source):
+    if raised != (RAISES in cell.source):
         found.append(f"error output and NBVAL_RAISES_EXCEPTION must go together: {first}")
-    if ("NBVAL_RAISES_EXCEPTION" in cell.source) != ("raises-exception" in cell.metadata.get("tags", [])):
+    if (RAISES in cell.source) != (TAG in cell.metadata.get("tags", [])):
         found.append(f"NBVAL_RAISES_EXCEPTION cells need the raises-exception tag, so Run All goes on: {first}")
     if "NBVAL_IGNORE_OUTPUT" in cell.source and not any(WIDGET_VIEW in o.get("data", {}) for o in cell.outputs):
         found.append(f"NBVAL_IGNORE_OUTPUT is only for widget displays: {first}")

@@ -1,49 +1,21 @@
 """`make lab`'s server: loopback only, and a request without the token is refused."""
 
-import json
-import os
-import signal
-import socket
-import subprocess
-import time
 import urllib.error
 import urllib.request
 
 import psutil
 import pytest
-from lab import lab_argv
-
-
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from browser import serve, stop
+from lab import ROOT, lab_argv
 
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
-    runtime = tmp_path_factory.mktemp("runtime")
-    port = _free_port()
-    env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(runtime)}
-    proc = subprocess.Popen(lab_argv(port=port, open_browser=False), env=env, start_new_session=True,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc, info = serve(ROOT, tmp_path_factory.mktemp("runtime"))
     try:
-        yield port, _server_info(runtime, proc), proc
+        yield info["port"], info, proc
     finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGTERM)
-            proc.wait(timeout=30)
-
-
-def _server_info(runtime, proc):
-    deadline = time.monotonic() + 90
-    while time.monotonic() < deadline:
-        assert proc.poll() is None, "jupyter lab exited early"
-        found = list(runtime.glob("jpserver-*.json"))
-        if found:
-            return json.loads(found[0].read_text())
-        time.sleep(0.5)
-    raise TimeoutError("jupyter lab did not start within 90 s")
+        stop(proc)
 
 
 def _status(url):
@@ -71,7 +43,7 @@ def test_listens_on_loopback_only(lab):
 
 def test_opens_the_index(lab):
     port, info, _ = lab
-    assert info["root_dir"] == str(lab_argv.__globals__["ROOT"])
+    assert info["root_dir"] == str(ROOT)
     assert _status(f"http://127.0.0.1:{port}/lab/tree/notebooks/00-index.ipynb?token={info['token']}") == 200
     assert lab_argv()[-1] == "--LabApp.default_url=/lab/tree/notebooks/00-index.ipynb"
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/?token={info['token']}", timeout=30) as reply:

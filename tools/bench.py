@@ -18,6 +18,7 @@ from pathlib import Path
 import psutil
 import torch
 import torchviz
+from nav import notebook_paths
 
 from helpers import draw_graph, trace_graph
 from helpers.control_flow import branch_view, dynamic_forward
@@ -112,8 +113,7 @@ def memory():
 
 def nbval_times():
     rows = ["| notebook | nbval wall time |", "|---|---:|"]
-    paths = sorted((ROOT / "notebooks").glob("[0-9][0-9]-*.ipynb"))
-    for target in [*paths, ROOT / "notebooks"]:
+    for target in [*notebook_paths(), ROOT / "notebooks"]:
         start = time.perf_counter()
         done = subprocess.run([sys.executable, "-m", "pytest", "-q", str(target)], cwd=ROOT,
                               capture_output=True, text=True, check=False)
