@@ -13,7 +13,7 @@ lab: setup
 
 test: setup
 	@PYTHON=$(PYTHON) sh tools/setup_system.sh --browser
-	$(BIN)/ruff check helpers tests tools
+	$(BIN)/ruff check helpers tests tools notebooks
 	$(BIN)/python -m pytest
 
 setup: system $(STAMP)

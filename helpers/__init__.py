@@ -2,34 +2,20 @@
 autograd graph.
 
     from helpers import trace_graph, draw_graph
+
+Modules, by role (CONTRIBUTING.md has the map):
+  graph core   graph (walk -> Graph), saved_values, render (DOT, text,
+               legend), svg (Graphviz), draw (draw_graph), arguments
+  observing    engine (the order backward runs), saved_memory (bytes saved)
+  lessons      models (lesson models several notebooks share), quiz
+  widgets      views (pure functions -> HTML), widgets (panel)
+  set-up       environment (the index notebook's check)
 """
 
-from .dot import INSTALL_HINT, DotUnavailable, find_dot
-from .draw import Drawing, Row, draw_graph, side_by_side
-from .environment import check_environment, report
-from .graph import Edge, Graph, Node, trace_graph
-from .render import LEGEND, legend_html, to_dot, to_text
-from .saved import Saved
+from .draw import draw_graph, side_by_side
+from .environment import report
+from .graph import trace_graph
+from .render import legend_html
 from .widgets import panel
 
-__all__ = [
-    "INSTALL_HINT",
-    "LEGEND",
-    "DotUnavailable",
-    "Drawing",
-    "Edge",
-    "Graph",
-    "Node",
-    "Row",
-    "Saved",
-    "check_environment",
-    "draw_graph",
-    "find_dot",
-    "legend_html",
-    "panel",
-    "report",
-    "side_by_side",
-    "to_dot",
-    "to_text",
-    "trace_graph",
-]
+__all__ = ["draw_graph", "legend_html", "panel", "report", "side_by_side", "trace_graph"]

@@ -2,12 +2,10 @@
 
 from html import escape
 
-from .dot import DotUnavailable, to_svg
+from .arguments import check_highlight, check_notes, learner_facing
 from .graph import Graph, trace_graph
-from .inputs import check_notes
-from .render import to_dot, to_text
-
-RANKDIRS = ("TB", "BT", "LR", "RL")
+from .render import legend_text, to_dot, to_text
+from .svg import DotUnavailable, to_svg
 
 
 class Drawing:
@@ -49,48 +47,34 @@ class Drawing:
             return {"text/plain": f"{err}\n{self.text}"}
 
 
-def draw_graph(root, params=None, *, constants=True, saved=True, highlight=(), max_nodes=300, rankdir="TB",
-               notes=None):
+@learner_facing
+def draw_graph(root, params=None, *, constants=True, highlight=(), max_nodes=300, notes=None):
     """Draw the autograd graph behind `root`; returns a `Drawing`.
 
     root: a tensor, a `grad_fn` node, a sequence of tensors, or a `Graph`
         from `trace_graph` (then `params` and `max_nodes` are not used).
-    params: a dict of name -> tensor, or an `nn.Module`, to name leaves.
+    params: a dict of name -> tensor, or an `nn.Module`, to name leaves
+        (an unnamed leaf is labelled "tensor").
     constants: draw the `None` inputs of `next_functions` (inputs that need
         no gradient, such as the 3 in `y * 3`).
-    saved: list each node's saved values inside it.
-    highlight: node labels ("AddBackward0") or ids ("n2") to colour yellow.
+    highlight: node labels ("AddBackward0") or ids ("n2") to colour; a name
+        that matches no node is an error that lists what there is.
     max_nodes: draw at most this many nodes, nearest the output first; a red
         note says how many were left out and which nodes lost inputs.
-    rankdir: "TB" (inputs at the top), "BT", "LR" or "RL".
     notes: a dict of node id -> a short note written in blue under the node
         (and after "#" in the text form), such as {"n1": "backward step 1"}.
 
     A leaf tensor (requires grad, no grad_fn) is drawn as a single leaf.
-
     Arrows follow the forward pass, from an input to the node that used it;
-    backward() walks them in reverse. Colours (fill):
-      pale green  output  -- a tensor you passed in
-      grey-blue   op      -- a backward node (grad_fn), bold name
-      light blue  leaf    -- AccumulateGrad of a leaf (its name or "leaf")
-      white, dashed const -- None in next_functions: needs no gradient
-      yellow      highlight, with a thick border
-    A leaf used more than four times (a weight shared by every step of a
-    loop) is drawn once beside each use, with a double border and the line
-    "shared: N uses"; the text form keeps it as one node.
-    Saved values are small rust-coloured lines inside a node ("self: tensor
-    3x3"); once backward() has freed them they read "freed" in grey italics
-    and the node's border turns dashed.
+    backward() walks them in reverse.
     """
-    if rankdir not in RANKDIRS:
-        raise ValueError(f"rankdir must be one of {', '.join(RANKDIRS)}; got {rankdir!r}")
-    if isinstance(highlight, str):
-        highlight = (highlight,)
-    notes = check_notes(notes)
     graph = root if isinstance(root, Graph) else trace_graph(root, params, max_nodes)
-    source = to_dot(graph, constants, saved, frozenset(highlight), rankdir, notes)
-    return Drawing(graph, source, to_text(graph, constants, notes))
+    lit = check_highlight(highlight, graph)
+    notes = check_notes(notes, graph)
+    return Drawing(graph, to_dot(graph, constants, lit, notes), to_text(graph, constants, lit, notes))
 
+
+draw_graph.__doc__ += "\n    " + legend_text().replace("\n", "\n    ") + "\n"
 
 
 class Row:

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
-from .dot import INSTALL_HINT, find_dot
+from .svg import INSTALL_HINT, find_dot
 
 WIDGETS_EXTENSION = Path("share/jupyter/labextensions/@jupyter-widgets/jupyterlab-manager")
 REINSTALL = "run `make lab` again from the repository root (it refreshes .venv from requirements.txt)"

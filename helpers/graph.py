@@ -12,8 +12,8 @@ from graphlib import TopologicalSorter
 
 import torch
 
-from .inputs import check_max_nodes, leaf_names, roots_of
-from .saved import saved_values, shape_text
+from .arguments import check_max_nodes, leaf_names, learner_facing, roots_of
+from .saved_values import saved_values, shape_text
 
 
 @dataclass(frozen=True)
@@ -74,14 +74,15 @@ class Graph:
             best[node_id] = (node_id in ops) + max((best[i] for i in inputs[node_id]), default=0)
         return max(best.values(), default=0)
 
-    def node(self, node_id):
-        """The node with this id (`"n3"`)."""
-        for node in self.nodes:
-            if node.id == node_id:
-                return node
-        raise KeyError(f"no node {node_id!r}; this graph has n0 to n{len(self.nodes) - 1}")
+    def is_topological(self, order):
+        """True when every node in `order` (node ids) comes after all the
+        nodes that used it: gradients can flow from outputs to inputs in
+        this order, as the engine requires."""
+        position = {node_id: i for i, node_id in enumerate(order)}
+        return all(position[e.dst] < position[e.src] for e in self.edges if e.src in position and e.dst in position)
 
 
+@learner_facing
 def trace_graph(root, params=None, max_nodes=None):
     """Walk the autograd graph behind `root` and return a `Graph`.
 

@@ -1,9 +1,8 @@
 """Multiple-choice questions with immediate feedback. The checking is a
-pure function (`feedback`), so tests need no browser; `feedback_html` is
-what a widget panel shows."""
+pure function (`feedback`), so tests need no browser; `views.quiz_view`
+is what a widget panel shows."""
 
 from dataclasses import dataclass
-from html import escape
 
 
 @dataclass(frozen=True)
@@ -32,13 +31,6 @@ def feedback(question, choice):
         raise ValueError(f"choice must be None or a choice's index, 0 to {len(question.choices) - 1}; got {choice!r}")
     right = choice == question.answer
     return right, ("Right. " if right else "Not quite. ") + question.why[choice]
-
-
-def feedback_html(question, choice):
-    """The feedback as a coloured paragraph, for a widget panel."""
-    right, text = feedback(question, choice)
-    colour = "#2e7d32" if right else ("#555555" if choice is None else "#c62828")
-    return f'<p style="color:{colour}">{escape(text)}</p>'
 
 
 def options(question):

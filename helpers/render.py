@@ -7,14 +7,15 @@ byte-identical output in every process. Running `dot` is in `dot.py`.
 from collections import Counter
 from html import escape
 
-# kind -> (fill colour, what it means); draw.py's docstring and the index
-# notebook's legend are made from this table.
+# The visual vocabulary, in one place: draw_graph's docstring, the index
+# notebook's legend table and every drawing are made from these constants.
+# kind -> (fill colour, its name, what it means)
 LEGEND = {
-    "output": ("#c8e6c9", "a tensor you passed in: the result of the forward pass"),
-    "op": ("#e3e8ec", "a backward node (grad_fn): one recorded operation"),
-    "leaf": ("#bbdefb", "a leaf (AccumulateGrad): backward writes into its .grad"),
-    "const": ("#ffffff", "None in next_functions: an input that needs no gradient"),
-    "highlight": ("#fff176", "a node you asked to highlight"),
+    "output": ("#c8e6c9", "pale green", "a tensor you passed in: the result of the forward pass"),
+    "op": ("#e3e8ec", "grey-blue", "a backward node (grad_fn): one recorded operation, its name in bold"),
+    "leaf": ("#bbdefb", "light blue", "a leaf (AccumulateGrad): backward writes into its .grad"),
+    "const": ("#ffffff", "white, dashed", "None in next_functions: an input that needs no gradient"),
+    "highlight": ("#fff176", "yellow", "a node you asked to highlight, with a thick border"),
 }
 SAVED_COLOUR = "#bf360c"
 FREED_COLOUR = "#9e9e9e"
@@ -24,6 +25,19 @@ NOTE_COLOUR = "#1565c0"
 # double border): one node wired to every step of a long loop makes dot's
 # layout take minutes, while the copies lay out in well under a second.
 SHARED_LIMIT = 4
+SHARED_TEXT = (f"A leaf used more than {SHARED_LIMIT} times (a weight shared by every step of a loop) is "
+               "drawn once beside each use, with a double border and the line \"shared: N uses\"; "
+               "the text form keeps it as one node.")
+SAVED_TEXT = ("Saved values are small rust-coloured lines inside a node (\"self: tensor 3x3\"); once "
+              "backward() has freed them they read \"freed\" in grey italics and the node's border "
+              "turns dashed.")
+HIGHLIGHT_MARK = "[highlighted]"
+
+
+def legend_text():
+    """The legend as plain lines (draw_graph's docstring ends with it)."""
+    rows = [f"  {name:<14} {kind:<9} -- {meaning}" for kind, (_, name, meaning) in LEGEND.items()]
+    return "\n".join(["Colours (fill):", *rows, SHARED_TEXT, SAVED_TEXT])
 
 
 def legend_html():
@@ -31,10 +45,11 @@ def legend_html():
     rows = "".join(
         f'<tr><td style="background-color:{fill};border:1px solid #546e7a;width:3em"></td>'
         f'<td style="text-align:left">{kind}</td><td style="text-align:left">{escape(meaning)}</td></tr>'
-        for kind, (fill, meaning) in LEGEND.items()
+        for kind, (fill, _, meaning) in LEGEND.items()
     )
     head = "".join(f'<th style="text-align:left">{name}</th>' for name in ("colour", "kind", "meaning"))
-    return f"<table><tr>{head}</tr>{rows}</table>"
+    notes = f'<p>{escape(SHARED_TEXT)}</p><p>{escape(SAVED_TEXT)}</p>'
+    return f"<table><tr>{head}</tr>{rows}</table>{notes}"
 
 
 def shown_saved(node):
@@ -50,8 +65,9 @@ def visible(graph, constants=True):
     return shown, [e for e in graph.edges if e.src in ids and e.dst in ids]
 
 
-def to_text(graph, constants=True, notes=None):
-    """The structure as text: one line per node, then one per edge."""
+def to_text(graph, constants=True, highlight=frozenset(), notes=None):
+    """The structure as text: one line per node, then one per edge.
+    Highlighted nodes are marked, and notes follow a "#"."""
     nodes, edges = visible(graph, constants)
     notes = notes or {}
     lines = [f"{len(nodes)} nodes, {len(edges)} edges (an arrow goes from an input to the node that used it)"]
@@ -59,6 +75,7 @@ def to_text(graph, constants=True, notes=None):
         parts = [node.id, f"{node.kind}:", node.label]
         parts += [f"({node.detail})"] if node.detail else []
         parts += [f"| {s.name}: {s.text}" for s in shown_saved(node)]
+        parts += [HIGHLIGHT_MARK] if node.id in highlight else []
         parts += [f"# {notes[node.id]}"] if node.id in notes else []
         lines.append(" ".join(parts))
     lines += [f"{e.src} -> {e.dst}" + _edge_note(e) for e in edges]
@@ -78,20 +95,21 @@ def cut_notice(graph):
 
 HEADER = (
     "digraph autograd {",
+    '  graph [rankdir=TB, ranksep=0.3, nodesep=0.25, fontname="Helvetica"];',
     '  node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize=10, '
     'color="#546e7a", height=0.3, margin="0.08,0.03"];',
     '  edge [color="#546e7a", arrowsize=0.6];',
 )
 
 
-def to_dot(graph, constants=True, saved=True, highlight=(), rankdir="TB", notes=None):
-    """DOT source for the graph. See `draw_graph` for the colour legend."""
+def to_dot(graph, constants=True, highlight=frozenset(), notes=None):
+    """DOT source for the graph; `highlight` is a set of node ids. The
+    colours are `LEGEND`'s (see `legend_text`)."""
     nodes, edges = visible(graph, constants)
     uses = Counter(e.src for e in edges)
     shared = {n.id: uses[n.id] for n in nodes if n.kind == "leaf" and uses[n.id] > SHARED_LIMIT}
-    graph_line = f'  graph [rankdir={rankdir}, ranksep=0.3, nodesep=0.25, fontname="Helvetica"];'
-    lines = [HEADER[0], graph_line, *HEADER[1:]]
-    lines += _dot_nodes(nodes, shared, saved, highlight, notes or {})
+    lines = list(HEADER)
+    lines += _dot_nodes(nodes, shared, highlight, notes or {})
     lines += _dot_edges(edges, shared)
     if graph.omitted:
         lines.append(f'  cut [shape=note, style=filled, fillcolor="#ffebee", fontcolor="{CUT_COLOUR}", '
@@ -101,17 +119,17 @@ def to_dot(graph, constants=True, saved=True, highlight=(), rankdir="TB", notes=
     return "\n".join(lines) + "\n"
 
 
-def _dot_nodes(nodes, shared, saved, highlight, notes):
+def _dot_nodes(nodes, shared, highlight, notes):
     """One DOT node per graph node; a shared leaf once per use (`id_1`, `id_2`, ...)."""
     lines = []
     for node in nodes:
-        lit = node.id in highlight or node.label in highlight
+        lit = node.id in highlight
         note = notes.get(node.id, "")
         if node.id not in shared:
-            lines.append(_dot_node(node.id, node, saved, lit, note=note))
+            lines.append(_dot_node(node.id, node, lit, note=note))
             continue
         uses = shared[node.id]
-        lines += [_dot_node(f"{node.id}_{k}", node, saved, lit, f"shared: {uses} uses", note)
+        lines += [_dot_node(f"{node.id}_{k}", node, lit, f"shared: {uses} uses", note)
                   for k in range(1, uses + 1)]
     return lines
 
@@ -128,7 +146,7 @@ def _dot_edges(edges, shared):
     return lines
 
 
-def _dot_node(dot_id, node, saved, lit, shared="", note=""):
+def _dot_node(dot_id, node, lit, shared="", note=""):
     fill = LEGEND["highlight" if lit else node.kind][0]
     rows = [f"<B>{escape(node.label)}</B>" if node.kind == "op" else escape(node.label)]
     if node.detail:
@@ -137,8 +155,7 @@ def _dot_node(dot_id, node, saved, lit, shared="", note=""):
         rows.append('<FONT POINT-SIZE="8">AccumulateGrad</FONT>')
     if shared:
         rows.append(f'<FONT POINT-SIZE="8"><I>{shared}</I></FONT>')
-    if saved:
-        rows += [_saved_row(s) for s in shown_saved(node)]
+    rows += [_saved_row(s) for s in shown_saved(node)]
     if note:
         rows.append(f'<FONT POINT-SIZE="9" COLOR="{NOTE_COLOUR}"><B>{escape(note)}</B></FONT>')
     style = "dashed,rounded,filled" if node.kind == "const" or any(s.freed for s in node.saved) else ""

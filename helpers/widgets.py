@@ -1,6 +1,6 @@
 """Thin ipywidgets wiring: controls -> a pure function that returns HTML ->
-a redraw. The pure functions live beside the lessons and are tested
-without a browser; this module only connects them to widgets."""
+a redraw. The pure functions are the views in `views.py`, tested without
+a browser; this module only connects them to widgets."""
 
 import ipywidgets as widgets
 

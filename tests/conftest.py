@@ -1,4 +1,5 @@
-"""Shared fixtures: the note's examples, built fresh for every test."""
+"""Shared fixtures: the note's examples, built fresh for every test, and the
+--regen-golden flag that rewrites the golden drawings in tests/golden/."""
 
 import sys
 from pathlib import Path
@@ -11,6 +12,29 @@ sys.path.insert(0, str(ROOT / "tools"))
 
 
 TIMINGS = pytest.StashKey[list]()
+
+
+def pytest_addoption(parser):
+    parser.addoption("--regen-golden", action="store_true",
+                     help="rewrite tests/golden/ from the current helpers instead of comparing")
+
+
+
+@pytest.fixture
+def golden(request):
+    """compare(name, text): text must equal tests/golden/<name>; with
+    --regen-golden the file is rewritten instead."""
+    folder = ROOT / "tests" / "golden"
+
+    def compare(name, text):
+        path = folder / name
+        if request.config.getoption("--regen-golden"):
+            folder.mkdir(exist_ok=True)
+            path.write_text(text)
+        assert path.exists(), f"no golden file {path.name}: run pytest --regen-golden once"
+        assert text == path.read_text(), f"{path.name} changed: check the drawing, then pytest --regen-golden"
+
+    return compare
 
 
 @pytest.fixture
@@ -35,10 +59,3 @@ def note_example():
     z = y * 3
     return x, y, z
 
-
-def dynamic_forward(x, use_extra_layer):
-    """The note's first example, as written there."""
-    y = x * 2
-    if use_extra_layer:
-        y = y + 1
-    return y

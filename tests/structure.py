@@ -1,10 +1,10 @@
-"""The notebook skeleton (DESIGN.md) as checks; each returns a list of problems."""
+"""The notebook skeleton (CONTRIBUTING.md) as checks; each returns a list of problems."""
 
 import re
 from pathlib import Path
 
 from nav import NAV
-from run_notebooks import RAISES, TAG
+from run_notebooks import raises
 
 LINK = re.compile(r"\]\(([^)#\s]+\.ipynb)\)")
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
@@ -43,14 +43,15 @@ def _cell_marks(cell):
     found = []
     if "pip install" in cell.source:
         found.append(f"no pip install in cells: {first}")
-    if "NBVAL_SKIP" in cell.source:
+    tags = cell.metadata.get("tags", [])
+    if "NBVAL_" in cell.source:
+        found.append(f"test marks belong in cell tags, not in the code the learner reads: {first}")
+    if "nbval-skip" in tags:
         found.append(f"skipped cell hides what it does: {first}")
-    if raised != (RAISES in cell.source):
-        found.append(f"error output and NBVAL_RAISES_EXCEPTION must go together: {first}")
-    if (RAISES in cell.source) != (TAG in cell.metadata.get("tags", [])):
-        found.append(f"NBVAL_RAISES_EXCEPTION cells need the raises-exception tag, so Run All goes on: {first}")
-    if "NBVAL_IGNORE_OUTPUT" in cell.source and not any(WIDGET_VIEW in o.get("data", {}) for o in cell.outputs):
-        found.append(f"NBVAL_IGNORE_OUTPUT is only for widget displays: {first}")
+    if raised != raises(cell):
+        found.append(f"an error output and the raises-exception tag must go together: {first}")
+    if "nbval-ignore-output" in tags and not any(WIDGET_VIEW in o.get("data", {}) for o in cell.outputs):
+        found.append(f"nbval-ignore-output is only for widget displays: {first}")
     return found
 
 

@@ -10,6 +10,7 @@ import pytest
 from browser import CHROMIUM, CHROMIUM_ARGS, cells, change_and_wait, panel_cell, run_all, start_lab, stop
 from conftest import ROOT
 from nav import NOTEBOOKS, notebook_paths
+from run_notebooks import raises
 
 ARTIFACTS = ROOT / "artifacts" / "screenshots"
 PATHS = notebook_paths()
@@ -68,9 +69,9 @@ def _widgets_01(page, timings):
     html = _redraw(page, timings, name, "use_extra_layer checkbox", "widgets.Checkbox",
                    lambda cell: cell.locator(".widget-checkbox input").click())
     assert "AddBackward0" not in html and "use_extra_layer=False" in html
-    html = _redraw(page, timings, name, "loop slider n", "panel(loop_view", _arrow(page))
+    html = _redraw(page, timings, name, "loop slider n", "partial(loop_view", _arrow(page))
     assert "n = 4: 8 operations" in html and html.count(">MulBackward0<") == 4
-    html = _redraw(page, timings, name, "while slider x", "panel(while_view", _arrow(page, "End"))
+    html = _redraw(page, timings, name, "while slider x", "partial(while_view", _arrow(page, "End"))
     assert "x = 1000: 10 halvings, depth 10" in html and html.count(">DivBackward0<") == 10
     html = _redraw(page, timings, name, "sequence dropdown", "partial(sequence_view",
                    lambda cell: cell.locator("select").select_option(label="sequence 4 (length 200)"))
@@ -95,7 +96,7 @@ def _widgets_06(page, timings):
     def pick(words):
         return lambda cell: cell.locator(".widget-radio-box label", has_text=words).click()
 
-    call = "partial(feedback_html"
+    call = "partial(quiz_view"
     html = _redraw(page, timings, name, "quiz, wrong choice", call, pick("deleted the graph's nodes"))
     assert "Not quite. The nodes survive backward()" in html
     html = _redraw(page, timings, name, "quiz, right choice", call, pick("freed the tensors"))
@@ -134,8 +135,8 @@ def test_run_all_then_widgets(lab, page, path, timings):
     report = cells(page)
     stored = [c for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code"]
     assert len(report) == len(stored)
-    unexpected = [c["source"].splitlines()[0] for c in report
-                  if c["stderr"] != ("NBVAL_RAISES_EXCEPTION" in c["source"])]
+    unexpected = [c["source"].splitlines()[0] for c, cell in zip(report, stored, strict=True)
+                  if c["stderr"] != raises(cell)]
     assert unexpected == []
     if path.stem in WIDGETS:
         WIDGETS[path.stem](page, timings)

@@ -1,9 +1,13 @@
 """The index notebook's environment check and its advice."""
 
-from helpers import INSTALL_HINT, check_environment, report
-from helpers.environment import Check
+import pytest
+
+from helpers import report
+from helpers.environment import Check, check_environment
+from helpers.svg import INSTALL_HINT
 
 
+@pytest.mark.system
 def test_everything_here():
     checks = check_environment()
     assert [c.name for c in checks] == ["torch", "Graphviz dot", "ipywidgets", "JupyterLab widgets extension"]

@@ -2,7 +2,7 @@
 
 import pytest
 
-from helpers.quiz import Question, feedback, feedback_html, options
+from helpers.quiz import Question, feedback, options
 
 Q = Question("2 + 2?", ("3", "4", "22"), ("One short.", "Integer addition.", "That joins strings."), 1)
 
@@ -12,11 +12,6 @@ def test_right_and_wrong_choices():
     assert feedback(Q, 0) == (False, "Not quite. One short.")
     assert feedback(Q, 2) == (False, "Not quite. That joins strings.")
     assert feedback(Q, None) == (False, "Pick an answer.")
-
-
-def test_html_colours():
-    assert "#2e7d32" in feedback_html(Q, 1) and "#c62828" in feedback_html(Q, 0)
-    assert feedback_html(Q, None) == '<p style="color:#555555">Pick an answer.</p>'
 
 
 def test_options_pair_labels_with_indices():

@@ -1,10 +1,12 @@
-"""DOT and text forms: legend colours, freed buffers, shared leaves, cuts."""
+"""DOT and text forms: what a drawing says (through the text form and the
+named constants of render.py), and whole DOT sources against golden files
+(rewritten with `pytest --regen-golden`)."""
 
 import pytest
 import torch
 
-from helpers import LEGEND, draw_graph, legend_html, trace_graph
-from helpers.render import SHARED_LIMIT
+from helpers import draw_graph, legend_html, trace_graph
+from helpers.render import HIGHLIGHT_MARK, LEGEND, SAVED_TEXT, SHARED_LIMIT, SHARED_TEXT, legend_text
 
 
 def _rnn(steps, size=4):
@@ -15,7 +17,11 @@ def _rnn(steps, size=4):
     return w, h
 
 
-def test_note_example_dot_and_text(note_example):
+def _dot_line(drawing, node_id):
+    return next(line for line in drawing.source.splitlines() if line.startswith(f"  {node_id} ["))
+
+
+def test_note_example_text(note_example):
     x, _, z = note_example
     d = draw_graph(z, {"x": x, "z": z})
     assert str(d) == repr(d) == "\n".join([
@@ -30,10 +36,19 @@ def test_note_example_dot_and_text(note_example):
         "n3 -> n1 [input 1]",
         "n4 -> n2 [input 0]",
     ])
-    assert d.source.count(" -> ") == 4
-    for kind in ("output", "op", "leaf", "const"):
-        assert f'fillcolor="{LEGEND[kind][0]}"' in d.source
-    assert "<B>PowBackward0</B>" in d.source
+
+
+def test_each_kind_gets_its_legend_colour(note_example):
+    d = draw_graph(note_example[2])
+    for node in d.graph.nodes:
+        assert f'fillcolor="{LEGEND[node.kind][0]}"' in _dot_line(d, node.id)
+
+
+def test_note_example_dot_before_and_after_backward(note_example, golden):
+    x, _, z = note_example
+    golden("note-example.dot", draw_graph(z, {"x": x, "z": z}).source)
+    z.backward()
+    golden("note-example-freed.dot", draw_graph(z, {"x": x, "z": z}).source)
 
 
 def test_freed_buffers_are_drawn_not_raised(note_example):
@@ -41,17 +56,31 @@ def test_freed_buffers_are_drawn_not_raised(note_example):
     z.backward()
     d = draw_graph(z)
     assert "| self: freed" in str(d) and "| other: freed" in str(d)
-    assert "<I>self: freed</I>" in d.source
-    pow_line = next(line for line in d.source.splitlines() if "PowBackward0" in line)
-    assert 'style="dashed,rounded,filled"' in pow_line
+    assert all(s.freed for s in d.graph.find("PowBackward0")[0].saved if s.name == "self")
 
 
-def test_highlight_by_label_and_id(note_example):
+def test_highlight_by_label_and_id(note_example, golden):
     _, _, z = note_example
     d = draw_graph(z, highlight="PowBackward0")
-    lit = [line for line in d.source.splitlines() if LEGEND["highlight"][0] in line]
-    assert len(lit) == 1 and "PowBackward0" in lit[0] and "penwidth=2" in lit[0]
-    assert LEGEND["highlight"][0] in draw_graph(z, highlight=["n4"]).source.split("n4 [")[1]
+    marked = [line for line in str(d).splitlines() if HIGHLIGHT_MARK in line]
+    assert marked == [f"n2 op: PowBackward0 | exponent: 2 | self: tensor scalar {HIGHLIGHT_MARK}"]
+    assert LEGEND["highlight"][0] in _dot_line(d, "n2") and LEGEND["highlight"][0] not in _dot_line(d, "n1")
+    golden("highlight.dot", d.source)
+    by_id = draw_graph(z, highlight=["n4"])
+    assert [line.split()[0] for line in str(by_id).splitlines() if HIGHLIGHT_MARK in line] == ["n4"]
+
+
+@pytest.mark.parametrize("highlight, error, words", [
+    ("AddBackwrd0", ValueError, "'AddBackwrd0' names no node"),
+    (["n1", "n99"], ValueError, "'n99' names no node"),
+    (3, TypeError, "highlight takes a node label"),
+])
+def test_a_highlight_that_names_nothing_is_an_error(note_example, highlight, error, words):
+    with pytest.raises(error) as caught:
+        draw_graph(note_example[2], highlight=highlight)
+    assert words in str(caught.value)
+    if error is ValueError:
+        assert "n0 to n4" in str(caught.value) and "MulBackward0, PowBackward0" in str(caught.value)
 
 
 def test_constants_can_be_hidden(note_example):
@@ -60,29 +89,25 @@ def test_constants_can_be_hidden(note_example):
     assert str(d).startswith("4 nodes, 3 edges")
 
 
-def test_saved_values_can_be_hidden(note_example):
-    d = draw_graph(note_example[2], saved=False)
-    assert "exponent" not in d.source
-
-
-def test_shared_leaf_is_drawn_beside_each_use():
+def test_shared_leaf_is_drawn_beside_each_use(golden):
     w, h = _rnn(SHARED_LIMIT + 2)
     d = draw_graph(h, {"W": w})
     uses = SHARED_LIMIT + 2
     w_id = d.graph.find("W")[0].id
-    assert all(f"  {w_id}_{i} [label=" in d.source for i in range(1, uses + 1))
+    copies = [line for line in d.source.splitlines() if line.startswith(f"  {w_id}_") and "[label=" in line]
+    assert len(copies) == uses and all(f"shared: {uses} uses" in line for line in copies)
     assert f"  {w_id} [" not in d.source
-    assert d.source.count("shared: 6 uses") == uses
-    assert d.source.count("peripheries=2") == uses
     assert sum(line.endswith("W (4x4)") for line in str(d).splitlines()) == 1
+    golden("shared-leaf.dot", d.source)
 
 
 def test_few_uses_keep_one_node():
     w, h = _rnn(SHARED_LIMIT)
-    assert "peripheries" not in draw_graph(h, {"W": w}).source
+    d = draw_graph(h, {"W": w})
+    assert f"  {d.graph.find('W')[0].id} [" in d.source and "shared:" not in d.source
 
 
-def test_cut_graph_says_what_it_left_out():
+def test_cut_graph_says_what_it_left_out(golden):
     _, h = _rnn(50)
     full = trace_graph(h)
     d = draw_graph(h, max_nodes=10)
@@ -91,24 +116,34 @@ def test_cut_graph_says_what_it_left_out():
     assert str(d).splitlines()[-1].startswith(notice)
     assert notice in d.source
     assert f"cut -> {d.graph.cut[0]}" in d.source
+    golden("cut.dot", d.source)
 
 
-def test_legend_table_lists_every_kind():
-    html = legend_html()
-    assert all(f">{kind}</td>" in html and fill in html for kind, (fill, _) in LEGEND.items())
+def test_the_legend_has_one_source():
+    html, text = legend_html(), legend_text()
+    for kind, (fill, name, meaning) in LEGEND.items():
+        assert f">{kind}</td>" in html and fill in html
+        assert f"{name:<14} {kind:<9} -- {meaning}" in text
+    assert str(SHARED_LIMIT) in SHARED_TEXT and SHARED_TEXT in text and SAVED_TEXT in text
+    assert text in draw_graph.__doc__.replace("\n    ", "\n")
 
 
 def test_notes_are_drawn_and_written(note_example):
-    d = draw_graph(note_example[2], notes={"n1": "step 1", "n9": "not drawn"})
+    d = draw_graph(note_example[2], notes={"n1": "step 1"})
     assert "n1 op: MulBackward0 | other: tensor scalar # step 1" in str(d)
-    assert "<B>step 1</B>" in d.source and "not drawn" not in d.source
+    assert "step 1" in _dot_line(d, "n1")
 
 
-@pytest.mark.parametrize("notes, error", [(["n1"], TypeError), ({"MulBackward0": "x"}, ValueError),
-                                          ({"n1": 3}, ValueError)])
-def test_bad_notes(note_example, notes, error):
-    with pytest.raises(error, match="notes"):
+@pytest.mark.parametrize("notes, error, words", [
+    (["n1"], TypeError, "notes must be a dict"),
+    ({"MulBackward0": "x"}, ValueError, "node ids like 'n1'"),
+    ({"n1": 3}, ValueError, "node ids like 'n1'"),
+    ({"n9": "not drawn"}, ValueError, "'n9', which is not a node of this drawing"),
+])
+def test_bad_notes(note_example, notes, error, words):
+    with pytest.raises(error) as caught:
         draw_graph(note_example[2], notes=notes)
+    assert words in str(caught.value)
 
 
 def test_cut_of_a_big_graph_loses_nothing_silently():

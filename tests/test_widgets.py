@@ -1,16 +1,20 @@
 """panel(): controls -> pure function -> redraw, without a browser."""
 
+from functools import partial
+
 import ipywidgets as widgets
 import pytest
+from lessons import lesson_function
 
 from helpers import panel
-from helpers.control_flow import branch_view
+from helpers.views import branch_view
 
 
 def test_panel_redraws_on_every_change():
     box = widgets.Checkbox(value=True)
     slider = widgets.FloatSlider(value=3.0, min=-5, max=5)
-    view = panel(branch_view, use_extra_layer=box, x=slider)
+    dynamic_forward = lesson_function("01-dynamic-control-flow", "dynamic_forward")
+    view = panel(partial(branch_view, dynamic_forward), use_extra_layer=box, x=slider)
     html = view.children[1]
     assert "AddBackward0" in html.value
     box.value = False

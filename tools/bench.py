@@ -18,20 +18,22 @@ from pathlib import Path
 import psutil
 import torch
 import torchviz
+from lessons import lesson_function
 from nav import notebook_paths
 
 from helpers import draw_graph, trace_graph
-from helpers.control_flow import branch_view, dynamic_forward
-from helpers.dot import _cached
+from helpers.svg import _laid_out
+from helpers.views import branch_view
 
 ROOT = Path(__file__).resolve().parent.parent
 DOT_TIMEOUT = 30
+dynamic_forward = lesson_function("01-dynamic-control-flow", "dynamic_forward")
 
 
 def median_time(run, repeats):
     times = []
     for _ in range(repeats):
-        _cached.cache_clear()
+        _laid_out.cache_clear()
         start = time.perf_counter()
         run()
         times.append(time.perf_counter() - start)
@@ -99,13 +101,13 @@ def redraw():
 
 def memory():
     for flag in (True, False) * 50:
-        branch_view(flag, 3.0)
+        branch_view(dynamic_forward, flag, 3.0)
     gc.collect()
     before = psutil.Process().memory_info().rss
     for i in range(1_000):
         if i % 100 == 0:
-            _cached.cache_clear()
-        branch_view(i % 2 == 0, 3.0 + (i % 7))
+            _laid_out.cache_clear()
+        branch_view(dynamic_forward, i % 2 == 0, 3.0 + (i % 7))
     gc.collect()
     grown = (psutil.Process().memory_info().rss - before) / 2**20
     return [f"Resident memory growth over 1,000 widget redraws (branch_view): {grown:.1f} MB"]

@@ -1,7 +1,8 @@
 """Re-execute notebooks in place, each from a fresh kernel in this Python
 environment, saving outputs and widget state. An error output in a cell
-not marked `# NBVAL_RAISES_EXCEPTION` (or a marked cell that did not
-raise) stops the run and leaves that notebook unwritten.
+without the `raises-exception` tag (or a tagged cell that did not raise)
+stops the run and leaves that notebook unwritten. The tag is read by nbval
+and by JupyterLab's Run All, which goes on past such a cell.
 
     python tools/run_notebooks.py [notebooks/01-....ipynb ...]
 """
@@ -16,24 +17,17 @@ from nav import notebook_paths
 from nbclient import NotebookClient
 from nbval.kernel import CURRENT_ENV_KERNEL_NAME, NbvalKernelspecManager
 
-RAISES = "NBVAL_RAISES_EXCEPTION"
-TAG = "raises-exception"
+RAISES = "raises-exception"
 
 
-def tag_raising_cells(nb):
-    """Give cells marked NBVAL_RAISES_EXCEPTION the `raises-exception` tag,
-    so that JupyterLab's Run All goes on past their (intended) error."""
-    for cell in nb.cells:
-        if cell.cell_type == "code" and RAISES in cell.source:
-            tags = cell.metadata.setdefault("tags", [])
-            if TAG not in tags:
-                tags.append(TAG)
+def raises(cell):
+    """Whether the cell is tagged to raise on purpose."""
+    return RAISES in cell.metadata.get("tags", [])
 
 
 def execute(path):
     """Run one notebook; return it with fresh outputs."""
     nb = nbformat.read(path, as_version=4)
-    tag_raising_cells(nb)
     km = KernelManager(kernel_name=CURRENT_ENV_KERNEL_NAME, kernel_spec_manager=NbvalKernelspecManager())
     client = NotebookClient(
         nb, km=km, timeout=600, allow_errors=True, store_widget_state=True, record_timing=False,
@@ -44,14 +38,14 @@ def execute(path):
 
 
 def problems(nb):
-    """Cells whose errors do not match their NBVAL_RAISES_EXCEPTION marks."""
+    """Cells whose errors do not match their `raises-exception` tags."""
     found = []
     for number, cell in enumerate(nb.cells):
         if cell.cell_type != "code":
             continue
         raised = any(out.output_type == "error" for out in cell.outputs)
-        if raised != (RAISES in cell.source):
-            what = "raised without the mark" if raised else "is marked to raise but did not"
+        if raised != raises(cell):
+            what = "raised without the raises-exception tag" if raised else "is tagged to raise but did not"
             found.append(f"cell {number} {what}: {cell.source.splitlines()[0] if cell.source else ''}")
     return found
 

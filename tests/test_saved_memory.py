@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from helpers.memory import SavedTensors
+from helpers.saved_memory import SavedTensors
 
 
 def test_exp_saves_its_result_until_backward():

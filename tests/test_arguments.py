@@ -1,5 +1,8 @@
 """Bad input to the helpers gets a TypeError or ValueError that says what to pass."""
 
+import traceback
+from pathlib import Path
+
 import pytest
 import torch
 
@@ -51,7 +54,21 @@ def test_bad_max_nodes(max_nodes, error):
         draw_graph(y, max_nodes=max_nodes)
 
 
-def test_bad_rankdir():
-    y = torch.ones(1, requires_grad=True) * 2
-    with pytest.raises(ValueError, match="TB, BT, LR, RL"):
-        draw_graph(y, rankdir="sideways")
+def test_a_bad_argument_is_reported_from_the_callers_line():
+    """The traceback a learner sees ends one frame below their own call: the
+    checks deep inside the helpers are not shown."""
+    with pytest.raises(ValueError) as caught:
+        draw_graph(torch.ones(2))
+    frames = traceback.extract_tb(caught.value.__traceback__)
+    helper_frames = [f for f in frames if "helpers" in f.filename]
+    assert [(Path(f.filename).name, f.name) for f in helper_frames] == [("arguments.py", "checked")]
+
+
+def test_other_errors_keep_their_whole_traceback(monkeypatch):
+    def broken(*args):
+        raise ValueError("a bug, not a bad argument")
+
+    monkeypatch.setattr("helpers.graph._walk", broken)
+    with pytest.raises(ValueError, match="a bug") as caught:
+        trace_graph(torch.ones(2, requires_grad=True) * 2)
+    assert "broken" in [f.name for f in traceback.extract_tb(caught.value.__traceback__)]

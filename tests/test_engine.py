@@ -2,16 +2,12 @@
 
 import pytest
 import torch
+from lessons import lesson_function
 
 from helpers import trace_graph
-from helpers.execution import Step, grad_text, is_topological, record_backward, step_view
+from helpers.engine import Step, grad_text, record_backward
 
-
-def _diamond():
-    x = torch.tensor(0.5, requires_grad=True)
-    h = x.sin()
-    out = h * h.exp() + x
-    return out, {"x": x, "out": out}
+diamond = lesson_function("02-inspecting-the-graph", "diamond")
 
 
 def test_note_example_steps(note_example):
@@ -24,13 +20,13 @@ def test_note_example_steps(note_example):
 
 
 def test_order_is_topological_and_each_node_runs_once():
-    out, _ = _diamond()
+    out, _ = diamond()
     graph = trace_graph(out)
     order = [s.node_id for s in record_backward(out)]
     runnable = [n.id for n in graph.nodes if n.kind in ("op", "leaf")]
     assert sorted(order) == sorted(runnable)
-    assert is_topological(graph, order)
-    assert not is_topological(graph, order[::-1])
+    assert graph.is_topological(order)
+    assert not graph.is_topological(order[::-1])
     sin = graph.find("SinBackward0")[0].id
     assert order.index(sin) > order.index(graph.find("ExpBackward0")[0].id)
 
@@ -39,7 +35,7 @@ def test_hooks_are_removed(note_example, monkeypatch):
     x, _, z = note_example
     record_backward(z, retain_graph=True)
     calls = []
-    monkeypatch.setattr("helpers.execution.grad_text", lambda g: calls.append(g) or "x")
+    monkeypatch.setattr("helpers.engine.grad_text", lambda g: calls.append(g) or "x")
     z.backward()
     assert calls == [] and x.grad.item() == 24.0
 
@@ -50,7 +46,7 @@ def test_hooks_are_removed_when_backward_fails(note_example, monkeypatch):
     with pytest.raises(RuntimeError, match="second time"):
         record_backward(z)
     calls = []
-    monkeypatch.setattr("helpers.execution.grad_text", lambda g: calls.append(g) or "x")
+    monkeypatch.setattr("helpers.engine.grad_text", lambda g: calls.append(g) or "x")
     (x * 5).backward()
     assert calls == []
 
@@ -65,12 +61,3 @@ def test_bad_roots(root, error):
 def test_grad_text():
     assert [grad_text(g) for g in (None, torch.tensor(2.5), torch.tensor([1.0, 2.0]), torch.ones(3, 4))] == [
         "None", "2.5", "[1, 2]", "tensor 3x4"]
-
-
-def test_step_view_numbers_and_highlights():
-    html = step_view(_diamond, 1)
-    assert html.startswith('<p style="font-family:monospace">step 1 of 5: AddBackward0 receives 1 and passes on (1, 1)')
-    assert html.count("step ") >= 5 and "#fff176" in html
-    assert "adds it to the leaf&#x27;s .grad" in step_view(_diamond, 5)
-    with pytest.raises(ValueError, match="from 1 to 5"):
-        step_view(_diamond, 6)

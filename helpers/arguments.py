@@ -1,0 +1,146 @@
+"""Check the arguments the helpers are given. A wrong one gets a TypeError or
+ValueError that says what to pass instead, raised before anything deep
+inside the helpers runs, and reported from the learner's own line."""
+
+import functools
+import re
+from collections.abc import Mapping, Sequence
+
+import torch
+
+EXAMPLE = "for example: x = torch.tensor(2.0, requires_grad=True); y = x ** 2; draw_graph(y)"
+NO_GRAPH = (
+    "this tensor has no autograd graph: requires_grad is False. That happens when "
+    "it was made under torch.no_grad(), by .detach(), or only from tensors that do "
+    "not require grad. Start from an input made with requires_grad=True"
+)
+
+
+def wrong(error_type, message):
+    """A TypeError or ValueError marked as a bad argument (see `learner_facing`)."""
+    error = error_type(message)
+    error.bad_argument = True
+    return error
+
+
+def learner_facing(function):
+    """Report a bad argument without the frames of the checks that found it:
+    the traceback ends here, right under the learner's own call."""
+
+    @functools.wraps(function)
+    def checked(*args, **kwargs):
+        try:
+            return function(*args, **kwargs)
+        except (TypeError, ValueError) as error:
+            if not getattr(error, "bad_argument", False):
+                raise
+            raise error.with_traceback(None) from None   # the message says what to pass instead
+
+    return checked
+
+
+def roots_of(root):
+    """The tensors and `grad_fn` nodes to start walking from, as a list."""
+    if isinstance(root, (torch.Tensor, torch.autograd.graph.Node)):
+        return [_checked(root, "")]
+    if isinstance(root, Sequence) and not isinstance(root, (str, bytes)):
+        if len(root) == 0:
+            raise wrong(ValueError, f"got an empty {type(root).__name__}: pass at least one tensor, {EXAMPLE}")
+        kind = type(root).__name__
+        return _unique([_checked(item, f"item {i} of the {kind}: ") for i, item in enumerate(root)])
+    raise wrong(TypeError, _wrong_type(root, ""))
+
+
+def _checked(item, where):
+    if isinstance(item, torch.autograd.graph.Node):
+        return item
+    if not isinstance(item, torch.Tensor):
+        raise wrong(TypeError, _wrong_type(item, where))
+    if not item.requires_grad:
+        raise wrong(ValueError, f"{where}{NO_GRAPH}, {EXAMPLE}")
+    return item
+
+
+def _wrong_type(item, where):
+    wanted = "a tensor that requires grad, its grad_fn, or a list of such tensors"
+    if item is None:
+        hint = "None (did the function that made it forget to return?)"
+    elif isinstance(item, (int, float, complex, bool)):
+        hint = f"the Python number {item!r}, which has no autograd graph"
+    elif isinstance(item, str):
+        hint = f"the string {item!r}: pass the tensor itself, not its name"
+    else:
+        hint = f"a {type(item).__name__}"
+    return f"{where}expected {wanted}; got {hint}. {EXAMPLE[0].upper()}{EXAMPLE[1:]}"
+
+
+def _unique(items):
+    kept = []
+    for item in items:
+        if not any(item is seen for seen in kept):
+            kept.append(item)
+    return kept
+
+
+def leaf_names(params):
+    """Map each named tensor to its name (keyed by identity, for lookup only)."""
+    if params is None:
+        return {}
+    if isinstance(params, torch.nn.Module):
+        params = dict(params.named_parameters())
+    if not isinstance(params, Mapping):
+        raise wrong(TypeError, "params must be a dict of name -> tensor, or an nn.Module whose "
+                    f"named_parameters() name the leaves; got a {type(params).__name__}")
+    for name, tensor in params.items():
+        if not isinstance(name, str) or not isinstance(tensor, torch.Tensor):
+            raise wrong(TypeError, f"params must map names (str) to tensors; got {name!r} -> {type(tensor).__name__}")
+    return {id(tensor): name for name, tensor in params.items()}
+
+
+def check_max_nodes(max_nodes):
+    """None (no limit) or a whole number of at least 1."""
+    if max_nodes is None:
+        return None
+    if isinstance(max_nodes, bool) or not isinstance(max_nodes, int):
+        raise wrong(TypeError, f"max_nodes must be a whole number such as 200, or None for no limit; got {max_nodes!r}")
+    if max_nodes < 1:
+        raise wrong(ValueError, f"max_nodes must be at least 1 (or None for no limit); got {max_nodes}")
+    return max_nodes
+
+
+def check_highlight(highlight, graph):
+    """The node ids that `highlight` (labels or ids, one or several) names."""
+    wanted = (highlight,) if isinstance(highlight, str) else highlight
+    if not isinstance(wanted, (tuple, list, set, frozenset)) or not all(isinstance(w, str) for w in wanted):
+        raise wrong(TypeError, "highlight takes a node label such as 'AddBackward0', an id such as 'n2', "
+                    f"or a list of them; got {highlight!r}")
+    ids = set()
+    for name in wanted:
+        found = {n.id for n in graph.nodes if name in (n.id, n.label)}
+        if not found:
+            raise wrong(ValueError, f"highlight {name!r} names no node of this drawing. {_what_exists(graph)}")
+        ids |= found
+    return frozenset(ids)
+
+
+def check_notes(notes, graph):
+    """None (no notes) or a dict of node ids ("n1") of this graph to short texts."""
+    if notes is None:
+        return {}
+    if not isinstance(notes, dict):
+        raise wrong(TypeError, f"notes must be a dict of node id -> text, like {{'n1': 'step 1'}}; "
+                    f"got {type(notes).__name__}")
+    ids = {n.id for n in graph.nodes}
+    for key, text in notes.items():
+        if not (isinstance(key, str) and re.fullmatch(r"n\d+", key) and isinstance(text, str)):
+            raise wrong(ValueError, "notes maps node ids like 'n1' (see print(drawing)) to text; "
+                        f"got {key!r}: {text!r}")
+        if key not in ids:
+            raise wrong(ValueError, f"notes names {key!r}, which is not a node of this drawing. {_what_exists(graph)}")
+    return notes
+
+
+def _what_exists(graph):
+    labels = sorted({n.label for n in graph.nodes if n.kind == "op"})
+    shown = ", ".join(labels[:12]) + (", ..." if len(labels) > 12 else "")
+    return f"It has the ids n0 to n{len(graph.nodes) - 1} and the operations {shown or '(none)'}"

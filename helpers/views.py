@@ -1,0 +1,106 @@
+"""The widget views: pure functions from the controls' values to HTML (a
+caption and a drawing). `widgets.panel` redraws one on every change; tests
+call them directly, without a browser.
+
+A view that shows a lesson function is handed that function (the one the
+notebook defines), so a learner who edits it sees the edit in the widget.
+"""
+
+from html import escape
+
+import torch
+
+from .arguments import learner_facing, wrong
+from .draw import draw_graph
+from .engine import record_backward
+from .graph import autograd_nodes, node_label, trace_graph
+from .models import run_sequence
+from .quiz import feedback
+
+# A sequence's drawing keeps the last dozen steps; the step count is always
+# taken from the whole graph.
+SEQUENCE_NODES = 60
+QUIZ_COLOURS = {True: "#2e7d32", False: "#c62828", None: "#555555"}
+
+
+def branch_view(forward, use_extra_layer, x):
+    """`forward(x, use_extra_layer)` for one setting: its graph, with the
+    operations only the `True` branch records highlighted, and x.grad."""
+    value = float(x)
+    x = torch.tensor(value, requires_grad=True)
+    y = forward(x, use_extra_layer)
+    other = forward(torch.tensor(value, requires_grad=True), not use_extra_layer)
+    extra = _op_labels(y if use_extra_layer else other) - _op_labels(other if use_extra_layer else y)
+    shown = extra & _op_labels(y)
+    drawing = draw_graph(y, {"x": x, "y": y}, highlight=sorted(shown))
+    y.backward()
+    ops = drawing.graph.count("op")
+    return drawing.html(f"use_extra_layer={use_extra_layer}: y = {y.item():g}, x.grad = {x.grad.item():g}, "
+                        f"{ops} operations")
+
+
+def _op_labels(tensor):
+    return {node.label for node in trace_graph(tensor).nodes if node.kind == "op"}
+
+
+def loop_view(forward, n):
+    """The graph of `forward(x, n)` (a loop of `n` rounds), with its counts."""
+    x = torch.tensor(1.0, requires_grad=True)
+    drawing = draw_graph(forward(x, n), {"x": x})
+    graph = drawing.graph
+    return drawing.html(f"n = {n}: {graph.count('op')} operations, {len(graph.nodes)} nodes in all")
+
+
+def while_view(forward, value):
+    """The graph of `forward(x)` for x = `value` (a loop that halves until
+    small): its number of halvings and its depth follow the value."""
+    x = torch.tensor(float(value), requires_grad=True)
+    drawing = draw_graph(forward(x), {"x": x})
+    halvings = len(drawing.graph.find("DivBackward0"))
+    return drawing.html(f"x = {value:g}: {halvings} halvings, depth {drawing.graph.depth()}")
+
+
+@learner_facing
+def sequence_view(cell, sequences, index):
+    """The unrolled graph of sequence number `index`, with its step count."""
+    if not 0 <= index < len(sequences):
+        raise wrong(ValueError, f"index must be from 0 to {len(sequences) - 1}; got {index}")
+    return _unrolled_html(cell, sequences[index], f"sequence {index}: ")
+
+
+def length_view(cell, length):
+    """The unrolled graph for one random sequence of `length` steps (the
+    same sequence for the same length), with its steps counted."""
+    generator = torch.Generator().manual_seed(length)
+    return _unrolled_html(cell, torch.randn(length, cell.w_x.shape[1], generator=generator), "")
+
+
+def _unrolled_html(cell, sequence, prefix):
+    h = run_sequence(cell, sequence)
+    # counted over the whole graph (a walk that reads no saved values); the drawing is bounded
+    steps = sum(node_label(fn) == "TanhBackward0" for _, fn in autograd_nodes(h))
+    drawing = draw_graph(h, cell, constants=False, max_nodes=SEQUENCE_NODES)
+    return drawing.html(f"{prefix}length {len(sequence)}, {steps} cell steps counted in its graph")
+
+
+@learner_facing
+def step_view(build, step):
+    """The graph that `build()` returns (a tensor and a dict of names), each
+    node numbered by the backward step that ran it, step `step` highlighted."""
+    root, params = build()
+    graph = trace_graph(root, params)          # before backward() frees the saved values
+    steps = record_backward(root)
+    if not 1 <= step <= len(steps):
+        raise wrong(ValueError, f"step must be from 1 to {len(steps)}; got {step}")
+    now = steps[step - 1]
+    notes = {s.node_id: f"step {s.number}" for s in steps}
+    passes = f"passes on ({', '.join(now.passed_on)})" if now.passed_on else "adds it to the leaf's .grad"
+    caption = f"step {now.number} of {len(steps)}: {now.label} receives {', '.join(now.received)} and {passes}"
+    return draw_graph(graph, notes=notes, highlight=(now.node_id,)).html(caption)
+
+
+def quiz_view(question, choice):
+    """The feedback on one choice of a multiple-choice question, coloured."""
+    right, text = feedback(question, choice)
+    colour = QUIZ_COLOURS[None if choice is None else right]
+    return f'<p style="color:{colour}">{escape(text)}</p>'

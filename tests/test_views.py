@@ -1,0 +1,111 @@
+"""The pure views the widgets call, run on the lesson functions the notebooks
+themselves define (loaded from the notebooks: one source)."""
+
+import re
+
+import pytest
+import torch
+from lessons import lesson_function
+
+from helpers import trace_graph
+from helpers.models import TanhRNNCell, run_sequence
+from helpers.quiz import Question
+from helpers.render import LEGEND
+from helpers.views import (
+    QUIZ_COLOURS,
+    SEQUENCE_NODES,
+    branch_view,
+    length_view,
+    loop_view,
+    quiz_view,
+    sequence_view,
+    step_view,
+    while_view,
+)
+
+dynamic_forward = lesson_function("01-dynamic-control-flow", "dynamic_forward")
+repeat_forward = lesson_function("01-dynamic-control-flow", "repeat_forward")
+halve_until_small = lesson_function("01-dynamic-control-flow", "halve_until_small")
+diamond = lesson_function("02-inspecting-the-graph", "diamond")
+
+
+def _caption(html):
+    return re.match(r"<p[^>]*>(.*?)</p>", html)[1]
+
+
+def test_branch_view_draws_the_branch_taken():
+    on, off = branch_view(dynamic_forward, True, 3.0), branch_view(dynamic_forward, False, 3.0)
+    assert "AddBackward0" in on and "AddBackward0" not in off
+    assert _caption(on) == "use_extra_layer=True: y = 7, x.grad = 2, 2 operations"
+    assert _caption(off) == "use_extra_layer=False: y = 6, x.grad = 2, 1 operations"
+    assert "<svg" in on and LEGEND["highlight"][0] in on and LEGEND["highlight"][0] not in off
+
+
+def test_branch_view_highlights_whatever_only_one_branch_records():
+    def two_extra(x, flag):
+        return (x.exp() * 2).sin() if flag else x * 2
+
+    html = branch_view(two_extra, True, 1.0)
+    assert html.count(LEGEND["highlight"][0]) == 2 and "ExpBackward0" in html and "SinBackward0" in html
+
+
+@pytest.mark.parametrize("n", [0, 1, 5, 12])
+def test_loop_grows_four_drawn_nodes_a_round(n):
+    graph = trace_graph(repeat_forward(torch.tensor(1.0, requires_grad=True), n))
+    assert len(graph.nodes) == (1 if n == 0 else 2 + 4 * n)
+    assert _caption(loop_view(repeat_forward, n)) == f"n = {n}: {2 * n} operations, {len(graph.nodes)} nodes in all"
+
+
+@pytest.mark.parametrize("value, halvings", [(0.5, 0), (1.0, 0), (3.0, 2), (37.0, 6), (1000.0, 10)])
+def test_while_depth_follows_the_value(value, halvings):
+    x = torch.tensor(value, requires_grad=True)
+    assert trace_graph(halve_until_small(x)).depth() == halvings
+    assert _caption(while_view(halve_until_small, value)) == f"x = {value:g}: {halvings} halvings, depth {halvings}"
+
+
+def test_each_sequence_has_as_many_steps_as_it_is_long():
+    cell = TanhRNNCell(3, 4)
+    sequences = [torch.randn(n, 3) for n in (1, 4, 7)]
+    for i, seq in enumerate(sequences):
+        graph = trace_graph(run_sequence(cell, seq), cell)
+        assert len(graph.find("TanhBackward0")) == len(seq)
+        assert len(graph.find("MvBackward0")) == 2 * len(seq)
+        assert sorted(n.label for n in graph.nodes if n.kind == "leaf") == ["b", "w_h", "w_x"]
+        assert _caption(sequence_view(cell, sequences, i)).endswith(f"{len(seq)} cell steps counted in its graph")
+
+
+def test_long_sequence_is_drawn_bounded():
+    html = sequence_view(TanhRNNCell(3, 4), [torch.randn(300, 3)], 0)
+    assert "300 cell steps counted" in html
+    assert f"{SEQUENCE_NODES} of " in html and "more nodes not drawn" in html
+
+
+def test_sequence_index_out_of_range():
+    with pytest.raises(ValueError, match="index must be from 0 to 1"):
+        sequence_view(TanhRNNCell(3, 4), [torch.randn(2, 3)] * 2, 2)
+
+
+@pytest.mark.parametrize("length", [1, 6, 40])
+def test_length_view_counts_every_step(length):
+    cell = TanhRNNCell(3, 4)
+    html = length_view(cell, length)
+    assert _caption(html) == f"length {length}, {length} cell steps counted in its graph"
+    assert html == length_view(cell, length)
+
+
+def test_step_view_numbers_and_highlights():
+    html = step_view(diamond, 1)
+    assert _caption(html) == "step 1 of 5: AddBackward0 receives 1 and passes on (1, 1)"
+    assert all(f"step {k}" in html for k in range(1, 6)) and LEGEND["highlight"][0] in html
+    assert "adds it to the leaf&#x27;s .grad" in step_view(diamond, 5)
+    with pytest.raises(ValueError, match="from 1 to 5"):
+        step_view(diamond, 6)
+
+
+Q = Question("2 + 2?", ("3", "4", "22"), ("One short.", "Integer addition.", "That joins strings."), 1)
+
+
+def test_quiz_view_colours_right_wrong_and_unanswered():
+    assert QUIZ_COLOURS[True] in quiz_view(Q, 1) and "Right. Integer addition." in quiz_view(Q, 1)
+    assert QUIZ_COLOURS[False] in quiz_view(Q, 0) and "Not quite. One short." in quiz_view(Q, 0)
+    assert quiz_view(Q, None) == f'<p style="color:{QUIZ_COLOURS[None]}">Pick an answer.</p>'
