@@ -1,18 +1,23 @@
 # The two commands in the README: `make lab` and `make test`.
-# Both set up (system programs, then .venv from requirements.txt) first.
+# Both set up first: system programs (tools/setup_system.sh, once per run),
+# then .venv from requirements.txt; `make test` adds requirements-dev.txt.
+# On a machine without an NVIDIA GPU, TORCH=cpu takes PyTorch's CPU build
+# (a few hundred MB) from PyTorch's own index instead of PyPI's CUDA build.
 
 PYTHON ?= python3
+TORCH ?=
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+DEV_STAMP := $(VENV)/.installed-dev
+TORCH_INDEX := $(if $(filter cpu,$(TORCH)),--extra-index-url https://download.pytorch.org/whl/cpu)
 
-.PHONY: lab test setup system notebooks nav bench clean
+.PHONY: lab test setup system system-browser notebooks nav bench pin clean
 
-lab: setup
+lab: system $(STAMP)
 	$(BIN)/python tools/lab.py
 
-test: setup
-	@PYTHON=$(PYTHON) sh tools/setup_system.sh --browser
+test: system-browser $(DEV_STAMP)
 	$(BIN)/ruff check helpers tests tools notebooks
 	$(BIN)/python -m pytest
 
@@ -21,23 +26,34 @@ setup: system $(STAMP)
 system:
 	@PYTHON=$(PYTHON) sh tools/setup_system.sh
 
+system-browser:
+	@PYTHON=$(PYTHON) sh tools/setup_system.sh --browser
+
 $(STAMP): requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet -r requirements.txt
+	$(BIN)/python -m pip install --quiet $(TORCH_INDEX) -r requirements.txt
 	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation --editable .
+	touch $@
+
+$(DEV_STAMP): $(STAMP) requirements-dev.txt
+	$(BIN)/python -m pip install --quiet $(TORCH_INDEX) -r requirements-dev.txt
 	touch $@
 
 # Rewrite the navigation cells, then re-execute every notebook in place from a
 # fresh kernel (outputs and widget state saved). Pass NB=notebooks/01-....ipynb for one.
-notebooks: setup nav
+notebooks: setup $(DEV_STAMP) nav
 	$(BIN)/python tools/run_notebooks.py $(NB)
 
 nav: setup
 	$(BIN)/python tools/nav.py
 
 # Our drawing against torchviz on the same graphs, and nbval's wall time (prints a table).
-bench: setup
+bench: setup $(DEV_STAMP)
 	$(BIN)/python tools/bench.py
 
+# Re-resolve requirements.txt and requirements-dev.txt (needs a Python 3.10: PY310=...).
+pin: setup
+	$(BIN)/python tools/pin.py $(if $(PY310),--python310 $(PY310))
+
 clean:
-	rm -rf $(VENV) helpers/__pycache__ tests/__pycache__ *.egg-info
+	rm -rf $(VENV) artifacts helpers/__pycache__ tests/__pycache__ tools/__pycache__ *.egg-info

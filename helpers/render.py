@@ -1,7 +1,7 @@
 """Turn a `Graph` into Graphviz DOT text and into a plain text form.
 
 Both are pure functions of the graph, so the same computation gives
-byte-identical output in every process. Running `dot` is in `dot.py`.
+byte-identical output in every process. Laying DOT out as SVG is in `svg.py`.
 """
 
 from collections import Counter
