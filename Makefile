@@ -12,7 +12,7 @@ STAMP := $(VENV)/.installed
 DEV_STAMP := $(VENV)/.installed-dev
 TORCH_INDEX := $(if $(filter cpu,$(TORCH)),--extra-index-url https://download.pytorch.org/whl/cpu)
 
-.PHONY: lab test setup system system-browser notebooks nav bench pin clean
+.PHONY: lab test setup system system-browser notebooks nav solutions bench pin clean
 
 lab: system $(STAMP)
 	$(BIN)/python tools/lab.py
@@ -46,6 +46,11 @@ notebooks: setup $(DEV_STAMP) nav
 
 nav: setup
 	$(BIN)/python tools/nav.py
+
+# The teacher's copy: every answer slot filled with its solution, executed and
+# checked (every check must say Right), in build/solutions/ (ignored by git).
+solutions: setup $(DEV_STAMP)
+	$(BIN)/python tools/solutions.py
 
 # Our drawing against torchviz on the same graphs, and nbval's wall time (prints a table).
 bench: setup $(DEV_STAMP)

@@ -4,8 +4,9 @@ import re
 from pathlib import Path
 
 from nav import NAV
-from run_notebooks import raises
+from run_notebooks import output_text, raises
 
+HEADINGS = ("Learning goals", "Exercises", "Summary", "Your score")
 LINK = re.compile(r"\]\(([^)#\s]+\.ipynb)\)")
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
@@ -69,14 +70,35 @@ def _lesson(nb):
     code = [c.source for c in nb.cells if c.cell_type == "code"]
     if not code or "from helpers import" not in code[0] or "torch.manual_seed(0)" not in code[0]:
         found.append("the first code cell must import from helpers and call torch.manual_seed(0)")
-    exercises = sections.get("Exercises", "")
-    if not re.search(r"^1\. ", exercises, re.M) or "<details>" not in exercises:
-        found.append("'## Exercises' needs numbered exercises with answers in <details>")
     if not re.findall(r"^[-*] ", sections.get("Summary", ""), re.M):
         found.append("'## Summary' needs bullets")
-    order = [h for h in sections if h in ("Learning goals", "Exercises", "Summary")]
-    if order != ["Learning goals", "Exercises", "Summary"]:
+    order = [h for h in sections if h in HEADINGS]
+    if order != list(HEADINGS):
         found.append(f"sections out of order or missing: {order}")
+    return found + _exercises(nb)
+
+
+def _exercises(nb):
+    """Answer slots, each followed by its check; nothing gives an answer away."""
+    cells, found = nb.cells, []
+    slots = [i for i, c in enumerate(cells) if "answer-slot" in c.metadata.get("tags", [])]
+    if len(slots) < 4:
+        found.append(f"a lesson needs at least 4 exercises with answer slots (tag answer-slot); has {len(slots)}")
+    for number, i in enumerate(slots, start=1):
+        check = cells[i + 1] if i + 1 < len(cells) else None
+        if "____" not in cells[i].source:
+            found.append(f"answer slot {number} must hold the placeholder ____ in the stored notebook")
+        if check is None or not re.match(rf"ex\.q{number}\.check\(", check.source):
+            found.append(f"answer slot {number} must be followed by its check, ex.q{number}.check(...)")
+        elif not output_text(check).startswith("Not answered yet"):
+            found.append(f"the stored check of exercise {number} must say 'Not answered yet'")
+    code = [c for c in cells if c.cell_type == "code"]
+    if any(re.search(r"\.(hint|solution)\(\)", c.source) for c in code):
+        found.append("hint() and solution() are the learner's to call: no cell calls them")
+    if any("<details>" in c.source for c in cells if c.cell_type == "markdown"):
+        found.append("no answers in sight: an exercise gets a slot and a check, not a <details> answer")
+    if not code or code[-1].source.strip() != "ex.score()" or not output_text(code[-1]).startswith("Your score"):
+        found.append("the last code cell must be ex.score(), showing this session's score")
     return found
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from browser import CHROMIUM, CHROMIUM_ARGS, cells, change_and_wait, panel_cell, run_all, start_lab, stop
+from browser import CHROMIUM, CHROMIUM_ARGS, NB, cells, change_and_wait, panel_cell, run_all, start_lab, stop
 from conftest import ROOT
 from nav import NOTEBOOKS, notebook_paths
 from run_notebooks import raises
@@ -80,6 +80,33 @@ def _widgets_01(page, timings):
     assert 0 < html.count(">TanhBackward0<") < 20
 
 
+def _answer(page, check, answer, expected):
+    """Type `answer` into the answer slot above the cell whose source is
+    `check`, run both cells with Shift+Enter, and return the check's text."""
+    index = page.evaluate(f"""() => [...document.querySelectorAll('{NB} .jp-CodeCell .cm-content')]
+                                     .findIndex(e => e.innerText.trim() === {check!r})""")
+    assert index > 0, f"no cell {check!r}"
+    cells = page.locator(f"{NB} .jp-CodeCell")
+    cells.nth(index - 1).locator(".cm-content").click()
+    page.keyboard.press("Control+a")
+    page.keyboard.type(answer)
+    page.keyboard.press("Shift+Enter")
+    page.keyboard.press("Shift+Enter")
+    output = cells.nth(index).locator(".jp-OutputArea-output")
+    page.wait_for_function("([el, words]) => el && el.innerText.includes(words)",
+                           arg=[output.element_handle(timeout=15_000), expected], timeout=15_000)
+    return output.inner_text()
+
+
+def _exercise_01(page, timings):
+    """A learner types a wrong answer, reads the hint aimed at it, then the right one."""
+    text = _answer(page, "ex.q1.check(answer_1)", "answer_1 = 22", "Not quite")
+    assert "22 is what the drawing shows" in text
+    text = _answer(page, "ex.q1.check(answer_1)", "answer_1 = 11", "Right")
+    assert "2 * 5 + 1" in text
+    timings.append("01-dynamic-control-flow: exercise 1 answered in the page: hint, then right")
+
+
 def _widgets_02(page, timings):
     html = _redraw(page, timings, "02-inspecting-the-graph", "backward step slider", "partial(step_view",
                    _arrow(page))
@@ -105,7 +132,7 @@ def _widgets_06(page, timings):
 
 
 WIDGETS = {
-    "01-dynamic-control-flow": _widgets_01,
+    "01-dynamic-control-flow": lambda page, timings: (_widgets_01(page, timings), _exercise_01(page, timings)),
     "02-inspecting-the-graph": _widgets_02,
     "05-interview-relevance": _widgets_05,
     "06-practice-question": _widgets_06,

@@ -23,6 +23,14 @@ def test_skeleton(path):
     assert problems(nb, NOTEBOOKS, lesson=path.name != "00-index.ipynb") == []
 
 
+def _exercise(number, status="Not answered yet: replace ____ with a number"):
+    slot = new_code_cell(f"answer_{number} = ____", execution_count=0, metadata={"tags": ["answer-slot"]})
+    check = new_code_cell(f"ex.q{number}.check(answer_{number})", execution_count=0,
+                          metadata={"tags": ["answer-check"]},
+                          outputs=[new_output("execute_result", data={"text/plain": status}, execution_count=0)])
+    return [new_markdown_cell(f"### {number}. A question"), slot, check]
+
+
 def _good_lesson():
     nav = "<!--NAVIGATION-->\n[Contents](00-index.ipynb)"
     cells = [
@@ -31,10 +39,20 @@ def _good_lesson():
         new_code_cell("import torch\nfrom helpers import draw_graph\ntorch.manual_seed(0)", execution_count=1),
         new_code_cell("1 / 0", execution_count=2, metadata={"tags": ["raises-exception"]},
                       outputs=[new_output("error", ename="ZeroDivisionError", evalue="", traceback=[])]),
-        new_markdown_cell("## Exercises\n\n1. Why?\n\n<details><summary>Answer</summary>Because.</details>"),
-        new_code_cell("assert True", execution_count=3),
-        new_markdown_cell("## Summary\n\n- done"), new_markdown_cell(nav),
+        new_markdown_cell("## Exercises\n\nReplace each ____."),
+        *[cell for number in range(1, 5) for cell in _exercise(number)],
+        new_markdown_cell("## Summary\n\n- done"), new_markdown_cell("## Your score"),
+        new_code_cell("ex.score()", execution_count=0,
+                      outputs=[new_output("execute_result", data={"text/plain": "Your score this session: 0 of 4"},
+                                          execution_count=0)]),
+        new_markdown_cell(nav),
     ]
+    code = [c for c in cells if c.cell_type == "code"]
+    for count, cell in enumerate(code, start=1):
+        cell.execution_count = count
+        for output in cell.outputs:
+            if output.output_type == "execute_result":
+                output.execution_count = count
     return new_notebook(cells=cells)
 
 
@@ -54,16 +72,22 @@ def _break(change):
     (lambda c: c.pop(1), "navigation"),
     (lambda c: setattr(c[3], "execution_count", 7), "executed once, in order"),
     (lambda c: setattr(c[3], "source", c[3].source + "\n%pip install torch"), "no pip install"),
-    (lambda c: setattr(c[6], "metadata", {"tags": ["nbval-skip"]}), "skipped cell"),
-    (lambda c: setattr(c[6], "source", "# NBVAL_SKIP\nassert False"), "belong in cell tags"),
+    (lambda c: setattr(c[8], "metadata", {"tags": ["answer-check", "nbval-skip"]}), "skipped cell"),
+    (lambda c: setattr(c[7], "source", "# NBVAL_SKIP\nanswer_1 = ____"), "belong in cell tags"),
     (lambda c: setattr(c[4], "outputs", []), "raises-exception tag must go together"),
     (lambda c: setattr(c[4], "metadata", {}), "raises-exception tag must go together"),
-    (lambda c: setattr(c[6], "metadata", {"tags": ["nbval-ignore-output"]}), "only for widget"),
+    (lambda c: setattr(c[8], "metadata", {"tags": ["nbval-ignore-output"]}), "only for widget"),
     (lambda c: setattr(c[2], "source", "## Learning goals\n\n- one"), "3 to 5 bullets"),
     (lambda c: setattr(c[3], "source", "import torch"), "torch.manual_seed(0)"),
-    (lambda c: setattr(c[5], "source", "## Exercises\n\n1. Why?"), "<details>"),
-    (lambda c: setattr(c[7], "source", "## Summary\n\nNothing."), "Summary' needs bullets"),
+    (lambda c: setattr(c[-4], "source", "## Summary\n\nNothing."), "Summary' needs bullets"),
     (lambda c: setattr(c[1], "source", "<!--NAVIGATION-->\n[Next](99-missing.ipynb)"), "broken link"),
+    (lambda c: [c.pop(6) for _ in range(3)], "at least 4 exercises"),
+    (lambda c: setattr(c[7], "source", "answer_1 = 11"), "must hold the placeholder"),
+    (lambda c: setattr(c[8], "source", "ex.q2.check(answer_1)"), "followed by its check"),
+    (lambda c: setattr(c[8].outputs[0], "data", {"text/plain": "Right: 2 * 5 + 1"}), "must say 'Not answered yet'"),
+    (lambda c: c.insert(9, new_code_cell("ex.q1.solution()")), "no cell calls them"),
+    (lambda c: setattr(c[5], "source", "## Exercises\n\n<details>11</details>"), "no answers in sight"),
+    (lambda c: setattr(c[-2], "source", "print('done')"), "last code cell must be ex.score()"),
 ])
 def test_each_broken_skeleton_is_caught(change, words):
     assert any(words in p for p in _break(change)), _break(change)

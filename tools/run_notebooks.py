@@ -25,6 +25,11 @@ def raises(cell):
     return RAISES in cell.metadata.get("tags", [])
 
 
+def output_text(cell):
+    """A code cell's outputs as plain text (streams and text/plain)."""
+    return "".join(o.get("data", {}).get("text/plain", "") + o.get("text", "") for o in cell.outputs)
+
+
 def execute(path):
     """Run one notebook; return it with fresh outputs."""
     nb = nbformat.read(path, as_version=4)

@@ -1,0 +1,137 @@
+"""Exercises of notebook 02: inspecting grad_fn and next_functions."""
+
+import torch
+
+from ..engine import record_backward
+from ..graph import trace_graph
+from . import Exercise, ExerciseSet, filled, filled_function
+from .judges import choice, value
+
+
+def _same_node_for_x_times_x(_lesson):
+    x = torch.tensor(3.0, requires_grad=True)
+    (first, _), (second, _) = (x * x).grad_fn.next_functions
+    return first is second
+
+
+def _what_sin_saves(answer, _lesson):
+    answer = filled(answer)
+    if not isinstance(answer, str):
+        return False, ("give the attribute's name in quotes, such as '_saved_other'; "
+                       f"you gave a {type(answer).__name__}.")
+    x = torch.tensor(2.0, requires_grad=True)
+    sin_node = (torch.sin(x) * 4).grad_fn.next_functions[0][0]
+    saved = [name for name in dir(sin_node) if name.startswith("_saved_")]
+    name = answer.strip() if answer.strip().startswith("_saved_") else "_saved_" + answer.strip()
+    if saved == [name]:
+        return True, f"{sin_node.name()} keeps x itself: the derivative of sin(x) is cos(x), computed from x."
+    hints = {"_saved_result": "_saved_result is what a node keeps when its derivative is its own output (exp, "
+                              "tanh, sigmoid); the derivative of sin needs something else.",
+             "_saved_other": "_saved_other belongs to the multiplication (the * 4), not to the sine."}
+    return False, hints.get(name, f"{name} is not an attribute of this node: list them with dir(node).")
+
+
+COUNT_LEAVES = '''
+def count_leaves(tensor):
+    seen, queue, leaves = set(), [tensor.grad_fn], 0
+    while queue:
+        node = queue.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        leaves += node.name().endswith("AccumulateGrad")
+        queue.extend(child for child, _ in node.next_functions)
+    return leaves
+'''
+
+
+def _graphs_to_count():
+    x, w1, w2 = (torch.tensor(v, requires_grad=True) for v in (3.0, 1.5, -0.5))
+    model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU(), torch.nn.Linear(4, 1))
+    h = x.sin()
+    return {"x * 3": x * 3, "x * x": x * x, "w1 * 3 + w2": w1 * 3 + w2, "the diamond": h * h.exp() + x,
+            "the nn.Sequential's loss": model(torch.randn(2, 3)).sum()}
+
+
+def _count_leaves(answer, _lesson):
+    answer = filled_function(answer)
+    for name, tensor in _graphs_to_count().items():
+        try:
+            counted = answer(tensor)
+        except AttributeError as error:
+            if "NoneType" in str(error):
+                return False, (f"on {name}: next_functions has None entries for inputs that need no gradient "
+                               "(the 3 in x * 3); skip them.")
+            raise
+        truth = trace_graph(tensor).count("leaf")
+        if counted != truth:
+            more = " Keep a set of the nodes already seen: a leaf used twice is one node." if counted > truth else ""
+            return False, f"on {name} your function counts {counted!r} leaves, and torch's graph has {truth}.{more}"
+    return True, "a walk that visits each node once finds exactly one AccumulateGrad per leaf that needs a gradient."
+
+
+LAST_OPTIONS = {
+    "a": "AddBackward0 runs first: it made out, so its gradient (1) is known at once.",
+    "b": "SinBackward0 waits for both gradients of h, but after it one node is still waiting for more.",
+    "c": "x's AccumulateGrad receives from two paths (the + x and, through sin, the product), so it runs once, "
+         "after everything else has sent its share.",
+    "d": "ExpBackward0 sends its gradient on to SinBackward0, which has not run yet.",
+}
+LABEL_OF = {"a": "AddBackward0", "b": "SinBackward0", "c": "AccumulateGrad", "d": "ExpBackward0"}
+
+
+def _last_in_diamond(lesson):
+    last = record_backward(lesson["diamond"]()[0])[-1].label
+    return next(key for key, label in LABEL_OF.items() if label == last)
+
+
+def _leaves_of_sequential(_lesson):
+    model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU(), torch.nn.Linear(4, 1))
+    return trace_graph(model(torch.randn(2, 3)).sum(), model).count("leaf")
+
+
+EXERCISES = (
+    Exercise(1, "predict", "one input used twice", "True or False",
+             value(_same_node_for_x_times_x, "both entries point at the one AccumulateGrad node of x, which adds up "
+                   "the two gradients it receives.",
+                   hints=((False, "compare them with `is`: a leaf has a single AccumulateGrad node, reached from both "
+                                  "inputs of x * x."),)),
+             hint="pairs = (x * x).grad_fn.next_functions, then look at pairs[0][0] is pairs[1][0].",
+             solution="answer_1 = True", answer_name="answer_1",
+             wrong=(("answer_1 = False", "single AccumulateGrad"), ("answer_1 = 'yes'", "True or False"))),
+    Exercise(2, "predict", "what sin saves", "the attribute's name in quotes, such as '_saved_other'",
+             _what_sin_saves,
+             hint="What does the derivative of sin(x) need to be computed: the input x, or the output sin(x)?",
+             solution="answer_2 = '_saved_self'", answer_name="answer_2",
+             wrong=(("answer_2 = '_saved_result'", "its own output"), ("answer_2 = '_saved_other'", "multiplication"),
+                    ("answer_2 = 2", "in quotes"))),
+    Exercise(3, "write", "count the leaves", "your function (keep its name, count_leaves)", _count_leaves,
+             hint="Walk as hand_walk does (a queue and a set of seen nodes), skip None entries, and count the nodes "
+                  "whose name() ends with 'AccumulateGrad'.",
+             solution=COUNT_LEAVES, answer_name="count_leaves",
+             wrong=(("def count_leaves(tensor):\n    return len(tensor.grad_fn.next_functions)", "leaves"),
+                    ("def count_leaves(t):\n    q, n = [t.grad_fn], 0\n    while q:\n        f = q.pop()\n"
+                     "        n += f.name().endswith('AccumulateGrad')\n        q += [c for c, _ in f.next_functions]\n"
+                     "    return n", "None entries"),
+                    ("def count_leaves(t):\n    q, n = [t.grad_fn], 0\n    while q:\n        f = q.pop()\n"
+                     "        if f is None:\n            continue\n        n += f.name().endswith('AccumulateGrad')\n"
+                     "        q += [c for c, _ in f.next_functions]\n    return n", "a set of the nodes"))),
+    Exercise(4, "choose", "who runs last", "a letter in quotes, such as 'a'", choice(LAST_OPTIONS, _last_in_diamond),
+             hint="A node runs once all the gradients for it have arrived. Which node gets gradients from the most "
+                  "places?",
+             solution="answer_4 = 'c'", answer_name="answer_4",
+             wrong=(("answer_4 = 'a'", "runs first"), ("answer_4 = 'b'", "still waiting")), needs=("diamond",)),
+    Exercise(5, "predict", "leaves of a small model", "a whole number",
+             value(_leaves_of_sequential, "one AccumulateGrad per parameter: the weight and the bias of each Linear.",
+                   hints=((2, "each Linear has two parameters, a weight and a bias."),
+                          (3, "ReLU has no parameters, but each Linear has two."),
+                          (6, "ReLU has no parameters to learn."))),
+             hint="List model.named_parameters(): each parameter is a leaf.",
+             solution="answer_5 = 4", answer_name="answer_5",
+             wrong=(("answer_5 = 2", "weight and a bias"), ("answer_5 = 3", "ReLU has no parameters"))),
+)
+
+
+def exercises(lesson=None):
+    """This notebook's exercises for one session; pass `globals()`."""
+    return ExerciseSet(EXERCISES, lesson)

@@ -1,0 +1,164 @@
+"""Exercises of notebook 04: common mistakes."""
+
+import torch
+
+from ..graph import trace_graph
+from ..models import TanhRNNCell
+from . import Exercise, ExerciseSet, answer_from, filled_function
+from .judges import choice, value
+
+TRAIN = '''
+def train(cell, batches):
+    losses = []
+    h = torch.zeros(cell.b.shape[0])
+    for batch in batches:
+        h = h.detach()
+        for x in batch:
+            h = cell(x, h)
+        loss = h.pow(2).mean()
+        loss.backward()
+        losses.append(loss)
+    return losses
+'''
+UNFIXED = TRAIN.replace("        h = h.detach()\n", "")
+
+
+def _train(answer, _lesson):
+    answer = filled_function(answer)
+    torch.manual_seed(4)
+    cell, batches = TanhRNNCell(2, 3), [torch.randn(4, 2) for _ in range(3)]
+    try:
+        losses = answer(cell, batches)
+    except RuntimeError as error:
+        if "second time" in str(error):
+            return False, ("the second batch's backward walks into the first batch's freed graph: h still points "
+                           "there. Cut it at the start of each batch.")
+        raise
+    if not isinstance(losses, list) or len(losses) != len(batches):
+        return False, f"return the list of the {len(batches)} batch losses."
+    steps = [len(trace_graph(loss).find("TanhBackward0")) for loss in losses]
+    if steps == [4, 8, 12]:
+        return False, ("the error is gone, but each batch's graph still holds the earlier batches (4, 8, 12 steps) "
+                       "and memory grows: cut the history instead of keeping it.")
+    if steps != [4, 4, 4]:
+        return False, (f"each batch's loss should reach back over its own 4 steps; yours reach {steps}. "
+                       "Detach once per batch, before its first step.")
+    return True, "h.detach() keeps the values and drops the history: every batch has a graph of its own 4 steps."
+
+
+INPLACE = {
+    "a": "mul_ is an in-place operation on a tensor that sigmoid saved for its backward; that is not ordinary.",
+    "b": "SigmoidBackward0 saved its result y, and mul_ bumped y._version; backward refuses a saved tensor that "
+         "changed since it was saved.",
+    "c": "This graph is walked only once; nothing has freed it.",
+    "d": "x requires grad and sigmoid records a node, so y has a graph.",
+}
+
+
+def _inplace_error(_lesson):
+    x = torch.randn(3, requires_grad=True)
+    y = torch.sigmoid(x)
+    y.mul_(2)
+    try:
+        y.sum().backward()
+    except RuntimeError as error:
+        return "b" if "modified by an inplace operation" in str(error) else "c"
+    return "a"
+
+
+def _second_step_grad(_lesson):
+    w = torch.ones(2, requires_grad=True)
+    for _ in range(2):
+        (w * 3).sum().backward()
+        with torch.no_grad():
+            w -= 0.1 * w.grad
+    return w.grad[0].item()
+
+
+LOG = '''
+def train_and_log(layer, batches):
+    total = 0.0
+    for x in batches:
+        loss = layer(x).pow(2).mean()
+        loss.backward()
+        total += loss.item()
+    return total
+'''
+UNLOGGED = '''
+def train_and_log(layer, batches):
+    total = 0
+    for x in batches:
+        loss = layer(x).pow(2).mean()
+        total = total + loss
+    total.backward()
+    return total
+'''
+
+
+def _peak_saved(run):
+    """Run `run()`; return the most bytes of saved tensors alive at once."""
+    alive, peak = {}, [0]
+
+    def pack(tensor):
+        alive[id(tensor)] = tensor.nbytes
+        peak[0] = max(peak[0], sum(alive.values()))
+        return tensor
+
+    def unpack(tensor):
+        alive.pop(id(tensor), None)
+        return tensor
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, unpack):
+        result = run()
+    return result, peak[0]
+
+
+def _train_and_log(answer, _lesson):
+    answer = filled_function(answer)
+    layers = []
+    for _ in range(2):
+        torch.manual_seed(5)
+        layers.append(torch.nn.Linear(4, 4))
+    batches = torch.randn(6, 8, 4)
+    total, peak = _peak_saved(lambda: answer(layers[0], batches))
+    asked, asked_peak = _peak_saved(lambda: answer_from(LOG, "train_and_log")(layers[1], batches))
+    if isinstance(total, torch.Tensor):
+        return False, ("your total is a tensor, and every loss added to it keeps its graph: log loss.item(), a "
+                       "Python number, and call backward() on each loss as it comes.")
+    if peak > asked_peak:
+        return False, f"{peak} bytes of saved tensors were alive at once against {asked_peak} for one batch at a time."
+    if not torch.allclose(layers[0].weight.grad, layers[1].weight.grad) or abs(total - asked) > 1e-5:
+        return False, "the gradients or the logged total differ: backward each batch's loss and add loss.item()."
+    return True, "one batch's graph at a time: loss.backward() frees it, and loss.item() logs a plain number."
+
+
+EXERCISES = (
+    Exercise(1, "fix", "the hidden state across batches", "your fixed train (delete the ____ line)", _train,
+             hint="The values of h should carry over to the next batch; its history should not.",
+             solution=TRAIN, answer_name="train",
+             wrong=((UNFIXED, "freed graph"),
+                    (UNFIXED.replace("loss.backward()", "loss.backward(retain_graph=True)"), "4, 8, 12"),
+                    (TRAIN.replace("            h = cell(x, h)", "            h = cell(x, h.detach())"),
+                     "once per batch"))),
+    Exercise(2, "choose", "which error", "a letter in quotes, such as 'a'", choice(INPLACE, _inplace_error),
+             hint="What does SigmoidBackward0 save, and what does mul_ do to it?",
+             solution="answer_2 = 'b'", answer_name="answer_2",
+             wrong=(("answer_2 = 'a'", "in-place"), ("answer_2 = 'c'", "only once"))),
+    Exercise(3, "predict", "the gradient in the second step", "a number",
+             value(_second_step_grad, "nothing reset w.grad, so the second backward added 3 to the 3 already there.",
+                   hints=((3.0, "nothing reset w.grad between the steps: backward adds to what is there."),
+                          (2.7, "the update changes w, but the gradient of (w * 3).sum() is 3 whatever w is."))),
+             hint="What is d/dw of (w * 3).sum()? And what does backward do with .grad that is already set?",
+             solution="answer_3 = 6", answer_name="answer_3",
+             wrong=(("answer_3 = 3", "nothing reset"), ("answer_3 = 2.7", "whatever w is"))),
+    Exercise(4, "fix", "logging without keeping graphs", "your fixed train_and_log (delete the ____ line)",
+             _train_and_log,
+             hint="Keep a running total of plain numbers, and give each loss its own backward().",
+             solution=LOG, answer_name="train_and_log",
+             wrong=((UNLOGGED, "tensor"), (LOG.replace("loss.item()", "loss.item() * 2"), "differ"))),
+)
+
+
+def exercises(lesson=None):
+    """This notebook's exercises for one session; pass `globals()`."""
+    return ExerciseSet(EXERCISES, lesson)

@@ -1,0 +1,105 @@
+"""Exercises of notebook 05: the interview question."""
+
+import torch
+
+from ..graph import trace_graph
+from ..models import TanhRNNCell
+from . import Exercise, ExerciseSet, answer_from, filled_function
+from .judges import choice, value
+
+LENGTHS = (10, 1, 1, 1)
+
+
+def _padded_waste(_lesson):
+    padded = torch.nn.utils.rnn.pad_sequence([torch.ones(n) for n in LENGTHS], batch_first=True)
+    return (padded == 0).float().mean().item()
+
+
+TBPTT = '''
+def tbptt_losses(cell, sequence, k):
+    losses = []
+    h = torch.zeros(cell.b.shape[0])
+    for start in range(0, len(sequence), k):
+        h = h.detach()
+        for x in sequence[start:start + k]:
+            h = cell(x, h)
+        losses.append(h.pow(2).mean())
+    return losses
+'''
+
+
+def _tbptt(answer, _lesson):
+    answer, asked = filled_function(answer), answer_from(TBPTT, "tbptt_losses")
+    torch.manual_seed(6)
+    cell, sequence = TanhRNNCell(3, 4), torch.randn(10, 3)
+    for k in (4, 3):
+        mine, theirs = answer(cell, sequence, k), asked(cell, sequence, k)
+        if not isinstance(mine, list) or len(mine) != len(theirs):
+            return False, f"return one loss per chunk: {len(theirs)} losses for 10 steps and k = {k}."
+        steps = [len(trace_graph(loss).find("TanhBackward0")) for loss in mine]
+        wanted = [len(trace_graph(loss).find("TanhBackward0")) for loss in theirs]
+        if steps != wanted and steps[-1] == len(sequence):
+            return False, ("each chunk's loss reaches back to the first step: detach h when a chunk begins, so "
+                           "backward stops at the chunk's start.")
+        if steps != wanted and max(steps) == 1:
+            return False, "you detach at every step, so backward reaches back one step only: detach once per chunk."
+        if steps != wanted:
+            return False, f"for k = {k} your losses' graphs span {steps} steps; chunks of k steps span {wanted}."
+        if not all(torch.allclose(a, b) for a, b in zip(mine, theirs, strict=True)):
+            return False, "the chunk losses' values differ: detach() must not change h's values, only its history."
+    return True, "each chunk's graph spans at most k steps, so memory and backward time stay bounded."
+
+
+def _leaves(_lesson):
+    p = torch.nn.Parameter(torch.ones(2))
+    q = p * 2
+    r = q.detach()
+    return {name for name, t in {"p": p, "q": q, "r": r}.items() if t.is_leaf}
+
+
+INTERVIEW = {
+    "a": "Eager PyTorch does not forbid padding: real models pad or pack batches, for speed.",
+    "b": "The graph is recorded as the Python runs, so per-step code is plain Python and any length works; "
+         "batches are still padded or packed (with masks) because one batched step keeps the hardware busy.",
+    "c": "Building the graph on every pass costs time; the gain is flexibility, not speed.",
+    "d": "That describes static capture (torch.export, TorchScript), not eager autograd.",
+}
+
+EXERCISES = (
+    Exercise(1, "predict", "count the waste", "a fraction between 0 and 1",
+             value(_padded_waste, "padded: 4 x 10 = 40 steps, real: 13, wasted: 27 of 40.",
+                   hints=((0.325, "that is the useful fraction: 13 real steps of 40."),
+                          (27, "give the wasted fraction of the padded work, between 0 and 1."),
+                          (67.5, "a fraction between 0 and 1, not a percentage."))),
+             hint="Padding makes every sequence as long as the longest: how many steps is that in all?",
+             solution="answer_1 = 0.675", answer_name="answer_1",
+             wrong=(("answer_1 = 0.325", "useful fraction"), ("answer_1 = 27", "between 0 and 1"))),
+    Exercise(2, "write", "truncated backpropagation through time", "your function (keep its name, tbptt_losses)",
+             _tbptt,
+             hint="Loop over chunks with range(0, len(sequence), k); at the start of each, h = h.detach(); run the "
+                  "chunk's steps, then append h.pow(2).mean().",
+             solution=TBPTT, answer_name="tbptt_losses",
+             wrong=((TBPTT.replace("        h = h.detach()\n", ""), "reaches back to the first step"),
+                    (TBPTT.replace("h = cell(x, h)", "h = cell(x, h.detach())"), "every step"),
+                    (TBPTT.replace("    return losses", "    return losses[-1:]"), "one loss per chunk"))),
+    Exercise(3, "predict", "leaf or not", "a set of names, such as {'p'}",
+             value(_leaves, "p was created by you, and r = q.detach() has no history: both are leaves. q was made "
+                   "by an operation (MulBackward0).",
+                   hints=(({"p"}, "detach() returns a tensor with no history: r is a leaf too (one that needs no "
+                                  "gradient)."),
+                          ({"p", "q", "r"}, "q was made by an operation on p: it has a grad_fn."),
+                          ({"p", "q"}, "q has a grad_fn, and r, with no history, is a leaf."))),
+             hint="A tensor is a leaf when no recorded operation made it: check .is_leaf for each.",
+             solution="answer_3 = {'p', 'r'}", answer_name="answer_3",
+             wrong=(("answer_3 = {'p'}", "r is a leaf"), ("answer_3 = {'p', 'q', 'r'}", "grad_fn"))),
+    Exercise(4, "choose", "the answer an interviewer accepts", "a letter in quotes, such as 'a'",
+             choice(INTERVIEW, lambda _lesson: "b"),
+             hint="Two things are true at once: what the dynamic graph allows, and what practice does for speed.",
+             solution="answer_4 = 'b'", answer_name="answer_4",
+             wrong=(("answer_4 = 'a'", "pad or pack"), ("answer_4 = 'c'", "flexibility"))),
+)
+
+
+def exercises(lesson=None):
+    """This notebook's exercises for one session; pass `globals()`."""
+    return ExerciseSet(EXERCISES, lesson)

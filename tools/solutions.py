@@ -1,0 +1,74 @@
+"""The teacher's copy: every lesson notebook with its answer slots filled
+with the reference solutions, executed from a fresh kernel, and checked:
+every check must say "Right" and the score must be full.
+
+    python tools/solutions.py [OUT]      (default build/solutions, ignored by git)
+
+Exits 1 and lists what went wrong when any check is not right.
+"""
+
+import importlib
+import re
+import sys
+from pathlib import Path
+
+import nbformat
+from nav import notebook_paths
+from run_notebooks import execute, output_text
+
+ROOT = Path(__file__).resolve().parent.parent
+CHECK = re.compile(r"ex\.q(\d+)\.check\(")
+
+
+def exercises_of(path):
+    """The exercise module of a lesson notebook (notebooks/01-... -> nb01)."""
+    return importlib.import_module(f"helpers.exercises.nb{path.name[:2]}").EXERCISES
+
+
+def filled(nb, exercises):
+    """The notebook with each answer slot replaced by its solution."""
+    for slot, check in zip(nb.cells, nb.cells[1:], strict=False):
+        if "answer-slot" in slot.metadata.get("tags", []):
+            number = int(CHECK.match(check.source)[1])
+            slot.source = exercises[number - 1].solution.strip()
+    return nb
+
+
+def not_right(nb, name):
+    """Every check or score in an executed teacher's copy that is not right."""
+    found = []
+    checks = [c for c in nb.cells if c.cell_type == "code" and CHECK.match(c.source)]
+    for cell in checks:
+        if not output_text(cell).startswith("Right:"):
+            found.append(f"{name}: {cell.source}: {output_text(cell)[:200] or 'no output'}")
+    score = [c for c in nb.cells if c.cell_type == "code" and c.source.strip() == "ex.score()"]
+    full = f"Your score this session: {len(checks)} of {len(checks)} right"
+    if not checks or not score or not output_text(score[-1]).startswith(full):
+        found.append(f"{name}: the score is not {len(checks)} of {len(checks)}")
+    return found
+
+
+def build(out):
+    """Write and check the teacher's copies in `out`; return the problems."""
+    out.mkdir(parents=True, exist_ok=True)
+    problems = []
+    for path in notebook_paths()[1:]:
+        copy = out / path.name
+        nbformat.write(filled(nbformat.read(path, as_version=4), exercises_of(path)), copy)
+        nb = execute(copy)
+        copy.write_text(nbformat.writes(nb) + "\n", encoding="utf-8")
+        problems += not_right(nb, path.name)
+    return problems
+
+
+def main(args):
+    out = Path(args[0]) if args else ROOT / "build" / "solutions"
+    problems = build(out)
+    for line in problems:
+        print(line, file=sys.stderr)
+    print(f"teacher's copies in {out}: " + ("every check right" if not problems else f"{len(problems)} problems"))
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
