@@ -11,7 +11,7 @@ import torch
 
 from .arguments import learner_facing, wrong
 from .graph import autograd_nodes, node_label
-from .saved_values import shape_text
+from .saved_values import tensor_text
 
 
 @dataclass(frozen=True)
@@ -70,4 +70,4 @@ def grad_text(grad):
     if grad.numel() <= 4:
         values = [f"{v:.4g}" for v in grad.detach().flatten().tolist()]
         return values[0] if grad.dim() == 0 else "[" + ", ".join(values) + "]"
-    return f"tensor {shape_text(grad)}"
+    return tensor_text(grad)

@@ -28,7 +28,7 @@ SHARED_LIMIT = 4
 SHARED_TEXT = (f"A leaf used more than {SHARED_LIMIT} times (a weight shared by every step of a loop) is "
                "drawn once beside each use, with a double border and the line \"shared: N uses\"; "
                "the text form keeps it as one node.")
-SAVED_TEXT = ("Saved values are small rust-coloured lines inside a node (\"self: tensor 3x3\"); once "
+SAVED_TEXT = ("Saved values are small rust-coloured lines inside a node (\"self: tensor of shape (3, 3)\"); once "
               "backward() has freed them they read \"freed\" in grey italics and the node's border "
               "turns dashed.")
 HIGHLIGHT_MARK = "[highlighted]"
@@ -72,8 +72,7 @@ def to_text(graph, constants=True, highlight=frozenset(), notes=None):
     notes = notes or {}
     lines = [f"{len(nodes)} nodes, {len(edges)} edges (an arrow goes from an input to the node that used it)"]
     for node in nodes:
-        parts = [node.id, f"{node.kind}:", node.label]
-        parts += [f"({node.detail})"] if node.detail else []
+        parts = [node.id, f"{node.kind}:", node.label + (f", {node.detail}" if node.detail else "")]
         parts += [f"| {s.name}: {s.text}" for s in shown_saved(node)]
         parts += [HIGHLIGHT_MARK] if node.id in highlight else []
         parts += [f"# {notes[node.id]}"] if node.id in notes else []

@@ -34,10 +34,12 @@ class SavedTensors:
     held_count()  of those, how many a graph still holds
     held_bytes()  the bytes of storage they keep alive (each storage once;
                   a parameter saved by several nodes counts once)
+    peak_bytes    the most bytes held at once, as seen at each save
     """
 
     def __init__(self):
         self.saved_count = 0
+        self.peak_bytes = 0
         self._held = weakref.WeakSet()
         self._hooks = None
 
@@ -55,6 +57,7 @@ class SavedTensors:
         self.saved_count += 1
         packed = _Packed(tensor.detach())
         self._held.add(packed)
+        self.peak_bytes = max(self.peak_bytes, self.held_bytes())
         return packed
 
     def held_count(self):

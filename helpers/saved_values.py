@@ -12,7 +12,7 @@ ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 @dataclass(frozen=True)
 class Saved:
     """One saved value: `name` without the `_saved_` prefix, a short `text`
-    ("tensor 3x3", "2", "freed"), and whether backward() freed it."""
+    ("tensor of shape (3, 3)", "2", "freed"), and whether backward() freed it."""
 
     name: str
     text: str
@@ -20,8 +20,13 @@ class Saved:
 
 
 def shape_text(tensor):
-    """"scalar" for a 0-d tensor, else the sizes joined by "x" ("3x4")."""
-    return "scalar" if tensor.dim() == 0 else "x".join(str(size) for size in tensor.shape)
+    """"scalar" for a 0-d tensor, else its shape as Python writes a tuple:
+    "shape (3,)", "shape (3, 4)" (never a bare "3", which reads as a value)."""
+    return "scalar" if tensor.dim() == 0 else f"shape {tuple(tensor.shape)}"
+
+
+def _sizes(tensor):
+    return str(tuple(tensor.shape))
 
 
 def saved_values(fn):
@@ -49,11 +54,16 @@ def _read(fn, attr, name):
     return [Saved(name, value_text(value))]
 
 
+def tensor_text(tensor):
+    """"scalar tensor", or "tensor of shape (3, 4)"."""
+    return "scalar tensor" if tensor.dim() == 0 else f"tensor of shape {_sizes(tensor)}"
+
+
 def value_text(value):
     """A short, deterministic description of a saved value."""
     if isinstance(value, torch.Tensor):
-        return f"tensor {shape_text(value)}"
+        return tensor_text(value)
     if isinstance(value, (list, tuple)) and value and all(isinstance(v, torch.Tensor) for v in value):
-        return "tensors " + ", ".join(shape_text(v) for v in value)
+        return "tensors of shapes " + ", ".join(_sizes(v) for v in value)
     text = ADDRESS.sub("", repr(value))
     return text if len(text) <= 24 else text[:23] + "…"

@@ -100,10 +100,10 @@ def _answer(page, check, answer, expected):
 
 def _exercise_01(page, timings):
     """A learner types a wrong answer, reads the hint aimed at it, then the right one."""
-    text = _answer(page, "ex.q1.check(answer_1)", "answer_1 = 22", "Not quite")
-    assert "22 is what the drawing shows" in text
-    text = _answer(page, "ex.q1.check(answer_1)", "answer_1 = 11", "Right")
-    assert "2 * 5 + 1" in text
+    text = _answer(page, "ex.q1.check(answer_1)", "answer_1 = 82", "Not quite")
+    assert "82 is what the drawing shows" in text
+    text = _answer(page, "ex.q1.check(answer_1)", "answer_1 = 41", "Right")
+    assert "2 * 20 + 1" in text
     timings.append("01-dynamic-control-flow: exercise 1 answered in the page: hint, then right")
 
 

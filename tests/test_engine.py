@@ -60,4 +60,4 @@ def test_bad_roots(root, error):
 
 def test_grad_text():
     assert [grad_text(g) for g in (None, torch.tensor(2.5), torch.tensor([1.0, 2.0]), torch.ones(3, 4))] == [
-        "None", "2.5", "[1, 2]", "tensor 3x4"]
+        "None", "2.5", "[1, 2]", "tensor of shape (3, 4)"]

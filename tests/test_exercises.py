@@ -57,15 +57,15 @@ def test_the_placeholder_is_not_answered_and_gives_nothing_away(name, exercise):
 def test_a_check_with_the_lesson_missing_says_what_to_run():
     module = MODULES["nb01"]
     question = Question(module.EXERCISES[0], {}, {})
-    assert question.check(11).status == "blank" and "repeat_forward" in question.check(11).text
+    assert question.check(41).status == "blank" and "repeat_forward" in question.check(41).text
 
 
 def test_the_score_counts_this_sessions_latest_answers():
     ex = MODULES["nb01"].exercises({"repeat_forward": lesson_function(NOTEBOOK_OF["nb01"], "repeat_forward")})
     assert repr(ex.score()).startswith("Your score this session: 0 of 4 right")
-    ex.q1.check(10)
-    assert "1. autograd nodes of five rounds (predict): not quite" in repr(ex.score())
-    ex.q1.check(11)
+    ex.q1.check(40)
+    assert "1. autograd nodes of twenty rounds (predict): not quite" in repr(ex.score())
+    ex.q1.check(41)
     assert repr(ex.score()).startswith("Your score this session: 1 of 4 right")
     ex.q1.check(____)
     assert repr(ex.score()).startswith("Your score this session: 0 of 4 right")

@@ -16,8 +16,8 @@ def test_note_example_exact(note_example):
     g = trace_graph(z, {"x": x, "z": z})
     assert g.nodes == (
         Node("n0", "output", "z", "scalar"),
-        Node("n1", "op", "MulBackward0", saved=(Saved("other", "tensor scalar"),)),
-        Node("n2", "op", "PowBackward0", saved=(Saved("exponent", "2"), Saved("self", "tensor scalar"))),
+        Node("n1", "op", "MulBackward0", saved=(Saved("other", "scalar tensor"),)),
+        Node("n2", "op", "PowBackward0", saved=(Saved("exponent", "2"), Saved("self", "scalar tensor"))),
         Node("n3", "const", "None"),
         Node("n4", "leaf", "x", "scalar"),
     )
@@ -71,7 +71,7 @@ def test_names_from_module_parameters():
     g = trace_graph(model(torch.randn(4, 3)).sum(), model)
     leaves = sorted(n.label for n in g.nodes if n.kind == "leaf")
     assert leaves == ["0.bias", "0.weight", "2.bias", "2.weight"]
-    assert g.find("0.weight")[0].detail == "2x3"
+    assert g.find("0.weight")[0].detail == "shape (2, 3)"
 
 
 def test_several_roots_share_one_walk():
@@ -85,7 +85,7 @@ def test_several_roots_share_one_walk():
 
 def test_leaf_is_a_single_node():
     x = torch.ones(2, requires_grad=True)
-    assert trace_graph(x, {"x": x}) == Graph((Node("n0", "leaf", "x", "2"),), ())
+    assert trace_graph(x, {"x": x}) == Graph((Node("n0", "leaf", "x", "shape (2,)"),), ())
 
 
 def test_freed_and_retained_saved_values(note_example):
@@ -110,7 +110,7 @@ def test_custom_function_saved_tensors():
 
     out = Double.apply(torch.ones(3, requires_grad=True))
     node = trace_graph(out).find("DoubleBackward")[0]
-    assert node.saved == (Saved("saved_tensors", "tensors 3"),)
+    assert node.saved == (Saved("saved_tensors", "tensors of shapes (3,)"),)
     out.sum().backward()
     assert trace_graph(out).find("DoubleBackward")[0].saved[0].freed
 

@@ -76,7 +76,7 @@ def _break(change):
     (lambda c: setattr(c[7], "source", "# NBVAL_SKIP\nanswer_1 = ____"), "belong in cell tags"),
     (lambda c: setattr(c[4], "outputs", []), "raises-exception tag must go together"),
     (lambda c: setattr(c[4], "metadata", {}), "raises-exception tag must go together"),
-    (lambda c: setattr(c[8], "metadata", {"tags": ["nbval-ignore-output"]}), "only for widget"),
+    (lambda c: setattr(c[8], "metadata", {"tags": ["nbval-ignore-output"]}), "only for cells that print measured"),
     (lambda c: setattr(c[2], "source", "## Learning goals\n\n- one"), "3 to 5 bullets"),
     (lambda c: setattr(c[3], "source", "import torch"), "torch.manual_seed(0)"),
     (lambda c: setattr(c[-4], "source", "## Summary\n\nNothing."), "Summary' needs bullets"),

@@ -26,11 +26,11 @@ def test_note_example_text(note_example):
     d = draw_graph(z, {"x": x, "z": z})
     assert str(d) == repr(d) == "\n".join([
         "5 nodes, 4 edges (an arrow goes from an input to the node that used it)",
-        "n0 output: z (scalar)",
-        "n1 op: MulBackward0 | other: tensor scalar",
-        "n2 op: PowBackward0 | exponent: 2 | self: tensor scalar",
+        "n0 output: z, scalar",
+        "n1 op: MulBackward0 | other: scalar tensor",
+        "n2 op: PowBackward0 | exponent: 2 | self: scalar tensor",
         "n3 const: None",
-        "n4 leaf: x (scalar)",
+        "n4 leaf: x, scalar",
         "n1 -> n0 [input 0]",
         "n2 -> n1 [input 0]",
         "n3 -> n1 [input 1]",
@@ -63,7 +63,7 @@ def test_highlight_by_label_and_id(note_example, golden):
     _, _, z = note_example
     d = draw_graph(z, highlight="PowBackward0")
     marked = [line for line in str(d).splitlines() if HIGHLIGHT_MARK in line]
-    assert marked == [f"n2 op: PowBackward0 | exponent: 2 | self: tensor scalar {HIGHLIGHT_MARK}"]
+    assert marked == [f"n2 op: PowBackward0 | exponent: 2 | self: scalar tensor {HIGHLIGHT_MARK}"]
     assert LEGEND["highlight"][0] in _dot_line(d, "n2") and LEGEND["highlight"][0] not in _dot_line(d, "n1")
     golden("highlight.dot", d.source)
     by_id = draw_graph(z, highlight=["n4"])
@@ -97,7 +97,7 @@ def test_shared_leaf_is_drawn_beside_each_use(golden):
     copies = [line for line in d.source.splitlines() if line.startswith(f"  {w_id}_") and "[label=" in line]
     assert len(copies) == uses and all(f"shared: {uses} uses" in line for line in copies)
     assert f"  {w_id} [" not in d.source
-    assert sum(line.endswith("W (4x4)") for line in str(d).splitlines()) == 1
+    assert sum(line.endswith("W, shape (4, 4)") for line in str(d).splitlines()) == 1
     golden("shared-leaf.dot", d.source)
 
 
@@ -130,7 +130,7 @@ def test_the_legend_has_one_source():
 
 def test_notes_are_drawn_and_written(note_example):
     d = draw_graph(note_example[2], notes={"n1": "step 1"})
-    assert "n1 op: MulBackward0 | other: tensor scalar # step 1" in str(d)
+    assert "n1 op: MulBackward0 | other: scalar tensor # step 1" in str(d)
     assert "step 1" in _dot_line(d, "n1")
 
 

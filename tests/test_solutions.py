@@ -23,7 +23,7 @@ def test_the_teacher_copies_hold_the_solutions_and_the_stored_notebooks_do_not(t
     out, _ = teacher_copies
     copy = nbformat.read(out / "01-dynamic-control-flow.ipynb", as_version=4)
     slots = [c.source for c in copy.cells if "answer-slot" in c.metadata.get("tags", [])]
-    assert slots[0] == "answer_1 = 11" and all("____" not in s for s in slots)
+    assert slots[0] == "answer_1 = 41" and all("____" not in s for s in slots)
 
 
 def _executed(check_text, score_text):

@@ -2,44 +2,54 @@
 raises NotAnswered on the placeholder. Truths are computed by running
 torch when the check runs, never read from a stored constant."""
 
+from numbers import Real
+
+import torch
+
 from ..graph import trace_graph
 from . import filled
 
 
-def same(answer, expected):
-    """Equal as the learner means it: 11 == 11 but not True; 0.675 within
-    1e-6; any list, tuple or set of the same items for a set."""
+def same(answer, expected, tolerance=1e-6):
+    """Equal as the learner means it: 11 == 11 but not True; numbers within
+    `tolerance` (relative, at least absolute); any list, tuple or set of
+    the same items for a set."""
     if isinstance(expected, bool) or isinstance(answer, bool):
         return type(answer) is type(expected) and answer == expected
     if isinstance(expected, (set, frozenset)):
         return isinstance(answer, (list, tuple, set, frozenset)) and set(answer) == set(expected)
-    if isinstance(expected, (int, float)):
-        return isinstance(answer, (int, float)) and abs(answer - expected) <= 1e-6 * max(1.0, abs(expected))
+    if isinstance(expected, Real):
+        return isinstance(answer, Real) and abs(answer - expected) <= tolerance * max(1.0, abs(expected))
     if isinstance(expected, str):
         return isinstance(answer, str) and answer.strip().lower() == expected.strip().lower()
     return answer == expected
 
 
 def _comparable(answer, expected):
-    """Whether the answer has the form asked for (an int for a float is fine)."""
+    """Whether the answer has the form asked for (any real number for a number)."""
     if isinstance(expected, (set, frozenset)):
         return isinstance(answer, (list, tuple, set, frozenset))
-    if isinstance(expected, float) and not isinstance(answer, bool):
-        return isinstance(answer, (int, float))
+    if isinstance(expected, bool) or isinstance(answer, bool):
+        return type(answer) is type(expected)
+    if isinstance(expected, Real):
+        return isinstance(answer, Real)
     return type(answer) is type(expected)
 
 
-def _form(expected):
+def _form(expected, answer):
+    if isinstance(answer, torch.Tensor):
+        return "a plain Python number, not a tensor (.item() turns a one-element tensor into one)"
     if isinstance(expected, bool):
-        return "True or False (no quotes)"
-    if isinstance(expected, (int, float)):
-        return "a number (no quotes)"
+        return "True or False, without quotes"
+    if isinstance(expected, Real):
+        return "a number, without quotes"
     if isinstance(expected, (set, frozenset)):
-        return "a set of names in quotes, such as {'x + 1'}"
+        return "a set of names, each in quotes, such as {'a', 'b'}"
     return "text in quotes"
 
 
-def value(truth, why, hints=(), otherwise="not what torch does: run the code and look again."):
+def value(truth, why, hints=(), otherwise="that is not what torch does here: work it through again, or ask "
+                                          "for the hint.", tolerance=1e-6):
     """A prediction compared with `truth(lesson)`, computed now. `hints`
     pairs a wrong answer with the hint it gets; other wrong answers get
     `otherwise`."""
@@ -47,12 +57,12 @@ def value(truth, why, hints=(), otherwise="not what torch does: run the code and
     def judge(answer, lesson):
         answer = filled(answer)
         expected = truth(lesson)
-        if same(answer, expected):
+        if same(answer, expected, tolerance):
             return True, why
         if not _comparable(answer, expected):
-            return False, f"give {_form(expected)}; you gave a {type(answer).__name__}."
+            return False, f"give {_form(expected, answer)}; you gave {answer!r}."
         for wrong, hint in hints:
-            if same(answer, wrong):
+            if same(answer, wrong, tolerance):
                 return False, hint
         return False, otherwise
 
@@ -90,3 +100,8 @@ def graph_difference(yours, asked, where):
             return f"{where} your graph has {a} where {b} was asked (operation {position + 1} from the output)."
     longer, count = ("more", len(mine) - len(theirs)) if len(mine) > len(theirs) else ("fewer", len(theirs) - len(mine))
     return f"{where} your graph records {count} {longer} operation(s) than asked: {mine} against {theirs}."
+
+
+def plural(count, word):
+    """"1 leaf", "2 leaves": `word` is (singular, plural)."""
+    return f"{count} {word[0] if count == 1 else word[1]}"

@@ -2,10 +2,9 @@
 
 import torch
 
-from ..engine import record_backward
 from ..graph import trace_graph
 from . import Exercise, ExerciseSet, filled, filled_function
-from .judges import choice, value
+from .judges import choice, plural, value
 
 
 def _same_node_for_x_times_x(_lesson):
@@ -66,39 +65,42 @@ def _count_leaves(answer, _lesson):
         truth = trace_graph(tensor).count("leaf")
         if counted != truth:
             more = " Keep a set of the nodes already seen: a leaf used twice is one node." if counted > truth else ""
-            return False, f"on {name} your function counts {counted!r} leaves, and torch's graph has {truth}.{more}"
+            found = plural(counted, ("leaf", "leaves")) if isinstance(counted, int) else repr(counted)
+            return False, f"on {name} your function counts {found}, and torch's graph has {truth}.{more}"
     return True, "a walk that visits each node once finds exactly one AccumulateGrad per leaf that needs a gradient."
 
 
-LAST_OPTIONS = {
-    "a": "AddBackward0 runs first: it made out, so its gradient (1) is known at once.",
-    "b": "SinBackward0 waits for both gradients of h, but after it one node is still waiting for more.",
-    "c": "x's AccumulateGrad receives from two paths (the + x and, through sin, the product), so it runs once, "
-         "after everything else has sent its share.",
-    "d": "ExpBackward0 sends its gradient on to SinBackward0, which has not run yet.",
+BEFORE_SIN = {
+    "a": "AddBackward0 does run before it, but SinBackward0 waits for more than the node that made out.",
+    "b": "h is used twice, by the product and by exp; the engine runs SinBackward0 only once the gradients from "
+         "both users of h have arrived.",
+    "c": "x's AccumulateGrad runs after SinBackward0: it receives a gradient from it.",
+    "d": "The engine's order follows the arrows backward, from the output, not the order the nodes were made in.",
 }
-LABEL_OF = {"a": "AddBackward0", "b": "SinBackward0", "c": "AccumulateGrad", "d": "ExpBackward0"}
 
 
-def _last_in_diamond(lesson):
-    last = record_backward(lesson["diamond"]()[0])[-1].label
-    return next(key for key, label in LABEL_OF.items() if label == last)
+def _users_of_h(lesson):
+    out, _ = lesson["diamond"]()
+    graph = trace_graph(out)
+    sin = graph.find("SinBackward0")[0].id
+    users = {next(n.label for n in graph.nodes if n.id == e.dst) for e in graph.edges if e.src == sin}
+    return "b" if users == {"MulBackward0", "ExpBackward0"} else "a"
 
 
-def _leaves_of_sequential(_lesson):
-    model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU(), torch.nn.Linear(4, 1))
+def _leaves_of_deeper_model(_lesson):
+    model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU(), torch.nn.Linear(4, 4), torch.nn.ReLU(),
+                                torch.nn.Linear(4, 1, bias=False))
     return trace_graph(model(torch.randn(2, 3)).sum(), model).count("leaf")
 
 
 EXERCISES = (
     Exercise(1, "predict", "one input used twice", "True or False",
-             value(_same_node_for_x_times_x, "both entries point at the one AccumulateGrad node of x, which adds up "
-                   "the two gradients it receives.",
-                   hints=((False, "compare them with `is`: a leaf has a single AccumulateGrad node, reached from both "
-                                  "inputs of x * x."),)),
+             value(_same_node_for_x_times_x, "both entries point at the one AccumulateGrad node of x; the engine "
+                   "adds the two gradients for x together before it runs that node, once.",
+                   hints=((False, "compare the two entries with `is`, and look again."),)),
              hint="pairs = (x * x).grad_fn.next_functions, then look at pairs[0][0] is pairs[1][0].",
              solution="answer_1 = True", answer_name="answer_1",
-             wrong=(("answer_1 = False", "single AccumulateGrad"), ("answer_1 = 'yes'", "True or False"))),
+             wrong=(("answer_1 = False", "with `is`"), ("answer_1 = 'yes'", "True or False"))),
     Exercise(2, "predict", "what sin saves", "the attribute's name in quotes, such as '_saved_other'",
              _what_sin_saves,
              hint="What does the derivative of sin(x) need to be computed: the input x, or the output sin(x)?",
@@ -116,19 +118,24 @@ EXERCISES = (
                     ("def count_leaves(t):\n    q, n = [t.grad_fn], 0\n    while q:\n        f = q.pop()\n"
                      "        if f is None:\n            continue\n        n += f.name().endswith('AccumulateGrad')\n"
                      "        q += [c for c, _ in f.next_functions]\n    return n", "a set of the nodes"))),
-    Exercise(4, "choose", "who runs last", "a letter in quotes, such as 'a'", choice(LAST_OPTIONS, _last_in_diamond),
-             hint="A node runs once all the gradients for it have arrived. Which node gets gradients from the most "
-                  "places?",
-             solution="answer_4 = 'c'", answer_name="answer_4",
-             wrong=(("answer_4 = 'a'", "runs first"), ("answer_4 = 'b'", "still waiting")), needs=("diamond",)),
-    Exercise(5, "predict", "leaves of a small model", "a whole number",
-             value(_leaves_of_sequential, "one AccumulateGrad per parameter: the weight and the bias of each Linear.",
-                   hints=((2, "each Linear has two parameters, a weight and a bias."),
-                          (3, "ReLU has no parameters, but each Linear has two."),
-                          (6, "ReLU has no parameters to learn."))),
-             hint="List model.named_parameters(): each parameter is a leaf.",
-             solution="answer_5 = 4", answer_name="answer_5",
-             wrong=(("answer_5 = 2", "weight and a bias"), ("answer_5 = 3", "ReLU has no parameters"))),
+    Exercise(4, "choose", "what SinBackward0 waits for", "a letter in quotes, such as 'a'",
+             choice(BEFORE_SIN, _users_of_h),
+             hint="A node runs once every gradient for its output has arrived. Which nodes used h?",
+             solution="answer_4 = 'b'", answer_name="answer_4",
+             wrong=(("answer_4 = 'a'", "waits for more"), ("answer_4 = 'c'", "receives a gradient from it"),
+                    ("answer_4 = 'd'", "not the order")), needs=("diamond",)),
+    Exercise(5, "predict", "leaves of a deeper model", "a whole number",
+             value(_leaves_of_deeper_model, "one AccumulateGrad per parameter: a weight and a bias for the first "
+                   "two Linear layers, a weight alone for the last (bias=False). The input needs no gradient and "
+                   "gets no node.",
+                   hints=((6, "the last Linear was made with bias=False: it has a weight only."),
+                          (3, "a Linear layer with a bias has two parameters, a weight and a bias."),
+                          (7, "ReLU has no parameters, and the last Linear has no bias."),
+                          (8, "ReLU has no parameters to learn.")),
+                   otherwise="count the parameters: each one gets an AccumulateGrad node, and nothing else does."),
+             hint="Each parameter (model.named_parameters()) gets one; the input needs no gradient and gets none.",
+             solution="answer_5 = 5", answer_name="answer_5",
+             wrong=(("answer_5 = 6", "bias=False"), ("answer_5 = 3", "weight and a bias"), ("answer_5 = 8", "ReLU"))),
 )
 
 

@@ -4,6 +4,7 @@ import torch
 
 from ..graph import trace_graph
 from ..models import TanhRNNCell
+from ..saved_memory import SavedTensors
 from . import Exercise, ExerciseSet, answer_from, filled_function
 from .judges import choice, value
 
@@ -36,6 +37,8 @@ def _train(answer, _lesson):
         raise
     if not isinstance(losses, list) or len(losses) != len(batches):
         return False, f"return the list of the {len(batches)} batch losses."
+    if not all(isinstance(loss, torch.Tensor) and loss.grad_fn is not None for loss in losses):
+        return False, "return the loss tensors themselves (not loss.item()): the check looks at their graphs."
     steps = [len(trace_graph(loss).find("TanhBackward0")) for loss in losses]
     if steps == [4, 8, 12]:
         return False, ("the error is gone, but each batch's graph still holds the earlier batches (4, 8, 12 steps) "
@@ -43,6 +46,11 @@ def _train(answer, _lesson):
     if steps != [4, 4, 4]:
         return False, (f"each batch's loss should reach back over its own 4 steps; yours reach {steps}. "
                        "Detach once per batch, before its first step.")
+    torch.manual_seed(4)
+    asked = answer_from(TRAIN, "train")(TanhRNNCell(2, 3), [torch.randn(4, 2) for _ in range(3)])
+    if not all(torch.allclose(a, b) for a, b in zip(losses, asked, strict=True)):
+        return False, ("each batch's graph is right, but the losses' values differ: the values of h must carry over "
+                       "from one batch to the next, only its history is cut.")
     return True, "h.detach() keeps the values and drops the history: every batch has a graph of its own 4 steps."
 
 
@@ -96,21 +104,11 @@ def train_and_log(layer, batches):
 
 
 def _peak_saved(run):
-    """Run `run()`; return the most bytes of saved tensors alive at once."""
-    alive, peak = {}, [0]
-
-    def pack(tensor):
-        alive[id(tensor)] = tensor.nbytes
-        peak[0] = max(peak[0], sum(alive.values()))
-        return tensor
-
-    def unpack(tensor):
-        alive.pop(id(tensor), None)
-        return tensor
-
-    with torch.autograd.graph.saved_tensors_hooks(pack, unpack):
+    """Run `run()`; return its result and the most bytes of saved tensors
+    that graphs held at once."""
+    with SavedTensors() as saved:
         result = run()
-    return result, peak[0]
+    return result, saved.peak_bytes
 
 
 def _train_and_log(answer, _lesson):
@@ -122,13 +120,17 @@ def _train_and_log(answer, _lesson):
     batches = torch.randn(6, 8, 4)
     total, peak = _peak_saved(lambda: answer(layers[0], batches))
     asked, asked_peak = _peak_saved(lambda: answer_from(LOG, "train_and_log")(layers[1], batches))
-    if isinstance(total, torch.Tensor):
+    if layers[0].weight.grad is None or not torch.allclose(layers[0].weight.grad, layers[1].weight.grad):
+        return False, "the layer's gradients are not those of all the batches' losses: does every loss get a backward?"
+    if isinstance(total, torch.Tensor) and total.requires_grad:
         return False, ("your total is a tensor, and every loss added to it keeps its graph: log loss.item(), a "
                        "Python number, and call backward() on each loss as it comes.")
+    if not isinstance(total, (int, float)):
+        return False, f"return the logged total as a Python number (loss.item() gives one); you returned {total!r}."
+    if abs(total - asked) > 1e-5:
+        return False, f"your logged total is {total:.4g}: add each batch's loss.item() once."
     if peak > asked_peak:
         return False, f"{peak} bytes of saved tensors were alive at once against {asked_peak} for one batch at a time."
-    if not torch.allclose(layers[0].weight.grad, layers[1].weight.grad) or abs(total - asked) > 1e-5:
-        return False, "the gradients or the logged total differ: backward each batch's loss and add loss.item()."
     return True, "one batch's graph at a time: loss.backward() frees it, and loss.item() logs a plain number."
 
 
@@ -139,7 +141,9 @@ EXERCISES = (
              wrong=((UNFIXED, "freed graph"),
                     (UNFIXED.replace("loss.backward()", "loss.backward(retain_graph=True)"), "4, 8, 12"),
                     (TRAIN.replace("            h = cell(x, h)", "            h = cell(x, h.detach())"),
-                     "once per batch"))),
+                     "once per batch"),
+                    (TRAIN.replace("        h = h.detach()", "        h = torch.zeros(cell.b.shape[0])"), "carry over"),
+                    (TRAIN.replace("losses.append(loss)", "losses.append(loss.item())"), "loss tensors"))),
     Exercise(2, "choose", "which error", "a letter in quotes, such as 'a'", choice(INPLACE, _inplace_error),
              hint="What does SigmoidBackward0 save, and what does mul_ do to it?",
              solution="answer_2 = 'b'", answer_name="answer_2",
@@ -155,7 +159,9 @@ EXERCISES = (
              _train_and_log,
              hint="Keep a running total of plain numbers, and give each loss its own backward().",
              solution=LOG, answer_name="train_and_log",
-             wrong=((UNLOGGED, "tensor"), (LOG.replace("loss.item()", "loss.item() * 2"), "differ"))),
+             wrong=((UNLOGGED, "keeps its graph"), (LOG.replace("loss.item()", "loss.item() * 2"), "logged total"),
+                    (LOG.replace("        loss.backward()\n", ""), "does every loss get a backward"),
+                    (LOG.replace("total += loss.item()", "total = total + loss.detach()"), "Python number"))),
 )
 
 
