@@ -75,11 +75,11 @@ def _wrong_type(item, where):
 
 
 def _unique(items):
-    kept = []
+    """The items, each once, in order (by identity: tensors compare by value)."""
+    first = {}
     for item in items:
-        if not any(item is seen for seen in kept):
-            kept.append(item)
-    return kept
+        first.setdefault(id(item), item)
+    return list(first.values())
 
 
 def leaf_names(params):
@@ -106,6 +106,13 @@ def check_max_nodes(max_nodes):
     if max_nodes < 1:
         raise wrong(ValueError, f"max_nodes must be at least 1 (or None for no limit); got {max_nodes}")
     return max_nodes
+
+
+def check_flag(value, name):
+    """True or False, for an option such as saved=."""
+    if not isinstance(value, bool):
+        raise wrong(TypeError, f"{name} must be True or False; got {value!r}")
+    return value
 
 
 def check_highlight(highlight, graph):

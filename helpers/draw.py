@@ -60,7 +60,8 @@ def draw_graph(root, params=None, *, constants=True, highlight=(), max_nodes=300
     highlight: node labels ("AddBackward0") or ids ("n2") to colour; a name
         that matches no node is an error that lists what there is.
     max_nodes: draw at most this many nodes, nearest the output first; a red
-        note says how many were left out and which nodes lost inputs.
+        note says how many were left out, and each node whose inputs were
+        left out says so in red ("[inputs not drawn]").
     notes: a dict of node id -> a short note written in blue under the node
         (and after "#" in the text form), such as {"n1": "backward step 1"}.
 

@@ -1,18 +1,22 @@
-"""Read the values a backward node saved for later (`_saved_*`), noting
-which ones `backward()` has freed."""
+"""Describe the values a backward node saved for later (`_saved_*`), without
+side effects: a value packed by a saved-tensor hook is described from its
+packed form (`_raw_saved_*`) and never unpacked, so drawing runs no user
+code, re-runs no checkpointed forward and consumes nothing."""
 
-import re
+import functools
 from dataclasses import dataclass
 
 import torch
 
-ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+MAX_TEXT = 60
+CHECKPOINT = "torch.utils.checkpoint"
 
 
 @dataclass(frozen=True)
 class Saved:
-    """One saved value: `name` without the `_saved_` prefix, a short `text`
-    ("tensor of shape (3, 3)", "2", "freed"), and whether backward() freed it."""
+    """One saved value: `name` without the `_saved_` prefix, a short one-line
+    `text` ("tensor of shape (3, 3)", "2", "freed"), and whether backward()
+    freed it."""
 
     name: str
     text: str
@@ -21,49 +25,93 @@ class Saved:
 
 def shape_text(tensor):
     """"scalar" for a 0-d tensor, else its shape as Python writes a tuple:
-    "shape (3,)", "shape (3, 4)" (never a bare "3", which reads as a value)."""
-    return "scalar" if tensor.dim() == 0 else f"shape {tuple(tensor.shape)}"
-
-
-def _sizes(tensor):
-    return str(tuple(tensor.shape))
-
-
-def saved_values(fn):
-    """The `Saved` values of one backward node, sorted by name.
-
-    A saved slot holding None (nothing was needed) is left out. Custom
-    `torch.autograd.Function` nodes report their `saved_tensors`."""
-    found = []
-    for attr in dir(fn):
-        if attr.startswith("_saved_"):
-            found.extend(_read(fn, attr, attr.removeprefix("_saved_")))
-    if "saved_tensors" in dir(fn):
-        found.extend(_read(fn, "saved_tensors", "saved_tensors"))
-    return tuple(found)
-
-
-def _read(fn, attr, name):
+    "shape (3,)", "shape (3, 4)" (never a bare "3", which reads as a value).
+    A tensor whose sizes cannot be read (a strided nested tensor) says so."""
     try:
-        value = getattr(fn, attr)
-    except RuntimeError as err:
-        freed = "freed" in str(err)
-        return [Saved(name, "freed" if freed else "unreadable", freed)]
-    if value is None:
-        return []
-    return [Saved(name, value_text(value))]
+        return "scalar" if tensor.dim() == 0 else f"shape {tuple(tensor.shape)}"
+    except RuntimeError:
+        return "nested, sizes vary" if getattr(tensor, "is_nested", False) else "sizes unreadable"
 
 
 def tensor_text(tensor):
     """"scalar tensor", or "tensor of shape (3, 4)"."""
-    return "scalar tensor" if tensor.dim() == 0 else f"tensor of shape {_sizes(tensor)}"
+    shape = shape_text(tensor)
+    return "scalar tensor" if shape == "scalar" else f"tensor of {shape}"
+
+
+@functools.cache
+def _saved_names(node_type):
+    """The `_saved_*` attributes of a node class (the same for every node of it)."""
+    names = [a for a in dir(node_type) if a.startswith("_saved_")]
+    if "saved_tensors" in dir(node_type):        # a custom torch.autograd.Function
+        names.append("saved_tensors")
+    return tuple(names)
+
+
+def saved_values(fn):
+    """The `Saved` values of one backward node, sorted by name. A slot that
+    holds None (nothing was needed) is left out."""
+    found = []
+    for attr in _saved_names(type(fn)):
+        name = attr.removeprefix("_saved_")
+        try:
+            raw = getattr(fn, "_raw_saved_tensors" if attr == "saved_tensors" else "_raw" + attr, None)
+        except RuntimeError as err:                 # a custom Function's, once freed
+            found.append(_unreadable(name, str(err)))
+            continue
+        found += _describe(fn, attr, name, raw)
+    return tuple(found)
+
+
+def _describe(fn, attr, name, raw):
+    raws = raw if isinstance(raw, (list, tuple)) else [raw]
+    hooks = [r.unpack_hook for r in raws if r is not None and hasattr(r, "unpack_hook") and r.unpack_hook]
+    if hooks:
+        if all(getattr(hook, "__module__", "") == CHECKPOINT for hook in hooks):
+            return [Saved(name, "not kept: recomputed in backward (checkpoint)")]
+        kinds = sorted({type(r.data).__name__ for r in raws if r is not None})
+        return [Saved(name, _bounded(f"packed by a saved-tensor hook (as {', '.join(kinds)})"))]
+    try:
+        value = getattr(fn, attr)                 # no hook: reading runs no user code
+    except RuntimeError as err:
+        return [_unreadable(name, str(err))]
+    if value is None or (isinstance(value, tuple) and not value):
+        return []
+    return [Saved(name, value_text(value))]
+
+
+def _unreadable(name, message):
+    if "modified by an inplace operation" in message:
+        versions = message.split("is at version ")[-1].split(";")[0] if "is at version" in message else "?"
+        expected = message.split("expected version ")[-1].split(" ")[0] if "expected version" in message else "?"
+        return Saved(name, f"modified in place since saved (version {expected} then, {versions} now)")
+    freed = "freed" in message
+    return Saved(name, "freed" if freed else "unreadable", freed)
 
 
 def value_text(value):
-    """A short, deterministic description of a saved value."""
+    """A short, one-line, deterministic description of a saved value."""
+    return _bounded(_text(value))
+
+
+def _text(value):
     if isinstance(value, torch.Tensor):
         return tensor_text(value)
-    if isinstance(value, (list, tuple)) and value and all(isinstance(v, torch.Tensor) for v in value):
-        return "tensors of shapes " + ", ".join(_sizes(v) for v in value)
-    text = ADDRESS.sub("", repr(value))
-    return text if len(text) <= 24 else text[:23] + "…"
+    if isinstance(value, bool) or value is None:
+        return repr(value)
+    if isinstance(value, int):
+        return str(value - 2**64 if value >= 2**63 else value)    # torch hands out -1 as 2**64 - 1
+    if isinstance(value, float):
+        return f"{value:g}"
+    if isinstance(value, (list, tuple)):
+        if value and all(isinstance(v, torch.Tensor) for v in value):
+            shapes = [shape_text(v).removeprefix("shape ") for v in value]
+            return f"{len(value)} tensors of shapes {', '.join(shapes)}" if len(value) > 1 else tensor_text(value[0])
+        inner = ", ".join(_text(v) for v in value)
+        return f"({inner}{',' if len(value) == 1 else ''})" if isinstance(value, tuple) else f"[{inner}]"
+    return type(value).__name__ if " at 0x" in repr(value) else repr(value)
+
+
+def _bounded(text):
+    text = " ".join(text.split())
+    return text if len(text) <= MAX_TEXT else text[:MAX_TEXT - 1] + "…"

@@ -44,11 +44,15 @@ def _op_labels(tensor):
 
 
 def loop_view(forward, n):
-    """The graph of `forward(x, n)` (a loop of `n` rounds), with its counts."""
+    """The graph of `forward(x, n)` (a loop of `n` rounds), with its counts:
+    autograd nodes (operations and the leaf's AccumulateGrad) apart from
+    the boxes the drawing adds (None placeholders, the output)."""
     x = torch.tensor(1.0, requires_grad=True)
-    drawing = draw_graph(forward(x, n), {"x": x})
+    y = forward(x, n)
+    drawing = draw_graph(y, {"x": x})
     graph = drawing.graph
-    return drawing.html(f"n = {n}: {graph.count('op')} operations, {len(graph.nodes)} nodes in all")
+    return drawing.html(f"n = {n}: {graph.count('op')} operations, {len(autograd_nodes(y))} autograd nodes, "
+                        f"{len(graph.nodes)} boxes drawn")
 
 
 def while_view(forward, value):

@@ -39,14 +39,15 @@ def golden(request):
 
 @pytest.fixture
 def timings(request):
-    """A list that the browser tests add measured figures to; printed at the end."""
+    """A list that tests add measured figures to (browser timings, sweep
+    counts); printed at the end of the run."""
     return request.config.stash.setdefault(TIMINGS, [])
 
 
 def pytest_terminal_summary(terminalreporter, config):
     figures = config.stash.get(TIMINGS, [])
     if figures:
-        terminalreporter.section("browser timings (figures, not assertions)")
+        terminalreporter.section("figures (measured, not asserted)")
         for line in figures:
             terminalreporter.write_line(line)
 

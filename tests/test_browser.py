@@ -71,7 +71,7 @@ def _widgets_01(page, timings):
                    lambda cell: cell.locator(".widget-checkbox input").click())
     assert "AddBackward0" not in html and "use_extra_layer=False" in html
     html = _redraw(page, timings, name, "loop slider n", "partial(loop_view", _arrow(page))
-    assert "n = 4: 8 operations" in html and html.count(">MulBackward0<") == 4
+    assert "n = 4: 8 operations, 9 autograd nodes, 18 boxes drawn" in html and html.count(">MulBackward0<") == 4
     html = _redraw(page, timings, name, "while slider x", "partial(while_view", _arrow(page, "End"))
     assert "x = 1000: 10 halvings, depth 10" in html and html.count(">DivBackward0<") == 10
     html = _redraw(page, timings, name, "sequence dropdown", "partial(sequence_view",

@@ -19,7 +19,7 @@ def test_note_example_exact(note_example):
         Node("n1", "op", "MulBackward0", saved=(Saved("other", "scalar tensor"),)),
         Node("n2", "op", "PowBackward0", saved=(Saved("exponent", "2"), Saved("self", "scalar tensor"))),
         Node("n3", "const", "None"),
-        Node("n4", "leaf", "x", "scalar"),
+        Node("n4", "leaf", "x", "scalar", uses=1),
     )
     assert g.edges == (
         Edge("n1", "n0", 0, 0),
@@ -110,7 +110,7 @@ def test_custom_function_saved_tensors():
 
     out = Double.apply(torch.ones(3, requires_grad=True))
     node = trace_graph(out).find("DoubleBackward")[0]
-    assert node.saved == (Saved("saved_tensors", "tensors of shapes (3,)"),)
+    assert node.saved == (Saved("saved_tensors", "tensor of shape (3,)"),)
     out.sum().backward()
     assert trace_graph(out).find("DoubleBackward")[0].saved[0].freed
 

@@ -12,6 +12,7 @@ import gc
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -20,6 +21,7 @@ import torch
 import torchviz
 from lessons import lesson_function
 from nav import notebook_paths
+from real_models import REAL, _checkpointed_encoder, _plain_encoder
 
 from helpers import draw_graph, trace_graph
 from helpers.svg import _laid_out
@@ -78,6 +80,37 @@ def big_graphs():
     return rows
 
 
+def real_models():
+    """Trace plus SVG of each real model (SVG cache cleared), side by side."""
+    rows = ["| real model | graph nodes | trace + SVG |", "|---|---:|---:|"]
+    for name, build in REAL.items():
+        torch.manual_seed(0)
+        root = build()
+        seconds = median_time(lambda root=root: draw_graph(root).svg(), 3)
+        rows.append(f"| {name} | {len(trace_graph(root, saved=False).nodes):,} | {seconds:.3f} s |")
+    torch.manual_seed(0)
+    plain, checkpointed = _plain_encoder(), _checkpointed_encoder()
+    a = median_time(lambda: draw_graph(plain).svg(), 3)
+    b = median_time(lambda: draw_graph(checkpointed).svg(), 3)
+    rows.append(f"| 4-layer encoder, plain / checkpointed (non-reentrant) | - | {a:.3f} s / {b:.3f} s "
+                f"(ratio {b / a:.2f}) |")
+    return rows
+
+
+def big_walks():
+    """What the size of a graph costs: saved values read or not, many roots."""
+    w, h = rnn(100_000)
+    x = torch.randn(20_000, requires_grad=True)
+    pieces = list((x * 2).unbind())
+    rows = ["| h = tanh(W @ h), T = 100,000 (200,003 nodes) | time |", "|---|---:|",
+            f"| trace_graph, saved values read | {median_time(lambda: trace_graph(h), 1):.2f} s |",
+            f"| trace_graph(saved=False) | {median_time(lambda: trace_graph(h, saved=False), 3):.2f} s |",
+            f"| draw_graph (300 nodes drawn) + SVG | {median_time(lambda: draw_graph(h, {'W': w}).svg(), 3):.2f} s |",
+            f"| trace_graph of 20,000 unbind outputs as roots, max_nodes=300 | "
+            f"{median_time(lambda: trace_graph(pieces, max_nodes=300), 3):.3f} s |"]
+    return rows
+
+
 def redraw():
     def ours():
         x = torch.tensor(3.0, requires_grad=True)
@@ -125,12 +158,26 @@ def nbval_times():
     return rows
 
 
+def in_a_big_stack(part):
+    """Run `part` in a thread with a 512 MB stack. Freeing a graph tens of
+    thousands of nodes deep, once it has been walked from Python, recurses in
+    torch's C++ deleter and overflows the usual 8 MB stack (a crash of the
+    process, torch's own limit: a plain loop over next_functions does it)."""
+    result = []
+    threading.stack_size(512 * 2**20)
+    worker = threading.Thread(target=lambda: result.append(part()))
+    worker.start()
+    worker.join()
+    threading.stack_size(0)
+    return result[0]
+
+
 def main():
     torch.manual_seed(0)
     graphviz = subprocess.run(["dot", "-V"], capture_output=True, text=True).stderr.strip()
     print(f"# Benchmark (torch {torch.__version__}, torchviz 0.0.3, {graphviz})\n")
-    for part in (big_graphs, redraw, memory, nbval_times):
-        print("\n".join(part()) + "\n", flush=True)
+    for part in (big_graphs, real_models, big_walks, redraw, memory, nbval_times):
+        print("\n".join(in_a_big_stack(part)) + "\n", flush=True)
 
 
 if __name__ == "__main__":

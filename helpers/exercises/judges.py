@@ -37,6 +37,8 @@ def _comparable(answer, expected):
 
 
 def _form(expected, answer):
+    if isinstance(expected, Real) and isinstance(answer, (list, tuple)):
+        return "a single number, without quotes"
     if isinstance(answer, torch.Tensor):
         return "a plain Python number, not a tensor (.item() turns a one-element tensor into one)"
     if isinstance(expected, bool):

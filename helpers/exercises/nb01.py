@@ -4,7 +4,7 @@ import torch
 
 from ..graph import autograd_nodes, trace_graph
 from . import Exercise, ExerciseSet, answer_from, filled, filled_function
-from .judges import choice, graph_difference, op_labels, value
+from .judges import choice, op_labels, value
 
 
 def _autograd_nodes_of_twenty_rounds(lesson):
@@ -29,19 +29,21 @@ def _sign_forward(answer, _lesson):
     for start in (2.0, 0.5, -2.0, 0.0):
         x, x_ref = torch.tensor(start, requires_grad=True), torch.tensor(start, requires_grad=True)
         y, y_ref = filled(answer(x)), asked(x_ref)
-        if not isinstance(y, torch.Tensor) or y.grad_fn is None:
+        if not isinstance(y, torch.Tensor):
             return False, f"for x = {start} your function returned {y!r}: return a tensor computed from x."
+        if y.grad_fn is None:
+            return False, f"for x = {start} your result has no grad_fn: was it detached, or made under no_grad()?"
         if "WhereBackward0" in op_labels(y):
             return False, ("torch.where computes both branches and records both; use a Python if, so that only "
                            "the branch taken is recorded.")
         if op_labels(y) == ["MulBackward0"] and op_labels(y_ref) == ["PowBackward0"] and _squares(y):
             return False, (f"for x = {start} your graph multiplies x by itself (MulBackward0, the leaf used twice); "
                            "the exercise asks for x ** 2, which records PowBackward0.")
-        difference = graph_difference(y, y_ref, f"for x = {start}")
-        if difference and start == 0.0:
-            return False, difference + " Is 0 positive?"
-        if difference:
-            return False, difference + " Which branch should run for this x?"
+        if op_labels(y) != op_labels(y_ref):
+            asked_op = "x * 3 (MulBackward0)" if start > 0 else "x ** 2 (PowBackward0)"
+            zero = " (0 is not positive)" if start == 0.0 else ""
+            return False, (f"for x = {start}{zero} the exercise asks for {asked_op}; your graph records "
+                           f"{', '.join(op_labels(y))}.")
         y.backward()
         y_ref.backward()
         if not torch.allclose(x.grad, x_ref.grad):
@@ -80,21 +82,22 @@ Q2 = Exercise(
     solution=SIGN_FORWARD, answer_name="sign_forward",
     wrong=(("def sign_forward(x):\n    return x * 3 if x > 0 else x * x", "multiplies x by itself"),
            ("def sign_forward(x):\n    return torch.where(x > 0, x * 3, x ** 2)", "torch.where"),
-           ("def sign_forward(x):\n    return x * 3 if x >= 0 else x ** 2", "Is 0 positive?"),
+           ("def sign_forward(x):\n    return x * 3 if x >= 0 else x ** 2", "0 is not positive"),
            ("def sign_forward(x):\n    return x * 3 if x > 1 else x ** 2", "for x = 0.5"),
+           ("def sign_forward(x):\n    return (x * 3).detach() if x > 0 else x ** 2", "no grad_fn"),
            ("def sign_forward(x):\n    return ____", "replace ____")),
 )
 Q3 = Exercise(
     3, "predict", "halvings of 200", "a whole number",
     value(_halvings_of_200, "200 → 100 → 50 → 25 → 12.5 → 6.25 → 3.125 → 1.5625 → 0.78125: eight rounds, eight "
           "DivBackward0 nodes.",
-          hints=((7, "after seven halvings 200 is 1.5625, still above 1: the loop runs once more."),
-                 (9, "after eight halvings it is 0.78125, at most 1: the loop has stopped."),
+          hints=((7, "too few: check the value after your last halving against the loop's condition."),
+                 (9, "too many: the loop stops as soon as the value is at most 1."),
                  (200, "count the halvings, the rounds the while loop ran, not the value.")),
           otherwise="halve 200 until it is at most 1, counting the rounds."),
     hint="Halve 200 by hand: 100, 50, ... and stop at the first value at most 1.",
     solution="answer_3 = 8", answer_name="answer_3",
-    wrong=(("answer_3 = 7", "still above 1"), ("answer_3 = 9", "has stopped")),
+    wrong=(("answer_3 = 7", "too few"), ("answer_3 = 9", "too many")),
     needs=("halve_until_small",),
 )
 ABS_OPTIONS = {

@@ -2,6 +2,7 @@
 
 import torch
 
+from ..engine import record_backward
 from ..graph import trace_graph
 from . import Exercise, ExerciseSet, filled, filled_function
 from .judges import choice, plural, value
@@ -13,21 +14,20 @@ def _same_node_for_x_times_x(_lesson):
     return first is second
 
 
-def _what_sin_saves(answer, _lesson):
+def _what_tanh_saves(answer, _lesson):
     answer = filled(answer)
     if not isinstance(answer, str):
-        return False, ("give the attribute's name in quotes, such as '_saved_other'; "
-                       f"you gave a {type(answer).__name__}.")
+        return False, f"give the attribute's name in quotes, such as '_saved_other'; you gave {answer!r}."
     x = torch.tensor(2.0, requires_grad=True)
-    sin_node = (torch.sin(x) * 4).grad_fn.next_functions[0][0]
-    saved = [name for name in dir(sin_node) if name.startswith("_saved_")]
-    name = answer.strip() if answer.strip().startswith("_saved_") else "_saved_" + answer.strip()
-    if saved == [name]:
-        return True, f"{sin_node.name()} keeps x itself: the derivative of sin(x) is cos(x), computed from x."
-    hints = {"_saved_result": "_saved_result is what a node keeps when its derivative is its own output (exp, "
-                              "tanh, sigmoid); the derivative of sin needs something else.",
-             "_saved_other": "_saved_other belongs to the multiplication (the * 4), not to the sine."}
-    return False, hints.get(name, f"{name} is not an attribute of this node: list them with dir(node).")
+    tanh_node = (torch.tanh(x) * 4).grad_fn.next_functions[0][0]
+    saved = [name for name in dir(tanh_node) if name.startswith("_saved_")]
+    core = answer.strip().lower().removeprefix("_").removeprefix("saved_")
+    if saved == ["_saved_" + core]:
+        return True, (f"{tanh_node.name()} keeps its own output: the derivative of tanh is 1 - tanh(x)², "
+                      "computed from the result, so x itself is not needed.")
+    hints = {"self": "_saved_self would be the input x; the derivative of tanh can be computed without it.",
+             "other": "_saved_other belongs to the multiplication (the * 4), not to the tanh."}
+    return False, hints.get(core, f"{answer!r} is not an attribute of this node: list them with dir(node).")
 
 
 COUNT_LEAVES = '''
@@ -48,7 +48,8 @@ def _graphs_to_count():
     x, w1, w2 = (torch.tensor(v, requires_grad=True) for v in (3.0, 1.5, -0.5))
     model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU(), torch.nn.Linear(4, 1))
     h = x.sin()
-    return {"x * 3": x * 3, "x * x": x * x, "w1 * 3 + w2": w1 * 3 + w2, "the diamond": h * h.exp() + x,
+    return {"x * 3": x * 3, "(x.sin() * 2).exp()": (x.sin() * 2).exp(), "x * x": x * x,
+            "w1 * 3 + w2": w1 * 3 + w2, "the diamond": h * h.exp() + x,
             "the nn.Sequential's loss": model(torch.randn(2, 3)).sum()}
 
 
@@ -70,21 +71,21 @@ def _count_leaves(answer, _lesson):
     return True, "a walk that visits each node once finds exactly one AccumulateGrad per leaf that needs a gradient."
 
 
-BEFORE_SIN = {
-    "a": "AddBackward0 does run before it, but SinBackward0 waits for more than the node that made out.",
-    "b": "h is used twice, by the product and by exp; the engine runs SinBackward0 only once the gradients from "
-         "both users of h have arrived.",
-    "c": "x's AccumulateGrad runs after SinBackward0: it receives a gradient from it.",
-    "d": "The engine's order follows the arrows backward, from the output, not the order the nodes were made in.",
+BEFORE_MUL = {
+    "a": "AddBackward0 does run before it, but the MulBackward0 waits for more than the node that made out.",
+    "b": "p is used twice, by sin and by exp; the engine runs p's MulBackward0 only once the gradients from both "
+         "users of p (and so AddBackward0 before them) have arrived, and sums them.",
+    "c": "the AccumulateGrad nodes run after the MulBackward0: they receive their gradients from it.",
+    "d": "the engine's order follows the arrows backward, from the output, not the order the nodes were made in.",
 }
 
 
-def _users_of_h(lesson):
-    out, _ = lesson["diamond"]()
-    graph = trace_graph(out)
-    sin = graph.find("SinBackward0")[0].id
-    users = {next(n.label for n in graph.nodes if n.id == e.dst) for e in graph.edges if e.src == sin}
-    return "b" if users == {"MulBackward0", "ExpBackward0"} else "a"
+def _before_the_product(_lesson):
+    a, b = torch.tensor(1.0, requires_grad=True), torch.tensor(2.0, requires_grad=True)
+    p = a * b
+    steps = [s.label for s in record_backward(p.sin() + p.exp())]
+    before = set(steps[:steps.index("MulBackward0")])
+    return "b" if before == {"AddBackward0", "SinBackward0", "ExpBackward0"} else "a"
 
 
 def _leaves_of_deeper_model(_lesson):
@@ -101,11 +102,11 @@ EXERCISES = (
              hint="pairs = (x * x).grad_fn.next_functions, then look at pairs[0][0] is pairs[1][0].",
              solution="answer_1 = True", answer_name="answer_1",
              wrong=(("answer_1 = False", "with `is`"), ("answer_1 = 'yes'", "True or False"))),
-    Exercise(2, "predict", "what sin saves", "the attribute's name in quotes, such as '_saved_other'",
-             _what_sin_saves,
-             hint="What does the derivative of sin(x) need to be computed: the input x, or the output sin(x)?",
-             solution="answer_2 = '_saved_self'", answer_name="answer_2",
-             wrong=(("answer_2 = '_saved_result'", "its own output"), ("answer_2 = '_saved_other'", "multiplication"),
+    Exercise(2, "predict", "what tanh saves", "the attribute's name in quotes, such as '_saved_other'",
+             _what_tanh_saves,
+             hint="What does the derivative of tanh(x) need to be computed: the input x, or the output tanh(x)?",
+             solution="answer_2 = '_saved_result'", answer_name="answer_2",
+             wrong=(("answer_2 = '_saved_self'", "without it"), ("answer_2 = 'saved_other'", "multiplication"),
                     ("answer_2 = 2", "in quotes"))),
     Exercise(3, "write", "count the leaves", "your function (keep its name, count_leaves)", _count_leaves,
              hint="Walk as hand_walk does (a queue and a set of seen nodes), skip None entries, and count the nodes "
@@ -118,12 +119,12 @@ EXERCISES = (
                     ("def count_leaves(t):\n    q, n = [t.grad_fn], 0\n    while q:\n        f = q.pop()\n"
                      "        if f is None:\n            continue\n        n += f.name().endswith('AccumulateGrad')\n"
                      "        q += [c for c, _ in f.next_functions]\n    return n", "a set of the nodes"))),
-    Exercise(4, "choose", "what SinBackward0 waits for", "a letter in quotes, such as 'a'",
-             choice(BEFORE_SIN, _users_of_h),
-             hint="A node runs once every gradient for its output has arrived. Which nodes used h?",
+    Exercise(4, "choose", "what must run first", "a letter in quotes, such as 'a'",
+             choice(BEFORE_MUL, _before_the_product),
+             hint="A node runs once every gradient for its output has arrived. Which nodes used p?",
              solution="answer_4 = 'b'", answer_name="answer_4",
-             wrong=(("answer_4 = 'a'", "waits for more"), ("answer_4 = 'c'", "receives a gradient from it"),
-                    ("answer_4 = 'd'", "not the order")), needs=("diamond",)),
+             wrong=(("answer_4 = 'a'", "waits for more"), ("answer_4 = 'c'", "receive their gradients from it"),
+                    ("answer_4 = 'd'", "not the order"))),
     Exercise(5, "predict", "leaves of a deeper model", "a whole number",
              value(_leaves_of_deeper_model, "one AccumulateGrad per parameter: a weight and a bias for the first "
                    "two Linear layers, a weight alone for the last (bias=False). The input needs no gradient and "

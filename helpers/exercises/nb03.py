@@ -37,8 +37,10 @@ def _which_survive(answer, _lesson):
     chosen = set(answer)
     for name in sorted(chosen - truth):
         return False, f"{name} raises on the second call. " + WHY_NOT.get(name, "")
-    if truth - chosen:
-        return False, "one more of them also runs twice without an error: which other node saves nothing?"
+    missing = len(truth - chosen)
+    if missing:
+        more = "one more of them also runs" if missing == 1 else f"{missing} more of them also run"
+        return False, f"{more} twice without an error: which other nodes save nothing?"
     return True, "only the nodes that saved nothing can run again: " + " ".join(WHY_SO.values())
 
 
@@ -123,7 +125,7 @@ EXERCISES = (
                   "Draw each graph after backward() and look for 'freed'.",
              solution="answer_1 = {'x - 1', 'x.clone()'}", answer_name="answer_1",
              wrong=(("answer_1 = {'2 * x', 'x - 1', 'x.clone()'}", "Python number 2"),
-                    ("answer_1 = {'x - 1'}", "which other node saves nothing"),
+                    ("answer_1 = {'x - 1'}", "one more of them"), ("answer_1 = set()", "2 more of them"),
                     ("answer_1 = {'x - 1', 'x.clone()', 'x.sin()'}", "cos(x)"))),
     Exercise(2, "predict", "three retained calls", "a number",
              value(_grad_after_three, "each call adds dy/dx = 2x = 6 to x.grad: 6 + 6 + 6.",

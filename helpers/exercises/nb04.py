@@ -33,12 +33,13 @@ def _train(answer, _lesson):
     except RuntimeError as error:
         if "second time" in str(error):
             return False, ("the second batch's backward walks into the first batch's freed graph: h still points "
-                           "there. Cut it at the start of each batch.")
+                           "there. Cut it at the start of each batch (detach() returns a new tensor: keep it).")
         raise
     if not isinstance(losses, list) or len(losses) != len(batches):
         return False, f"return the list of the {len(batches)} batch losses."
     if not all(isinstance(loss, torch.Tensor) and loss.grad_fn is not None for loss in losses):
-        return False, "return the loss tensors themselves (not loss.item()): the check looks at their graphs."
+        return False, ("return the losses as backward saw them, tensors with their graphs (not numbers or "
+                       "detached copies): the check looks at their graphs.")
     steps = [len(trace_graph(loss).find("TanhBackward0")) for loss in losses]
     if steps == [4, 8, 12]:
         return False, ("the error is gone, but each batch's graph still holds the earlier batches (4, 8, 12 steps) "
@@ -47,10 +48,14 @@ def _train(answer, _lesson):
         return False, (f"each batch's loss should reach back over its own 4 steps; yours reach {steps}. "
                        "Detach once per batch, before its first step.")
     torch.manual_seed(4)
-    asked = answer_from(TRAIN, "train")(TanhRNNCell(2, 3), [torch.randn(4, 2) for _ in range(3)])
+    reference = TanhRNNCell(2, 3)
+    asked = answer_from(TRAIN, "train")(reference, [torch.randn(4, 2) for _ in range(3)])
     if not all(torch.allclose(a, b) for a, b in zip(losses, asked, strict=True)):
         return False, ("each batch's graph is right, but the losses' values differ: the values of h must carry over "
                        "from one batch to the next, only its history is cut.")
+    if any(p.grad is None or not torch.allclose(p.grad, q.grad)
+           for p, q in zip(cell.parameters(), reference.parameters(), strict=True)):
+        return False, "the cell's gradients are not those of every batch's loss: does each loss get its backward()?"
     return True, "h.detach() keeps the values and drops the history: every batch has a graph of its own 4 steps."
 
 
@@ -120,18 +125,21 @@ def _train_and_log(answer, _lesson):
     batches = torch.randn(6, 8, 4)
     total, peak = _peak_saved(lambda: answer(layers[0], batches))
     asked, asked_peak = _peak_saved(lambda: answer_from(LOG, "train_and_log")(layers[1], batches))
-    if layers[0].weight.grad is None or not torch.allclose(layers[0].weight.grad, layers[1].weight.grad):
-        return False, "the layer's gradients are not those of all the batches' losses: does every loss get a backward?"
     if isinstance(total, torch.Tensor) and total.requires_grad:
-        return False, ("your total is a tensor, and every loss added to it keeps its graph: log loss.item(), a "
-                       "Python number, and call backward() on each loss as it comes.")
+        return False, "your total is a tensor, and every loss added to it keeps its graph alive until the end."
+    if layers[0].weight.grad is None:
+        return False, "the layer has no gradient: does every loss get a backward()?"
+    if not torch.allclose(layers[0].weight.grad, layers[1].weight.grad):
+        return False, ("the layer's gradients are not the sum of every batch's loss gradients: is something reset "
+                       "or scaled between batches?")
     if not isinstance(total, (int, float)):
         return False, f"return the logged total as a Python number (loss.item() gives one); you returned {total!r}."
     if abs(total - asked) > 1e-5:
         return False, f"your logged total is {total:.4g}: add each batch's loss.item() once."
     if peak > asked_peak:
         return False, f"{peak} bytes of saved tensors were alive at once against {asked_peak} for one batch at a time."
-    return True, "one batch's graph at a time: loss.backward() frees it, and loss.item() logs a plain number."
+    return True, ("one batch's graph at a time: loss.backward() frees its saved tensors, the next batch's loss "
+                  "replaces it, and loss.item() logs a plain number that holds no graph.")
 
 
 EXERCISES = (
@@ -143,7 +151,8 @@ EXERCISES = (
                     (TRAIN.replace("            h = cell(x, h)", "            h = cell(x, h.detach())"),
                      "once per batch"),
                     (TRAIN.replace("        h = h.detach()", "        h = torch.zeros(cell.b.shape[0])"), "carry over"),
-                    (TRAIN.replace("losses.append(loss)", "losses.append(loss.item())"), "loss tensors"))),
+                    (TRAIN.replace("losses.append(loss)", "losses.append(loss.item())"), "not numbers"),
+                    (TRAIN.replace("        loss.backward()\n", ""), "each loss get its backward"))),
     Exercise(2, "choose", "which error", "a letter in quotes, such as 'a'", choice(INPLACE, _inplace_error),
              hint="What does SigmoidBackward0 save, and what does mul_ do to it?",
              solution="answer_2 = 'b'", answer_name="answer_2",
@@ -160,7 +169,8 @@ EXERCISES = (
              hint="Keep a running total of plain numbers, and give each loss its own backward().",
              solution=LOG, answer_name="train_and_log",
              wrong=((UNLOGGED, "keeps its graph"), (LOG.replace("loss.item()", "loss.item() * 2"), "logged total"),
-                    (LOG.replace("        loss.backward()\n", ""), "does every loss get a backward"),
+                    (LOG.replace("        loss.backward()\n", ""), "has no gradient"),
+                    (LOG.replace("loss.backward()", "(loss / 2).backward()"), "reset or scaled"),
                     (LOG.replace("total += loss.item()", "total = total + loss.detach()"), "Python number"))),
 )
 

@@ -34,8 +34,10 @@ def _tbptt(answer, _lesson):
     cell, sequence = TanhRNNCell(3, 4), torch.randn(10, 3)
     for k in (4, 3):
         mine, theirs = answer(cell, sequence, k), asked(cell, sequence, k)
-        if not isinstance(mine, list) or len(mine) != len(theirs):
-            return False, f"return one loss per chunk: {len(theirs)} losses for 10 steps and k = {k}."
+        if not isinstance(mine, (list, tuple)) or len(mine) != len(theirs):
+            return False, f"return one loss per chunk, as a list: {len(theirs)} losses for 10 steps and k = {k}."
+        if not all(isinstance(loss, torch.Tensor) and loss.grad_fn is not None for loss in mine):
+            return False, "a loss without a graph: take each chunk's loss after its steps have run."
         steps = [len(trace_graph(loss).find("TanhBackward0")) for loss in mine]
         wanted = [len(trace_graph(loss).find("TanhBackward0")) for loss in theirs]
         if steps != wanted and steps[-1] == len(sequence):
@@ -46,8 +48,9 @@ def _tbptt(answer, _lesson):
         if steps != wanted:
             return False, f"for k = {k} your losses' graphs span {steps} steps; chunks of k steps span {wanted}."
         if not all(torch.allclose(a, b) for a, b in zip(mine, theirs, strict=True)):
-            return False, "the chunk losses' values differ: detach() must not change h's values, only its history."
-    return True, "each chunk's graph spans at most k steps, so memory and backward time stay bounded."
+            return False, "the chunk losses' values differ: h's values must carry over from chunk to chunk."
+    return True, ("each chunk's graph spans at most k steps, so backward reaches back at most k steps; memory stays "
+                  "bounded when each chunk's loss is backpropagated before the next chunk runs.")
 
 
 def _leaves(_lesson):
@@ -58,7 +61,8 @@ def _leaves(_lesson):
 
 
 INTERVIEW = {
-    "a": "Eager PyTorch does not forbid padding: real models pad or pack batches, for speed.",
+    "a": "sequences of different lengths can run without padding, but real models still pad or pack batches, "
+         "for speed: 'never need' is too strong.",
     "b": "The graph is recorded as the Python runs, so per-step code is plain Python and any length works; "
          "batches are still padded or packed (with masks) because one batched step keeps the hardware busy.",
     "c": "Building the graph on every pass costs time; the gain is flexibility, not speed.",
@@ -88,18 +92,17 @@ EXERCISES = (
     Exercise(3, "predict", "leaf or not", "a set of names, such as {'p'}",
              value(_leaves, "p was created by you, and r = q.detach() has no history: both are leaves. q was made "
                    "by an operation (MulBackward0).",
-                   hints=(({"p"}, "detach() returns a tensor with no history: r is a leaf too (one that needs no "
-                                  "gradient)."),
-                          ({"p", "q", "r"}, "q was made by an operation on p: it has a grad_fn."),
-                          ({"p", "q"}, "q has a grad_fn, and r, with no history, is a leaf."))),
+                   hints=(({"p"}, "look again at r: does it have a grad_fn?"),
+                          ({"p", "q", "r"}, "look again at q: what made it?"),
+                          ({"p", "q"}, "check q.grad_fn and r.grad_fn."))),
              hint="A tensor is a leaf when no recorded operation made it: check .is_leaf for each.",
              solution="answer_3 = {'p', 'r'}", answer_name="answer_3",
-             wrong=(("answer_3 = {'p'}", "r is a leaf"), ("answer_3 = {'p', 'q', 'r'}", "grad_fn"))),
+             wrong=(("answer_3 = {'p'}", "look again at r"), ("answer_3 = {'p', 'q', 'r'}", "what made it"))),
     Exercise(4, "choose", "the answer an interviewer accepts", "a letter in quotes, such as 'a'",
              choice(INTERVIEW, lambda _lesson: "b"),
              hint="Two things are true at once: what the dynamic graph allows, and what practice does for speed.",
              solution="answer_4 = 'b'", answer_name="answer_4",
-             wrong=(("answer_4 = 'a'", "pad or pack"), ("answer_4 = 'c'", "flexibility"))),
+             wrong=(("answer_4 = 'a'", "too strong"), ("answer_4 = 'c'", "flexibility"))),
 )
 
 

@@ -22,11 +22,12 @@ def _second_call_raises(make):
     return truth
 
 
-def _grad_fn_is_none(_lesson):
+def _grad_after_retained_and_plain(_lesson):
     x = torch.tensor(2.0, requires_grad=True)
     y = x ** 2
+    y.backward(retain_graph=True)
     y.backward()
-    return y.grad_fn is None
+    return x.grad.item()
 
 
 def _failing_call(_lesson):
@@ -106,23 +107,24 @@ EXERCISES = (
              hint="What does the backward of an addition need from the forward pass?",
              solution="answer_2 = False", answer_name="answer_2",
              wrong=(("answer_2 = True", "saves nothing"), ("answer_2 = 0", "True or False"))),
-    Exercise(3, "predict", "grad_fn after backward", "True or False",
-             value(_grad_fn_is_none, "backward() frees the saved tensors, not the nodes: y.grad_fn is still "
-                   "PowBackward0.",
-                   hints=((True, "the nodes stay after backward(): print y.grad_fn and see."),)),
-             hint="Is it the nodes or the values they saved that backward() frees?",
-             solution="answer_3 = False", answer_name="answer_3",
-             wrong=(("answer_3 = True", "nodes stay"), ("answer_3 = None", "True or False"))),
+    Exercise(3, "predict", "a retained call, then a plain one", "a number",
+             value(_grad_after_retained_and_plain, "both calls run (the first kept the saved tensors), and each adds "
+                   "dy/dx = 2x = 4 to x.grad.",
+                   hints=((4.0, "both calls run, and backward adds into x.grad; it never overwrites it."),
+                          (2.0, "dy/dx of x ** 2 is 2x, at x = 2."),
+                          (16.0, "each call adds; nothing multiplies."))),
+             hint="Does the second call run? And what does each call do to x.grad?",
+             solution="answer_3 = 8", answer_name="answer_3",
+             wrong=(("answer_3 = 4", "never overwrites"), ("answer_3 = True", "a number"))),
     Exercise(4, "predict", "which call fails", "1, 2 or 3 (or 0 for none)",
              value(_failing_call, "the first call retained the graph, the second did not, so the third finds the "
                    "saved tensors freed.",
-                   hints=((2, "the first call retained the graph, so the second can still run; it is the one that "
-                              "frees."),
+                   hints=((2, "the first call retained the graph, so the second can still run."),
                           (0, "retain_graph=True was passed once, to the first call only."),
                           (1, "nothing was freed before the first call."))),
              hint="Which calls keep the saved tensors, and which free them?",
              solution="answer_4 = 3", answer_name="answer_4",
-             wrong=(("answer_4 = 2", "that frees"), ("answer_4 = 0", "first call only"))),
+             wrong=(("answer_4 = 2", "can still run"), ("answer_4 = 0", "first call only"))),
     Exercise(5, "choose", "backward after torch.no_grad()", "a letter in quotes, such as 'a'",
              choice(NO_GRAD, _no_grad_error),
              hint="Under torch.no_grad(), is y's operation recorded at all?",

@@ -1,0 +1,37 @@
+"""Check a traced graph against an independent walk of next_functions, and
+that it draws; shared by the real-model tests and the operator sweep."""
+
+import torch
+
+from helpers import draw_graph, trace_graph
+
+
+def independent_walk(roots):
+    """Distinct autograd nodes and non-None edges behind the roots, found
+    with a plain depth-first walk that shares no code with helpers/."""
+    seen, stack, edges = set(), [r.grad_fn for r in roots], 0
+    while stack:
+        fn = stack.pop()
+        if fn in seen:
+            continue
+        seen.add(fn)
+        for child, _ in fn.next_functions:
+            if child is not None:
+                edges += 1
+                stack.append(child)
+    return len(seen), edges, sorted(fn.name().removeprefix("torch::autograd::") for fn in seen)
+
+
+def check_graph(*roots):
+    """trace_graph agrees with the independent walk; draw_graph gives text and DOT."""
+    roots = [r for r in roots if isinstance(r, torch.Tensor) and r.grad_fn is not None]
+    graph = trace_graph(roots)
+    count, edges, names = independent_walk(roots)
+    real = [n for n in graph.nodes if n.kind in ("op", "leaf")]
+    kinds = {n.id: n.kind for n in graph.nodes}
+    real_edges = [e for e in graph.edges if kinds[e.src] != "const" and kinds[e.dst] != "output"]
+    assert (len(real), len(real_edges)) == (count, edges)
+    assert sorted(n.label if n.kind == "op" else "AccumulateGrad" for n in real) == names
+    drawing = draw_graph(roots, max_nodes=None if count < 400 else 300)
+    assert drawing.source.startswith("digraph") and str(drawing)
+    return graph, drawing

@@ -1,0 +1,147 @@
+"""The helpers on graphs from code nobody here wrote: torch.nn's own modules,
+custom Functions, checkpointing, saved-tensor hooks, nested and complex
+tensors, torch.compile and torch.func. Every graph must match an
+independent walk of next_functions, draw without raising, and drawing must
+change nothing: no user code run, no model state changed, no saved tensor
+consumed."""
+
+import pytest
+import torch
+from graph_check import check_graph
+from real_models import REAL
+from torch.utils.checkpoint import checkpoint
+
+from helpers import draw_graph, trace_graph
+
+
+@pytest.mark.parametrize("build", REAL.values(), ids=REAL.keys())
+def test_real_graphs_match_an_independent_walk(build):
+    torch.manual_seed(0)
+    check_graph(build())
+
+
+def test_torch_compile_output():
+    torch._dynamo.reset()
+    compiled = torch.compile(lambda x: (x * 2).sin().sum(), backend="aot_eager")
+    graph, _ = check_graph(compiled(torch.randn(3, requires_grad=True)))
+    assert graph.count("op") >= 1
+
+
+@pytest.mark.parametrize("reentrant", [False, True])
+def test_drawing_a_checkpointed_model_changes_nothing(reentrant):
+    torch.manual_seed(0)
+    block = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.BatchNorm1d(4))
+    calls = []
+    block.register_forward_hook(lambda *_: calls.append(1))
+    y = checkpoint(block, torch.randn(8, 4, requires_grad=True), use_reentrant=reentrant).sum()
+    before = (len(calls), block[1].num_batches_tracked.item(), block[1].running_mean.clone())
+    graph, drawing = check_graph(y)
+    assert (len(calls), block[1].num_batches_tracked.item()) == before[:2]
+    assert torch.equal(block[1].running_mean, before[2])
+    if not reentrant:
+        assert "recomputed in backward (checkpoint)" in str(drawing)
+
+
+def test_a_value_packed_by_a_user_hook_is_not_unpacked_by_drawing():
+    store = {}
+
+    def pack(tensor):
+        store[len(store)] = tensor
+        return len(store) - 1
+
+    def unpack(key):
+        return store.pop(key)            # hands each tensor out once, like an offloading hook
+
+    x = torch.randn(3, requires_grad=True)
+    with torch.autograd.graph.saved_tensors_hooks(pack, unpack):
+        y = (x.exp() * x).sum()
+    drawing = draw_graph(y)
+    assert "packed by a saved-tensor hook (as int)" in str(drawing)
+    y.backward()                          # still works: drawing consumed nothing
+    assert torch.allclose(x.grad, x.exp() * x + x.exp())
+
+
+def test_a_custom_function_whose_ctx_has_a_variable_is_an_op():
+    class Scale(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            ctx.variable = "not a leaf"
+            ctx.save_for_backward(a)
+            return a * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 2
+
+    x = torch.randn(3, requires_grad=True)
+    graph, _ = check_graph(Scale.apply(x).sum())
+    assert [n.label for n in graph.nodes if n.kind == "op"] == ["SumBackward0", "ScaleBackward"]
+    assert graph.count("leaf") == 1
+
+
+def test_a_custom_function_with_400_saved_tensors_gets_bounded_labels():
+    class Many(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            ctx.save_for_backward(*[a] * 400)
+            return a.clone()
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad
+
+    _, drawing = check_graph(Many.apply(torch.randn(3, requires_grad=True)).sum())
+    assert max(len(line) for line in str(drawing).splitlines()) < 200
+    assert max(len(line) for line in drawing.source.splitlines()) < 600
+
+
+def test_nested_tensors_strided_and_jagged():
+    parts = [torch.randn(2, 3), torch.randn(4, 3)]
+    strided = torch.nested.nested_tensor(parts, layout=torch.strided, requires_grad=True)
+    _, drawing = check_graph(torch.nested.to_padded_tensor(strided * 2, 0).sum())
+    assert "nested, sizes vary" in str(drawing)
+    jagged = torch.nested.nested_tensor(parts, layout=torch.jagged, requires_grad=True)
+    _, drawing = check_graph((jagged * 2).values().sum())
+    assert "shape (2, j" in str(drawing)
+
+
+def test_a_leaf_passed_with_its_result_is_one_node():
+    x = torch.randn(3, requires_grad=True)
+    graph = trace_graph([x * 2, x])
+    assert graph.count("leaf") == 1 and len(graph.nodes) == 4
+
+
+def test_negative_integers_read_as_negative():
+    x = torch.randn(2, 5, requires_grad=True)
+    text = str(draw_graph(torch.softmax(x, dim=-1)[-1].sum()))
+    assert "dim: -1" in text and "18446744073709551615" not in text
+
+
+def test_labels_are_one_line_and_summarise_tensors():
+    x = torch.randn(3, 4, requires_grad=True)
+    text = str(draw_graph(x[:, torch.tensor([[0, 1], [1, 2]])].sum()))
+    assert "tensor([[" not in text and "(None, tensor of shape (2, 2))" in text
+
+
+def test_a_saved_tensor_modified_in_place_says_so():
+    x = torch.randn(3, requires_grad=True)
+    y = x.exp()
+    z = y * 1
+    y.add_(1)
+    text = str(draw_graph(z))
+    assert "modified in place since saved (version 0 then, 1 now)" in text
+
+
+def test_a_shared_weight_shows_its_true_number_of_uses():
+    w, h = torch.randn(4, 4, requires_grad=True), torch.randn(4)
+    for _ in range(500):
+        h = torch.tanh(w @ h)
+    drawing = draw_graph(h, {"W": w})
+    assert "shared: 500 uses" in drawing.source and "drawn" in drawing.source
+
+
+def test_many_roots_are_deduplicated_by_identity():
+    x = torch.randn(2000, requires_grad=True)
+    pieces = (x * 2).unbind()
+    graph = trace_graph([*pieces, *pieces])
+    assert graph.count("output") == 2000

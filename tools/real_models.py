@@ -1,0 +1,88 @@
+"""Graphs from code nobody here wrote (torch.nn's own modules and friends),
+built small: the real-world tests and the benchmark use the same ones."""
+
+import torch
+from torch.nn.utils.rnn import pack_padded_sequence
+from torch.utils.checkpoint import checkpoint
+
+
+def _lstm_packed():
+    lstm = torch.nn.LSTM(4, 6, num_layers=2, bidirectional=True, batch_first=True)
+    packed = pack_padded_sequence(torch.randn(3, 5, 4), [5, 3, 2], batch_first=True)
+    out, (h, c) = lstm(packed)
+    return out.data.sum() + h.sum() + c.sum()
+
+
+def _gru_packed():
+    gru = torch.nn.GRU(4, 6, num_layers=3, bidirectional=True, batch_first=True)
+    packed = pack_padded_sequence(torch.randn(3, 5, 4), [5, 3, 2], batch_first=True)
+    return gru(packed)[1].sum()
+
+
+def _transformer():
+    layer = torch.nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, batch_first=True)
+    return torch.nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)(torch.randn(2, 5, 8)).sum()
+
+
+def _attention():
+    mha = torch.nn.MultiheadAttention(8, 2, batch_first=True)
+    x = torch.randn(2, 5, 8)
+    return mha(x, x, x, need_weights=True)[0].sum()
+
+
+def _cnn():
+    model = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.BatchNorm2d(4), torch.nn.ReLU(),
+                                torch.nn.MaxPool2d(2), torch.nn.Flatten(), torch.nn.Linear(4 * 3 * 3, 2))
+    return torch.nn.functional.cross_entropy(model(torch.randn(2, 3, 8, 8)), torch.tensor([0, 1]))
+
+
+def _embeddings():
+    emb, bag = torch.nn.Embedding(10, 4), torch.nn.EmbeddingBag(10, 4, mode="mean")
+    ids = torch.tensor([[1, 2, 3], [4, 5, 6]])
+    logits = emb(ids).sum(1) + bag(ids)
+    return torch.nn.functional.cross_entropy(logits, torch.tensor([0, 3]), ignore_index=-100)
+
+
+def _double_backward():
+    x = torch.randn(3, requires_grad=True)
+    (g,) = torch.autograd.grad((x ** 3).sum(), x, create_graph=True)
+    return g.sum()
+
+
+def _views_and_in_place():
+    x = torch.randn(4, 4, requires_grad=True)
+    y = x * 2
+    y[:, 0].mul_(3)
+    return y.t().reshape(-1)[-1] + y.diagonal().sum()
+
+
+def _complex():
+    z = torch.randn(3, dtype=torch.cfloat, requires_grad=True)
+    return (z * z.conj()).real.sum()
+
+
+def _torch_func():
+    w = torch.randn(3, requires_grad=True)
+    return torch.func.vmap(lambda row: (row * w).sin().sum())(torch.randn(4, 3)).sum()
+
+
+def _checkpointed_encoder(reentrant=False):
+    layer = torch.nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, batch_first=True)
+    x = torch.randn(2, 5, 8, requires_grad=True)
+    for _ in range(4):
+        x = checkpoint(layer, x, use_reentrant=reentrant)
+    return x.sum()
+
+
+def _plain_encoder():
+    layer = torch.nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, batch_first=True)
+    x = torch.randn(2, 5, 8, requires_grad=True)
+    for _ in range(4):
+        x = layer(x)
+    return x.sum()
+
+
+REAL = {"LSTM, 2 layers, bidirectional, packed": _lstm_packed, "GRU, 3 layers, bidirectional, packed": _gru_packed,
+        "TransformerEncoder": _transformer, "MultiheadAttention": _attention, "CNN with BatchNorm2d": _cnn,
+        "Embedding and EmbeddingBag with cross_entropy": _embeddings, "create_graph=True": _double_backward,
+        "views and in-place": _views_and_in_place, "complex": _complex, "torch.func.vmap": _torch_func}
