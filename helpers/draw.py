@@ -5,6 +5,7 @@ from html import escape
 from .arguments import check_highlight, check_notes, learner_facing
 from .graph import Graph, trace_graph
 from .render import legend_text, to_dot, to_text
+from .scratch import is_scratch_value, trace_scratch
 from .svg import DotUnavailable, to_svg
 
 
@@ -51,8 +52,9 @@ class Drawing:
 def draw_graph(root, params=None, *, constants=True, highlight=(), max_nodes=300, notes=None):
     """Draw the autograd graph behind `root`; returns a `Drawing`.
 
-    root: a tensor, a `grad_fn` node, a sequence of tensors, or a `Graph`
-        from `trace_graph` (then `params` and `max_nodes` are not used).
+    root: a tensor, a `grad_fn` node, a sequence of tensors, a `Graph`
+        from `trace_graph`, or a value of an autograd engine written from
+        scratch (see `scratch.py`; then `params` and `max_nodes` are not used).
     params: a dict of name -> tensor, or an `nn.Module`, to name leaves
         (an unnamed leaf is labelled "tensor").
     constants: draw the `None` inputs of `next_functions` (inputs that need
@@ -69,7 +71,12 @@ def draw_graph(root, params=None, *, constants=True, highlight=(), max_nodes=300
     Arrows follow the forward pass, from an input to the node that used it;
     backward() walks them in reverse.
     """
-    graph = root if isinstance(root, Graph) else trace_graph(root, params, max_nodes)
+    if isinstance(root, Graph):
+        graph = root
+    elif is_scratch_value(root):               # a value of notebook 07's engine, not a tensor
+        graph = trace_scratch(root)
+    else:
+        graph = trace_graph(root, params, max_nodes)
     lit = check_highlight(highlight, graph)
     notes = check_notes(notes, graph)
     return Drawing(graph, to_dot(graph, constants, lit, notes), to_text(graph, constants, lit, notes))

@@ -16,6 +16,7 @@ from .engine import record_backward
 from .graph import autograd_nodes, node_label, trace_graph
 from .models import run_sequence
 from .quiz import feedback
+from .scratch import scratch_graph
 
 # A sequence's drawing keeps the last dozen steps; the step count is always
 # taken from the whole graph.
@@ -108,3 +109,48 @@ def quiz_view(question, choice):
     right, text = feedback(question, choice)
     colour = QUIZ_COLOURS[None if choice is None else right]
     return f'<p style="color:{colour}">{escape(text)}</p>'
+
+
+@learner_facing
+def scratch_step_view(build, step):
+    """The graph of the scratch engine's value that `build()` returns, after
+    the first `step` backward rules have run: every node's grad so far, the
+    node that just ran highlighted (notebook 07)."""
+    root = build()
+    ops = [v for v in reversed(root.topological_order()) if v.inputs]
+    if not 1 <= step <= len(ops):
+        raise wrong(ValueError, f"step must be from 1 to {len(ops)}; got {step}")
+    root.backward(steps=step)
+    graph, ids = scratch_graph(root)
+    notes = {ids[id(v)]: f"grad {v.grad:.3g}" for v in root.topological_order() if getattr(v, "requires_grad", True)}
+    now = ops[step - 1]
+    caption = f"step {step} of {len(ops)}: the {now.op} node passes its grad {now.grad:.3g} on to its inputs"
+    return draw_graph(graph, notes=notes, highlight=(ids[id(now)],)).html(caption)
+
+
+def freeze_view(build, x, **frozen):
+    """`build()`'s model with the layers named in `frozen` (freeze_0=True:
+    layer 0) frozen by requires_grad_(False): the graph of model(x).sum()."""
+    model = build()
+    for name, on in frozen.items():
+        model[int(name.removeprefix("freeze_"))].requires_grad_(not on)
+    loss = model(x).sum()
+    trainable = [n for n, p in model.named_parameters() if p.requires_grad]
+    caption = f"trainable: {', '.join(trainable) or 'nothing'}; {len(trainable)} AccumulateGrad leaves"
+    if loss.grad_fn is None:
+        return f'<p style="font-family:monospace">{escape(caption)}: no graph at all, nothing to train</p>'
+    return draw_graph(loss, model, constants=False).html(caption)
+
+
+def mode_view(build, x, training):
+    """`build()`'s model in train() or eval() mode: the graph of one forward
+    pass, and whether BatchNorm's running statistics moved."""
+    model = build().train(training)
+    norms = [m for m in model.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
+    before = [m.running_mean.clone() for m in norms]
+    drawing = draw_graph(model(x).sum(), model, constants=False)
+    moved = any(not torch.equal(b, m.running_mean) for b, m in zip(before, norms, strict=True))
+    ops = [n.label for n in drawing.graph.nodes if n.kind == "op"]
+    caption = (f"{'train' if training else 'eval'}(): {len(ops)} operations recorded; BatchNorm running "
+               f"statistics {'updated' if moved else 'unchanged'}")
+    return drawing.html(caption)

@@ -131,11 +131,29 @@ def _widgets_06(page, timings):
     assert "Right. Backward frees the intermediate values" in html
 
 
+def _widgets_07(page, timings):
+    html = _redraw(page, timings, "07-autograd-from-scratch", "backward step slider", "partial(scratch_step_view",
+                   _arrow(page))
+    assert "step 2 of 4: the * node passes its grad 1 on to its inputs" in html
+
+
+def _widgets_08(page, timings):
+    name = "08-modules-and-the-graph"
+    html = _redraw(page, timings, name, "freeze layer 0 checkbox", "partial(freeze_view",
+                   lambda cell: cell.locator(".widget-checkbox input").first.click())
+    assert "trainable: 2.weight, 2.bias; 2 AccumulateGrad leaves" in html
+    html = _redraw(page, timings, name, "train() checkbox", "partial(mode_view",
+                   lambda cell: cell.locator(".widget-checkbox input").click())
+    assert "eval(): 7 operations recorded; BatchNorm running statistics unchanged" in html
+
+
 WIDGETS = {
     "01-dynamic-control-flow": lambda page, timings: (_widgets_01(page, timings), _exercise_01(page, timings)),
     "02-inspecting-the-graph": _widgets_02,
     "05-interview-relevance": _widgets_05,
     "06-practice-question": _widgets_06,
+    "07-autograd-from-scratch": _widgets_07,
+    "08-modules-and-the-graph": _widgets_08,
 }
 
 

@@ -12,16 +12,20 @@ import helpers.exercises as package
 from helpers.exercises import Feedback, Question, ____, answer_from
 
 NOTEBOOK_OF = {"nb01": "01-dynamic-control-flow", "nb02": "02-inspecting-the-graph", "nb03": "03-retain-graph",
-               "nb04": "04-common-mistakes", "nb05": "05-interview-relevance", "nb06": "06-practice-question"}
+               "nb04": "04-common-mistakes", "nb05": "05-interview-relevance", "nb06": "06-practice-question",
+               "nb07": "07-autograd-from-scratch", "nb08": "08-modules-and-the-graph"}
 MODULES = {name: importlib.import_module(f"helpers.exercises.{name}")
            for _, name, _ in pkgutil.iter_modules(package.__path__) if name.startswith("nb")}
 ALL = [(name, e) for name, module in sorted(MODULES.items()) for e in module.EXERCISES]
 IDS = [f"{name}-q{e.number}" for name, e in ALL]
 
 
+def _lesson(name, exercise):
+    return {need: lesson_function(NOTEBOOK_OF[name], need) for need in exercise.needs}
+
+
 def _question(name, exercise):
-    lesson = {need: lesson_function(NOTEBOOK_OF[name], need) for need in exercise.needs}
-    return Question(exercise, {}, lesson)
+    return Question(exercise, {}, _lesson(name, exercise))
 
 
 def test_every_lesson_notebook_has_four_exercises_of_several_kinds_with_code_to_write():
@@ -33,7 +37,7 @@ def test_every_lesson_notebook_has_four_exercises_of_several_kinds_with_code_to_
 
 @pytest.mark.parametrize("name, exercise", ALL, ids=IDS)
 def test_the_reference_solution_is_right(name, exercise):
-    feedback = _question(name, exercise).check(exercise.reference())
+    feedback = _question(name, exercise).check(exercise.reference(_lesson(name, exercise)))
     assert feedback.status == "right", feedback
 
 
@@ -41,7 +45,7 @@ def test_the_reference_solution_is_right(name, exercise):
 def test_wrong_answers_get_the_hint_aimed_at_them(name, exercise):
     assert len(exercise.wrong) >= 2
     for code, words in exercise.wrong:
-        feedback = _question(name, exercise).check(answer_from(code, exercise.answer_name))
+        feedback = _question(name, exercise).check(answer_from(code, exercise.answer_name, _lesson(name, exercise)))
         assert feedback.status != "right" and words in feedback.text, (code, feedback)
 
 

@@ -16,7 +16,7 @@ def teacher_copies(tmp_path_factory):
 def test_every_check_is_right_with_the_reference_solutions(teacher_copies):
     out, problems = teacher_copies
     assert problems == []
-    assert len(list(out.glob("*.ipynb"))) == 6
+    assert len(list(out.glob("*.ipynb"))) == 8
 
 
 def test_the_teacher_copies_hold_the_solutions_and_the_stored_notebooks_do_not(teacher_copies):

@@ -15,9 +15,12 @@ from helpers.views import (
     QUIZ_COLOURS,
     SEQUENCE_NODES,
     branch_view,
+    freeze_view,
     length_view,
     loop_view,
+    mode_view,
     quiz_view,
+    scratch_step_view,
     sequence_view,
     step_view,
     while_view,
@@ -112,3 +115,32 @@ def test_quiz_view_colours_right_wrong_and_unanswered():
     assert QUIZ_COLOURS[True] in quiz_view(Q, 1) and "Right. Integer addition." in quiz_view(Q, 1)
     assert QUIZ_COLOURS[False] in quiz_view(Q, 0) and "Not quite. One short." in quiz_view(Q, 0)
     assert quiz_view(Q, None) == f'<p style="color:{QUIZ_COLOURS[None]}">Pick an answer.</p>'
+
+
+Value = lesson_function("07-autograd-from-scratch", "Value")
+diamond_engine = lesson_function("07-autograd-from-scratch", "diamond_engine")
+small_mlp = lesson_function("08-modules-and-the-graph", "small_mlp")
+regularised_mlp = lesson_function("08-modules-and-the-graph", "regularised_mlp")
+
+
+def test_scratch_step_view_fills_in_the_gradients_step_by_step():
+    first, last = scratch_step_view(diamond_engine, 1), scratch_step_view(diamond_engine, 4)
+    assert _caption(first) == "step 1 of 4: the + node passes its grad 1 on to its inputs"
+    assert _caption(last).startswith("step 4 of 4: the sin node passes its grad 2.39")
+    assert "grad 3.1" in last and "grad 3.1" not in first          # x's gradient arrives at the last step
+    with pytest.raises(ValueError, match="from 1 to 4"):
+        scratch_step_view(diamond_engine, 5)
+
+
+def test_freeze_view_removes_the_frozen_branch():
+    x = torch.randn(5, 3)
+    assert _caption(freeze_view(small_mlp, x, freeze_0=False, freeze_2=False)).endswith("4 AccumulateGrad leaves")
+    assert _caption(freeze_view(small_mlp, x, freeze_0=True, freeze_2=False)).startswith("trainable: 2.weight, 2.bias")
+    assert "no graph at all" in freeze_view(small_mlp, x, freeze_0=True, freeze_2=True)
+
+
+def test_mode_view_shows_dropout_and_batchnorm_by_mode():
+    x = torch.randn(5, 3)
+    train, evaluate = mode_view(regularised_mlp, x, True), mode_view(regularised_mlp, x, False)
+    assert _caption(train) == "train(): 8 operations recorded; BatchNorm running statistics updated"
+    assert _caption(evaluate) == "eval(): 7 operations recorded; BatchNorm running statistics unchanged"

@@ -22,12 +22,14 @@ def notebook_source(path):
 
 @cache
 def lesson_function(notebook, name):
-    """The function `name` defined in `notebooks/<notebook>.ipynb`, compiled
-    on its own with `torch` in scope."""
+    """The function or class `name` that `notebooks/<notebook>.ipynb`
+    defines. Its imports and every function and class it defines are run
+    (definitions only: no other cell), so one lesson definition can use
+    another, as in the notebook."""
     tree = ast.parse(notebook_source(NOTEBOOKS / f"{notebook}.ipynb"))
-    found = [node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == name]
-    if not found:
-        raise LookupError(f"{notebook}.ipynb defines no function {name!r}")
+    kept = [node for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.ClassDef))]
+    if not any(isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name == name for node in kept):
+        raise LookupError(f"{notebook}.ipynb defines no function or class {name!r}")
     scope = {"torch": torch}
-    exec(compile(ast.Module(body=found[-1:], type_ignores=[]), f"{notebook}.ipynb", "exec"), scope)
+    exec(compile(ast.Module(body=kept, type_ignores=[]), f"{notebook}.ipynb", "exec"), scope)
     return scope[name]

@@ -82,14 +82,15 @@ class Exercise:
         if self.kind not in KINDS:
             raise ValueError(f"kind must be one of {KINDS}; got {self.kind!r}")
 
-    def reference(self):
-        """The answer the solution code defines."""
-        return answer_from(self.solution, self.answer_name)
+    def reference(self, lesson=None):
+        """The answer the solution code defines (run with the lesson's names)."""
+        return answer_from(self.solution, self.answer_name, lesson)
 
 
-def answer_from(code, name):
-    """Run answer code (a slot's content) on its own; return what it names."""
-    scope = {"torch": torch, "____": ____}
+def answer_from(code, name, lesson=None):
+    """Run answer code (a slot's content) with torch, ____ and the lesson's
+    names in scope; return what it defines as `name`."""
+    scope = {**(lesson or {}), "torch": torch, "____": ____}
     exec(compile(code, "<answer>", "exec"), scope)
     return scope[name]
 

@@ -1,0 +1,141 @@
+"""Exercises of notebook 07: autograd from scratch."""
+
+import torch
+
+from ..saved_values import saved_values
+from . import Exercise, ExerciseSet, filled_function
+from .judges import choice, value
+
+
+def _grad_of_a_used_twice(lesson):
+    a = lesson["Value"](2.0)
+    b = a * a + a
+    b.backward()
+    return a.grad
+
+
+MUL = '''
+def mul(a, b):
+    out = Value(a.data * b.data, (a, b), "*")
+
+    def rule():
+        a.grad += b.data * out.grad
+        b.grad += a.data * out.grad
+
+    out.backward_rule = rule
+    return out
+'''
+BROKEN_MUL = MUL.replace("a.grad += b.data", "a.grad = a.data").replace("b.grad += a.data", "b.grad = b.data")
+
+
+def _mul(answer, lesson):
+    answer, value_class = filled_function(answer), lesson["Value"]
+    a, b = value_class(2.0), value_class(5.0)
+    out = answer(a, b)
+    out.backward()
+    if (a.grad, b.grad) == (2.0, 5.0):
+        return False, "a's gradient is b's value times out.grad, and b's is a's: the product rule swaps them."
+    if (a.grad, b.grad) != (5.0, 2.0):
+        return False, f"for a = 2, b = 5 you get a.grad = {a.grad:g}, b.grad = {b.grad:g}: check both factors."
+    x = value_class(3.0)
+    square = answer(x, x)
+    square.backward()
+    if x.grad != 6.0:
+        return False, (f"mul(x, x) at x = 3 gives x.grad = {x.grad:g}: with a and b the same value, the second "
+                       "line overwrites what the first put there. Add to grad instead.")
+    return True, "each input gets the other's value times out.grad, added to what it has: x * x gives 2x."
+
+
+CUBE = '''
+class Cube(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x ** 3
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return 3 * x ** 2 * grad
+'''
+
+
+def _cube(answer, _lesson):
+    if not (isinstance(answer, type) and issubclass(answer, torch.autograd.Function)):
+        filled_function(answer)
+        return False, "define a class Cube(torch.autograd.Function) with forward and backward."
+    for method in (answer.forward, answer.backward):
+        filled_function(method)                 # not answered while either still returns ____
+    x = torch.tensor([0.5, -1.5, 2.0], dtype=torch.double, requires_grad=True)
+    y = answer.apply(x)
+    if not torch.allclose(y, x ** 3):
+        return False, "forward should return x ** 3."
+    if not any(s.name == "saved_tensors" for s in saved_values(y.grad_fn)):
+        return False, "keep x with ctx.save_for_backward(x): it is what backward needs, and what backward frees."
+    if not torch.autograd.gradcheck(answer.apply, (x,), raise_exception=False):
+        return False, "gradcheck finds your backward's gradient differs from the numerical one: d(x³)/dx is 3x²."
+    return True, "forward saves x, backward reads it back from ctx.saved_tensors: gradcheck agrees with it."
+
+
+TOPO = {
+    "a": "a Value does not know who used it; only its own inputs. The order has to be found by a walk.",
+    "b": "a node may pass its grad on only once every use of it has added its share; a topological order "
+         "(reversed) runs each node after all the nodes that used it.",
+    "c": "the order of creation works for a chain, but the engine walks from the output, and it is the walk "
+         "that must respect every use.",
+    "d": "the sort is about correctness, not speed: in the wrong order a node passes on an unfinished grad.",
+}
+
+
+def _second_derivative_at_two(_lesson):
+    x = torch.tensor(2.0, requires_grad=True)
+    (dy_dx,) = torch.autograd.grad(x ** 4, x, create_graph=True)
+    (d2,) = torch.autograd.grad(dy_dx, x)
+    return d2.item()
+
+
+EXERCISES = (
+    Exercise(1, "predict", "a value used twice", "a number",
+             value(_grad_of_a_used_twice, "b = a * a + a: the product gives 2a = 4 and the + a gives 1, added "
+                   "together in a.grad.",
+                   hints=((4.0, "a is used three times: twice in the product and once more in the + a."),
+                          (1.0, "the + a is only one of the uses of a."),
+                          (2.0, "the product a * a contributes a.data from each side."))),
+             hint="Write down every place a is used, and what each contributes to a.grad.",
+             solution="answer_1 = 5", answer_name="answer_1",
+             wrong=(("answer_1 = 4", "three times"), ("answer_1 = 1", "only one")), needs=("Value",)),
+    Exercise(2, "fix", "the product rule", "your fixed mul (delete the ____ line)", _mul,
+             hint="Check the rule for c = a * b: dc/da = b and dc/db = a. And what if a and b are the same value?",
+             solution=MUL, answer_name="mul",
+             wrong=((BROKEN_MUL, "swaps them"),
+                    (MUL.replace("a.grad += b.data", "a.grad = b.data").replace("b.grad += a.data", "b.grad = a.data"),
+                     "overwrites"),
+                    (MUL.replace("b.grad += a.data", "b.grad += b.data"), "check both factors")),
+             needs=("Value",)),
+    Exercise(3, "write", "a custom Function", "your class Cube", _cube,
+             hint="Model it on MySin: save x in forward, read it back in backward, and return 3 * x ** 2 * grad.",
+             solution=CUBE, answer_name="Cube",
+             wrong=((CUBE.replace("        ctx.save_for_backward(x)\n", "        ctx.x = x\n").replace(
+                        "(x,) = ctx.saved_tensors", "x = ctx.x"), "save_for_backward"),
+                    (CUBE.replace("3 * x ** 2 * grad", "x ** 2 * grad"), "gradcheck"),
+                    (CUBE.replace("return x ** 3", "return x ** 2"), "x ** 3"))),
+    Exercise(4, "choose", "why a topological order", "a letter in quotes, such as 'a'",
+             choice(TOPO, lambda _lesson: "b"),
+             hint="What goes wrong if a node passes its grad on before every user of it has added its share?",
+             solution="answer_4 = 'b'", answer_name="answer_4",
+             wrong=(("answer_4 = 'c'", "order of creation"), ("answer_4 = 'd'", "correctness"))),
+    Exercise(5, "predict", "a second derivative", "a number",
+             value(_second_derivative_at_two, "d/dx x⁴ = 4x³, and its derivative 12x² is 48 at x = 2: the "
+                   "create_graph=True pass recorded 4x³ as a graph of its own.",
+                   hints=((32.0, "that is the first derivative, 4x³; differentiate once more."),
+                          (12.0, "12x² at x = 2, not at x = 1."),
+                          (24.0, "differentiate 4x³: the exponent comes down as a factor."))),
+             hint="Differentiate x⁴ twice by hand, then put x = 2.",
+             solution="answer_5 = 48", answer_name="answer_5",
+             wrong=(("answer_5 = 32", "first derivative"), ("answer_5 = 12", "not at x = 1"))),
+)
+
+
+def exercises(lesson=None):
+    """This notebook's exercises for one session; pass `globals()`."""
+    return ExerciseSet(EXERCISES, lesson)

@@ -1,0 +1,143 @@
+"""Exercises of notebook 08: nn.Module and the graph."""
+
+import torch
+
+from ..graph import trace_graph
+from . import Exercise, ExerciseSet, answer_from, filled_function
+from .judges import choice, value
+
+
+def _leaves_with_layer_0_frozen(lesson):
+    model = lesson["small_mlp"]()
+    model[0].requires_grad_(False)
+    return trace_graph(model(torch.randn(5, 3)).sum(), model).count("leaf")
+
+
+DROPOUT = {
+    "a": "eval() does not delete the module: model[3] is still there, it only behaves differently.",
+    "b": "in eval() dropout passes its input through unchanged, so no operation is recorded for it: the graph "
+         "has no node of it at all.",
+    "c": "nothing is multiplied by a mask in eval(): no MulBackward0 of dropout is recorded.",
+    "d": "the rest of the model is recorded as usual; only dropout's node goes.",
+}
+
+
+def _dropout_in_eval(_lesson):
+    model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Dropout(0.5)).eval()
+    return "b" if [n.label for n in trace_graph(model(torch.randn(2, 3)).sum()).nodes if n.kind == "op"] == [
+        "SumBackward0", "AddmmBackward0", "TBackward0"] else "c"
+
+
+FREEZE = '''
+def freeze_all_but_last(model):
+    for parameter in model.parameters():
+        parameter.requires_grad_(False)
+    model[-1].requires_grad_(True)
+    return model
+'''
+
+
+def _freeze(answer, _lesson):
+    answer = filled_function(answer)
+    torch.manual_seed(8)
+    model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU(), torch.nn.Linear(4, 4), torch.nn.ReLU(),
+                                torch.nn.Linear(4, 2))
+    answer(model)
+    loss = model(torch.randn(5, 3)).sum()
+    if loss.grad_fn is None:
+        return False, "nothing is trainable, so there is no graph at all: the last layer must stay trainable."
+    leaves = sorted(n.label for n in trace_graph(loss, model).nodes if n.kind == "leaf")
+    if leaves != ["4.bias", "4.weight"]:
+        return False, f"the graph's leaves are {leaves}; only the last layer's weight and bias should be there."
+    return True, "a parameter that does not require grad is not recorded: only the head's two leaves remain."
+
+
+TRAIN = '''
+def train(model, data, target, steps):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for _ in range(steps):
+        optimizer.zero_grad()
+        loss = (model(data) - target).pow(2).mean()
+        loss.backward()
+        optimizer.step()
+    return loss
+'''
+BROKEN_TRAIN = '''
+def train(model, data, target, steps):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    loss = (model(data) - target).pow(2).mean()
+    for _ in range(steps):
+        optimizer.zero_grad()
+        loss.backward(retain_graph=True)
+        optimizer.step()
+    return loss
+'''
+
+
+def _train(answer, lesson):
+    answer = filled_function(answer)
+    runs = []
+    for train in (answer, answer_from(TRAIN, "train", lesson)):
+        torch.manual_seed(8)
+        model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 1))
+        data, target = torch.randn(8, 3), torch.randn(8, 1)
+        try:
+            train(model, data, target, 3)
+        except RuntimeError as error:
+            if "inplace" in str(error):
+                return False, ("optimizer.step() changed the weights in place, and the old graph saved the old "
+                               "weights: the graph of one step cannot serve the next.")
+            raise
+        runs.append(model)
+    if not all(torch.allclose(p, q) for p, q in zip(runs[0].parameters(), runs[1].parameters(), strict=True)):
+        return False, "the trained weights differ from three plain SGD steps: one forward, backward, step per round."
+    return True, "a fresh forward pass each step builds a fresh graph from the updated weights: nothing to retain."
+
+
+def _inference_mode_requires_grad(_lesson):
+    model = torch.nn.Linear(3, 2)
+    with torch.inference_mode():
+        y = model(torch.randn(2, 3))
+    return y.requires_grad
+
+
+EXERCISES = (
+    Exercise(1, "predict", "leaves with a frozen layer", "a whole number",
+             value(_leaves_with_layer_0_frozen, "layer 0's weight and bias do not require grad, so they get no "
+                   "AccumulateGrad node; layer 2's two remain.",
+                   hints=((4, "a frozen parameter (requires_grad False) gets no AccumulateGrad node."),
+                          (0, "only layer 0 is frozen; layer 2 still trains."),
+                          (3, "ReLU has no parameters; count layer 2's."))),
+             hint="Which parameters still require grad after model[0].requires_grad_(False)?",
+             solution="answer_1 = 2", answer_name="answer_1",
+             wrong=(("answer_1 = 4", "no AccumulateGrad node"), ("answer_1 = 0", "still trains")),
+             needs=("small_mlp",)),
+    Exercise(2, "choose", "dropout in eval()", "a letter in quotes, such as 'a'", choice(DROPOUT, _dropout_in_eval),
+             hint="Draw a model with dropout in eval() mode, and look for dropout's node.",
+             solution="answer_2 = 'b'", answer_name="answer_2",
+             wrong=(("answer_2 = 'a'", "does not delete"), ("answer_2 = 'c'", "no MulBackward0"))),
+    Exercise(3, "write", "freeze all but the last layer", "your function (keep its name, freeze_all_but_last)",
+             _freeze,
+             hint="requires_grad_(False) on every parameter, then requires_grad_(True) on model[-1].",
+             solution=FREEZE, answer_name="freeze_all_but_last",
+             wrong=(("def freeze_all_but_last(model):\n    return model", "only the last layer's"),
+                    ("def freeze_all_but_last(model):\n    return model.requires_grad_(False)",
+                     "must stay trainable"))),
+    Exercise(4, "fix", "a training loop that reuses its graph", "your fixed train (delete the ____ line)", _train,
+             hint="Which line builds the graph, and how often must it run?",
+             solution=TRAIN, answer_name="train",
+             wrong=((BROKEN_TRAIN, "in place"),
+                    (TRAIN.replace("optimizer.zero_grad()", "pass"), "differ"))),
+    Exercise(5, "predict", "inference_mode", "True or False",
+             value(_inference_mode_requires_grad, "under torch.inference_mode() nothing is recorded: the output "
+                   "does not require grad, and it can never join a graph later.",
+                   hints=((True, "inference_mode records even less than no_grad: look at y.requires_grad."),)),
+             hint="Compare with torch.no_grad(): what does the output of a model under it look like?",
+             solution="answer_5 = False", answer_name="answer_5",
+             wrong=(("answer_5 = True", "records even less"), ("answer_5 = 'no'", "True or False"))),
+)
+
+
+def exercises(lesson=None):
+    """This notebook's exercises for one session; pass `globals()`."""
+    return ExerciseSet(EXERCISES, lesson)

@@ -1,0 +1,53 @@
+"""Walk the graph of a small autograd engine written from scratch (notebook
+07) into the same `Graph` that `trace_graph` makes of PyTorch's, so the two
+draw side by side with the same numbering rules.
+
+A value of such an engine is anything with
+  .inputs  the values it was computed from (a tuple; empty for a leaf)
+  .op      the operation's name ("*", "sin", ...; "" for a leaf)
+  .data    its number
+and optionally .label (a leaf's name), .requires_grad (False: a constant,
+drawn like PyTorch's None input) and .grad (shown by the step view).
+"""
+
+from collections import Counter, deque
+
+from .graph import Edge, Graph, Node
+
+
+def is_scratch_value(obj):
+    """Whether `obj` follows the protocol above (and is not a tensor)."""
+    return hasattr(obj, "inputs") and hasattr(obj, "op") and hasattr(obj, "data")
+
+
+def trace_scratch(root):
+    """The `Graph` of a scratch value: an output node, then its operations,
+    leaves and constants, breadth-first in `inputs` order."""
+    graph, _ = scratch_graph(root)
+    return graph
+
+
+def scratch_graph(root):
+    """(Graph, {id(value): node id}) for a scratch value."""
+    order, index, links, queue = [root], {id(root): "n1"}, [], deque([root])
+    while queue:
+        value = queue.popleft()
+        for slot, child in enumerate(value.inputs):
+            if id(child) not in index:
+                index[id(child)] = f"n{len(order) + 1}"
+                order.append(child)
+                queue.append(child)
+            links.append(Edge(index[id(child)], index[id(value)], slot))
+    uses = Counter(edge.src for edge in links)
+    nodes = [Node("n0", "output", getattr(root, "label", "") or "out", f"data {root.data:.4g}")]
+    nodes += [_node(index[id(value)], value, uses) for value in order]
+    return Graph(tuple(nodes), (Edge("n1", "n0"), *links)), index
+
+
+def _node(node_id, value, uses):
+    if value.inputs:
+        return Node(node_id, "op", value.op)
+    if getattr(value, "requires_grad", True):
+        name = getattr(value, "label", "") or "value"
+        return Node(node_id, "leaf", name, f"data {value.data:.4g}", uses=uses[node_id])
+    return Node(node_id, "const", f"{value.data:g}")
