@@ -19,7 +19,7 @@ lab: system $(STAMP)
 
 test: system-browser $(DEV_STAMP)
 	$(BIN)/ruff check helpers tests tools notebooks
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n 2 --dist loadfile
 
 setup: system $(STAMP)
 

@@ -8,6 +8,7 @@ Modules, by role (CONTRIBUTING.md has the map):
                legend), svg (Graphviz), draw (draw_graph), arguments
   observing    engine (the order backward runs), saved_memory (bytes saved)
   lessons      models (lesson models several notebooks share), quiz
+  scratch      scratch (notebook 07's engine, walked into a Graph)
   widgets      views (pure functions -> HTML), widgets (panel)
   set-up       environment (the index notebook's check)
 """

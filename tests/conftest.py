@@ -9,15 +9,12 @@ import torch
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
-
-
-TIMINGS = pytest.StashKey[list]()
+FIGURE = "figure"
 
 
 def pytest_addoption(parser):
     parser.addoption("--regen-golden", action="store_true",
                      help="rewrite tests/golden/ from the current helpers instead of comparing")
-
 
 
 @pytest.fixture
@@ -37,15 +34,26 @@ def golden(request):
     return compare
 
 
+class Figures:
+    """Measured figures a test reports (browser timings, sweep counts). They
+    travel with the test's report, so they survive parallel workers, and are
+    printed at the end of the run."""
+
+    def __init__(self, node):
+        self.node = node
+
+    def append(self, line):
+        self.node.user_properties.append((FIGURE, line))
+
+
 @pytest.fixture
 def timings(request):
-    """A list that tests add measured figures to (browser timings, sweep
-    counts); printed at the end of the run."""
-    return request.config.stash.setdefault(TIMINGS, [])
+    return Figures(request.node)
 
 
 def pytest_terminal_summary(terminalreporter, config):
-    figures = config.stash.get(TIMINGS, [])
+    reports = [r for kind in ("passed", "failed") for r in terminalreporter.stats.get(kind, []) if r.when == "call"]
+    figures = [line for r in reports for name, line in r.user_properties if name == FIGURE]
     if figures:
         terminalreporter.section("figures (measured, not asserted)")
         for line in figures:

@@ -37,6 +37,8 @@ def _comparable(answer, expected):
 
 
 def _form(expected, answer):
+    if isinstance(expected, Real) and not isinstance(expected, bool) and isinstance(answer, bool):
+        return "a number (True and False are not numbers here)"
     if isinstance(expected, Real) and isinstance(answer, (list, tuple)):
         return "a single number, without quotes"
     if isinstance(answer, torch.Tensor):
@@ -50,7 +52,7 @@ def _form(expected, answer):
     return "text in quotes"
 
 
-def value(truth, why, hints=(), otherwise="that is not what torch does here: work it through again, or ask "
+def value(truth, why, hints=(), otherwise="that is not what the code gives: work it through again, or ask "
                                           "for the hint.", tolerance=1e-6):
     """A prediction compared with `truth(lesson)`, computed now. `hints`
     pairs a wrong answer with the hint it gets; other wrong answers get

@@ -31,15 +31,20 @@ BROKEN_MUL = MUL.replace("a.grad += b.data", "a.grad = a.data").replace("b.grad 
 def _mul(answer, lesson):
     answer, value_class = filled_function(answer), lesson["Value"]
     a, b = value_class(2.0), value_class(5.0)
-    out = answer(a, b)
-    out.backward()
+    answer(a, b).backward()
     if (a.grad, b.grad) == (2.0, 5.0):
         return False, "a's gradient is b's value times out.grad, and b's is a's: the product rule swaps them."
     if (a.grad, b.grad) != (5.0, 2.0):
         return False, f"for a = 2, b = 5 you get a.grad = {a.grad:g}, b.grad = {b.grad:g}: check both factors."
+    a, b = value_class(2.0), value_class(5.0)
+    (answer(a, b) * 3 + a).backward()           # out.grad is 3, and a is used outside mul too
+    if b.grad == 2.0:
+        return False, "in mul(a, b) * 3 the product's out.grad is 3: a rule must scale by the grad it receives."
+    if (a.grad, b.grad) != (16.0, 6.0):
+        return False, (f"in mul(a, b) * 3 + a you get a.grad = {a.grad:g} (want 3b + 1 = 16): a is used outside "
+                       "mul too, so its rule must add to a.grad, not overwrite it.")
     x = value_class(3.0)
-    square = answer(x, x)
-    square.backward()
+    answer(x, x).backward()
     if x.grad != 6.0:
         return False, (f"mul(x, x) at x = 3 gives x.grad = {x.grad:g}: with a and b the same value, the second "
                        "line overwrites what the first put there. Add to grad instead.")
@@ -66,30 +71,33 @@ def _cube(answer, _lesson):
         return False, "define a class Cube(torch.autograd.Function) with forward and backward."
     for method in (answer.forward, answer.backward):
         filled_function(method)                 # not answered while either still returns ____
-    x = torch.tensor([0.5, -1.5, 2.0], dtype=torch.double, requires_grad=True)
+    x = torch.tensor([0.5, -1.5, 2.0, 0.0], dtype=torch.double, requires_grad=True)
     y = answer.apply(x)
     if not torch.allclose(y, x ** 3):
         return False, "forward should return x ** 3."
     if not any(s.name == "saved_tensors" for s in saved_values(y.grad_fn)):
         return False, "keep x with ctx.save_for_backward(x): it is what backward needs, and what backward frees."
+    if not any(torch.equal(t, x) for t in y.grad_fn.saved_tensors):
+        return False, "save the input x itself (ctx.save_for_backward(x)), the value d(x³)/dx is computed from."
     if not torch.autograd.gradcheck(answer.apply, (x,), raise_exception=False):
-        return False, "gradcheck finds your backward's gradient differs from the numerical one: d(x³)/dx is 3x²."
+        return False, ("gradcheck finds your backward differs from the numerical gradient: it must return the "
+                       "derivative at x times the grad it receives.")
     return True, "forward saves x, backward reads it back from ctx.saved_tensors: gradcheck agrees with it."
 
 
 TOPO = {
-    "a": "a Value does not know who used it; only its own inputs. The order has to be found by a walk.",
+    "a": "a Value knows only its own inputs, not who used it: the order has to be found by a walk.",
     "b": "a node may pass its grad on only once every use of it has added its share; a topological order "
          "(reversed) runs each node after all the nodes that used it.",
-    "c": "the order of creation works for a chain, but the engine walks from the output, and it is the walk "
-         "that must respect every use.",
+    "c": "in creation order a value's rule would run before its users had sent it anything (try x ** 2 * 3). "
+         "Reversed creation order would do, but the engine has only the output, so it finds an order by walking.",
     "d": "the sort is about correctness, not speed: in the wrong order a node passes on an unfinished grad.",
 }
 
 
 def _second_derivative_at_two(_lesson):
     x = torch.tensor(2.0, requires_grad=True)
-    (dy_dx,) = torch.autograd.grad(x ** 4, x, create_graph=True)
+    (dy_dx,) = torch.autograd.grad(x ** 5, x, create_graph=True)
     (d2,) = torch.autograd.grad(dy_dx, x)
     return d2.item()
 
@@ -108,31 +116,33 @@ EXERCISES = (
              hint="Check the rule for c = a * b: dc/da = b and dc/db = a. And what if a and b are the same value?",
              solution=MUL, answer_name="mul",
              wrong=((BROKEN_MUL, "swaps them"),
-                    (MUL.replace("a.grad += b.data", "a.grad = b.data").replace("b.grad += a.data", "b.grad = a.data"),
-                     "overwrites"),
+                    (MUL.replace("a.grad += b.data", "a.grad = b.data"), "not overwrite it"),
+                    (MUL.replace(" * out.grad", ""), "scale by the grad it receives"),
                     (MUL.replace("b.grad += a.data", "b.grad += b.data"), "check both factors")),
              needs=("Value",)),
     Exercise(3, "write", "a custom Function", "your class Cube", _cube,
-             hint="Model it on MySin: save x in forward, read it back in backward, and return 3 * x ** 2 * grad.",
+             hint="Follow MySin: what must forward keep for backward, and what is d(x³)/dx?",
              solution=CUBE, answer_name="Cube",
              wrong=((CUBE.replace("        ctx.save_for_backward(x)\n", "        ctx.x = x\n").replace(
                         "(x,) = ctx.saved_tensors", "x = ctx.x"), "save_for_backward"),
                     (CUBE.replace("3 * x ** 2 * grad", "x ** 2 * grad"), "gradcheck"),
+                    (CUBE.replace("3 * x ** 2 * grad", "3 * x ** 2"), "times the grad it receives"),
                     (CUBE.replace("return x ** 3", "return x ** 2"), "x ** 3"))),
     Exercise(4, "choose", "why a topological order", "a letter in quotes, such as 'a'",
              choice(TOPO, lambda _lesson: "b"),
-             hint="What goes wrong if a node passes its grad on before every user of it has added its share?",
+             hint="Think of the diamond: when may the sin node pass its gradient on to x?",
              solution="answer_4 = 'b'", answer_name="answer_4",
-             wrong=(("answer_4 = 'c'", "order of creation"), ("answer_4 = 'd'", "correctness"))),
+             wrong=(("answer_4 = 'c'", "creation order"), ("answer_4 = 'd'", "correctness"))),
     Exercise(5, "predict", "a second derivative", "a number",
-             value(_second_derivative_at_two, "d/dx x⁴ = 4x³, and its derivative 12x² is 48 at x = 2: the "
-                   "create_graph=True pass recorded 4x³ as a graph of its own.",
-                   hints=((32.0, "that is the first derivative, 4x³; differentiate once more."),
-                          (12.0, "12x² at x = 2, not at x = 1."),
-                          (24.0, "differentiate 4x³: the exponent comes down as a factor."))),
-             hint="Differentiate x⁴ twice by hand, then put x = 2.",
-             solution="answer_5 = 48", answer_name="answer_5",
-             wrong=(("answer_5 = 32", "first derivative"), ("answer_5 = 12", "not at x = 1"))),
+             value(_second_derivative_at_two, "d/dx x⁵ = 5x⁴, and its derivative 20x³ is 160 at x = 2: the "
+                   "create_graph=True pass recorded 5x⁴ as a graph of its own.",
+                   hints=((80.0, "that is the first derivative, 5x⁴; differentiate once more."),
+                          (20.0, "20x³ at x = 2, not at x = 1."),
+                          (40.0, "differentiate 5x⁴: the exponent comes down as a factor."))),
+             hint="Differentiate x⁵ twice by hand, then put x = 2.",
+             solution="answer_5 = 160", answer_name="answer_5",
+             wrong=(("answer_5 = 80", "first derivative"), ("answer_5 = 20", "not at x = 1"),
+                    ("answer_5 = True", "not numbers"))),
 )
 
 

@@ -42,14 +42,18 @@ def _freeze(answer, _lesson):
     torch.manual_seed(8)
     model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU(), torch.nn.Linear(4, 4), torch.nn.ReLU(),
                                 torch.nn.Linear(4, 2))
-    answer(model)
+    returned = answer(model)
+    if returned is None:
+        return False, "return the model, as the exercise asks (model = freeze_all_but_last(model) should work)."
+    model = returned
     loss = model(torch.randn(5, 3)).sum()
     if loss.grad_fn is None:
         return False, "nothing is trainable, so there is no graph at all: the last layer must stay trainable."
     leaves = sorted(n.label for n in trace_graph(loss, model).nodes if n.kind == "leaf")
     if leaves != ["4.bias", "4.weight"]:
         return False, f"the graph's leaves are {leaves}; only the last layer's weight and bias should be there."
-    return True, "a parameter that does not require grad is not recorded: only the head's two leaves remain."
+    return True, ("a parameter that does not require grad gets no AccumulateGrad node, and an operation none of "
+                  "whose inputs requires grad is not recorded: only the head's two leaves remain.")
 
 
 TRAIN = '''
@@ -87,6 +91,9 @@ def _train(answer, lesson):
             if "inplace" in str(error):
                 return False, ("optimizer.step() changed the weights in place, and the old graph saved the old "
                                "weights: the graph of one step cannot serve the next.")
+            if "second time" in str(error):
+                return False, ("the graph is built once, before the loop, and the first backward freed it: each "
+                               "step needs a forward pass of its own.")
             raise
         runs.append(model)
     if not all(torch.allclose(p, q) for p, q in zip(runs[0].parameters(), runs[1].parameters(), strict=True)):
@@ -94,11 +101,15 @@ def _train(answer, lesson):
     return True, "a fresh forward pass each step builds a fresh graph from the updated weights: nothing to retain."
 
 
-def _inference_mode_requires_grad(_lesson):
-    model = torch.nn.Linear(3, 2)
+def _clone_of_inference_tensor_raises(_lesson):
+    model, head = torch.nn.Linear(3, 2), torch.nn.Linear(2, 1)
     with torch.inference_mode():
         y = model(torch.randn(2, 3))
-    return y.requires_grad
+    try:
+        head(y.clone()).sum().backward()
+    except RuntimeError:
+        return True
+    return False
 
 
 EXERCISES = (
@@ -118,7 +129,7 @@ EXERCISES = (
              wrong=(("answer_2 = 'a'", "does not delete"), ("answer_2 = 'c'", "no MulBackward0"))),
     Exercise(3, "write", "freeze all but the last layer", "your function (keep its name, freeze_all_but_last)",
              _freeze,
-             hint="requires_grad_(False) on every parameter, then requires_grad_(True) on model[-1].",
+             hint="Which method stops a parameter from requiring grad, and how do you reach a Sequential's last layer?",
              solution=FREEZE, answer_name="freeze_all_but_last",
              wrong=(("def freeze_all_but_last(model):\n    return model", "only the last layer's"),
                     ("def freeze_all_but_last(model):\n    return model.requires_grad_(False)",
@@ -127,14 +138,16 @@ EXERCISES = (
              hint="Which line builds the graph, and how often must it run?",
              solution=TRAIN, answer_name="train",
              wrong=((BROKEN_TRAIN, "in place"),
-                    (TRAIN.replace("optimizer.zero_grad()", "pass"), "differ"))),
-    Exercise(5, "predict", "inference_mode", "True or False",
-             value(_inference_mode_requires_grad, "under torch.inference_mode() nothing is recorded: the output "
-                   "does not require grad, and it can never join a graph later.",
-                   hints=((True, "inference_mode records even less than no_grad: look at y.requires_grad."),)),
-             hint="Compare with torch.no_grad(): what does the output of a model under it look like?",
+                    (TRAIN.replace("optimizer.zero_grad()", "pass"), "differ"),
+                    (BROKEN_TRAIN.replace("loss.backward(retain_graph=True)", "loss.backward()"),
+                     "forward pass of its own"))),
+    Exercise(5, "predict", "an inference tensor, cloned", "True or False",
+             value(_clone_of_inference_tensor_raises, "clone(), outside inference_mode, makes an ordinary tensor "
+                   "that autograd may save: the head trains on it without an error.",
+                   hints=((True, "the error comes from saving an inference tensor itself; what is y.clone()?"),)),
+             hint="Read the error message of section 4 to the end: what does it suggest?",
              solution="answer_5 = False", answer_name="answer_5",
-             wrong=(("answer_5 = True", "records even less"), ("answer_5 = 'no'", "True or False"))),
+             wrong=(("answer_5 = True", "what is y.clone()"), ("answer_5 = 'no'", "True or False"))),
 )
 
 
