@@ -12,7 +12,7 @@ STAMP := $(VENV)/.installed
 DEV_STAMP := $(VENV)/.installed-dev
 TORCH_INDEX := $(if $(filter cpu,$(TORCH)),--extra-index-url https://download.pytorch.org/whl/cpu)
 
-.PHONY: lab test setup system system-browser notebooks nav solutions bench pin clean
+.PHONY: lab test setup system system-browser notebooks nav solutions site bench pin clean
 
 lab: system $(STAMP)
 	$(BIN)/python tools/lab.py
@@ -52,6 +52,10 @@ nav: setup
 solutions: setup $(DEV_STAMP)
 	$(BIN)/python tools/solutions.py
 
+# The static website, from the stored notebooks (nothing executed), in build/site/.
+site: setup $(DEV_STAMP)
+	$(BIN)/python tools/build_site.py
+
 # Our drawing against torchviz on the same graphs, and nbval's wall time (prints a table).
 bench: setup $(DEV_STAMP)
 	$(BIN)/python tools/bench.py
@@ -61,4 +65,4 @@ pin: setup
 	$(BIN)/python tools/pin.py $(if $(PY310),--python310 $(PY310))
 
 clean:
-	rm -rf $(VENV) artifacts helpers/__pycache__ tests/__pycache__ tools/__pycache__ *.egg-info
+	rm -rf $(VENV) artifacts build helpers/__pycache__ tests/__pycache__ tools/__pycache__ *.egg-info

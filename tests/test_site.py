@@ -1,0 +1,121 @@
+"""The static site: built from the stored notebooks (nothing executed),
+served on 127.0.0.1 and opened page by page in headless Chromium: no console
+errors, every drawing present as inline SVG holding the node names the
+notebook's stored drawings name, every internal link resolving. A page that
+lost its drawings must fail the same check."""
+
+import functools
+import http.server
+import os
+import re
+import threading
+from pathlib import Path
+from urllib.parse import urljoin
+
+import nbformat
+import pytest
+from browser import CHROMIUM, CHROMIUM_ARGS
+from build_site import build
+from conftest import ROOT
+from nav import notebook_paths
+
+ARTIFACTS = ROOT / "artifacts" / "site"
+PATHS = notebook_paths()
+OP = re.compile(r"^n\d+ op: (\S+)", re.M)
+
+
+def expected_labels(path):
+    """The operation names in the notebook's stored drawings (their text form)."""
+    nb = nbformat.read(path, as_version=4)
+    text = "".join(o.get("data", {}).get("text/plain", "") for c in nb.cells if c.cell_type == "code"
+                   for o in c.outputs if "<svg" in o.get("data", {}).get("image/svg+xml", "")
+                   or "<svg" in o.get("data", {}).get("text/html", ""))
+    return set(OP.findall(text))
+
+
+def problems(page, expected):
+    """What is wrong with the open page: drawings missing or lacking names."""
+    svg_text = page.evaluate("() => [...document.querySelectorAll('svg text')].map(t => t.textContent).join(' ')")
+    found = []
+    if expected and page.locator("svg").count() == 0:
+        found.append("no drawing (<svg>) on the page")
+    missing = sorted(label for label in expected if label not in svg_text)
+    if missing:
+        found.append(f"drawings lack {missing}")
+    return found
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        """No line per request in the test output."""
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    if not Path(CHROMIUM).exists():
+        if os.environ.get("CI") == "true":
+            pytest.fail("the site test needs Debian's chromium")
+        pytest.skip("the site test needs Debian's chromium (sudo apt-get install chromium)")
+    out = build(tmp_path_factory.mktemp("site"))
+    handler = functools.partial(QuietHandler, directory=str(out))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+
+
+@pytest.fixture(scope="module")
+def page(site):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = chromium.new_page(viewport={"width": 1400, "height": 1000})
+        yield page
+        chromium.close()
+
+
+@pytest.mark.parametrize("path", PATHS, ids=[p.stem for p in PATHS])
+def test_every_page_has_its_drawings_no_errors_and_working_links(site, page, path):
+    errors = []
+    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    url = urljoin(site, f"{path.stem}.html")
+    assert page.goto(url).status == 200
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=ARTIFACTS / f"{path.stem}.png")
+    assert problems(page, expected_labels(path)) == []
+    links = page.evaluate("() => [...document.querySelectorAll('a[href]')].map(a => a.href)")
+    internal = sorted({link.split("#")[0] for link in links if link.startswith(site)})
+    broken = [link for link in internal if page.request.get(link).status != 200]
+    assert broken == [] and errors == []
+
+
+def test_the_home_page_leads_to_the_index_notebook(site, page):
+    page.goto(site)
+    page.wait_for_url("**/00-index.html")
+    assert "Computational graphs in PyTorch: start here" in page.title()
+
+
+def test_a_page_without_its_drawings_fails_the_check(site, page):
+    path = PATHS[1]
+    page.goto(urljoin(site, f"{path.stem}.html"))
+    page.evaluate("() => document.querySelectorAll('svg').forEach(svg => svg.remove())")
+    found = problems(page, expected_labels(path))
+    assert found and "no drawing" in found[0]
+
+
+def test_widgets_show_their_stored_drawing_and_need_a_kernel_to_change(site, page):
+    page.goto(urljoin(site, "01-dynamic-control-flow.html"))
+    notes = page.locator(".kernel-note")
+    assert notes.count() == 4 and "needs a running kernel" in notes.first.inner_text()
+    assert "use_extra_layer=True" in page.content()
+
+
+def test_exercises_keep_hints_and_solutions_folded(site, page):
+    page.goto(urljoin(site, "01-dynamic-control-flow.html"))
+    details = page.locator("details")
+    assert details.count() == 8
+    assert not any(page.evaluate("() => [...document.querySelectorAll('details')].map(d => d.open)"))

@@ -1,0 +1,121 @@
+"""Build the static website from the stored, nbval-checked notebooks; nothing
+is executed. The notebooks are staged first (copies under build/), then
+Sphinx with myst-nb and the book theme turns them into HTML:
+
+- every drawing becomes inline SVG;
+- a widget shows the drawing stored in its saved state, and a line saying
+  that changing the controls needs a running kernel (with a Binder link
+  when SITE_REPOSITORY names the GitHub repository);
+- after each exercise's check, its hint and a solution, folded;
+- the index notebook gets the table of contents that makes the sidebar.
+
+    python tools/build_site.py [OUT]      (default build/site; the home page is OUT/00-index.html)
+"""
+
+import importlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+from html import escape
+from pathlib import Path
+
+import nbformat
+from nav import notebook_paths
+
+ROOT = Path(__file__).resolve().parent.parent
+WIDGET = "application/vnd.jupyter.widget-view+json"
+STATE = "application/vnd.jupyter.widget-state+json"
+CHECK = re.compile(r"ex\.q(\d+)\.check\(")
+HOME = ('<!DOCTYPE html><html><head><meta charset="utf-8"><meta http-equiv="refresh" content="0; url=00-index.html">'
+        '<title>Computational graphs in PyTorch</title></head>'
+        '<body><a href="00-index.html">Computational graphs in PyTorch: start here</a></body></html>\n')
+
+
+def widget_drawing(nb, model_id):
+    """The HTML of the HTML widgets inside a stored widget (its first drawing)."""
+    state = nb.metadata.get("widgets", {}).get(STATE, {}).get("state", {})
+    found, todo = [], [model_id]
+    while todo:
+        model = state.get(todo.pop(0), {})
+        if model.get("model_name") == "HTMLModel":
+            found.append(model["state"].get("value", ""))
+        todo += [ref.removeprefix("IPY_MODEL_") for ref in model.get("state", {}).get("children", [])]
+    return "".join(found)
+
+
+def kernel_line(name):
+    repository = os.environ.get("SITE_REPOSITORY", "")
+    where = "open the notebook with <code>make lab</code>"
+    if repository:
+        url = f"https://mybinder.org/v2/gh/{repository}/HEAD?labpath=notebooks/{name}"
+        where += f' or <a href="{url}">launch it on Binder</a>'
+    return f'<p class="kernel-note"><em>This is the stored first drawing. Changing the controls needs a running ' \
+           f"kernel: {where}.</em></p>"
+
+
+def staged_output(nb, output, name):
+    data = output.get("data", {})
+    if WIDGET in data:
+        html = widget_drawing(nb, data[WIDGET]["model_id"]) + kernel_line(name)
+        plain = data.get("text/plain", "")
+        return nbformat.v4.new_output("display_data", data={"text/html": html, "text/plain": plain})
+    if "image/svg+xml" in data:
+        svg = data["image/svg+xml"]
+        output["data"] = {"text/html": f'<div class="graph">{svg}</div>', "text/plain": data.get("text/plain", "")}
+    return output
+
+
+def folded_answers(exercise):
+    """A markdown cell with an exercise's hint and solution, each folded."""
+    solution = escape(exercise.solution.strip())
+    return nbformat.v4.new_markdown_cell(
+        f"<details><summary>Hint for exercise {exercise.number}</summary>\n\n{escape(exercise.hint)}\n\n</details>\n"
+        f"<details><summary>A solution to exercise {exercise.number}</summary>\n\n<pre>{solution}</pre>\n\n</details>")
+
+
+def staged(path, names):
+    """The notebook as the site shows it."""
+    nb = nbformat.read(path, as_version=4)
+    exercises = importlib.import_module(f"helpers.exercises.nb{path.name[:2]}").EXERCISES \
+        if path.name[:2] != "00" else ()
+    cells = []
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.outputs = [staged_output(nb, o, path.name) for o in cell.outputs]
+        cells.append(cell)
+        match = CHECK.match(cell.source) if cell.cell_type == "code" else None
+        if match:
+            cells.append(folded_answers(exercises[int(match[1]) - 1]))
+    if path.name.startswith("00"):
+        toc = "\n".join(n.removesuffix(".ipynb") for n in names[1:])
+        cells.append(nbformat.v4.new_markdown_cell(f"```{{toctree}}\n:hidden:\n:maxdepth: 1\n\n{toc}\n```"))
+    nb.cells = cells
+    nb.metadata.pop("widgets", None)
+    return nb
+
+
+def build(out):
+    """Stage every notebook and run Sphinx; return the output folder."""
+    source = ROOT / "build" / "site-source"
+    shutil.rmtree(source, ignore_errors=True)
+    source.mkdir(parents=True)
+    paths = notebook_paths()
+    names = [p.name for p in paths]
+    for path in paths:
+        nbformat.write(staged(path, names), source / path.name)
+    subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-q", "-c", str(ROOT / "site"), str(source),
+                    str(out)], check=True)
+    (Path(out) / "index.html").write_text(HOME)
+    return out
+
+
+def main(args):
+    out = Path(args[0]) if args else ROOT / "build" / "site"
+    build(out)
+    print(f"site written to {out}: open {out / '00-index.html'}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
