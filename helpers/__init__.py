@@ -5,7 +5,8 @@ autograd graph.
 
 Modules, by role (CONTRIBUTING.md has the map):
   graph core   graph (walk -> Graph), saved_values, render (DOT, text,
-               legend), svg (Graphviz), draw (draw_graph), arguments
+               legend), svg (Graphviz), roll (repeated steps as one
+               node), draw (draw_graph), arguments
   observing    engine (the order backward runs), saved_memory (bytes saved)
   lessons      models (lesson models several notebooks share), quiz
   scratch      scratch (notebook 07's engine, walked into a Graph)

@@ -2,9 +2,10 @@
 
 from html import escape
 
-from .arguments import check_highlight, check_notes, learner_facing
+from .arguments import check_flag, check_highlight, check_notes, learner_facing
 from .graph import Graph, trace_graph
 from .render import legend_text, to_dot, to_text
+from .roll import roll as roll_up
 from .scratch import is_scratch_value, trace_scratch
 from .svg import DotUnavailable, to_svg
 
@@ -49,7 +50,7 @@ class Drawing:
 
 
 @learner_facing
-def draw_graph(root, params=None, *, constants=True, highlight=(), max_nodes=300, notes=None):
+def draw_graph(root, params=None, *, constants=True, highlight=(), max_nodes=300, notes=None, roll=False):
     """Draw the autograd graph behind `root`; returns a `Drawing`.
 
     root: a tensor, a `grad_fn` node, a sequence of tensors, a `Graph`
@@ -66,6 +67,10 @@ def draw_graph(root, params=None, *, constants=True, highlight=(), max_nodes=300
         left out says so in red ("[inputs not drawn]").
     notes: a dict of node id -> a short note written in blue under the node
         (and after "#" in the text form), such as {"n1": "backward step 1"}.
+    roll: roll the graph's longest run of repeated steps (a loop's body)
+        into one node marked "× N steps", found from the graph's own
+        structure; the whole graph is walked (max_nodes is not used) and
+        saved values are left out.
 
     A leaf tensor (requires grad, no grad_fn) is drawn as a single leaf.
     Arrows follow the forward pass, from an input to the node that used it;
@@ -75,6 +80,8 @@ def draw_graph(root, params=None, *, constants=True, highlight=(), max_nodes=300
         graph = root
     elif is_scratch_value(root):               # a value of notebook 07's engine, not a tensor
         graph = trace_scratch(root)
+    elif check_flag(roll, "roll"):
+        graph = roll_up(trace_graph(root, params, saved=False))
     else:
         graph = trace_graph(root, params, max_nodes)
     lit = check_highlight(highlight, graph)

@@ -25,6 +25,7 @@ class Node:
       "op"     -- a backward node (`grad_fn`) that records one operation
       "leaf"   -- an `AccumulateGrad` node, which writes into a leaf's `.grad`
       "const"  -- a `None` entry of `next_functions`: an input needing no gradient
+      "group"  -- repeated steps rolled into one (roll.py; never made by the walk)
     """
 
     id: str
@@ -49,12 +50,14 @@ class Edge:
 @dataclass(frozen=True)
 class Graph:
     """The walked graph. `omitted` counts nodes left out by `max_nodes`;
-    `cut` lists the kept nodes that have inputs among them."""
+    `cut` lists the kept nodes that have inputs among them; `rolled` has a
+    (group id, steps, nodes) entry per group of repeated steps (roll.py)."""
 
     nodes: tuple
     edges: tuple
     omitted: int = 0
     cut: tuple = ()
+    rolled: tuple = ()
 
     def find(self, label):
         """The nodes whose label is `label`, in walk order."""

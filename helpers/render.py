@@ -15,6 +15,7 @@ LEGEND = {
     "op": ("#e3e8ec", "grey-blue", "a backward node (grad_fn): one recorded operation, its name in bold"),
     "leaf": ("#bbdefb", "light blue", "a leaf (AccumulateGrad): backward writes into its .grad"),
     "const": ("#ffffff", "white, dashed", "None in next_functions: an input that needs no gradient"),
+    "group": ("#ffe0b2", "pale orange", "repeated steps of a loop rolled into one (draw_graph(..., roll=True))"),
     "highlight": ("#fff176", "yellow", "a node you asked to highlight, with a thick border"),
 }
 SAVED_COLOUR = "#bf360c"

@@ -22,6 +22,9 @@ from .scratch import scratch_graph
 # taken from the whole graph.
 SEQUENCE_NODES = 60
 QUIZ_COLOURS = {True: "#2e7d32", False: "#c62828", None: "#555555"}
+# How a long sequence's graph is drawn: its repeated steps rolled into one
+# node, cut to the nodes nearest the output, or every node.
+VIEWS = ("rolled", "cut", "unrolled")
 
 
 def branch_view(forward, use_extra_layer, x):
@@ -66,26 +69,31 @@ def while_view(forward, value):
 
 
 @learner_facing
-def sequence_view(cell, sequences, index):
-    """The unrolled graph of sequence number `index`, with its step count."""
+def sequence_view(cell, sequences, index, view="cut"):
+    """The graph of sequence number `index` run through `cell`, drawn as
+    `view` says (see VIEWS), with its step count."""
     if not 0 <= index < len(sequences):
         raise wrong(ValueError, f"index must be from 0 to {len(sequences) - 1}; got {index}")
-    return _unrolled_html(cell, sequences[index], f"sequence {index}: ")
+    return _unrolled_html(cell, sequences[index], f"sequence {index}: ", view)
 
 
-def length_view(cell, length):
-    """The unrolled graph for one random sequence of `length` steps (the
-    same sequence for the same length), with its steps counted."""
+@learner_facing
+def length_view(cell, length, view="cut"):
+    """The graph for one random sequence of `length` steps (the same
+    sequence for the same length), drawn as `view` says, steps counted."""
     generator = torch.Generator().manual_seed(length)
-    return _unrolled_html(cell, torch.randn(length, cell.w_x.shape[1], generator=generator), "")
+    return _unrolled_html(cell, torch.randn(length, cell.w_x.shape[1], generator=generator), "", view)
 
 
-def _unrolled_html(cell, sequence, prefix):
+def _unrolled_html(cell, sequence, prefix, view):
+    if view not in VIEWS:
+        raise wrong(ValueError, f"view must be one of {', '.join(VIEWS)}; got {view!r}")
     h = run_sequence(cell, sequence)
     # counted over the whole graph (a walk that reads no saved values); the drawing is bounded
     steps = sum(node_label(fn) == "TanhBackward0" for _, fn in autograd_nodes(h))
-    drawing = draw_graph(h, cell, constants=False, max_nodes=SEQUENCE_NODES)
-    return drawing.html(f"{prefix}length {len(sequence)}, {steps} cell steps counted in its graph")
+    limit = {"cut": SEQUENCE_NODES, "unrolled": None}.get(view)
+    drawing = draw_graph(h, cell, constants=False, max_nodes=limit, roll=view == "rolled")
+    return drawing.html(f"{prefix}length {len(sequence)}, {steps} cell steps counted in its graph ({view})")
 
 
 @learner_facing

@@ -74,10 +74,12 @@ def _widgets_01(page, timings):
     assert "n = 4: 8 operations, 9 autograd nodes, 18 boxes drawn" in html and html.count(">MulBackward0<") == 4
     html = _redraw(page, timings, name, "while slider x", "partial(while_view", _arrow(page, "End"))
     assert "x = 1000: 10 halvings, depth 10" in html and html.count(">DivBackward0<") == 10
-    html = _redraw(page, timings, name, "sequence dropdown", "partial(sequence_view",
+    html = _redraw(page, timings, name, "sequence dropdown (rolled)", "partial(sequence_view",
                    lambda cell: cell.locator("select").select_option(label="sequence 4 (length 200)"))
-    assert "length 200, 200 cell steps counted" in html and "more nodes not drawn" in html
-    assert 0 < html.count(">TanhBackward0<") < 20
+    assert "length 200, 200 cell steps counted in its graph (rolled)" in html and "× 197 steps" in html
+    html = _redraw(page, timings, name, "view: cut", "partial(sequence_view",
+                   lambda cell: cell.locator("button", has_text="cut").click())
+    assert "(cut)" in html and "more nodes not drawn" in html and 0 < html.count(">TanhBackward0<") < 20
 
 
 def _answer(page, check, answer, expected):
@@ -116,6 +118,9 @@ def _widgets_02(page, timings):
 def _widgets_05(page, timings):
     html = _redraw(page, timings, "05-interview-relevance", "length slider", "partial(length_view", _arrow(page))
     assert "length 4, 4 cell steps counted" in html and html.count(">TanhBackward0<") == 4
+    html = _redraw(page, timings, "05-interview-relevance", "length slider to 30", "partial(length_view",
+                   _arrow(page, "End"))
+    assert "length 30, 30 cell steps counted in its graph (rolled)" in html and "× 27 steps" in html
 
 
 def _widgets_06(page, timings):

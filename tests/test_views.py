@@ -77,13 +77,20 @@ def test_each_sequence_has_as_many_steps_as_it_is_long():
         assert len(graph.find("TanhBackward0")) == len(seq)
         assert len(graph.find("MvBackward0")) == 2 * len(seq)
         assert sorted(n.label for n in graph.nodes if n.kind == "leaf") == ["b", "w_h", "w_x"]
-        assert _caption(sequence_view(cell, sequences, i)).endswith(f"{len(seq)} cell steps counted in its graph")
+        assert _caption(sequence_view(cell, sequences, i)).endswith(f"{len(seq)} cell steps counted in its graph (cut)")
 
 
 def test_long_sequence_is_drawn_bounded():
     html = sequence_view(TanhRNNCell(3, 4), [torch.randn(300, 3)], 0)
     assert "300 cell steps counted" in html
     assert f"{SEQUENCE_NODES} of " in html and "more nodes not drawn" in html
+
+
+def test_a_long_sequence_rolled_up_counts_every_step():
+    html = sequence_view(TanhRNNCell(3, 4), [torch.randn(300, 3)], 0, view="rolled")
+    assert "300 cell steps counted in its graph (rolled)" in html and "× 297 steps" in html
+    with pytest.raises(ValueError, match="view must be one of rolled, cut, unrolled"):
+        length_view(TanhRNNCell(3, 4), 5, view="sideways")
 
 
 def test_sequence_index_out_of_range():
@@ -95,7 +102,7 @@ def test_sequence_index_out_of_range():
 def test_length_view_counts_every_step(length):
     cell = TanhRNNCell(3, 4)
     html = length_view(cell, length)
-    assert _caption(html) == f"length {length}, {length} cell steps counted in its graph"
+    assert _caption(html) == f"length {length}, {length} cell steps counted in its graph (cut)"
     assert html == length_view(cell, length)
 
 
