@@ -93,8 +93,11 @@ def trace_graph(root, params=None, max_nodes=None, saved=True):
     root: a tensor, a `grad_fn` node, or a sequence of tensors.
     params: a mapping of names to tensors, or an `nn.Module` (its
         `named_parameters()`), used to name leaves and outputs.
-    max_nodes: keep only the first `max_nodes` nodes of the walk (those
-        nearest the outputs); the rest are counted in `Graph.omitted`.
+    max_nodes: keep at most `max_nodes` nodes, nearest the outputs first,
+        and at most an eighth of them (or 8) at any one distance from the
+        outputs, so a wide row (a thousand outputs, a stack of many inputs)
+        does not crowd out the structure behind it; the rest are counted
+        in `Graph.omitted`.
     saved: describe each kept node's saved values (`Node.saved`); False
         skips that, which makes a walk of many thousands of nodes several
         times faster. Reading them never unpacks a value a hook packed.
@@ -104,12 +107,34 @@ def trace_graph(root, params=None, max_nodes=None, saved=True):
     names = leaf_names(params)
     limit, saved = check_max_nodes(max_nodes), check_flag(saved, "saved")
     items, links = _walk(starts)
-    keep = len(items) if limit is None else min(limit, len(items))
+    kept = range(len(items)) if limit is None else _nearest(items, links, limit)
+    keep = set(kept)
     uses = Counter(s for s, *_ in links)
-    nodes = tuple(_make_node(i, item, names, uses[i], saved) for i, item in enumerate(items[:keep]))
-    edges = tuple(Edge(f"n{s}", f"n{d}", slot, nr) for s, d, slot, nr in links if s < keep and d < keep)
-    cut = sorted({d for s, d, _, _ in links if s >= keep > d})
-    return Graph(nodes, edges, len(items) - keep, tuple(f"n{d}" for d in cut))
+    nodes = tuple(_make_node(i, items[i], names, uses[i], saved) for i in kept)
+    edges = tuple(Edge(f"n{s}", f"n{d}", slot, nr) for s, d, slot, nr in links if s in keep and d in keep)
+    cut = sorted({d for s, d, _, _ in links if d in keep and s not in keep})
+    return Graph(nodes, edges, len(items) - len(keep), tuple(f"n{d}" for d in cut))
+
+
+def _nearest(items, links, limit):
+    """Up to `limit` positions in walk order (nearest the outputs first), at
+    most limit // 8 (at least 8) at any one depth; constants, which lead
+    nowhere, are not held to that."""
+    if limit >= len(items):
+        return range(len(items))
+    depth = {}
+    for s, d, _, _ in links:             # links come in walk order: d is placed before s
+        depth.setdefault(s, depth.get(d, 0) + 1)
+    per_depth, row_limit, kept = Counter(), max(8, limit // 8), []
+    for position, item in enumerate(items):
+        level = depth.get(position, 0)
+        if item is not None and per_depth[level] >= row_limit:
+            continue
+        per_depth[level] += 1
+        kept.append(position)
+        if len(kept) == limit:
+            break
+    return kept
 
 
 def autograd_nodes(root):

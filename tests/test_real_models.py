@@ -145,3 +145,17 @@ def test_many_roots_are_deduplicated_by_identity():
     pieces = (x * 2).unbind()
     graph = trace_graph([*pieces, *pieces])
     assert graph.count("output") == 2000
+
+
+def test_a_wide_row_does_not_crowd_out_the_structure_behind_it():
+    x = torch.randn(1000, requires_grad=True)
+    graph = trace_graph(list((x * 2).unbind()), max_nodes=300)
+    assert graph.count("output") <= 300 // 8
+    assert graph.find("UnbindBackward0") and graph.find("MulBackward0") and graph.count("leaf") == 1
+    assert graph.omitted == 1000 - graph.count("output")
+
+
+def test_a_cut_gru_keeps_its_recurrence():
+    torch.manual_seed(0)
+    cut = trace_graph(REAL["GRU, 3 layers, bidirectional, packed"](), max_nodes=150)
+    assert {"SigmoidBackward0", "TanhBackward0", "AddmmBackward0"} <= {n.label for n in cut.nodes}
