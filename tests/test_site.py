@@ -35,9 +35,11 @@ def expected_labels(path):
 
 def problems(page, expected):
     """What is wrong with the open page: drawings missing or lacking names."""
-    svg_text = page.evaluate("() => [...document.querySelectorAll('svg text')].map(t => t.textContent).join(' ')")
+    # a Graphviz drawing is an <svg> whose groups have class "node" (the theme's icons are SVG too)
+    svg_text = page.evaluate("() => [...document.querySelectorAll('svg g.node text')].map(t => t.textContent)"
+                             ".join(' ')")
     found = []
-    if expected and page.locator("svg").count() == 0:
+    if expected and page.locator("svg:has(g.node)").count() == 0:
         found.append("no drawing (<svg>) on the page")
     missing = sorted(label for label in expected if label not in svg_text)
     if missing:
