@@ -33,10 +33,10 @@ def branch_view(forward, use_extra_layer, x):
     value = float(x)
     x = torch.tensor(value, requires_grad=True)
     y = forward(x, use_extra_layer)
-    other = forward(torch.tensor(value, requires_grad=True), not use_extra_layer)
-    extra = _op_labels(y if use_extra_layer else other) - _op_labels(other if use_extra_layer else y)
-    shown = extra & _op_labels(y)
-    drawing = draw_graph(y, {"x": x, "y": y}, highlight=sorted(shown))
+    # what only the True branch records: compared with the other branch, run on a fresh x
+    extra = _op_labels(y) - _op_labels(forward(torch.tensor(value, requires_grad=True), False)) \
+        if use_extra_layer else set()
+    drawing = draw_graph(y, {"x": x, "y": y}, highlight=sorted(extra))
     y.backward()
     ops = drawing.graph.count("op")
     return drawing.html(f"use_extra_layer={use_extra_layer}: y = {y.item():g}, x.grad = {x.grad.item():g}, "
@@ -44,7 +44,7 @@ def branch_view(forward, use_extra_layer, x):
 
 
 def _op_labels(tensor):
-    return {node.label for node in trace_graph(tensor).nodes if node.kind == "op"}
+    return {node.label for node in trace_graph(tensor, saved=False).nodes if node.kind == "op"}
 
 
 def loop_view(forward, n):
@@ -125,12 +125,13 @@ def scratch_step_view(build, step):
     the first `step` backward rules have run: every node's grad so far, the
     node that just ran highlighted (notebook 07)."""
     root = build()
-    ops = [v for v in reversed(root.topological_order()) if v.inputs]
+    order = root.topological_order()
+    ops = [v for v in reversed(order) if v.inputs]
     if not 1 <= step <= len(ops):
         raise wrong(ValueError, f"step must be from 1 to {len(ops)}; got {step}")
     root.backward(steps=step)
     graph, ids = scratch_graph(root)
-    notes = {ids[id(v)]: f"grad {v.grad:.3g}" for v in root.topological_order() if getattr(v, "requires_grad", True)}
+    notes = {ids[id(v)]: f"grad {v.grad:.3g}" for v in order if getattr(v, "requires_grad", True)}
     now = ops[step - 1]
     caption = f"step {step} of {len(ops)}: the {now.op} node passes its grad {now.grad:.3g} on to its inputs"
     return draw_graph(graph, notes=notes, highlight=(ids[id(now)],)).html(caption)

@@ -124,7 +124,6 @@ def test_quiz_view_colours_right_wrong_and_unanswered():
     assert quiz_view(Q, None) == f'<p style="color:{QUIZ_COLOURS[None]}">Pick an answer.</p>'
 
 
-Value = lesson_function("07-autograd-from-scratch", "Value")
 diamond_engine = lesson_function("07-autograd-from-scratch", "diamond_engine")
 small_mlp = lesson_function("08-modules-and-the-graph", "small_mlp")
 regularised_mlp = lesson_function("08-modules-and-the-graph", "regularised_mlp")

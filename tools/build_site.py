@@ -12,9 +12,7 @@ Sphinx with myst-nb and the book theme turns them into HTML:
     python tools/build_site.py [OUT]      (default build/site; the home page is OUT/00-index.html)
 """
 
-import importlib
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -23,11 +21,11 @@ from pathlib import Path
 
 import nbformat
 from nav import notebook_paths
+from solutions import CHECK, exercises_of
 
 ROOT = Path(__file__).resolve().parent.parent
 WIDGET = "application/vnd.jupyter.widget-view+json"
 STATE = "application/vnd.jupyter.widget-state+json"
-CHECK = re.compile(r"ex\.q(\d+)\.check\(")
 HOME = ('<!DOCTYPE html><html><head><meta charset="utf-8"><meta http-equiv="refresh" content="0; url=00-index.html">'
         '<title>Computational graphs in PyTorch</title></head>'
         '<body><a href="00-index.html">Computational graphs in PyTorch: start here</a></body></html>\n')
@@ -78,8 +76,7 @@ def folded_answers(exercise):
 def staged(path, names):
     """The notebook as the site shows it."""
     nb = nbformat.read(path, as_version=4)
-    exercises = importlib.import_module(f"helpers.exercises.nb{path.name[:2]}").EXERCISES \
-        if path.name[:2] != "00" else ()
+    exercises = () if path.name.startswith("00") else exercises_of(path)
     cells = []
     for cell in nb.cells:
         if cell.cell_type == "code":

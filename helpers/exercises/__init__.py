@@ -14,7 +14,6 @@ so there is one source), and a function the learner writes is run and its
 graph traced. The exercises of notebook NN live in `nbNN.py`.
 """
 
-import inspect
 from dataclasses import dataclass
 from html import escape
 
@@ -192,10 +191,3 @@ class Score:
                        f'<td style="color:{STATUS[s][1]}">{STATUS[s][0].lower()}</td></tr>' for e, s in self.rows)
         return f"<p><b>{head}</b></p><table>{rows}</table>"
 
-
-def source_of(function):
-    """A learner's function's source, or "" when it cannot be read."""
-    try:
-        return inspect.getsource(function)
-    except (OSError, TypeError):
-        return ""

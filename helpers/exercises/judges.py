@@ -90,20 +90,7 @@ def choice(options, right):
 
 def op_labels(tensor):
     """The operations of a tensor's graph, in walk order (output first)."""
-    return [node.label for node in trace_graph(tensor).nodes if node.kind == "op"]
-
-
-def graph_difference(yours, asked, where):
-    """"" when the two tensors' graphs record the same operations in the
-    same order, else a sentence naming the first difference."""
-    mine, theirs = op_labels(yours), op_labels(asked)
-    if mine == theirs:
-        return ""
-    for position, (a, b) in enumerate(zip(mine, theirs, strict=False)):
-        if a != b:
-            return f"{where} your graph has {a} where {b} was asked (operation {position + 1} from the output)."
-    longer, count = ("more", len(mine) - len(theirs)) if len(mine) > len(theirs) else ("fewer", len(theirs) - len(mine))
-    return f"{where} your graph records {count} {longer} operation(s) than asked: {mine} against {theirs}."
+    return [node.label for node in trace_graph(tensor, saved=False).nodes if node.kind == "op"]
 
 
 def plural(count, word):
