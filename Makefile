@@ -56,8 +56,9 @@ solutions: setup $(DEV_STAMP)
 site: setup $(DEV_STAMP)
 	$(BIN)/python tools/build_site.py
 
-# Our drawing against torchviz on the same graphs, and nbval's wall time (prints a table).
-bench: setup $(DEV_STAMP)
+# Our drawing against torchviz on the same graphs, nbval's wall time, and every widget's
+# redraw timed inside the page in JupyterLab (prints tables).
+bench: system-browser $(DEV_STAMP)
 	$(BIN)/python tools/bench.py
 
 # Re-resolve requirements.txt and requirements-dev.txt (needs a Python 3.10: PY310=...).

@@ -12,7 +12,7 @@ from html import escape
 # kind -> (fill colour, its name, what it means)
 LEGEND = {
     "output": ("#c8e6c9", "pale green", "a tensor you passed in: the result of the forward pass"),
-    "op": ("#e3e8ec", "grey-blue", "a backward node (grad_fn): one recorded operation, its name in bold"),
+    "op": ("#e3e8ec", "grey-blue", "a backward node (grad_fn): one recorded operation, its name in larger type"),
     "leaf": ("#bbdefb", "light blue", "a leaf (AccumulateGrad): backward writes into its .grad"),
     "const": ("#ffffff", "white, dashed", "None in next_functions: an input that needs no gradient"),
     "group": ("#ffe0b2", "pale orange", "repeated steps of a loop rolled into one (draw_graph(..., roll=True))"),
@@ -104,7 +104,7 @@ HEADER = (
     "digraph autograd {",
     '  graph [rankdir=TB, ranksep=0.3, nodesep=0.25, fontname="Helvetica"];',
     '  node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize=10, '
-    'color="#546e7a", height=0.3, margin="0.08,0.03"];',
+    'color="#546e7a", height=0.3, margin="0.11,0.03"];',
     '  edge [color="#546e7a", arrowsize=0.6];',
 )
 
@@ -154,7 +154,7 @@ def _dot_edges(edges, shared):
 
 def _dot_node(dot_id, node, lit, shared="", note="", lost=False):
     fill = LEGEND["highlight" if lit else node.kind][0]
-    rows = [f"<B>{escape(node.label)}</B>" if node.kind == "op" else escape(node.label)]
+    rows = [f'<FONT POINT-SIZE="11">{escape(node.label)}</FONT>' if node.kind == "op" else escape(node.label)]
     if node.detail:
         rows.append(f'<FONT POINT-SIZE="8">{escape(node.detail)}</FONT>')
     if node.kind == "leaf":
@@ -168,7 +168,7 @@ def _dot_node(dot_id, node, lit, shared="", note="", lost=False):
     if lost:
         rows.append(f'<FONT POINT-SIZE="8" COLOR="{CUT_COLOUR}">{CUT_MARK}</FONT>')
     if note:
-        rows.append(f'<FONT POINT-SIZE="9" COLOR="{NOTE_COLOUR}"><B>{escape(note)}</B></FONT>')
+        rows.append(f'<FONT POINT-SIZE="9" COLOR="{NOTE_COLOUR}">{escape(note)}</FONT>')
     style = "dashed,rounded,filled" if node.kind == "const" or any(s.freed for s in node.saved) else ""
     extra = f', style="{style}"' if style else ""
     extra += ", penwidth=2" if lit else ""

@@ -28,23 +28,31 @@ def shape_text(tensor):
     "shape (3,)", "shape (3, 4)" (never a bare "3", which reads as a value).
     A tensor whose sizes cannot be read (a strided nested tensor) says so."""
     try:
-        return "scalar" if tensor.dim() == 0 else f"shape {tuple(tensor.shape)}"
+        return _shape_words(tensor.shape)
     except RuntimeError:
         return "nested, sizes vary" if getattr(tensor, "is_nested", False) else "sizes unreadable"
 
 
 def tensor_text(tensor):
     """"scalar tensor", or "tensor of shape (3, 4)"."""
-    shape = shape_text(tensor)
-    return "scalar tensor" if shape == "scalar" else f"tensor of {shape}"
+    return _tensor_words(shape_text(tensor))
+
+
+def _shape_words(shape):
+    return "scalar" if not shape else f"shape {tuple(shape)}"
+
+
+def _tensor_words(shape_words):
+    return "scalar tensor" if shape_words == "scalar" else f"tensor of {shape_words}"
 
 
 @functools.cache
 def _saved_names(node_type):
-    """The `_saved_*` attributes of a node class (the same for every node of it)."""
-    names = [a for a in dir(node_type) if a.startswith("_saved_")]
+    """(attribute, packed-form attribute, name) of each `_saved_*` value of a
+    node class (the same for every node of it)."""
+    names = [(a, "_raw" + a, a.removeprefix("_saved_")) for a in dir(node_type) if a.startswith("_saved_")]
     if "saved_tensors" in dir(node_type):        # a custom torch.autograd.Function
-        names.append("saved_tensors")
+        names.append(("saved_tensors", "_raw_saved_tensors", "saved_tensors"))
     return tuple(names)
 
 
@@ -52,15 +60,38 @@ def saved_values(fn):
     """The `Saved` values of one backward node, sorted by name. A slot that
     holds None (nothing was needed) is left out."""
     found = []
-    for attr in _saved_names(type(fn)):
-        name = attr.removeprefix("_saved_")
+    for attr, raw_attr, name in _saved_names(type(fn)):
         try:
-            raw = getattr(fn, "_raw_saved_tensors" if attr == "saved_tensors" else "_raw" + attr, None)
-        except RuntimeError as err:                 # a custom Function's, once freed
+            raw = getattr(fn, raw_attr, None)
+            if type(raw) is _SavedTensor and raw.unpack_hook is None:   # one tensor, no hook: the usual case
+                found += _plain_tensor(fn, attr, name)
+                continue
+        except RuntimeError as err:                 # freed
             found.append(_unreadable(name, str(err)))
             continue
         found += _describe(fn, attr, name, raw)
     return tuple(found)
+
+
+_SavedTensor = torch._C._autograd.SavedTensor
+
+
+def _plain_tensor(fn, attr, name):
+    """A tensor saved without a hook. Its description depends only on the
+    name and the shape, so equal ones are made once (a 100,000-step graph
+    saves 300,000 tensors of a handful of shapes)."""
+    value = getattr(fn, attr)
+    if value is None:
+        return ()
+    try:
+        return (_tensor_saved(name, value.shape),)
+    except RuntimeError:                            # sizes that cannot be read (nested)
+        return (Saved(name, value_text(value)),)
+
+
+@functools.lru_cache(maxsize=1024)
+def _tensor_saved(name, shape):
+    return Saved(name, _bounded(_tensor_words(_shape_words(shape))))
 
 
 def _describe(fn, attr, name, raw):

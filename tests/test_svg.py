@@ -9,8 +9,8 @@ from html import escape
 
 import pytest
 
-from helpers import draw_graph
-from helpers.svg import INSTALL_HINT, LAYOUT_LIMIT, DotUnavailable, find_dot, to_svg
+from helpers import draw_graph, svg
+from helpers.svg import INSTALL_HINT, LAYOUT_LIMIT, DotUnavailable, dot_command, find_dot, to_svg
 
 DRAW_NOTE_EXAMPLE = textwrap.dedent("""
     import json, torch
@@ -82,3 +82,26 @@ def test_broken_dot_source_is_reported_and_the_next_one_draws():
     with pytest.raises(DotUnavailable, match=r"dot failed \(.*syntax error"):
         to_svg("digraph { a -> }")
     assert "after_failure" in to_svg("digraph { after_failure; }")
+
+
+@pytest.mark.system
+def test_dot_runs_with_the_svg_renderer_and_the_dot_layout_only():
+    _, env = dot_command()
+    assert env is not None, "the lean plugin set could not be made on this machine"
+    libraries = sorted(os.listdir(env["GVBINDIR"]))
+    assert any(name.startswith("libgvplugin_core") for name in libraries)
+    assert any(name.startswith("libgvplugin_dot_layout") for name in libraries)
+    assert not any("pango" in name for name in libraries)
+    assert "lean_plugin_probe" in to_svg("digraph { lean_plugin_probe -> b; }")
+
+
+@pytest.mark.system
+def test_when_the_lean_plugin_set_cannot_be_made_dot_runs_as_installed(monkeypatch):
+    def no_symlinks(dot):
+        raise OSError("symbolic links are not allowed here")
+
+    monkeypatch.setattr(svg, "_lean_plugins", no_symlinks)
+    assert svg._plugin_directory.__wrapped__(find_dot()) is None
+    monkeypatch.setattr(svg, "_plugin_directory", lambda dot: None)
+    assert dot_command() == (find_dot(), None)
+    assert "as_installed_probe" in to_svg("digraph { as_installed_probe -> b; }")

@@ -22,6 +22,7 @@ import torchviz
 from lessons import lesson_function
 from nav import notebook_paths
 from real_models import REAL, _checkpointed_encoder, _plain_encoder
+from redraw_timing import in_page_rows
 
 from helpers import draw_graph, trace_graph
 from helpers.svg import _laid_out
@@ -103,7 +104,7 @@ def big_walks():
     x = torch.randn(20_000, requires_grad=True)
     pieces = list((x * 2).unbind())
     rows = ["| h = tanh(W @ h), T = 100,000 (200,003 nodes) | time |", "|---|---:|",
-            f"| trace_graph, saved values read | {median_time(lambda: trace_graph(h), 1):.2f} s |",
+            f"| trace_graph, saved values read | {median_time(lambda: trace_graph(h), 3):.2f} s |",
             f"| trace_graph(saved=False) | {median_time(lambda: trace_graph(h, saved=False), 3):.2f} s |",
             f"| draw_graph (300 nodes drawn) + SVG | {median_time(lambda: draw_graph(h, {'W': w}).svg(), 3):.2f} s |",
             f"| trace_graph of 20,000 unbind outputs as roots, max_nodes=300 | "
@@ -178,6 +179,7 @@ def main():
     print(f"# Benchmark (torch {torch.__version__}, torchviz 0.0.3, {graphviz})\n")
     for part in (big_graphs, real_models, big_walks, redraw, memory, nbval_times):
         print("\n".join(in_a_big_stack(part)) + "\n", flush=True)
+    print("\n".join(in_page_rows()) + "\n", flush=True)
 
 
 if __name__ == "__main__":

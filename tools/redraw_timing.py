@@ -1,0 +1,218 @@
+"""Every widget of the notebooks changed several times in JupyterLab, in
+headless Chromium, each change timed inside the page: from the input event
+to the DOM change that brings the new drawing (`browser.ARM`). The page's
+websocket traffic is logged too, which splits one change into
+
+  before send   input event -> the widget's update message leaves the page
+  kernel        the kernel's own clock, from its "busy" status to the
+                message carrying the new HTML (the Python callback, with
+                the model run, the walk and the layout)
+  round trip    the rest of the time until that message is in the page
+                (the server relaying both ways, (de)serialising)
+  DOM update    that message in the page -> the new drawing in the DOM
+
+`make bench` prints the table (`in_page_rows`); run this file alone for the
+table without the rest of the bench."""
+
+import re
+import statistics
+import sys
+import tempfile
+from datetime import datetime
+from pathlib import Path
+
+from browser import CHROMIUM, CHROMIUM_ARGS, change_and_wait, panel_cell, run_all, start_lab, stop, warm_up
+
+ROOT = Path(__file__).resolve().parent.parent
+CHANGES = 7
+NOTEBOOKS = ("01-dynamic-control-flow", "02-inspecting-the-graph", "05-interview-relevance",
+             "06-practice-question", "07-autograd-from-scratch", "08-modules-and-the-graph")
+
+# Logs each websocket message's time and first characters (its header), once
+# window.__wsOn is set; JupyterLab's kernel connection is a WebSocket.
+LOG_WEBSOCKETS = """(() => {
+  const Native = window.WebSocket;
+  window.__ws = [];
+  window.__wsOn = false;
+  const decoder = new TextDecoder();
+  const note = (dir, data) => {
+    if (!window.__wsOn) return;
+    const t = performance.now();
+    const bytes = typeof data === "string" ? null : ArrayBuffer.isView(data) ? data : new Uint8Array(data);
+    const text = bytes === null ? data : decoder.decode(bytes);
+    window.__ws.push({dir, t, head: text.slice(0, 1500)});
+  };
+  window.WebSocket = class extends Native {
+    constructor(...args) { super(...args); this.addEventListener("message", e => note("in", e.data)); }
+    send(data) { note("out", data); return super.send(data); }
+  };
+})();"""
+
+
+def _key(page, key):
+    def press(cell):
+        cell.locator(".noUi-handle").first.focus()
+        page.keyboard.press(key)
+    return press
+
+
+def _click(selector, nth=0, text=None):
+    def click(cell):
+        target = cell.locator(selector, has_text=text) if text else cell.locator(selector)
+        target.nth(nth).click()
+    return click
+
+
+def _cycle(selector, labels):
+    """Click the control labelled labels[0], then labels[1], ... (wrapping)."""
+    state = {"i": 0}
+
+    def click(cell):
+        label = labels[state["i"] % len(labels)]
+        state["i"] += 1
+        cell.locator(selector, has_text=label).first.click()
+    return click
+
+
+def _select(indices):
+    """Pick the options at these positions, one per change."""
+    state = {"i": 0}
+
+    def pick(cell):
+        index = indices[state["i"] % len(indices)]
+        state["i"] += 1
+        cell.locator("select").select_option(index=index)
+    return pick
+
+
+def widgets(page):
+    """notebook -> [(widget, cell source to find, [change, ...])]: CHANGES
+    changes per widget, each to a state not drawn before where the widget
+    has that many (a checkbox has two, so its later changes are redraws
+    the SVG cache answers; its first change is always a new layout)."""
+    right, left = _key(page, "ArrowRight"), _key(page, "ArrowLeft")
+    toggle = _click(".widget-checkbox input")
+    views = ["cut", "unrolled", "rolled"]
+    return {
+        "01-dynamic-control-flow": [
+            ("branch: use_extra_layer checkbox", "widgets.Checkbox", [toggle] * CHANGES),
+            ("branch: x slider", "widgets.Checkbox", [left] * CHANGES),
+            ("loop: n slider", "partial(loop_view", [right] * CHANGES),
+            ("while: x slider", "partial(while_view", [right] * CHANGES),
+            ("sequence: dropdown", "partial(sequence_view", [_select([0, 2, 3, 4, 0, 2, 1])] * CHANGES),
+            ("sequence: rolled / cut / unrolled", "partial(sequence_view", [_cycle("button", views)] * CHANGES),
+        ],
+        "02-inspecting-the-graph": [
+            ("backward step slider", "partial(step_view", [right] * 4 + [left] * (CHANGES - 4)),
+        ],
+        "05-interview-relevance": [
+            ("length slider", "partial(length_view", [right] * CHANGES),
+            ("rolled / cut / unrolled", "partial(length_view", [_cycle("button", views)] * CHANGES),
+        ],
+        "06-practice-question": [
+            ("quiz choices", "partial(quiz_view",
+             [_cycle(".widget-radio-box label", ["deleted the graph", "freed the tensors", "forbids computing",
+                                                 "refuses to overwrite"])] * CHANGES),
+        ],
+        "07-autograd-from-scratch": [
+            ("backward step slider", "partial(scratch_step_view", [right] * 3 + [left] * 3 + [right]),
+        ],
+        "08-modules-and-the-graph": [
+            ("freeze layer 0 checkbox", "partial(freeze_view", [toggle] * CHANGES),
+            ("freeze layer 2 checkbox", "partial(freeze_view", [_click(".widget-checkbox input", nth=1)] * CHANGES),
+            ("train() checkbox", "partial(mode_view", [toggle] * CHANGES),
+        ],
+    }
+
+
+def _kernel_time(message):
+    found = re.search(r'"date":\s*"([^"]+)"', message["head"])
+    return datetime.fromisoformat(found.group(1).replace("Z", "+00:00")).timestamp() * 1000 if found else None
+
+
+def breakdown(log, start, total):
+    """One change's parts in ms (see the module docstring), from the
+    websocket log and the in-page start time and total; None when the log
+    does not show them all."""
+    out = [m for m in log if m["dir"] == "out" and m["t"] >= start and '"comm_msg"' in m["head"]]
+    if not out:
+        return None
+    sent = out[0]["t"]
+    came = [m for m in log if m["dir"] == "in" and sent <= m["t"] <= start + total]
+    busy = next((m for m in came if '"execution_state":"busy"' in m["head"].replace(" ", "")), None)
+    html = [m for m in came if '"comm_msg"' in m["head"]]
+    if busy is None or not html:
+        return None
+    kernel = _kernel_time(html[-1]) - _kernel_time(busy)
+    return {"before send": sent - start, "kernel": kernel,
+            "round trip": html[-1]["t"] - sent - kernel, "DOM update": start + total - html[-1]["t"]}
+
+
+def measure(browser, base, token, notebook):
+    """[(widget, [ms per change], [breakdown per change])] for one notebook."""
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.add_init_script(LOG_WEBSOCKETS)
+    try:
+        run_all(page, base, token, f"notebooks/{notebook}.ipynb")
+        results = []
+        for name, call, changes in widgets(page)[notebook]:
+            cell = panel_cell(page, call)
+            view = cell.locator(".widget-html-content")
+            times, parts = [], []
+            for change in changes:
+                page.evaluate("() => { window.__ws = []; window.__wsOn = true; }")
+                _, ms = change_and_wait(page, view, lambda change=change, cell=cell: change(cell))
+                start = page.evaluate("() => window.__redraw.start")
+                log = page.evaluate("() => { window.__wsOn = false; return window.__ws; }")
+                times.append(ms)
+                parts.append(breakdown(log, start, ms))
+                page.wait_for_timeout(150)          # let the echo of the change settle
+            results.append((name, times, parts))
+            print(f"{notebook} {name}: " + ", ".join(f"{t:.0f}" for t in times) + " ms", file=sys.stderr, flush=True)
+        return results
+    finally:
+        page.close()
+
+
+def in_page_rows(notebooks=NOTEBOOKS):
+    """The bench table: per widget, the first change and the median and
+    slowest of CHANGES, then the breakdown of the slowest widget."""
+    if not Path(CHROMIUM).exists():
+        return ["(in-page redraw times need Debian's chromium: sudo apt-get install chromium)"]
+    from playwright.sync_api import sync_playwright
+
+    with tempfile.TemporaryDirectory() as tmp:
+        proc, base, token = start_lab(Path(tmp), ROOT / "notebooks")
+        try:
+            with sync_playwright() as playwright:
+                browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+                page = browser.new_page()
+                warm_up(page, base, token, Path(tmp))
+                page.close()
+                results = [(nb, *r) for nb in notebooks for r in measure(browser, base, token, nb)]
+                browser.close()
+        finally:
+            stop(proc)
+    return table(results)
+
+
+def table(results):
+    rows = [f"| widget (in JupyterLab, Chromium) | first change | median of {CHANGES} | slowest |",
+            "|---|---:|---:|---:|"]
+    for notebook, name, times, _ in results:
+        rows.append(f"| {notebook[:2]} {name} | {times[0]:.0f} ms | {statistics.median(times):.0f} ms "
+                    f"| {max(times):.0f} ms |")
+    notebook, name, times, parts = max(results, key=lambda r: statistics.median(r[2]))
+    known = [p for p in parts if p]
+    rows += ["", f"Slowest widget, {notebook[:2]} {name}: median of {len(known)} changes, in ms",
+             "", "| before send | kernel | round trip | DOM update | total |", "|---:|---:|---:|---:|---:|"]
+    if known:
+        medians = [statistics.median(p[k] for p in known) for k in ("before send", "kernel", "round trip",
+                                                                     "DOM update")]
+        rows.append("| " + " | ".join(f"{m:.1f}" for m in medians) + f" | {statistics.median(times):.1f} |")
+    return rows
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(ROOT / "tools"))
+    print("\n".join(in_page_rows(sys.argv[1:] or NOTEBOOKS)))
