@@ -10,14 +10,17 @@ import pytest
 from browser import (
     CHROMIUM,
     CHROMIUM_ARGS,
+    IDLE,
     NB,
+    _menu,
+    _started,
     cells,
     change_and_wait,
+    open_notebook,
     panel_cell,
     run_all,
     start_lab,
     stop,
-    warm_up,
 )
 from conftest import ROOT
 from nav import NOTEBOOKS, notebook_paths
@@ -25,6 +28,7 @@ from run_notebooks import raises
 
 ARTIFACTS = ROOT / "artifacts" / "screenshots"
 PATHS = notebook_paths()
+VIEWPORT = {"width": 1400, "height": 1000}
 INSTALL = "browser tests need Debian's chromium: sudo apt-get install chromium (make test installs it when it can)"
 
 
@@ -52,22 +56,44 @@ def browser(lab):
         chromium.close()
 
 
-@pytest.fixture(scope="module")
-def warmed(lab, browser):
-    """How many tries the warm-up notebook took (see browser.warm_up)."""
-    root, base, token = lab
-    page = browser.new_page()
-    try:
-        return warm_up(page, base, token, root)
-    finally:
-        page.close()
-
-
 @pytest.fixture
 def page(browser):
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page = browser.new_page(viewport=VIEWPORT)
     yield page
     page.close()
+
+
+@pytest.fixture(scope="module")
+def notebook_pages(lab, browser):
+    """Pages on the notebooks: `take(path)` gives the page for `path`
+    (opened now, or earlier by `open_next`); `open_next(path)` starts
+    loading the following notebook, and its kernel, while the test of
+    `path` goes on (about 4 s a notebook that would otherwise be waited)."""
+    _, base, token = lab
+    opened = {}
+
+    class Pages:
+        @staticmethod
+        def take(path):
+            if path not in opened:
+                Pages.open(path)
+            return opened.pop(path)
+
+        @staticmethod
+        def open_next(path):
+            following = PATHS[PATHS.index(path) + 1:]
+            if following and following[0] not in opened:
+                Pages.open(following[0])
+
+        @staticmethod
+        def open(path):
+            page = browser.new_page(viewport=VIEWPORT)
+            open_notebook(page, base, token, f"notebooks/{path.name}")
+            opened[path] = page
+
+    yield Pages
+    for page in opened.values():
+        page.close()
 
 
 def _redraw(page, timings, notebook, name, call, change, timeout=15.0):
@@ -185,24 +211,27 @@ WIDGETS = {
 
 
 @pytest.mark.parametrize("path", PATHS, ids=[p.stem for p in PATHS])
-def test_run_all_then_widgets(lab, warmed, page, path, timings):
+def test_run_all_then_widgets(lab, notebook_pages, path, timings):
     _, base, token = lab
-    if path == PATHS[0]:
-        timings.append(f"JupyterLab warm-up notebook: ran at try {warmed}")
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page = notebook_pages.take(path)
     try:
-        seconds = run_all(page, base, token, f"notebooks/{path.name}")
+        seconds, clicks = run_all(page, base, token, f"notebooks/{path.name}")
     finally:
         page.screenshot(path=ARTIFACTS / f"{path.stem}.png")
-    timings.append(f"{path.stem}: Run All {seconds:.1f} s")
+    timings.append(f"{path.stem}: Run All {seconds:.1f} s, {clicks} click{'s' if clicks > 1 else ''}")
+    notebook_pages.open_next(path)         # loads while this notebook's widgets are checked
     report = cells(page)
     stored = [c for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code"]
     assert len(report) == len(stored)
     unexpected = [c["source"].splitlines()[0] for c, cell in zip(report, stored, strict=True)
                   if c["stderr"] != raises(cell)]
     assert unexpected == []
-    if path.stem in WIDGETS:
-        WIDGETS[path.stem](page, timings)
+    try:
+        if path.stem in WIDGETS:
+            WIDGETS[path.stem](page, timings)
+    finally:
+        page.close()
 
 
 BROKEN = '''
@@ -229,3 +258,19 @@ def test_a_broken_callback_fails_the_check(lab, page, timings):
     run_all(page, base, token, "notebooks/broken.ipynb")
     with pytest.raises(AssertionError, match="did not redraw"):
         _redraw(page, timings, "broken", "slider", "panel(render", _arrow(page), timeout=3.0)
+
+
+def test_a_run_all_that_queues_nothing_is_told_apart(lab, page):
+    """The check behind run_all's second click: a cleared notebook whose
+    cells were not sent is not "started"; after Run All it is."""
+    root, base, token = lab
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print('one')")])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, root / "notebooks" / "queued.ipynb")
+    open_notebook(page, base, token, "notebooks/queued.ipynb")
+    page.wait_for_selector(IDLE, timeout=90_000)
+    page.locator(f"{NB} .jp-Cell").first.click()
+    _menu(page, "Edit", "Clear Outputs of All Cells")
+    assert not _started(page, within=1)
+    _menu(page, "Run", "Run All Cells")
+    assert _started(page, within=30)

@@ -3,13 +3,14 @@ headless Chromium, each change timed inside the page: from the input event
 to the DOM change that brings the new drawing (`browser.ARM`). The page's
 websocket traffic is logged too, which splits one change into
 
-  before send   input event -> the widget's update message leaves the page
-  kernel        the kernel's own clock, from its "busy" status to the
-                message carrying the new HTML (the Python callback, with
-                the model run, the walk and the layout)
-  round trip    the rest of the time until that message is in the page
-                (the server relaying both ways, (de)serialising)
-  DOM update    that message in the page -> the new drawing in the DOM
+  before send       input event -> the widget's update message leaves the page
+  to the kernel     -> the kernel's "busy" status (the server relays it; the
+                    kernel's messages carry its clock's time, the same
+                    machine's clock as the page's time origin)
+  kernel            -> the kernel's message with the new HTML (the Python
+                    callback: the model run, the walk, the layout)
+  back to the page  -> that message arrives in the page
+  DOM update        -> the new drawing in the DOM
 
 `make bench` prints the table (`in_page_rows`); run this file alone for the
 table without the rest of the bench."""
@@ -21,10 +22,12 @@ import tempfile
 from datetime import datetime
 from pathlib import Path
 
-from browser import CHROMIUM, CHROMIUM_ARGS, change_and_wait, panel_cell, run_all, start_lab, stop, warm_up
+from browser import CHROMIUM, CHROMIUM_ARGS, change_and_wait, panel_cell, run_all, start_lab, stop
 
 ROOT = Path(__file__).resolve().parent.parent
 CHANGES = 7
+SETTLE_MS = 1000          # after Run All, before the first change
+PARTS = ("before send", "to the kernel", "kernel", "back to the page", "DOM update")
 NOTEBOOKS = ("01-dynamic-control-flow", "02-inspecting-the-graph", "05-interview-relevance",
              "06-practice-question", "07-autograd-from-scratch", "08-modules-and-the-graph")
 
@@ -130,10 +133,11 @@ def _kernel_time(message):
     return datetime.fromisoformat(found.group(1).replace("Z", "+00:00")).timestamp() * 1000 if found else None
 
 
-def breakdown(log, start, total):
+def breakdown(log, start, total, origin):
     """One change's parts in ms (see the module docstring), from the
-    websocket log and the in-page start time and total; None when the log
-    does not show them all."""
+    websocket log, the in-page start time and total, and the page's time
+    origin (epoch ms: the kernel's dates are on the same machine's clock);
+    None when the log does not show them all."""
     out = [m for m in log if m["dir"] == "out" and m["t"] >= start and '"comm_msg"' in m["head"]]
     if not out:
         return None
@@ -143,9 +147,9 @@ def breakdown(log, start, total):
     html = [m for m in came if '"comm_msg"' in m["head"]]
     if busy is None or not html:
         return None
-    kernel = _kernel_time(html[-1]) - _kernel_time(busy)
-    return {"before send": sent - start, "kernel": kernel,
-            "round trip": html[-1]["t"] - sent - kernel, "DOM update": start + total - html[-1]["t"]}
+    began, ended = _kernel_time(busy) - origin, _kernel_time(html[-1]) - origin
+    return {"before send": sent - start, "to the kernel": began - sent, "kernel": ended - began,
+            "back to the page": html[-1]["t"] - ended, "DOM update": start + total - html[-1]["t"]}
 
 
 def measure(browser, base, token, notebook):
@@ -154,6 +158,8 @@ def measure(browser, base, token, notebook):
     page.add_init_script(LOG_WEBSOCKETS)
     try:
         run_all(page, base, token, f"notebooks/{notebook}.ipynb")
+        page.wait_for_timeout(SETTLE_MS)        # a learner reads before touching a widget
+        origin = page.evaluate("() => performance.timeOrigin")
         results = []
         for name, call, changes in widgets(page)[notebook]:
             cell = panel_cell(page, call)
@@ -165,7 +171,7 @@ def measure(browser, base, token, notebook):
                 start = page.evaluate("() => window.__redraw.start")
                 log = page.evaluate("() => { window.__wsOn = false; return window.__ws; }")
                 times.append(ms)
-                parts.append(breakdown(log, start, ms))
+                parts.append(breakdown(log, start, ms, origin))
                 page.wait_for_timeout(150)          # let the echo of the change settle
             results.append((name, times, parts))
             print(f"{notebook} {name}: " + ", ".join(f"{t:.0f}" for t in times) + " ms", file=sys.stderr, flush=True)
@@ -186,9 +192,6 @@ def in_page_rows(notebooks=NOTEBOOKS):
         try:
             with sync_playwright() as playwright:
                 browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-                page = browser.new_page()
-                warm_up(page, base, token, Path(tmp))
-                page.close()
                 results = [(nb, *r) for nb in notebooks for r in measure(browser, base, token, nb)]
                 browser.close()
         finally:
@@ -204,15 +207,16 @@ def table(results):
                     f"| {max(times):.0f} ms |")
     notebook, name, times, parts = max(results, key=lambda r: statistics.median(r[2]))
     known = [p for p in parts if p]
-    rows += ["", f"Slowest widget, {notebook[:2]} {name}: median of {len(known)} changes, in ms",
-             "", "| before send | kernel | round trip | DOM update | total |", "|---:|---:|---:|---:|---:|"]
+    rows += ["", f"Slowest widget by median, {notebook[:2]} {name}, in ms:", "",
+             "| | " + " | ".join(PARTS) + " | total |", "|---" + "|---:" * (len(PARTS) + 1) + "|"]
     if known:
-        medians = [statistics.median(p[k] for p in known) for k in ("before send", "kernel", "round trip",
-                                                                     "DOM update")]
-        rows.append("| " + " | ".join(f"{m:.1f}" for m in medians) + f" | {statistics.median(times):.1f} |")
+        medians = [statistics.median(p[k] for p in known) for k in PARTS]
+        rows.append(f"| median of {len(known)} changes | " + " | ".join(f"{m:.1f}" for m in medians)
+                    + f" | {statistics.median(times):.1f} |")
+    if parts[0]:
+        rows.append("| first change | " + " | ".join(f"{parts[0][k]:.1f}" for k in PARTS) + f" | {times[0]:.1f} |")
     return rows
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(ROOT / "tools"))
     print("\n".join(in_page_rows(sys.argv[1:] or NOTEBOOKS)))

@@ -10,6 +10,7 @@ Exits 1 and lists what went wrong when any check is not right.
 import importlib
 import re
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import nbformat
@@ -51,14 +52,17 @@ def not_right(nb, name):
 def build(out):
     """Write and check the teacher's copies in `out`; return the problems."""
     out.mkdir(parents=True, exist_ok=True)
-    problems = []
-    for path in notebook_paths()[1:]:
+
+    def one(path):
         copy = out / path.name
         nbformat.write(filled(nbformat.read(path, as_version=4), exercises_of(path)), copy)
         nb = execute(copy)
         copy.write_text(nbformat.writes(nb) + "\n", encoding="utf-8")
-        problems += not_right(nb, path.name)
-    return problems
+        return not_right(nb, path.name)
+
+    # two kernels at a time: a notebook's run is mostly waiting on its kernel
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return [problem for found in pool.map(one, notebook_paths()[1:]) for problem in found]
 
 
 def main(args):
