@@ -110,9 +110,8 @@ def trace_graph(root, params=None, max_nodes=None, saved=True):
     limit, saved = check_max_nodes(max_nodes), check_flag(saved, "saved")
     with _collector_paused():
         items, links = _walk(starts)
-    kept = range(len(items)) if limit is None else _nearest(items, links, limit)
-    keep = set(kept)
-    with _collector_paused():
+        kept = range(len(items)) if limit is None else _nearest(items, links, limit)
+        keep = set(kept)
         uses = Counter(s for s, *_ in links)
         ids = [f"n{i}" for i in range(len(items))]
         nodes = tuple(_make_node(ids[i], items[i], names, uses[i], saved) for i in kept)

@@ -1,5 +1,6 @@
 """trace_graph: exact nodes and edges, checked against torch's own next_functions."""
 
+import gc
 import sys
 
 import pytest
@@ -141,3 +142,27 @@ def test_topological_order(note_example):
     g = trace_graph(note_example[2])
     assert g.is_topological(["n1", "n2", "n4"])
     assert not g.is_topological(["n2", "n1", "n4"])
+
+
+def test_a_walk_leaves_the_garbage_collector_as_it_found_it(note_example, monkeypatch):
+    """The walk pauses Python's cyclic collector for speed and must give it
+    back, also when the walk fails."""
+    assert gc.isenabled()
+    trace_graph(note_example[2])
+    assert gc.isenabled()
+
+    def failing_walk(starts):
+        assert not gc.isenabled()
+        raise RuntimeError("a walk that fails")
+
+    monkeypatch.setattr("helpers.graph._walk", failing_walk)
+    with pytest.raises(RuntimeError, match="a walk that fails"):
+        trace_graph(note_example[2])
+    assert gc.isenabled()
+    monkeypatch.undo()
+    gc.disable()
+    try:
+        trace_graph(note_example[2])
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
