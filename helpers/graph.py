@@ -115,10 +115,7 @@ def trace_graph(root, params=None, max_nodes=None, saved=True):
         uses = Counter(s for s, *_ in links)
         ids = [f"n{i}" for i in range(len(items))]
         nodes = tuple(_make_node(ids[i], items[i], names, uses[i], saved) for i in kept)
-        if len(keep) == len(items):
-            edges = tuple(Edge(ids[s], ids[d], slot, nr) for s, d, slot, nr in links)
-        else:
-            edges = tuple(Edge(ids[s], ids[d], slot, nr) for s, d, slot, nr in links if s in keep and d in keep)
+        edges = tuple(Edge(ids[s], ids[d], slot, nr) for s, d, slot, nr in links if s in keep and d in keep)
     cut = sorted({d for s, d, _, _ in links if d in keep and s not in keep})
     return Graph(nodes, edges, len(items) - len(keep), tuple(ids[d] for d in cut))
 

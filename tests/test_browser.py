@@ -10,15 +10,16 @@ import pytest
 from browser import (
     CHROMIUM,
     CHROMIUM_ARGS,
-    IDLE,
     NB,
-    _menu,
-    _started,
     cells,
     change_and_wait,
+    cleared,
+    menu,
     open_notebook,
     panel_cell,
+    press_on_slider,
     run_all,
+    run_all_started,
     start_lab,
     stop,
 )
@@ -63,36 +64,35 @@ def page(browser):
     page.close()
 
 
-@pytest.fixture(scope="module")
-def notebook_pages(lab, browser):
+class NotebookPages:
     """Pages on the notebooks: `take(path)` gives the page for `path`
     (opened now, or earlier by `open_next`); `open_next(path)` starts
     loading the following notebook, and its kernel, while the test of
     `path` goes on (about 4 s a notebook that would otherwise be waited)."""
+
+    def __init__(self, browser, base, token):
+        self.browser, self.base, self.token, self.opened = browser, base, token, {}
+
+    def take(self, path):
+        return self.opened.pop(path) if path in self.opened else self._open(path)
+
+    def open_next(self, path):
+        following = PATHS[PATHS.index(path) + 1:]
+        if following and following[0] not in self.opened:
+            self.opened[following[0]] = self._open(following[0])
+
+    def _open(self, path):
+        page = self.browser.new_page(viewport=VIEWPORT)
+        open_notebook(page, self.base, self.token, f"notebooks/{path.name}")
+        return page
+
+
+@pytest.fixture(scope="module")
+def notebook_pages(lab, browser):
     _, base, token = lab
-    opened = {}
-
-    class Pages:
-        @staticmethod
-        def take(path):
-            if path not in opened:
-                Pages.open(path)
-            return opened.pop(path)
-
-        @staticmethod
-        def open_next(path):
-            following = PATHS[PATHS.index(path) + 1:]
-            if following and following[0] not in opened:
-                Pages.open(following[0])
-
-        @staticmethod
-        def open(path):
-            page = browser.new_page(viewport=VIEWPORT)
-            open_notebook(page, base, token, f"notebooks/{path.name}")
-            opened[path] = page
-
-    yield Pages
-    for page in opened.values():
+    pages = NotebookPages(browser, base, token)
+    yield pages
+    for page in pages.opened.values():
         page.close()
 
 
@@ -106,21 +106,14 @@ def _redraw(page, timings, notebook, name, call, change, timeout=15.0):
     return html
 
 
-def _arrow(page, key="ArrowRight"):
-    def press(cell):
-        cell.locator(".noUi-handle").focus()
-        page.keyboard.press(key)
-    return press
-
-
 def _widgets_01(page, timings):
     name = "01-dynamic-control-flow"
     html = _redraw(page, timings, name, "use_extra_layer checkbox", "widgets.Checkbox",
                    lambda cell: cell.locator(".widget-checkbox input").click())
     assert "AddBackward0" not in html and "use_extra_layer=False" in html
-    html = _redraw(page, timings, name, "loop slider n", "partial(loop_view", _arrow(page))
+    html = _redraw(page, timings, name, "loop slider n", "partial(loop_view", press_on_slider(page))
     assert "n = 4: 8 operations, 9 autograd nodes, 18 boxes drawn" in html and html.count(">MulBackward0<") == 4
-    html = _redraw(page, timings, name, "while slider x", "partial(while_view", _arrow(page, "End"))
+    html = _redraw(page, timings, name, "while slider x", "partial(while_view", press_on_slider(page, "End"))
     assert "x = 1000: 10 halvings, depth 10" in html and html.count(">DivBackward0<") == 10
     html = _redraw(page, timings, name, "sequence dropdown (rolled)", "partial(sequence_view",
                    lambda cell: cell.locator("select").select_option(label="sequence 4 (length 200)"))
@@ -159,15 +152,16 @@ def _exercise_01(page, timings):
 
 def _widgets_02(page, timings):
     html = _redraw(page, timings, "02-inspecting-the-graph", "backward step slider", "partial(step_view",
-                   _arrow(page))
+                   press_on_slider(page))
     assert "step 2 of 5: MulBackward0 receives 1" in html
 
 
 def _widgets_05(page, timings):
-    html = _redraw(page, timings, "05-interview-relevance", "length slider", "partial(length_view", _arrow(page))
+    html = _redraw(page, timings, "05-interview-relevance", "length slider", "partial(length_view",
+                   press_on_slider(page))
     assert "length 4, 4 cell steps counted" in html and html.count(">TanhBackward0<") == 4
     html = _redraw(page, timings, "05-interview-relevance", "length slider to 30", "partial(length_view",
-                   _arrow(page, "End"))
+                   press_on_slider(page, "End"))
     assert "length 30, 30 cell steps counted in its graph (rolled)" in html and "× 27 steps" in html
 
 
@@ -186,7 +180,7 @@ def _widgets_06(page, timings):
 
 def _widgets_07(page, timings):
     html = _redraw(page, timings, "07-autograd-from-scratch", "backward step slider", "partial(scratch_step_view",
-                   _arrow(page))
+                   press_on_slider(page))
     assert "step 2 of 4: the * node passes its grad 1 on to its inputs" in html
 
 
@@ -257,7 +251,7 @@ def test_a_broken_callback_fails_the_check(lab, page, timings):
     nbformat.write(nb, root / "notebooks" / "broken.ipynb")
     run_all(page, base, token, "notebooks/broken.ipynb")
     with pytest.raises(AssertionError, match="did not redraw"):
-        _redraw(page, timings, "broken", "slider", "panel(render", _arrow(page), timeout=3.0)
+        _redraw(page, timings, "broken", "slider", "panel(render", press_on_slider(page), timeout=3.0)
 
 
 def test_a_run_all_that_queues_nothing_is_told_apart(lab, page):
@@ -267,10 +261,7 @@ def test_a_run_all_that_queues_nothing_is_told_apart(lab, page):
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print('one')")])
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nbformat.write(nb, root / "notebooks" / "queued.ipynb")
-    open_notebook(page, base, token, "notebooks/queued.ipynb")
-    page.wait_for_selector(IDLE, timeout=90_000)
-    page.locator(f"{NB} .jp-Cell").first.click()
-    _menu(page, "Edit", "Clear Outputs of All Cells")
-    assert not _started(page, within=1)
-    _menu(page, "Run", "Run All Cells")
-    assert _started(page, within=30)
+    cleared(page, base, token, "notebooks/queued.ipynb")
+    assert not run_all_started(page, within=1)
+    menu(page, "Run", "Run All Cells")
+    assert run_all_started(page, within=30)

@@ -20,7 +20,7 @@ SETTINGS = {
     "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
     "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {"fetchNews": "false"},
 }
-CLICKS = 3                # Run All clicks before giving up (see _started)
+CLICKS = 3                # Run All clicks before giving up (see run_all_started)
 STARTED_WITHIN = 10       # seconds for a clicked Run All to queue its first cell
 # The notebook in the active tab (others stay in the page, hidden).
 NB = ".jp-NotebookPanel:not(.lm-mod-hidden)"
@@ -91,7 +91,7 @@ def run_all(page, base, token, path, timeout=180):
     """Open a notebook, clear its stored outputs and run every cell in the
     fresh kernel JupyterLab started for it; return the seconds from the
     click to the last cell's end, and how many clicks on Run All that took
-    (see `_started`).
+    (see `run_all_started`).
 
     Not "Restart Kernel and Run All": restarting a kernel whose first
     websocket is still being set up makes jupyter_server replace the
@@ -99,26 +99,32 @@ def run_all(page, base, token, path, timeout=180):
     (`struct.error` in deserialize_binary_message in the lab log); the run's
     messages are lost and Run All never ends. The kernel is new anyway.
     A page that `open_notebook` opened earlier is used as it is."""
+    cleared(page, base, token, path)
+    start = time.perf_counter()
+    clicks = 1
+    menu(page, "Run", "Run All Cells")
+    while not run_all_started(page):
+        if clicks == CLICKS:
+            raise AssertionError(f"Run All did not start after {CLICKS} clicks: no cell was sent to the kernel")
+        clicks += 1
+        menu(page, "Run", "Run All Cells")
+    page.wait_for_function(DONE, timeout=timeout * 1000, polling=200)
+    return time.perf_counter() - start, clicks
+
+
+def cleared(page, base, token, path):
+    """The notebook at `path` open in `page` (opened now unless `open_notebook`
+    did it before), its kernel attached, every output cleared."""
     if not (page.url.startswith(base) and Path(path).name in page.url):
         open_notebook(page, base, token, path)
     page.wait_for_selector(IDLE, timeout=90_000)
     page.wait_for_function(KERNEL_NAMED, timeout=90_000, polling=100)
     page.locator(f"{NB} .jp-Cell").first.click()       # menus act on the active notebook
-    _menu(page, "Edit", "Clear Outputs of All Cells")
+    menu(page, "Edit", "Clear Outputs of All Cells")
     page.wait_for_function(f"() => {PROMPTS}.every(t => t === '[ ]:')", timeout=30_000, polling=100)
-    start = time.perf_counter()
-    clicks = 1
-    _menu(page, "Run", "Run All Cells")
-    while not _started(page):
-        if clicks == CLICKS:
-            raise AssertionError(f"Run All did not start after {CLICKS} clicks: no cell was sent to the kernel")
-        clicks += 1
-        _menu(page, "Run", "Run All Cells")
-    page.wait_for_function(DONE, timeout=timeout * 1000, polling=200)
-    return time.perf_counter() - start, clicks
 
 
-def _started(page, within=None):
+def run_all_started(page, within=None):
     """Whether Run All started: a cell is queued, running or done. When
     JupyterLab has not yet attached the new kernel to the notebook, Run All
     sends nothing and every prompt stays empty (before run_all also waited
@@ -135,8 +141,16 @@ def _started(page, within=None):
         return False
 
 
-def _menu(page, menu, item):
-    page.locator(".lm-MenuBar-itemLabel", has_text=menu).first.click()
+def press_on_slider(page, key="ArrowRight"):
+    """A change for a cell's (first) slider: focus its handle, press `key`."""
+    def press(cell):
+        cell.locator(".noUi-handle").first.focus()
+        page.keyboard.press(key)
+    return press
+
+
+def menu(page, heading, item):
+    page.locator(".lm-MenuBar-itemLabel", has_text=heading).first.click()
     page.get_by_role("menuitem", name=item, exact=True).click()
 
 

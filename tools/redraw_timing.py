@@ -20,9 +20,11 @@ import statistics
 import sys
 import tempfile
 from datetime import datetime
+from functools import partial
+from itertools import cycle, islice
 from pathlib import Path
 
-from browser import CHROMIUM, CHROMIUM_ARGS, change_and_wait, panel_cell, run_all, start_lab, stop
+from browser import CHROMIUM, CHROMIUM_ARGS, change_and_wait, panel_cell, press_on_slider, run_all, start_lab, stop
 
 ROOT = Path(__file__).resolve().parent.parent
 CHANGES = 7
@@ -52,40 +54,21 @@ LOG_WEBSOCKETS = """(() => {
 })();"""
 
 
-def _key(page, key):
-    def press(cell):
-        cell.locator(".noUi-handle").first.focus()
-        page.keyboard.press(key)
-    return press
+def _click(selector, nth=0):
+    return lambda cell: cell.locator(selector).nth(nth).click()
 
 
-def _click(selector, nth=0, text=None):
-    def click(cell):
-        target = cell.locator(selector, has_text=text) if text else cell.locator(selector)
-        target.nth(nth).click()
-    return click
+def _click_label(selector, label):
+    return lambda cell: cell.locator(selector, has_text=label).first.click()
 
 
-def _cycle(selector, labels):
-    """Click the control labelled labels[0], then labels[1], ... (wrapping)."""
-    state = {"i": 0}
-
-    def click(cell):
-        label = labels[state["i"] % len(labels)]
-        state["i"] += 1
-        cell.locator(selector, has_text=label).first.click()
-    return click
+def _pick(index):
+    return lambda cell: cell.locator("select").select_option(index=index)
 
 
-def _select(indices):
-    """Pick the options at these positions, one per change."""
-    state = {"i": 0}
-
-    def pick(cell):
-        index = indices[state["i"] % len(indices)]
-        state["i"] += 1
-        cell.locator("select").select_option(index=index)
-    return pick
+def _in_turn(make, values):
+    """CHANGES changes, made by `make(value)` for each of `values` in turn (wrapping)."""
+    return [make(value) for value in islice(cycle(values), CHANGES)]
 
 
 def widgets(page):
@@ -93,29 +76,29 @@ def widgets(page):
     changes per widget, each to a state not drawn before where the widget
     has that many (a checkbox has two, so its later changes are redraws
     the SVG cache answers; its first change is always a new layout)."""
-    right, left = _key(page, "ArrowRight"), _key(page, "ArrowLeft")
+    right, left = press_on_slider(page, "ArrowRight"), press_on_slider(page, "ArrowLeft")
     toggle = _click(".widget-checkbox input")
-    views = ["cut", "unrolled", "rolled"]
+    views = _in_turn(partial(_click_label, "button"), ["cut", "unrolled", "rolled"])
     return {
         "01-dynamic-control-flow": [
             ("branch: use_extra_layer checkbox", "widgets.Checkbox", [toggle] * CHANGES),
             ("branch: x slider", "widgets.Checkbox", [left] * CHANGES),
             ("loop: n slider", "partial(loop_view", [right] * CHANGES),
             ("while: x slider", "partial(while_view", [right] * CHANGES),
-            ("sequence: dropdown", "partial(sequence_view", [_select([0, 2, 3, 4, 0, 2, 1])] * CHANGES),
-            ("sequence: rolled / cut / unrolled", "partial(sequence_view", [_cycle("button", views)] * CHANGES),
+            ("sequence: dropdown", "partial(sequence_view", _in_turn(_pick, [0, 2, 3, 4, 0, 2, 1])),
+            ("sequence: rolled / cut / unrolled", "partial(sequence_view", views),
         ],
         "02-inspecting-the-graph": [
             ("backward step slider", "partial(step_view", [right] * 4 + [left] * (CHANGES - 4)),
         ],
         "05-interview-relevance": [
             ("length slider", "partial(length_view", [right] * CHANGES),
-            ("rolled / cut / unrolled", "partial(length_view", [_cycle("button", views)] * CHANGES),
+            ("rolled / cut / unrolled", "partial(length_view", views),
         ],
         "06-practice-question": [
             ("quiz choices", "partial(quiz_view",
-             [_cycle(".widget-radio-box label", ["deleted the graph", "freed the tensors", "forbids computing",
-                                                 "refuses to overwrite"])] * CHANGES),
+             _in_turn(partial(_click_label, ".widget-radio-box label"),
+                      ["deleted the graph", "freed the tensors", "forbids computing", "refuses to overwrite"])),
         ],
         "07-autograd-from-scratch": [
             ("backward step slider", "partial(scratch_step_view", [right] * 3 + [left] * 3 + [right]),
@@ -145,7 +128,7 @@ def breakdown(log, start, total, origin):
     came = [m for m in log if m["dir"] == "in" and sent <= m["t"] <= start + total]
     busy = next((m for m in came if '"execution_state":"busy"' in m["head"].replace(" ", "")), None)
     html = [m for m in came if '"comm_msg"' in m["head"]]
-    if busy is None or not html:
+    if busy is None or not html or None in (_kernel_time(busy), _kernel_time(html[-1])):
         return None
     began, ended = _kernel_time(busy) - origin, _kernel_time(html[-1]) - origin
     return {"before send": sent - start, "to the kernel": began - sent, "kernel": ended - began,
