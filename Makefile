@@ -15,7 +15,7 @@ TORCH_INDEX := $(if $(filter cpu,$(TORCH)),--extra-index-url https://download.py
 .PHONY: lab test setup system system-browser notebooks nav solutions site bench pin clean
 
 lab: system $(STAMP)
-	$(BIN)/python tools/lab.py
+	$(BIN)/python -m tools.lab
 
 test: system-browser $(DEV_STAMP)
 	$(BIN)/ruff check helpers tests tools notebooks
@@ -42,28 +42,28 @@ $(DEV_STAMP): $(STAMP) requirements-dev.txt
 # Rewrite the navigation cells, then re-execute every notebook in place from a
 # fresh kernel (outputs and widget state saved). Pass NB=notebooks/01-....ipynb for one.
 notebooks: setup $(DEV_STAMP) nav
-	$(BIN)/python tools/run_notebooks.py $(NB)
+	$(BIN)/python -m tools.run_notebooks $(NB)
 
 nav: setup
-	$(BIN)/python tools/nav.py
+	$(BIN)/python -m tools.nav
 
 # The teacher's copy: every answer slot filled with its solution, executed and
 # checked (every check must say Right), in build/solutions/ (ignored by git).
 solutions: setup $(DEV_STAMP)
-	$(BIN)/python tools/solutions.py
+	$(BIN)/python -m tools.solutions
 
 # The static website, from the stored notebooks (nothing executed), in build/site/.
 site: setup $(DEV_STAMP)
-	$(BIN)/python tools/build_site.py
+	$(BIN)/python -m tools.build_site
 
 # Our drawing against torchviz on the same graphs, nbval's wall time, and every widget's
 # redraw timed inside the page in JupyterLab (prints tables).
 bench: system-browser $(DEV_STAMP)
-	$(BIN)/python tools/bench.py
+	$(BIN)/python -m tools.bench
 
 # Re-resolve requirements.txt and requirements-dev.txt (needs a Python 3.10: PY310=...).
 pin: setup
-	$(BIN)/python tools/pin.py $(if $(PY310),--python310 $(PY310))
+	$(BIN)/python -m tools.pin $(if $(PY310),--python310 $(PY310))
 
 clean:
 	rm -rf $(VENV) artifacts build helpers/__pycache__ tests/__pycache__ tools/__pycache__ *.egg-info

@@ -1,5 +1,5 @@
 """Sphinx settings for the static site (`make site`). The pages are the
-stored, nbval-checked notebooks, staged by tools/site.py; nothing is executed."""
+stored, nbval-checked notebooks, staged by tools/build_site.py; nothing is executed."""
 
 import os
 

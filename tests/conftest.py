@@ -1,14 +1,12 @@
 """Shared fixtures: the note's examples, built fresh for every test, and the
 --regen-golden flag that rewrites the golden drawings in tests/golden/."""
 
-import sys
 from pathlib import Path
 
 import pytest
 import torch
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tools"))
 FIGURE = "figure"
 
 

@@ -3,8 +3,8 @@
 import re
 from pathlib import Path
 
-from nav import NAV
-from run_notebooks import output_text, raises
+from tools.nav import NAV
+from tools.run_notebooks import output_text, raises
 
 HEADINGS = ("Learning goals", "Exercises", "Summary", "Your score")
 LINK = re.compile(r"\]\(([^)#\s]+\.ipynb)\)")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from browser import (
+from tools.browser import (
     CHROMIUM,
     CHROMIUM_ARGS,
     NB,
@@ -24,8 +24,8 @@ from browser import (
     stop,
 )
 from conftest import ROOT
-from nav import NOTEBOOKS, notebook_paths
-from run_notebooks import raises
+from tools.nav import NOTEBOOKS, notebook_paths
+from tools.run_notebooks import raises
 
 ARTIFACTS = ROOT / "artifacts" / "screenshots"
 PATHS = notebook_paths()

@@ -2,7 +2,7 @@
 
 import pytest
 import torch
-from lessons import lesson_function
+from tools.lessons import lesson_function
 
 from helpers import trace_graph
 from helpers.engine import Step, grad_text, record_backward

@@ -6,7 +6,7 @@ import importlib
 import pkgutil
 
 import pytest
-from lessons import lesson_function
+from tools.lessons import lesson_function
 
 import helpers.exercises as package
 from helpers.exercises import Feedback, Question, ____, answer_from

@@ -5,7 +5,7 @@ import sys
 
 import pytest
 import torch
-from lessons import lesson_function
+from tools.lessons import lesson_function
 
 from helpers import trace_graph
 from helpers.graph import Edge, Graph, Node

@@ -5,8 +5,8 @@ import urllib.request
 
 import psutil
 import pytest
-from browser import serve, stop
-from lab import ROOT, lab_argv
+from tools.browser import serve, stop
+from tools.lab import ROOT, lab_argv
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ import sys
 import nbformat
 import pytest
 from conftest import ROOT
-from run_notebooks import execute
+from tools.run_notebooks import execute
 
 CELLS = [
     "print(1 + 1)",

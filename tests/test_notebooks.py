@@ -2,7 +2,7 @@
 
 import nbformat
 import pytest
-from nav import NOTEBOOKS, notebook_paths, stale
+from tools.nav import NOTEBOOKS, notebook_paths, stale
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 from structure import problems
 

@@ -8,7 +8,7 @@ consumed."""
 import pytest
 import torch
 from graph_check import check_graph
-from real_models import REAL
+from tools.real_models import REAL
 from torch.utils.checkpoint import checkpoint
 
 from helpers import draw_graph, trace_graph

@@ -3,7 +3,7 @@ websocket log whose parts are known."""
 
 from datetime import datetime, timedelta, timezone
 
-from redraw_timing import PARTS, breakdown
+from tools.redraw_timing import PARTS, breakdown
 
 ORIGIN = datetime(2026, 1, 1, tzinfo=timezone.utc)
 

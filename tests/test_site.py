@@ -14,10 +14,10 @@ from urllib.parse import urljoin
 
 import nbformat
 import pytest
-from browser import CHROMIUM, CHROMIUM_ARGS
-from build_site import build
+from tools.browser import CHROMIUM, CHROMIUM_ARGS
+from tools.build_site import build
 from conftest import ROOT
-from nav import notebook_paths
+from tools.nav import notebook_paths
 
 ARTIFACTS = ROOT / "artifacts" / "site"
 PATHS = notebook_paths()

@@ -4,7 +4,7 @@ solutions must execute with every check right; the verdict can fail."""
 import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook, new_output
-from solutions import build, not_right
+from tools.solutions import build, not_right
 
 
 @pytest.fixture(scope="module")

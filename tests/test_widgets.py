@@ -4,7 +4,7 @@ from functools import partial
 
 import ipywidgets as widgets
 import pytest
-from lessons import lesson_function
+from tools.lessons import lesson_function
 
 from helpers import panel
 from helpers.views import branch_view

@@ -7,7 +7,7 @@ import ast
 import copy
 from pathlib import Path
 
-from lessons import notebook_source
+from tools.lessons import notebook_source
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFINITION = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)

@@ -1,6 +1,6 @@
 """Benchmark the live drawing against torchviz, side by side in one run.
 
-    make bench            (or: .venv/bin/python tools/bench.py)
+    make bench            (or: .venv/bin/python -m tools.bench)
 
 Prints one markdown report: big RNN-style graphs (h = tanh(W @ h), one
 shared 8x8 W, T steps), the redraw of the note's small graph, memory over
@@ -19,10 +19,10 @@ from pathlib import Path
 import psutil
 import torch
 import torchviz
-from lessons import lesson_function
-from nav import notebook_paths
-from real_models import REAL, _checkpointed_encoder, _plain_encoder
-from redraw_timing import in_page_rows
+from tools.lessons import lesson_function
+from tools.nav import notebook_paths
+from tools.real_models import REAL, _checkpointed_encoder, _plain_encoder
+from tools.redraw_timing import in_page_rows
 
 from helpers import draw_graph, trace_graph
 from helpers.svg import _laid_out

@@ -10,7 +10,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from lab import lab_argv
+from tools.lab import lab_argv
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",

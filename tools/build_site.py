@@ -9,7 +9,7 @@ Sphinx with myst-nb and the book theme turns them into HTML:
 - after each exercise's check, its hint and a solution, folded;
 - the index notebook gets the table of contents that makes the sidebar.
 
-    python tools/build_site.py [OUT]      (default build/site; the home page is OUT/00-index.html)
+    python -m tools.build_site [OUT]      (default build/site; the home page is OUT/00-index.html)
 """
 
 import os
@@ -20,8 +20,8 @@ from html import escape
 from pathlib import Path
 
 import nbformat
-from nav import notebook_paths
-from solutions import CHECK, exercises_of
+from tools.nav import notebook_paths
+from tools.solutions import CHECK, exercises_of
 
 ROOT = Path(__file__).resolve().parent.parent
 WIDGET = "application/vnd.jupyter.widget-view+json"

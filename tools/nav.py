@@ -1,6 +1,6 @@
 """Write the navigation cells (previous | contents | next) at the top and
 bottom of every notebook, and the index's table of contents, from each
-notebook's H1 title. `python tools/nav.py --check` only reports what is stale."""
+notebook's H1 title. `python -m tools.nav --check` only reports what is stale."""
 
 import sys
 from pathlib import Path

@@ -4,7 +4,7 @@ packages below, without installing anything, once with Python 3.11 and once
 with Python 3.10, and a line gets a python_version marker where the two
 resolutions differ.
 
-    .venv/bin/python tools/pin.py [--python310 PATH] [--check]
+    .venv/bin/python -m tools.pin [--python310 PATH] [--check]
 
 The result depends on what the package index offers on the day it runs.
 --check writes nothing and exits 1 when the files would change.
@@ -28,7 +28,7 @@ CUDA_ONLY = ("nvidia-", "cuda-", "triton")
 HEADERS = {
     "requirements.txt": [
         "# What the notebooks need, with exact versions: stored notebook outputs depend on them.",
-        "# Written by tools/pin.py: .venv/bin/python tools/pin.py --python310 /path/to/python3.10",
+        "# Written by tools/pin.py: .venv/bin/python -m tools.pin --python310 /path/to/python3.10",
         "# torch is the CPU build's version; `make lab TORCH=cpu` takes that build from PyTorch's index.",
     ],
     "requirements-dev.txt": [

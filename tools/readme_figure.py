@@ -1,5 +1,5 @@
 """Draw the README's pictures from the live graph of the note's example:
-before and after backward(). Run: .venv/bin/python tools/readme_figure.py"""
+before and after backward(). Run: .venv/bin/python -m tools.readme_figure"""
 
 import subprocess
 from pathlib import Path

@@ -24,7 +24,7 @@ from functools import partial
 from itertools import cycle, islice
 from pathlib import Path
 
-from browser import CHROMIUM, CHROMIUM_ARGS, change_and_wait, panel_cell, press_on_slider, run_all, start_lab, stop
+from tools.browser import CHROMIUM, CHROMIUM_ARGS, change_and_wait, panel_cell, press_on_slider, run_all, start_lab, stop
 
 ROOT = Path(__file__).resolve().parent.parent
 CHANGES = 7

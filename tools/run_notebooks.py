@@ -4,7 +4,7 @@ without the `raises-exception` tag (or a tagged cell that did not raise)
 stops the run and leaves that notebook unwritten. The tag is read by nbval
 and by JupyterLab's Run All, which goes on past such a cell.
 
-    python tools/run_notebooks.py [notebooks/01-....ipynb ...]
+    python -m tools.run_notebooks [notebooks/01-....ipynb ...]
 """
 
 import sys
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import nbformat
 from jupyter_client.manager import KernelManager
-from nav import notebook_paths
+from tools.nav import notebook_paths
 from nbclient import NotebookClient
 from nbval.kernel import CURRENT_ENV_KERNEL_NAME, NbvalKernelspecManager
 

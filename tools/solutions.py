@@ -2,7 +2,7 @@
 with the reference solutions, executed from a fresh kernel, and checked:
 every check must say "Right" and the score must be full.
 
-    python tools/solutions.py [OUT]      (default build/solutions, ignored by git)
+    python -m tools.solutions [OUT]      (default build/solutions, ignored by git)
 
 Exits 1 and lists what went wrong when any check is not right.
 """
@@ -14,8 +14,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import nbformat
-from nav import notebook_paths
-from run_notebooks import execute, output_text
+from tools.nav import notebook_paths
+from tools.run_notebooks import execute, output_text
 
 ROOT = Path(__file__).resolve().parent.parent
 CHECK = re.compile(r"ex\.q(\d+)\.check\(")
