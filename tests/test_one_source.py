@@ -1,6 +1,7 @@
 """Every lesson function has one source: no twin between the notebooks,
 helpers/ and tests/, and the detector itself catches a twin."""
 
+import nbformat
 from twins import project_sources, twins
 
 LESSON = '''
@@ -30,3 +31,16 @@ def test_a_renamed_copy_is_caught():
 def test_different_functions_are_not_twins():
     other = LESSON.replace("dynamic_forward", "other").replace("y + 1", "y - 1")
     assert twins([("notebooks/01.ipynb", "notebook", LESSON), ("helpers/a.py", "helpers", other)]) == []
+
+
+def test_a_copy_in_a_subpackage_is_caught(tmp_path):
+    """The scan reaches every depth: a lesson function copied into
+    helpers/exercises/ (a package inside the package) is found."""
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(LESSON)])
+    (tmp_path / "notebooks").mkdir()
+    nbformat.write(notebook, tmp_path / "notebooks" / "01-lesson.ipynb")
+    nested = tmp_path / "helpers" / "exercises"
+    nested.mkdir(parents=True)
+    (nested / "nb01.py").write_text(LESSON)
+    found = twins(project_sources(tmp_path))
+    assert "dynamic_forward: defined in notebooks/01-lesson.ipynb and again in helpers/exercises/nb01.py" in found

@@ -1,6 +1,7 @@
 """Find code written twice: a function or class that a notebook defines and
 helpers/ or tests/ define again under the same name, or two definitions
-anywhere with the same body under any names. Each lesson function has one
+anywhere with the same body under any names. Every .py file under helpers/,
+tests/ and tools/ is read, at any depth. Each lesson function has one
 source (CONTRIBUTING.md, "One source")."""
 
 import ast
@@ -14,13 +15,15 @@ DEFINITION = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 # Bodies smaller than this many AST nodes (`return self.text`) are too
 # small to call a copy.
 SMALLEST = 25
+PACKAGES = ("helpers", "tests", "tools")
 
 
 def project_sources(root=ROOT):
-    """(place, kind, Python text) for every module and notebook of the project."""
+    """(place, kind, Python text) for every module and notebook of the
+    project: every .py file under helpers/, tests/ and tools/, at any depth."""
     found = [(str(p.relative_to(root)), "notebook", notebook_source(p)) for p in sorted(root.glob("notebooks/*.ipynb"))]
-    for folder in ("helpers", "tests", "tools"):
-        found += [(str(p.relative_to(root)), folder, p.read_text()) for p in sorted((root / folder).glob("*.py"))]
+    for folder in PACKAGES:
+        found += [(str(p.relative_to(root)), folder, p.read_text()) for p in sorted((root / folder).rglob("*.py"))]
     return found
 
 
