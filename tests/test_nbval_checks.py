@@ -9,6 +9,7 @@ import sys
 import nbformat
 import pytest
 from conftest import ROOT
+
 from tools.run_notebooks import execute
 
 CELLS = [

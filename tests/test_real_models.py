@@ -8,10 +8,10 @@ consumed."""
 import pytest
 import torch
 from graph_check import check_graph
-from tools.real_models import REAL
 from torch.utils.checkpoint import checkpoint
 
 from helpers import draw_graph, trace_graph
+from tools.real_models import REAL
 
 
 @pytest.mark.parametrize("build", REAL.values(), ids=REAL.keys())

@@ -13,9 +13,10 @@ from pathlib import Path
 
 import nbformat
 from jupyter_client.manager import KernelManager
-from tools.nav import notebook_paths
 from nbclient import NotebookClient
 from nbval.kernel import CURRENT_ENV_KERNEL_NAME, NbvalKernelspecManager
+
+from tools.nav import notebook_paths
 
 RAISES = "raises-exception"
 
