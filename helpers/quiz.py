@@ -1,38 +1,71 @@
-"""Multiple-choice questions with immediate feedback. The checking is a
-pure function (`feedback`), so tests need no browser; `views.quiz_view`
-is what a widget panel shows."""
+"""Multiple-choice questions: options lettered a, b, c, ..., each with the
+feedback it gets when chosen. One type serves both the lesson's quiz widget
+(`views.quiz_view` shows `feedback`; its RadioButtons take `options`) and
+the exercises' choose kind (`helpers.exercises`). The checking is pure, so
+tests need no browser."""
 
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from string import ascii_lowercase
+from typing import Any
+
+from .arguments import wrong
+
+Lesson = Mapping[str, Any]
 
 
 @dataclass(frozen=True)
-class Question:
-    """`choices` are the answers shown; `why` says, for each choice, why it
-    is right or wrong; `answer` is the index of the right one."""
+class Option:
+    """One answer as the learner reads it, and what choosing it gets: why it
+    is right, or why not (kept out of repr)."""
+
+    text: str
+    why: str = field(repr=False)
+
+
+@dataclass(frozen=True)
+class MultipleChoice:
+    """A question and its options, lettered a, b, c, ... in order. `right`
+    is the right letter, or a function of the lesson's names that finds it
+    by running torch when asked (kept out of repr, like each option's why)."""
 
     prompt: str
-    choices: tuple
-    why: tuple
-    answer: int
+    options: tuple[Option, ...]
+    right: str | Callable[[Lesson], str] = field(repr=False)
 
-    def __post_init__(self):
-        if len(self.choices) != len(self.why) or len(self.choices) < 2:
-            raise ValueError("a Question needs at least two choices and one explanation per choice")
-        if not 0 <= self.answer < len(self.choices):
-            raise ValueError(f"answer must be the index of a choice, 0 to {len(self.choices) - 1}")
+    def __post_init__(self) -> None:
+        if len(self.options) < 2 or not all(isinstance(o, Option) for o in self.options):
+            raise wrong(TypeError, "options must be a tuple of at least two Option(text, why)")
+        if isinstance(self.right, str) and self.right not in self.letters:
+            raise wrong(ValueError, f"right must be one of the letters {', '.join(self.letters)}; got {self.right!r}")
+
+    @property
+    def letters(self) -> tuple[str, ...]:
+        return tuple(ascii_lowercase[: len(self.options)])
+
+    def right_letter(self, lesson: Lesson | None = None) -> str:
+        """The right letter (computed now when `right` is a function)."""
+        return self.right if isinstance(self.right, str) else self.right(lesson or {})
+
+    def verdict(self, letter: str, lesson: Lesson | None = None) -> tuple[bool, str]:
+        """(right, why) for the option with this letter."""
+        if letter not in self.letters:
+            raise wrong(ValueError, f"choose one of the letters {', '.join(self.letters)}; got {letter!r}")
+        return letter == self.right_letter(lesson), self.options[self.letters.index(letter)].why
 
 
-def feedback(question, choice):
-    """(right, text) for the choice with index `choice`; None means no
+def options(question: MultipleChoice) -> list[tuple[str, str]]:
+    """(text, letter) pairs for an ipywidgets RadioButtons."""
+    return list(zip((o.text for o in question.options), question.letters, strict=True))
+
+
+def feedback(question: MultipleChoice, choice: str | None) -> tuple[bool, str]:
+    """(right, text) for the option with letter `choice`; None means no
     choice has been made yet."""
     if choice is None:
         return False, "Pick an answer."
-    if isinstance(choice, bool) or not isinstance(choice, int) or not 0 <= choice < len(question.choices):
-        raise ValueError(f"choice must be None or a choice's index, 0 to {len(question.choices) - 1}; got {choice!r}")
-    right = choice == question.answer
-    return right, ("Right. " if right else "Not quite. ") + question.why[choice]
-
-
-def options(question):
-    """(label, index) pairs for an ipywidgets RadioButtons."""
-    return [(label, i) for i, label in enumerate(question.choices)]
+    if not isinstance(choice, str) or choice not in question.letters:
+        raise wrong(ValueError, f"choice must be None or an option's letter, {', '.join(question.letters)}; "
+                                f"got {choice!r}")
+    right, why = question.verdict(choice)
+    return right, ("Right. " if right else "Not quite. ") + why

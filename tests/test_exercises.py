@@ -1,71 +1,95 @@
 """Every exercise's checker accepts its reference solution, gives each
-listed wrong answer the hint aimed at it, and says "not answered yet" to
-the placeholder without giving the answer away."""
+wrong answer in tests/exercise_wrong_answers.py the hint aimed at it, and
+says "not answered yet" to the placeholder without giving the answer away;
+a choose exercise's options are the ones its notebook shows."""
 
-import importlib
-import pkgutil
+import re
 
+import nbformat
 import pytest
+from exercise_wrong_answers import WRONG
+
+from helpers.exercises import Exercise, ExerciseSet, Feedback, ____, answer_from, declared, exercises
+from helpers.quiz import MultipleChoice
 from tools.lessons import lesson_function
+from tools.nav import notebook_paths
 
-import helpers.exercises as package
-from helpers.exercises import Feedback, Question, ____, answer_from
-
-NOTEBOOK_OF = {"nb01": "01-dynamic-control-flow", "nb02": "02-inspecting-the-graph", "nb03": "03-retain-graph",
-               "nb04": "04-common-mistakes", "nb05": "05-interview-relevance", "nb06": "06-practice-question",
-               "nb07": "07-autograd-from-scratch", "nb08": "08-modules-and-the-graph"}
-MODULES = {name: importlib.import_module(f"helpers.exercises.{name}")
-           for _, name, _ in pkgutil.iter_modules(package.__path__) if name.startswith("nb")}
-ALL = [(name, e) for name, module in sorted(MODULES.items()) for e in module.EXERCISES]
-IDS = [f"{name}-q{e.number}" for name, e in ALL]
+NOTEBOOKS = {path.name[:2]: path for path in notebook_paths()[1:]}
+ALL = [(notebook, e) for notebook in sorted(NOTEBOOKS) for e in declared(notebook)]
+IDS = [f"nb{notebook}-q{e.number}" for notebook, e in ALL]
 
 
-def _lesson(name, exercise):
-    return {need: lesson_function(NOTEBOOK_OF[name], need) for need in exercise.needs}
+def _lesson(notebook, exercise):
+    return {need: lesson_function(NOTEBOOKS[notebook].stem, need) for need in exercise.needs}
 
 
-def _question(name, exercise):
-    return Question(exercise, {}, _lesson(name, exercise))
+def _session(notebook, exercise):
+    """A session of the notebook's exercises, with the lesson functions it needs."""
+    return getattr(ExerciseSet(declared(notebook), _lesson(notebook, exercise)), f"q{exercise.number}")
 
 
 def test_every_lesson_notebook_has_four_exercises_of_several_kinds_with_code_to_write():
-    assert sorted(MODULES) == sorted(NOTEBOOK_OF)
-    for module in MODULES.values():
-        kinds = [e.kind for e in module.EXERCISES]
-        assert len(kinds) >= 4 and len(set(kinds)) >= 2 and {"write", "fix"} & set(kinds), module.__name__
+    for notebook in NOTEBOOKS:
+        kinds = [e.kind for e in declared(notebook)]
+        assert len(kinds) >= 4 and len(set(kinds)) >= 2 and {"write", "fix"} & set(kinds), notebook
 
 
-@pytest.mark.parametrize("name, exercise", ALL, ids=IDS)
-def test_the_reference_solution_is_right(name, exercise):
-    feedback = _question(name, exercise).check(exercise.reference(_lesson(name, exercise)))
+@pytest.mark.parametrize("notebook, exercise", ALL, ids=IDS)
+def test_the_reference_solution_is_right(notebook, exercise):
+    feedback = _session(notebook, exercise).check(exercise.reference(_lesson(notebook, exercise)))
     assert feedback.status == "right", feedback
 
 
-@pytest.mark.parametrize("name, exercise", ALL, ids=IDS)
-def test_wrong_answers_get_the_hint_aimed_at_them(name, exercise):
-    assert len(exercise.wrong) >= 2
-    for code, words in exercise.wrong:
-        feedback = _question(name, exercise).check(answer_from(code, exercise.answer_name, _lesson(name, exercise)))
+@pytest.mark.parametrize("notebook, exercise", ALL, ids=IDS)
+def test_wrong_answers_get_the_hint_aimed_at_them(notebook, exercise):
+    wrong = WRONG[notebook, exercise.number]
+    assert len(wrong) >= 2
+    for code, words in wrong:
+        answer = answer_from(code, exercise.answer_name, _lesson(notebook, exercise))
+        feedback = _session(notebook, exercise).check(answer)
         assert feedback.status != "right" and words in feedback.text, (code, feedback)
 
 
-@pytest.mark.parametrize("name, exercise", ALL, ids=IDS)
-def test_the_placeholder_is_not_answered_and_gives_nothing_away(name, exercise):
-    question = _question(name, exercise)
+def test_the_wrong_answers_belong_to_exercises():
+    assert sorted(WRONG) == sorted((notebook, e.number) for notebook, e in ALL)
+
+
+@pytest.mark.parametrize("notebook, exercise", ALL, ids=IDS)
+def test_the_placeholder_is_not_answered_and_gives_nothing_away(notebook, exercise):
+    question = _session(notebook, exercise)
     feedback = question.check(____)
     assert feedback.status == "blank" and f"ex.q{exercise.number}.hint()" in feedback.text
     assert exercise.solution.strip() not in repr(feedback)
     assert exercise.solution.strip() in repr(question.solution())
 
 
+def _markdown_of(notebook, number):
+    """The markdown cell that asks exercise `number` of a notebook."""
+    nb = nbformat.read(NOTEBOOKS[notebook], as_version=4)
+    return next(c.source for c in nb.cells if c.cell_type == "markdown" and c.source.startswith(f"### {number}. "))
+
+
+@pytest.mark.parametrize("notebook, exercise", ALL, ids=IDS)
+def test_the_notebook_asks_what_the_declaration_says(notebook, exercise):
+    """Heading `### N. Kind: title` (code marks aside); a choose exercise's prompt and options
+    (a), (b), ... are its MultipleChoice's, word for word."""
+    text = _markdown_of(notebook, exercise.number)
+    heading = text.splitlines()[0].replace("`", "")
+    assert heading == f"### {exercise.number}. {exercise.kind.capitalize()}: {exercise.title}"
+    if isinstance(exercise.judge, MultipleChoice):
+        shown = re.findall(r"^- \(([a-z])\) ((?:.*\n?)(?:  .*\n?)*)", text, re.M)
+        assert [(k, " ".join(t.split())) for k, t in shown] == [
+            (letter, o.text) for letter, o in zip(exercise.judge.letters, exercise.judge.options, strict=True)]
+        assert exercise.judge.prompt in " ".join(text.split())
+
+
 def test_a_check_with_the_lesson_missing_says_what_to_run():
-    module = MODULES["nb01"]
-    question = Question(module.EXERCISES[0], {}, {})
+    question = ExerciseSet(declared("01"), {}).q1
     assert question.check(41).status == "blank" and "repeat_forward" in question.check(41).text
 
 
 def test_the_score_counts_this_sessions_latest_answers():
-    ex = MODULES["nb01"].exercises({"repeat_forward": lesson_function(NOTEBOOK_OF["nb01"], "repeat_forward")})
+    ex = exercises("01", {"repeat_forward": lesson_function(NOTEBOOKS["01"].stem, "repeat_forward")})
     assert repr(ex.score()).startswith("Your score this session: 0 of 4 right")
     ex.q1.check(40)
     assert "1. autograd nodes of twenty rounds (predict): not quite" in repr(ex.score())
@@ -78,3 +102,18 @@ def test_the_score_counts_this_sessions_latest_answers():
 def test_feedback_shows_coloured_and_as_text():
     feedback = Feedback("wrong", "a hint")
     assert repr(feedback) == "Not quite: a hint" and "a hint" in feedback._repr_html_()
+
+
+@pytest.mark.parametrize("notebook", ["1", "nb01", 1, "99", "01-dynamic-control-flow"])
+def test_a_notebook_is_named_by_its_number(notebook):
+    with pytest.raises(ValueError, match="name the notebook by its number in quotes, one of 01, 02"):
+        exercises(notebook)
+
+
+def test_a_choose_exercise_is_judged_by_its_multiple_choice_and_only_it():
+    choose = declared("01")[3]
+    with pytest.raises(TypeError, match="only a choose exercise, is judged by a MultipleChoice"):
+        Exercise(9, "predict", "t", "a letter", choose.judge, hint="h", solution="a = 'b'", answer_name="a")
+    with pytest.raises(TypeError, match="only a choose exercise"):
+        Exercise(9, "choose", "t", "a letter", lambda answer, lesson: (True, ""), hint="h", solution="",
+                 answer_name="a")

@@ -1,31 +1,43 @@
-"""The practice question's checking logic, without a browser."""
+"""Multiple-choice questions, as the quiz widget checks them, without a
+browser."""
 
 import pytest
 
-from helpers.quiz import Question, feedback, options
+from helpers.quiz import MultipleChoice, Option, feedback, options
 
-Q = Question("2 + 2?", ("3", "4", "22"), ("One short.", "Integer addition.", "That joins strings."), 1)
+Q = MultipleChoice("2 + 2?", (Option("3", "One short."), Option("4", "Integer addition."),
+                              Option("22", "That joins strings.")), right="b")
 
 
 def test_right_and_wrong_choices():
-    assert feedback(Q, 1) == (True, "Right. Integer addition.")
-    assert feedback(Q, 0) == (False, "Not quite. One short.")
-    assert feedback(Q, 2) == (False, "Not quite. That joins strings.")
+    assert feedback(Q, "b") == (True, "Right. Integer addition.")
+    assert feedback(Q, "a") == (False, "Not quite. One short.")
+    assert feedback(Q, "c") == (False, "Not quite. That joins strings.")
     assert feedback(Q, None) == (False, "Pick an answer.")
 
 
-def test_options_pair_labels_with_indices():
-    assert options(Q) == [("3", 0), ("4", 1), ("22", 2)]
+def test_options_pair_texts_with_letters():
+    assert options(Q) == [("3", "a"), ("4", "b"), ("22", "c")]
 
 
-@pytest.mark.parametrize("choice", [3, -1, "1", True, 1.0])
+def test_the_right_letter_can_be_computed_when_asked():
+    computed = MultipleChoice("?", Q.options, right=lambda lesson: lesson.get("letter", "a"))
+    assert computed.verdict("c", {"letter": "c"}) == (True, "That joins strings.")
+    assert feedback(computed, "a") == (True, "Right. One short.")
+
+
+def test_repr_shows_the_question_not_the_answer():
+    assert "One short" not in repr(Q) and "'b'" not in repr(Q) and "2 + 2?" in repr(Q)
+
+
+@pytest.mark.parametrize("choice", ["d", "B", 1, True, ""])
 def test_bad_choice(choice):
-    with pytest.raises(ValueError, match="choice must be None or a choice's index, 0 to 2"):
+    with pytest.raises(ValueError, match="choice must be None or an option's letter, a, b, c"):
         feedback(Q, choice)
 
 
-@pytest.mark.parametrize("kwargs", [dict(why=("a", "b")), dict(answer=3), dict(choices=("x",), why=("a",))])
-def test_bad_questions(kwargs):
-    fields = dict(prompt="?", choices=("3", "4", "22"), why=("a", "b", "c"), answer=0) | kwargs
-    with pytest.raises(ValueError, match="Question needs|answer must"):
-        Question(**fields)
+@pytest.mark.parametrize("options, right", [((Option("x", "y"),), "a"), ((("3", "why"), ("4", "why")), "a"),
+                                            (Q.options, "d")])
+def test_bad_questions(options, right):
+    with pytest.raises((TypeError, ValueError), match="at least two Option|right must be one of the letters a, b"):
+        MultipleChoice("?", options, right)

@@ -4,7 +4,9 @@ solutions must execute with every check right; the verdict can fail."""
 import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook, new_output
-from tools.solutions import build, not_right
+
+from helpers.exercises import Exercise
+from tools.solutions import build, filled, not_right
 
 
 @pytest.fixture(scope="module")
@@ -26,11 +28,13 @@ def test_the_teacher_copies_hold_the_solutions_and_the_stored_notebooks_do_not(t
     assert slots[0] == "answer_1 = 41" and all("____" not in s for s in slots)
 
 
-def _executed(check_text, score_text):
-    def cell(source, text):
-        return new_code_cell(source, outputs=[new_output("execute_result", data={"text/plain": text})])
+def _executed(check_text, score_text, tags=("answer-check",)):
+    def cell(source, text, tags=()):
+        return new_code_cell(source, outputs=[new_output("execute_result", data={"text/plain": text})],
+                             metadata={"tags": list(tags)})
 
-    return new_notebook(cells=[cell("ex.q1.check(answer_1)", check_text), cell("ex.score()", score_text)])
+    return new_notebook(cells=[cell("answer_1 = 41", "", ["answer-slot"]),
+                               cell("ex.q1.check(answer_1)", check_text, tags), cell("ex.score()", score_text)])
 
 
 FULL, EMPTY = "Your score this session: 1 of 1 right", "Your score this session: 0 of 1 right"
@@ -40,3 +44,17 @@ def test_a_wrong_check_or_a_short_score_is_reported():
     assert not_right(_executed("Right: yes", FULL), "x") == []
     assert "ex.q1.check(answer_1): Not quite" in not_right(_executed("Not quite: no", EMPTY), "x")[0]
     assert "score is not 1 of 1" in not_right(_executed("Right: yes", EMPTY), "x")[0]
+
+
+def test_checks_are_found_by_their_tag():
+    """A check cell that lost its answer-check tag is not counted: the
+    score no longer matches the checks found."""
+    assert "score is not 0 of 0" in not_right(_executed("Right: yes", FULL, tags=()), "x")[0]
+
+
+def test_slots_are_filled_in_order_by_their_tag():
+    nb = _executed("", "")
+    assert filled(nb, [Exercise(1, "predict", "t", "a number", lambda a, lesson: (True, ""), hint="h",
+                                solution="answer_1 = 7\n", answer_name="answer_1")]).cells[0].source == "answer_1 = 7"
+    with pytest.raises(ValueError, match="1 cells tagged answer-slot for 0 exercises"):
+        filled(nb, [])

@@ -20,6 +20,7 @@ from html import escape
 from pathlib import Path
 
 import nbformat
+
 from tools.nav import notebook_paths
 from tools.solutions import CHECK, exercises_of
 
@@ -76,15 +77,14 @@ def folded_answers(exercise):
 def staged(path, names):
     """The notebook as the site shows it."""
     nb = nbformat.read(path, as_version=4)
-    exercises = () if path.name.startswith("00") else exercises_of(path)
+    exercises = iter(() if path.name.startswith("00") else exercises_of(path))
     cells = []
     for cell in nb.cells:
         if cell.cell_type == "code":
             cell.outputs = [staged_output(nb, o, path.name) for o in cell.outputs]
         cells.append(cell)
-        match = CHECK.match(cell.source) if cell.cell_type == "code" else None
-        if match:
-            cells.append(folded_answers(exercises[int(match[1]) - 1]))
+        if CHECK in cell.metadata.get("tags", []):         # exercise N's check is the N-th cell so tagged
+            cells.append(folded_answers(next(exercises)))
     if path.name.startswith("00"):
         toc = "\n".join(n.removesuffix(".ipynb") for n in names[1:])
         cells.append(nbformat.v4.new_markdown_cell(f"```{{toctree}}\n:hidden:\n:maxdepth: 1\n\n{toc}\n```"))

@@ -7,42 +7,49 @@ every check must say "Right" and the score must be full.
 Exits 1 and lists what went wrong when any check is not right.
 """
 
-import importlib
-import re
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import nbformat
+
+from helpers.exercises import declared
 from tools.nav import notebook_paths
 from tools.run_notebooks import execute, output_text
 
 ROOT = Path(__file__).resolve().parent.parent
-CHECK = re.compile(r"ex\.q(\d+)\.check\(")
+SLOT, CHECK = "answer-slot", "answer-check"      # the cell tags of exercise N's slot and check, in order
 
 
 def exercises_of(path):
-    """The exercise module of a lesson notebook (notebooks/01-... -> nb01)."""
-    return importlib.import_module(f"helpers.exercises.nb{path.name[:2]}").EXERCISES
+    """The exercises a lesson notebook declares (notebooks/01-... -> nb01.py)."""
+    return declared(path.name[:2])
+
+
+def tagged(nb, tag):
+    """The notebook's cells that carry `tag`, in order."""
+    return [cell for cell in nb.cells if tag in cell.metadata.get("tags", [])]
 
 
 def filled(nb, exercises):
-    """The notebook with each answer slot replaced by its solution."""
-    for slot, check in zip(nb.cells, nb.cells[1:], strict=False):
-        if "answer-slot" in slot.metadata.get("tags", []):
-            number = int(CHECK.match(check.source)[1])
-            slot.source = exercises[number - 1].solution.strip()
+    """The notebook with each answer slot replaced by its solution: the
+    N-th cell tagged answer-slot gets exercise N's."""
+    slots = tagged(nb, SLOT)
+    if len(slots) != len(exercises):
+        raise ValueError(f"{len(slots)} cells tagged {SLOT} for {len(exercises)} exercises")
+    for slot, exercise in zip(slots, exercises, strict=True):
+        slot.source = exercise.solution.strip()
     return nb
 
 
 def not_right(nb, name):
     """Every check or score in an executed teacher's copy that is not right."""
     found = []
-    checks = [c for c in nb.cells if c.cell_type == "code" and CHECK.match(c.source)]
+    checks = tagged(nb, CHECK)
     for cell in checks:
         if not output_text(cell).startswith("Right:"):
             found.append(f"{name}: {cell.source}: {output_text(cell)[:200] or 'no output'}")
-    score = [c for c in nb.cells if c.cell_type == "code" and c.source.strip() == "ex.score()"]
+    score = [c for c in nb.cells if c.cell_type == "code"][-1:]          # the last code cell: ex.score()
     full = f"Your score this session: {len(checks)} of {len(checks)} right"
     if not checks or not score or not output_text(score[-1]).startswith(full):
         found.append(f"{name}: the score is not {len(checks)} of {len(checks)}")

@@ -1,18 +1,22 @@
 """Exercises of notebook 01: dynamic control flow."""
 
+from typing import Any
+
 import torch
 
 from ..graph import autograd_nodes, trace_graph
-from . import Exercise, ExerciseSet, answer_from, filled, filled_function
-from .judges import choice, op_labels, value
+from ..quiz import MultipleChoice, Option
+from .answers import answer_from, filled, filled_function
+from .exercise import Lesson, Verdict, choose, predict, write
+from .judges import known, op_labels, value
 
 
-def _autograd_nodes_of_twenty_rounds(lesson):
+def _autograd_nodes_of_twenty_rounds(lesson: Lesson) -> int:
     x = torch.tensor(1.0, requires_grad=True)
     return len(autograd_nodes(lesson["repeat_forward"](x, 20)))
 
 
-def _halvings_of_200(lesson):
+def _halvings_of_200(lesson: Lesson) -> int:
     return len(trace_graph(lesson["halve_until_small"](torch.tensor(200.0, requires_grad=True))).find("DivBackward0"))
 
 
@@ -24,7 +28,7 @@ def sign_forward(x):
 '''
 
 
-def _sign_forward(answer, _lesson):
+def _sign_forward(answer: Any, _lesson: Lesson) -> Verdict:
     answer, asked = filled_function(answer), answer_from(SIGN_FORWARD, "sign_forward")
     for start in (2.0, 0.5, -2.0, 0.0):
         x, x_ref = torch.tensor(start, requires_grad=True), torch.tensor(start, requires_grad=True)
@@ -46,89 +50,71 @@ def _sign_forward(answer, _lesson):
                            f"{', '.join(op_labels(y))}.")
         y.backward()
         y_ref.backward()
-        if not torch.allclose(x.grad, x_ref.grad):
+        if x.grad is None:
+            return False, f"for x = {start} backward() left no x.grad: is your result computed from x?"
+        if not torch.allclose(x.grad, known(x_ref.grad, "x.grad")):
             return False, f"for x = {start} your x.grad is {x.grad.item():g}: check the formula of that branch."
     return True, ("each x records only the branch Python took: MulBackward0 for x > 0, PowBackward0 otherwise, "
                   "and backward follows that branch's derivative.")
 
 
-def _squares(y):
+def _squares(y: torch.Tensor) -> bool:
     """Whether the graph's one operation takes the same leaf twice (x * x)."""
-    (first, _), (second, _) = y.grad_fn.next_functions
+    (first, _), (second, _) = known(y.grad_fn, "a grad_fn").next_functions
     return first is not None and first is second
 
 
-Q1 = Exercise(
-    1, "predict", "autograd nodes of twenty rounds", "a whole number",
-    value(_autograd_nodes_of_twenty_rounds,
-          "each round records MulBackward0 and AddBackward0, and the leaf x has one AccumulateGrad node: 2 * 20 + 1.",
-          hints=((82, "82 is what the drawing shows: it adds a None box for each Python-number constant and a box "
-                      "for the output tensor; neither is an autograd node."),
-                 (40, "you counted the operations; the leaf x has a node too, AccumulateGrad, where backward ends."),
-                 (42, "the output tensor is not a node of its own: it points at its last operation through grad_fn."),
-                 (20, "each round records two operations, * 2 and + 1.")),
-          otherwise="count what one round records, then add the leaf's node."),
-    hint="One round runs y * 2 and then + 1. Constants such as 2 get no node (only a None entry), and the "
-         "leaf x gets one node, AccumulateGrad.",
-    solution="answer_1 = 41", answer_name="answer_1",
-    wrong=(("answer_1 = 82", "drawing"), ("answer_1 = 40", "AccumulateGrad"), ("answer_1 = '41'", "without quotes")),
-    needs=("repeat_forward",),
-)
-Q2 = Exercise(
-    2, "write", "a graph that follows a sign", "your function (keep its name, sign_forward)",
-    _sign_forward,
-    hint="Inside the function, `if x > 0:` works on a one-element tensor (Python asks for its truth value). "
-         "Return x * 3 in one branch and x ** 2 in the other.",
-    solution=SIGN_FORWARD, answer_name="sign_forward",
-    wrong=(("def sign_forward(x):\n    return x * 3 if x > 0 else x * x", "multiplies x by itself"),
-           ("def sign_forward(x):\n    return torch.where(x > 0, x * 3, x ** 2)", "torch.where"),
-           ("def sign_forward(x):\n    return x * 3 if x >= 0 else x ** 2", "0 is not positive"),
-           ("def sign_forward(x):\n    return x * 3 if x > 1 else x ** 2", "for x = 0.5"),
-           ("def sign_forward(x):\n    return (x * 3).detach() if x > 0 else x ** 2", "no grad_fn"),
-           ("def sign_forward(x):\n    return ____", "replace ____")),
-)
-Q3 = Exercise(
-    3, "predict", "halvings of 200", "a whole number",
-    value(_halvings_of_200, "200 → 100 → 50 → 25 → 12.5 → 6.25 → 3.125 → 1.5625 → 0.78125: eight rounds, eight "
-          "DivBackward0 nodes.",
-          hints=((7, "too few: check the value after your last halving against the loop's condition."),
-                 (9, "too many: the loop stops as soon as the value is at most 1."),
-                 (200, "count the halvings, the rounds the while loop ran, not the value.")),
-          otherwise="halve 200 until it is at most 1, counting the rounds."),
-    hint="Halve 200 by hand: 100, 50, ... and stop at the first value at most 1.",
-    solution="answer_3 = 8", answer_name="answer_3",
-    wrong=(("answer_3 = 7", "too few"), ("answer_3 = 9", "too many")),
-    needs=("halve_until_small",),
-)
-ABS_OPTIONS = {
-    "a": "y.abs() in the condition is recorded like any other operation on a tensor that requires grad: print "
-         "y.abs().grad_fn and see.",
-    "b": "The abs is recorded, in a small graph of its own, but y was not computed from it, so walking back from "
-         "y never reaches it. Only the comparison's outcome, a Python bool, steered the loop.",
-    "c": "the y / 2 that runs after each comparison is recorded (the DivBackward0 nodes), so recording is on.",
-    "d": "abs has a derivative almost everywhere (the sign of x), and torch records AbsBackward0 for it.",
-}
-
-
-def _abs_is_recorded_apart(lesson):
+def _abs_is_recorded_apart(lesson: Lesson) -> str:
     x = torch.tensor(3.0, requires_grad=True)
     recorded = x.abs().grad_fn is not None
     in_graph = "AbsBackward0" in op_labels(lesson["halve_until_small"](x))
     return "b" if recorded and not in_graph else "a"
 
 
-Q4 = Exercise(
-    4, "choose", "where the comparison went", "a letter in quotes, such as 'a'",
-    choice(ABS_OPTIONS, _abs_is_recorded_apart),
-    hint="Print y.abs().grad_fn for a y that requires grad. Then ask: is y computed from that result?",
-    solution="answer_4 = 'b'", answer_name="answer_4",
-    wrong=(("answer_4 = 'a'", "recorded like any other"), ("answer_4 = 'c'", "recording is on"),
-           ("answer_4 = 'e'", "one of the letters")),
-    needs=("halve_until_small",),
+COMPARISON = MultipleChoice(
+    "`halve_until_small` computes `y.abs() > limit` in every round, yet its drawing has no `AbsBackward0`. Why?",
+    (
+        Option("Autograd does not record operations inside a `while` condition.",
+               "y.abs() in the condition is recorded like any other operation on a tensor that requires grad: print "
+               "y.abs().grad_fn and see."),
+        Option("The drawing follows only what `y` was computed from; the `abs` fed the comparison, not `y`.",
+               "The abs is recorded, in a small graph of its own, but y was not computed from it, so walking back "
+               "from y never reaches it. Only the comparison's outcome, a Python bool, steered the loop."),
+        Option("A comparison switches off gradient recording for the rest of the loop.",
+               "the y / 2 that runs after each comparison is recorded (the DivBackward0 nodes), so recording is on."),
+        Option("`abs` has no derivative, so autograd never records it.",
+               "abs has a derivative almost everywhere (the sign of x), and torch records AbsBackward0 for it."),
+    ),
+    right=_abs_is_recorded_apart,
 )
-EXERCISES = (Q1, Q2, Q3, Q4)
-
-
-def exercises(lesson=None):
-    """This notebook's exercises for one session; pass `globals()`."""
-    return ExerciseSet(EXERCISES, lesson)
+EXERCISES = (
+    predict(1, "autograd nodes of twenty rounds", "a whole number",
+            value(_autograd_nodes_of_twenty_rounds, "each round records MulBackward0 and AddBackward0, and the leaf "
+                  "x has one AccumulateGrad node: 2 * 20 + 1.",
+                  hints=((82, "82 is what the drawing shows: it adds a None box for each Python-number constant and "
+                              "a box for the output tensor; neither is an autograd node."),
+                         (40, "you counted the operations; the leaf x has a node too, AccumulateGrad, where backward "
+                              "ends."),
+                         (42, "the output tensor is not a node of its own: it points at its last operation through "
+                              "grad_fn."),
+                         (20, "each round records two operations, * 2 and + 1.")),
+                  otherwise="count what one round records, then add the leaf's node."),
+            hint="One round runs y * 2 and then + 1. Constants such as 2 get no node (only a None entry), and the "
+                 "leaf x gets one node, AccumulateGrad.",
+            answer="41", needs=("repeat_forward",)),
+    write(2, "a graph that follows a sign", _sign_forward, SIGN_FORWARD,
+          hint="Inside the function, `if x > 0:` works on a one-element tensor (Python asks for its truth value). "
+               "Return x * 3 in one branch and x ** 2 in the other."),
+    predict(3, "halvings of 200", "a whole number",
+            value(_halvings_of_200, "200 → 100 → 50 → 25 → 12.5 → 6.25 → 3.125 → 1.5625 → 0.78125: eight rounds, "
+                  "eight DivBackward0 nodes.",
+                  hints=((7, "too few: check the value after your last halving against the loop's condition."),
+                         (9, "too many: the loop stops as soon as the value is at most 1."),
+                         (200, "count the halvings, the rounds the while loop ran, not the value.")),
+                  otherwise="halve 200 until it is at most 1, counting the rounds."),
+            hint="Halve 200 by hand: 100, 50, ... and stop at the first value at most 1.",
+            answer="8", needs=("halve_until_small",)),
+    choose(4, "where the comparison went", COMPARISON, answer="b",
+           hint="Print y.abs().grad_fn for a y that requires grad. Then ask: is y computed from that result?",
+           needs=("halve_until_small",)),
+)

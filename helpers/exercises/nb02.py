@@ -1,25 +1,29 @@
 """Exercises of notebook 02: inspecting grad_fn and next_functions."""
 
+from typing import Any
+
 import torch
 
 from ..engine import record_backward
 from ..graph import trace_graph
-from . import Exercise, ExerciseSet, filled, filled_function
-from .judges import choice, plural, value
+from ..quiz import MultipleChoice, Option
+from .answers import filled, filled_function
+from .exercise import Lesson, Verdict, choose, predict, write
+from .judges import known, plural, value
 
 
-def _same_node_for_x_times_x(_lesson):
+def _same_node_for_x_times_x(_lesson: Lesson) -> bool:
     x = torch.tensor(3.0, requires_grad=True)
-    (first, _), (second, _) = (x * x).grad_fn.next_functions
+    (first, _), (second, _) = known((x * x).grad_fn, "a grad_fn").next_functions
     return first is second
 
 
-def _what_tanh_saves(answer, _lesson):
+def _what_tanh_saves(answer: Any, _lesson: Lesson) -> Verdict:
     answer = filled(answer)
     if not isinstance(answer, str):
         return False, f"give the attribute's name in quotes, such as '_saved_other'; you gave {answer!r}."
     x = torch.tensor(2.0, requires_grad=True)
-    tanh_node = (torch.tanh(x) * 4).grad_fn.next_functions[0][0]
+    tanh_node = known(known((torch.tanh(x) * 4).grad_fn, "a grad_fn").next_functions[0][0], "the tanh node")
     saved = [name for name in dir(tanh_node) if name.startswith("_saved_")]
     core = answer.strip().lower().removeprefix("_").removeprefix("saved_")
     if saved == ["_saved_" + core]:
@@ -44,7 +48,7 @@ def count_leaves(tensor):
 '''
 
 
-def _graphs_to_count():
+def _graphs_to_count() -> dict[str, torch.Tensor]:
     x, w1, w2 = (torch.tensor(v, requires_grad=True) for v in (3.0, 1.5, -0.5))
     model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU(), torch.nn.Linear(4, 1))
     h = x.sin()
@@ -53,7 +57,7 @@ def _graphs_to_count():
             "the nn.Sequential's loss": model(torch.randn(2, 3)).sum()}
 
 
-def _count_leaves(answer, _lesson):
+def _count_leaves(answer: Any, _lesson: Lesson) -> Verdict:
     answer = filled_function(answer)
     for name, tensor in _graphs_to_count().items():
         try:
@@ -71,16 +75,7 @@ def _count_leaves(answer, _lesson):
     return True, "a walk that visits each node once finds exactly one AccumulateGrad per leaf that needs a gradient."
 
 
-BEFORE_MUL = {
-    "a": "AddBackward0 does run before it, but the MulBackward0 waits for more than the node that made out.",
-    "b": "p is used twice, by sin and by exp; the engine runs p's MulBackward0 only once the gradients from both "
-         "users of p (and so AddBackward0 before them) have arrived, and sums them.",
-    "c": "the AccumulateGrad nodes run after the MulBackward0: they receive their gradients from it.",
-    "d": "the engine's order follows the arrows backward, from the output, not the order the nodes were made in.",
-}
-
-
-def _before_the_product(_lesson):
+def _before_the_product(_lesson: Lesson) -> str:
     a, b = torch.tensor(1.0, requires_grad=True), torch.tensor(2.0, requires_grad=True)
     p = a * b
     steps = [s.label for s in record_backward(p.sin() + p.exp())]
@@ -88,58 +83,54 @@ def _before_the_product(_lesson):
     return "b" if before == {"AddBackward0", "SinBackward0", "ExpBackward0"} else "a"
 
 
-def _leaves_of_deeper_model(_lesson):
+def _leaves_of_deeper_model(_lesson: Lesson) -> int:
     model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU(), torch.nn.Linear(4, 4), torch.nn.ReLU(),
                                 torch.nn.Linear(4, 1, bias=False))
     return trace_graph(model(torch.randn(2, 3)).sum(), model).count("leaf")
 
 
-EXERCISES = (
-    Exercise(1, "predict", "one input used twice", "True or False",
-             value(_same_node_for_x_times_x, "both entries point at the one AccumulateGrad node of x; the engine "
-                   "adds the two gradients for x together before it runs that node, once.",
-                   hints=((False, "compare the two entries with `is`, and look again."),)),
-             hint="pairs = (x * x).grad_fn.next_functions, then look at pairs[0][0] is pairs[1][0].",
-             solution="answer_1 = True", answer_name="answer_1",
-             wrong=(("answer_1 = False", "with `is`"), ("answer_1 = 'yes'", "True or False"))),
-    Exercise(2, "predict", "what tanh saves", "the attribute's name in quotes, such as '_saved_other'",
-             _what_tanh_saves,
-             hint="What does the derivative of tanh(x) need to be computed: the input x, or the output tanh(x)?",
-             solution="answer_2 = '_saved_result'", answer_name="answer_2",
-             wrong=(("answer_2 = '_saved_self'", "without it"), ("answer_2 = 'saved_other'", "multiplication"),
-                    ("answer_2 = 2", "in quotes"))),
-    Exercise(3, "write", "count the leaves", "your function (keep its name, count_leaves)", _count_leaves,
-             hint="Walk as hand_walk does (a queue and a set of seen nodes), skip None entries, and count the nodes "
-                  "whose name() ends with 'AccumulateGrad'.",
-             solution=COUNT_LEAVES, answer_name="count_leaves",
-             wrong=(("def count_leaves(tensor):\n    return len(tensor.grad_fn.next_functions)", "leaves"),
-                    ("def count_leaves(t):\n    q, n = [t.grad_fn], 0\n    while q:\n        f = q.pop()\n"
-                     "        n += f.name().endswith('AccumulateGrad')\n        q += [c for c, _ in f.next_functions]\n"
-                     "    return n", "None entries"),
-                    ("def count_leaves(t):\n    q, n = [t.grad_fn], 0\n    while q:\n        f = q.pop()\n"
-                     "        if f is None:\n            continue\n        n += f.name().endswith('AccumulateGrad')\n"
-                     "        q += [c for c, _ in f.next_functions]\n    return n", "a set of the nodes"))),
-    Exercise(4, "choose", "what must run first", "a letter in quotes, such as 'a'",
-             choice(BEFORE_MUL, _before_the_product),
-             hint="A node runs once every gradient for its output has arrived. Which nodes used p?",
-             solution="answer_4 = 'b'", answer_name="answer_4",
-             wrong=(("answer_4 = 'a'", "waits for more"), ("answer_4 = 'c'", "receive their gradients from it"),
-                    ("answer_4 = 'd'", "not the order"))),
-    Exercise(5, "predict", "leaves of a deeper model", "a whole number",
-             value(_leaves_of_deeper_model, "one AccumulateGrad per parameter: a weight and a bias for the first "
-                   "two Linear layers, a weight alone for the last (bias=False). The input needs no gradient and "
-                   "gets no node.",
-                   hints=((6, "the last Linear was made with bias=False: it has a weight only."),
-                          (3, "a Linear layer with a bias has two parameters, a weight and a bias."),
-                          (7, "ReLU has no parameters, and the last Linear has no bias."),
-                          (8, "ReLU has no parameters to learn.")),
-                   otherwise="count the parameters: each one gets an AccumulateGrad node, and nothing else does."),
-             hint="Each parameter (model.named_parameters()) gets one; the input needs no gradient and gets none.",
-             solution="answer_5 = 5", answer_name="answer_5",
-             wrong=(("answer_5 = 6", "bias=False"), ("answer_5 = 3", "weight and a bias"), ("answer_5 = 8", "ReLU"))),
+BEFORE_MUL = MultipleChoice(
+    "In `out.backward()`, which nodes must the engine run before the `MulBackward0` that made `p`?",
+    (
+        Option("Only `AddBackward0`, the node that made `out`.",
+               "AddBackward0 does run before it, but the MulBackward0 waits for more than the node that made out."),
+        Option("`AddBackward0`, `SinBackward0` and `ExpBackward0`.",
+               "p is used twice, by sin and by exp; the engine runs p's MulBackward0 only once the gradients from "
+               "both users of p (and so AddBackward0 before them) have arrived, and sums them."),
+        Option("The `AccumulateGrad` nodes of `a` and `b`.",
+               "the AccumulateGrad nodes run after the MulBackward0: they receive their gradients from it."),
+        Option("None: the engine runs nodes in the order they were created.",
+               "the engine's order follows the arrows backward, from the output, not the order the nodes were made "
+               "in."),
+    ),
+    right=_before_the_product,
 )
 
-
-def exercises(lesson=None):
-    """This notebook's exercises for one session; pass `globals()`."""
-    return ExerciseSet(EXERCISES, lesson)
+EXERCISES = (
+    predict(1, "one input, used twice", "True or False",
+            value(_same_node_for_x_times_x, "both entries point at the one AccumulateGrad node of x; the engine "
+                  "adds the two gradients for x together before it runs that node, once.",
+                  hints=((False, "compare the two entries with `is`, and look again."),)),
+            hint="pairs = (x * x).grad_fn.next_functions, then look at pairs[0][0] is pairs[1][0].",
+            answer="True"),
+    predict(2, "what does tanh save?", "the attribute's name in quotes, such as '_saved_other'",
+            _what_tanh_saves,
+            hint="What does the derivative of tanh(x) need to be computed: the input x, or the output tanh(x)?",
+            answer="'_saved_result'"),
+    write(3, "count the leaves", _count_leaves, COUNT_LEAVES,
+          hint="Walk as hand_walk does (a queue and a set of seen nodes), skip None entries, and count the nodes "
+               "whose name() ends with 'AccumulateGrad'."),
+    choose(4, "what must run first?", BEFORE_MUL, answer="b",
+           hint="A node runs once every gradient for its output has arrived. Which nodes used p?"),
+    predict(5, "leaves of a deeper model", "a whole number",
+            value(_leaves_of_deeper_model, "one AccumulateGrad per parameter: a weight and a bias for the first "
+                  "two Linear layers, a weight alone for the last (bias=False). The input needs no gradient and "
+                  "gets no node.",
+                  hints=((6, "the last Linear was made with bias=False: it has a weight only."),
+                         (3, "a Linear layer with a bias has two parameters, a weight and a bias."),
+                         (7, "ReLU has no parameters, and the last Linear has no bias."),
+                         (8, "ReLU has no parameters to learn.")),
+                  otherwise="count the parameters: each one gets an AccumulateGrad node, and nothing else does."),
+            hint="Each parameter (model.named_parameters()) gets one; the input needs no gradient and gets none.",
+            answer="5"),
+)

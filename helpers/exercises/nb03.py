@@ -1,10 +1,14 @@
 """Exercises of notebook 03: retain_graph, and what backward() frees."""
 
+from collections.abc import Callable, Sequence
+from typing import Any
+
 import torch
 
 from ..saved_memory import SavedTensors
-from . import Exercise, ExerciseSet, answer_from, filled, filled_function
-from .judges import value
+from .answers import answer_from, filled, filled_function
+from .exercise import Lesson, Verdict, fix, predict
+from .judges import known, value
 
 CANDIDATES = {"2 * x": lambda x: 2 * x, "x - 1": lambda x: x - 1, "x.sin()": lambda x: x.sin(),
               "x.clone()": lambda x: x.clone()}
@@ -18,7 +22,7 @@ WHY_SO = {"x - 1": "SubBackward0 saves no tensor (only the Python number alpha):
           "x.clone()": "CloneBackward0 saves nothing: its backward passes the gradient straight through."}
 
 
-def _survives_twice(make):
+def _survives_twice(make: Callable[[torch.Tensor], torch.Tensor]) -> bool:
     x = torch.tensor([1.0, 2.0], requires_grad=True)
     y = make(x).sum()
     y.backward()
@@ -29,7 +33,7 @@ def _survives_twice(make):
     return True
 
 
-def _which_survive(answer, _lesson):
+def _which_survive(answer: Any, _lesson: Lesson) -> Verdict:
     answer = filled(answer)
     if not isinstance(answer, (set, list, tuple)) or not all(a in CANDIDATES for a in answer):
         return False, f"give a set of the names as written, such as {{'a', 'b'}}, chosen from {sorted(CANDIDATES)}."
@@ -44,15 +48,15 @@ def _which_survive(answer, _lesson):
     return True, "only the nodes that saved nothing can run again: " + " ".join(WHY_SO.values())
 
 
-def _grad_after_three(_lesson):
+def _grad_after_three(_lesson: Lesson) -> float:
     x = torch.tensor(3.0, requires_grad=True)
     y = x ** 2
     for _ in range(3):
         y.backward(retain_graph=True)
-    return x.grad.item()
+    return known(x.grad, "x.grad").item()
 
 
-def _bytes_saved(_lesson):
+def _bytes_saved(_lesson: Lesson) -> int:
     model = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.Tanh(), torch.nn.Linear(128, 10))
     with SavedTensors() as saved:
         loss = model(torch.randn(16, 64)).pow(2).mean()
@@ -70,18 +74,12 @@ def train_step(trunk, head_a, head_b, inputs):
 '''
 
 
-RECOMPUTED = TRAIN_STEP.replace("    (loss_a + loss_b).backward()\n", """    loss_a.backward()
-    features = torch.tanh(trunk(inputs))
-    head_b(features).abs().mean().backward()
-""")
-
-
-def _modules():
+def _modules() -> tuple[torch.nn.Module, torch.nn.Module, torch.nn.Module, torch.Tensor]:
     torch.manual_seed(3)
     return torch.nn.Linear(4, 8), torch.nn.Linear(8, 1), torch.nn.Linear(8, 1), torch.randn(16, 4)
 
 
-def _train_step(answer, _lesson):
+def _train_step(answer: Any, _lesson: Lesson) -> Verdict:
     answer = filled_function(answer)
     if "retain_graph" in answer.__code__.co_names or "retain_graph" in str(answer.__code__.co_consts):
         return False, ("retain_graph=True makes the error go, but keeps the trunk's saved tensors alive for a "
@@ -108,58 +106,40 @@ def _train_step(answer, _lesson):
     return True, "the gradient of a sum is the sum of the gradients: one backward, and the trunk is walked once."
 
 
-def _gradient_ratio(mine, asked):
+def _gradient_ratio(mine: Sequence[torch.nn.Module], asked: Sequence[torch.nn.Module]) -> float | None:
     """The one factor relating all your gradients to the asked ones, or None."""
-    pairs = [(p.grad, q.grad) for m, r in zip(mine, asked, strict=True)
-             for p, q in zip(m.parameters(), r.parameters(), strict=True)]
-    if any(g is None for g, _ in pairs):
+    grads = [p.grad for m in mine for p in m.parameters()]
+    wanted = [known(q.grad, "a parameter's grad") for m in asked for q in m.parameters()]
+    found = [g for g in grads if g is not None]
+    if len(found) < len(grads):
         return None
-    ratio = (pairs[0][0].flatten()[0] / pairs[0][1].flatten()[0]).item()
-    return ratio if all(torch.allclose(g, ratio * q, atol=1e-6) for g, q in pairs) else None
+    ratio = (found[0].flatten()[0] / wanted[0].flatten()[0]).item()
+    return ratio if all(torch.allclose(g, ratio * q, atol=1e-6) for g, q in zip(found, wanted, strict=True)) else None
 
 
 EXERCISES = (
-    Exercise(1, "predict", "which graphs survive a second backward", "a set of names, such as {'a', 'b'}",
-             _which_survive,
-             hint="For each operation ask: does its backward formula need a value from the forward pass? "
-                  "Draw each graph after backward() and look for 'freed'.",
-             solution="answer_1 = {'x - 1', 'x.clone()'}", answer_name="answer_1",
-             wrong=(("answer_1 = {'2 * x', 'x - 1', 'x.clone()'}", "Python number 2"),
-                    ("answer_1 = {'x - 1'}", "one more of them"), ("answer_1 = set()", "2 more of them"),
-                    ("answer_1 = {'x - 1', 'x.clone()', 'x.sin()'}", "cos(x)"))),
-    Exercise(2, "predict", "three retained calls", "a number",
-             value(_grad_after_three, "each call adds dy/dx = 2x = 6 to x.grad: 6 + 6 + 6.",
-                   hints=((6.0, "gradients accumulate: every backward() adds into x.grad."),
-                          (12.0, "count the calls: there are three."),
-                          (54.0, "each call adds 6; nothing multiplies."))),
-             hint="dy/dx = 2x = 6 at x = 3; what does each further backward() do to x.grad?",
-             solution="answer_2 = 18", answer_name="answer_2",
-             wrong=(("answer_2 = 6", "accumulate"), ("answer_2 = 12", "three"))),
-    Exercise(3, "predict", "count the saved bytes", "a whole number of bytes",
-             value(_bytes_saved, "input 16x64, tanh output 16x128, second weight 128x10 and the 16x10 output that "
-                   "pow saves, 4 bytes each: 4096 + 8192 + 5120 + 640.",
-                   hints=((12928, "the second Linear also saves its weight, to compute the gradient for its input."),
-                          (17408, "pow saves its input too: the 16x10 output of the second layer."),
-                          (26240, "the tanh output is saved twice (by TanhBackward0 and by the second layer) but "
-                                  "it is one storage: count it once."),
-                          (4512, "count bytes, not float32 values: 4 bytes each."))),
-             hint="float32 is 4 bytes. Add up the four tensors the exercise lists, each once.",
-             solution="answer_3 = 18048", answer_name="answer_3",
-             wrong=(("answer_3 = 12928", "its weight"), ("answer_3 = 4512", "4 bytes"), ("answer_3 = 26240", "once"))),
-    Exercise(4, "fix", "two losses, one trunk", "your fixed train_step (delete the ____ line)", _train_step,
-             hint="Do not walk the trunk twice: what is the gradient of loss_a + loss_b?",
-             solution=TRAIN_STEP, answer_name="train_step",
-             wrong=((TRAIN_STEP.replace("(loss_a + loss_b).backward()", "loss_a.backward()\n    loss_b.backward()"),
-                     "still raises"),
-                    (TRAIN_STEP.replace("(loss_a + loss_b).backward()",
-                                        "loss_a.backward(retain_graph=True)\n    loss_b.backward()"), "retain_graph"),
-                    (TRAIN_STEP.replace("(loss_a + loss_b).backward()", "loss_a.backward()"), "each loss reach"),
-                    (TRAIN_STEP.replace("(loss_a + loss_b).backward()", "((loss_a + loss_b) / 2).backward()"),
-                     "0.5 times"),
-                    (RECOMPUTED, "runs the trunk 2 times"))),
+    predict(1, "which graphs survive a second backward?", "a set of names, such as {'a', 'b'}",
+            _which_survive,
+            hint="For each operation ask: does its backward formula need a value from the forward pass? "
+                 "Draw each graph after backward() and look for 'freed'.",
+            answer="{'x - 1', 'x.clone()'}"),
+    predict(2, "three retained calls", "a number",
+            value(_grad_after_three, "each call adds dy/dx = 2x = 6 to x.grad: 6 + 6 + 6.",
+                  hints=((6.0, "gradients accumulate: every backward() adds into x.grad."),
+                         (12.0, "count the calls: there are three."),
+                         (54.0, "each call adds 6; nothing multiplies."))),
+            hint="dy/dx = 2x = 6 at x = 3; what does each further backward() do to x.grad?",
+            answer="18"),
+    predict(3, "count the saved bytes", "a whole number of bytes",
+            value(_bytes_saved, "input 16x64, tanh output 16x128, second weight 128x10 and the 16x10 output that "
+                  "pow saves, 4 bytes each: 4096 + 8192 + 5120 + 640.",
+                  hints=((12928, "the second Linear also saves its weight, to compute the gradient for its input."),
+                         (17408, "pow saves its input too: the 16x10 output of the second layer."),
+                         (26240, "the tanh output is saved twice (by TanhBackward0 and by the second layer) but "
+                                 "it is one storage: count it once."),
+                         (4512, "count bytes, not float32 values: 4 bytes each."))),
+            hint="float32 is 4 bytes. Add up the four tensors the exercise lists, each once.",
+            answer="18048"),
+    fix(4, "two losses, one trunk", _train_step, TRAIN_STEP,
+        hint="Do not walk the trunk twice: what is the gradient of loss_a + loss_b?"),
 )
-
-
-def exercises(lesson=None):
-    """This notebook's exercises for one session; pass `globals()`."""
-    return ExerciseSet(EXERCISES, lesson)

@@ -1,12 +1,17 @@
 """Exercises of notebook 04: common mistakes."""
 
+from collections.abc import Callable
+from typing import Any
+
 import torch
 
 from ..graph import trace_graph
 from ..models import TanhRNNCell
+from ..quiz import MultipleChoice, Option
 from ..saved_memory import SavedTensors
-from . import Exercise, ExerciseSet, answer_from, filled_function
-from .judges import choice, value
+from .answers import answer_from, filled_function
+from .exercise import Lesson, Verdict, choose, fix, predict
+from .judges import known, value
 
 TRAIN = '''
 def train(cell, batches):
@@ -21,10 +26,9 @@ def train(cell, batches):
         losses.append(loss)
     return losses
 '''
-UNFIXED = TRAIN.replace("        h = h.detach()\n", "")
 
 
-def _train(answer, _lesson):
+def _train(answer: Any, _lesson: Lesson) -> Verdict:
     answer = filled_function(answer)
     torch.manual_seed(4)
     cell, batches = TanhRNNCell(2, 3), [torch.randn(4, 2) for _ in range(3)]
@@ -53,22 +57,13 @@ def _train(answer, _lesson):
     if not all(torch.allclose(a, b) for a, b in zip(losses, asked, strict=True)):
         return False, ("each batch's graph is right, but the losses' values differ: the values of h must carry over "
                        "from one batch to the next, only its history is cut.")
-    if any(p.grad is None or not torch.allclose(p.grad, q.grad)
+    if any(p.grad is None or not torch.allclose(p.grad, known(q.grad, "q.grad"))
            for p, q in zip(cell.parameters(), reference.parameters(), strict=True)):
         return False, "the cell's gradients are not those of every batch's loss: does each loss get its backward()?"
     return True, "h.detach() keeps the values and drops the history: every batch has a graph of its own 4 steps."
 
 
-INPLACE = {
-    "a": "mul_ is an in-place operation on a tensor that sigmoid saved for its backward; that is not ordinary.",
-    "b": "SigmoidBackward0 saved its result y, and mul_ bumped y._version; backward refuses a saved tensor that "
-         "changed since it was saved.",
-    "c": "This graph is walked only once; nothing has freed it.",
-    "d": "x requires grad and sigmoid records a node, so y has a graph.",
-}
-
-
-def _inplace_error(_lesson):
+def _inplace_error(_lesson: Lesson) -> str:
     x = torch.randn(3, requires_grad=True)
     y = torch.sigmoid(x)
     y.mul_(2)
@@ -79,13 +74,13 @@ def _inplace_error(_lesson):
     return "a"
 
 
-def _second_step_grad(_lesson):
+def _second_step_grad(_lesson: Lesson) -> float:
     w = torch.ones(2, requires_grad=True)
     for _ in range(2):
         (w * 3).sum().backward()
         with torch.no_grad():
-            w -= 0.1 * w.grad
-    return w.grad[0].item()
+            w -= 0.1 * known(w.grad, "w.grad")
+    return known(w.grad, "w.grad")[0].item()
 
 
 LOG = '''
@@ -97,18 +92,9 @@ def train_and_log(layer, batches):
         total += loss.item()
     return total
 '''
-UNLOGGED = '''
-def train_and_log(layer, batches):
-    total = 0
-    for x in batches:
-        loss = layer(x).pow(2).mean()
-        total = total + loss
-    total.backward()
-    return total
-'''
 
 
-def _peak_saved(run):
+def _peak_saved(run: Callable[[], Any]) -> tuple[Any, int]:
     """Run `run()`; return its result and the most bytes of saved tensors
     that graphs held at once."""
     with SavedTensors() as saved:
@@ -116,7 +102,7 @@ def _peak_saved(run):
     return result, saved.peak_bytes
 
 
-def _train_and_log(answer, _lesson):
+def _train_and_log(answer: Any, _lesson: Lesson) -> Verdict:
     answer = filled_function(answer)
     layers = []
     for _ in range(2):
@@ -142,39 +128,33 @@ def _train_and_log(answer, _lesson):
                   "replaces it, and loss.item() logs a plain number that holds no graph.")
 
 
-EXERCISES = (
-    Exercise(1, "fix", "the hidden state across batches", "your fixed train (delete the ____ line)", _train,
-             hint="The values of h should carry over to the next batch; its history should not.",
-             solution=TRAIN, answer_name="train",
-             wrong=((UNFIXED, "freed graph"),
-                    (UNFIXED.replace("loss.backward()", "loss.backward(retain_graph=True)"), "4, 8, 12"),
-                    (TRAIN.replace("            h = cell(x, h)", "            h = cell(x, h.detach())"),
-                     "once per batch"),
-                    (TRAIN.replace("        h = h.detach()", "        h = torch.zeros(cell.b.shape[0])"), "carry over"),
-                    (TRAIN.replace("losses.append(loss)", "losses.append(loss.item())"), "not numbers"),
-                    (TRAIN.replace("        loss.backward()\n", ""), "each loss get its backward"))),
-    Exercise(2, "choose", "which error", "a letter in quotes, such as 'a'", choice(INPLACE, _inplace_error),
-             hint="What does SigmoidBackward0 save, and what does mul_ do to it?",
-             solution="answer_2 = 'b'", answer_name="answer_2",
-             wrong=(("answer_2 = 'a'", "in-place"), ("answer_2 = 'c'", "only once"))),
-    Exercise(3, "predict", "the gradient in the second step", "a number",
-             value(_second_step_grad, "nothing reset w.grad, so the second backward added 3 to the 3 already there.",
-                   hints=((3.0, "nothing reset w.grad between the steps: backward adds to what is there."),
-                          (2.7, "the update changes w, but the gradient of (w * 3).sum() is 3 whatever w is."))),
-             hint="What is d/dw of (w * 3).sum()? And what does backward do with .grad that is already set?",
-             solution="answer_3 = 6", answer_name="answer_3",
-             wrong=(("answer_3 = 3", "nothing reset"), ("answer_3 = 2.7", "whatever w is"))),
-    Exercise(4, "fix", "logging without keeping graphs", "your fixed train_and_log (delete the ____ line)",
-             _train_and_log,
-             hint="Keep a running total of plain numbers, and give each loss its own backward().",
-             solution=LOG, answer_name="train_and_log",
-             wrong=((UNLOGGED, "keeps its graph"), (LOG.replace("loss.item()", "loss.item() * 2"), "logged total"),
-                    (LOG.replace("        loss.backward()\n", ""), "has no gradient"),
-                    (LOG.replace("loss.backward()", "(loss / 2).backward()"), "reset or scaled"),
-                    (LOG.replace("total += loss.item()", "total = total + loss.detach()"), "Python number"))),
+INPLACE = MultipleChoice(
+    "What happens?",
+    (
+        Option("No error: `mul_` is an ordinary multiplication.",
+               "mul_ is an in-place operation on a tensor that sigmoid saved for its backward; that is not ordinary."),
+        Option("\"one of the variables needed for gradient computation has been modified by an inplace operation\"",
+               "SigmoidBackward0 saved its result y, and mul_ bumped y._version; backward refuses a saved tensor that "
+               "changed since it was saved."),
+        Option("\"Trying to backward through the graph a second time\"",
+               "This graph is walked only once; nothing has freed it."),
+        Option("\"element 0 of tensors does not require grad and does not have a grad_fn\"",
+               "x requires grad and sigmoid records a node, so y has a graph."),
+    ),
+    right=_inplace_error,
 )
 
-
-def exercises(lesson=None):
-    """This notebook's exercises for one session; pass `globals()`."""
-    return ExerciseSet(EXERCISES, lesson)
+EXERCISES = (
+    fix(1, "the hidden state across batches", _train, TRAIN,
+        hint="The values of h should carry over to the next batch; its history should not."),
+    choose(2, "which error?", INPLACE, answer="b",
+           hint="What does SigmoidBackward0 save, and what does mul_ do to it?"),
+    predict(3, "the gradient in the second step", "a number",
+            value(_second_step_grad, "nothing reset w.grad, so the second backward added 3 to the 3 already there.",
+                  hints=((3.0, "nothing reset w.grad between the steps: backward adds to what is there."),
+                         (2.7, "the update changes w, but the gradient of (w * 3).sum() is 3 whatever w is."))),
+            hint="What is d/dw of (w * 3).sum()? And what does backward do with .grad that is already set?",
+            answer="6"),
+    fix(4, "logging without keeping graphs", _train_and_log, LOG,
+        hint="Keep a running total of plain numbers, and give each loss its own backward()."),
+)

@@ -1,18 +1,22 @@
 """Exercises of notebook 05: the interview question."""
 
+from typing import Any
+
 import torch
 
 from ..graph import trace_graph
 from ..models import TanhRNNCell
-from . import Exercise, ExerciseSet, answer_from, filled_function
-from .judges import choice, value
+from ..quiz import MultipleChoice, Option
+from .answers import answer_from, filled_function
+from .exercise import Lesson, Verdict, choose, predict, write
+from .judges import value
 
 LENGTHS = (10, 1, 1, 1)
 
 
-def _padded_waste(_lesson):
+def _padded_waste(_lesson: Lesson) -> float:
     padded = torch.nn.utils.rnn.pad_sequence([torch.ones(n) for n in LENGTHS], batch_first=True)
-    return (padded == 0).float().mean().item()
+    return float((padded == 0).float().mean())
 
 
 TBPTT = '''
@@ -28,7 +32,7 @@ def tbptt_losses(cell, sequence, k):
 '''
 
 
-def _tbptt(answer, _lesson):
+def _tbptt(answer: Any, _lesson: Lesson) -> Verdict:
     answer, asked = filled_function(answer), answer_from(TBPTT, "tbptt_losses")
     torch.manual_seed(6)
     cell, sequence = TanhRNNCell(3, 4), torch.randn(10, 3)
@@ -53,59 +57,53 @@ def _tbptt(answer, _lesson):
                   "bounded when each chunk's loss is backpropagated before the next chunk runs.")
 
 
-def _leaves(_lesson):
+def _leaves(_lesson: Lesson) -> set[str]:
     p = torch.nn.Parameter(torch.ones(2))
     q = p * 2
     r = q.detach()
     return {name for name, t in {"p": p, "q": q, "r": r}.items() if t.is_leaf}
 
 
-INTERVIEW = {
-    "a": "sequences of different lengths can run without padding, but real models still pad or pack batches, "
-         "for speed: 'never need' is too strong.",
-    "b": "The graph is recorded as the Python runs, so per-step code is plain Python and any length works; "
-         "batches are still padded or packed (with masks) because one batched step keeps the hardware busy.",
-    "c": "Building the graph on every pass costs time; the gain is flexibility, not speed.",
-    "d": "That describes static capture (torch.export, TorchScript), not eager autograd.",
-}
-
-EXERCISES = (
-    Exercise(1, "predict", "count the waste", "a fraction between 0 and 1",
-             value(_padded_waste, "padded: 4 x 10 = 40 steps, real: 13, wasted: 27 of 40.",
-                   hints=((0.325, "that is the useful fraction: 13 real steps of 40."),
-                          (27, "give the wasted fraction of the padded work, between 0 and 1."),
-                          (27 / 13, "that compares the waste with the real steps; the question asks what fraction of "
-                                    "all the padded steps is waste."),
-                          (67.5, "a fraction between 0 and 1, not a percentage.")),
-                   otherwise="count the padded steps (every sequence as long as the longest) and the real ones.",
-                   tolerance=0.01),
-             hint="Padding makes every sequence as long as the longest: how many steps is that in all?",
-             solution="answer_1 = 0.675", answer_name="answer_1",
-             wrong=(("answer_1 = 0.325", "useful fraction"), ("answer_1 = 27", "between 0 and 1"))),
-    Exercise(2, "write", "truncated backpropagation through time", "your function (keep its name, tbptt_losses)",
-             _tbptt,
-             hint="Where must h's history be cut so that each loss reaches back only to the start of its chunk?",
-             solution=TBPTT, answer_name="tbptt_losses",
-             wrong=((TBPTT.replace("        h = h.detach()\n", ""), "reaches back to the first step"),
-                    (TBPTT.replace("h = cell(x, h)", "h = cell(x, h.detach())"), "every step"),
-                    (TBPTT.replace("    return losses", "    return losses[-1:]"), "one loss per chunk"))),
-    Exercise(3, "predict", "leaf or not", "a set of names, such as {'p'}",
-             value(_leaves, "p was created by you, and r = q.detach() has no history: both are leaves. q was made "
-                   "by an operation (MulBackward0).",
-                   hints=(({"p"}, "look again at r: does it have a grad_fn?"),
-                          ({"p", "q", "r"}, "look again at q: what made it?"),
-                          ({"p", "q"}, "check q.grad_fn and r.grad_fn."))),
-             hint="A tensor is a leaf when no recorded operation made it: check .is_leaf for each.",
-             solution="answer_3 = {'p', 'r'}", answer_name="answer_3",
-             wrong=(("answer_3 = {'p'}", "look again at r"), ("answer_3 = {'p', 'q', 'r'}", "what made it"))),
-    Exercise(4, "choose", "the answer an interviewer accepts", "a letter in quotes, such as 'a'",
-             choice(INTERVIEW, lambda _lesson: "b"),
-             hint="Two things are true at once: what the dynamic graph allows, and what practice does for speed.",
-             solution="answer_4 = 'b'", answer_name="answer_4",
-             wrong=(("answer_4 = 'a'", "too strong"), ("answer_4 = 'c'", "flexibility"))),
+INTERVIEW = MultipleChoice(
+    "Which of these answers the interview question best?",
+    (
+        Option("Dynamic graphs mean sequences never need padding.",
+               "sequences of different lengths can run without padding, but real models still pad or pack batches, "
+               "for speed: 'never need' is too strong."),
+        Option("The graph is recorded as the Python runs, so per-step code is plain Python and any length works; "
+               "batches are still padded or packed (with masks) to keep the hardware busy.",
+               "The graph is recorded as the Python runs, so per-step code is plain Python and any length works; "
+               "batches are still padded or packed (with masks) because one batched step keeps the hardware busy."),
+        Option("Dynamic graphs are faster than static ones.",
+               "Building the graph on every pass costs time; the gain is flexibility, not speed."),
+        Option("The graph is compiled once and then reused for every sequence length.",
+               "That describes static capture (torch.export, TorchScript), not eager autograd."),
+    ),
+    right="b",
 )
 
-
-def exercises(lesson=None):
-    """This notebook's exercises for one session; pass `globals()`."""
-    return ExerciseSet(EXERCISES, lesson)
+EXERCISES = (
+    predict(1, "count the waste", "a fraction between 0 and 1",
+            value(_padded_waste, "padded: 4 x 10 = 40 steps, real: 13, wasted: 27 of 40.",
+                  hints=((0.325, "that is the useful fraction: 13 real steps of 40."),
+                         (27, "give the wasted fraction of the padded work, between 0 and 1."),
+                         (27 / 13, "that compares the waste with the real steps; the question asks what fraction of "
+                                   "all the padded steps is waste."),
+                         (67.5, "a fraction between 0 and 1, not a percentage.")),
+                  otherwise="count the padded steps (every sequence as long as the longest) and the real ones.",
+                  tolerance=0.01),
+            hint="Padding makes every sequence as long as the longest: how many steps is that in all?",
+            answer="0.675"),
+    write(2, "truncated backpropagation through time", _tbptt, TBPTT,
+          hint="Where must h's history be cut so that each loss reaches back only to the start of its chunk?"),
+    predict(3, "leaf or not?", "a set of names, such as {'p'}",
+            value(_leaves, "p was created by you, and r = q.detach() has no history: both are leaves. q was made "
+                  "by an operation (MulBackward0).",
+                  hints=(({"p"}, "look again at r: does it have a grad_fn?"),
+                         ({"p", "q", "r"}, "look again at q: what made it?"),
+                         ({"p", "q"}, "check q.grad_fn and r.grad_fn."))),
+            hint="A tensor is a leaf when no recorded operation made it: check .is_leaf for each.",
+            answer="{'p', 'r'}"),
+    choose(4, "the answer an interviewer accepts", INTERVIEW, answer="b",
+           hint="Two things are true at once: what the dynamic graph allows, and what practice does for speed."),
+)

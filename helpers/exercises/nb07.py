@@ -1,17 +1,21 @@
 """Exercises of notebook 07: autograd from scratch."""
 
+from typing import Any
+
 import torch
 
+from ..quiz import MultipleChoice, Option
 from ..saved_values import saved_values
-from . import Exercise, ExerciseSet, filled_function
-from .judges import choice, value
+from .answers import filled_function
+from .exercise import Lesson, Verdict, choose, fix, predict, write
+from .judges import value
 
 
-def _grad_of_a_used_twice(lesson):
+def _grad_of_a_used_twice(lesson: Lesson) -> float:
     a = lesson["Value"](2.0)
     b = a * a + a
     b.backward()
-    return a.grad
+    return float(a.grad)
 
 
 MUL = '''
@@ -25,10 +29,9 @@ def mul(a, b):
     out.backward_rule = rule
     return out
 '''
-BROKEN_MUL = MUL.replace("a.grad += b.data", "a.grad = a.data").replace("b.grad += a.data", "b.grad = b.data")
 
 
-def _mul(answer, lesson):
+def _mul(answer: Any, lesson: Lesson) -> Verdict:
     answer, value_class = filled_function(answer), lesson["Value"]
     a, b = value_class(2.0), value_class(5.0)
     answer(a, b).backward()
@@ -65,7 +68,7 @@ class Cube(torch.autograd.Function):
 '''
 
 
-def _cube(answer, _lesson):
+def _cube(answer: Any, _lesson: Lesson) -> Verdict:
     if not (isinstance(answer, type) and issubclass(answer, torch.autograd.Function)):
         filled_function(answer)
         return False, "define a class Cube(torch.autograd.Function) with forward and backward."
@@ -85,67 +88,53 @@ def _cube(answer, _lesson):
     return True, "forward saves x, backward reads it back from ctx.saved_tensors: gradcheck agrees with it."
 
 
-TOPO = {
-    "a": "a Value knows only its own inputs, not who used it: the order has to be found by a walk.",
-    "b": "a node may pass its grad on only once every use of it has added its share; a topological order "
-         "(reversed) runs each node after all the nodes that used it.",
-    "c": "in creation order a value's rule would run before its users had sent it anything (try x ** 2 * 3). "
-         "Reversed creation order would do, but the engine has only the output, so it finds an order by walking.",
-    "d": "the sort is about correctness, not speed: in the wrong order a node passes on an unfinished grad.",
-}
-
-
-def _second_derivative_at_two(_lesson):
+def _second_derivative_at_two(_lesson: Lesson) -> float:
     x = torch.tensor(2.0, requires_grad=True)
     (dy_dx,) = torch.autograd.grad(x ** 5, x, create_graph=True)
     (d2,) = torch.autograd.grad(dy_dx, x)
     return d2.item()
 
 
-EXERCISES = (
-    Exercise(1, "predict", "a value used twice", "a number",
-             value(_grad_of_a_used_twice, "b = a * a + a: the product gives 2a = 4 and the + a gives 1, added "
-                   "together in a.grad.",
-                   hints=((4.0, "a is used three times: twice in the product and once more in the + a."),
-                          (1.0, "the + a is only one of the uses of a."),
-                          (2.0, "the product a * a contributes a.data from each side."))),
-             hint="Write down every place a is used, and what each contributes to a.grad.",
-             solution="answer_1 = 5", answer_name="answer_1",
-             wrong=(("answer_1 = 4", "three times"), ("answer_1 = 1", "only one")), needs=("Value",)),
-    Exercise(2, "fix", "the product rule", "your fixed mul (delete the ____ line)", _mul,
-             hint="Check the rule for c = a * b: dc/da = b and dc/db = a. And what if a and b are the same value?",
-             solution=MUL, answer_name="mul",
-             wrong=((BROKEN_MUL, "swaps them"),
-                    (MUL.replace("a.grad += b.data", "a.grad = b.data"), "not overwrite it"),
-                    (MUL.replace(" * out.grad", ""), "scale by the grad it receives"),
-                    (MUL.replace("b.grad += a.data", "b.grad += b.data"), "check both factors")),
-             needs=("Value",)),
-    Exercise(3, "write", "a custom Function", "your class Cube", _cube,
-             hint="Follow MySin: what must forward keep for backward, and what is d(x³)/dx?",
-             solution=CUBE, answer_name="Cube",
-             wrong=((CUBE.replace("        ctx.save_for_backward(x)\n", "        ctx.x = x\n").replace(
-                        "(x,) = ctx.saved_tensors", "x = ctx.x"), "save_for_backward"),
-                    (CUBE.replace("3 * x ** 2 * grad", "x ** 2 * grad"), "gradcheck"),
-                    (CUBE.replace("3 * x ** 2 * grad", "3 * x ** 2"), "times the grad it receives"),
-                    (CUBE.replace("return x ** 3", "return x ** 2"), "x ** 3"))),
-    Exercise(4, "choose", "why a topological order", "a letter in quotes, such as 'a'",
-             choice(TOPO, lambda _lesson: "b"),
-             hint="Think of the diamond: when may the sin node pass its gradient on to x?",
-             solution="answer_4 = 'b'", answer_name="answer_4",
-             wrong=(("answer_4 = 'c'", "creation order"), ("answer_4 = 'd'", "correctness"))),
-    Exercise(5, "predict", "a second derivative", "a number",
-             value(_second_derivative_at_two, "d/dx x⁵ = 5x⁴, and its derivative 20x³ is 160 at x = 2: the "
-                   "create_graph=True pass recorded 5x⁴ as a graph of its own.",
-                   hints=((80.0, "that is the first derivative, 5x⁴; differentiate once more."),
-                          (20.0, "20x³ at x = 2, not at x = 1."),
-                          (40.0, "differentiate 5x⁴: the exponent comes down as a factor."))),
-             hint="Differentiate x⁵ twice by hand, then put x = 2.",
-             solution="answer_5 = 160", answer_name="answer_5",
-             wrong=(("answer_5 = 80", "first derivative"), ("answer_5 = 20", "not at x = 1"),
-                    ("answer_5 = True", "not numbers"))),
+TOPO = MultipleChoice(
+    "Why does `backward()` run the rules in reversed topological order?",
+    (
+        Option("Because a `Value` knows who used it, and this is the order it stores them in.",
+               "a Value knows only its own inputs, not who used it: the order has to be found by a walk."),
+        Option("Because a node may pass its gradient on only after every user of it has added its share.",
+               "a node may pass its grad on only once every use of it has added its share; a topological order "
+               "(reversed) runs each node after all the nodes that used it."),
+        Option("It is not needed: running the rules in the order the values were created works.",
+               "in creation order a value's rule would run before its users had sent it anything (try x ** 2 * 3). "
+               "Reversed creation order would do, but the engine has only the output, so it finds an order by "
+               "walking."),
+        Option("Only for speed: any order gives the same gradients, the sorted one is faster.",
+               "the sort is about correctness, not speed: in the wrong order a node passes on an unfinished grad."),
+    ),
+    right="b",
 )
 
-
-def exercises(lesson=None):
-    """This notebook's exercises for one session; pass `globals()`."""
-    return ExerciseSet(EXERCISES, lesson)
+EXERCISES = (
+    predict(1, "a value used twice", "a number",
+            value(_grad_of_a_used_twice, "b = a * a + a: the product gives 2a = 4 and the + a gives 1, added "
+                  "together in a.grad.",
+                  hints=((4.0, "a is used three times: twice in the product and once more in the + a."),
+                         (1.0, "the + a is only one of the uses of a."),
+                         (2.0, "the product a * a contributes a.data from each side."))),
+            hint="Write down every place a is used, and what each contributes to a.grad.",
+            answer="5", needs=("Value",)),
+    fix(2, "the product rule", _mul, MUL,
+        hint="Check the rule for c = a * b: dc/da = b and dc/db = a. And what if a and b are the same value?",
+        needs=("Value",)),
+    write(3, "a custom Function", _cube, CUBE,
+          hint="Follow MySin: what must forward keep for backward, and what is d(x³)/dx?"),
+    choose(4, "why a topological order?", TOPO, answer="b",
+           hint="Think of the diamond: when may the sin node pass its gradient on to x?"),
+    predict(5, "a second derivative", "a number",
+            value(_second_derivative_at_two, "d/dx x⁵ = 5x⁴, and its derivative 20x³ is 160 at x = 2: the "
+                  "create_graph=True pass recorded 5x⁴ as a graph of its own.",
+                  hints=((80.0, "that is the first derivative, 5x⁴; differentiate once more."),
+                         (20.0, "20x³ at x = 2, not at x = 1."),
+                         (40.0, "differentiate 5x⁴: the exponent comes down as a factor."))),
+            hint="Differentiate x⁵ twice by hand, then put x = 2.",
+            answer="160"),
+)

@@ -1,28 +1,23 @@
 """Exercises of notebook 08: nn.Module and the graph."""
 
+from typing import Any
+
 import torch
 
 from ..graph import trace_graph
-from . import Exercise, ExerciseSet, answer_from, filled_function
-from .judges import choice, value
+from ..quiz import MultipleChoice, Option
+from .answers import answer_from, filled_function
+from .exercise import Lesson, Verdict, choose, fix, predict, write
+from .judges import value
 
 
-def _leaves_with_layer_0_frozen(lesson):
+def _leaves_with_layer_0_frozen(lesson: Lesson) -> int:
     model = lesson["small_mlp"]()
     model[0].requires_grad_(False)
     return trace_graph(model(torch.randn(5, 3)).sum(), model).count("leaf")
 
 
-DROPOUT = {
-    "a": "eval() does not delete the module: model[3] is still there, it only behaves differently.",
-    "b": "in eval() dropout passes its input through unchanged, so no operation is recorded for it: the graph "
-         "has no node of it at all.",
-    "c": "nothing is multiplied by a mask in eval(): no MulBackward0 of dropout is recorded.",
-    "d": "the rest of the model is recorded as usual; only dropout's node goes.",
-}
-
-
-def _dropout_in_eval(_lesson):
+def _dropout_in_eval(_lesson: Lesson) -> str:
     model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Dropout(0.5)).eval()
     return "b" if [n.label for n in trace_graph(model(torch.randn(2, 3)).sum()).nodes if n.kind == "op"] == [
         "SumBackward0", "AddmmBackward0", "TBackward0"] else "c"
@@ -37,7 +32,7 @@ def freeze_all_but_last(model):
 '''
 
 
-def _freeze(answer, _lesson):
+def _freeze(answer: Any, _lesson: Lesson) -> Verdict:
     answer = filled_function(answer)
     torch.manual_seed(8)
     model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU(), torch.nn.Linear(4, 4), torch.nn.ReLU(),
@@ -66,19 +61,9 @@ def train(model, data, target, steps):
         optimizer.step()
     return loss
 '''
-BROKEN_TRAIN = '''
-def train(model, data, target, steps):
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-    loss = (model(data) - target).pow(2).mean()
-    for _ in range(steps):
-        optimizer.zero_grad()
-        loss.backward(retain_graph=True)
-        optimizer.step()
-    return loss
-'''
 
 
-def _train(answer, lesson):
+def _train(answer: Any, lesson: Lesson) -> Verdict:
     answer = filled_function(answer)
     runs = []
     for train in (answer, answer_from(TRAIN, "train", lesson)):
@@ -101,7 +86,7 @@ def _train(answer, lesson):
     return True, "a fresh forward pass each step builds a fresh graph from the updated weights: nothing to retain."
 
 
-def _clone_of_inference_tensor_raises(_lesson):
+def _clone_of_inference_tensor_raises(_lesson: Lesson) -> bool:
     model, head = torch.nn.Linear(3, 2), torch.nn.Linear(2, 1)
     with torch.inference_mode():
         y = model(torch.randn(2, 3))
@@ -112,45 +97,42 @@ def _clone_of_inference_tensor_raises(_lesson):
     return False
 
 
-EXERCISES = (
-    Exercise(1, "predict", "leaves with a frozen layer", "a whole number",
-             value(_leaves_with_layer_0_frozen, "layer 0's weight and bias do not require grad, so they get no "
-                   "AccumulateGrad node; layer 2's two remain.",
-                   hints=((4, "a frozen parameter (requires_grad False) gets no AccumulateGrad node."),
-                          (0, "only layer 0 is frozen; layer 2 still trains."),
-                          (3, "ReLU has no parameters; count layer 2's."))),
-             hint="Which parameters still require grad after model[0].requires_grad_(False)?",
-             solution="answer_1 = 2", answer_name="answer_1",
-             wrong=(("answer_1 = 4", "no AccumulateGrad node"), ("answer_1 = 0", "still trains")),
-             needs=("small_mlp",)),
-    Exercise(2, "choose", "dropout in eval()", "a letter in quotes, such as 'a'", choice(DROPOUT, _dropout_in_eval),
-             hint="Draw a model with dropout in eval() mode, and look for dropout's node.",
-             solution="answer_2 = 'b'", answer_name="answer_2",
-             wrong=(("answer_2 = 'a'", "does not delete"), ("answer_2 = 'c'", "no MulBackward0"))),
-    Exercise(3, "write", "freeze all but the last layer", "your function (keep its name, freeze_all_but_last)",
-             _freeze,
-             hint="Which method stops a parameter from requiring grad, and how do you reach a Sequential's last layer?",
-             solution=FREEZE, answer_name="freeze_all_but_last",
-             wrong=(("def freeze_all_but_last(model):\n    return model", "only the last layer's"),
-                    ("def freeze_all_but_last(model):\n    return model.requires_grad_(False)",
-                     "must stay trainable"))),
-    Exercise(4, "fix", "a training loop that reuses its graph", "your fixed train (delete the ____ line)", _train,
-             hint="Which line builds the graph, and how often must it run?",
-             solution=TRAIN, answer_name="train",
-             wrong=((BROKEN_TRAIN, "in place"),
-                    (TRAIN.replace("optimizer.zero_grad()", "pass"), "differ"),
-                    (BROKEN_TRAIN.replace("loss.backward(retain_graph=True)", "loss.backward()"),
-                     "forward pass of its own"))),
-    Exercise(5, "predict", "an inference tensor, cloned", "True or False",
-             value(_clone_of_inference_tensor_raises, "clone(), outside inference_mode, makes an ordinary tensor "
-                   "that autograd may save: the head trains on it without an error.",
-                   hints=((True, "the error comes from saving an inference tensor itself; what is y.clone()?"),)),
-             hint="Read the error message of section 4 to the end: what does it suggest?",
-             solution="answer_5 = False", answer_name="answer_5",
-             wrong=(("answer_5 = True", "what is y.clone()"), ("answer_5 = 'no'", "True or False"))),
+DROPOUT = MultipleChoice(
+    "What happens to a `Dropout` layer's part of the graph when the model is in `eval()` mode?",
+    (
+        Option("The module is removed from the model until `train()` is called again.",
+               "eval() does not delete the module: model[3] is still there, it only behaves differently."),
+        Option("Nothing is recorded for it: it passes its input through unchanged.",
+               "in eval() dropout passes its input through unchanged, so no operation is recorded for it: the graph "
+               "has no node of it at all."),
+        Option("It is recorded as a multiplication by a mask of ones.",
+               "nothing is multiplied by a mask in eval(): no MulBackward0 of dropout is recorded."),
+        Option("The whole model stops recording operations.",
+               "the rest of the model is recorded as usual; only dropout's node goes."),
+    ),
+    right=_dropout_in_eval,
 )
 
-
-def exercises(lesson=None):
-    """This notebook's exercises for one session; pass `globals()`."""
-    return ExerciseSet(EXERCISES, lesson)
+EXERCISES = (
+    predict(1, "leaves with a frozen layer", "a whole number",
+            value(_leaves_with_layer_0_frozen, "layer 0's weight and bias do not require grad, so they get no "
+                  "AccumulateGrad node; layer 2's two remain.",
+                  hints=((4, "a frozen parameter (requires_grad False) gets no AccumulateGrad node."),
+                         (0, "only layer 0 is frozen; layer 2 still trains."),
+                         (3, "ReLU has no parameters; count layer 2's."))),
+            hint="Which parameters still require grad after model[0].requires_grad_(False)?",
+            answer="2",
+            needs=("small_mlp",)),
+    choose(2, "dropout in eval()", DROPOUT, answer="b",
+           hint="Draw a model with dropout in eval() mode, and look for dropout's node."),
+    write(3, "freeze all but the last layer", _freeze, FREEZE,
+          hint="Which method stops a parameter from requiring grad, and how do you reach a Sequential's last layer?"),
+    fix(4, "a training loop that reuses its graph", _train, TRAIN,
+        hint="Which line builds the graph, and how often must it run?"),
+    predict(5, "an inference tensor, cloned", "True or False",
+            value(_clone_of_inference_tensor_raises, "clone(), outside inference_mode, makes an ordinary tensor "
+                  "that autograd may save: the head trains on it without an error.",
+                  hints=((True, "the error comes from saving an inference tensor itself; what is y.clone()?"),)),
+            hint="Read the error message of section 4 to the end: what does it suggest?",
+            answer="False"),
+)

@@ -1,0 +1,49 @@
+"""What an answer slot holds: the placeholder `____` until the learner
+fills it, then a value, a function or a class."""
+
+from collections.abc import Mapping
+from typing import Any
+
+import torch
+
+
+class Blank:
+    """The placeholder `____` of an answer slot."""
+
+    def __repr__(self) -> str:
+        return "____"
+
+
+____ = Blank()
+
+
+class NotAnswered(Exception):
+    """Raised by a judge that meets the placeholder."""
+
+
+def filled(value: Any) -> Any:
+    """`value`, unless it is or holds the placeholder (then NotAnswered)."""
+    parts = value.values() if isinstance(value, dict) else value
+    inside = isinstance(parts, (list, tuple, set, frozenset)) and any(isinstance(v, Blank) for v in parts)
+    if isinstance(value, Blank) or inside:
+        raise NotAnswered
+    return value
+
+
+def filled_function(answer: Any) -> Any:
+    """A function the learner wrote, unless it still holds the placeholder
+    (it names ____ in its code: then NotAnswered)."""
+    code = getattr(answer, "__code__", None)
+    if isinstance(answer, Blank) or (code is not None and "____" in code.co_names):
+        raise NotAnswered
+    if not callable(answer):
+        raise TypeError(f"this answer must be a function (def ...); got a {type(answer).__name__}")
+    return answer
+
+
+def answer_from(code: str, name: str, lesson: Mapping[str, Any] | None = None) -> Any:
+    """Run answer code (a slot's content) with torch, ____ and the lesson's
+    names in scope; return what it defines as `name`."""
+    scope = {**(lesson or {}), "torch": torch, "____": ____}
+    exec(compile(code, "<answer>", "exec"), scope)
+    return scope[name]

@@ -1,0 +1,92 @@
+"""One exercise, declared as data: what it asks, how an answer is judged,
+a hint and a solution. `nbNN.py` holds each notebook's exercises."""
+
+import ast
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, get_args
+
+from ..arguments import wrong
+from ..quiz import MultipleChoice
+from .answers import answer_from
+from .judges import choice_verdict
+
+Kind = Literal["predict", "write", "fix", "choose"]
+KINDS: tuple[str, ...] = get_args(Kind)
+Lesson = Mapping[str, Any]
+Verdict = tuple[bool, str]
+Judge = Callable[[Any, Lesson], Verdict]
+
+
+@dataclass(frozen=True)
+class Exercise:
+    """One exercise. `judge(answer, lesson)` returns (right, text) and
+    raises NotAnswered on the placeholder; a choose exercise's judge is its
+    MultipleChoice. `lesson` holds the notebook's names listed in `needs`.
+    `slot` says what goes in the answer cell; `solution` is the code that
+    fills it, defining `answer_name`. Judge, hint and solution stay out of
+    repr: nothing shows the answer until the learner asks for it."""
+
+    number: int
+    kind: Kind
+    title: str
+    slot: str
+    judge: Judge | MultipleChoice = field(repr=False)
+    hint: str = field(repr=False)
+    solution: str = field(repr=False)
+    answer_name: str
+    needs: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise wrong(ValueError, f"kind must be one of {KINDS}; got {self.kind!r}")
+        if (self.kind == "choose") != isinstance(self.judge, MultipleChoice):
+            raise wrong(TypeError, "a choose exercise, and only a choose exercise, is judged by a MultipleChoice")
+
+    def verdict(self, answer: Any, lesson: Lesson) -> Verdict:
+        """(right, text) for an answer; NotAnswered on the placeholder."""
+        if isinstance(self.judge, MultipleChoice):
+            return choice_verdict(self.judge, answer, lesson)
+        return self.judge(answer, lesson)
+
+    def reference(self, lesson: Lesson | None = None) -> Any:
+        """The answer the solution code defines (run with the lesson's names)."""
+        return answer_from(self.solution, self.answer_name, lesson)
+
+
+def predict(number: int, title: str, form: str, judge: Judge, *, answer: str, hint: str,
+            needs: tuple[str, ...] = ()) -> Exercise:
+    """A prediction: the learner writes `answer_N = ...` in the `form` asked
+    for; `answer` is the right value as code ("41", "{'p', 'r'}")."""
+    return Exercise(number, "predict", title, form, judge, hint, f"answer_{number} = {answer}", f"answer_{number}",
+                    needs)
+
+
+def choose(number: int, title: str, question: MultipleChoice, *, answer: str, hint: str,
+           needs: tuple[str, ...] = ()) -> Exercise:
+    """A choice among the question's lettered options; `answer` is the right letter."""
+    return Exercise(number, "choose", title, "a letter in quotes, such as 'a'", question, hint,
+                    f"answer_{number} = {answer!r}", f"answer_{number}", needs)
+
+
+def write(number: int, title: str, judge: Judge, solution: str, *, hint: str,
+          needs: tuple[str, ...] = ()) -> Exercise:
+    """Code the learner writes: the function or class `solution` defines."""
+    name, is_class = _defined(solution)
+    slot = f"your class {name}" if is_class else f"your function (keep its name, {name})"
+    return Exercise(number, "write", title, slot, judge, hint, solution, name, needs)
+
+
+def fix(number: int, title: str, judge: Judge, solution: str, *, hint: str, needs: tuple[str, ...] = ()) -> Exercise:
+    """Broken code the learner fixes: `solution` is the fixed version."""
+    name, _ = _defined(solution)
+    return Exercise(number, "fix", title, f"your fixed {name} (delete the ____ line)", judge, hint, solution, name,
+                    needs)
+
+
+def _defined(code: str) -> tuple[str, bool]:
+    """The name of the one function or class `code` defines, and whether it is a class."""
+    found = [node for node in ast.parse(code).body if isinstance(node, (ast.FunctionDef, ast.ClassDef))]
+    if len(found) != 1:
+        raise wrong(ValueError, f"a solution defines one function or class; this one defines {len(found)}")
+    return found[0].name, isinstance(found[0], ast.ClassDef)
