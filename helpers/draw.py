@@ -1,13 +1,26 @@
-"""`draw_graph`: the live autograd graph as an object Jupyter shows as SVG."""
+"""`draw_graph`: the live autograd graph as an object Jupyter shows as SVG.
+`Figure`: a caption over a drawing, what a widget view returns."""
 
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from html import escape
 
-from .arguments import check_flag, check_highlight, check_notes, learner_facing
+import torch
+
+from .arguments import check_flag, check_highlight, check_notes, learner_facing, wrong
 from .graph import Graph, trace_graph
 from .render import legend_text, to_dot, to_text
 from .roll import roll as roll_up
 from .scratch import is_scratch_value, trace_scratch
 from .svg import DotUnavailable, to_svg
+
+# What draw_graph draws: a tensor, a grad_fn node, several tensors, a Graph,
+# or a value of notebook 07's from-scratch engine (any object with inputs).
+Root = torch.Tensor | torch.autograd.graph.Node | Sequence[torch.Tensor] | Graph | object
+# A screen reader's text for a drawing is its text form, cut to this many characters.
+ALT_LIMIT = 400
 
 
 class Drawing:
@@ -20,37 +33,80 @@ class Drawing:
     .svg()  the SVG text; raises DotUnavailable with advice
     """
 
-    def __init__(self, graph, source, text):
+    def __init__(self, graph: Graph, source: str, text: str) -> None:
         self.graph = graph
         self.source = source
         self.text = text
 
-    def __str__(self):
+    def __str__(self) -> str:
         return self.text
 
     __repr__ = __str__
 
-    def svg(self):
-        return to_svg(self.source)
+    def svg(self) -> str:
+        svg: str = to_svg(self.source)
+        return svg
 
-    def html(self, caption=""):
+    def alternative(self) -> str:
+        """The text a screen reader reads for the drawing: its text form on
+        one line, cut to about ALT_LIMIT characters."""
+        lines = self.text.splitlines()
+        kept: list[str] = []
+        while lines and len("; ".join([*kept, lines[0]])) <= ALT_LIMIT:
+            kept.append(lines.pop(0))
+        more = f"; and {len(lines)} more lines (print the drawing for all of them)" if lines else ""
+        return "autograd graph: " + "; ".join(kept) + more
+
+    def html(self, caption: str = "") -> str:
         """The SVG as HTML (under a one-line `caption`, if given), or the text
-        drawing with the reason in a <pre>. Widget views return this."""
-        top = f'<p style="font-family:monospace">{escape(caption)}</p>' if caption else ""
+        drawing with the reason in a <pre>."""
+        if caption:
+            return Figure(caption, self).html()
         try:
-            return top + self.svg().replace("<svg ", '<svg style="max-width:100%;height:auto" ', 1)
+            return self._labelled_svg('style="max-width:100%;height:auto" ')
         except DotUnavailable as err:
-            return top + f"<pre>{escape(str(err))}\n{escape(self.text)}</pre>"
+            return f"<pre>{escape(str(err))}\n{escape(self.text)}</pre>"
 
-    def _repr_mimebundle_(self, include=None, exclude=None):
+    def _labelled_svg(self, attributes: str = "") -> str:
+        """The SVG with its text alternative (role="img", aria-label)."""
+        label = f'role="img" aria-label="{escape(self.alternative(), quote=True)}" '
+        return self.svg().replace("<svg ", f"<svg {label}{attributes}", 1)
+
+    def _repr_mimebundle_(self, include: object = None, exclude: object = None) -> dict[str, str]:
         try:
-            return {"image/svg+xml": self.svg(), "text/plain": self.text}
+            return {"image/svg+xml": self._labelled_svg(), "text/plain": self.text}
         except DotUnavailable as err:
             return {"text/plain": f"{err}\n{self.text}"}
 
 
+@dataclass(frozen=True)
+class Figure:
+    """What a widget view shows: a one-line caption over a drawing, or the
+    caption alone (`drawing` None), in `colour` if one is given.
+
+    str()   the caption, then the drawing's text form: what tests read and
+            what a widget's text/plain output holds (nbval compares it)
+    .html() the caption and the SVG, for the widget
+    """
+
+    caption: str
+    drawing: Drawing | None = None
+    colour: str | None = None
+
+    def __str__(self) -> str:
+        return self.caption if self.drawing is None else f"{self.caption}\n{self.drawing.text}"
+
+    def html(self) -> str:
+        style = "font-family:monospace;margin:0 0 0.5em 0" + (f";color:{self.colour}" if self.colour else "")
+        caption = f'<figcaption style="{style}">{escape(self.caption)}</figcaption>'
+        drawing = self.drawing.html() if self.drawing is not None else ""
+        return f'<figure style="margin:0">{caption}{drawing}</figure>'
+
+
 @learner_facing
-def draw_graph(root, params=None, *, constants=True, highlight=(), max_nodes=300, notes=None, roll=False):
+def draw_graph(root: Root, params: Mapping[str, torch.Tensor] | torch.nn.Module | None = None, *,
+               constants: bool = True, highlight: str | Iterable[str] = (), max_nodes: int | None = 300,
+               notes: Mapping[str, str] | None = None, roll: bool = False) -> Drawing:
     """Draw the autograd graph behind `root`; returns a `Drawing`.
 
     root: a tensor, a `grad_fn` node, a sequence of tensors, a `Graph`
@@ -89,22 +145,22 @@ def draw_graph(root, params=None, *, constants=True, highlight=(), max_nodes=300
     return Drawing(graph, to_dot(graph, constants, lit, notes), to_text(graph, constants, lit, notes))
 
 
-draw_graph.__doc__ += "\n    " + legend_text().replace("\n", "\n    ") + "\n"
+draw_graph.__doc__ = (draw_graph.__doc__ or "") + "\n    " + legend_text().replace("\n", "\n    ") + "\n"
 
 
 class Row:
     """Drawings side by side, each under its title. Jupyter shows HTML; the
     text form (also what `str()` gives) lists each drawing's structure."""
 
-    def __init__(self, drawings):
-        self.drawings = drawings
+    def __init__(self, drawings: Mapping[str, Drawing]) -> None:
+        self.drawings = dict(drawings)
 
-    def __str__(self):
+    def __str__(self) -> str:
         return "\n\n".join(f"== {title} ==\n{d.text}" for title, d in self.drawings.items())
 
     __repr__ = __str__
 
-    def _repr_mimebundle_(self, include=None, exclude=None):
+    def _repr_mimebundle_(self, include: object = None, exclude: object = None) -> dict[str, str]:
         cells = "".join(
             f'<div style="margin-right:2em"><div style="font-weight:bold">{escape(title)}</div>{d.html()}</div>'
             for title, d in self.drawings.items()
@@ -113,9 +169,10 @@ class Row:
         return {"text/html": html, "text/plain": str(self)}
 
 
-def side_by_side(drawings):
+@learner_facing
+def side_by_side(drawings: Mapping[str, Drawing]) -> Row:
     """Show several drawings in a row: `drawings` maps a title to a Drawing."""
     if not isinstance(drawings, dict) or not all(isinstance(d, Drawing) for d in drawings.values()):
-        raise TypeError("side_by_side takes a dict of title -> draw_graph(...) result, "
-                        "for example side_by_side({'with': draw_graph(a), 'without': draw_graph(b)})")
+        raise wrong(TypeError, "side_by_side takes a dict of title -> draw_graph(...) result, "
+                    "for example side_by_side({'with': draw_graph(a), 'without': draw_graph(b)})")
     return Row(drawings)

@@ -1,24 +1,29 @@
-"""The widget views: pure functions from the controls' values to HTML (a
-caption and a drawing). `widgets.panel` redraws one on every change; tests
-call them directly, without a browser.
+"""The widget views: pure functions from the controls' values to a `Figure`
+(a caption over a drawing). `widgets.panel` redraws one on every change;
+tests call them directly, without a browser, and read the figure's caption
+and its drawing's graph, not its HTML.
 
 A view that shows a lesson function is handed that function (the one the
 notebook defines), so a learner who edits it sees the edit in the widget.
 """
 
-from html import escape
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
 
 import torch
 
 from .arguments import learner_facing, wrong
-from .draw import draw_graph
+from .draw import Figure, draw_graph
 from .engine import record_backward
 from .graph import autograd_nodes, node_label, trace_graph
-from .models import run_sequence
+from .models import TanhRNNCell, run_sequence
 from .quiz import feedback
 from .scratch import scratch_graph
 
-# A sequence's drawing keeps the last dozen steps; the step count is always
+# A sequence's cut view draws the SEQUENCE_NODES nodes nearest the output:
+# about its last ten steps (a step is six nodes); the step count is always
 # taken from the whole graph.
 SEQUENCE_NODES = 60
 QUIZ_COLOURS = {True: "#2e7d32", False: "#c62828", None: "#555555"}
@@ -27,27 +32,44 @@ QUIZ_COLOURS = {True: "#2e7d32", False: "#c62828", None: "#555555"}
 VIEWS = ("rolled", "cut", "unrolled")
 
 
-def branch_view(forward, use_extra_layer, x):
+class ScratchValue(Protocol):
+    """A value of notebook 07's from-scratch engine (see `scratch.py`)."""
+
+    inputs: tuple[Any, ...]
+    op: str
+    data: float
+    grad: float
+
+    def topological_order(self) -> list[Any]: ...
+
+    def backward(self, steps: int | None = None) -> None: ...
+
+
+def branch_view(forward: Callable[[torch.Tensor, bool], torch.Tensor], use_extra_layer: bool, x: float) -> Figure:
     """`forward(x, use_extra_layer)` for one setting: its graph, with the
     operations only the `True` branch records highlighted, and x.grad."""
     value = float(x)
-    x = torch.tensor(value, requires_grad=True)
-    y = forward(x, use_extra_layer)
+    leaf = torch.tensor(value, requires_grad=True)
+    y = forward(leaf, use_extra_layer)
     # what only the True branch records: compared with the other branch, run on a fresh x
     extra = _op_labels(y) - _op_labels(forward(torch.tensor(value, requires_grad=True), False)) \
         if use_extra_layer else set()
-    drawing = draw_graph(y, {"x": x, "y": y}, highlight=sorted(extra))
+    drawing = draw_graph(y, {"x": leaf}, highlight=sorted(extra))
     y.backward()
     ops = drawing.graph.count("op")
-    return drawing.html(f"use_extra_layer={use_extra_layer}: y = {y.item():g}, x.grad = {x.grad.item():g}, "
-                        f"{ops} operations")
+    return Figure(f"use_extra_layer={use_extra_layer}: y = {y.item():g}, x.grad = {_grad(leaf):g}, "
+                  f"{ops} operations", drawing)
 
 
-def _op_labels(tensor):
+def _op_labels(tensor: torch.Tensor) -> set[str]:
     return {node.label for node in trace_graph(tensor, saved=False).nodes if node.kind == "op"}
 
 
-def loop_view(forward, n):
+def _grad(leaf: torch.Tensor) -> float:
+    return 0.0 if leaf.grad is None else leaf.grad.item()
+
+
+def loop_view(forward: Callable[[torch.Tensor, int], torch.Tensor], n: int) -> Figure:
     """The graph of `forward(x, n)` (a loop of `n` rounds), with its counts:
     autograd nodes (operations and the leaf's AccumulateGrad) apart from
     the boxes the drawing adds (None placeholders, the output)."""
@@ -55,37 +77,37 @@ def loop_view(forward, n):
     y = forward(x, n)
     drawing = draw_graph(y, {"x": x})
     graph = drawing.graph
-    return drawing.html(f"n = {n}: {graph.count('op')} operations, {len(autograd_nodes(y))} autograd nodes, "
-                        f"{len(graph.nodes)} boxes drawn")
+    return Figure(f"n = {n}: {graph.count('op')} operations, {len(autograd_nodes(y))} autograd nodes, "
+                  f"{len(graph.nodes)} boxes drawn", drawing)
 
 
-def while_view(forward, value):
+def while_view(forward: Callable[[torch.Tensor], torch.Tensor], value: float) -> Figure:
     """The graph of `forward(x)` for x = `value` (a loop that halves until
     small): its number of halvings and its depth follow the value."""
     x = torch.tensor(float(value), requires_grad=True)
     drawing = draw_graph(forward(x), {"x": x})
     halvings = len(drawing.graph.find("DivBackward0"))
-    return drawing.html(f"x = {value:g}: {halvings} halvings, depth {drawing.graph.depth()}")
+    return Figure(f"x = {value:g}: {halvings} halvings, depth {drawing.graph.depth()}", drawing)
 
 
 @learner_facing
-def sequence_view(cell, sequences, index, view="cut"):
+def sequence_view(cell: TanhRNNCell, sequences: Sequence[torch.Tensor], index: int, view: str = "cut") -> Figure:
     """The graph of sequence number `index` run through `cell`, drawn as
     `view` says (see VIEWS), with its step count."""
     if not 0 <= index < len(sequences):
         raise wrong(ValueError, f"index must be from 0 to {len(sequences) - 1}; got {index}")
-    return _unrolled_html(cell, sequences[index], f"sequence {index}: ", view)
+    return _unrolled(cell, sequences[index], f"sequence {index}: ", view)
 
 
 @learner_facing
-def length_view(cell, length, view="cut"):
+def length_view(cell: TanhRNNCell, length: int, view: str = "cut") -> Figure:
     """The graph for one random sequence of `length` steps (the same
     sequence for the same length), drawn as `view` says, steps counted."""
     generator = torch.Generator().manual_seed(length)
-    return _unrolled_html(cell, torch.randn(length, cell.w_x.shape[1], generator=generator), "", view)
+    return _unrolled(cell, torch.randn(length, cell.w_x.shape[1], generator=generator), "", view)
 
 
-def _unrolled_html(cell, sequence, prefix, view):
+def _unrolled(cell: TanhRNNCell, sequence: torch.Tensor, prefix: str, view: str) -> Figure:
     if view not in VIEWS:
         raise wrong(ValueError, f"view must be one of {', '.join(VIEWS)}; got {view!r}")
     h = run_sequence(cell, sequence)
@@ -93,11 +115,11 @@ def _unrolled_html(cell, sequence, prefix, view):
     steps = sum(node_label(fn) == "TanhBackward0" for _, fn in autograd_nodes(h))
     limit = {"cut": SEQUENCE_NODES, "unrolled": None}.get(view)
     drawing = draw_graph(h, cell, constants=False, max_nodes=limit, roll=view == "rolled")
-    return drawing.html(f"{prefix}length {len(sequence)}, {steps} cell steps counted in its graph ({view})")
+    return Figure(f"{prefix}length {len(sequence)}, {steps} cell steps counted in its graph ({view})", drawing)
 
 
 @learner_facing
-def step_view(build, step):
+def step_view(build: Callable[[], tuple[torch.Tensor, dict[str, torch.Tensor]]], step: int) -> Figure:
     """The graph that `build()` returns (a tensor and a dict of names), each
     node numbered by the backward step that ran it, step `step` highlighted."""
     root, params = build()
@@ -109,18 +131,18 @@ def step_view(build, step):
     notes = {s.node_id: f"step {s.number}" for s in steps}
     passes = f"passes on ({', '.join(now.passed_on)})" if now.passed_on else "adds it to the leaf's .grad"
     caption = f"step {now.number} of {len(steps)}: {now.label} receives {', '.join(now.received)} and {passes}"
-    return draw_graph(graph, notes=notes, highlight=(now.node_id,)).html(caption)
+    return Figure(caption, draw_graph(graph, notes=notes, highlight=(now.node_id,)))
 
 
-def quiz_view(question, choice):
-    """The feedback on one choice of a multiple-choice question, coloured."""
+def quiz_view(question: Any, choice: str | None) -> Figure:
+    """The feedback on one choice of a multiple-choice question, coloured
+    (right, wrong, or no choice yet); no drawing."""
     right, text = feedback(question, choice)
-    colour = QUIZ_COLOURS[None if choice is None else right]
-    return f'<p style="color:{colour}">{escape(text)}</p>'
+    return Figure(text, colour=QUIZ_COLOURS[None if choice is None else right])
 
 
 @learner_facing
-def scratch_step_view(build, step):
+def scratch_step_view(build: Callable[[], ScratchValue], step: int) -> Figure:
     """The graph of the scratch engine's value that `build()` returns, after
     the first `step` backward rules have run: every node's grad so far, the
     node that just ran highlighted (notebook 07)."""
@@ -134,10 +156,10 @@ def scratch_step_view(build, step):
     notes = {ids[id(v)]: f"grad {v.grad:.3g}" for v in order if getattr(v, "requires_grad", True)}
     now = ops[step - 1]
     caption = f"step {step} of {len(ops)}: the {now.op} node passes its grad {now.grad:.3g} on to its inputs"
-    return draw_graph(graph, notes=notes, highlight=(ids[id(now)],)).html(caption)
+    return Figure(caption, draw_graph(graph, notes=notes, highlight=(ids[id(now)],)))
 
 
-def freeze_view(build, x, **frozen):
+def freeze_view(build: Callable[[], torch.nn.Sequential], x: torch.Tensor, **frozen: bool) -> Figure:
     """`build()`'s model with the layers named in `frozen` (freeze_0=True:
     layer 0) frozen by requires_grad_(False): the graph of model(x).sum()."""
     model = build()
@@ -147,11 +169,11 @@ def freeze_view(build, x, **frozen):
     trainable = [n for n, p in model.named_parameters() if p.requires_grad]
     caption = f"trainable: {', '.join(trainable) or 'nothing'}; {len(trainable)} AccumulateGrad leaves"
     if loss.grad_fn is None:
-        return f'<p style="font-family:monospace">{escape(caption)}: no graph at all, nothing to train</p>'
-    return draw_graph(loss, model, constants=False).html(caption)
+        return Figure(f"{caption}: no graph at all, nothing to train")
+    return Figure(caption, draw_graph(loss, model, constants=False))
 
 
-def mode_view(build, x, training):
+def mode_view(build: Callable[[], torch.nn.Module], x: torch.Tensor, training: bool) -> Figure:
     """`build()`'s model in train() or eval() mode: the graph of one forward
     pass, and whether BatchNorm's running statistics moved."""
     model = build().train(training)
@@ -159,7 +181,7 @@ def mode_view(build, x, training):
     before = [m.running_mean.clone() for m in norms]
     drawing = draw_graph(model(x).sum(), model, constants=False)
     moved = any(not torch.equal(b, m.running_mean) for b, m in zip(before, norms, strict=True))
-    ops = [n.label for n in drawing.graph.nodes if n.kind == "op"]
-    caption = (f"{'train' if training else 'eval'}(): {len(ops)} operations recorded; BatchNorm running "
-               f"statistics {'updated' if moved else 'unchanged'}")
-    return drawing.html(caption)
+    caption = (f"{'train' if training else 'eval'}(): {drawing.graph.count('op')} operations recorded; "
+               f"BatchNorm running statistics {'updated' if moved else 'unchanged'}")
+    return Figure(caption, drawing)
+

@@ -1,28 +1,139 @@
-"""Thin ipywidgets wiring: controls -> a pure function that returns HTML ->
-a redraw. The pure functions are the views in `views.py`, tested without
-a browser; this module only connects them to widgets."""
+"""Thin ipywidgets wiring: controls -> a view (a pure function that returns a
+`Figure` or HTML) -> a redraw. The views are in `views.py`, tested without a
+browser; this module only connects them to widgets.
+
+A view that raises (a learner edited the lesson function it runs) is shown
+inside the widget: the error, the learner's lines it came through, and the
+control values it was for, in place of the drawing, so the controls never
+stand beside a drawing made for other values."""
+
+from __future__ import annotations
+
+import sysconfig
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from html import escape
+from pathlib import Path
+from typing import Any
 
 import ipywidgets as widgets
 
+from .arguments import learner_facing, wrong
+from .draw import Figure
 
-def panel(render, **controls):
+View = Callable[..., Figure | str]
+# Frames from these folders are the machinery's, not the learner's code.
+MACHINERY = (str(Path(__file__).parent), *(sysconfig.get_paths()[k] for k in ("stdlib", "purelib", "platlib")))
+FRAMES = 4                # at most this many of the learner's frames, nearest the error
+NO_DRAWING = "No drawing for"
+ERROR_COLOUR = "#c62828"
+
+
+@dataclass(frozen=True)
+class Failure:
+    """What a panel shows when its view raised: the control values, the
+    error, and the learner's frames it passed through (`Frame` lines)."""
+
+    values: str
+    error: str
+    frames: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        return "\n".join([f"{NO_DRAWING} {self.values}: the view raised an error.", self.error, *self.frames])
+
+    def html(self) -> str:
+        head, *rest = str(self).split("\n", 1)
+        return (f'<div role="alert" style="border-left:4px solid {ERROR_COLOUR};padding:0.3em 0.8em">'
+                f'<p style="color:{ERROR_COLOUR};font-family:monospace;margin:0">{escape(head)}</p>'
+                f'<pre style="margin:0.3em 0 0 0">{escape(rest[0] if rest else "")}</pre></div>')
+
+
+def failure(error: BaseException, values: dict[str, Any]) -> Failure:
+    """The Failure for `error`, raised by a view given `values`."""
+    message = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+    return Failure(_named(values), message, tuple(_learner_frames(error)))
+
+
+def _learner_frames(error: BaseException) -> list[str]:
+    """The traceback's frames in the learner's code (cells, their own files),
+    not in helpers/, the standard library or installed packages."""
+    frames = [f for f in traceback.extract_tb(error.__traceback__) if not f.filename.startswith(MACHINERY)]
+    lines = []
+    for frame in frames[-FRAMES:]:
+        lines.append(f"  {_place(frame.filename)}, line {frame.lineno}, in {frame.name}")
+        lines += [f"    {frame.line.strip()}"] if frame.line else []
+    return lines
+
+
+def _place(filename: str) -> str:
+    """A notebook cell's name as IPython prints it ("Cell In[4]"), else the file."""
+    try:
+        from IPython import get_ipython
+
+        shell = get_ipython()
+        name = shell.compile.format_code_name(filename) if shell is not None else None
+    except (ImportError, AttributeError):
+        name = None
+    return " ".join(name) if name else filename
+
+
+def _named(values: dict[str, Any]) -> str:
+    return ", ".join(f"{name}={value!r}" for name, value in values.items())
+
+
+class Panel(widgets.VBox):  # type: ignore[misc]  # ipywidgets has no types
+    """Controls on top, the view's figure below, redrawn on every change. Its
+    text form (`repr`, the widget's text/plain output, which nbval compares)
+    is the control values, then the figure's: its whole caption and the
+    drawing's text form."""
+
+    def __init__(self, render: View, controls: dict[str, widgets.ValueWidget]) -> None:
+        self.render, self.controls = render, controls
+        self.view = widgets.HTML()
+        self.shown: Figure | Failure | str = ""
+        super().__init__([widgets.HBox(list(controls.values())), self.view])
+        self.redraw()
+        for control in controls.values():
+            control.observe(self.redraw, names="value")
+
+    def values(self) -> dict[str, Any]:
+        return {name: control.value for name, control in self.controls.items()}
+
+    def redraw(self, _change: object = None) -> None:
+        """Draw the view for the controls' values now; an error it raises is
+        drawn instead (a `Failure`)."""
+        values = self.values()
+        shown: Figure | Failure | str
+        try:
+            shown = self.render(**values)
+            if not isinstance(shown, (Figure, str)):
+                raise TypeError(f"a panel's view must return a Figure or HTML text; got {type(shown).__name__}")
+        except Exception as error:
+            shown = failure(error, values)
+        self.shown = shown
+        self.view.value = shown if isinstance(shown, str) else shown.html()
+
+    def __repr__(self) -> str:
+        return f"panel({_named(self.values())})\n{self.shown}"
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        bundle: dict[str, Any] = super()._repr_mimebundle_(**kwargs)
+        bundle["text/plain"] = repr(self)          # whole: ipywidgets cuts a widget's at 110 characters
+        return bundle
+
+
+@learner_facing
+def panel(render: View, **controls: widgets.ValueWidget) -> Panel:
     """A box with `controls` on top and `render(**values)` below, redrawn on
-    every change. `render` takes the controls' values by name and returns HTML."""
+    every change. `render` takes the controls' values by name and returns a
+    `Figure` (or HTML text); when it raises, the widget shows the error and
+    the values it was for instead of a drawing."""
     if not callable(render):
-        raise TypeError(f"panel needs a function that returns HTML first; got {type(render).__name__}")
+        raise wrong(TypeError, f"panel needs a view first, a function that returns a Figure or HTML; "
+                    f"got {type(render).__name__}")
     for name, control in controls.items():
         if not isinstance(control, widgets.ValueWidget):
-            raise TypeError(f"{name}= must be an ipywidgets control such as widgets.IntSlider(); "
-                            f"got {type(control).__name__}")
-    view = widgets.HTML(render(**_values(controls)))
-
-    def redraw(_change):
-        view.value = render(**_values(controls))
-
-    for control in controls.values():
-        control.observe(redraw, names="value")
-    return widgets.VBox([widgets.HBox(list(controls.values())), view])
-
-
-def _values(controls):
-    return {name: control.value for name, control in controls.items()}
+            raise wrong(TypeError, f"{name}= must be an ipywidgets control such as widgets.IntSlider(); "
+                        f"got {type(control).__name__}")
+    return Panel(render, controls)

@@ -1,16 +1,15 @@
 """The pure views the widgets call, run on the lesson functions the notebooks
-themselves define (loaded from the notebooks: one source)."""
-
-import re
+themselves define (loaded from the notebooks: one source). Each view returns
+a Figure; the tests read its caption and the graph it drew, never its HTML."""
 
 import pytest
 import torch
-from tools.lessons import lesson_function
 
 from helpers import trace_graph
+from helpers.draw import Figure
 from helpers.models import TanhRNNCell, run_sequence
-from helpers.quiz import Question
-from helpers.render import LEGEND
+from helpers.quiz import MultipleChoice, Option
+from helpers.render import CUT_MARK, HIGHLIGHT_MARK
 from helpers.views import (
     QUIZ_COLOURS,
     SEQUENCE_NODES,
@@ -25,6 +24,7 @@ from helpers.views import (
     step_view,
     while_view,
 )
+from tools.lessons import lesson_function
 
 dynamic_forward = lesson_function("01-dynamic-control-flow", "dynamic_forward")
 repeat_forward = lesson_function("01-dynamic-control-flow", "repeat_forward")
@@ -32,41 +32,53 @@ halve_until_small = lesson_function("01-dynamic-control-flow", "halve_until_smal
 diamond = lesson_function("02-inspecting-the-graph", "diamond")
 
 
-def _caption(html):
-    return re.match(r"<p[^>]*>(.*?)</p>", html)[1]
+def _count(figure, label):
+    """How many drawn nodes carry `label`."""
+    return len(figure.drawing.graph.find(label))
+
+
+def _marked(figure, mark):
+    """The labels of the nodes whose line in the text form carries `mark`."""
+    lines = figure.drawing.text.splitlines()[1:]
+    return sorted(line.split(": ", 1)[1].split(" ")[0].rstrip(",") for line in lines if mark in line)
+
+
+def _notes(figure):
+    """Node id -> its note, from the text form ("n3 op: MulBackward0 # step 2")."""
+    lines = figure.drawing.text.splitlines()[1:]
+    return {line.split(" ")[0]: line.split(" # ", 1)[1] for line in lines if " # " in line}
 
 
 def test_branch_view_draws_the_branch_taken():
     on, off = branch_view(dynamic_forward, True, 3.0), branch_view(dynamic_forward, False, 3.0)
-    assert "AddBackward0" in on and "AddBackward0" not in off
-    assert _caption(on) == "use_extra_layer=True: y = 7, x.grad = 2, 2 operations"
-    assert _caption(off) == "use_extra_layer=False: y = 6, x.grad = 2, 1 operations"
-    assert "<svg" in on and LEGEND["highlight"][0] in on and LEGEND["highlight"][0] not in off
+    assert isinstance(on, Figure) and on.drawing is not None
+    assert on.caption == "use_extra_layer=True: y = 7, x.grad = 2, 2 operations"
+    assert off.caption == "use_extra_layer=False: y = 6, x.grad = 2, 1 operations"
+    assert (_count(on, "AddBackward0"), _count(off, "AddBackward0")) == (1, 0)
+    assert _marked(on, HIGHLIGHT_MARK) == ["AddBackward0"] and _marked(off, HIGHLIGHT_MARK) == []
 
 
 def test_branch_view_highlights_whatever_only_one_branch_records():
     def two_extra(x, flag):
         return (x.exp() * 2).sin() if flag else x * 2
 
-    html = branch_view(two_extra, True, 1.0)
-    assert html.count(LEGEND["highlight"][0]) == 2 and "ExpBackward0" in html and "SinBackward0" in html
+    assert _marked(branch_view(two_extra, True, 1.0), HIGHLIGHT_MARK) == ["ExpBackward0", "SinBackward0"]
 
 
 @pytest.mark.parametrize("n", [0, 1, 5, 12])
 def test_loop_counts_autograd_nodes_apart_from_drawn_boxes(n):
-    graph = trace_graph(repeat_forward(torch.tensor(1.0, requires_grad=True), n))
+    figure = loop_view(repeat_forward, n)
     boxes = 1 if n == 0 else 2 + 4 * n
     autograd = 0 if n == 0 else 2 * n + 1
-    assert len(graph.nodes) == boxes
-    assert _caption(loop_view(repeat_forward, n)) == (f"n = {n}: {2 * n} operations, {autograd} autograd nodes, "
-                                                      f"{boxes} boxes drawn")
+    assert len(figure.drawing.graph.nodes) == boxes and _count(figure, "MulBackward0") == n
+    assert figure.caption == f"n = {n}: {2 * n} operations, {autograd} autograd nodes, {boxes} boxes drawn"
 
 
 @pytest.mark.parametrize("value, halvings", [(0.5, 0), (1.0, 0), (3.0, 2), (37.0, 6), (1000.0, 10)])
 def test_while_depth_follows_the_value(value, halvings):
-    x = torch.tensor(value, requires_grad=True)
-    assert trace_graph(halve_until_small(x)).depth() == halvings
-    assert _caption(while_view(halve_until_small, value)) == f"x = {value:g}: {halvings} halvings, depth {halvings}"
+    figure = while_view(halve_until_small, value)
+    assert figure.drawing.graph.depth() == halvings and _count(figure, "DivBackward0") == halvings
+    assert figure.caption == f"x = {value:g}: {halvings} halvings, depth {halvings}"
 
 
 def test_each_sequence_has_as_many_steps_as_it_is_long():
@@ -77,18 +89,23 @@ def test_each_sequence_has_as_many_steps_as_it_is_long():
         assert len(graph.find("TanhBackward0")) == len(seq)
         assert len(graph.find("MvBackward0")) == 2 * len(seq)
         assert sorted(n.label for n in graph.nodes if n.kind == "leaf") == ["b", "w_h", "w_x"]
-        assert _caption(sequence_view(cell, sequences, i)).endswith(f"{len(seq)} cell steps counted in its graph (cut)")
+        figure = sequence_view(cell, sequences, i)
+        assert figure.caption == f"sequence {i}: length {len(seq)}, {len(seq)} cell steps counted in its graph (cut)"
+        assert _count(figure, "TanhBackward0") == len(seq)
 
 
 def test_long_sequence_is_drawn_bounded():
-    html = sequence_view(TanhRNNCell(3, 4), [torch.randn(300, 3)], 0)
-    assert "300 cell steps counted" in html
-    assert f"{SEQUENCE_NODES} of " in html and "more nodes not drawn" in html
+    figure = sequence_view(TanhRNNCell(3, 4), [torch.randn(300, 3)], 0)
+    graph = figure.drawing.graph
+    assert figure.caption.endswith("300 cell steps counted in its graph (cut)")
+    assert len(graph.nodes) == SEQUENCE_NODES and graph.omitted > 0 and _marked(figure, CUT_MARK)
+    assert _count(figure, "TanhBackward0") == SEQUENCE_NODES // 6      # the last ten steps, six nodes a step
 
 
 def test_a_long_sequence_rolled_up_counts_every_step():
-    html = sequence_view(TanhRNNCell(3, 4), [torch.randn(300, 3)], 0, view="rolled")
-    assert "300 cell steps counted in its graph (rolled)" in html and "× 297 steps" in html
+    figure = sequence_view(TanhRNNCell(3, 4), [torch.randn(300, 3)], 0, view="rolled")
+    assert figure.caption.endswith("300 cell steps counted in its graph (rolled)")
+    assert [n.label for n in figure.drawing.graph.nodes if n.kind == "group"] == ["× 297 steps"]
     with pytest.raises(ValueError, match="view must be one of rolled, cut, unrolled"):
         length_view(TanhRNNCell(3, 4), 5, view="sideways")
 
@@ -101,27 +118,31 @@ def test_sequence_index_out_of_range():
 @pytest.mark.parametrize("length", [1, 6, 40])
 def test_length_view_counts_every_step(length):
     cell = TanhRNNCell(3, 4)
-    html = length_view(cell, length)
-    assert _caption(html) == f"length {length}, {length} cell steps counted in its graph (cut)"
-    assert html == length_view(cell, length)
+    figure = length_view(cell, length)
+    assert figure.caption == f"length {length}, {length} cell steps counted in its graph (cut)"
+    assert str(figure) == str(length_view(cell, length))             # the same sequence for the same length
 
 
 def test_step_view_numbers_and_highlights():
-    html = step_view(diamond, 1)
-    assert _caption(html) == "step 1 of 5: AddBackward0 receives 1 and passes on (1, 1)"
-    assert all(f"step {k}" in html for k in range(1, 6)) and LEGEND["highlight"][0] in html
-    assert "adds it to the leaf&#x27;s .grad" in step_view(diamond, 5)
+    figure = step_view(diamond, 1)
+    assert figure.caption == "step 1 of 5: AddBackward0 receives 1 and passes on (1, 1)"
+    assert sorted(_notes(figure).values()) == [f"step {k}" for k in range(1, 6)]
+    assert _marked(figure, HIGHLIGHT_MARK) == ["AddBackward0"]
+    assert step_view(diamond, 5).caption.endswith("adds it to the leaf's .grad")
     with pytest.raises(ValueError, match="from 1 to 5"):
         step_view(diamond, 6)
 
 
-Q = Question("2 + 2?", ("3", "4", "22"), ("One short.", "Integer addition.", "That joins strings."), 1)
+Q = MultipleChoice("2 + 2?", (Option("3", "One short."), Option("4", "Integer addition."),
+                             Option("22", "That joins strings.")), right="b")
 
 
-def test_quiz_view_colours_right_wrong_and_unanswered():
-    assert QUIZ_COLOURS[True] in quiz_view(Q, 1) and "Right. Integer addition." in quiz_view(Q, 1)
-    assert QUIZ_COLOURS[False] in quiz_view(Q, 0) and "Not quite. One short." in quiz_view(Q, 0)
-    assert quiz_view(Q, None) == f'<p style="color:{QUIZ_COLOURS[None]}">Pick an answer.</p>'
+def test_quiz_view_says_right_wrong_and_unanswered():
+    right, wrong, none = quiz_view(Q, "b"), quiz_view(Q, "a"), quiz_view(Q, None)
+    assert (right.caption, right.colour) == ("Right. Integer addition.", QUIZ_COLOURS[True])
+    assert (wrong.caption, wrong.colour) == ("Not quite. One short.", QUIZ_COLOURS[False])
+    assert (none.caption, none.colour) == ("Pick an answer.", QUIZ_COLOURS[None])
+    assert right.drawing is None and str(right) == "Right. Integer addition."
 
 
 diamond_engine = lesson_function("07-autograd-from-scratch", "diamond_engine")
@@ -131,22 +152,29 @@ regularised_mlp = lesson_function("08-modules-and-the-graph", "regularised_mlp")
 
 def test_scratch_step_view_fills_in_the_gradients_step_by_step():
     first, last = scratch_step_view(diamond_engine, 1), scratch_step_view(diamond_engine, 4)
-    assert _caption(first) == "step 1 of 4: the + node passes its grad 1 on to its inputs"
-    assert _caption(last).startswith("step 4 of 4: the sin node passes its grad 2.39")
-    assert "grad 3.1" in last and "grad 3.1" not in first          # x's gradient arrives at the last step
+    assert first.caption == "step 1 of 4: the + node passes its grad 1 on to its inputs"
+    assert last.caption.startswith("step 4 of 4: the sin node passes its grad 2.39")
+    assert _marked(first, HIGHLIGHT_MARK) == ["+"] and _marked(last, HIGHLIGHT_MARK) == ["sin"]
+    # x's gradient arrives at the last step
+    assert "grad 3.1" in _notes(last).values() and "grad 3.1" not in _notes(first).values()
     with pytest.raises(ValueError, match="from 1 to 4"):
         scratch_step_view(diamond_engine, 5)
 
 
 def test_freeze_view_removes_the_frozen_branch():
     x = torch.randn(5, 3)
-    assert _caption(freeze_view(small_mlp, x, freeze_0=False, freeze_2=False)).endswith("4 AccumulateGrad leaves")
-    assert _caption(freeze_view(small_mlp, x, freeze_0=True, freeze_2=False)).startswith("trainable: 2.weight, 2.bias")
-    assert "no graph at all" in freeze_view(small_mlp, x, freeze_0=True, freeze_2=True)
+    both = freeze_view(small_mlp, x, freeze_0=False, freeze_2=False)
+    first = freeze_view(small_mlp, x, freeze_0=True, freeze_2=False)
+    nothing = freeze_view(small_mlp, x, freeze_0=True, freeze_2=True)
+    assert both.caption.endswith("; 4 AccumulateGrad leaves") and both.drawing.graph.count("leaf") == 4
+    assert first.caption == "trainable: 2.weight, 2.bias; 2 AccumulateGrad leaves"
+    assert sorted(n.label for n in first.drawing.graph.nodes if n.kind == "leaf") == ["2.bias", "2.weight"]
+    assert nothing.drawing is None and nothing.caption.endswith("no graph at all, nothing to train")
 
 
 def test_mode_view_shows_dropout_and_batchnorm_by_mode():
     x = torch.randn(5, 3)
     train, evaluate = mode_view(regularised_mlp, x, True), mode_view(regularised_mlp, x, False)
-    assert _caption(train) == "train(): 8 operations recorded; BatchNorm running statistics updated"
-    assert _caption(evaluate) == "eval(): 7 operations recorded; BatchNorm running statistics unchanged"
+    assert train.caption == "train(): 8 operations recorded; BatchNorm running statistics updated"
+    assert evaluate.caption == "eval(): 7 operations recorded; BatchNorm running statistics unchanged"
+    assert train.drawing.graph.count("op") == 8 and evaluate.drawing.graph.count("op") == 7

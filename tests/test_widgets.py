@@ -1,31 +1,103 @@
-"""panel(): controls -> pure function -> redraw, without a browser."""
+"""panel(): controls -> a view -> a redraw, without a browser: the text form
+nbval compares, a view that raises shown inside the widget, and the text
+alternative each drawing carries."""
 
 from functools import partial
 
 import ipywidgets as widgets
 import pytest
+import torch
+
+from helpers import draw_graph, panel
+from helpers.draw import ALT_LIMIT, Figure
+from helpers.views import branch_view, loop_view
+from helpers.widgets import NO_DRAWING, Panel
 from tools.lessons import lesson_function
 
-from helpers import panel
-from helpers.views import branch_view
+dynamic_forward = lesson_function("01-dynamic-control-flow", "dynamic_forward")
+repeat_forward = lesson_function("01-dynamic-control-flow", "repeat_forward")
+
+
+def _text(box):
+    return box._repr_mimebundle_()["text/plain"]
 
 
 def test_panel_redraws_on_every_change():
     box = widgets.Checkbox(value=True)
     slider = widgets.FloatSlider(value=3.0, min=-5, max=5)
-    dynamic_forward = lesson_function("01-dynamic-control-flow", "dynamic_forward")
     view = panel(partial(branch_view, dynamic_forward), use_extra_layer=box, x=slider)
-    html = view.children[1]
-    assert "AddBackward0" in html.value
+    assert isinstance(view, Panel) and list(view.children[0].children) == [box, slider]
+    assert view.shown.drawing.graph.find("AddBackward0")
     box.value = False
-    assert "AddBackward0" not in html.value
+    assert not view.shown.drawing.graph.find("AddBackward0")
     slider.value = -2.0
-    assert "use_extra_layer=False: y = -4, x.grad = 2" in html.value
-    assert list(view.children[0].children) == [box, slider]
+    assert view.shown.caption == "use_extra_layer=False: y = -4, x.grad = 2, 1 operations"
+    assert view.children[1].value == view.shown.html()
+
+
+def test_the_text_form_holds_the_whole_caption_and_drawing():
+    slider = widgets.IntSlider(value=3, min=0, max=12)
+    view = panel(partial(loop_view, repeat_forward), n=slider)
+    figure = loop_view(repeat_forward, 3)
+    assert _text(view) == f"panel(n=3)\n{figure.caption}\n{figure.drawing.text}"
+    assert len(_text(view)) > 110                           # ipywidgets' own text form stops there
+    slider.value = 4
+    assert _text(view).startswith("panel(n=4)\nn = 4: 8 operations, 9 autograd nodes, 18 boxes drawn\n")
+    assert "application/vnd.jupyter.widget-view+json" in view._repr_mimebundle_()
+
+
+def _breaks_below_zero(x, n):
+    if n < 0:
+        raise ValueError(f"n = {n}: a loop cannot run a negative number of times")
+    return repeat_forward(x, n)
+
+
+def test_a_view_that_raises_shows_the_error_in_place_of_the_drawing():
+    slider = widgets.IntSlider(value=2, min=-3, max=5)
+    view = panel(partial(loop_view, _breaks_below_zero), n=slider)
+    assert "<svg" in view.children[1].value
+    slider.value = -1
+    text = _text(view)
+    assert text.startswith(f"panel(n=-1)\n{NO_DRAWING} n=-1: the view raised an error.\n"
+                           "ValueError: n = -1: a loop cannot run a negative number of times\n")
+    assert "test_widgets.py" in text and "in _breaks_below_zero" in text and "raise ValueError" in text
+    assert "helpers" not in text and "functools" not in text         # the learner's frames only
+    shown = view.children[1].value
+    assert "<svg" not in shown and "a loop cannot run a negative number of times" in shown
+    assert "n=-1" in shown                                           # the values the error is for
+    slider.value = 1
+    assert view.shown.caption.startswith("n = 1:") and "<svg" in view.children[1].value
+
+
+def test_a_view_that_raises_at_once_or_returns_no_figure_is_shown_too():
+    def empty(n):
+        raise RuntimeError
+
+    assert _text(panel(empty, n=widgets.IntSlider(value=2))).splitlines()[1:3] == [
+        f"{NO_DRAWING} n=2: the view raised an error.", "RuntimeError"]
+    text = _text(panel(lambda n: n * 2, n=widgets.IntSlider(value=2)))
+    assert "TypeError: a panel's view must return a Figure or HTML text; got int" in text
+
+
+def test_a_view_may_return_html():
+    slider = widgets.IntSlider(value=1)
+    view = panel(lambda n: f"<b>n = {n}</b>", n=slider)
+    slider.value = 2
+    assert view.children[1].value == "<b>n = 2</b>" and _text(view) == "panel(n=2)\n<b>n = 2</b>"
 
 
 def test_panel_rejects_what_is_not_a_control():
     with pytest.raises(TypeError, match=r"n= must be an ipywidgets control"):
         panel(lambda n: str(n), n=3)
-    with pytest.raises(TypeError, match="function that returns HTML"):
+    with pytest.raises(TypeError, match="panel needs a view first"):
         panel("not a function", n=widgets.IntSlider())
+
+
+def test_each_drawing_has_a_bounded_text_alternative():
+    x = torch.tensor(1.0, requires_grad=True)
+    small, big = draw_graph(x * 2, {"x": x}), draw_graph(repeat_forward(x, 40), {"x": x})
+    assert small.alternative() == "autograd graph: " + "; ".join(small.text.splitlines())
+    assert len(big.alternative()) < ALT_LIMIT + 100
+    assert big.alternative().endswith("(print the drawing for all of them)")
+    for html in (small.html(), Figure("a caption", small).html(), small._repr_mimebundle_()["image/svg+xml"]):
+        assert html.count('role="img"') == 1 and 'aria-label="autograd graph: 4 nodes, 3 edges' in html
