@@ -3,22 +3,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from html import escape
 
-import torch
-
-from .arguments import check_flag, check_highlight, check_notes, learner_facing, wrong
+from .arguments import Params, Root, check_flag, check_highlight, check_notes, learner_facing, wrong
 from .graph import Graph, trace_graph
 from .render import legend_text, to_dot, to_text
 from .roll import roll as roll_up
-from .scratch import is_scratch_value, trace_scratch
+from .scratch import ScratchValue, is_scratch_value, trace_scratch
 from .svg import DotUnavailable, to_svg
 
-# What draw_graph draws: a tensor, a grad_fn node, several tensors, a Graph,
-# or a value of notebook 07's from-scratch engine (any object with inputs).
-Root = torch.Tensor | torch.autograd.graph.Node | Sequence[torch.Tensor] | Graph | object
+# What draw_graph draws: tensors or grad_fn nodes (one or a sequence), a Graph,
+# or a value of notebook 07's from-scratch engine.
+Drawable = Root | Graph | ScratchValue
 # A screen reader's text for a drawing is its text form, cut to this many characters.
 ALT_LIMIT = 400
 
@@ -104,7 +102,7 @@ class Figure:
 
 
 @learner_facing
-def draw_graph(root: Root, params: Mapping[str, torch.Tensor] | torch.nn.Module | None = None, *,
+def draw_graph(root: Drawable, params: Params | None = None, *,
                constants: bool = True, highlight: str | Iterable[str] = (), max_nodes: int | None = 300,
                notes: Mapping[str, str] | None = None, roll: bool = False) -> Drawing:
     """Draw the autograd graph behind `root`; returns a `Drawing`.

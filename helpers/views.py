@@ -19,8 +19,8 @@ from .draw import Figure, draw_graph
 from .engine import record_backward
 from .graph import autograd_nodes, node_label, trace_graph
 from .models import TanhRNNCell, run_sequence
-from .quiz import feedback
-from .scratch import scratch_graph
+from .quiz import MultipleChoice, feedback
+from .scratch import ScratchValue, scratch_graph
 
 # A sequence's cut view draws the SEQUENCE_NODES nodes nearest the output:
 # about its last ten steps (a step is six nodes); the step count is always
@@ -32,12 +32,9 @@ QUIZ_COLOURS = {True: "#2e7d32", False: "#c62828", None: "#555555"}
 VIEWS = ("rolled", "cut", "unrolled")
 
 
-class ScratchValue(Protocol):
-    """A value of notebook 07's from-scratch engine (see `scratch.py`)."""
+class SteppedValue(ScratchValue, Protocol):
+    """A value of notebook 07's engine whose backward runs a step at a time."""
 
-    inputs: tuple[Any, ...]
-    op: str
-    data: float
     grad: float
 
     def topological_order(self) -> list[Any]: ...
@@ -134,7 +131,7 @@ def step_view(build: Callable[[], tuple[torch.Tensor, dict[str, torch.Tensor]]],
     return Figure(caption, draw_graph(graph, notes=notes, highlight=(now.node_id,)))
 
 
-def quiz_view(question: Any, choice: str | None) -> Figure:
+def quiz_view(question: MultipleChoice, choice: str | None) -> Figure:
     """The feedback on one choice of a multiple-choice question, coloured
     (right, wrong, or no choice yet); no drawing."""
     right, text = feedback(question, choice)
@@ -142,7 +139,7 @@ def quiz_view(question: Any, choice: str | None) -> Figure:
 
 
 @learner_facing
-def scratch_step_view(build: Callable[[], ScratchValue], step: int) -> Figure:
+def scratch_step_view(build: Callable[[], SteppedValue], step: int) -> Figure:
     """The graph of the scratch engine's value that `build()` returns, after
     the first `step` backward rules have run: every node's grad so far, the
     node that just ran highlighted (notebook 07)."""
