@@ -1,0 +1,117 @@
+# JupyterHub for a class on one machine: `make hub` (tools/hub.py) runs it.
+#
+# Each learner logs in with a name and the class password, and gets a Jupyter
+# server of their own, started as a local process under the same system user
+# (no system accounts are made), in a home folder build/hub/learners/<name>/
+# that holds their working copy of the notebooks, made the way `make lab` makes
+# one (tools/working_copy.py: copied once, trusted, never overwritten), with the
+# learners' JupyterLab settings and kernel culling of jupyter/.
+#
+# Everything listens on 127.0.0.1 unless HUB_IP says otherwise. tools/hub.py
+# sets the variables read below; the figures behind each number are measured by
+# `make load` (tools/load.py) and tabled in docs/teaching.md.
+
+import os
+import sys
+from pathlib import Path
+
+import psutil
+
+c = get_config()  # noqa: F821 (JupyterHub defines get_config for its config file)
+
+ROOT = Path(__file__).resolve().parent.parent
+STATE = Path(os.environ.get("HUB_STATE", ROOT / "build" / "hub" / "state"))
+IP = os.environ.get("HUB_IP", "127.0.0.1")
+LOOPBACK = "127.0.0.1"
+
+# ----- measured figures (2 cores, 24 GB; `make load`, docs/teaching.md) -----
+START_CPU_SECONDS = 4.5     # CPU time of one learner's server start (Python, jupyter_server, JupyterLab)
+SLOWEST_START = 52          # seconds: the slowest of 20 learners logging in within 4 s on 2 cores
+LEARNER_MEMORY_GB = 0.8     # one learner with one notebook open: PSS 0.45-0.6 GB, the slowest kernel's
+#                             peak 0.45 GB, plus room for a second notebook opened before the first closes
+RESERVED_GB = 2.0           # the hub, the proxy and the system itself
+
+# ----- where things are -----
+STATE.mkdir(parents=True, exist_ok=True)
+c.JupyterHub.bind_url = f"http://{IP}:{os.environ.get('HUB_PORT', '8000')}"
+c.JupyterHub.hub_bind_url = f"http://{LOOPBACK}:{os.environ.get('HUB_API_PORT', '8081')}"
+c.ConfigurableHTTPProxy.api_url = f"http://{LOOPBACK}:{os.environ.get('HUB_PROXY_API_PORT', '8001')}"
+c.ConfigurableHTTPProxy.command = [os.environ.get("HUB_PROXY", "configurable-http-proxy")]
+c.JupyterHub.db_url = f"sqlite:///{STATE / 'jupyterhub.sqlite'}"
+c.JupyterHub.cookie_secret_file = str(STATE / "jupyterhub_cookie_secret")
+c.JupyterHub.pid_file = str(STATE / "jupyterhub.pid")
+c.JupyterHub.cleanup_servers = True        # stopping the hub stops every learner's server
+c.JupyterHub.cleanup_proxy = True
+
+# ----- who may log in: any name with the class password (a trial) -----
+# For a real course put an authenticator of your institution here, for example
+# OAuthenticator's GitHubOAuthenticator or GenericOAuthenticator, or LTI from the
+# course platform, and list who may log in (docs/teaching.md says how).
+c.JupyterHub.authenticator_class = "shared-password"
+c.SharedPasswordAuthenticator.user_password = os.environ["HUB_PASSWORD"]
+c.Authenticator.allow_all = True
+
+# ----- each learner's server: a local process, in its own home -----
+c.JupyterHub.spawner_class = "simple"      # SimpleLocalProcessSpawner: no system users
+c.SimpleLocalProcessSpawner.home_dir_template = str(STATE.parent / "learners" / "{username}")
+c.Spawner.ip = LOOPBACK
+# tools/hub.py's `singleuser` makes the learner's working copy (my-notebooks/ in their
+# home, as `make lab --prepare-only` does) and then runs jupyterhub-singleuser in it.
+c.Spawner.cmd = [sys.executable, "-m", "tools.hub", "singleuser"]
+c.Spawner.default_url = "/lab/tree/00-index.ipynb"
+c.Spawner.notebook_dir = "~/my-notebooks"
+c.Spawner.environment = {
+    "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",   # Graphviz's dot is on it
+    "LANG": "C.UTF-8",
+}
+if os.geteuid() == 0:                      # jupyter_server refuses root without it
+    c.Spawner.args = ["--allow-root"]
+
+# A class that logs in at once starts all its servers at once. A start costs about
+# START_CPU_SECONDS of CPU, so N starts on K cores take about N x 4.5 / K seconds
+# each: 20 on 2 cores took 40-52 s, and with JupyterHub's default 30 s, 15 of 20
+# gave up ("server never showed up ... after 30 seconds").
+# start_timeout: 180 s, about 3.5 times the slowest start measured (52 s), so a class
+# of 20 on two cores starts with room to spare, and up to ~80 at once would still fit.
+c.Spawner.start_timeout = 180
+# http_timeout: 180 s. The process is up early; its HTTP port answers only once
+# jupyter_server has loaded JupyterLab, which is the CPU-bound part of the start, so
+# it needs the same room as start_timeout.
+c.Spawner.http_timeout = 180
+# At most this many starts at a time (the rest are asked to retry): each start must
+# finish within half of start_timeout, 90 s, with K cores shared by the starts:
+# N x 4.5 CPU-s / K <= 90 s gives N <= 20 K (40 on 2 cores).
+CORES = psutil.cpu_count() or 1
+c.JupyterHub.concurrent_spawn_limit = int(CORES * (c.Spawner.start_timeout / 2) / START_CPU_SECONDS)
+# At most this many servers running: the machine's memory less RESERVED_GB, at
+# LEARNER_MEMORY_GB a learner (24 GB: (24 - 2) / 0.8 = 27 learners).
+MEMORY_GB = psutil.virtual_memory().total / 1e9
+c.JupyterHub.active_server_limit = max(1, int((MEMORY_GB - RESERVED_GB) / LEARNER_MEMORY_GB))
+# Per-learner memory and CPU: with local processes these are told to the server
+# (MEM_LIMIT and CPU_LIMIT) but not enforced; on Kubernetes (hub/values.yaml)
+# they are. 1 GB is LEARNER_MEMORY_GB rounded up: one notebook and a second opening.
+c.Spawner.mem_limit = "1G"
+c.Spawner.cpu_limit = 1.0
+
+# ----- idle servers stopped (kernels are culled inside each server, jupyter/) -----
+# A learner's server holds ~0.2 GB with no kernel and its kernels are culled after
+# 30 idle minutes (jupyter/jupyter_server_config.json); the server itself is stopped
+# after an hour without activity, so a learner who leaves frees their share.
+c.JupyterHub.services = [{
+    "name": "idle-culler",
+    "command": [sys.executable, "-m", "jupyterhub_idle_culler", "--timeout=3600", "--cull-every=300"],
+}]
+c.JupyterHub.load_roles = [{
+    "name": "idle-culler",
+    "scopes": ["list:users", "read:users:activity", "read:servers", "delete:servers"],
+    "services": ["idle-culler"],
+}]
+
+# ----- a token for this project's tools (tools/load.py, the tests), when they set one -----
+if os.environ.get("HUB_TOOLS_TOKEN"):
+    c.JupyterHub.services.append({"name": "course-tools", "api_token": os.environ["HUB_TOOLS_TOKEN"]})
+    c.JupyterHub.load_roles.append({
+        "name": "course-tools",
+        "scopes": ["admin:users", "admin:servers", "admin:server_state"],
+        "services": ["course-tools"],
+    })

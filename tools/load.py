@@ -1,0 +1,266 @@
+"""`make load N=20`: a class of N simulated learners on the class hub
+(tools/hub.py, on free loopback ports, a fresh state under build/hub/load/).
+Each logs in (the logins spread over RAMP seconds, as a class does), starts
+a server, opens notebook 01 with a kernel, runs all its cells over the
+kernel's websocket and changes each of its widgets CHANGES times through the
+ipywidgets comm protocol (tools/hub_learner.py). Printed: per learner the
+start time, the Run All time, the redraw p50 / p95 split into the kernel's
+part and the transport's, the memory of their server and kernel (RSS, and
+PSS, which counts pages shared between processes once), failures; then the
+class's summary and the CPU the idle class uses.
+
+    python -m tools.load [-n 20] [--ramp 4] [--changes 3]
+    python -m tools.load --sequence [--keep-kernels]
+
+--sequence: one learner goes through all nine notebooks, closing each as
+JupyterLab does with kernelShutdown on (or keeping each kernel, as before
+that setting), with the learner's memory after each.
+
+Bounded: every step has a timeout, the whole run DEADLINE seconds; the hub
+and everything it started are stopped at the end, failed or not."""
+
+import argparse
+import contextlib
+import os
+import shutil
+import statistics
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+
+import psutil
+
+from tools.hub import BUILD, Hub
+from tools.hub_learner import Learner
+from tools.working_copy import collection
+
+NOTEBOOK = "01-dynamic-control-flow.ipynb"
+DEADLINE = 1200            # seconds for the whole run
+PAUSE = 0.5                # seconds between a learner's widget changes (a person's pace)
+IDLE_SECONDS = 10          # how long the idle class's CPU is measured
+GB = 1e9
+
+
+@dataclass
+class Result:
+    name: str
+    start: float = float("nan")
+    run_all: float = float("nan")
+    redraws: list = field(default_factory=list)
+    rss: float = float("nan")
+    pss: float = float("nan")
+    failure: str = ""
+
+
+def tree(hub, name):
+    """A learner's server process and everything it started (kernels)."""
+    server = psutil.Process(hub.api(f"/users/{name}")["servers"][""]["state"]["pid"])
+    return [server, *server.children(recursive=True)]
+
+
+def memory(hub, name):
+    """(RSS, PSS) in bytes of a learner's server and everything it started."""
+    rss = pss = 0
+    for process in tree(hub, name):
+        try:
+            info = process.memory_full_info()
+        except psutil.NoSuchProcess:
+            continue
+        rss, pss = rss + info.rss, pss + info.pss
+    return rss, pss
+
+
+def one_learner(hub, name, delay, changes, result, opened):
+    """A learner's session up to an idle notebook with its widgets changed;
+    fills `result`, and `opened` with the notebook (closed by the caller)."""
+    try:
+        time.sleep(delay)
+        learner = Learner(hub.url, name, hub.password)
+        learner.login()
+        result.start = learner.start()
+        learner.enter()
+        notebook = learner.open(NOTEBOOK)
+        opened.append(notebook)
+        result.run_all, raised = notebook.run_all()
+        if raised:
+            result.failure = "; ".join(raised)
+        for _ in range(changes):
+            for comm_id, state in notebook.controls().items():
+                time.sleep(PAUSE)
+                redraw = notebook.change(comm_id, state)
+                if redraw:
+                    result.redraws.append(redraw)
+        result.rss, result.pss = memory(hub, name)
+    except Exception as error:        # a failed learner is reported, the class goes on
+        result.failure = f"{type(error).__name__}: {error}"
+
+
+def idle_cpu(hub, names, seconds=IDLE_SECONDS):
+    """Percent of one core used by the learners' servers and kernels while
+    nobody does anything."""
+    processes = []
+    for name in names:
+        with contextlib.suppress(Exception):      # a learner whose server failed has none
+            processes += tree(hub, name)
+    for p in processes:
+        p.cpu_percent()
+    time.sleep(seconds)
+    total = 0.0
+    for p in processes:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            total += p.cpu_percent()
+    return total
+
+
+def fresh(state):
+    shutil.rmtree(state, ignore_errors=True)
+    return state
+
+
+def run_class(n, ramp, changes, state=BUILD / "load"):
+    """Run the class; returns (results, idle CPU %, load average before)."""
+    load_before = os.getloadavg()[0]
+    results = [Result(f"learner{i:02d}") for i in range(n)]
+    opened = []
+    with Hub(fresh(state)) as hub, ThreadPoolExecutor(max_workers=n) as pool:
+        futures = [pool.submit(one_learner, hub, r.name, ramp * i / n, changes, r, opened)
+                   for i, r in enumerate(results)]
+        _, late = wait(futures, timeout=DEADLINE)
+        for future, result in zip(futures, results, strict=True):
+            if future in late:
+                result.failure = result.failure or f"not done within {DEADLINE} s"
+        idle = idle_cpu(hub, [r.name for r in results])
+        for notebook in opened:
+            notebook.ws.close()
+    shutil.rmtree(state, ignore_errors=True)
+    return results, idle, load_before, hub.leftovers()
+
+
+def percentile(values, q):
+    """The q-th percentile (0-100) of values, or nan when there are none."""
+    if len(values) < 2:
+        return values[0] if values else float("nan")
+    return statistics.quantiles(values, n=100, method="inclusive")[q - 1]
+
+
+def redraw_cells(redraws):
+    """'p50 / p95' in ms of the totals, the kernel's parts, the transport's."""
+    parts = ([r.total for r in redraws], [r.kernel for r in redraws], [r.total - r.kernel for r in redraws])
+    return [f"{1000 * percentile(p, 50):.0f} / {1000 * percentile(p, 95):.0f}" for p in parts]
+
+
+def learner_table(results):
+    lines = ["| learner | start (s) | Run All (s) | redraws | redraw p50 / p95 (ms) | kernel | transport "
+             "| RSS (GB) | PSS (GB) | failure |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+    for r in results:
+        lines.append(f"| {r.name} | {r.start:.1f} | {r.run_all:.1f} | {len(r.redraws)} | "
+                     + " | ".join(redraw_cells(r.redraws))
+                     + f" | {r.rss / GB:.2f} | {r.pss / GB:.2f} | {r.failure or '-'} |")
+    return "\n".join(lines)
+
+
+SUMMARY_HEAD = ("| learners | start median / max (s) | Run All median / max (s) | redraw p50 / p95 (ms) | kernel "
+                "| transport | RSS per learner (GB) | PSS per learner (GB) | idle class CPU | failed | load before |\n"
+                "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+
+
+def summary_row(results, idle, load_before):
+    done = [r for r in results if not r.failure]
+    starts = [r.start for r in results if r.start == r.start]
+    runs = [r.run_all for r in results if r.run_all == r.run_all]
+    rss = [r.rss for r in done if r.rss == r.rss]
+    pss = [r.pss for r in done if r.pss == r.pss]
+
+    def spread(values, scale=1.0, fmt=".1f"):
+        return f"{statistics.median(values) / scale:{fmt}} / {max(values) / scale:{fmt}}" if values else "-"
+
+    return (f"| {len(results)} | {spread(starts)} | {spread(runs)} | "
+            + " | ".join(redraw_cells([d for r in results for d in r.redraws]))
+            + f" | {spread(rss, GB, '.2f')} | {spread(pss, GB, '.2f')} | {idle:.1f} % of a core "
+            f"| {len(results) - len(done)} of {len(results)} | {load_before:.1f} |")
+
+
+def kernel_rss(hub, name, kernel_id):
+    """RSS in bytes of the kernel process with this id, or nan when gone."""
+    for process in tree(hub, name)[1:]:
+        try:
+            if any(kernel_id in part for part in process.cmdline()):
+                return process.memory_info().rss
+        except psutil.NoSuchProcess:
+            pass
+    return float("nan")
+
+
+def gone(hub, name, kernel_id, within=10.0):
+    """Wait (bounded) until the kernel's process has exited."""
+    deadline = time.monotonic() + within
+    while kernel_rss(hub, name, kernel_id) == kernel_rss(hub, name, kernel_id) and time.monotonic() < deadline:
+        time.sleep(0.2)
+
+
+def sequence(keep, state=BUILD / "load"):
+    """One learner through every notebook in order; rows of (notebook, Run
+    All s, learner RSS and PSS with it open, its kernel's RSS, learner RSS
+    and PSS after it is closed (or kept), cells that raised)."""
+    rows = []
+    with Hub(fresh(state)) as hub:
+        learner = Learner(hub.url, "learner00", hub.password)
+        learner.login()
+        learner.start()
+        learner.enter()
+        rows.append(("(server only)", float("nan"), float("nan"), float("nan"), float("nan"),
+                     *memory(hub, learner.name), ""))
+        for path in collection():
+            notebook = learner.open(path.name)
+            seconds, raised = notebook.run_all()
+            kernel_id = notebook.session["kernel"]["id"]
+            open_rss, open_pss = memory(hub, learner.name)
+            kernel = kernel_rss(hub, learner.name, kernel_id)
+            if keep:
+                notebook.ws.close()
+            else:
+                notebook.close()
+                gone(hub, learner.name, kernel_id)
+            rows.append((path.name, seconds, open_rss, open_pss, kernel, *memory(hub, learner.name),
+                         "; ".join(raised)))
+    shutil.rmtree(state, ignore_errors=True)
+    return rows, hub.leftovers()
+
+
+def sequence_table(rows, keep):
+    after = "kept open" if keep else "closed"
+    lines = [f"| notebook | Run All (s) | learner RSS, open (GB) | PSS, open | its kernel's RSS | "
+             f"learner RSS, {after} | PSS, {after} | errors |", "|---|---:|---:|---:|---:|---:|---:|---|"]
+    for name, seconds, o_rss, o_pss, kernel, a_rss, a_pss, raised in rows:
+        lines.append(f"| {name} | {seconds:.1f} | {o_rss / GB:.2f} | {o_pss / GB:.2f} | {kernel / GB:.2f} | "
+                     f"{a_rss / GB:.2f} | {a_pss / GB:.2f} | {raised or '-'} |")
+    return "\n".join(lines).replace("| nan |", "| - |")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m tools.load", description=__doc__.split("\n\n")[0])
+    parser.add_argument("-n", type=int, default=20, help="learners (1 to 100)")
+    parser.add_argument("--ramp", type=float, default=4.0, help="seconds over which the learners log in")
+    parser.add_argument("--changes", type=int, default=3, help="changes of each widget per learner")
+    parser.add_argument("--sequence", action="store_true", help="one learner through all nine notebooks")
+    parser.add_argument("--keep-kernels", action="store_true", help="with --sequence: never close a notebook")
+    args = parser.parse_args(argv)
+    if not 1 <= args.n <= 100 or not 0 <= args.changes <= 20:
+        parser.error("-n must be 1 to 100 and --changes 0 to 20")
+    print(f"{psutil.cpu_count()} cores, {psutil.virtual_memory().total / GB:.0f} GB, "
+          f"load average {os.getloadavg()[0]:.1f}")
+    if args.sequence:
+        rows, left = sequence(args.keep_kernels)
+        print(sequence_table(rows, args.keep_kernels))
+        failed = any(row[-1] for row in rows)
+    else:
+        results, idle, load_before, left = run_class(args.n, args.ramp, args.changes)
+        print(learner_table(results), "", SUMMARY_HEAD, summary_row(results, idle, load_before), sep="\n")
+        failed = any(r.failure for r in results)
+    print("left running or listening after the hub stopped:", left or "nothing")
+    return 1 if failed or left else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
