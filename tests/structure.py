@@ -8,6 +8,12 @@ from tools.run_notebooks import output_text, raises
 
 HEADINGS = ("Learning goals", "Exercises", "Summary", "Your score")
 LINK = re.compile(r"\]\(([^)#\s]+\.ipynb)\)")
+# The longest code line a notebook may hold: what a code cell on the site
+# shows without scrolling sideways in a window 1280 pixels wide (14 px
+# DejaVu Sans Mono: 684 px, 77.4 characters; tests/test_site.py checks the
+# site itself). JupyterLab at 1366 x 768 shows 118.
+LINE_LIMIT = 77
+FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 
 
 def problems(nb, folder, lesson=True):
@@ -34,7 +40,32 @@ def _common(nb, folder):
     for cell in cells:
         if cell.cell_type == "markdown":
             found += [f"broken link to {t}" for t in LINK.findall(cell.source) if not (Path(folder) / t).exists()]
+    return found + long_lines(cells)
+
+
+def long_lines(cells):
+    """Code lines longer than LINE_LIMIT: in code cells and in the code
+    blocks of markdown cells, which the site shows the same way."""
+    found = []
+    for number, cell in enumerate(cells, start=1):
+        lines = cell.source.splitlines() if cell.cell_type == "code" else fenced(cell.source)
+        found += [f"cell {number}: a code line of {len(line)} characters, over the {LINE_LIMIT} that show "
+                  f"without scrolling sideways: {line.strip()[:40]}" for line in lines if len(line) > LINE_LIMIT]
     return found
+
+
+def fenced(markdown):
+    """The lines inside the fenced code blocks (``` or ~~~) of a markdown text."""
+    lines, fence = [], None
+    for line in markdown.splitlines():
+        mark = FENCE.match(line)
+        if fence is None:
+            fence = mark[1] if mark else None
+        elif mark and mark[1].startswith(fence) and line.strip() == mark[1]:
+            fence = None
+        else:
+            lines.append(line)
+    return lines
 
 
 def _cell_marks(cell):

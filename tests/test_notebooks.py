@@ -2,9 +2,10 @@
 
 import nbformat
 import pytest
-from tools.nav import NOTEBOOKS, notebook_paths, stale
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
-from structure import problems
+from structure import LINE_LIMIT, long_lines, problems
+
+from tools.nav import NOTEBOOKS, notebook_paths, stale
 
 PATHS = notebook_paths()
 
@@ -88,6 +89,9 @@ def _break(change):
     (lambda c: c.insert(9, new_code_cell("ex.q1.solution()")), "no cell calls them"),
     (lambda c: setattr(c[5], "source", "## Exercises\n\n<details>11</details>"), "no answers in sight"),
     (lambda c: setattr(c[-2], "source", "print('done')"), "last code cell must be ex.score()"),
+    (lambda c: setattr(c[3], "source", c[3].source + "\nx = " + "1 + " * 20 + "1"), "scrolling sideways"),
+    (lambda c: setattr(c[2], "source", c[2].source + "\n\n```python\nx = " + "1 + " * 20 + "1\n```"),
+     "scrolling sideways"),
 ])
 def test_each_broken_skeleton_is_caught(change, words):
     assert any(words in p for p in _break(change)), _break(change)
@@ -97,3 +101,20 @@ def test_index_needs_its_parts():
     nb = new_notebook(cells=[new_markdown_cell("# Index"), new_markdown_cell("<!--NAVIGATION-->\nx"),
                              new_markdown_cell("<!--NAVIGATION-->\nx")])
     assert len(problems(nb, NOTEBOOKS, lesson=False)) == 3
+
+
+def _with_line(length, markdown=False):
+    """The good lesson with one code line of `length` characters, in its
+    setup cell or in a python code block of a markdown cell."""
+    nb, line = _good_lesson(), "x = " + "1" * (length - 4)
+    if markdown:
+        nb.cells[2].source += f"\n\n```python\n{line}\n```\n\n" + "Prose runs on. " * 10
+    else:
+        nb.cells[3].source += "\n" + line
+    return long_lines(nb.cells)
+
+
+def test_the_line_limit_counts_code_lines_only():
+    assert _with_line(LINE_LIMIT) == [] and _with_line(LINE_LIMIT, markdown=True) == []
+    assert len(_with_line(LINE_LIMIT + 1)) == 1 and len(_with_line(LINE_LIMIT + 1, markdown=True)) == 1
+    assert "cell 4: a code line of 78 characters" in _with_line(LINE_LIMIT + 1)[0]
