@@ -2,11 +2,28 @@
 ValueError that says what to pass instead, raised before anything deep
 inside the helpers runs, and reported from the learner's own line."""
 
+from __future__ import annotations
+
 import functools
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, ParamSpec, TypeAlias, TypeVar
 
 import torch
+from torch.autograd.graph import Node
+
+if TYPE_CHECKING:
+    from .graph import Graph
+
+# What the walk starts from: tensors and grad_fn nodes, one or a sequence;
+# what names the leaves: a dict of name -> tensor, or a module's parameters.
+Start: TypeAlias = torch.Tensor | Node
+Root: TypeAlias = Start | Sequence[Start]
+Params: TypeAlias = Mapping[str, torch.Tensor] | torch.nn.Module
+BadArgument = TypeVar("BadArgument", TypeError, ValueError)
+Arguments = ParamSpec("Arguments")
+Result = TypeVar("Result")
+MARK = "bad_argument"
 
 EXAMPLE = "for example: x = torch.tensor(2.0, requires_grad=True); y = x ** 2; draw_graph(y)"
 NO_GRAPH = (
@@ -16,32 +33,32 @@ NO_GRAPH = (
 )
 
 
-def wrong(error_type, message):
+def wrong(error_type: type[BadArgument], message: str) -> BadArgument:
     """A TypeError or ValueError marked as a bad argument (see `learner_facing`)."""
     error = error_type(message)
-    error.bad_argument = True
+    setattr(error, MARK, True)
     return error
 
 
-def learner_facing(function):
+def learner_facing(function: Callable[Arguments, Result]) -> Callable[Arguments, Result]:
     """Report a bad argument without the frames of the checks that found it:
     the traceback ends here, right under the learner's own call."""
 
     @functools.wraps(function)
-    def checked(*args, **kwargs):
+    def checked(*args: Arguments.args, **kwargs: Arguments.kwargs) -> Result:
         try:
             return function(*args, **kwargs)
         except (TypeError, ValueError) as error:
-            if not getattr(error, "bad_argument", False):
+            if not getattr(error, MARK, False):
                 raise
             raise error.with_traceback(None) from None   # the message says what to pass instead
 
     return checked
 
 
-def roots_of(root):
+def roots_of(root: object) -> list[Start]:
     """The tensors and `grad_fn` nodes to start walking from, as a list."""
-    if isinstance(root, (torch.Tensor, torch.autograd.graph.Node)):
+    if isinstance(root, (torch.Tensor, Node)):
         return [_checked(root, "")]
     if isinstance(root, Sequence) and not isinstance(root, (str, bytes)):
         if len(root) == 0:
@@ -51,8 +68,8 @@ def roots_of(root):
     raise wrong(TypeError, _wrong_type(root, ""))
 
 
-def _checked(item, where):
-    if isinstance(item, torch.autograd.graph.Node):
+def _checked(item: object, where: str) -> Start:
+    if isinstance(item, Node):
         return item
     if not isinstance(item, torch.Tensor):
         raise wrong(TypeError, _wrong_type(item, where))
@@ -61,7 +78,7 @@ def _checked(item, where):
     return item
 
 
-def _wrong_type(item, where):
+def _wrong_type(item: object, where: str) -> str:
     wanted = "a tensor that requires grad, its grad_fn, or a list of such tensors"
     if item is None:
         hint = "None (did the function that made it forget to return?)"
@@ -74,15 +91,15 @@ def _wrong_type(item, where):
     return f"{where}expected {wanted}; got {hint}. {EXAMPLE[0].upper()}{EXAMPLE[1:]}"
 
 
-def _unique(items):
+def _unique(items: Sequence[Start]) -> list[Start]:
     """The items, each once, in order (by identity: tensors compare by value)."""
-    first = {}
+    first: dict[int, Start] = {}
     for item in items:
         first.setdefault(id(item), item)
     return list(first.values())
 
 
-def leaf_names(params):
+def leaf_names(params: object) -> dict[int, str]:
     """Map each named tensor to its name (keyed by identity, for lookup only)."""
     if params is None:
         return {}
@@ -97,7 +114,7 @@ def leaf_names(params):
     return {id(tensor): name for name, tensor in params.items()}
 
 
-def check_max_nodes(max_nodes):
+def check_max_nodes(max_nodes: object) -> int | None:
     """None (no limit) or a whole number of at least 1."""
     if max_nodes is None:
         return None
@@ -108,14 +125,14 @@ def check_max_nodes(max_nodes):
     return max_nodes
 
 
-def check_flag(value, name):
+def check_flag(value: object, name: str) -> bool:
     """True or False, for an option such as saved=."""
     if not isinstance(value, bool):
         raise wrong(TypeError, f"{name} must be True or False; got {value!r}")
     return value
 
 
-def check_highlight(highlight, graph):
+def check_highlight(highlight: object, graph: Graph) -> frozenset[str]:
     """The node ids that `highlight` (labels or ids, one or several) names."""
     wanted = (highlight,) if isinstance(highlight, str) else highlight
     if not isinstance(wanted, (tuple, list, set, frozenset)) or not all(isinstance(w, str) for w in wanted):
@@ -130,7 +147,7 @@ def check_highlight(highlight, graph):
     return frozenset(ids)
 
 
-def check_notes(notes, graph):
+def check_notes(notes: object, graph: Graph) -> dict[str, str]:
     """None (no notes) or a dict of node ids ("n1") of this graph to short texts."""
     if notes is None:
         return {}
@@ -147,7 +164,7 @@ def check_notes(notes, graph):
     return notes
 
 
-def _what_exists(graph):
+def _what_exists(graph: Graph) -> str:
     labels = sorted({n.label for n in graph.nodes if n.kind == "op"})
     shown = ", ".join(labels[:12]) + (", ..." if len(labels) > 12 else "")
     return f"It has the ids n0 to n{len(graph.nodes) - 1} and the operations {shown or '(none)'}"

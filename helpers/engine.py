@@ -5,9 +5,11 @@ Hooks are registered with `Node.register_prehook` / `Node.register_hook`
 for one backward() call and always removed afterwards, even when it fails.
 """
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import torch
+from torch.autograd.graph import Node
 
 from .arguments import learner_facing, wrong
 from .graph import autograd_nodes, node_label
@@ -23,12 +25,12 @@ class Step:
     number: int
     node_id: str
     label: str
-    received: tuple
-    passed_on: tuple
+    received: tuple[str, ...]
+    passed_on: tuple[str, ...]
 
 
 @learner_facing
-def record_backward(root, retain_graph=False):
+def record_backward(root: torch.Tensor, retain_graph: bool = False) -> list[Step]:
     """Run `root.backward()` and return the `Step`s in the order they ran.
     `root` must be a scalar tensor with a graph (node ids as in trace_graph)."""
     if not isinstance(root, torch.Tensor) or root.grad_fn is None:
@@ -36,7 +38,9 @@ def record_backward(root, retain_graph=False):
                     "such as y = x ** 2")
     if root.numel() != 1:
         raise wrong(ValueError, f"backward() needs a scalar; this tensor has shape {tuple(root.shape)}: record y.sum()")
-    started, steps, handles = {}, [], []
+    started: dict[str, tuple[int, tuple[str, ...]]] = {}
+    steps: list[Step] = []
+    handles: list[torch.utils.hooks.RemovableHandle] = []
     try:
         for node_id, fn in autograd_nodes(root):
             handles.append(fn.register_prehook(_before(started, node_id)))
@@ -48,22 +52,26 @@ def record_backward(root, retain_graph=False):
     return sorted(steps, key=lambda step: step.number)
 
 
-def _before(started, node_id):
-    def hook(grad_outputs):
+Started = dict[str, tuple[int, tuple[str, ...]]]     # node id -> (its number, the gradients it received)
+Gradients = Sequence[torch.Tensor | None]
+
+
+def _before(started: Started, node_id: str) -> Callable[[Gradients], None]:
+    def hook(grad_outputs: Gradients) -> None:
         started[node_id] = (len(started) + 1, tuple(grad_text(g) for g in grad_outputs))
 
     return hook
 
 
-def _after(started, steps, node_id, fn):
-    def hook(grad_inputs, grad_outputs):
+def _after(started: Started, steps: list[Step], node_id: str, fn: Node) -> Callable[[Gradients, Gradients], None]:
+    def hook(grad_inputs: Gradients, grad_outputs: Gradients) -> None:
         number, received = started[node_id]
         steps.append(Step(number, node_id, node_label(fn), received, tuple(grad_text(g) for g in grad_inputs)))
 
     return hook
 
 
-def grad_text(grad):
+def grad_text(grad: torch.Tensor | None) -> str:
     """A short text for a gradient: its values when small, else its shape."""
     if grad is None:
         return "None"

@@ -2,6 +2,7 @@
 
 import subprocess
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -22,12 +23,12 @@ class Check:
     detail: str
 
 
-def check_environment():
+def check_environment() -> list[Check]:
     """The checks, in the order the index notebook prints them."""
     return [_torch(), _dot(), _package("ipywidgets"), _widgets_extension()]
 
 
-def report(checks=None):
+def report(checks: Sequence[Check] | None = None) -> str:
     """The checks as text, one line each, with advice where one failed."""
     checks = check_environment() if checks is None else checks
     lines = [f"{'ok     ' if c.ok else 'MISSING'} {c.name}: {c.detail}" for c in checks]
@@ -36,7 +37,7 @@ def report(checks=None):
     return "\n".join(lines + [verdict])
 
 
-def _torch():
+def _torch() -> Check:
     try:
         import torch
     except ImportError:
@@ -44,7 +45,7 @@ def _torch():
     return Check("torch", True, torch.__version__.split("+")[0])
 
 
-def _dot():
+def _dot() -> Check:
     path = find_dot()
     if path is None:
         return Check("Graphviz dot", False, INSTALL_HINT)
@@ -53,14 +54,14 @@ def _dot():
     return Check("Graphviz dot", True, f"found ({version})")
 
 
-def _package(name):
+def _package(name: str) -> Check:
     try:
         return Check(name, True, metadata.version(name))
     except metadata.PackageNotFoundError:
         return Check(name, False, f"not installed; {REINSTALL}")
 
 
-def _widgets_extension():
+def _widgets_extension() -> Check:
     found = any((Path(prefix) / WIDGETS_EXTENSION).is_dir() for prefix in (sys.prefix, sys.base_prefix))
     if found:
         return Check("JupyterLab widgets extension", True, "installed")

@@ -8,14 +8,23 @@ follows each node's `next_functions` in tuple order, so the numbering
 
 import gc
 from collections import Counter, deque
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from graphlib import TopologicalSorter
+from typing import Literal, NamedTuple, TypeAlias
 
 import torch
+from torch.autograd.graph import Node as AutogradNode
 
-from .arguments import check_flag, check_max_nodes, leaf_names, learner_facing, roots_of
-from .saved_values import saved_values, shape_text
+from .arguments import Params, Root, Start, check_flag, check_max_nodes, leaf_names, learner_facing, roots_of
+from .saved_values import Saved, saved_values, shape_text
+
+NodeKind: TypeAlias = Literal["output", "op", "leaf", "const", "group"]
+# What a walk meets: a tensor (an output or a leaf root), an autograd node, or
+# None (a constant); links are (src, dst, slot, output_nr) positions in walk order.
+Item: TypeAlias = torch.Tensor | AutogradNode | None
+Link: TypeAlias = tuple[int, int, int, int]
 
 
 @dataclass(frozen=True)
@@ -31,10 +40,10 @@ class Node:
     """
 
     id: str
-    kind: str
+    kind: NodeKind
     label: str
     detail: str = ""
-    saved: tuple = ()
+    saved: tuple[Saved, ...] = ()
     uses: int = 0          # for a leaf: its edges in the whole graph, drawn or not
 
 
@@ -49,38 +58,47 @@ class Edge:
     output_nr: int = 0
 
 
+class Rolled(NamedTuple):
+    """A group of repeated steps (roll.py): its node id, how many steps and
+    how many nodes it stands for."""
+
+    group: str
+    steps: int
+    nodes: int
+
+
 @dataclass(frozen=True)
 class Graph:
     """The walked graph. `omitted` counts nodes left out by `max_nodes`;
-    `cut` lists the kept nodes that have inputs among them; `rolled` has a
-    (group id, steps, nodes) entry per group of repeated steps (roll.py)."""
+    `cut` lists the kept nodes that have inputs among them; `rolled` has an
+    entry per group of repeated steps (roll.py)."""
 
-    nodes: tuple
-    edges: tuple
+    nodes: tuple[Node, ...]
+    edges: tuple[Edge, ...]
     omitted: int = 0
-    cut: tuple = ()
-    rolled: tuple = ()
+    cut: tuple[str, ...] = ()
+    rolled: tuple[Rolled, ...] = ()
 
-    def find(self, label):
+    def find(self, label: str) -> list[Node]:
         """The nodes whose label is `label`, in walk order."""
         return [node for node in self.nodes if node.label == label]
 
-    def count(self, kind):
+    def count(self, kind: NodeKind) -> int:
         """How many nodes of this kind ("op", "leaf", "const", "output")."""
         return sum(node.kind == kind for node in self.nodes)
 
-    def depth(self):
+    def depth(self) -> int:
         """The most operations on any path from a leaf to an output."""
         ops = {n.id for n in self.nodes if n.kind == "op"}
-        inputs = {n.id: set() for n in self.nodes}
+        inputs: dict[str, set[str]] = {n.id: set() for n in self.nodes}
         for edge in self.edges:
             inputs[edge.dst].add(edge.src)
-        best = {}
+        best: dict[str, int] = {}
         for node_id in TopologicalSorter(inputs).static_order():   # inputs come first
             best[node_id] = (node_id in ops) + max((best[i] for i in inputs[node_id]), default=0)
         return max(best.values(), default=0)
 
-    def is_topological(self, order):
+    def is_topological(self, order: Sequence[str]) -> bool:
         """True when every node in `order` (node ids) comes after all the
         nodes that used it: gradients can flow from outputs to inputs in
         this order, as the engine requires."""
@@ -89,7 +107,7 @@ class Graph:
 
 
 @learner_facing
-def trace_graph(root, params=None, max_nodes=None, saved=True):
+def trace_graph(root: Root, params: Params | None = None, max_nodes: int | None = None, saved: bool = True) -> Graph:
     """Walk the autograd graph behind `root` and return a `Graph`.
 
     root: a tensor, a `grad_fn` node, or a sequence of tensors.
@@ -121,7 +139,7 @@ def trace_graph(root, params=None, max_nodes=None, saved=True):
 
 
 @contextmanager
-def _collector_paused():
+def _collector_paused() -> Iterator[None]:
     """Pause Python's cyclic garbage collector while a walk makes hundreds of
     thousands of small objects, none of them in a cycle: otherwise its passes
     over the growing heap take about half the time of a 200,000-node walk."""
@@ -134,16 +152,17 @@ def _collector_paused():
             gc.enable()
 
 
-def _nearest(items, links, limit):
+def _nearest(items: Sequence[Item], links: Sequence[Link], limit: int) -> Sequence[int]:
     """Up to `limit` positions in walk order (nearest the outputs first), at
     most limit // 8 (at least 8) at any one depth; constants, which lead
     nowhere, are not held to that."""
     if limit >= len(items):
         return range(len(items))
-    depth = {}
+    depth: dict[int, int] = {}
     for s, d, _, _ in links:             # links come in walk order: d is placed before s
         depth.setdefault(s, depth.get(d, 0) + 1)
-    per_depth, row_limit, kept = Counter(), max(8, limit // 8), []
+    per_depth: Counter[int] = Counter()
+    row_limit, kept = max(8, limit // 8), []
     for position, item in enumerate(items):
         level = depth.get(position, 0)
         if item is not None and per_depth[level] >= row_limit:
@@ -155,37 +174,42 @@ def _nearest(items, links, limit):
     return kept
 
 
-def autograd_nodes(root):
+def autograd_nodes(root: Root) -> list[tuple[str, AutogradNode]]:
     """The live autograd nodes behind `root`, as (node id, node) pairs with
     the same ids that `trace_graph(root)` gives. For hooks; outputs,
     constants and leaf roots are left out."""
     items, _ = _walk(roots_of(root))
-    return [(f"n{i}", item) for i, item in enumerate(items) if isinstance(item, torch.autograd.graph.Node)]
+    return [(f"n{i}", item) for i, item in enumerate(items) if isinstance(item, AutogradNode)]
 
 
-def _walk(starts):
+def _walk(starts: Sequence[Start]) -> tuple[list[Item], list[Link]]:
     """Breadth-first walk. Returns (items, links): items are tensors (outputs
     and leaf roots), autograd nodes, or `None` for constants; links are
     (src, dst, slot, output_nr) index tuples."""
-    items, index, links, queue = [], {}, [], deque()
-    leaf_roots = {}                      # a leaf passed as a root is one node with its AccumulateGrad
+    items: list[Item] = []
+    index: dict[AutogradNode, int] = {}
+    links: list[Link] = []
+    queue: deque[AutogradNode] = deque()
+    leaf_roots: dict[int, int] = {}      # a leaf passed as a root is one node with its AccumulateGrad
 
-    def visit(fn):
+    def visit(fn: AutogradNode) -> int:
         if fn not in index:
-            position = leaf_roots.get(id(fn.variable)) if is_leaf_node(fn) else None
+            variable = leaf_variable(fn)
+            position = None if variable is None else leaf_roots.get(id(variable))
             index[fn] = len(items) if position is None else position
             if position is None:
                 items.append(fn)
                 queue.append(fn)
         return index[fn]
 
-    for tensor in (s for s in starts if isinstance(s, torch.Tensor)):
+    outputs = [s for s in starts if isinstance(s, torch.Tensor)]
+    for tensor in outputs:
         if tensor.grad_fn is None:
             leaf_roots[id(tensor)] = len(items)
         items.append(tensor)
-    for pos, start in enumerate(list(items)):
-        if start.grad_fn is not None:
-            links.append((visit(start.grad_fn), pos, 0, start.output_nr))
+    for pos, tensor in enumerate(outputs):
+        if tensor.grad_fn is not None:
+            links.append((visit(tensor.grad_fn), pos, 0, tensor.output_nr))
     for start in starts:
         if not isinstance(start, torch.Tensor):
             visit(start)
@@ -200,29 +224,32 @@ def _walk(starts):
     return items, links
 
 
-def _make_node(node_id, item, names, uses, saved):
+def _make_node(node_id: str, item: Item, names: Mapping[int, str], uses: int, saved: bool) -> Node:
     if item is None:
         return Node(node_id, "const", "None")
     if isinstance(item, torch.Tensor):
+        name = names.get(id(item), "tensor")
         if item.grad_fn is not None:
-            return Node(node_id, "output", names.get(id(item), "tensor"), shape_text(item))
-        return Node(node_id, "leaf", names.get(id(item), "tensor"), shape_text(item), uses=uses)
-    if is_leaf_node(item):
-        variable = item.variable
+            return Node(node_id, "output", name, shape_text(item))
+        return Node(node_id, "leaf", name, shape_text(item), uses=uses)
+    variable = leaf_variable(item)
+    if variable is not None:
         return Node(node_id, "leaf", names.get(id(variable), "tensor"), shape_text(variable), uses=uses)
     return Node(node_id, "op", node_label(item), saved=saved_values(item) if saved else ())
 
 
-def is_leaf_node(fn):
-    """Whether an autograd node is a leaf's AccumulateGrad (told by what it
-    is, not by an attribute a custom Function's ctx could also have)."""
-    return type(fn) is _ACCUMULATE_GRAD
+def leaf_variable(fn: AutogradNode) -> torch.Tensor | None:
+    """The leaf tensor of an `AccumulateGrad` node, or None for any other
+    node (told by what the node is, not by an attribute a custom Function's
+    ctx could also have)."""
+    return fn.variable if type(fn) is _ACCUMULATE_GRAD else None  # type: ignore[attr-defined]
 
 
-_ACCUMULATE_GRAD = torch._C._functions.AccumulateGrad
+# AccumulateGrad's class is missing from torch's type stubs.
+_ACCUMULATE_GRAD: type = torch._C._functions.AccumulateGrad  # type: ignore[attr-defined]
 
 
-def node_label(fn):
+def node_label(fn: AutogradNode) -> str:
     """An autograd node's name without the C++ namespace ("AccumulateGrad")."""
     label = _LABELS.get(type(fn))
     if label is None:
@@ -232,4 +259,4 @@ def node_label(fn):
     return label
 
 
-_LABELS = {}      # node class -> name, for classes named as their nodes are
+_LABELS: dict[type, str] = {}      # node class -> name, for classes named as their nodes are

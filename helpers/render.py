@@ -5,12 +5,17 @@ byte-identical output in every process. Laying DOT out as SVG is in `svg.py`.
 """
 
 from collections import Counter
+from collections.abc import Collection, Mapping, Sequence
 from html import escape
+from typing import Final
+
+from .graph import Edge, Graph, Node
+from .saved_values import Saved
 
 # The visual vocabulary, in one place: draw_graph's docstring, the index
 # notebook's legend table and every drawing are made from these constants.
 # kind -> (fill colour, its name, what it means)
-LEGEND = {
+LEGEND: Final[Mapping[str, tuple[str, str, str]]] = {
     "output": ("#c8e6c9", "pale green", "a tensor you passed in: the result of the forward pass"),
     "op": ("#e3e8ec", "grey-blue", "a backward node (grad_fn): one recorded operation, its name in larger type"),
     "leaf": ("#bbdefb", "light blue", "a leaf (AccumulateGrad): backward writes into its .grad"),
@@ -41,13 +46,13 @@ QUICK = '  graph [splines=line, nslimit=2, nslimit1=2];'
 MAX_SAVED_ROWS = 6
 
 
-def legend_text():
+def legend_text() -> str:
     """The legend as plain lines (draw_graph's docstring ends with it)."""
     rows = [f"  {name:<14} {kind:<9} -- {meaning}" for kind, (_, name, meaning) in LEGEND.items()]
     return "\n".join(["Colours (fill):", *rows, SHARED_TEXT, SAVED_TEXT])
 
 
-def legend_html():
+def legend_html() -> str:
     """The colour legend as an HTML table (shown in the index notebook)."""
     rows = "".join(
         f'<tr><td style="background-color:{fill};border:1px solid #546e7a;width:3em"></td>'
@@ -59,20 +64,21 @@ def legend_html():
     return f"<table><tr>{head}</tr>{rows}</table>{notes}"
 
 
-def shown_saved(node):
+def shown_saved(node: Node) -> list[Saved]:
     """The saved values a drawing lists: sizes and strides kept only for
     shape bookkeeping (names with "_sym_") are left out; the Graph has them."""
     return [s for s in node.saved if "_sym_" not in s.name]
 
 
-def visible(graph, constants=True):
+def visible(graph: Graph, constants: bool = True) -> tuple[list[Node], list[Edge]]:
     """The nodes and edges to draw: constants left out unless asked for."""
     shown = [n for n in graph.nodes if constants or n.kind != "const"]
     ids = {n.id for n in shown}
     return shown, [e for e in graph.edges if e.src in ids and e.dst in ids]
 
 
-def to_text(graph, constants=True, highlight=frozenset(), notes=None):
+def to_text(graph: Graph, constants: bool = True, highlight: Collection[str] = frozenset(),
+            notes: Mapping[str, str] | None = None) -> str:
     """The structure as text: one line per node, then one per edge.
     Highlighted nodes are marked, and notes follow a "#"."""
     nodes, edges = visible(graph, constants)
@@ -91,7 +97,7 @@ def to_text(graph, constants=True, highlight=frozenset(), notes=None):
     return "\n".join(lines)
 
 
-def cut_notice(graph):
+def cut_notice(graph: Graph) -> str:
     """The line that says how much of the graph was left out."""
     total = len(graph.nodes) + graph.omitted
     return (
@@ -109,7 +115,8 @@ HEADER = (
 )
 
 
-def to_dot(graph, constants=True, highlight=frozenset(), notes=None):
+def to_dot(graph: Graph, constants: bool = True, highlight: Collection[str] = frozenset(),
+           notes: Mapping[str, str] | None = None) -> str:
     """DOT source for the graph; `highlight` is a set of node ids. The
     colours are `LEGEND`'s (see `legend_text`)."""
     nodes, edges = visible(graph, constants)
@@ -126,7 +133,8 @@ def to_dot(graph, constants=True, highlight=frozenset(), notes=None):
     return "\n".join(lines) + "\n"
 
 
-def _dot_nodes(nodes, shared, highlight, notes, cut):
+def _dot_nodes(nodes: Sequence[Node], shared: Mapping[str, int], highlight: Collection[str],
+               notes: Mapping[str, str], cut: Collection[str]) -> list[str]:
     """One DOT node per graph node; a shared leaf once per drawn use (`id_1`, ...)."""
     lines = []
     for node in nodes:
@@ -140,9 +148,10 @@ def _dot_nodes(nodes, shared, highlight, notes, cut):
     return lines
 
 
-def _dot_edges(edges, shared):
+def _dot_edges(edges: Sequence[Edge], shared: Collection[str]) -> list[str]:
     """One DOT edge per graph edge; each use of a shared leaf from its own copy."""
-    lines, copy_numbers = [], Counter()
+    lines: list[str] = []
+    copy_numbers: Counter[str] = Counter()
     for e in edges:
         src = e.src
         if src in shared:
@@ -152,7 +161,7 @@ def _dot_edges(edges, shared):
     return lines
 
 
-def _dot_node(dot_id, node, lit, shared="", note="", lost=False):
+def _dot_node(dot_id: str, node: Node, lit: bool, shared: str = "", note: str = "", lost: bool = False) -> str:
     fill = LEGEND["highlight" if lit else node.kind][0]
     rows = [f'<FONT POINT-SIZE="11">{escape(node.label)}</FONT>' if node.kind == "op" else escape(node.label)]
     if node.detail:
@@ -176,15 +185,15 @@ def _dot_node(dot_id, node, lit, shared="", note="", lost=False):
     return f'  {dot_id} [label=<{"<BR/>".join(rows)}>, fillcolor="{fill}"{extra}];'
 
 
-def _saved_row(value):
+def _saved_row(value: Saved) -> str:
     if value.freed:
         return f'<FONT POINT-SIZE="8" COLOR="{FREED_COLOUR}"><I>{escape(value.name)}: freed</I></FONT>'
     return f'<FONT POINT-SIZE="8" COLOR="{SAVED_COLOUR}">{escape(value.name)}: {escape(value.text)}</FONT>'
 
 
-def _dot_edge(edge):
+def _dot_edge(edge: Edge) -> str:
     return f' [label=" out {edge.output_nr}", fontsize=8]' if edge.output_nr else ""
 
 
-def _edge_note(edge):
+def _edge_note(edge: Edge) -> str:
     return f" [input {edge.slot}" + (f", output {edge.output_nr}]" if edge.output_nr else "]")

@@ -10,6 +10,7 @@ stays counted until the graph that holds it frees it.
 """
 
 import weakref
+from typing import Literal
 
 import torch
 
@@ -23,7 +24,7 @@ class _Packed:
 
     __slots__ = ("tensor", "__weakref__")
 
-    def __init__(self, tensor):
+    def __init__(self, tensor: torch.Tensor) -> None:
         self.tensor = tensor
 
 
@@ -37,39 +38,40 @@ class SavedTensors:
     peak_bytes    the most bytes held at once, as seen at each save
     """
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.saved_count = 0
         self.peak_bytes = 0
-        self._held = weakref.WeakSet()
-        self._hooks = None
+        self._held: weakref.WeakSet[_Packed] = weakref.WeakSet()
+        self._hooks: torch.autograd.graph.saved_tensors_hooks | None = None
 
-    def __enter__(self):
+    def __enter__(self) -> "SavedTensors":
         self._hooks = torch.autograd.graph.saved_tensors_hooks(self._pack, _unpack)
         self._hooks.__enter__()
         return self
 
-    def __exit__(self, *exc):
-        self._hooks.__exit__(*exc)
+    def __exit__(self, *exc: object) -> Literal[False]:
+        if self._hooks is not None:
+            self._hooks.__exit__(*exc)
         self._hooks = None
         return False
 
-    def _pack(self, tensor):
+    def _pack(self, tensor: torch.Tensor) -> _Packed:
         self.saved_count += 1
         packed = _Packed(tensor.detach())
         self._held.add(packed)
         self.peak_bytes = max(self.peak_bytes, self.held_bytes())
         return packed
 
-    def held_count(self):
+    def held_count(self) -> int:
         return len(self._held)
 
-    def held_bytes(self):
-        storages = {}
+    def held_bytes(self) -> int:
+        storages: dict[int, int] = {}
         for packed in list(self._held):
             storage = packed.tensor.untyped_storage()
             storages[storage.data_ptr()] = storage.nbytes()
         return sum(storages.values())
 
 
-def _unpack(packed):
+def _unpack(packed: _Packed) -> torch.Tensor:
     return packed.tensor

@@ -4,12 +4,17 @@ packed form (`_raw_saved_*`) and never unpacked, so drawing runs no user
 code, re-runs no checkpointed forward and consumes nothing."""
 
 import functools
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any, TypeAlias
 
 import torch
+from torch.autograd.graph import Node
 
 MAX_TEXT = 60
 CHECKPOINT = "torch.utils.checkpoint"
+# (attribute, packed-form attribute, name) of one `_saved_*` value of a node class
+SavedName: TypeAlias = tuple[str, str, str]
 
 
 @dataclass(frozen=True)
@@ -23,7 +28,7 @@ class Saved:
     freed: bool = False
 
 
-def shape_text(tensor):
+def shape_text(tensor: torch.Tensor) -> str:
     """"scalar" for a 0-d tensor, else its shape as Python writes a tuple:
     "shape (3,)", "shape (3, 4)" (never a bare "3", which reads as a value).
     A tensor whose sizes cannot be read (a strided nested tensor) says so."""
@@ -33,37 +38,39 @@ def shape_text(tensor):
         return "nested, sizes vary" if getattr(tensor, "is_nested", False) else "sizes unreadable"
 
 
-def tensor_text(tensor):
+def tensor_text(tensor: torch.Tensor) -> str:
     """"scalar tensor", or "tensor of shape (3, 4)"."""
     return _tensor_words(shape_text(tensor))
 
 
-def _shape_words(shape):
+def _shape_words(shape: Sequence[int]) -> str:
     return "scalar" if not shape else f"shape {tuple(shape)}"
 
 
-def _tensor_words(shape_words):
+def _tensor_words(shape_words: str) -> str:
     return "scalar tensor" if shape_words == "scalar" else f"tensor of {shape_words}"
 
 
 @functools.cache
-def _saved_names(node_type):
+def _saved_names(node_type: type) -> tuple[SavedName, ...]:
     """(attribute, packed-form attribute, name) of each `_saved_*` value of a
     node class (the same for every node of it)."""
-    names = [(a, "_raw" + a, a.removeprefix("_saved_")) for a in dir(node_type) if a.startswith("_saved_")]
-    if "saved_tensors" in dir(node_type):        # a custom torch.autograd.Function
+    attributes = dir(node_type)
+    names = [(a, "_raw" + a, a.removeprefix("_saved_")) for a in attributes if a.startswith("_saved_")]
+    if "saved_tensors" in attributes:           # a custom torch.autograd.Function
         names.append(("saved_tensors", "_raw_saved_tensors", "saved_tensors"))
     return tuple(names)
 
 
-def saved_values(fn):
+def saved_values(fn: Node) -> tuple[Saved, ...]:
     """The `Saved` values of one backward node, sorted by name. A slot that
     holds None (nothing was needed) is left out."""
-    found = []
+    found: list[Saved] = []
     for attr, raw_attr, name in _saved_names(type(fn)):
         try:
             raw = getattr(fn, raw_attr, None)
-            if type(raw) is _SavedTensor and raw.unpack_hook is None:   # one tensor, no hook: the usual case
+            plain = type(raw) is _SavedTensor and raw.unpack_hook is None  # type: ignore[attr-defined]
+            if plain:                               # one tensor, no hook: the usual case
                 found += _plain_tensor(fn, attr, name)
                 continue
         except RuntimeError as err:                 # freed
@@ -73,10 +80,7 @@ def saved_values(fn):
     return tuple(found)
 
 
-_SavedTensor = torch._C._autograd.SavedTensor
-
-
-def _plain_tensor(fn, attr, name):
+def _plain_tensor(fn: Node, attr: str, name: str) -> tuple[Saved, ...]:
     """A tensor saved without a hook. Its description depends only on the
     name and the shape, so equal ones are made once (a 100,000-step graph
     saves 300,000 tensors of a handful of shapes)."""
@@ -90,11 +94,14 @@ def _plain_tensor(fn, attr, name):
 
 
 @functools.lru_cache(maxsize=1024)
-def _tensor_saved(name, shape):
+def _tensor_saved(name: str, shape: torch.Size) -> Saved:
     return Saved(name, _bounded(_tensor_words(_shape_words(shape))))
 
 
-def _describe(fn, attr, name, raw):
+_SavedTensor = torch._C._autograd.SavedTensor     # its unpack_hook and data are missing from torch's stubs
+
+
+def _describe(fn: Node, attr: str, name: str, raw: Any) -> list[Saved]:
     raws = raw if isinstance(raw, (list, tuple)) else [raw]
     hooks = [r.unpack_hook for r in raws if r is not None and hasattr(r, "unpack_hook") and r.unpack_hook]
     if hooks:
@@ -111,7 +118,7 @@ def _describe(fn, attr, name, raw):
     return [Saved(name, value_text(value))]
 
 
-def _unreadable(name, message):
+def _unreadable(name: str, message: str) -> Saved:
     if "modified by an inplace operation" in message:
         versions = message.split("is at version ")[-1].split(";")[0] if "is at version" in message else "?"
         expected = message.split("expected version ")[-1].split(" ")[0] if "expected version" in message else "?"
@@ -120,12 +127,12 @@ def _unreadable(name, message):
     return Saved(name, "freed" if freed else "unreadable", freed)
 
 
-def value_text(value):
+def value_text(value: object) -> str:
     """A short, one-line, deterministic description of a saved value."""
     return _bounded(_text(value))
 
 
-def _text(value):
+def _text(value: object) -> str:
     if isinstance(value, torch.Tensor):
         return tensor_text(value)
     if isinstance(value, bool) or value is None:
@@ -143,6 +150,6 @@ def _text(value):
     return type(value).__name__ if " at 0x" in repr(value) else repr(value)
 
 
-def _bounded(text):
+def _bounded(text: str) -> str:
     text = " ".join(text.split())
     return text if len(text) <= MAX_TEXT else text[:MAX_TEXT - 1] + "…"

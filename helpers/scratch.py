@@ -10,26 +10,47 @@ and optionally .label (a leaf's name), .requires_grad (False: a constant,
 drawn like PyTorch's None input) and .grad (shown by the step view).
 """
 
+from __future__ import annotations
+
 from collections import Counter, deque
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:                 # torch's dependency; read by the type checker only
+    from typing_extensions import TypeIs
 
 from .graph import Edge, Graph, Node
 
 
-def is_scratch_value(obj):
+class ScratchValue(Protocol):
+    """What the walk reads of a value (the protocol above)."""
+
+    @property
+    def inputs(self) -> Sequence[ScratchValue]: ...
+
+    @property
+    def op(self) -> str: ...
+
+    @property
+    def data(self) -> float: ...
+
+
+def is_scratch_value(obj: object) -> TypeIs[ScratchValue]:
     """Whether `obj` follows the protocol above (and is not a tensor)."""
     return hasattr(obj, "inputs") and hasattr(obj, "op") and hasattr(obj, "data")
 
 
-def trace_scratch(root):
+def trace_scratch(root: ScratchValue) -> Graph:
     """The `Graph` of a scratch value: an output node, then its operations,
     leaves and constants, breadth-first in `inputs` order."""
     graph, _ = scratch_graph(root)
     return graph
 
 
-def scratch_graph(root):
+def scratch_graph(root: ScratchValue) -> tuple[Graph, dict[int, str]]:
     """(Graph, {id(value): node id}) for a scratch value."""
-    order, index, links, queue = [root], {id(root): "n1"}, [], deque([root])
+    order, index, queue = [root], {id(root): "n1"}, deque([root])
+    links: list[Edge] = []
     while queue:
         value = queue.popleft()
         for slot, child in enumerate(value.inputs):
@@ -44,7 +65,7 @@ def scratch_graph(root):
     return Graph(tuple(nodes), (Edge("n1", "n0"), *links)), index
 
 
-def _node(node_id, value, uses):
+def _node(node_id: str, value: ScratchValue, uses: Mapping[str, int]) -> Node:
     if value.inputs:
         return Node(node_id, "op", value.op)
     if getattr(value, "requires_grad", True):

@@ -39,12 +39,12 @@ class DotUnavailable(RuntimeError):
     """`dot` is missing, failed, or the graph is too big to lay out; the message says which."""
 
 
-def find_dot():
+def find_dot() -> str | None:
     """The path of the `dot` program, or None."""
     return shutil.which("dot")
 
 
-def to_svg(source):
+def to_svg(source: str) -> str:
     """The SVG that `dot` makes of this DOT source."""
     nodes = source.count("[label=")
     if nodes > LAYOUT_LIMIT:
@@ -54,7 +54,7 @@ def to_svg(source):
 
 
 @functools.lru_cache(maxsize=32)
-def _laid_out(source):
+def _laid_out(source: str) -> str:
     dot, env = dot_command()
     try:
         done = subprocess.run([dot, "-Tsvg"], input=source.encode(), capture_output=True, env=env, timeout=TIMEOUT)
@@ -68,7 +68,7 @@ def _laid_out(source):
     return svg[svg.index("<svg"):]
 
 
-def dot_command():
+def dot_command() -> tuple[str, dict[str, str] | None]:
     """(path of `dot`, environment to run it in): the environment points
     Graphviz at a private plugin directory (see the module docstring), or
     is None (the usual one) when that directory cannot be made."""
@@ -80,14 +80,14 @@ def dot_command():
 
 
 @functools.cache
-def _plugin_directory(dot):
+def _plugin_directory(dot: str) -> str | None:
     try:
         return _lean_plugins(dot)
     except (OSError, subprocess.SubprocessError, LookupError):
         return None
 
 
-def _lean_plugins(dot):
+def _lean_plugins(dot: str) -> str:
     found = subprocess.run([dot, "-v", "-Tsvg"], input=b"digraph {}", capture_output=True, timeout=30)
     libdir = re.search(r'libdir = "([^"]+)"', found.stderr.decode(errors="replace"))
     if libdir is None:

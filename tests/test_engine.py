@@ -2,10 +2,10 @@
 
 import pytest
 import torch
-from tools.lessons import lesson_function
 
 from helpers import trace_graph
 from helpers.engine import Step, grad_text, record_backward
+from tools.lessons import lesson_function
 
 diamond = lesson_function("02-inspecting-the-graph", "diamond")
 

@@ -5,11 +5,11 @@ import sys
 
 import pytest
 import torch
-from tools.lessons import lesson_function
 
 from helpers import trace_graph
 from helpers.graph import Edge, Graph, Node
 from helpers.saved_values import Saved
+from tools.lessons import lesson_function
 
 
 def test_note_example_exact(note_example):
@@ -98,8 +98,13 @@ def test_freed_and_retained_saved_values(note_example):
     assert pow_node.saved == (Saved("exponent", "2"), Saved("self", "freed", True))
 
 
-def test_custom_function_saved_tensors():
+def _double(held=None):
+    """A custom autograd.Function class, as a notebook cell defines one; the
+    class holds `held` (a lookup table, say)."""
+
     class Double(torch.autograd.Function):
+        table = held
+
         @staticmethod
         def forward(ctx, a):
             ctx.save_for_backward(a)
@@ -109,7 +114,11 @@ def test_custom_function_saved_tensors():
         def backward(ctx, grad):
             return grad * 2
 
-    out = Double.apply(torch.ones(3, requires_grad=True))
+    return Double
+
+
+def test_custom_function_saved_tensors():
+    out = _double().apply(torch.ones(3, requires_grad=True))
     node = trace_graph(out).find("DoubleBackward")[0]
     assert node.saved == (Saved("saved_tensors", "tensor of shape (3,)"),)
     out.sum().backward()

@@ -20,7 +20,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 LEARNER = ["torch==2.13.0", "jupyterlab", "ipywidgets", "graphviz", "torchviz", "matplotlib", "setuptools"]
-DEV = ["pytest", "pytest-xdist", "nbval", "playwright", "ruff", "psutil", "expecttest", "sphinx", "myst-nb",
+DEV = ["pytest", "pytest-xdist", "nbval", "playwright", "ruff", "mypy", "psutil", "expecttest", "sphinx", "myst-nb",
        "sphinx-book-theme"]
 # PyPI's Linux torch wheel for Python 3.10 is the CUDA build; the collection
 # pins the CPU build, which needs none of these.
