@@ -117,4 +117,4 @@ def _with_line(length, markdown=False):
 def test_the_line_limit_counts_code_lines_only():
     assert _with_line(LINE_LIMIT) == [] and _with_line(LINE_LIMIT, markdown=True) == []
     assert len(_with_line(LINE_LIMIT + 1)) == 1 and len(_with_line(LINE_LIMIT + 1, markdown=True)) == 1
-    assert "cell 4: a code line of 78 characters" in _with_line(LINE_LIMIT + 1)[0]
+    assert f"cell 4: a code line of {LINE_LIMIT + 1} characters" in _with_line(LINE_LIMIT + 1)[0]

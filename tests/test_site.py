@@ -1,8 +1,9 @@
 """The static site: built from the stored notebooks (nothing executed),
 served on 127.0.0.1 and opened page by page in headless Chromium: no console
 errors, every drawing present as inline SVG holding the node names the
-notebook's stored drawings name, every internal link resolving. A page that
-lost its drawings must fail the same check."""
+notebook's stored drawings name, every internal link resolving, no code
+block scrolling sideways in a window 1280 pixels wide. A page that lost its
+drawings, or holds a code line too long, must fail the same check."""
 
 import functools
 import http.server
@@ -14,14 +15,21 @@ from urllib.parse import urljoin
 
 import nbformat
 import pytest
+from conftest import ROOT
+
 from tools.browser import CHROMIUM, CHROMIUM_ARGS
 from tools.build_site import build
-from conftest import ROOT
 from tools.nav import notebook_paths
 
 ARTIFACTS = ROOT / "artifacts" / "site"
 PATHS = notebook_paths()
 OP = re.compile(r"^n\d+ op: (\S+)", re.M)
+WIDTH = 1280      # a laptop's window: what tests/structure.py's LINE_LIMIT is measured for
+# Code the learner reads (code cells, markdown code blocks, folded solutions)
+# that scrolls sideways; printed outputs are left out.
+SCROLLING = """() => [...document.querySelectorAll('article pre')]
+  .filter(pre => !pre.closest('.cell_output') && pre.scrollWidth > pre.clientWidth)
+  .map(pre => pre.textContent.trim().split('\\n')[0].slice(0, 40))"""
 
 
 def expected_labels(path):
@@ -34,7 +42,8 @@ def expected_labels(path):
 
 
 def problems(page, expected):
-    """What is wrong with the open page: drawings missing or lacking names."""
+    """What is wrong with the open page: drawings missing or lacking names,
+    code that scrolls sideways."""
     # a Graphviz drawing is an <svg> whose groups have class "node" (the theme's icons are SVG too)
     svg_text = page.evaluate("() => [...document.querySelectorAll('svg g.node text')].map(t => t.textContent)"
                              ".join(' ')")
@@ -44,6 +53,9 @@ def problems(page, expected):
     missing = sorted(label for label in expected if label not in svg_text)
     if missing:
         found.append(f"drawings lack {missing}")
+    scrolling = page.evaluate(SCROLLING)
+    if scrolling:
+        found.append(f"code blocks scroll sideways at {page.viewport_size['width']} px: {scrolling}")
     return found
 
 
@@ -74,7 +86,7 @@ def page(site):
 
     with sync_playwright() as playwright:
         chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        page = chromium.new_page(viewport={"width": 1400, "height": 1000})
+        page = chromium.new_page(viewport={"width": WIDTH, "height": 1000})
         yield page
         chromium.close()
 
@@ -107,6 +119,15 @@ def test_a_page_without_its_drawings_fails_the_check(site, page):
     page.evaluate("() => document.querySelectorAll('svg').forEach(svg => svg.remove())")
     found = problems(page, expected_labels(path))
     assert found and "no drawing" in found[0]
+
+
+def test_a_code_line_too_long_fails_the_check(site, page):
+    path = PATHS[1]
+    page.goto(urljoin(site, f"{path.stem}.html"))
+    first = page.evaluate("() => document.querySelector('.cell_input pre').textContent.split('\\n')[0]")
+    page.evaluate("() => document.querySelector('.cell_input pre').append('\\n# ' + 'x'.repeat(100))")
+    found = problems(page, expected_labels(path))
+    assert found == [f"code blocks scroll sideways at {WIDTH} px: [{first!r}]"]
 
 
 def test_widgets_show_their_stored_drawing_and_need_a_kernel_to_change(site, page):
