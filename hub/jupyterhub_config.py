@@ -56,10 +56,9 @@ c.JupyterHub.spawner_class = "simple"      # SimpleLocalProcessSpawner: no syste
 c.SimpleLocalProcessSpawner.home_dir_template = str(STATE.parent / "learners" / "{username}")
 c.Spawner.ip = LOOPBACK
 # tools/hub.py's `singleuser` makes the learner's working copy (my-notebooks/ in their
-# home, as `make lab --prepare-only` does) and then runs jupyterhub-singleuser in it.
+# home, as `make lab --prepare-only` does) and then runs jupyterhub-singleuser on it.
 c.Spawner.cmd = [sys.executable, "-m", "tools.hub", "singleuser"]
 c.Spawner.default_url = "/lab/tree/00-index.ipynb"
-c.Spawner.notebook_dir = "~/my-notebooks"
 c.Spawner.environment = {
     "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",   # Graphviz's dot is on it
     "LANG": "C.UTF-8",

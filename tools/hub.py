@@ -149,12 +149,14 @@ class Hub:
 
 def singleuser(args):
     """A learner's server, as the hub starts it (cwd and HOME are the
-    learner's home): their working copy made as `make lab` makes it
-    (tools/lab.py --prepare-only), then jupyterhub-singleuser on it with the
-    server options of jupyter/ (idle kernels culled)."""
-    home = Path(os.environ["HOME"])
-    lab.main(["--prepare-only", "--copy", str(home / "my-notebooks")])
-    command = [str(Path(sys.executable).parent / "jupyterhub-singleuser"), *lab.server_options(), *args]
+    learner's home, here or in the course image on Kubernetes): their working
+    copy made as `make lab` makes it (tools/lab.py --prepare-only), then
+    jupyterhub-singleuser serving it, with the server options of jupyter/
+    (idle kernels culled)."""
+    copy = Path(os.environ["HOME"]) / "my-notebooks"
+    lab.main(["--prepare-only", "--copy", str(copy)])
+    command = [str(Path(sys.executable).parent / "jupyterhub-singleuser"), f"--ServerApp.root_dir={copy}",
+               *lab.server_options(), *args]
     os.execv(command[0], command)
 
 

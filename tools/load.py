@@ -20,7 +20,6 @@ Bounded: every step has a timeout, the whole run DEADLINE seconds; the hub
 and everything it started are stopped at the end, failed or not."""
 
 import argparse
-import contextlib
 import os
 import shutil
 import statistics
@@ -33,13 +32,12 @@ import psutil
 
 from tools.hub import BUILD, Hub
 from tools.hub_learner import Learner
-from tools.working_copy import collection
+from tools.load_measure import GB, cpu_seconds, idle_cpu, memory, tree
+from tools.load_sequence import sequence, sequence_table
 
 NOTEBOOK = "01-dynamic-control-flow.ipynb"
 DEADLINE = 1200            # seconds for the whole run
 PAUSE = 0.5                # seconds between a learner's widget changes (a person's pace)
-IDLE_SECONDS = 10          # how long the idle class's CPU is measured
-GB = 1e9
 
 
 @dataclass
@@ -47,28 +45,13 @@ class Result:
     name: str
     start: float = float("nan")
     run_all: float = float("nan")
+    start_cpu: float = float("nan")     # CPU seconds of the server's start (its process and what it ran)
+    run_cpu: float = float("nan")       # CPU seconds of the kernel's Run All
+    redraw_cpu: float = float("nan")    # the kernel's CPU seconds per widget change
     redraws: list = field(default_factory=list)
     rss: float = float("nan")
     pss: float = float("nan")
     failure: str = ""
-
-
-def tree(hub, name):
-    """A learner's server process and everything it started (kernels)."""
-    server = psutil.Process(hub.api(f"/users/{name}")["servers"][""]["state"]["pid"])
-    return [server, *server.children(recursive=True)]
-
-
-def memory(hub, name):
-    """(RSS, PSS) in bytes of a learner's server and everything it started."""
-    rss = pss = 0
-    for process in tree(hub, name):
-        try:
-            info = process.memory_full_info()
-        except psutil.NoSuchProcess:
-            continue
-        rss, pss = rss + info.rss, pss + info.pss
-    return rss, pss
 
 
 def one_learner(hub, name, delay, changes, result, opened):
@@ -79,38 +62,32 @@ def one_learner(hub, name, delay, changes, result, opened):
         learner = Learner(hub.url, name, hub.password)
         learner.login()
         result.start = learner.start()
+        result.start_cpu = cpu_seconds(tree(hub, name)[:1])
         learner.enter()
         notebook = learner.open(NOTEBOOK)
         opened.append(notebook)
+        kernel = tree(hub, name)[1:]
+        before = cpu_seconds(kernel)
         result.run_all, raised = notebook.run_all()
-        if raised:
-            result.failure = "; ".join(raised)
-        for _ in range(changes):
-            for comm_id, state in notebook.controls().items():
-                time.sleep(PAUSE)
-                redraw = notebook.change(comm_id, state)
-                if redraw:
-                    result.redraws.append(redraw)
+        result.run_cpu = cpu_seconds(kernel) - before
+        result.failure = "; ".join(raised)
+        change_widgets(notebook, changes, kernel, result)
         result.rss, result.pss = memory(hub, name)
     except Exception as error:        # a failed learner is reported, the class goes on
         result.failure = f"{type(error).__name__}: {error}"
 
 
-def idle_cpu(hub, names, seconds=IDLE_SECONDS):
-    """Percent of one core used by the learners' servers and kernels while
-    nobody does anything."""
-    processes = []
-    for name in names:
-        with contextlib.suppress(Exception):      # a learner whose server failed has none
-            processes += tree(hub, name)
-    for p in processes:
-        p.cpu_percent()
-    time.sleep(seconds)
-    total = 0.0
-    for p in processes:
-        with contextlib.suppress(psutil.NoSuchProcess):
-            total += p.cpu_percent()
-    return total
+def change_widgets(notebook, changes, kernel, result):
+    """Each widget changed `changes` times, at a person's pace; the redraws
+    and the kernel's CPU per change go into `result`."""
+    before, count = cpu_seconds(kernel), 0
+    for _ in range(changes):
+        for comm_id, state in notebook.controls().items():
+            time.sleep(PAUSE)
+            redraw, count = notebook.change(comm_id, state), count + 1
+            if redraw:
+                result.redraws.append(redraw)
+    result.redraw_cpu = (cpu_seconds(kernel) - before) / max(count, 1)
 
 
 def fresh(state):
@@ -123,7 +100,8 @@ def run_class(n, ramp, changes, state=BUILD / "load"):
     load_before = os.getloadavg()[0]
     results = [Result(f"learner{i:02d}") for i in range(n)]
     opened = []
-    with Hub(fresh(state)) as hub, ThreadPoolExecutor(max_workers=n) as pool:
+    # the hub stops before the pool waits for its threads: a learner still waiting then fails at once
+    with ThreadPoolExecutor(max_workers=n) as pool, Hub(fresh(state)) as hub:
         futures = [pool.submit(one_learner, hub, r.name, ramp * i / n, changes, r, opened)
                    for i, r in enumerate(results)]
         _, late = wait(futures, timeout=DEADLINE)
@@ -151,18 +129,21 @@ def redraw_cells(redraws):
 
 
 def learner_table(results):
-    lines = ["| learner | start (s) | Run All (s) | redraws | redraw p50 / p95 (ms) | kernel | transport "
-             "| RSS (GB) | PSS (GB) | failure |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+    lines = ["| learner | start (s) | its CPU (s) | Run All (s) | its CPU (s) | redraws | redraw p50 / p95 (ms) "
+             "| kernel | transport | RSS (GB) | PSS (GB) | failure |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
     for r in results:
-        lines.append(f"| {r.name} | {r.start:.1f} | {r.run_all:.1f} | {len(r.redraws)} | "
+        lines.append(f"| {r.name} | {r.start:.1f} | {r.start_cpu:.1f} | {r.run_all:.1f} | {r.run_cpu:.1f} | "
+                     f"{len(r.redraws)} | "
                      + " | ".join(redraw_cells(r.redraws))
                      + f" | {r.rss / GB:.2f} | {r.pss / GB:.2f} | {r.failure or '-'} |")
     return "\n".join(lines)
 
 
-SUMMARY_HEAD = ("| learners | start median / max (s) | Run All median / max (s) | redraw p50 / p95 (ms) | kernel "
-                "| transport | RSS per learner (GB) | PSS per learner (GB) | idle class CPU | failed | load before |\n"
-                "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+SUMMARY_HEAD = ("| learners | start median / max (s) | start CPU (s) | Run All median / max (s) | Run All CPU (s) "
+                "| redraw p50 / p95 (ms) | kernel | transport | CPU per redraw (ms) | RSS per learner (GB) "
+                "| PSS per learner (GB) | idle class CPU | failed | load before |\n"
+                "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 
 
 def summary_row(results, idle, load_before):
@@ -175,67 +156,16 @@ def summary_row(results, idle, load_before):
     def spread(values, scale=1.0, fmt=".1f"):
         return f"{statistics.median(values) / scale:{fmt}} / {max(values) / scale:{fmt}}" if values else "-"
 
-    return (f"| {len(results)} | {spread(starts)} | {spread(runs)} | "
+    def median(values, scale=1.0, fmt=".1f"):
+        values = [v for v in values if v == v]
+        return f"{statistics.median(values) * scale:{fmt}}" if values else "-"
+
+    return (f"| {len(results)} | {spread(starts)} | {median(r.start_cpu for r in results)} | {spread(runs)} | "
+            f"{median(r.run_cpu for r in results)} | "
             + " | ".join(redraw_cells([d for r in results for d in r.redraws]))
-            + f" | {spread(rss, GB, '.2f')} | {spread(pss, GB, '.2f')} | {idle:.1f} % of a core "
-            f"| {len(results) - len(done)} of {len(results)} | {load_before:.1f} |")
-
-
-def kernel_rss(hub, name, kernel_id):
-    """RSS in bytes of the kernel process with this id, or nan when gone."""
-    for process in tree(hub, name)[1:]:
-        try:
-            if any(kernel_id in part for part in process.cmdline()):
-                return process.memory_info().rss
-        except psutil.NoSuchProcess:
-            pass
-    return float("nan")
-
-
-def gone(hub, name, kernel_id, within=10.0):
-    """Wait (bounded) until the kernel's process has exited."""
-    deadline = time.monotonic() + within
-    while kernel_rss(hub, name, kernel_id) == kernel_rss(hub, name, kernel_id) and time.monotonic() < deadline:
-        time.sleep(0.2)
-
-
-def sequence(keep, state=BUILD / "load"):
-    """One learner through every notebook in order; rows of (notebook, Run
-    All s, learner RSS and PSS with it open, its kernel's RSS, learner RSS
-    and PSS after it is closed (or kept), cells that raised)."""
-    rows = []
-    with Hub(fresh(state)) as hub:
-        learner = Learner(hub.url, "learner00", hub.password)
-        learner.login()
-        learner.start()
-        learner.enter()
-        rows.append(("(server only)", float("nan"), float("nan"), float("nan"), float("nan"),
-                     *memory(hub, learner.name), ""))
-        for path in collection():
-            notebook = learner.open(path.name)
-            seconds, raised = notebook.run_all()
-            kernel_id = notebook.session["kernel"]["id"]
-            open_rss, open_pss = memory(hub, learner.name)
-            kernel = kernel_rss(hub, learner.name, kernel_id)
-            if keep:
-                notebook.ws.close()
-            else:
-                notebook.close()
-                gone(hub, learner.name, kernel_id)
-            rows.append((path.name, seconds, open_rss, open_pss, kernel, *memory(hub, learner.name),
-                         "; ".join(raised)))
-    shutil.rmtree(state, ignore_errors=True)
-    return rows, hub.leftovers()
-
-
-def sequence_table(rows, keep):
-    after = "kept open" if keep else "closed"
-    lines = [f"| notebook | Run All (s) | learner RSS, open (GB) | PSS, open | its kernel's RSS | "
-             f"learner RSS, {after} | PSS, {after} | errors |", "|---|---:|---:|---:|---:|---:|---:|---|"]
-    for name, seconds, o_rss, o_pss, kernel, a_rss, a_pss, raised in rows:
-        lines.append(f"| {name} | {seconds:.1f} | {o_rss / GB:.2f} | {o_pss / GB:.2f} | {kernel / GB:.2f} | "
-                     f"{a_rss / GB:.2f} | {a_pss / GB:.2f} | {raised or '-'} |")
-    return "\n".join(lines).replace("| nan |", "| - |")
+            + f" | {median((r.redraw_cpu for r in results), 1000)} | {spread(rss, GB, '.2f')} | "
+            f"{spread(pss, GB, '.2f')} | {idle:.1f} % of a core | {len(results) - len(done)} of {len(results)} | "
+            f"{load_before:.1f} |")
 
 
 def main(argv=None):
@@ -251,7 +181,7 @@ def main(argv=None):
     print(f"{psutil.cpu_count()} cores, {psutil.virtual_memory().total / GB:.0f} GB, "
           f"load average {os.getloadavg()[0]:.1f}")
     if args.sequence:
-        rows, left = sequence(args.keep_kernels)
+        rows, left = sequence(args.keep_kernels, BUILD / "load")
         print(sequence_table(rows, args.keep_kernels))
         failed = any(row[-1] for row in rows)
     else:
