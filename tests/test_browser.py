@@ -7,25 +7,26 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from conftest import ROOT
+
 from tools.browser import (
     CHROMIUM,
     CHROMIUM_ARGS,
     NB,
     cells,
-    change_and_wait,
     cleared,
     menu,
     open_notebook,
-    panel_cell,
-    press_on_slider,
     run_all,
     run_all_started,
     start_lab,
     stop,
 )
-from conftest import ROOT
 from tools.nav import NOTEBOOKS, notebook_paths
 from tools.run_notebooks import raises
+from tools.widget_cells import cell_index
+from tools.widget_page import redraw, widget_cell
+from tools.widget_registry import WIDGETS, Check, Widget, of, press
 
 ARTIFACTS = ROOT / "artifacts" / "screenshots"
 PATHS = notebook_paths()
@@ -96,31 +97,20 @@ def notebook_pages(lab, browser):
         page.close()
 
 
-def _redraw(page, timings, notebook, name, call, change, timeout=15.0):
-    """Change one widget (in the cell whose source contains `call`) and
-    return its new HTML; the time from the input event to the redraw,
-    measured inside the page, is recorded."""
-    cell = panel_cell(page, call)
-    html, ms = change_and_wait(page, cell.locator(".widget-html-content"), lambda: change(cell), timeout)
-    timings.append(f"{notebook}: {name}: input event to new drawing, in the page: {ms:.0f} ms")
-    return html
-
-
-def _widgets_01(page, timings):
-    name = "01-dynamic-control-flow"
-    html = _redraw(page, timings, name, "use_extra_layer checkbox", "widgets.Checkbox",
-                   lambda cell: cell.locator(".widget-checkbox input").click())
-    assert "AddBackward0" not in html and "use_extra_layer=False" in html
-    html = _redraw(page, timings, name, "loop slider n", "partial(loop_view", press_on_slider(page))
-    assert "n = 4: 8 operations, 9 autograd nodes, 18 boxes drawn" in html and html.count(">MulBackward0<") == 4
-    html = _redraw(page, timings, name, "while slider x", "partial(while_view", press_on_slider(page, "End"))
-    assert "x = 1000: 10 halvings, depth 10" in html and html.count(">DivBackward0<") == 10
-    html = _redraw(page, timings, name, "sequence dropdown (rolled)", "partial(sequence_view",
-                   lambda cell: cell.locator("select").select_option(label="sequence 4 (length 200)"))
-    assert "length 200, 200 cell steps counted in its graph (rolled)" in html and "× 197 steps" in html
-    html = _redraw(page, timings, name, "view: cut", "partial(sequence_view",
-                   lambda cell: cell.locator("button", has_text="cut").click())
-    assert "(cut)" in html and "more nodes not drawn" in html and 0 < html.count(">TanhBackward0<") < 20
+def check_widgets(page, timings, notebook, widgets=WIDGETS, folder=NOTEBOOKS):
+    """Make each registered widget's checked changes in the page, in order,
+    and assert on what each redraw shows (caption, drawing, no error); the
+    time from the input event to the redraw, measured inside the page, is
+    recorded."""
+    for widget in of(notebook, widgets):
+        cell = widget_cell(page, cell_index(notebook, widget.tag, folder))
+        for check in widget.checks:
+            shown, ms = redraw(page, cell, widget, check.change)
+            change = check.change
+            timings.append(f"{notebook}: {widget.name}: {change.action} {change.control} {change.target}: "
+                           f"input event to new drawing, in the page: {ms:.0f} ms")
+            found = check.problems(shown)
+            assert not found, f"{widget.tag} after {change}: " + "; ".join(found)
 
 
 def _answer(page, check, answer, expected):
@@ -150,60 +140,6 @@ def _exercise_01(page, timings):
     timings.append("01-dynamic-control-flow: exercise 1 answered in the page: hint, then right")
 
 
-def _widgets_02(page, timings):
-    html = _redraw(page, timings, "02-inspecting-the-graph", "backward step slider", "partial(step_view",
-                   press_on_slider(page))
-    assert "step 2 of 5: MulBackward0 receives 1" in html
-
-
-def _widgets_05(page, timings):
-    html = _redraw(page, timings, "05-interview-relevance", "length slider", "partial(length_view",
-                   press_on_slider(page))
-    assert "length 4, 4 cell steps counted" in html and html.count(">TanhBackward0<") == 4
-    html = _redraw(page, timings, "05-interview-relevance", "length slider to 30", "partial(length_view",
-                   press_on_slider(page, "End"))
-    assert "length 30, 30 cell steps counted in its graph (rolled)" in html and "× 27 steps" in html
-
-
-def _widgets_06(page, timings):
-    name = "06-practice-question"
-
-    def pick(words):
-        return lambda cell: cell.locator(".widget-radio-box label", has_text=words).click()
-
-    call = "partial(quiz_view"
-    html = _redraw(page, timings, name, "quiz, wrong choice", call, pick("deleted the graph's nodes"))
-    assert "Not quite. The nodes survive backward()" in html
-    html = _redraw(page, timings, name, "quiz, right choice", call, pick("freed the tensors"))
-    assert "Right. Backward frees the intermediate values" in html
-
-
-def _widgets_07(page, timings):
-    html = _redraw(page, timings, "07-autograd-from-scratch", "backward step slider", "partial(scratch_step_view",
-                   press_on_slider(page))
-    assert "step 2 of 4: the * node passes its grad 1 on to its inputs" in html
-
-
-def _widgets_08(page, timings):
-    name = "08-modules-and-the-graph"
-    html = _redraw(page, timings, name, "freeze layer 0 checkbox", "partial(freeze_view",
-                   lambda cell: cell.locator(".widget-checkbox input").first.click())
-    assert "trainable: 2.weight, 2.bias; 2 AccumulateGrad leaves" in html
-    html = _redraw(page, timings, name, "train() checkbox", "partial(mode_view",
-                   lambda cell: cell.locator(".widget-checkbox input").click())
-    assert "eval(): 7 operations recorded; BatchNorm running statistics unchanged" in html
-
-
-WIDGETS = {
-    "01-dynamic-control-flow": lambda page, timings: (_widgets_01(page, timings), _exercise_01(page, timings)),
-    "02-inspecting-the-graph": _widgets_02,
-    "05-interview-relevance": _widgets_05,
-    "06-practice-question": _widgets_06,
-    "07-autograd-from-scratch": _widgets_07,
-    "08-modules-and-the-graph": _widgets_08,
-}
-
-
 @pytest.mark.parametrize("path", PATHS, ids=[p.stem for p in PATHS])
 def test_run_all_then_widgets(lab, notebook_pages, path, timings):
     _, base, token = lab
@@ -222,8 +158,9 @@ def test_run_all_then_widgets(lab, notebook_pages, path, timings):
                   if c["stderr"] != raises(cell)]
     assert unexpected == []
     try:
-        if path.stem in WIDGETS:
-            WIDGETS[path.stem](page, timings)
+        check_widgets(page, timings, path.stem)
+        if path.stem == "01-dynamic-control-flow":
+            _exercise_01(page, timings)
     finally:
         page.close()
 
@@ -242,16 +179,24 @@ def render(n):
 
 panel(render, n=widgets.IntSlider(value=1, min=0, max=5))
 '''
+BROKEN_WIDGET = Widget("broken", "broken", {"n": "IntSlider"}, (Check(press("n"), "n = 2"),), {})
 
 
 def test_a_broken_callback_fails_the_check(lab, page, timings):
+    """A view that raises on a change shows the error in the widget, in
+    place of the drawing, naming the learner's cell; the widget check fails
+    on it."""
     root, base, token = lab
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(BROKEN)])
+    cell = nbformat.v4.new_code_cell(BROKEN.strip(), metadata={"tags": [BROKEN_WIDGET.tag]})
+    nb = nbformat.v4.new_notebook(cells=[cell])
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nbformat.write(nb, root / "notebooks" / "broken.ipynb")
     run_all(page, base, token, "notebooks/broken.ipynb")
-    with pytest.raises(AssertionError, match="did not redraw"):
-        _redraw(page, timings, "broken", "slider", "panel(render", press_on_slider(page), timeout=3.0)
+    with pytest.raises(AssertionError) as failed:
+        check_widgets(page, timings, "broken", (BROKEN_WIDGET,), root / "notebooks")
+    words = ["the view raised instead of drawing: No drawing for n=2: the view raised an error.",
+             "RuntimeError: a broken callback", "Cell In[1], line 9, in render"]
+    assert all(w in str(failed.value) for w in words), str(failed.value)
 
 
 def test_a_run_all_that_queues_nothing_is_told_apart(lab, page):

@@ -141,14 +141,6 @@ def run_all_started(page, within=None):
         return False
 
 
-def press_on_slider(page, key="ArrowRight"):
-    """A change for a cell's (first) slider: focus its handle, press `key`."""
-    def press(cell):
-        cell.locator(".noUi-handle").first.focus()
-        page.keyboard.press(key)
-    return press
-
-
 def menu(page, heading, item):
     page.locator(".lm-MenuBar-itemLabel", has_text=heading).first.click()
     page.get_by_role("menuitem", name=item, exact=True).click()
@@ -157,46 +149,3 @@ def menu(page, heading, item):
 def cells(page):
     """Each code cell's source and whether it shows an error (stderr) output."""
     return page.evaluate(CELLS)
-
-
-def panel_cell(page, call):
-    """The code cell whose source contains `call`, e.g. "panel(loop_view"."""
-    return page.locator(f"{NB} .jp-CodeCell", has=page.locator(".cm-content", has_text=call))
-
-
-# Armed on a widget's HTML view before a change: the first input event
-# (pointer, key, change) starts the clock in the page, and the first DOM
-# mutation that changes the view stops it. Both are read with
-# performance.now(), so the figure is what the learner waits, without the
-# test driver's own round trips.
-ARM = """view => {
-  const state = {start: null, ms: null};
-  const types = ["pointerdown", "keydown", "input", "change"];
-  const mark = () => { if (state.start === null) state.start = performance.now(); };
-  types.forEach(t => document.addEventListener(t, mark, {capture: true}));
-  const before = view.innerHTML;
-  const observer = new MutationObserver(() => {
-    if (state.start !== null && state.ms === null && view.innerHTML !== before) {
-      state.ms = performance.now() - state.start;
-      observer.disconnect();
-      types.forEach(t => document.removeEventListener(t, mark, {capture: true}));
-    }
-  });
-  observer.observe(view, {childList: true, subtree: true, characterData: true});
-  window.__redraw = state;
-}"""
-
-
-def change_and_wait(page, view, change, timeout=15.0):
-    """Apply `change()`, then wait until the widget's HTML `view` differs;
-    return (new HTML, milliseconds from the input event to the DOM change,
-    timed inside the page)."""
-    view.evaluate(ARM)
-    change()
-    try:
-        page.wait_for_function("() => window.__redraw.ms !== null", timeout=timeout * 1000, polling=50)
-    except Exception as error:
-        if type(error).__name__ != "TimeoutError":
-            raise
-        raise AssertionError(f"the widget did not redraw within {timeout:g} s of the change") from None
-    return view.inner_html(), page.evaluate("() => window.__redraw.ms")

@@ -1,6 +1,7 @@
 """Every widget of the notebooks changed several times in JupyterLab, in
 headless Chromium, each change timed inside the page: from the input event
-to the DOM change that brings the new drawing (`browser.ARM`). The page's
+to the DOM change that brings the new drawing (`widget_page.ARM`). The
+widgets and their changes are the registry's (`Widget.bench`). The page's
 websocket traffic is logged too, which splits one change into
 
   before send       input event -> the widget's update message leaves the page
@@ -20,18 +21,17 @@ import statistics
 import sys
 import tempfile
 from datetime import datetime
-from functools import partial
-from itertools import cycle, islice
 from pathlib import Path
 
-from tools.browser import CHROMIUM, CHROMIUM_ARGS, change_and_wait, panel_cell, press_on_slider, run_all, start_lab, stop
+from tools.browser import CHROMIUM, CHROMIUM_ARGS, run_all, start_lab, stop
+from tools.widget_cells import cell_index
+from tools.widget_page import redraw, widget_cell
+from tools.widget_registry import CHANGES, WIDGETS, of
 
 ROOT = Path(__file__).resolve().parent.parent
-CHANGES = 7
 SETTLE_MS = 1000          # after Run All, before the first change
 PARTS = ("before send", "to the kernel", "kernel", "back to the page", "DOM update")
-NOTEBOOKS = ("01-dynamic-control-flow", "02-inspecting-the-graph", "05-interview-relevance",
-             "06-practice-question", "07-autograd-from-scratch", "08-modules-and-the-graph")
+NOTEBOOKS = tuple(dict.fromkeys(widget.notebook for widget in WIDGETS))
 
 # Logs each websocket message's time and first characters (its header), once
 # window.__wsOn is set; JupyterLab's kernel connection is a WebSocket.
@@ -52,63 +52,6 @@ LOG_WEBSOCKETS = """(() => {
     send(data) { note("out", data); return super.send(data); }
   };
 })();"""
-
-
-def _click(selector, nth=0):
-    return lambda cell: cell.locator(selector).nth(nth).click()
-
-
-def _click_label(selector, label):
-    return lambda cell: cell.locator(selector, has_text=label).first.click()
-
-
-def _pick(index):
-    return lambda cell: cell.locator("select").select_option(index=index)
-
-
-def _in_turn(make, values):
-    """CHANGES changes, made by `make(value)` for each of `values` in turn (wrapping)."""
-    return [make(value) for value in islice(cycle(values), CHANGES)]
-
-
-def widgets(page):
-    """notebook -> [(widget, cell source to find, [change, ...])]: CHANGES
-    changes per widget, each to a state not drawn before where the widget
-    has that many (a checkbox has two, so its later changes are redraws
-    the SVG cache answers; its first change is always a new layout)."""
-    right, left = press_on_slider(page, "ArrowRight"), press_on_slider(page, "ArrowLeft")
-    toggle = _click(".widget-checkbox input")
-    views = _in_turn(partial(_click_label, "button"), ["cut", "unrolled", "rolled"])
-    return {
-        "01-dynamic-control-flow": [
-            ("branch: use_extra_layer checkbox", "widgets.Checkbox", [toggle] * CHANGES),
-            ("branch: x slider", "widgets.Checkbox", [left] * CHANGES),
-            ("loop: n slider", "partial(loop_view", [right] * CHANGES),
-            ("while: x slider", "partial(while_view", [right] * CHANGES),
-            ("sequence: dropdown", "partial(sequence_view", _in_turn(_pick, [0, 2, 3, 4, 0, 2, 1])),
-            ("sequence: rolled / cut / unrolled", "partial(sequence_view", views),
-        ],
-        "02-inspecting-the-graph": [
-            ("backward step slider", "partial(step_view", [right] * 4 + [left] * (CHANGES - 4)),
-        ],
-        "05-interview-relevance": [
-            ("length slider", "partial(length_view", [right] * CHANGES),
-            ("rolled / cut / unrolled", "partial(length_view", views),
-        ],
-        "06-practice-question": [
-            ("quiz choices", "partial(quiz_view",
-             _in_turn(partial(_click_label, ".widget-radio-box label"),
-                      ["deleted the graph", "freed the tensors", "forbids computing", "refuses to overwrite"])),
-        ],
-        "07-autograd-from-scratch": [
-            ("backward step slider", "partial(scratch_step_view", [right] * 3 + [left] * 3 + [right]),
-        ],
-        "08-modules-and-the-graph": [
-            ("freeze layer 0 checkbox", "partial(freeze_view", [toggle] * CHANGES),
-            ("freeze layer 2 checkbox", "partial(freeze_view", [_click(".widget-checkbox input", nth=1)] * CHANGES),
-            ("train() checkbox", "partial(mode_view", [toggle] * CHANGES),
-        ],
-    }
 
 
 def _kernel_time(message):
@@ -144,20 +87,22 @@ def measure(browser, base, token, notebook):
         page.wait_for_timeout(SETTLE_MS)        # a learner reads before touching a widget
         origin = page.evaluate("() => performance.timeOrigin")
         results = []
-        for name, call, changes in widgets(page)[notebook]:
-            cell = panel_cell(page, call)
-            view = cell.locator(".widget-html-content")
-            times, parts = [], []
-            for change in changes:
-                page.evaluate("() => { window.__ws = []; window.__wsOn = true; }")
-                _, ms = change_and_wait(page, view, lambda change=change, cell=cell: change(cell))
-                start = page.evaluate("() => window.__redraw.start")
-                log = page.evaluate("() => { window.__wsOn = false; return window.__ws; }")
-                times.append(ms)
-                parts.append(breakdown(log, start, ms, origin))
-                page.wait_for_timeout(150)          # let the echo of the change settle
-            results.append((name, times, parts))
-            print(f"{notebook} {name}: " + ", ".join(f"{t:.0f}" for t in times) + " ms", file=sys.stderr, flush=True)
+        for widget in of(notebook):
+            cell = widget_cell(page, cell_index(notebook, widget.tag))
+            for run, changes in widget.bench.items():
+                times, parts = [], []
+                for change in changes:
+                    page.evaluate("() => { window.__ws = []; window.__wsOn = true; }")
+                    _, ms = redraw(page, cell, widget, change)
+                    start = page.evaluate("() => window.__redraw.start")
+                    log = page.evaluate("() => { window.__wsOn = false; return window.__ws; }")
+                    times.append(ms)
+                    parts.append(breakdown(log, start, ms, origin))
+                    page.wait_for_timeout(150)          # let the echo of the change settle
+                name = f"{widget.name}: {run}"
+                results.append((name, times, parts))
+                print(f"{notebook} {name}: " + ", ".join(f"{t:.0f}" for t in times) + " ms", file=sys.stderr,
+                      flush=True)
         return results
     finally:
         page.close()
