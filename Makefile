@@ -12,10 +12,21 @@ STAMP := $(VENV)/.installed
 DEV_STAMP := $(VENV)/.installed-dev
 TORCH_INDEX := $(if $(filter cpu,$(TORCH)),--extra-index-url https://download.pytorch.org/whl/cpu)
 
-.PHONY: lab test setup system system-browser notebooks nav solutions site bench pin clean
+.PHONY: lab notebook refresh test setup system system-browser notebooks nav solutions site bench pin clean
 
+# JupyterLab on the learner's working copy, my-notebooks/ (made on the first run from
+# notebooks/, ignored by git, never overwritten; see tools/working_copy.py).
 lab: system $(STAMP)
 	$(BIN)/python -m tools.lab
+
+# The same working copy and settings in Jupyter Notebook 7.
+notebook: system $(STAMP)
+	$(BIN)/python -m tools.lab --notebook
+
+# Replace my-notebooks/'s notebooks with the collection's; one you changed is moved
+# to my-notebooks/backups/<date-time>/ first (it prints what it kept).
+refresh: system $(STAMP)
+	$(BIN)/python -m tools.lab --refresh
 
 test: system-browser $(DEV_STAMP)
 	$(BIN)/ruff check helpers tests tools notebooks

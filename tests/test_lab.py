@@ -1,19 +1,49 @@
-"""`make lab`'s server: loopback only, and a request without the token is refused."""
+"""`make lab` as a new learner meets it. A learner with an empty home directory
+goes through `make lab`'s set-up (settings, working copy, trust), then the
+server `make lab` starts (`tools.lab.lab_argv`) serves the working copy.
 
+Without a browser: loopback only, the token required, the index opened, the
+learners' settings and the kernel culling in force. In headless Chromium at
+1366x768: each notebook of the copy, opened without running anything, shows
+every stored drawing and widget view and no text form, no news pop-up shows,
+and closing the notebook's tab shuts its kernel down. The same checks are
+shown failing on an untrusted notebook and with the settings turned off."""
+
+import json
+import os
+import shutil
+import sys
+import time
 import urllib.error
 import urllib.request
+from pathlib import Path
 
+import nbformat
 import psutil
 import pytest
-from tools.browser import serve, stop
-from tools.lab import ROOT, lab_argv
+from learner import api, new_learner, wait_for_kernels
+
+from tools.browser import CHROMIUM, CHROMIUM_ARGS, open_notebook, serve, stop
+from tools.first_open import output_count, rendered, stored
+from tools.lab import OVERRIDES, SETTINGS, lab_argv
+from tools.working_copy import collection
+
+ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts" / "screenshots"
+VIEWPORT = {"width": 1366, "height": 768}    # a common laptop screen
+INSTALL = "browser tests need Debian's chromium: sudo apt-get install chromium (make test installs it when it can)"
+NB = ".jp-NotebookPanel:not(.lm-mod-hidden)"
+TAB = "#jp-main-dock-panel .lm-TabBar-tab.lm-mod-current"      # the notebook's tab
+NEWS = "notified about official Jupyter news"
+CULLING = "Culling kernels with idle durations > 1800 seconds at 60 second intervals ..."
+SHOWN_WITHIN = 30.0          # seconds for a notebook's stored outputs to be drawn
 
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
-    proc, info = serve(ROOT, tmp_path_factory.mktemp("runtime"))
+    learner = new_learner(tmp_path_factory.mktemp("learner"))
+    proc, info = serve(learner.copy, learner.home / "runtime", learner.env)
     try:
-        yield info["port"], info, proc
+        yield learner, info, proc
     finally:
         stop(proc)
 
@@ -26,25 +56,229 @@ def _status(url):
         return err.code
 
 
+def test_set_up_makes_the_working_copy(lab):
+    learner, _, _ = lab
+    assert "Made your working copy of the notebooks" in learner.printed
+    assert sorted(p.name for p in learner.copy.glob("*.ipynb")) == [p.name for p in collection()]
+
+
 def test_token_is_required(lab):
-    port, info, _ = lab
+    _, info, _ = lab
+    port = info["port"]
     assert len(info["token"]) >= 32
-    assert _status(f"http://127.0.0.1:{port}/api/contents/notebooks") == 403
-    assert _status(f"http://127.0.0.1:{port}/api/contents/notebooks?token={info['token']}") == 200
-    assert _status(f"http://127.0.0.1:{port}/api/contents/notebooks?token=wrong{info['token']}") == 403
+    assert _status(f"http://127.0.0.1:{port}/api/contents") == 403
+    assert _status(f"http://127.0.0.1:{port}/api/contents?token={info['token']}") == 200
+    assert _status(f"http://127.0.0.1:{port}/api/contents?token=wrong{info['token']}") == 403
 
 
 def test_listens_on_loopback_only(lab):
-    port, _, proc = lab
-    sockets = [c for p in [psutil.Process(proc.pid), *psutil.Process(proc.pid).children(recursive=True)]
-               for c in p.net_connections(kind="inet") if c.status == psutil.CONN_LISTEN and c.laddr.port == port]
+    _, info, proc = lab
+    processes = [psutil.Process(proc.pid), *psutil.Process(proc.pid).children(recursive=True)]
+    sockets = [c for p in processes for c in p.net_connections(kind="inet")
+               if c.status == psutil.CONN_LISTEN and c.laddr.port == info["port"]]
     assert sockets and {c.laddr.ip for c in sockets} == {"127.0.0.1"}
 
 
-def test_opens_the_index(lab):
-    port, info, _ = lab
-    assert info["root_dir"] == str(ROOT)
-    assert _status(f"http://127.0.0.1:{port}/lab/tree/notebooks/00-index.ipynb?token={info['token']}") == 200
-    assert lab_argv()[-1] == "--LabApp.default_url=/lab/tree/notebooks/00-index.ipynb"
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/?token={info['token']}", timeout=30) as reply:
-        assert reply.url.split("?")[0].endswith("/lab/tree/notebooks/00-index.ipynb")
+def test_opens_the_working_copy_index(lab):
+    learner, info, _ = lab
+    assert info["root_dir"] == str(learner.copy)
+    assert lab_argv(root=learner.copy)[-1] == "--LabApp.default_url=/lab/tree/00-index.ipynb"
+    with urllib.request.urlopen(f"http://127.0.0.1:{info['port']}/?token={info['token']}", timeout=30) as reply:
+        assert reply.url.split("?")[0].endswith("/lab/tree/00-index.ipynb")
+
+
+def test_learner_settings_are_the_defaults(lab):
+    """jupyter/overrides.json is where this environment's JupyterLab reads
+    default settings, and the server hands them out (a user's own settings,
+    none here, would still win)."""
+    _, info, _ = lab
+    assert (Path(sys.prefix) / OVERRIDES).read_text() == (SETTINGS / "overrides.json").read_text()
+    tracker = api(info, "/lab/api/settings/@jupyterlab/notebook-extension:tracker")
+    notification = api(info, "/lab/api/settings/@jupyterlab/apputils-extension:notification")
+    assert tracker["schema"]["properties"]["kernelShutdown"]["default"] is True
+    assert notification["schema"]["properties"]["fetchNews"]["default"] == "false"
+
+
+def test_idle_kernels_are_culled(lab):
+    """The running server read jupyter/jupyter_server_config.json: its kernel
+    manager says so in the log when it starts its first kernel."""
+    learner, info, _ = lab
+    kernel = api(info, "/api/kernels", "POST")
+    try:
+        deadline = time.monotonic() + 30
+        log = learner.home / "runtime" / "lab.log"
+        while CULLING not in log.read_text() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        text = log.read_text()
+        assert CULLING in text, f"no culling line in {log}"
+        assert "even if busy" not in text and "even with connected clients" not in text
+    finally:
+        api(info, f"/api/kernels/{kernel['id']}", "DELETE")
+    wait_for_kernels(info, lambda kernels: kernels == [])
+
+
+def test_server_options_come_from_jupyter_folder():
+    argv = lab_argv()
+    for option in ("--MappingKernelManager.cull_idle_timeout=1800", "--MappingKernelManager.cull_interval=60",
+                   "--MappingKernelManager.cull_connected=False", "--MappingKernelManager.cull_busy=False"):
+        assert option in argv
+    with pytest.raises(ValueError, match="app must be one of"):
+        lab_argv(app="voila")
+
+
+# ----- in the browser -----
+
+@pytest.fixture(scope="module")
+def browser(lab):
+    if not Path(CHROMIUM).exists():
+        if os.environ.get("CI") == "true":
+            pytest.fail(INSTALL)
+        pytest.skip(INSTALL)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+def open_page(browser, info, path):
+    """A new page on JupyterLab with the notebook at `path` open, as the URL
+    `make lab` prints opens the index."""
+    page = browser.new_page(viewport=VIEWPORT)
+    open_notebook(page, f"http://127.0.0.1:{info['port']}", info["token"], path)
+    page.locator(f"{NB} .jp-Cell").first.wait_for(timeout=90_000)
+    return page
+
+
+@pytest.fixture(scope="module")
+def index_page(browser, lab):
+    """The learner's page: the index, from which each notebook is opened by
+    its link; with the seconds the page took to load."""
+    _, info, _ = lab
+    start = time.perf_counter()
+    page = open_page(browser, info, "00-index.ipynb")
+    yield page, time.perf_counter() - start
+    page.close()
+
+
+def shows(page, folder, path, within=SHOWN_WITHIN, settle=None):
+    """What the notebook at `path` (relative to the served `folder`), in the
+    page's active tab, shows: waits until it shows what its file holds, or
+    for `within` seconds (or `settle` seconds once all its outputs are in
+    the page). Returns (what the file holds, what the page shows, (outputs
+    in the file, outputs in the page))."""
+    nb = nbformat.read(folder / path, as_version=4)
+    expected, outputs = stored(nb), output_count(nb)
+    deadline = time.monotonic() + within
+    while True:
+        shown, in_page = rendered(page.locator(NB))
+        if settle and in_page == outputs:
+            deadline, settle = min(deadline, time.monotonic() + settle), None
+        if (shown, in_page) == (expected, outputs) or time.monotonic() > deadline:
+            return expected, shown, (outputs, in_page)
+        time.sleep(0.25)
+
+
+def kernel_of(info, path, test=lambda kernel: True, timeout=60.0):
+    """The kernel of the notebook at `path` once `test(kernel)` holds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        found = [s["kernel"] for s in api(info, "/api/sessions") if s["path"] == path and s["kernel"]]
+        if found and test(found[0]):
+            return found[0]
+        if time.monotonic() > deadline:
+            raise AssertionError(f"no kernel for {path} within {timeout:g} s: {found}")
+        time.sleep(0.25)
+
+
+def attached(kernel):
+    return kernel["execution_state"] == "idle" and kernel["connections"] > 0
+
+
+def close_tab(page):
+    """Close the active notebook's tab, as a learner does."""
+    name = page.locator(TAB).inner_text().strip()
+    page.locator(f"{TAB} .lm-TabBar-tabCloseIcon").click()
+    page.locator(f"#jp-main-dock-panel .lm-TabBar-tab:has-text('{name}')").wait_for(state="detached", timeout=30_000)
+
+
+def screenshot(page, name):
+    """The first widget of 01 (the use_extra_layer checkbox) in view, saved."""
+    cell = page.locator(f"{NB} .jp-CodeCell", has=page.locator(".cm-content", has_text="widgets.Checkbox")).first
+    cell.locator(".jp-OutputArea").scroll_into_view_if_needed()
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / name))
+
+
+def check_first_open(page, learner, info, name, timings):
+    start = time.perf_counter()
+    expected, shown, (outputs, in_page) = shows(page, learner.copy, name)
+    timings.append(f"first open of {name}: stored outputs drawn in {time.perf_counter() - start:.1f} s")
+    assert in_page == outputs, f"{name} has {outputs} outputs, the page shows {in_page}"
+    assert shown == expected, f"{name} shows {shown}, its stored outputs hold {expected}"
+    kernel = kernel_of(info, name, attached)
+    assert page.get_by_text(NEWS).count() == 0, "the news pop-up is showing"
+    assert page.locator(f"{TAB}.jp-mod-dirty").count() == 0, (
+        f"opening {name} marked it changed (is its kernelspec the environment's?): closing it would ask to save")
+    return kernel
+
+
+def test_first_open_of_the_index(lab, index_page, timings):
+    learner, info, _ = lab
+    page, seconds = index_page
+    timings.append(f"JupyterLab's page on the index loaded in {seconds:.1f} s")
+    check_first_open(page, learner, info, "00-index.ipynb", timings)
+
+
+@pytest.mark.parametrize("name", [p.name for p in collection()[1:]])
+def test_first_open_from_the_index(lab, index_page, name, timings):
+    """Each notebook opened by its link in the index's contents shows every
+    stored drawing; closing its tab shuts its kernel down."""
+    learner, info, _ = lab
+    page, _ = index_page
+    page.locator(f"{NB} .jp-RenderedMarkdown a[href*='/files/{name}?']").first.click()
+    page.locator(f"{TAB}:has-text('{name}')").wait_for(timeout=30_000)
+    kernel = check_first_open(page, learner, info, name, timings)
+    if name.startswith("01-"):
+        screenshot(page, "first-open-01-trusted.png")
+    close_tab(page)
+    wait_for_kernels(info, lambda kernels: kernel["id"] not in [k["id"] for k in kernels], timeout=30)
+
+
+def test_checks_fail_untrusted_and_with_settings_off(lab, browser):
+    """The checks above fail on a learner without trust and the settings: a
+    copy of 01 that was never trusted (its metadata differs, so the trusted
+    copy's signature does not cover it) shows no drawing and no widget view,
+    only their text forms; with the user settings turned back, the news
+    pop-up shows and closing the tab leaves its kernel running."""
+    learner, info, _ = lab
+    path = "untrusted/01-dynamic-control-flow.ipynb"
+    nb = nbformat.read(learner.copy / "01-dynamic-control-flow.ipynb", as_version=4)
+    nb.metadata["copied_without_trust"] = True
+    (learner.copy / "untrusted").mkdir()
+    nbformat.write(nb, learner.copy / path)
+    user = Path(learner.env["JUPYTERLAB_SETTINGS_DIR"]) / "@jupyterlab"
+    for name, value in {"notebook-extension/tracker": {"kernelShutdown": False},
+                        "apputils-extension/notification": {"fetchNews": "none"}}.items():
+        (user / f"{name}.jupyterlab-settings").parent.mkdir(parents=True, exist_ok=True)
+        (user / f"{name}.jupyterlab-settings").write_text(json.dumps(value))
+    page = open_page(browser, info, path)
+    try:
+        expected, shown, _ = shows(page, learner.copy, path, settle=5)
+        screenshot(page, "first-open-01-untrusted.png")
+        assert shown != expected
+        assert shown.drawings == 0 and shown.widget_views == 0
+        assert shown.plain_text == expected.widget_views + 2       # the four widgets and two SVG images
+        page.get_by_text(NEWS).wait_for(timeout=30_000)
+        kernel = kernel_of(info, path, attached)
+        close_tab(page)
+        time.sleep(5)
+        assert kernel["id"] in [k["id"] for k in api(info, "/api/kernels")]
+    finally:
+        page.close()
+        shutil.rmtree(user)
+        shutil.rmtree(learner.copy / "untrusted")
+        for session in api(info, "/api/sessions"):
+            if session["path"] == path:
+                api(info, f"/api/sessions/{session['id']}", "DELETE")

@@ -1,0 +1,59 @@
+"""A new learner for the tests of `make lab` and `make notebook`: an empty home
+directory (HOME and Jupyter's directories in a temporary folder) that goes
+through the set-up `make lab` runs before its server (`python -m tools.lab
+--prepare-only`), and small helpers on a running server's REST API."""
+
+import json
+import os
+import subprocess
+import sys
+import time
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+from tools.lab import ROOT
+
+
+@dataclass(frozen=True)
+class Learner:
+    home: Path
+    env: dict        # HOME and Jupyter's directories, for every process the learner starts
+    copy: Path       # the working copy `make lab` made
+    printed: str     # what the set-up printed
+
+
+def new_learner(folder):
+    """A learner with an empty home under `folder`, after `make lab`'s set-up."""
+    home = folder / "home"
+    home.mkdir(parents=True)
+    env = {"HOME": str(home), "JUPYTER_CONFIG_DIR": str(home / ".jupyter"),
+           "JUPYTER_DATA_DIR": str(home / ".local/share/jupyter"),
+           "JUPYTERLAB_SETTINGS_DIR": str(home / ".jupyter/lab/user-settings"),
+           "JUPYTERLAB_WORKSPACES_DIR": str(home / ".jupyter/lab/workspaces")}
+    copy = home / "my-notebooks"
+    done = subprocess.run([sys.executable, "-m", "tools.lab", "--prepare-only", "--copy", str(copy)],
+                          cwd=ROOT, env={**os.environ, **env}, capture_output=True, text=True, check=True)
+    return Learner(home, env, copy, done.stdout)
+
+
+def api(info, path, method="GET"):
+    """The JSON answer of the server described by `info` (its jpserver file) to `path`."""
+    request = urllib.request.Request(f"http://127.0.0.1:{info['port']}{path}", method=method,
+                                     headers={"Authorization": f"token {info['token']}"})
+    with urllib.request.urlopen(request, timeout=30) as reply:
+        body = reply.read()
+    return json.loads(body) if body else None
+
+
+def wait_for_kernels(info, test, timeout=60.0):
+    """Poll /api/kernels until `test(kernels)` holds; returns the kernels,
+    or raises AssertionError with the last list."""
+    deadline = time.monotonic() + timeout
+    while True:
+        kernels = api(info, "/api/kernels")
+        if test(kernels):
+            return kernels
+        if time.monotonic() > deadline:
+            raise AssertionError(f"after {timeout:g} s the server's kernels are {kernels}")
+        time.sleep(0.25)

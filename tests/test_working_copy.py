@@ -1,0 +1,149 @@
+"""The learner's working copy (tools/working_copy.py), on a small made-up
+collection: made once and never overwritten, trusted, refreshed with a dated
+backup of every notebook the learner changed; and the real collection's
+links stay inside its folder, so they work in the copy."""
+
+import re
+import subprocess
+import sys
+
+import nbformat
+import pytest
+from nbformat.sign import NotebookNotary
+
+from tools import working_copy
+from tools.working_copy import collection, make, refresh, updated
+
+STAMP = "2026-01-02-030405"
+
+
+def notebook(source):
+    """A notebook whose one code cell shows `source` as HTML (an output that
+    JupyterLab shows only when the notebook is trusted)."""
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell(source, execution_count=1)
+    cell.outputs = [nbformat.v4.new_output("execute_result", {"text/html": "<b>x</b>", "text/plain": "x"},
+                                           execution_count=1)]
+    nb.cells = [nbformat.v4.new_markdown_cell("# Title\n[Contents](00-index.ipynb)"), cell]
+    return nb
+
+
+@pytest.fixture
+def shelf(tmp_path, monkeypatch):
+    """A collection of two notebooks, an empty place for the copy, and the
+    learner's Jupyter data directory (where trust is recorded)."""
+    monkeypatch.setenv("JUPYTER_DATA_DIR", str(tmp_path / "data"))
+    notebooks = tmp_path / "notebooks"
+    notebooks.mkdir()
+    for name in ("00-index", "01-first"):
+        nbformat.write(notebook(f"print({name!r})"), notebooks / f"{name}.ipynb")
+    return notebooks, tmp_path / "my-notebooks", tmp_path / "data"
+
+
+def trusted(path, data_dir):
+    return NotebookNotary(data_dir=str(data_dir)).check_signature(nbformat.read(path, as_version=4))
+
+
+def learner_edits(path, text="answer_1 = 42"):
+    nb = nbformat.read(path, as_version=4)
+    nb.cells[1].source = text
+    nbformat.write(nb, path)
+
+
+def test_first_run_copies_and_trusts_every_notebook(shelf):
+    notebooks, copy, data = shelf
+    said = []
+    added = make(copy, notebooks, said.append)
+    assert [p.name for p in added] == ["00-index.ipynb", "01-first.ipynb"]
+    assert all((copy / p.name).read_bytes() == p.read_bytes() for p in collection(notebooks))
+    assert all(trusted(copy / p.name, data) for p in collection(notebooks))
+    assert said[0].startswith(f"Made your working copy of the notebooks in {copy}")
+
+
+def test_a_copy_is_trusted_only_where_it_was_made(shelf):
+    """Trust lives in the learner's data directory: another user's (or an
+    empty) data directory does not trust the same file."""
+    notebooks, copy, data = shelf
+    make(copy, notebooks, lambda line: None)
+    assert trusted(copy / "01-first.ipynb", data)
+    (data.parent / "someone-else").mkdir()
+    assert not trusted(copy / "01-first.ipynb", data.parent / "someone-else")
+
+
+def test_make_never_overwrites_and_says_so(shelf):
+    notebooks, copy, _ = shelf
+    make(copy, notebooks, lambda line: None)
+    learner_edits(copy / "01-first.ipynb")
+    before = (copy / "01-first.ipynb").read_bytes()
+    said = []
+    assert make(copy, notebooks, said.append) == []
+    assert (copy / "01-first.ipynb").read_bytes() == before
+    assert said == [f"Your working copy: {copy} (kept as it is)."]
+
+
+def test_make_adds_a_missing_notebook_and_names_newer_ones(shelf):
+    notebooks, copy, _ = shelf
+    make(copy, notebooks, lambda line: None)
+    (copy / "00-index.ipynb").unlink()
+    learner_edits(notebooks / "01-first.ipynb", "print('a better lesson')")
+    said = []
+    assert [p.name for p in make(copy, notebooks, said.append)] == ["00-index.ipynb"]
+    assert said[0] == f"Added to your working copy {copy}: 00-index.ipynb."
+    assert "newer versions of 01-first.ipynb: `make refresh`" in said[1]
+    assert updated(copy, notebooks) == ["01-first.ipynb"]
+
+
+def test_refresh_keeps_a_dated_backup_of_a_changed_notebook(shelf):
+    notebooks, copy, data = shelf
+    make(copy, notebooks, lambda line: None)
+    learner_edits(copy / "01-first.ipynb")
+    (copy / "my-notes.txt").write_text("mine")
+    learner_edits(notebooks / "00-index.ipynb", "print('a better index')")
+    said = []
+    moved = refresh(copy, notebooks, said.append, stamp=STAMP)
+    backup = copy / "backups" / STAMP / "01-first.ipynb"
+    assert moved == {"01-first.ipynb": backup}
+    assert nbformat.read(backup, as_version=4).cells[1].source == "answer_1 = 42"
+    assert all((copy / p.name).read_bytes() == p.read_bytes() for p in collection(notebooks))
+    assert all(trusted(copy / p.name, data) for p in collection(notebooks))
+    assert (copy / "my-notes.txt").read_text() == "mine"
+    assert said == [f"Refreshed 2 notebooks in {copy} from notebooks/.",
+                    f"  You had changed 01-first.ipynb: your version is kept as {backup}"]
+    assert updated(copy, notebooks) == []
+
+
+def test_refresh_without_changes_needs_no_backup(shelf):
+    notebooks, copy, _ = shelf
+    make(copy, notebooks, lambda line: None)
+    said = []
+    assert refresh(copy, notebooks, said.append, stamp=STAMP) == {}
+    assert not (copy / "backups").exists()
+    assert said[-1] == "  None had changes of yours, so no backup was needed."
+
+
+def test_refresh_keeps_an_unreadable_notebook(shelf):
+    """A notebook that is no longer valid JSON counts as changed: it is kept."""
+    notebooks, copy, _ = shelf
+    make(copy, notebooks, lambda line: None)
+    (copy / "01-first.ipynb").write_text("{ half saved")
+    (copy / working_copy.RECORD).unlink()
+    assert refresh(copy, notebooks, lambda line: None, stamp=STAMP) == {
+        "01-first.ipynb": copy / "backups" / STAMP / "01-first.ipynb"}
+    assert (copy / "backups" / STAMP / "01-first.ipynb").read_text() == "{ half saved"
+
+
+def test_the_collection_links_stay_in_its_folder():
+    """Every link between notebooks is a bare file name of the collection, so
+    it works in a copy of the folder."""
+    names = {p.name for p in collection()}
+    links = [link for p in collection() for cell in nbformat.read(p, as_version=4).cells
+             if cell.cell_type == "markdown" for link in re.findall(r"\]\(([^)#\s]+\.ipynb)[^)]*\)", cell.source)]
+    assert links and set(links) <= names
+
+
+def test_helpers_are_importable_from_the_copy(tmp_path):
+    """`helpers` is installed in the environment (editable), not found by
+    the notebooks' folder: a kernel started in the copy imports it."""
+    done = subprocess.run([sys.executable, "-c", "import importlib.util as u; print(u.find_spec('helpers').origin)"],
+                          cwd=tmp_path, capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == str(working_copy.ROOT / "helpers" / "__init__.py")

@@ -1,0 +1,88 @@
+"""What a notebook shows on first open, before anything runs: its stored
+Graphviz drawings (an `image/svg+xml` output, drawn as an <img>; SVGs inside
+a `text/html` output; SVGs inside a widget's stored HTML) and its widget
+views (drawn from the widget state stored in the notebook's metadata).
+`stored` counts them in the file, `rendered` in JupyterLab's or Notebook 7's
+page; an output shown as plain text where the file holds a richer form is
+a text-form fallback (what JupyterLab shows for an untrusted notebook)."""
+
+from dataclasses import dataclass
+
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+GRAPHVIZ = 'class="node"'          # every Graphviz drawing has node groups
+
+
+@dataclass(frozen=True)
+class Shown:
+    drawings: int      # Graphviz SVGs drawn (inline, as an image, or inside a widget)
+    widget_views: int  # widget views drawn
+    plain_text: int    # outputs shown as text/plain
+
+
+def graphviz_svgs(html):
+    """How many Graphviz drawings (SVGs with node groups) `html` holds."""
+    return sum(GRAPHVIZ in part.split("</svg>")[0] for part in html.split("<svg")[1:])
+
+
+def stored(nb):
+    """What the notebook `nb` (nbformat, version 4) should show on first open."""
+    state = nb.metadata.get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
+    drawings = views = plain = 0
+    for output in (o for cell in nb.cells if cell.cell_type == "code" for o in cell.outputs):
+        data = output.get("data", {})
+        if WIDGET_VIEW in data and data[WIDGET_VIEW]["model_id"] in state:
+            views += 1
+            drawings += sum(graphviz_svgs(html) for html in _widget_html(state, data[WIDGET_VIEW]["model_id"]))
+        elif "image/svg+xml" in data:
+            drawings += GRAPHVIZ in data["image/svg+xml"]
+        elif "text/html" in data:
+            drawings += graphviz_svgs(data["text/html"])
+        plain += set(data) == {"text/plain"}
+    return Shown(drawings, views, plain)
+
+
+def _widget_html(state, model_id):
+    """The HTML values of the widget `model_id` and the widgets inside it."""
+    queue, seen, found = [model_id], set(), []
+    while queue:
+        model = queue.pop()
+        if model in seen or model not in state:
+            continue
+        seen.add(model)
+        values = state[model]["state"]
+        if state[model]["model_name"] == "HTMLModel":
+            found.append(values.get("value", ""))
+        queue += [child.removeprefix("IPY_MODEL_") for child in values.get("children", [])]
+    return found
+
+
+# Counted in the page's active notebook: an image drawing counts once it has
+# loaded, a widget view once its root widget is in its output.
+RENDERED = """panel => {
+  const outputs = [...panel.querySelectorAll('.jp-OutputArea-output')];
+  const inline = [...panel.querySelectorAll('svg')].filter(s => s.querySelector('g.node')).length;
+  const images = [...panel.querySelectorAll('.jp-RenderedSVG img')].filter(i => i.complete && i.naturalWidth > 0
+    && decodeURIComponent(i.src).includes('class="node"')).length;
+  return {drawings: inline + images,
+          widget_views: outputs.filter(o => o.querySelector(':scope > .jupyter-widgets')).length,
+          plain_text: outputs.filter(o => o.dataset.mimeType === 'text/plain').length,
+          outputs: outputs.length};
+}"""
+
+
+def rendered(panel):
+    """What the notebook `panel` (a Playwright locator on its panel) shows,
+    and how many outputs it has in the page."""
+    counts = panel.evaluate(RENDERED)
+    return Shown(counts["drawings"], counts["widget_views"], counts["plain_text"]), counts["outputs"]
+
+
+def output_count(nb):
+    """How many outputs the page should hold for `nb` (the page shows two
+    stream outputs of one cell in a row, both stdout or both stderr, as one)."""
+    count = 0
+    for cell in (c for c in nb.cells if c.cell_type == "code"):
+        streams = [o.get("name") if o.output_type == "stream" else None for o in cell.outputs]
+        count += sum(1 for i, name in enumerate(streams) if name is None or i == 0 or streams[i - 1] != name)
+    return count
