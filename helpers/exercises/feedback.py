@@ -2,21 +2,47 @@
 demand, and the session's score. Jupyter shows each coloured; repr() is
 the text."""
 
+import reprlib
 from dataclasses import dataclass
 from html import escape
-from typing import Literal
+from typing import Any, Literal
 
-Status = Literal["blank", "right", "wrong"]
+Status = Literal["blank", "right", "wrong", "error"]
 STATUS: dict[str, tuple[str, str]] = {
-    "blank": ("Not answered yet", "#555555"), "right": ("Right", "#2e7d32"), "wrong": ("Not quite", "#c62828")}
+    "blank": ("Not answered yet", "#555555"), "right": ("Right", "#2e7d32"), "wrong": ("Not quite", "#c62828"),
+    "error": ("The check failed", "#6a1b9a")}
+TEXT_LIMIT = 1000           # characters of feedback at most
+SHOWN = reprlib.Repr()          # how much of a learner's value feedback quotes
+SHOWN.maxlevel, SHOWN.maxstring, SHOWN.maxlong, SHOWN.maxother = 3, 60, 40, 60
+SHOWN.maxtuple = SHOWN.maxlist = SHOWN.maxset = SHOWN.maxfrozenset = SHOWN.maxdict = 8
+
+
+def shown(value: Any) -> str:
+    """A value the learner gave, as feedback quotes it: its repr, cut short
+    (a float as %g: 5 for 5.0)."""
+    if isinstance(value, float):
+        return f"{value:g}"
+    try:
+        return SHOWN.repr(value)
+    except Exception:       # the learner's object cannot show itself
+        return f"a {type(value).__name__} that cannot be shown"
+
+
+def bounded(text: str, limit: int = TEXT_LIMIT) -> str:
+    """`text`, cut to `limit` characters."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 @dataclass(frozen=True)
 class Feedback:
-    """What a check says: a status and a sentence."""
+    """What a check says: a status and a sentence (at most TEXT_LIMIT
+    characters)."""
 
     status: Status
     text: str
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "text", bounded(self.text))
 
     def __repr__(self) -> str:
         return f"{STATUS[self.status][0]}: {self.text}"

@@ -12,6 +12,7 @@ import torch
 from ..graph import trace_graph
 from ..quiz import MultipleChoice
 from .answers import filled
+from .feedback import shown
 
 T = TypeVar("T")
 
@@ -72,7 +73,7 @@ def value(truth: Callable[[Mapping[str, Any]], Any], why: str, hints: tuple[tupl
         if same(answer, expected, tolerance):
             return True, why
         if not _comparable(answer, expected):
-            return False, f"give {_form(expected, answer)}; you gave {answer!r}."
+            return False, f"give {_form(expected, answer)}; you gave {shown(answer)}."
         for wrong, hint in hints:
             if same(answer, wrong, tolerance):
                 return False, hint

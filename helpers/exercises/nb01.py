@@ -8,6 +8,7 @@ from ..graph import autograd_nodes, trace_graph
 from ..quiz import MultipleChoice, Option
 from .answers import answer_from, filled, filled_function
 from .exercise import Lesson, Verdict, choose, predict, write
+from .feedback import shown
 from .judges import known, op_labels, value
 
 
@@ -34,7 +35,7 @@ def _sign_forward(answer: Any, _lesson: Lesson) -> Verdict:
         x, x_ref = torch.tensor(start, requires_grad=True), torch.tensor(start, requires_grad=True)
         y, y_ref = filled(answer(x)), asked(x_ref)
         if not isinstance(y, torch.Tensor):
-            return False, f"for x = {start} your function returned {y!r}: return a tensor computed from x."
+            return False, f"for x = {start} your function returned {shown(y)}: return a tensor computed from x."
         if y.grad_fn is None:
             return False, f"for x = {start} your result has no grad_fn: was it detached, or made under no_grad()?"
         if "WhereBackward0" in op_labels(y):

@@ -9,6 +9,7 @@ from ..graph import trace_graph
 from ..quiz import MultipleChoice, Option
 from .answers import filled, filled_function
 from .exercise import Lesson, Verdict, choose, predict, write
+from .feedback import shown
 from .judges import known, plural, value
 
 
@@ -21,7 +22,7 @@ def _same_node_for_x_times_x(_lesson: Lesson) -> bool:
 def _what_tanh_saves(answer: Any, _lesson: Lesson) -> Verdict:
     answer = filled(answer)
     if not isinstance(answer, str):
-        return False, f"give the attribute's name in quotes, such as '_saved_other'; you gave {answer!r}."
+        return False, f"give the attribute's name in quotes, such as '_saved_other'; you gave {shown(answer)}."
     x = torch.tensor(2.0, requires_grad=True)
     tanh_node = known(known((torch.tanh(x) * 4).grad_fn, "a grad_fn").next_functions[0][0], "the tanh node")
     saved = [name for name in dir(tanh_node) if name.startswith("_saved_")]
@@ -31,7 +32,7 @@ def _what_tanh_saves(answer: Any, _lesson: Lesson) -> Verdict:
                       "computed from the result, so x itself is not needed.")
     hints = {"self": "_saved_self would be the input x; the derivative of tanh can be computed without it.",
              "other": "_saved_other belongs to the multiplication (the * 4), not to the tanh."}
-    return False, hints.get(core, f"{answer!r} is not an attribute of this node: list them with dir(node).")
+    return False, hints.get(core, f"{shown(answer)} is not an attribute of this node: list them with dir(node).")
 
 
 COUNT_LEAVES = '''
@@ -70,7 +71,7 @@ def _count_leaves(answer: Any, _lesson: Lesson) -> Verdict:
         truth = trace_graph(tensor).count("leaf")
         if counted != truth:
             more = " Keep a set of the nodes already seen: a leaf used twice is one node." if counted > truth else ""
-            found = plural(counted, ("leaf", "leaves")) if isinstance(counted, int) else repr(counted)
+            found = plural(counted, ("leaf", "leaves")) if isinstance(counted, int) else shown(counted)
             return False, f"on {name} your function counts {found}, and torch's graph has {truth}.{more}"
     return True, "a walk that visits each node once finds exactly one AccumulateGrad per leaf that needs a gradient."
 

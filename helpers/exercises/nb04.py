@@ -11,6 +11,7 @@ from ..quiz import MultipleChoice, Option
 from ..saved_memory import SavedTensors
 from .answers import answer_from, filled_function
 from .exercise import Lesson, Verdict, choose, fix, predict
+from .feedback import shown
 from .judges import known, value
 
 TRAIN = '''
@@ -119,7 +120,8 @@ def _train_and_log(answer: Any, _lesson: Lesson) -> Verdict:
         return False, ("the layer's gradients are not the sum of every batch's loss gradients: is something reset "
                        "or scaled between batches?")
     if not isinstance(total, (int, float)):
-        return False, f"return the logged total as a Python number (loss.item() gives one); you returned {total!r}."
+        return False, (f"return the logged total as a Python number (loss.item() gives one); you returned "
+                       f"{shown(total)}.")
     if abs(total - asked) > 1e-5:
         return False, f"your logged total is {total:.4g}: add each batch's loss.item() once."
     if peak > asked_peak:

@@ -10,6 +10,7 @@ from ..graph import trace_graph
 from ..quiz import MultipleChoice, Option
 from .answers import filled_function
 from .exercise import Lesson, Verdict, choose, predict, write
+from .feedback import shown
 from .judges import known, value
 
 
@@ -68,7 +69,7 @@ def _survives(answer: Any, _lesson: Lesson) -> Verdict:
     x = torch.tensor([1.0, 2.0], requires_grad=True)
     y = answer(x)
     if not isinstance(y, torch.Tensor) or y.grad_fn is None:
-        return False, f"return a tensor computed from x; you returned {y!r}."
+        return False, f"return a tensor computed from x; you returned {shown(y)}."
     if y.numel() != 1:
         return False, "backward() needs a scalar: end with .sum()."
     graph = trace_graph(y, {"x": x})

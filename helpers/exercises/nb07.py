@@ -8,6 +8,7 @@ from ..quiz import MultipleChoice, Option
 from ..saved_values import saved_values
 from .answers import filled_function
 from .exercise import Lesson, Verdict, choose, fix, predict, write
+from .feedback import shown
 from .judges import value
 
 
@@ -38,18 +39,19 @@ def _mul(answer: Any, lesson: Lesson) -> Verdict:
     if (a.grad, b.grad) == (2.0, 5.0):
         return False, "a's gradient is b's value times out.grad, and b's is a's: the product rule swaps them."
     if (a.grad, b.grad) != (5.0, 2.0):
-        return False, f"for a = 2, b = 5 you get a.grad = {a.grad:g}, b.grad = {b.grad:g}: check both factors."
+        return False, (f"for a = 2, b = 5 you get a.grad = {shown(a.grad)}, b.grad = {shown(b.grad)}: check both "
+                       "factors.")
     a, b = value_class(2.0), value_class(5.0)
     (answer(a, b) * 3 + a).backward()           # out.grad is 3, and a is used outside mul too
     if b.grad == 2.0:
         return False, "in mul(a, b) * 3 the product's out.grad is 3: a rule must scale by the grad it receives."
     if (a.grad, b.grad) != (16.0, 6.0):
-        return False, (f"in mul(a, b) * 3 + a you get a.grad = {a.grad:g} (want 3b + 1 = 16): a is used outside "
+        return False, (f"in mul(a, b) * 3 + a you get a.grad = {shown(a.grad)} (want 3b + 1 = 16): a is used outside "
                        "mul too, so its rule must add to a.grad, not overwrite it.")
     x = value_class(3.0)
     answer(x, x).backward()
     if x.grad != 6.0:
-        return False, (f"mul(x, x) at x = 3 gives x.grad = {x.grad:g}: with a and b the same value, the second "
+        return False, (f"mul(x, x) at x = 3 gives x.grad = {shown(x.grad)}: with a and b the same value, the second "
                        "line overwrites what the first put there. Add to grad instead.")
     return True, "each input gets the other's value times out.grad, added to what it has: x * x gives 2x."
 

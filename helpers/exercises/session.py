@@ -4,15 +4,21 @@
 import importlib
 import pkgutil
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import Any
 
 from ..arguments import learner_facing, wrong
+from . import sandbox
 from .answers import NotAnswered
 from .exercise import Exercise, Lesson
-from .feedback import Feedback, Score, ScoreRow, Shown, Status
+from .feedback import Feedback, Score, ScoreRow, Shown, Status, bounded
+from .lesson import Resolved, rebound, resolve, stored_definitions
+from .sandbox import TimedOut, hermetic, in_sandbox, learners_frame
 
 PACKAGE = __name__.rpartition(".")[0]         # helpers.exercises: nbNN.py live here
+REPORT = ("This is a bug in the exercise, not in your answer: please report it, with this message, to the "
+          "collection's maintainers.")
 
 
 class SessionExercise:
@@ -20,10 +26,11 @@ class SessionExercise:
     when asked. The exercise itself stays private, so Tab completion and
     repr show no answer."""
 
-    def __init__(self, exercise: Exercise, results: dict[int, Status], lesson: Lesson) -> None:
+    def __init__(self, exercise: Exercise, results: dict[int, Status],
+                 names: Callable[[tuple[str, ...]], Resolved]) -> None:
         self._exercise = exercise
         self._results = results
-        self._lesson = lesson
+        self._names = names
 
     def __repr__(self) -> str:
         e = self._exercise
@@ -34,22 +41,24 @@ class SessionExercise:
         return ["check", "hint", "solution"]
 
     def check(self, answer: Any) -> Feedback:
-        """Check an answer; the result counts towards `score()`."""
+        """Check an answer in a fresh session, under a time limit; the
+        verdict, whatever it is, becomes this exercise's line of `score()`."""
         e = self._exercise
-        missing = [name for name in e.needs if name not in self._lesson]
-        if missing:
-            return Feedback("blank", f"this check uses {', '.join(missing)} from the notebook: run the cells "
-                                     "above it first (Run > Run All Above Selected Cell).")
-        try:
-            right, text = e.verdict(answer, self._lesson)
-        except NotAnswered:
+        names = self._names(e.needs)
+        if names.missing:
+            feedback = Feedback("blank", f"this check uses {', '.join(names.missing)} from the notebook: run the "
+                                         "cells above it first (Run > Run All Above Selected Cell).")
+        else:
+            feedback = judged(e, rebound(answer, names.values), names.values)
+        if feedback.status == "blank":
             self._results.pop(e.number, None)
-            return Feedback("blank", f"replace ____ with {e.slot}, run that cell, then this one. Stuck? "
-                                     f"ex.q{e.number}.hint() gives a hint, ex.q{e.number}.solution() the answer.")
-        except Exception as error:        # the learner's own code failed: say so, do not crash
-            right, text = False, f"running your answer raised {type(error).__name__}: {str(error).splitlines()[0]}"
-        self._results[e.number] = "right" if right else "wrong"
-        return Feedback("right" if right else "wrong", text)
+        else:
+            self._results[e.number] = feedback.status
+        if names.changed:
+            changed = ", ".join(f"`{name}`" for name in names.changed)
+            feedback = Feedback(feedback.status, f"{feedback.text} Note: you changed {changed}; this check uses "
+                                                 "the notebook's version.")
+        return feedback
 
     def hint(self) -> Shown:
         return Shown(f"Hint for exercise {self._exercise.number}", self._exercise.hint)
@@ -58,21 +67,71 @@ class SessionExercise:
         return Shown(f"A solution to exercise {self._exercise.number}", self._exercise.solution.strip(), code=True)
 
 
-class ExerciseSet:
-    """A notebook's exercises for one session: `q1`, `q2`, ... and `score()`."""
+def judged(exercise: Exercise, answer: Any, lesson: Lesson) -> Feedback:
+    """What the check of `answer` says. An error or a time-out that passed
+    through the learner's code is feedback on the answer; any other is the
+    checker's own, and says so."""
+    try:
+        right, text = in_sandbox(partial(exercise.verdict, answer, lesson))
+    except NotAnswered:
+        n = exercise.number
+        return Feedback("blank", f"replace ____ with {exercise.slot}, run that cell, then this one. Stuck? "
+                                 f"ex.q{n}.hint() gives a hint, ex.q{n}.solution() the answer.")
+    except KeyboardInterrupt:
+        raise
+    except BaseException as error:     # an answer may raise anything, SystemExit included
+        return _failed(error)
+    return Feedback("right" if right else "wrong", text)
 
-    def __init__(self, exercises: Sequence[Exercise], lesson: Lesson | None = None) -> None:
+
+def _failed(error: BaseException) -> Feedback:
+    where = learners_frame(error)
+    if where is None:
+        what = f"it took longer than {sandbox.TIME_LIMIT:g} s" if isinstance(error, TimedOut) else _described(error)
+        return Feedback("error", f"the check itself failed ({what}). {REPORT}")
+    place = f"in {where[0]}, line {where[1]}"
+    if isinstance(error, TimedOut):
+        return Feedback("wrong", f"your function did not return within {sandbox.TIME_LIMIT:g} s (it was {place}): "
+                                 "is there a loop that never ends?")
+    return Feedback("wrong", f"running your answer raised {_described(error)} {place}.")
+
+
+def _described(error: BaseException) -> str:
+    """`TypeError: the message's first line`, or `AssertionError (no message)`."""
+    try:
+        lines = str(error).strip().splitlines()
+    except Exception:
+        lines = []
+    return f"{type(error).__name__}: {bounded(lines[0], 300)}" if lines else f"{type(error).__name__} (no message)"
+
+
+class ExerciseSet:
+    """A notebook's exercises for one session: `q1`, `q2`, ... and `score()`.
+    `lesson` is the learner's globals; `stored` gives the lesson functions
+    as the stored notebook defines them (checks use those)."""
+
+    def __init__(self, exercises: Sequence[Exercise], lesson: Lesson | None = None,
+                 stored: Callable[[], Mapping[str, Any]] | None = None) -> None:
         numbers = [e.number for e in exercises]
         if numbers != list(range(1, len(exercises) + 1)):
             raise wrong(ValueError, f"exercises must be numbered 1, 2, ... in order; got {numbers}")
         self._results: dict[int, Status] = {}
-        self._questions = tuple(SessionExercise(e, self._results, lesson or {}) for e in exercises)
+        self._lesson, self._load = lesson or {}, stored
+        self._stored: dict[str, Any] | None = None
+        self._questions = tuple(SessionExercise(e, self._results, self._names) for e in exercises)
+
+    def _names(self, needs: tuple[str, ...]) -> Resolved:
+        if self._stored is None and needs:
+            with hermetic():                  # reading the stored notebook leaves the session as it was
+                self._stored = dict(self._load()) if self._load else {}
+        return resolve(needs, self._lesson, self._stored or {})
 
     def __getattr__(self, name: str) -> SessionExercise:
         number = name.removeprefix("q")
-        if name.startswith("q") and number.isdigit() and 1 <= int(number) <= len(self._questions):
-            return self._questions[int(number) - 1]
-        raise AttributeError(f"no exercise {name}: this notebook has q1 to q{len(self._questions)}")
+        questions: tuple[SessionExercise, ...] = self.__dict__.get("_questions", ())
+        if name.startswith("q") and number.isdigit() and 1 <= int(number) <= len(questions):
+            return questions[int(number) - 1]
+        raise AttributeError(f"no exercise {name}: this notebook has q1 to q{len(questions)}")
 
     def __dir__(self) -> list[str]:
         return [f"q{n}" for n in range(1, len(self._questions) + 1)] + ["score"]
@@ -81,7 +140,7 @@ class ExerciseSet:
         return "\n".join(f"ex.q{n}: {q!r}" for n, q in enumerate(self._questions, start=1))
 
     def score(self) -> Score:
-        """This session's latest status of each exercise, one row each."""
+        """This session's latest verdict on each exercise, one row each."""
         return Score(tuple(ScoreRow(q._exercise.number, q._exercise.title, q._exercise.kind,
                                     self._results.get(q._exercise.number, "blank")) for q in self._questions))
 
@@ -101,6 +160,7 @@ def declared(notebook: str) -> tuple[Exercise, ...]:
 @learner_facing
 def exercises(notebook: str, lesson: Lesson | None = None) -> ExerciseSet:
     """Notebook `notebook`'s exercises for this session:
-    `ex = exercises("01", globals())`; the checks read the lesson functions
-    they need from `lesson`."""
-    return ExerciseSet(declared(notebook), lesson)
+    `ex = exercises("01", globals())`. The checks take the lesson functions
+    they need from the collection's stored notebook (from `lesson`, the
+    notebook's globals, when it cannot be found)."""
+    return ExerciseSet(declared(notebook), lesson, partial(stored_definitions, notebook))

@@ -1,0 +1,122 @@
+"""The lesson functions a check uses, as the collection's stored notebook
+defines them: the learner may have edited theirs, and a check's truth must
+not follow the edit. The learner's own version is used where it is the
+same code (so their objects and the check's are of one class), and the
+check says so where it differs."""
+
+import ast
+import inspect
+import json
+import linecache
+import textwrap
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from types import CodeType, FunctionType
+from typing import Any
+
+# helpers/exercises/lesson.py -> the repository's notebooks/ (the stored collection)
+NOTEBOOKS = Path(__file__).resolve().parent.parent.parent / "notebooks"
+DEFINITIONS = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.ClassDef)
+
+
+def stored_definitions(notebook: str, folder: Path = NOTEBOOKS) -> dict[str, Any]:
+    """The functions and classes that notebook `notebook` ('01', ...) defines
+    in the collection's stored copy: its imports and definitions run, nothing
+    else (answer slots skipped). Empty when the notebook cannot be read."""
+    found = sorted(folder.glob(f"{notebook}-*.ipynb"))
+    try:
+        cells = json.loads(found[0].read_text(encoding="utf-8"))["cells"] if len(found) == 1 else []
+    except (OSError, ValueError, KeyError):
+        return {}
+    scope: dict[str, Any] = {"__name__": f"stored_notebook_{notebook}"}
+    for number, cell in enumerate(cells):
+        if cell.get("cell_type") == "code" and "answer-slot" not in cell.get("metadata", {}).get("tags", []):
+            _define(_python(cell.get("source", "")), f"<stored notebook {found[0].name}, cell {number}>", scope)
+    return {name: value for name, value in scope.items() if isinstance(value, (FunctionType, type))}
+
+
+def _python(source: str | list[str]) -> str:
+    """A cell's source without IPython's magics and shell lines."""
+    lines = "".join(source).splitlines()
+    return "\n".join(line for line in lines if not line.lstrip().startswith(("%", "!")))
+
+
+def _define(source: str, filename: str, scope: dict[str, Any]) -> None:
+    """Run the imports and definitions of `source` in `scope`, each on its
+    own; `filename` names the source for inspect, as IPython does a cell's."""
+    try:
+        body = ast.parse(source).body
+    except SyntaxError:
+        return
+    linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
+    for node in body:
+        if isinstance(node, DEFINITIONS):
+            try:
+                exec(compile(ast.Module([node], type_ignores=[]), filename, "exec"), scope)
+            except Exception:       # an import this machine lacks: the definitions after it still count
+                continue
+
+
+def fingerprint(value: Any) -> object:
+    """What a function or class does, as comparable data: the syntax tree of
+    its source, without comments, layout or line numbers (its bytecode when
+    the source cannot be found)."""
+    if isinstance(value, type):
+        members = {k: fingerprint(v) for k, v in vars(value).items()
+                   if callable(v) or isinstance(v, (staticmethod, classmethod, property))
+                   or not (k.startswith("__") and k.endswith("__"))}
+        return ("class", value.__name__, tuple(b.__name__ for b in value.__bases__), members)
+    inner = getattr(value, "__func__", None) or getattr(value, "fget", None)
+    if inner is not None:
+        return (type(value).__name__, fingerprint(inner))
+    if isinstance(value, FunctionType):
+        try:
+            return ast.dump(ast.parse(textwrap.dedent(inspect.getsource(value))))
+        except (OSError, TypeError, SyntaxError):
+            return (_code(value.__code__), repr(value.__defaults__), repr(value.__kwdefaults__))
+    return repr(value)
+
+
+def _code(code: CodeType) -> object:
+    consts = tuple(_code(c) if isinstance(c, CodeType) else c for c in code.co_consts)
+    return (code.co_code, consts, code.co_names, code.co_varnames, code.co_freevars)
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """The lesson names a check needs: `values` to use, the names whose
+    learner's version differs from the stored one (`changed`), and those
+    found nowhere (`missing`)."""
+
+    values: dict[str, Any]
+    changed: tuple[str, ...] = ()
+    missing: tuple[str, ...] = ()
+
+
+def resolve(needs: tuple[str, ...], learner: Mapping[str, Any], stored: Mapping[str, Any]) -> Resolved:
+    """Each needed name from the stored notebook, or the learner's object
+    when it is the same code; from the learner's globals when the stored
+    notebook does not define it."""
+    values, changed, missing = {}, [], []
+    for name in needs:
+        mine, theirs = learner.get(name), stored.get(name)
+        if theirs is None and mine is None:
+            missing.append(name)
+        elif theirs is None or (mine is not None and fingerprint(mine) == fingerprint(theirs)):
+            values[name] = mine
+        else:
+            values[name] = theirs
+            changed += [name] if mine is not None else []
+    return Resolved(values, tuple(changed), tuple(missing))
+
+
+def rebound(answer: Any, values: Mapping[str, Any]) -> Any:
+    """The learner's function, seeing `values` (the stored lesson names) in
+    place of its globals' versions of them; anything else as it is."""
+    if not isinstance(answer, FunctionType) or all(answer.__globals__.get(k, v) is v for k, v in values.items()):
+        return answer
+    copy = FunctionType(answer.__code__, {**answer.__globals__, **values}, answer.__name__, answer.__defaults__,
+                        answer.__closure__)
+    copy.__kwdefaults__ = answer.__kwdefaults__
+    return copy

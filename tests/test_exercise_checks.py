@@ -1,0 +1,225 @@
+"""Verdicts a learner can trust, one test per way they used to go wrong:
+the session's state (gradient recording, default dtype) must not flip a
+verdict, and a check must give the session back as it found it (its random
+state included); a learner's function that raises without a message or
+never returns is feedback, not a crash or a hang; the truth comes from the
+stored notebook, not from the learner's edited copy of a lesson function;
+a bug in a checker is the checker's; no solution shows through repr, dir,
+Tab completion or the score, and feedback stays short."""
+
+import ast
+import linecache
+import random
+import signal
+
+import pytest
+import torch
+
+from helpers.exercises import ExerciseSet, ____, declared, exercises
+from helpers.exercises.exercise import predict
+from helpers.exercises.judges import op_labels, value
+from tools.lessons import lesson_function, notebook_source
+from tools.nav import notebook_paths
+
+# (notebook, number, a wrong answer that session state used to turn Right)
+FLIPPED = [("08", 5, True), ("04", 2, "c"), ("05", 3, {"p", "q", "r"}), ("06", 4, 1), ("03", 3, 0)]
+ALL = [(notebook, e) for notebook in ("01", "02", "03", "04", "05", "06", "07", "08") for e in declared(notebook)]
+IDS = [f"nb{notebook}-q{e.number}" for notebook, e in ALL]
+
+
+NOTEBOOKS = {path.name[:2]: path for path in notebook_paths()[1:]}
+
+
+def _lesson(notebook):
+    """The notebook's lesson functions, as a learner's globals hold them."""
+    return {need: lesson_function(NOTEBOOKS[notebook].stem, need) for e in declared(notebook) for need in e.needs}
+
+
+def _session(notebook, lesson=None):
+    return exercises(notebook, _lesson(notebook) if lesson is None else lesson)
+
+
+def _check(notebook, number, answer, lesson=None):
+    return getattr(_session(notebook, lesson), f"q{number}").check(answer)
+
+
+def _reference(notebook, exercise):
+    return exercise.reference(_lesson(notebook))
+
+
+def cell(source, scope):
+    """Run `source` as a notebook cell does: its lines kept for inspect."""
+    name = f"<cell {len(linecache.cache)}>"
+    linecache.cache[name] = (len(source), None, source.splitlines(keepends=True), name)
+    exec(compile(source, name, "exec"), scope)
+    return scope
+
+
+@pytest.fixture
+def session_state():
+    """Whatever a test does to torch's settings is undone after it."""
+    grad, dtype, rng = torch.is_grad_enabled(), torch.get_default_dtype(), torch.get_rng_state()
+    yield
+    torch.set_grad_enabled(grad)
+    torch.set_default_dtype(dtype)
+    torch.set_rng_state(rng)
+
+
+@pytest.mark.parametrize("notebook, exercise", ALL, ids=IDS)
+def test_reference_solutions_are_right_with_gradient_recording_off(session_state, notebook, exercise):
+    torch.set_grad_enabled(False)
+    answer = _reference(notebook, exercise)
+    feedback = getattr(_session(notebook), f"q{exercise.number}").check(answer)
+    assert feedback.status == "right", feedback
+    assert not torch.is_grad_enabled()
+
+
+@pytest.mark.parametrize("notebook, number, answer", FLIPPED)
+def test_wrong_answers_stay_wrong_with_gradient_recording_off(session_state, notebook, number, answer):
+    torch.set_grad_enabled(False)
+    assert _check(notebook, number, answer).status == "wrong"
+
+
+def test_a_float64_default_dtype_changes_no_verdict(session_state):
+    torch.set_default_dtype(torch.float64)
+    assert _check("03", 3, 36096).status == "wrong" and _check("03", 3, 18048).status == "right"
+    assert torch.get_default_dtype() == torch.float64
+
+
+@pytest.mark.parametrize("notebook, exercise", ALL, ids=IDS)
+def test_a_check_leaves_the_random_numbers_as_they_were(session_state, notebook, exercise):
+    answer = _reference(notebook, exercise)
+    torch.manual_seed(123)
+    random.seed(123)
+    expected, expected_py = torch.rand(3), random.random()
+    torch.manual_seed(123)
+    random.seed(123)
+    getattr(_session(notebook), f"q{exercise.number}").check(answer)
+    assert torch.equal(torch.rand(3), expected) and random.random() == expected_py
+
+
+def test_whatever_the_answer_did_to_the_session_is_undone(session_state):
+    scope = cell("def sign_forward(x):\n    torch.set_grad_enabled(False)\n    torch.set_default_dtype(torch.float64)\n"
+                 "    torch.manual_seed(1)\n    torch.set_anomaly_enabled(True)\n    return x * 3\n", {"torch": torch})
+    torch.manual_seed(5)
+    expected = torch.rand(2)
+    torch.manual_seed(5)
+    assert _check("01", 2, scope["sign_forward"]).status == "wrong"
+    assert torch.is_grad_enabled() and torch.get_default_dtype() == torch.float32
+    assert not torch.is_anomaly_enabled() and torch.equal(torch.rand(2), expected)
+
+
+@pytest.mark.parametrize("body, said", [("assert x > 100", "AssertionError (no message)"),
+                                        ("raise NotImplementedError", "NotImplementedError (no message)"),
+                                        ("raise ValueError('a\\nb')", "ValueError: a in sign_forward, line 2")])
+def test_an_exception_in_the_learners_function_is_feedback(body, said):
+    ex = _session("01")
+    ex.q2.check(cell(declared("01")[1].solution, {"torch": torch})["sign_forward"])
+    assert repr(ex.score()).startswith("Your score this session: 1 of 4")
+    feedback = ex.q2.check(cell(f"def sign_forward(x):\n    {body}\n", {})["sign_forward"])
+    assert feedback.status == "wrong" and said in feedback.text and "running your answer raised" in feedback.text
+    assert "2. a graph that follows a sign (write): not quite" in repr(ex.score())
+
+
+class Hung(BaseException):
+    """The test's own alarm: the check did not stop the learner's loop."""
+
+
+def test_an_answer_that_never_returns_is_stopped(monkeypatch):
+    monkeypatch.setattr("helpers.exercises.sandbox.TIME_LIMIT", 0.5)
+
+    def ring(_signal, _frame):
+        raise Hung
+
+    previous = signal.signal(signal.SIGALRM, ring)
+    signal.setitimer(signal.ITIMER_REAL, 5.0)
+    try:
+        feedback = _check("01", 2, cell("def sign_forward(x):\n    while True:\n        pass\n", {})["sign_forward"])
+        still_armed = signal.getitimer(signal.ITIMER_REAL)[0] > 0
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    assert feedback.status == "wrong" and "your function did not return within 0.5 s" in feedback.text
+    assert still_armed, "the test's own timer was not given back"
+
+
+REPEAT_WITHOUT_PLUS_ONE = """
+def repeat_forward(x, n):
+    y = x
+    for _ in range(n):
+        y = y * 2
+    return y
+"""
+
+
+def test_the_truth_comes_from_the_stored_notebook_not_an_edited_copy():
+    edited = cell(REPEAT_WITHOUT_PLUS_ONE, {})
+    right, wrong = _check("01", 1, 41, edited), _check("01", 1, 21, edited)
+    assert right.status == "right" and wrong.status == "wrong"
+    assert "you changed `repeat_forward`; this check uses the notebook's version" in right.text
+
+
+def test_an_unchanged_lesson_function_gets_no_note_and_a_missing_one_is_read_from_the_notebook():
+    tree = ast.parse(source := notebook_source(NOTEBOOKS["01"]))
+    definition = next(node for node in tree.body if getattr(node, "name", "") == "repeat_forward")
+    same = cell(ast.get_source_segment(source, definition), {})
+    assert "you changed" not in _check("01", 1, 41, same).text
+    assert _check("01", 1, 41, {}).status == "right"
+
+
+def test_without_the_stored_notebook_the_learners_globals_are_used():
+    ex = ExerciseSet(declared("01"), cell(REPEAT_WITHOUT_PLUS_ONE, {}), stored=dict)
+    assert ex.q1.check(21).status == "right"
+    assert ExerciseSet(declared("01"), {}, stored=dict).q1.check(41).text.startswith("this check uses repeat_forward")
+
+
+def test_a_bug_in_a_checker_is_reported_as_the_checkers():
+    broken = predict(1, "a broken check", "a number", value(op_labels, "why"), answer="1", hint="h")
+    ex = ExerciseSet([broken])
+    feedback = ex.q1.check(1)
+    assert feedback.status == "error" and feedback.text.startswith("the check itself failed (TypeError")
+    assert "not in your answer: please report it" in feedback.text and "your answer raised" not in feedback.text
+    assert "1. a broken check (predict): the check failed" in repr(ex.score())
+
+
+@pytest.mark.parametrize("notebook, exercise", ALL, ids=IDS)
+def test_no_solution_shows_through_repr_dir_or_the_score(notebook, exercise):
+    ex = exercises(notebook)
+    question = getattr(ex, f"q{exercise.number}")
+    assert dir(question) == ["check", "hint", "solution"]
+    seen = [repr(ex), repr(question), repr(ex.score()), repr(ex.score().rows), ex.score()._repr_html_(),
+            *(repr(getattr(question, name)) for name in dir(question))]
+    for text in seen:
+        assert exercise.solution.strip() not in text and exercise.hint not in text
+
+
+def test_tab_completion_offers_only_the_three_methods():
+    interactive = pytest.importorskip("IPython.core.interactiveshell")
+    completer = pytest.importorskip("IPython.core.completer")
+    shell = interactive.InteractiveShell.instance()
+    shell.user_ns["ex"] = exercises("01")
+
+    def offered(text):
+        with completer.provisionalcompleter():
+            return sorted(c.text for c in shell.Completer.completions(text, len(text)))
+
+    assert offered("ex.") == ["q1", "q2", "q3", "q4", "score"]
+    assert offered("ex.q1.") == ["check", "hint", "solution"] and offered("ex.q1._") == []
+
+
+def test_feedback_is_short_whatever_the_answer():
+    feedback = _check("01", 1, list(range(1_000_000)))
+    assert feedback.status == "wrong" and len(repr(feedback)) < 300
+    long_message = cell("def sign_forward(x):\n    raise ValueError('x' * 10_000_000)\n", {})["sign_forward"]
+    assert len(_check("01", 2, long_message).text) <= 1000
+
+
+def test_the_score_records_the_latest_verdict_whatever_it_is():
+    ex = _session("01")
+    ex.q3.check(8)
+    assert "3. halvings of 200 (predict): right" in repr(ex.score())
+    ex.q3.check(____)
+    assert "3. halvings of 200 (predict): not answered yet" in repr(ex.score())
+    ex.q2.check(cell(declared("01")[1].solution, {"torch": torch})["sign_forward"])
+    ex.q2.check(cell("def sign_forward(x):\n    assert False\n", {})["sign_forward"])
+    assert "2. a graph that follows a sign (write): not quite" in repr(ex.score())
