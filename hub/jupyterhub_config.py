@@ -17,6 +17,8 @@ from pathlib import Path
 
 import psutil
 
+from tools import deploy
+
 c = get_config()  # noqa: F821 (JupyterHub defines get_config for its config file)
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -24,12 +26,9 @@ STATE = Path(os.environ.get("HUB_STATE", ROOT / "build" / "hub" / "state"))
 IP = os.environ.get("HUB_IP", "127.0.0.1")
 LOOPBACK = "127.0.0.1"
 
-# ----- measured figures (2 cores, 24 GB; `make load`, docs/teaching.md) -----
-START_CPU_SECONDS = 4.5     # CPU time of one learner's server start (Python, jupyter_server, JupyterLab)
-SLOWEST_START = 52          # seconds: the slowest of 20 learners logging in within 4 s on 2 cores
-LEARNER_MEMORY_GB = 0.8     # one learner with one notebook open: PSS 0.45-0.6 GB, the slowest kernel's
-#                             peak 0.45 GB, plus room for a second notebook opened before the first closes
-RESERVED_GB = 2.0           # the hub, the proxy and the system itself
+# ----- measured figures: tools/deploy.py holds them (`make load`, docs/teaching.md) -----
+START_CPU_SECONDS = deploy.START_CPU_SECONDS     # CPU time of one learner's server start
+RESERVED_GB = 2.0                                # the hub, the proxy and the system itself
 
 # ----- where things are -----
 STATE.mkdir(parents=True, exist_ok=True)
@@ -70,8 +69,8 @@ if os.geteuid() == 0:                      # jupyter_server refuses root without
 # START_CPU_SECONDS of CPU, so N starts on K cores take about N x 4.5 / K seconds
 # each: 20 on 2 cores took 40-52 s, and with JupyterHub's default 30 s, 15 of 20
 # gave up ("server never showed up ... after 30 seconds").
-# start_timeout: 180 s, about 3.5 times the slowest start measured (52 s), so a class
-# of 20 on two cores starts with room to spare, and up to ~80 at once would still fit.
+# start_timeout: 180 s, about 3.5 times the slowest start measured (deploy.SLOWEST_START,
+# 52 s), so a class of 20 on two cores starts with room to spare.
 c.Spawner.start_timeout = 180
 # http_timeout: 180 s. The process is up early; its HTTP port answers only once
 # jupyter_server has loaded JupyterLab, which is the CPU-bound part of the start, so
@@ -82,14 +81,17 @@ c.Spawner.http_timeout = 180
 # N x 4.5 CPU-s / K <= 90 s gives N <= 20 K (40 on 2 cores).
 CORES = psutil.cpu_count() or 1
 c.JupyterHub.concurrent_spawn_limit = int(CORES * (c.Spawner.start_timeout / 2) / START_CPU_SECONDS)
-# At most this many servers running: the machine's memory less RESERVED_GB, at
-# LEARNER_MEMORY_GB a learner (24 GB: (24 - 2) / 0.8 = 27 learners).
+# At most this many servers running: the machine's memory less RESERVED_GB, at a
+# server and one notebook each (deploy.memory_guarantee_gb(): 0.15 + 0.45 = 0.6 GB
+# RSS; 24 GB: (24 - 2) / 0.6 = 36 learners). Pages shared between learners' processes
+# (PSS is ~0.1 GB less each) are the margin for a learner with a second notebook open.
 MEMORY_GB = psutil.virtual_memory().total / 1e9
-c.JupyterHub.active_server_limit = max(1, int((MEMORY_GB - RESERVED_GB) / LEARNER_MEMORY_GB))
+c.JupyterHub.active_server_limit = max(1, int((MEMORY_GB - RESERVED_GB) / deploy.memory_guarantee_gb()))
 # Per-learner memory and CPU: with local processes these are told to the server
-# (MEM_LIMIT and CPU_LIMIT) but not enforced; on Kubernetes (hub/values.yaml)
-# they are. 1 GB is LEARNER_MEMORY_GB rounded up: one notebook and a second opening.
-c.Spawner.mem_limit = "1G"
+# (MEM_LIMIT and CPU_LIMIT) but not enforced; on Kubernetes (hub/values.yaml) they
+# are. deploy.memory_limit_gb(): a server and three notebooks, 0.15 + 3 x 0.45 = 1.5 GB;
+# one core: a Run All or a start is one Python thread.
+c.Spawner.mem_limit = f"{int(deploy.memory_limit_gb() * 1000)}M"
 c.Spawner.cpu_limit = 1.0
 
 # ----- idle servers stopped (kernels are culled inside each server, jupyter/) -----

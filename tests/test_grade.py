@@ -1,0 +1,149 @@
+"""`make grade` (tools/grade.py) on made-up submissions of notebook 06, each
+run from a fresh kernel, two at a time: a learner with every answer right,
+one with every answer wrong (and the rest of their notebook edited, which
+the grader must ignore), one who answered nothing, and one whose first answer
+cell patches the exercises' check so that everything says right: flagged,
+and still graded wrong. The probe's checks of other kinds of tampering run
+here without a kernel (tools/grade_probe.py)."""
+
+import builtins
+import csv
+import sys
+
+import nbformat
+import pytest
+import torch
+from exercise_wrong_answers import WRONG
+
+import helpers.exercises.judges
+from helpers.exercises import declared, exercises
+from tools import grade
+from tools.grade_probe import changes, defined_by, snapshot
+from tools.working_copy import collection
+
+STORED = next(p for p in collection() if p.name.startswith("06-"))
+PATCH = ("import helpers.exercises.session as s\n"
+         "s.SessionExercise.check = lambda self, answer: s.Feedback('right', 'fine')\n")
+
+
+def slots(nb):
+    return [c for c in nb.cells if grade.SLOT in grade.tags(c)]
+
+
+def submit(folder, learner, fill, edit=None):
+    nb = nbformat.read(STORED, as_version=4)
+    for number, cell in enumerate(slots(nb), start=1):
+        cell.source = fill(number, cell.source)
+    if edit:
+        edit(nb)
+    (folder / learner).mkdir(parents=True)
+    nbformat.write(nb, folder / learner / STORED.name)
+
+
+def edited_elsewhere(nb):
+    """What the grader must not take: every check cell printing Right, and a
+    lesson cell replaced."""
+    for cell in nb.cells:
+        if grade.CHECK in grade.tags(cell):
+            cell.source = "print('Right: of course')"
+    next(c for c in nb.cells if c.cell_type == "code").source = "print('my own setup')"
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    folder, out = tmp_path_factory.mktemp("submissions"), tmp_path_factory.mktemp("grades")
+    solutions = declared("06")
+    submit(folder, "ada", lambda n, _: solutions[n - 1].solution.strip())
+    submit(folder, "bob", lambda n, _: WRONG[("06", n)][0][0] if n < 6 else "def survives(x):\n    return x +",
+           edited_elsewhere)
+    submit(folder, "cy", lambda n, source: source)
+    submit(folder, "eve", lambda n, _: (PATCH if n == 1 else "") + WRONG[("06", n)][0][0])
+    (folder / "stray.ipynb").write_text("{}")
+    rows, text = grade.grade(folder, out)
+    return {(r.learner, r.exercise): r for r in rows}, text, out
+
+
+def test_right_answers_are_right(graded):
+    rows, _, _ = graded
+    assert [(rows["ada", n].status, rows["ada", n].changed) for n in range(1, 7)] == [("right", "")] * 6
+
+
+def test_wrong_answers_are_wrong_whatever_else_the_notebook_says(graded):
+    rows, _, _ = graded
+    assert [(rows["bob", n].status, rows["bob", n].changed) for n in range(1, 7)] == [("wrong", "")] * 6
+    assert rows["bob", 6].detail.startswith("the answer cell raised SyntaxError")
+
+
+def test_unanswered_slots_are_blank(graded):
+    rows, _, _ = graded
+    assert {rows["cy", n].status for n in range(1, 7)} == {"blank"}
+
+
+def test_a_patched_check_is_flagged_and_not_believed(graded):
+    rows, text, _ = graded
+    assert "SessionExercise" in rows["eve", 1].changed and "imported s from helpers" in rows["eve", 1].changed
+    assert {rows["eve", n].status for n in range(1, 7)} == {"wrong"}
+    assert all(rows["eve", n].changed.startswith("checked after exercise 1") for n in range(2, 7))
+    assert "- eve, 06-practice-question.ipynb, exercise 1 (wrong): " in text
+
+
+def test_csv_and_summary(graded):
+    _, text, out = graded
+    with open(out / "grades.csv") as f:
+        table = list(csv.DictReader(f))
+    assert len(table) == 24 and set(table[0]) == {"learner", "notebook", "exercise", "status",
+                                                  "changed_checking_code", "detail"}
+    assert "| ada | 06-practice-question.ipynb | 6 | 0 | 0 | 0 |" in text
+    assert "stray.ipynb" in text and (out / "notebooks" / "eve" / STORED.name).exists()
+
+
+def test_slots_matched_by_order_when_ids_differ():
+    stored = nbformat.read(STORED, as_version=4)
+    submitted = nbformat.read(STORED, as_version=4)
+    for number, cell in enumerate(slots(submitted), start=1):
+        cell.id, cell.source = f"renamed-{number}", f"answer_{number} = {number}"
+    sources, note = grade.answers(stored, submitted)
+    assert sources[:2] == ["answer_1 = 1", "answer_2 = 2"] and "by order" in note
+    del submitted.cells[submitted.cells.index(slots(submitted)[0])]
+    sources, note = grade.answers(stored, submitted)
+    assert sources == [None] * 6 and "missing" in note
+
+
+# ----- the probe's checks, without a kernel -----
+
+TAMPERING = {
+    "rebound ex": lambda ns: ns.__setitem__("ex", object()),
+    "deleted lesson": lambda ns: ns.pop("lesson"),
+    "changed object ex: _results": lambda ns: ns["ex"]._results.__setitem__(1, "right"),
+    "changed module helpers.exercises.judges: 'value'": lambda ns: setattr(helpers.exercises.judges, "value", len),
+    "changed builtins: 'isinstance'": lambda ns: setattr(builtins, "isinstance", lambda *a: True),
+    "changed class torch.Tensor: 'item'": lambda ns: setattr(torch.Tensor, "item", lambda self: 3),
+    "changed machinery: tracing": lambda ns: sys.settrace(lambda *a: None),
+}
+
+
+@pytest.mark.parametrize("expected", TAMPERING)
+def test_probe_flags_tampering(expected):
+    saved = {"value": helpers.exercises.judges.value, "isinstance": builtins.isinstance,
+             "item": torch.Tensor.__dict__.get("item"), "trace": sys.gettrace()}
+    namespace = {"lesson": lambda x: x}
+    namespace["ex"] = exercises("06", namespace)
+    before = snapshot(namespace)
+    try:
+        TAMPERING[expected](namespace)
+        flagged, _ = changes(before, snapshot(namespace), allowed={"answer_1"})
+    finally:
+        helpers.exercises.judges.value, builtins.isinstance = saved["value"], saved["isinstance"]
+        if saved["item"] is None and "item" in torch.Tensor.__dict__:
+            del torch.Tensor.item           # Tensor.item comes from its C base class
+        sys.settrace(saved["trace"])
+    assert any(line.startswith(expected) for line in flagged), flagged
+
+
+def test_probe_lets_an_answer_and_new_names_be():
+    namespace = {"lesson": lambda x: x}
+    before = snapshot(namespace)
+    namespace |= {"answer_1": 41, "helper": 2}
+    assert changes(before, snapshot(namespace), allowed={"answer_1"}) == ([], ["defined helper"])
+    code = "import torch.nn as nn\ndef f(x):\n    return x\nanswer_2, y = 1, 2"
+    assert defined_by(code) == {"nn", "f", "answer_2", "y"}
