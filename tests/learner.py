@@ -46,14 +46,31 @@ def api(info, path, method="GET"):
     return json.loads(body) if body else None
 
 
-def wait_for_kernels(info, test, timeout=60.0):
-    """Poll /api/kernels until `test(kernels)` holds; returns the kernels,
-    or raises AssertionError with the last list."""
+def until(read, test, timeout, what):
+    """Call `read()` until `test` holds for its answer; return the answer, or
+    raise AssertionError naming `what` and the last answer."""
     deadline = time.monotonic() + timeout
     while True:
-        kernels = api(info, "/api/kernels")
-        if test(kernels):
-            return kernels
+        found = read()
+        if test(found):
+            return found
         if time.monotonic() > deadline:
-            raise AssertionError(f"after {timeout:g} s the server's kernels are {kernels}")
+            raise AssertionError(f"{what} within {timeout:g} s: last seen {found}")
         time.sleep(0.25)
+
+
+def wait_for_kernels(info, test, timeout=60.0):
+    """The server's kernels (/api/kernels) once `test(kernels)` holds."""
+    return until(lambda: api(info, "/api/kernels"), test, timeout, "kernels not as expected")
+
+
+def kernel_of(info, path, test=lambda kernel: True, timeout=60.0):
+    """The kernel of the notebook at `path` once `test(kernel)` holds."""
+    def read():
+        return next((s["kernel"] for s in api(info, "/api/sessions") if s["path"] == path and s["kernel"]), None)
+    return until(read, lambda kernel: kernel is not None and test(kernel), timeout, f"no kernel for {path}")
+
+
+def attached(kernel):
+    """Started, and a page is connected to it."""
+    return kernel["execution_state"] == "idle" and kernel["connections"] > 0

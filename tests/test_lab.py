@@ -21,7 +21,7 @@ from pathlib import Path
 import nbformat
 import psutil
 import pytest
-from learner import api, new_learner, wait_for_kernels
+from learner import api, attached, kernel_of, new_learner, wait_for_kernels
 
 from tools.browser import CHROMIUM, CHROMIUM_ARGS, open_notebook, serve, stop
 from tools.first_open import output_count, rendered, stored
@@ -178,22 +178,6 @@ def shows(page, folder, path, within=SHOWN_WITHIN, settle=None):
         if (shown, in_page) == (expected, outputs) or time.monotonic() > deadline:
             return expected, shown, (outputs, in_page)
         time.sleep(0.25)
-
-
-def kernel_of(info, path, test=lambda kernel: True, timeout=60.0):
-    """The kernel of the notebook at `path` once `test(kernel)` holds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        found = [s["kernel"] for s in api(info, "/api/sessions") if s["path"] == path and s["kernel"]]
-        if found and test(found[0]):
-            return found[0]
-        if time.monotonic() > deadline:
-            raise AssertionError(f"no kernel for {path} within {timeout:g} s: {found}")
-        time.sleep(0.25)
-
-
-def attached(kernel):
-    return kernel["execution_state"] == "idle" and kernel["connections"] > 0
 
 
 def close_tab(page):

@@ -1,0 +1,92 @@
+"""`make notebook`: Jupyter Notebook 7, the other front end learners use, on a
+new learner's working copy with the command line `make notebook` runs
+(loopback only, the token required). In headless Chromium: 01 runs from top
+to bottom without an error outside its tagged cells, and ticking off its
+first widget's checkbox redraws the graph without the extra layer."""
+
+import os
+import time
+import urllib.error
+import urllib.request
+from functools import partial
+from pathlib import Path
+
+import nbformat
+import pytest
+from learner import attached, kernel_of, new_learner
+
+from tools import browser as lab_browser
+from tools.browser import CHROMIUM, CHROMIUM_ARGS, serve, stop
+from tools.lab import lab_argv
+from tools.run_notebooks import raises
+
+NOTEBOOK = "01-dynamic-control-flow.ipynb"
+ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts" / "screenshots"
+VIEWPORT = {"width": 1366, "height": 768}
+INSTALL = "browser tests need Debian's chromium: sudo apt-get install chromium (make test installs it when it can)"
+PROMPTS = ("[...document.querySelectorAll('.jp-NotebookPanel .jp-CodeCell .jp-InputPrompt')]"
+           ".map(e => e.textContent.trim())")
+RAN = f"() => {{ const p = {PROMPTS}; return p.length > 0 && p.every(t => /^\\[\\d+\\]:$/.test(t)); }}"
+ERRORS = """() => [...document.querySelectorAll('.jp-NotebookPanel .jp-CodeCell')].map(c =>
+  !!c.querySelector('.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]'))"""
+
+
+@pytest.fixture(scope="module")
+def notebook7(tmp_path_factory):
+    """A new learner's working copy served by `jupyter notebook` with the
+    command line of `make notebook` (tools.lab.lab_argv(app="notebook"))."""
+    learner = new_learner(tmp_path_factory.mktemp("learner"))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(lab_browser, "lab_argv", partial(lab_argv, app="notebook"))
+        proc, info = serve(learner.copy, learner.home / "runtime", learner.env)
+    try:
+        yield learner, info
+    finally:
+        stop(proc)
+
+
+def test_loopback_and_token(notebook7):
+    learner, info = notebook7
+    assert info["root_dir"] == str(learner.copy)
+    assert "--JupyterNotebookApp.default_url=/notebooks/00-index.ipynb" in lab_argv(root=learner.copy, app="notebook")
+    url = f"http://127.0.0.1:{info['port']}/api/contents"
+    with pytest.raises(urllib.error.HTTPError, match="403"):
+        urllib.request.urlopen(url, timeout=30)
+    with urllib.request.urlopen(f"{url}?token={info['token']}", timeout=30) as reply:
+        assert reply.status == 200
+
+
+def test_runs_01_and_redraws_a_widget(notebook7, timings):
+    if not Path(CHROMIUM).exists():
+        if os.environ.get("CI") == "true":
+            pytest.fail(INSTALL)
+        pytest.skip(INSTALL)
+    from playwright.sync_api import sync_playwright
+
+    learner, info = notebook7
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = chromium.new_page(viewport=VIEWPORT)
+        page.goto(f"http://127.0.0.1:{info['port']}/notebooks/{NOTEBOOK}?token={info['token']}")
+        page.locator(".jp-NotebookPanel .jp-CodeCell").first.wait_for(timeout=90_000)
+        kernel_of(info, NOTEBOOK, attached, timeout=90)
+        start = time.perf_counter()
+        page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
+        page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
+        page.wait_for_function(RAN, timeout=300_000, polling=250)
+        timings.append(f"Notebook 7: Run All of {NOTEBOOK} in {time.perf_counter() - start:.1f} s")
+        tagged = [raises(cell) for cell in nbformat.read(learner.copy / NOTEBOOK, as_version=4).cells
+                  if cell.cell_type == "code"]
+        assert page.evaluate(ERRORS) == tagged, "an error shows outside the cells tagged raises-exception"
+        view = page.locator(".jp-NotebookPanel .jp-CodeCell",
+                            has=page.locator(".cm-content", has_text="widgets.Checkbox")).first
+        html = view.locator(".widget-html-content")
+        assert "use_extra_layer=True" in html.inner_html() and ">AddBackward0<" in html.inner_html()
+        view.locator(".widget-checkbox input").click()
+        page.wait_for_function("e => e.innerHTML.includes('use_extra_layer=False')", arg=html.element_handle(),
+                               timeout=30_000)
+        assert ">AddBackward0<" not in html.inner_html() and "<svg" in html.inner_html()
+        assert page.get_by_text("notified about official Jupyter news").count() == 0
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "notebook7-01-checkbox-off.png"))
+        chromium.close()
