@@ -33,7 +33,7 @@ ERROR_COLOUR = "#c62828"
 @dataclass(frozen=True)
 class Failure:
     """What a panel shows when its view raised: the control values, the
-    error, and the learner's frames it passed through (`Frame` lines)."""
+    error, and the traceback's lines for the learner's frames it came through."""
 
     values: str
     error: str

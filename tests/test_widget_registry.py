@@ -58,7 +58,7 @@ def test_an_entry_without_its_cell_or_a_tag_without_a_widget_is_caught():
         "widget-loop: 0 cells in 01-fixture carry this tag; one must"]
     tagged = new_code_cell("1 + 1", metadata={"tags": ["widget-loop"]})
     assert "is tagged widget-loop but shows no widget" in problems({"01-fixture": _notebook(tagged)}, (LOOP,))[0]
-    twice = _notebook(*[new_code_cell(PANEL, metadata={"tags": ["widget-loop"]})] * 2)
+    twice = _notebook(*[new_code_cell(PANEL, metadata={"tags": ["widget-loop"]}) for _ in range(2)])
     assert problems({"01-fixture": twice}, (LOOP,)) == ["widget-loop: 2 cells in 01-fixture carry this tag; one must"]
 
 

@@ -12,12 +12,12 @@ from pathlib import Path
 import nbformat
 from nbformat import NotebookNode
 
+from helpers.widgets import NO_DRAWING
 from tools.widget_registry import TAG, WIDGETS, Widget
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 VIEW = "application/vnd.jupyter.widget-view+json"
 STATE = "application/vnd.jupyter.widget-state+json"
-FAILED = "No drawing for"            # helpers.widgets.NO_DRAWING: how a view that raised is shown
 
 
 def code_cells(nb: NotebookNode) -> list[NotebookNode]:
@@ -86,7 +86,7 @@ def stored_problems(nb: NotebookNode, widget: Widget) -> list[str]:
     names = [part.split("=", 1)[0] for part in text.split("\n", 1)[0].removeprefix("panel(").split(", ")]
     found += [] if names == list(widget.controls) else [f"{widget.tag}: controls {names}, declared "
                                                         f"{list(widget.controls)}"]
-    found += [f"{widget.tag}: stored view shows an error: {text}"] if f"\n{FAILED} " in text else []
+    found += [f"{widget.tag}: stored view shows an error: {text}"] if f"\n{NO_DRAWING} " in text else []
     kinds = _control_models(nb, views[0][VIEW]["model_id"])
     declared = [f"{kind}Model" for kind in widget.controls.values()]
     return found + ([] if kinds == declared else [f"{widget.tag}: saved controls {kinds}, declared {declared}"])
