@@ -143,6 +143,16 @@ def test_an_answer_that_never_returns_is_stopped(monkeypatch):
     assert still_armed, "the test's own timer was not given back"
 
 
+def test_time_spent_importing_does_not_count(monkeypatch, tmp_path):
+    """torch imports modules on first use (an optimizer's first step loads
+    torch._dynamo, seconds on a slow machine): that is not the learner's loop."""
+    monkeypatch.setattr("helpers.exercises.sandbox.TIME_LIMIT", 0.3)
+    (tmp_path / "slow_to_import.py").write_text("import time\ntime.sleep(1.0)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    source = declared("01")[1].solution.replace("(x):", "(x):\n    import slow_to_import")
+    assert _check("01", 2, cell(source, {"torch": torch})["sign_forward"]).status == "right"
+
+
 REPEAT_WITHOUT_PLUS_ONE = """
 def repeat_forward(x, n):
     y = x

@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from types import FrameType
 from typing import TypeVar
 
 import torch
@@ -19,6 +20,7 @@ import torch
 T = TypeVar("T")
 SEED = 0
 TIME_LIMIT = 10.0           # seconds a check may take, the learner's code included
+GRACE = 0.5                 # seconds more, each time the limit finds an import running
 # Code that is not the learner's: the helpers, Python's and the packages' files, and the
 # lesson and solution code the checks compile themselves (file names in angle brackets).
 MACHINERY = (str(Path(__file__).resolve().parent.parent),
@@ -86,15 +88,20 @@ def hermetic(seed: int = SEED) -> Iterator[None]:
 
 @contextmanager
 def time_limit(seconds: float) -> Iterator[None]:
-    """Raise TimedOut in the block after `seconds`. Unix only, and only in
-    the main thread (a Jupyter kernel runs cells there): it needs SIGALRM.
-    Elsewhere there is no limit. A long call inside torch's C++ code is
-    interrupted only when it returns to Python."""
+    """Raise TimedOut in the block after `seconds`, not counting time spent
+    importing modules (torch imports some on first use: an optimizer's first
+    step loads torch._dynamo). Unix only, and only in the main thread (a
+    Jupyter kernel runs cells there): it needs SIGALRM; elsewhere there is
+    no limit. A long call inside torch's C++ code is interrupted only when
+    it returns to Python."""
     if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
         yield
         return
 
-    def ring(_signal: int, _frame: object) -> None:
+    def ring(_signal: int, frame: FrameType | None) -> None:
+        if _importing(frame):
+            signal.setitimer(signal.ITIMER_REAL, GRACE)      # ask again once the import is done
+            return
         raise TimedOut
 
     start, previous = time.monotonic(), signal.signal(signal.SIGALRM, ring)
@@ -106,6 +113,15 @@ def time_limit(seconds: float) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
         if earlier:                        # someone else's timer was running: give it its remaining time
             signal.setitimer(signal.ITIMER_REAL, max(earlier - (time.monotonic() - start), 1e-3))
+
+
+def _importing(frame: FrameType | None) -> bool:
+    """Whether the interrupted code is in the middle of an import."""
+    while frame is not None:
+        if frame.f_code.co_filename.startswith("<frozen importlib"):
+            return True
+        frame = frame.f_back
+    return False
 
 
 def learners_frame(error: BaseException) -> tuple[str, int] | None:
