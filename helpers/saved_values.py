@@ -3,7 +3,7 @@ side effects: a value packed by a saved-tensor hook is described from its
 packed form (`_raw_saved_*`) and never unpacked, so drawing runs no user
 code, re-runs no checkpointed forward and consumes nothing."""
 
-import functools
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias
@@ -51,52 +51,75 @@ def _tensor_words(shape_words: str) -> str:
     return "scalar tensor" if shape_words == "scalar" else f"tensor of {shape_words}"
 
 
-@functools.cache
-def _saved_names(node_type: type) -> tuple[SavedName, ...]:
-    """(attribute, packed-form attribute, name) of each `_saved_*` value of a
-    node class (the same for every node of it)."""
-    attributes = dir(node_type)
-    names = [(a, "_raw" + a, a.removeprefix("_saved_")) for a in attributes if a.startswith("_saved_")]
-    if "saved_tensors" in attributes:           # a custom torch.autograd.Function
-        names.append(("saved_tensors", "_raw_saved_tensors", "saved_tensors"))
-    return tuple(names)
-
-
 def saved_values(fn: Node) -> tuple[Saved, ...]:
     """The `Saved` values of one backward node, sorted by name. A slot that
     holds None (nothing was needed) is left out."""
-    found: list[Saved] = []
-    for attr, raw_attr, name in _saved_names(type(fn)):
-        try:
-            raw = getattr(fn, raw_attr, None)
-            plain = type(raw) is _SavedTensor and raw.unpack_hook is None  # type: ignore[attr-defined]
-            if plain:                               # one tensor, no hook: the usual case
-                found += _plain_tensor(fn, attr, name)
+    return SavedReader().read(fn)
+
+
+class SavedReader:
+    """Reads the saved values of the nodes of one walk: `reader.read(fn)` is
+    `saved_values(fn)`. It remembers what each node class saves and the text
+    of each tensor shape for as long as it lives: made per walk, it keeps no
+    node class (a custom autograd.Function's, with all it holds) alive after,
+    and its lookups are plain dict lookups, as fast as a walk needs."""
+
+    def __init__(self) -> None:
+        self._names: dict[type, tuple[SavedName, ...]] = {}
+        self._tensors: dict[tuple[str, torch.Size], Saved] = {}
+
+    def read(self, fn: Node) -> tuple[Saved, ...]:
+        names = self._names.get(type(fn))
+        if names is None:
+            names = self._names[type(fn)] = _saved_names(type(fn))
+        found: list[Saved] = []
+        for attr, raw_attr, name in names:
+            try:
+                raw = getattr(fn, raw_attr, None)
+                plain = type(raw) is _SavedTensor and raw.unpack_hook is None  # type: ignore[attr-defined]
+                if plain:                               # one tensor, no hook: the usual case
+                    found += self._plain_tensor(fn, attr, name)
+                    continue
+            except RuntimeError as err:                 # freed
+                found.append(_unreadable(name, str(err)))
                 continue
-        except RuntimeError as err:                 # freed
-            found.append(_unreadable(name, str(err)))
-            continue
-        found += _describe(fn, attr, name, raw)
-    return tuple(found)
+            found += _describe(fn, attr, name, raw)
+        return tuple(found)
+
+    def _plain_tensor(self, fn: Node, attr: str, name: str) -> tuple[Saved, ...]:
+        """A tensor saved without a hook. Its description depends only on the
+        name and the shape, so equal ones are made once (a 100,000-step graph
+        saves 300,000 tensors of a handful of shapes)."""
+        value = getattr(fn, attr)
+        if value is None:
+            return ()
+        try:
+            key = (name, value.shape)
+        except RuntimeError:                            # sizes that cannot be read (nested)
+            return (Saved(name, value_text(value)),)
+        saved = self._tensors.get(key)
+        if saved is None:
+            saved = self._tensors[key] = Saved(name, _bounded(_tensor_words(_shape_words(key[1]))))
+        return (saved,)
 
 
-def _plain_tensor(fn: Node, attr: str, name: str) -> tuple[Saved, ...]:
-    """A tensor saved without a hook. Its description depends only on the
-    name and the shape, so equal ones are made once (a 100,000-step graph
-    saves 300,000 tensors of a handful of shapes)."""
-    value = getattr(fn, attr)
-    if value is None:
-        return ()
-    try:
-        return (_tensor_saved(name, value.shape),)
-    except RuntimeError:                            # sizes that cannot be read (nested)
-        return (Saved(name, value_text(value)),)
+def _saved_names(node_type: type) -> tuple[SavedName, ...]:
+    """(attribute, packed-form attribute, name) of each `_saved_*` value of a
+    node class (the same for every node of it), sorted; found once per class,
+    as dir() takes longer than the rest of a small walk."""
+    names = _SAVED_NAMES.get(node_type)
+    if names is None:
+        attributes = dir(node_type)
+        found = [(a, "_raw" + a, a.removeprefix("_saved_")) for a in attributes if a.startswith("_saved_")]
+        if "saved_tensors" in attributes:           # a custom torch.autograd.Function
+            found.append(("saved_tensors", "_raw_saved_tensors", "saved_tensors"))
+        names = _SAVED_NAMES[node_type] = tuple(found)
+    return names
 
 
-@functools.lru_cache(maxsize=1024)
-def _tensor_saved(name: str, shape: torch.Size) -> Saved:
-    return Saved(name, _bounded(_tensor_words(_shape_words(shape))))
-
+# node class -> its _saved_names, holding the class weakly: the entry goes with the class, so a
+# custom autograd.Function's class, and all it holds, is freed with the cell that defined it.
+_SAVED_NAMES: weakref.WeakKeyDictionary[type, tuple[SavedName, ...]] = weakref.WeakKeyDictionary()
 
 _SavedTensor = torch._C._autograd.SavedTensor     # its unpack_hook and data are missing from torch's stubs
 

@@ -68,7 +68,7 @@ def test_other_errors_keep_their_whole_traceback(monkeypatch):
     def broken(*args):
         raise ValueError("a bug, not a bad argument")
 
-    monkeypatch.setattr("helpers.graph._walk", broken)
+    monkeypatch.setattr("helpers.graph.walk", broken)
     with pytest.raises(ValueError, match="a bug") as caught:
         trace_graph(torch.ones(2, requires_grad=True) * 2)
     assert "broken" in [f.name for f in traceback.extract_tb(caught.value.__traceback__)]

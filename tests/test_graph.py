@@ -2,11 +2,12 @@
 
 import gc
 import sys
+import weakref
 
 import pytest
 import torch
 
-from helpers import trace_graph
+from helpers import draw_graph, trace_graph
 from helpers.graph import Edge, Graph, Node
 from helpers.saved_values import Saved
 from tools.lessons import lesson_function
@@ -164,7 +165,7 @@ def test_a_walk_leaves_the_garbage_collector_as_it_found_it(note_example, monkey
         assert not gc.isenabled()
         raise RuntimeError("a walk that fails")
 
-    monkeypatch.setattr("helpers.graph._walk", failing_walk)
+    monkeypatch.setattr("helpers.graph.walk", failing_walk)
     with pytest.raises(RuntimeError, match="a walk that fails"):
         trace_graph(note_example[2])
     assert gc.isenabled()
@@ -175,3 +176,24 @@ def test_a_walk_leaves_the_garbage_collector_as_it_found_it(note_example, monkey
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def _drawn_cell(times):
+    """A notebook cell re-run: a custom autograd.Function whose class holds a
+    40 MB tensor, applied and drawn `times` times. Returns a weak reference
+    to the tensor."""
+    big = torch.zeros(10_000_000)
+    out = _double(big).apply(torch.ones(3, requires_grad=True))
+    for _ in range(times):
+        assert trace_graph(out).find("DoubleBackward")
+        draw_graph(out, roll=True)
+        draw_graph(out)
+    return weakref.ref(big)
+
+
+def test_drawing_keeps_nothing_alive():
+    """A drawn custom Function's class, and what it holds, are freed with the
+    cell's objects: no cache of the helpers keeps them."""
+    cells = [_drawn_cell(times) for times in (0, 1, 3, 5)]
+    gc.collect()
+    assert [cell() is None for cell in cells] == [True] * 4
