@@ -19,14 +19,14 @@ from pathlib import Path
 import psutil
 import torch
 import torchviz
-from tools.lessons import lesson_function
-from tools.nav import notebook_paths
-from tools.real_models import REAL, _checkpointed_encoder, _plain_encoder
-from tools.redraw_timing import in_page_rows
 
 from helpers import draw_graph, trace_graph
 from helpers.svg import _laid_out
 from helpers.views import branch_view
+from tools.lessons import lesson_function
+from tools.nav import notebook_paths
+from tools.real_models import REAL, _checkpointed_encoder, _plain_encoder
+from tools.redraw_timing import in_page_rows
 
 ROOT = Path(__file__).resolve().parent.parent
 DOT_TIMEOUT = 30
