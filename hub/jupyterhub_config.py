@@ -2,7 +2,8 @@
 #
 # Each learner logs in with a name and the class password, and gets a Jupyter
 # server of their own, started as a local process under the same system user
-# (no system accounts are made), in a home folder build/hub/learners/<name>/
+# (no system accounts are made), in a home folder hub-learners/<name>/ (kept out
+# of git and out of build/, which `make clean` removes)
 # that holds their working copy of the notebooks, made the way `make lab` makes
 # one (tools/working_copy.py: copied once, trusted, never overwritten), with the
 # learners' JupyterLab settings and kernel culling of jupyter/.
@@ -23,12 +24,12 @@ c = get_config()  # noqa: F821 (JupyterHub defines get_config for its config fil
 
 ROOT = Path(__file__).resolve().parent.parent
 STATE = Path(os.environ.get("HUB_STATE", ROOT / "build" / "hub" / "state"))
+LEARNERS = Path(os.environ.get("HUB_LEARNERS", ROOT / "hub-learners"))
 IP = os.environ.get("HUB_IP", "127.0.0.1")
 LOOPBACK = "127.0.0.1"
 
 # ----- measured figures: tools/deploy.py holds them (`make load`, docs/teaching.md) -----
-START_CPU_SECONDS = deploy.START_CPU_SECONDS     # CPU time of one learner's server start
-RESERVED_GB = 2.0                                # the hub, the proxy and the system itself
+RESERVED_GB = 2.0           # the hub, the proxy and the system itself
 
 # ----- where things are -----
 STATE.mkdir(parents=True, exist_ok=True)
@@ -52,7 +53,7 @@ c.Authenticator.allow_all = True
 
 # ----- each learner's server: a local process, in its own home -----
 c.JupyterHub.spawner_class = "simple"      # SimpleLocalProcessSpawner: no system users
-c.SimpleLocalProcessSpawner.home_dir_template = str(STATE.parent / "learners" / "{username}")
+c.SimpleLocalProcessSpawner.home_dir_template = str(LEARNERS / "{username}")
 c.Spawner.ip = LOOPBACK
 # tools/hub.py's `singleuser` makes the learner's working copy (my-notebooks/ in their
 # home, as `make lab --prepare-only` does) and then runs jupyterhub-singleuser on it.
@@ -65,22 +66,21 @@ c.Spawner.environment = {
 if os.geteuid() == 0:                      # jupyter_server refuses root without it
     c.Spawner.args = ["--allow-root"]
 
-# A class that logs in at once starts all its servers at once. A start costs about
-# START_CPU_SECONDS of CPU, so N starts on K cores take about N x 4.5 / K seconds
-# each: 20 on 2 cores took 40-52 s, and with JupyterHub's default 30 s, 15 of 20
-# gave up ("server never showed up ... after 30 seconds").
-# start_timeout: 180 s, about 3.5 times the slowest start measured (deploy.SLOWEST_START,
-# 52 s), so a class of 20 on two cores starts with room to spare.
-c.Spawner.start_timeout = 180
-# http_timeout: 180 s. The process is up early; its HTTP port answers only once
-# jupyter_server has loaded JupyterLab, which is the CPU-bound part of the start, so
-# it needs the same room as start_timeout.
-c.Spawner.http_timeout = 180
+# A class that logs in at once starts all its servers at once. A first start costs
+# ~7.5 CPU-s (deploy.START_CPU_SECONDS: JupyterLab, and the working copy made), so N
+# starts on K cores take about N x 7.5 / K seconds each. With JupyterHub's default
+# 30 s, 15 of 20 learners gave up ("server never showed up ... after 30 seconds").
+# start_timeout: 180 s (deploy.START_TIMEOUT). The slowest of 20 learners logging in
+# within 4 s took 52 s on 2 otherwise idle cores, and 101 s on 2 cores already busy
+# with other work (load average 10): 180 s covers both, with 1.8 times the latter.
+c.Spawner.start_timeout = deploy.START_TIMEOUT
+# http_timeout: the same 180 s. The process is up early; its HTTP port answers only
+# once jupyter_server has loaded JupyterLab, the CPU-bound part of the start.
+c.Spawner.http_timeout = deploy.START_TIMEOUT
 # At most this many starts at a time (the rest are asked to retry): each start must
-# finish within half of start_timeout, 90 s, with K cores shared by the starts:
-# N x 4.5 CPU-s / K <= 90 s gives N <= 20 K (40 on 2 cores).
-CORES = psutil.cpu_count() or 1
-c.JupyterHub.concurrent_spawn_limit = int(CORES * (c.Spawner.start_timeout / 2) / START_CPU_SECONDS)
+# end within half of start_timeout, 90 s, on this machine's cores:
+# N x 7.5 / K <= 90 gives N <= 12 K (24 on 2 cores), deploy.concurrent_starts.
+c.JupyterHub.concurrent_spawn_limit = deploy.concurrent_starts(psutil.cpu_count() or 1)
 # At most this many servers running: the machine's memory less RESERVED_GB, at a
 # server and one notebook each (deploy.memory_guarantee_gb(): 0.15 + 0.45 = 0.6 GB
 # RSS; 24 GB: (24 - 2) / 0.6 = 36 learners). Pages shared between learners' processes

@@ -6,8 +6,8 @@ Binder and the course image install: repo2docker's base environment (notebook,
 JupyterLab, jupyterhub-singleuser, ... at the versions its lock file names)
 with requirements.txt. Each check is shown failing: a misspelt key and a
 wrong type in the values, a repository repo2docker cannot read, and the
-requirements without the notebook pin (repo2docker's notebook 7.4.7 wants
-JupyterLab < 4.5; requirements.txt pins 4.6.6)."""
+project's JupyterLab pin without a notebook pin (repo2docker's notebook
+7.4.7 wants JupyterLab < 4.5; requirements.txt pins 4.6.6)."""
 
 import json
 import os
@@ -63,6 +63,8 @@ def test_values_come_from_the_measured_figures_and_match_the_local_hub(monkeypat
     assert gigabytes(single["memory"]["limit"]) == deploy.memory_limit_gb() == 1.5
     assert single["cpu"]["limit"] == local.Spawner.cpu_limit
     assert single["startTimeout"] == local.Spawner.start_timeout == local.Spawner.http_timeout == 180
+    assert values["hub"]["concurrentSpawnLimit"] == deploy.concurrent_starts(deploy.NODE_CORES) == 48
+    assert deploy.START_TIMEOUT >= 1.5 * deploy.SLOWEST_START
     assert f"--timeout={values['cull']['timeout']}" in local.JupyterHub.services[0]["command"]
     assert single["cmd"][1:] == local.Spawner.cmd[1:] == ["-m", "tools.hub", "singleuser"]
     assert single["defaultUrl"] == local.Spawner.default_url
@@ -87,13 +89,14 @@ def test_repo2docker_check_fails_on_a_broken_repository(tmp_path):
 
 @pytest.fixture(scope="module")
 def resolved(tmp_path_factory):
-    """pip's resolver, two runs at once: requirements.txt with repo2docker's
-    base pins, and the same without the notebook pin."""
-    unpinned = tmp_path_factory.mktemp("unpinned") / "requirements.txt"
-    unpinned.write_text("".join(line for line in deploy.ROOT.joinpath("requirements.txt").read_text()
-                                .splitlines(keepends=True) if not line.startswith("notebook==")))
+    """pip's resolver, two runs at once: requirements.txt with the base pins
+    it does not override, and (quick to fail) the project's JupyterLab pin
+    alone, with no notebook pin, as Binder had it before."""
+    jupyterlab = tmp_path_factory.mktemp("jupyterlab") / "requirements.txt"
+    jupyterlab.write_text("".join(line for line in deploy.ROOT.joinpath("requirements.txt").read_text()
+                                  .splitlines(keepends=True) if line.startswith("jupyterlab==")))
     runs = [(deploy.binder_requirements(), deploy.ROOT / "requirements.txt"),
-            (deploy.binder_requirements(unpinned), unpinned)]
+            (deploy.binder_requirements(jupyterlab), jupyterlab)]
     with ThreadPoolExecutor(max_workers=2) as pool:
         return list(pool.map(lambda run: deploy.resolve(*run), runs))
 

@@ -56,10 +56,14 @@ def test_two_learners_run_01_and_redraw_a_widget(sessions, timings):
         assert redraw is not None and redraw.total > redraw.kernel >= 0
 
 
-def test_each_learner_works_in_their_own_copy(hub, sessions):
+def test_each_learner_works_in_their_own_trusted_copy(hub, sessions):
+    """Made as `make lab` makes it: in their home, and trusted there, so its
+    stored drawings show on first open."""
     for name in NAMES:
-        copy = hub.state / "learners" / name / "my-notebooks"
+        copy = hub.learners / name / "my-notebooks"
         assert (copy / NOTEBOOK).exists()
+        code = [c for c in sessions[name][1].nb.cells if c.cell_type == "code"]
+        assert all(c.metadata.get("trusted") for c in code)
         server = psutil.Process(hub.api(f"/users/{name}")["servers"][""]["state"]["pid"])
         assert server.cwd() == str(copy.parent)
         assert any(a == f"--ServerApp.root_dir={copy}" for a in server.cmdline())

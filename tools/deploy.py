@@ -34,11 +34,19 @@ RESOLVE_TIMEOUT = 900
 
 # Measured by `make load` on a 2-core, 24 GB machine (docs/teaching.md has the tables): the
 # figures the class hub (hub/jupyterhub_config.py) and the chart's values (hub/values.yaml) use.
-SERVER_GB = 0.15            # a learner's server with no notebook open (RSS)
-KERNEL_GB = 0.45            # the heaviest notebook's kernel after Run All (RSS; 0.27-0.44 measured)
-START_CPU_SECONDS = 4.5     # CPU time of one server's start
-SLOWEST_START = 52          # seconds: the slowest start of 20 learners logging in within 4 s on 2 cores
+SERVER_GB = 0.15            # a learner's server with no notebook open (RSS 0.14-0.15 GB)
+KERNEL_GB = 0.45            # the heaviest notebook's kernel after Run All (RSS 0.27-0.44 GB)
+START_CPU_SECONDS = 7.5     # CPU time of a server's first start, the working copy made (6.5-11 s)
+SLOWEST_START = 101         # seconds: the slowest of 20 learners logging in within 4 s, 2 busy cores
+START_TIMEOUT = 180         # seconds: a start may take (hub and chart), 1.8 x SLOWEST_START
 OPEN_AT_ONCE = 3            # notebooks a learner may keep open (kernelShutdown closes the others)
+NODE_CORES = 4              # cores of a Kubernetes node the chart's numbers assume
+
+
+def concurrent_starts(cores):
+    """Starts at a time such that each ends within half of START_TIMEOUT on
+    `cores` cores: N x START_CPU_SECONDS / cores <= START_TIMEOUT / 2."""
+    return int(cores * (START_TIMEOUT / 2) / START_CPU_SECONDS)
 
 
 def memory_guarantee_gb():

@@ -30,6 +30,7 @@ from tools.browser import free_port
 ROOT = Path(__file__).resolve().parent.parent
 CONFIG = ROOT / "hub" / "jupyterhub_config.py"
 BUILD = ROOT / "build" / "hub"
+LEARNERS = ROOT / "hub-learners"          # the class's homes: out of git, and out of build/ (make clean)
 PROXY_BIN = "node_modules/.bin/configurable-http-proxy"
 NODE_HELP = "the hub's proxy needs Node.js and npm (Debian: sudo apt-get install nodejs npm)"
 READY_WITHIN = 60          # seconds for the hub and its proxy to answer
@@ -57,8 +58,9 @@ class Hub:
     process it started. `hub.url`, `hub.password`, `hub.token` (a service
     token with admin rights over users and servers, for the tools)."""
 
-    def __init__(self, state, port=None, ip="127.0.0.1"):
+    def __init__(self, state, port=None, ip="127.0.0.1", learners=None):
         self.state, self.ip = Path(state), ip
+        self.learners = Path(learners) if learners else self.state / "learners"
         self.ports = {"HUB_PORT": port or free_port(), "HUB_API_PORT": free_port(), "HUB_PROXY_API_PORT": free_port()}
         self.url = f"http://127.0.0.1:{self.ports['HUB_PORT']}"
         self.password = os.environ.get("HUB_PASSWORD") or secrets.token_urlsafe(12)
@@ -67,7 +69,8 @@ class Hub:
 
     def env(self):
         return {**os.environ, **{k: str(v) for k, v in self.ports.items()},
-                "HUB_STATE": str(self.state / "state"), "HUB_IP": self.ip, "HUB_PASSWORD": self.password,
+                "HUB_STATE": str(self.state / "state"), "HUB_LEARNERS": str(self.learners), "HUB_IP": self.ip,
+                "HUB_PASSWORD": self.password,
                 "HUB_TOOLS_TOKEN": self.token, "HUB_PROXY": str(proxy()),
                 "CONFIGPROXY_AUTH_TOKEN": secrets.token_hex(32)}
 
@@ -168,11 +171,11 @@ def main(argv=None):
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--ip", default="127.0.0.1", help="0.0.0.0 to serve a room (put TLS in front first)")
     args = parser.parse_args(argv)
-    hub = Hub(BUILD, args.port, args.ip)
+    hub = Hub(BUILD, args.port, args.ip, LEARNERS)
     with hub:
         print(f"JupyterHub for the class: {hub.url} (listening on {args.ip})\n"
               f"Learners log in with any name and the class password: {hub.password}\n"
-              f"Their notebooks: {BUILD / 'learners'}/<name>/my-notebooks. Ctrl-C stops the hub and every server.")
+              f"Their notebooks: {LEARNERS}/<name>/my-notebooks. Ctrl-C stops the hub and every server.")
         try:
             hub.process.wait()
         except KeyboardInterrupt:
