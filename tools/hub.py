@@ -175,7 +175,8 @@ def main(argv=None):
     with hub:
         print(f"JupyterHub for the class: {hub.url} (listening on {args.ip})\n"
               f"Learners log in with any name and the class password: {hub.password}\n"
-              f"Their notebooks: {LEARNERS}/<name>/my-notebooks. Ctrl-C stops the hub and every server.")
+              f"Their notebooks: {LEARNERS}/<name>/my-notebooks. The hub's log: {BUILD / 'hub.log'}.\n"
+              "Ctrl-C stops the hub and every learner's server.")
         try:
             hub.process.wait()
         except KeyboardInterrupt:
