@@ -7,6 +7,8 @@ stopped nothing it started is left running or listening. The checks are
 shown failing: a wrong password, a cell that raises without its tag, a
 process and a socket left behind."""
 
+import os
+import shutil
 import socket
 import subprocess
 import time
@@ -16,7 +18,7 @@ import nbformat
 import psutil
 import pytest
 
-from tools.hub import Hub
+from tools.hub import NODE_HELP, Hub
 from tools.hub_learner import Failed, Learner
 
 NOTEBOOK = "01-dynamic-control-flow.ipynb"
@@ -37,6 +39,10 @@ def session(hub, name):
 
 @pytest.fixture(scope="module")
 def hub(tmp_path_factory):
+    if not (shutil.which("node") and shutil.which("npm")):
+        if os.environ.get("CI") == "true":
+            pytest.fail(NODE_HELP)
+        pytest.skip(NODE_HELP)
     hub = Hub(tmp_path_factory.mktemp("hub"))
     with hub:
         yield hub
