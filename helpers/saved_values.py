@@ -3,6 +3,7 @@ side effects: a value packed by a saved-tensor hook is described from its
 packed form (`_raw_saved_*`) and never unpacked, so drawing runs no user
 code, re-runs no checkpointed forward and consumes nothing."""
 
+import functools
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -59,14 +60,13 @@ def saved_values(fn: Node) -> tuple[Saved, ...]:
 
 class SavedReader:
     """Reads the saved values of the nodes of one walk: `reader.read(fn)` is
-    `saved_values(fn)`. It remembers what each node class saves and the text
-    of each tensor shape for as long as it lives: made per walk, it keeps no
-    node class (a custom autograd.Function's, with all it holds) alive after,
-    and its lookups are plain dict lookups, as fast as a walk needs."""
+    `saved_values(fn)`. It remembers what each node class saves for as long
+    as it lives, in a plain dict (a lookup per node, as fast as a walk needs):
+    made per walk, it keeps no node class (a custom autograd.Function's, with
+    all it holds) alive after."""
 
     def __init__(self) -> None:
         self._names: dict[type, tuple[SavedName, ...]] = {}
-        self._tensors: dict[tuple[str, torch.Size], Saved] = {}
 
     def read(self, fn: Node) -> tuple[Saved, ...]:
         names = self._names.get(type(fn))
@@ -78,7 +78,7 @@ class SavedReader:
                 raw = getattr(fn, raw_attr, None)
                 plain = type(raw) is _SavedTensor and raw.unpack_hook is None  # type: ignore[attr-defined]
                 if plain:                               # one tensor, no hook: the usual case
-                    found += self._plain_tensor(fn, attr, name)
+                    found += _plain_tensor(fn, attr, name)
                     continue
             except RuntimeError as err:                 # freed
                 found.append(_unreadable(name, str(err)))
@@ -86,21 +86,23 @@ class SavedReader:
             found += _describe(fn, attr, name, raw)
         return tuple(found)
 
-    def _plain_tensor(self, fn: Node, attr: str, name: str) -> tuple[Saved, ...]:
-        """A tensor saved without a hook. Its description depends only on the
-        name and the shape, so equal ones are made once (a 100,000-step graph
-        saves 300,000 tensors of a handful of shapes)."""
-        value = getattr(fn, attr)
-        if value is None:
-            return ()
-        try:
-            key = (name, value.shape)
-        except RuntimeError:                            # sizes that cannot be read (nested)
-            return (Saved(name, value_text(value)),)
-        saved = self._tensors.get(key)
-        if saved is None:
-            saved = self._tensors[key] = Saved(name, _bounded(_tensor_words(_shape_words(key[1]))))
-        return (saved,)
+
+def _plain_tensor(fn: Node, attr: str, name: str) -> tuple[Saved, ...]:
+    """A tensor saved without a hook. Its description depends only on the
+    name and the shape, so equal ones are made once (a 100,000-step graph
+    saves 300,000 tensors of a handful of shapes)."""
+    value = getattr(fn, attr)
+    if value is None:
+        return ()
+    try:
+        return (_tensor_saved(name, value.shape),)
+    except RuntimeError:                            # sizes that cannot be read (nested)
+        return (Saved(name, value_text(value)),)
+
+
+@functools.lru_cache(maxsize=1024)                  # keyed by plain values (a name, a shape): holds no tensor
+def _tensor_saved(name: str, shape: torch.Size) -> Saved:
+    return Saved(name, _bounded(_tensor_words(_shape_words(shape))))
 
 
 def _saved_names(node_type: type) -> tuple[SavedName, ...]:

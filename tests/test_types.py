@@ -19,7 +19,11 @@ ROOT = Path(__file__).resolve().parent.parent
 CACHE = ROOT / "build" / "mypy-cache"           # cache_dir in pyproject.toml
 ERROR = re.compile(r"^(?P<path>[^:\n]+\.py):(?P<line>\d+): error: (?P<message>.*)$", re.MULTILINE)
 # path (or folder) -> why its types are not checked yet
-PENDING: dict[str, str] = {}
+PENDING = {
+    "helpers/views.py": "mode_view reads BatchNorm's running_mean, typed Tensor | None, without checking for None",
+    "helpers/exercises/nb04.py": "a check passes a second layer's weight.grad, typed Tensor | None, "
+                                 "to torch.allclose without checking it for None",
+}
 
 
 def run_mypy(*files):
