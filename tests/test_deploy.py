@@ -1,5 +1,6 @@
 """The course deployment, checked without docker or a cluster (tools/deploy.py):
-hub/values.yaml against the zero-to-jupyterhub chart's values schema and
+hub/values.yaml against the chart keys it sets and their types (tools/deploy.py's
+VALUES_SCHEMA) and
 against the figures the local hub uses; repo2docker reading the repository
 (`--no-build`: the Dockerfile it would build); and pip's resolver on what
 Binder and the course image install: repo2docker's base environment (notebook,
@@ -9,7 +10,6 @@ wrong type in the values, a repository repo2docker cannot read, and the
 project's JupyterLab pin without a notebook pin (repo2docker's notebook
 7.4.7 wants JupyterLab < 4.5; requirements.txt pins 4.6.6)."""
 
-import json
 import os
 import shutil
 import subprocess
@@ -24,14 +24,13 @@ from traitlets.config.loader import PyFileConfigLoader
 from tools import deploy
 
 VALUES = deploy.ROOT / "hub" / "values.yaml"
-SCHEMA = deploy.ROOT / "hub" / "z2jh-values-schema.json"
 REPO2DOCKER = shutil.which("repo2docker", path=os.path.dirname(sys.executable))
 requires_repo2docker = pytest.mark.skipif(REPO2DOCKER is None,
                                           reason="jupyter-repo2docker is not installed (requirements-dev.txt)")
 
 
 def schema_errors(values):
-    validator = jsonschema.Draft7Validator(json.loads(SCHEMA.read_text()))
+    validator = jsonschema.Draft7Validator(deploy.VALUES_SCHEMA)
     return [f"{'.'.join(map(str, e.path))}: {e.message}" for e in validator.iter_errors(values)]
 
 

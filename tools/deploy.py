@@ -8,11 +8,8 @@
   (from the installed jupyter-repo2docker package's conda environment files)
   and `resolve` asks pip's resolver whether they go with requirements.txt:
   what `pip install -r requirements.txt` will meet inside that image;
-- hub/values.yaml (zero-to-jupyterhub) is validated against the chart's
-  values schema, of which hub/z2jh-values-schema.json keeps the structure
-  (`schema_structure` made it from the chart's values.schema.yaml).
-
-    python -m tools.deploy schema VALUES_SCHEMA_YAML CHART_VERSION > hub/z2jh-values-schema.json
+- hub/values.yaml (zero-to-jupyterhub) is validated against `VALUES_SCHEMA`,
+  the chart keys it sets and their types.
 """
 
 import importlib.util
@@ -124,30 +121,27 @@ def image_command(tag, build=True):
             "--image-name", tag, "--no-run", *([] if build else ["--no-build"]), str(ROOT)]
 
 
-def schema_structure(node):
-    """A JSON schema without its prose and without `required` (the chart's
-    defaults provide what it requires): what values may be set, and their
-    types."""
-    if isinstance(node, list):
-        return [schema_structure(n) for n in node]
-    if not isinstance(node, dict):
-        return node
-    dropped = {"description", "required", "examples", "default"}
-    return {k: (schema_structure(v) if k != "properties" and k != "patternProperties" else
-                {name: schema_structure(sub) for name, sub in v.items()}) for k, v in node.items() if k not in dropped}
+def _section(**properties):
+    """A JSON schema of a mapping that takes exactly these keys."""
+    return {"type": "object", "additionalProperties": False, "properties": properties}
 
 
-def main(argv):
-    if argv[:1] == ["schema"] and len(argv) == 3:
-        structure = schema_structure(yaml.safe_load(Path(argv[1]).read_text()))
-        structure["$comment"] = (f"The structure of zero-to-jupyterhub's jupyterhub/values.schema.yaml, chart "
-                                 f"{argv[2]} (BSD-3-Clause, the JupyterHub team), without descriptions or "
-                                 "required keys; made by python -m tools.deploy schema.")
-        print(json.dumps(structure, indent=1, sort_keys=True))
-        return 0
-    print(__doc__.strip().splitlines()[-1].strip(), file=sys.stderr)
-    return 2
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+_NUMBER = {"type": ["number", "null"]}
+_QUANTITY = {"type": ["string", "null"], "pattern": r"^[0-9.]+([KMGT]i?)?$"}
+# The chart keys hub/values.yaml sets, with the types zero-to-jupyterhub documents for
+# chart 4.x (written for this project from the chart's configuration reference): a
+# misspelt or moved key, or a value of the wrong type, fails. What it cannot tell: keys
+# renamed in a later chart, or templates that do not render; `helm template` tells those.
+VALUES_SCHEMA = _section(
+    hub=_section(config={"type": "object"}, concurrentSpawnLimit={"type": "integer"},
+                 consecutiveFailureLimit={"type": "integer"}),
+    singleuser=_section(
+        image=_section(name={"type": "string"}, tag={"type": "string"}),
+        cmd={"type": ["array", "string"]}, defaultUrl={"type": "string"},
+        startTimeout={"type": "integer"},
+        memory=_section(guarantee=_QUANTITY, limit=_QUANTITY),
+        cpu=_section(guarantee=_NUMBER, limit=_NUMBER),
+        storage=_section(capacity=_QUANTITY)),
+    cull=_section(enabled={"type": "boolean"}, timeout={"type": "integer"}, every={"type": "integer"},
+                  users={"type": "boolean"}, maxAge={"type": "integer"}, concurrency={"type": "integer"}),
+)

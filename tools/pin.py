@@ -19,9 +19,9 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-LEARNER = ["torch==2.13.0", "jupyterlab", "ipywidgets", "graphviz", "torchviz", "matplotlib", "setuptools"]
+LEARNER = ["torch==2.13.0", "jupyterlab", "notebook", "ipywidgets", "graphviz", "torchviz", "matplotlib", "setuptools"]
 DEV = ["pytest", "pytest-xdist", "nbval", "playwright", "ruff", "mypy", "psutil", "expecttest", "sphinx", "myst-nb",
-       "sphinx-book-theme"]
+       "sphinx-book-theme", "jupyterhub", "jupyterhub-idle-culler", "jupyter-repo2docker"]
 # PyPI's Linux torch wheel for Python 3.10 is the CUDA build; the collection
 # pins the CPU build, which needs none of these.
 CUDA_ONLY = ("nvidia-", "cuda-", "triton")
