@@ -130,9 +130,10 @@ def draw_graph(root: Drawable, params: Params | None = None, *,
     Arrows follow the forward pass, from an input to the node that used it;
     backward() walks them in reverse.
     """
+    scratch = is_scratch_value(root)
     if isinstance(root, Graph):
         graph = root
-    elif is_scratch_value(root):               # a value of notebook 07's engine, not a tensor
+    elif scratch:               # a value of notebook 07's engine, not a tensor
         graph = trace_scratch(root)
     elif check_flag(roll, "roll"):
         graph = roll_up(trace_graph(root, params, saved=False))
@@ -140,7 +141,7 @@ def draw_graph(root: Drawable, params: Params | None = None, *,
         graph = trace_graph(root, params, max_nodes)
     lit = check_highlight(highlight, graph)
     notes = check_notes(notes, graph)
-    return Drawing(graph, to_dot(graph, constants, lit, notes), to_text(graph, constants, lit, notes))
+    return Drawing(graph, to_dot(graph, constants, lit, notes, scratch), to_text(graph, constants, lit, notes))
 
 
 draw_graph.__doc__ = (draw_graph.__doc__ or "") + "\n    " + legend_text().replace("\n", "\n    ") + "\n"

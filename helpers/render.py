@@ -17,16 +17,23 @@ from .saved_values import Saved
 # kind -> (fill colour, its name, what it means)
 LEGEND: Final[Mapping[str, tuple[str, str, str]]] = {
     "output": ("#c8e6c9", "pale green", "a tensor you passed in: the result of the forward pass"),
-    "op": ("#e3e8ec", "grey-blue", "a backward node (grad_fn): one recorded operation, its name in larger type"),
+    "op": ("#e0e0e8", "grey", "a backward node (grad_fn): one recorded operation, its name in larger type"),
     "leaf": ("#bbdefb", "light blue", "a leaf (AccumulateGrad): backward writes into its .grad"),
-    "const": ("#ffffff", "white, dashed", "None in next_functions: an input that needs no gradient"),
-    "group": ("#ffe0b2", "pale orange", "repeated steps of a loop rolled into one (draw_graph(..., roll=True))"),
+    "const": ("#ffffff", "white oval", "None in next_functions: an input that needs no gradient"),
+    "group": ("#f8d8b0", "pale orange", "repeated steps of a loop rolled into one (draw_graph(..., roll=True))"),
     "highlight": ("#fff176", "yellow", "a node you asked to highlight, with a thick border"),
 }
-SAVED_COLOUR = "#bf360c"
-FREED_COLOUR = "#9e9e9e"
-CUT_COLOUR = "#c62828"
-NOTE_COLOUR = "#1565c0"
+# Every text colour reads at 4.5:1 or more on every fill above, and the fills
+# stay apart under protanopia, deuteranopia and tritanopia (tests/test_colours.py).
+SAVED_COLOUR = "#9a2e06"
+FREED_COLOUR = "#555555"
+CUT_COLOUR = "#b71c1c"
+NOTE_COLOUR = "#0d47a1"
+CUT_FILL = "#ffebee"
+TEXT_COLOUR = "#000000"
+# A leaf's second line: PyTorch makes its AccumulateGrad node when the leaf is
+# first used in an operation; a leaf of notebook 07's engine has no such node.
+LEAF_LINES = {"torch": "AccumulateGrad", "unused": "no autograd node yet", "scratch": "leaf Value"}
 # A leaf used more often than this is drawn once beside each use (with a
 # double border): one node wired to every step of a long loop makes dot's
 # layout take minutes, while the copies lay out in well under a second.
@@ -35,8 +42,8 @@ SHARED_TEXT = (f"A leaf used more than {SHARED_LIMIT} times (a weight shared by 
                "drawn once beside each use, with a double border and the line \"shared: N uses\"; "
                "the text form keeps it as one node.")
 SAVED_TEXT = ("Saved values are small rust-coloured lines inside a node (\"self: tensor of shape (3, 3)\"); once "
-              "backward() has freed them they read \"freed\" in grey italics and the node's border "
-              "turns dashed.")
+              "backward() has freed them they read \"freed\" in dark grey italics and the node's box "
+              "turns dashed (a constant is a white oval, never dashed).")
 HIGHLIGHT_MARK = "[highlighted]"
 CUT_MARK = "[inputs not drawn]"
 # Above this many drawn nodes, dot gets straight edges and a bounded number of
@@ -116,35 +123,37 @@ HEADER = (
 
 
 def to_dot(graph: Graph, constants: bool = True, highlight: Collection[str] = frozenset(),
-           notes: Mapping[str, str] | None = None) -> str:
+           notes: Mapping[str, str] | None = None, scratch: bool = False) -> str:
     """DOT source for the graph; `highlight` is a set of node ids. The
-    colours are `LEGEND`'s (see `legend_text`)."""
+    colours are `LEGEND`'s (see `legend_text`); `scratch`: the graph is of
+    notebook 07's engine (its leaves have no AccumulateGrad node)."""
     nodes, edges = visible(graph, constants)
     uses = Counter(e.src for e in edges)
     shared = {n.id: uses[n.id] for n in nodes if n.kind == "leaf" and uses[n.id] > SHARED_LIMIT}
     lines = list(HEADER) + ([QUICK] if len(nodes) > QUICK_LAYOUT else [])
-    lines += _dot_nodes(nodes, shared, highlight, notes or {}, set(graph.cut))
+    lines += _dot_nodes(nodes, shared, highlight, notes or {}, set(graph.cut), scratch)
     lines += _dot_edges(edges, shared)
     if graph.omitted:
         # a note, not wired to the cut nodes: edges from one note to many nodes make dot slow
-        lines.append(f'  cut [shape=note, style=filled, fillcolor="#ffebee", fontcolor="{CUT_COLOUR}", '
+        lines.append(f'  cut [shape=note, style=filled, fillcolor="{CUT_FILL}", fontcolor="{CUT_COLOUR}", '
                      f'label="{cut_notice(graph)}"];')
     lines.append("}")
     return "\n".join(lines) + "\n"
 
 
 def _dot_nodes(nodes: Sequence[Node], shared: Mapping[str, int], highlight: Collection[str],
-               notes: Mapping[str, str], cut: Collection[str]) -> list[str]:
+               notes: Mapping[str, str], cut: Collection[str], scratch: bool = False) -> list[str]:
     """One DOT node per graph node; a shared leaf once per drawn use (`id_1`, ...)."""
     lines = []
     for node in nodes:
         lit, note, lost = node.id in highlight, notes.get(node.id, ""), node.id in cut
+        leaf = LEAF_LINES["scratch" if scratch else "torch" if node.uses else "unused"]
         if node.id not in shared:
-            lines.append(_dot_node(node.id, node, lit, note=note, lost=lost))
+            lines.append(_dot_node(node.id, node, lit, note=note, lost=lost, leaf=leaf))
             continue
         drawn = shared[node.id]
         label = f"shared: {node.uses:,} uses" + (f", {drawn} drawn" if drawn < node.uses else "")
-        lines += [_dot_node(f"{node.id}_{k}", node, lit, label, note) for k in range(1, drawn + 1)]
+        lines += [_dot_node(f"{node.id}_{k}", node, lit, label, note, leaf=leaf) for k in range(1, drawn + 1)]
     return lines
 
 
@@ -161,13 +170,14 @@ def _dot_edges(edges: Sequence[Edge], shared: Collection[str]) -> list[str]:
     return lines
 
 
-def _dot_node(dot_id: str, node: Node, lit: bool, shared: str = "", note: str = "", lost: bool = False) -> str:
+def _dot_node(dot_id: str, node: Node, lit: bool, shared: str = "", note: str = "", lost: bool = False,
+              leaf: str = LEAF_LINES["torch"]) -> str:
     fill = LEGEND["highlight" if lit else node.kind][0]
     rows = [f'<FONT POINT-SIZE="11">{escape(node.label)}</FONT>' if node.kind == "op" else escape(node.label)]
     if node.detail:
         rows.append(f'<FONT POINT-SIZE="8">{escape(node.detail)}</FONT>')
     if node.kind == "leaf":
-        rows.append('<FONT POINT-SIZE="8">AccumulateGrad</FONT>')
+        rows.append(f'<FONT POINT-SIZE="8">{leaf}</FONT>')
     if shared:
         rows.append(f'<FONT POINT-SIZE="8"><I>{shared}</I></FONT>')
     saved = shown_saved(node)
@@ -178,8 +188,8 @@ def _dot_node(dot_id: str, node: Node, lit: bool, shared: str = "", note: str = 
         rows.append(f'<FONT POINT-SIZE="8" COLOR="{CUT_COLOUR}">{CUT_MARK}</FONT>')
     if note:
         rows.append(f'<FONT POINT-SIZE="9" COLOR="{NOTE_COLOUR}">{escape(note)}</FONT>')
-    style = "dashed,rounded,filled" if node.kind == "const" or any(s.freed for s in node.saved) else ""
-    extra = f', style="{style}"' if style else ""
+    extra = ', shape=ellipse, style=filled' if node.kind == "const" else ""
+    extra += ', style="dashed,rounded,filled"' if any(s.freed for s in node.saved) else ""
     extra += ", penwidth=2" if lit else ""
     extra += ", peripheries=2" if shared else ""
     return f'  {dot_id} [label=<{"<BR/>".join(rows)}>, fillcolor="{fill}"{extra}];'

@@ -149,11 +149,11 @@ def scratch_step_view(build: Callable[[], SteppedValue], step: int) -> Figure:
     if not 1 <= step <= len(ops):
         raise wrong(ValueError, f"step must be from 1 to {len(ops)}; got {step}")
     root.backward(steps=step)
-    graph, ids = scratch_graph(root)
+    _, ids = scratch_graph(root)               # the same numbering draw_graph gives
     notes = {ids[id(v)]: f"grad {v.grad:.3g}" for v in order if getattr(v, "requires_grad", True)}
     now = ops[step - 1]
     caption = f"step {step} of {len(ops)}: the {now.op} node passes its grad {now.grad:.3g} on to its inputs"
-    return Figure(caption, draw_graph(graph, notes=notes, highlight=(ids[id(now)],)))
+    return Figure(caption, draw_graph(root, notes=notes, highlight=(ids[id(now)],)))
 
 
 def freeze_view(build: Callable[[], torch.nn.Sequential], x: torch.Tensor, **frozen: bool) -> Figure:
