@@ -3,6 +3,7 @@ directory (HOME and Jupyter's directories in a temporary folder) that goes
 through the set-up `make lab` runs before its server (`python -m tools.lab
 --prepare-only`), and small helpers on a running server's REST API."""
 
+import contextlib
 import json
 import os
 import subprocess
@@ -12,7 +13,12 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
+from tools.browser import CHROMIUM, CHROMIUM_ARGS
 from tools.lab import ROOT
+
+INSTALL = "browser tests need Debian's chromium: sudo apt-get install chromium (make test installs it when it can)"
 
 
 @dataclass(frozen=True)
@@ -35,6 +41,23 @@ def new_learner(folder):
     done = subprocess.run([sys.executable, "-m", "tools.lab", "--prepare-only", "--copy", str(copy)],
                           cwd=ROOT, env={**os.environ, **env}, capture_output=True, text=True, check=True)
     return Learner(home, env, copy, done.stdout)
+
+
+@contextlib.contextmanager
+def chromium():
+    """Headless Chromium; the test is skipped without it, except under CI=true."""
+    if not Path(CHROMIUM).exists():
+        if os.environ.get("CI") == "true":
+            pytest.fail(INSTALL)
+        pytest.skip(INSTALL)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
 
 
 def api(info, path, method="GET"):

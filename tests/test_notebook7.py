@@ -4,7 +4,6 @@ new learner's working copy with the command line `make notebook` runs
 to bottom without an error outside its tagged cells, and ticking off its
 first widget's checkbox redraws the graph without the extra layer."""
 
-import os
 import time
 import urllib.error
 import urllib.request
@@ -13,17 +12,16 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from learner import attached, kernel_of, new_learner
+from learner import attached, chromium, kernel_of, new_learner
 
 from tools import browser as lab_browser
-from tools.browser import CHROMIUM, CHROMIUM_ARGS, serve, stop
+from tools.browser import serve, stop
 from tools.lab import lab_argv
 from tools.run_notebooks import raises
 
 NOTEBOOK = "01-dynamic-control-flow.ipynb"
 ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts" / "screenshots"
 VIEWPORT = {"width": 1366, "height": 768}
-INSTALL = "browser tests need Debian's chromium: sudo apt-get install chromium (make test installs it when it can)"
 PROMPTS = ("[...document.querySelectorAll('.jp-NotebookPanel .jp-CodeCell .jp-InputPrompt')]"
            ".map(e => e.textContent.trim())")
 RAN = f"() => {{ const p = {PROMPTS}; return p.length > 0 && p.every(t => /^\\[\\d+\\]:$/.test(t)); }}"
@@ -57,16 +55,9 @@ def test_loopback_and_token(notebook7):
 
 
 def test_runs_01_and_redraws_a_widget(notebook7, timings):
-    if not Path(CHROMIUM).exists():
-        if os.environ.get("CI") == "true":
-            pytest.fail(INSTALL)
-        pytest.skip(INSTALL)
-    from playwright.sync_api import sync_playwright
-
     learner, info = notebook7
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        page = chromium.new_page(viewport=VIEWPORT)
+    with chromium() as browser:
+        page = browser.new_page(viewport=VIEWPORT)
         page.goto(f"http://127.0.0.1:{info['port']}/notebooks/{NOTEBOOK}?token={info['token']}")
         page.locator(".jp-NotebookPanel .jp-CodeCell").first.wait_for(timeout=90_000)
         kernel_of(info, NOTEBOOK, attached, timeout=90)
@@ -89,4 +80,3 @@ def test_runs_01_and_redraws_a_widget(notebook7, timings):
         assert page.get_by_text("notified about official Jupyter news").count() == 0
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "notebook7-01-checkbox-off.png"))
-        chromium.close()

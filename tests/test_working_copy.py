@@ -57,7 +57,7 @@ def test_first_run_copies_and_trusts_every_notebook(shelf):
     assert [p.name for p in added] == ["00-index.ipynb", "01-first.ipynb"]
     assert all((copy / p.name).read_bytes() == p.read_bytes() for p in collection(notebooks))
     assert all(trusted(copy / p.name, data) for p in collection(notebooks))
-    assert said[0].startswith(f"Made your working copy of the notebooks in {copy}")
+    assert said[0].startswith(f"Made your working copy of the notebooks in {copy}/ (ignored by git")
 
 
 def test_a_copy_is_trusted_only_where_it_was_made(shelf):
@@ -78,7 +78,8 @@ def test_make_never_overwrites_and_says_so(shelf):
     said = []
     assert make(copy, notebooks, said.append) == []
     assert (copy / "01-first.ipynb").read_bytes() == before
-    assert said == [f"Your working copy: {copy} (kept as it is)."]
+    assert said == [f"Your working copy: {copy}/ (kept as it is; `make refresh` updates it, "
+                    "backing up notebooks you changed)."]
 
 
 def test_make_adds_a_missing_notebook_and_names_newer_ones(shelf):
@@ -88,7 +89,7 @@ def test_make_adds_a_missing_notebook_and_names_newer_ones(shelf):
     learner_edits(notebooks / "01-first.ipynb", "print('a better lesson')")
     said = []
     assert [p.name for p in make(copy, notebooks, said.append)] == ["00-index.ipynb"]
-    assert said[0] == f"Added to your working copy {copy}: 00-index.ipynb."
+    assert said[0] == f"Added to your working copy {copy}/: 00-index.ipynb."
     assert "newer versions of 01-first.ipynb: `make refresh`" in said[1]
     assert updated(copy, notebooks) == ["01-first.ipynb"]
 
@@ -107,7 +108,7 @@ def test_refresh_keeps_a_dated_backup_of_a_changed_notebook(shelf):
     assert all((copy / p.name).read_bytes() == p.read_bytes() for p in collection(notebooks))
     assert all(trusted(copy / p.name, data) for p in collection(notebooks))
     assert (copy / "my-notes.txt").read_text() == "mine"
-    assert said == [f"Refreshed 2 notebooks in {copy} from notebooks/.",
+    assert said == [f"Refreshed 2 notebooks in {copy}/ from notebooks/.",
                     f"  You had changed 01-first.ipynb: your version is kept as {backup}"]
     assert updated(copy, notebooks) == []
 

@@ -50,18 +50,19 @@ def make(copy=COPY, notebooks=NOTEBOOKS, say=print):
     record = _read_record(copy)
     added = [_copy(source, copy, record) for source in collection(notebooks) if not (copy / source.name).exists()]
     _finish(copy, record, added)
-    where = _shown(copy)
+    where = f"{_shown(copy)}/"
     if len(added) == len(collection(notebooks)):
         say(f"Made your working copy of the notebooks in {where} (ignored by git; the stored ones in "
             "notebooks/ stay as they are). Save your answers there.")
     elif added:
         say(f"Added to your working copy {where}: {', '.join(p.name for p in added)}.")
     else:
-        say(f"Your working copy: {where} (kept as it is).")
+        say(f"Your working copy: {where} (kept as it is; `make refresh` updates it, "
+            "backing up notebooks you changed).")
     newer = updated(copy, notebooks)
     if newer:
         say(f"The collection has newer versions of {', '.join(newer)}: `make refresh` takes them "
-            f"(a notebook you changed is kept in {where}/{BACKUPS}/ first).")
+            f"(a notebook you changed is kept in {where}{BACKUPS}/ first).")
     return added
 
 
@@ -88,7 +89,7 @@ def refresh(copy=COPY, notebooks=NOTEBOOKS, say=print, stamp=None):
             moved[source.name] = Path(shutil.move(target, folder / source.name))
     copied = [_copy(source, copy, record) for source in collection(notebooks)]
     _finish(copy, record, copied)
-    say(f"Refreshed {len(copied)} notebooks in {_shown(copy)} from notebooks/.")
+    say(f"Refreshed {len(copied)} notebooks in {_shown(copy)}/ from notebooks/.")
     for name, backup in moved.items():
         say(f"  You had changed {name}: your version is kept as {_shown(backup)}")
     if not moved:
