@@ -22,10 +22,11 @@ import nbformat
 import psutil
 import pytest
 from learner import api, attached, chromium, kernel_of, new_learner, wait_for_kernels
+from nbformat.sign import NotebookNotary
 
 from tools.browser import open_notebook, serve, stop
 from tools.first_open import output_count, rendered, stored
-from tools.lab import OVERRIDES, SETTINGS, lab_argv
+from tools.lab import OVERRIDES, SERVER_CONFIG, SETTINGS, binder, lab_argv
 from tools.working_copy import collection
 
 ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts" / "screenshots"
@@ -123,6 +124,22 @@ def test_server_options_come_from_jupyter_folder():
         assert option in argv
     with pytest.raises(ValueError, match="app must be one of"):
         lab_argv(app="voila")
+
+
+def test_binder_set_up(tmp_path, monkeypatch):
+    """postBuild's step: the settings into the image's environment (a server
+    config already there is kept), the stored notebooks trusted in place."""
+    monkeypatch.setenv("JUPYTER_DATA_DIR", str(tmp_path / "data"))
+    (tmp_path / "data").mkdir()
+    config = tmp_path / SERVER_CONFIG
+    config.parent.mkdir(parents=True)
+    config.write_text(json.dumps({"ServerApp": {"terminals_enabled": False}}))
+    binder(tmp_path)
+    assert (tmp_path / OVERRIDES).read_text() == (SETTINGS / "overrides.json").read_text()
+    assert json.loads(config.read_text()) == {"ServerApp": {"terminals_enabled": False},
+                                              **json.loads((SETTINGS / "jupyter_server_config.json").read_text())}
+    notary = NotebookNotary(data_dir=str(tmp_path / "data"))
+    assert all(notary.check_signature(nbformat.read(p, as_version=4)) for p in collection())
 
 
 # ----- in the browser -----
