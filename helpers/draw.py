@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from html import escape
@@ -19,6 +20,28 @@ from .svg import DotUnavailable, to_svg
 Drawable = Root | Graph | ScratchValue
 # A screen reader's text for a drawing is its text form, cut to this many characters.
 ALT_LIMIT = 400
+# The legibility budget: dot's SVG is in pt (4/3 CSS px); operation names are
+# 11 pt and the smallest text 8 pt, so a drawing may shrink to SMALLEST of
+# its natural size (names 11 px, smallest text 8 px) and scrolls beyond that.
+SMALLEST = 0.75
+# A widget's drawing scrolls within this height, so its controls stay in view.
+WIDGET_HEIGHT = "min(60vh, 520px)"
+
+
+def natural_width(svg: str) -> float:
+    """The SVG's width in pt, as dot wrote it (width="123pt")."""
+    found = re.search(r'<svg[^>]*?\swidth="([0-9.]+)pt"', svg)
+    return float(found.group(1)) if found else 0.0
+
+
+def fitted(svg: str, max_height: str = "") -> str:
+    """The SVG as HTML in a box of its own: it fills the box's width, shrinks
+    with a narrow box down to SMALLEST of its natural size, and scrolls
+    beyond that (and beyond `max_height`, a CSS length, if given)."""
+    points = natural_width(svg)
+    size = f"width:100%;min-width:{points * 4 / 3 * SMALLEST:.0f}px;max-width:{points * 4 / 3:.0f}px;height:auto"
+    box = "overflow:auto;max-width:100%" + (f";max-height:{max_height}" if max_height else "")
+    return f'<div class="autograd-drawing" style="{box}">' + svg.replace("<svg ", f'<svg style="{size}" ', 1) + "</div>"
 
 
 class Drawing:
@@ -55,13 +78,14 @@ class Drawing:
         more = f"; and {len(lines)} more lines (print the drawing for all of them)" if lines else ""
         return "autograd graph: " + "; ".join(kept) + more
 
-    def html(self, caption: str = "") -> str:
-        """The SVG as HTML (under a one-line `caption`, if given), or the text
-        drawing with the reason in a <pre>."""
+    def html(self, caption: str = "", max_height: str = "") -> str:
+        """The SVG as HTML (under a one-line `caption`, if given), in a box
+        that scrolls rather than shrink the text below the legibility budget
+        (see `fitted`), or the text drawing with the reason in a <pre>."""
         if caption:
             return Figure(caption, self).html()
         try:
-            return self._labelled_svg('style="max-width:100%;height:auto" ')
+            return fitted(self._labelled_svg(), max_height)
         except DotUnavailable as err:
             return f"<pre>{escape(str(err))}\n{escape(self.text)}</pre>"
 
@@ -97,7 +121,7 @@ class Figure:
     def html(self) -> str:
         style = "font-family:monospace;margin:0 0 0.5em 0" + (f";color:{self.colour}" if self.colour else "")
         caption = f'<figcaption style="{style}">{escape(self.caption)}</figcaption>'
-        drawing = self.drawing.html() if self.drawing is not None else ""
+        drawing = self.drawing.html(max_height=WIDGET_HEIGHT) if self.drawing is not None else ""
         return f'<figure style="margin:0">{caption}{drawing}</figure>'
 
 
@@ -161,7 +185,8 @@ class Row:
 
     def _repr_mimebundle_(self, include: object = None, exclude: object = None) -> dict[str, str]:
         cells = "".join(
-            f'<div style="margin-right:2em"><div style="font-weight:bold">{escape(title)}</div>{d.html()}</div>'
+            f'<div style="margin-right:2em;min-width:0;max-width:100%">'
+            f'<div style="font-weight:bold">{escape(title)}</div>{d.html()}</div>'
             for title, d in self.drawings.items()
         )
         html = f'<div style="display:flex;align-items:flex-start;flex-wrap:wrap">{cells}</div>'

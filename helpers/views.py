@@ -21,6 +21,7 @@ from .graph import autograd_nodes, node_label, trace_graph
 from .models import TanhRNNCell, run_sequence
 from .quiz import MultipleChoice, feedback
 from .scratch import ScratchValue, scratch_graph
+from .svg import DotUnavailable
 
 # A sequence's cut view draws the SEQUENCE_NODES nodes nearest the output:
 # about its last ten steps (a step is six nodes); the step count is always
@@ -112,7 +113,13 @@ def _unrolled(cell: TanhRNNCell, sequence: torch.Tensor, prefix: str, view: str)
     steps = sum(node_label(fn) == "TanhBackward0" for _, fn in autograd_nodes(h))
     limit = {"cut": SEQUENCE_NODES, "unrolled": None}.get(view)
     drawing = draw_graph(h, cell, constants=False, max_nodes=limit, roll=view == "rolled")
-    return Figure(f"{prefix}length {len(sequence)}, {steps} cell steps counted in its graph ({view})", drawing)
+    caption = f"{prefix}length {len(sequence)}, {steps} cell steps counted in its graph ({view})"
+    try:
+        drawing.svg()
+    except DotUnavailable:                     # a widget never shows the text form
+        return Figure(f"{caption}: {len(drawing.graph.nodes):,} nodes are too many to lay out here; "
+                      "the cut view draws the last ten steps, the rolled view the whole loop folded")
+    return Figure(caption, drawing)
 
 
 @learner_facing

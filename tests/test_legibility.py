@@ -1,0 +1,70 @@
+"""The legibility budget, computed from the HTML a drawing is shown in: at
+its smallest (its box's min-width), operation names are at least 11 CSS px
+and no text is under 8 px; and the sequence views' layouts, measured on the
+SVG dot makes (widths in pt, node counts)."""
+
+import re
+
+import pytest
+import torch
+
+from helpers import draw_graph
+from helpers.draw import SMALLEST, fitted, natural_width
+from helpers.models import TanhRNNCell
+from helpers.views import length_view
+
+OP_PX, TEXT_PX = 11, 8
+
+
+def smallest_sizes(html):
+    """(smallest operation-name size, smallest text size) in CSS px when the
+    SVG is at its CSS min-width: font-size (user units, pt) × px per unit."""
+    min_width = float(re.search(r"min-width:([0-9.]+)px", html).group(1))
+    view_width = float(re.search(r'viewBox="[-0-9.]+ [-0-9.]+ ([0-9.]+)', html).group(1))
+    scale = min_width / view_width
+    sizes = [float(s) for s in re.findall(r'font-size="([0-9.]+)"', html)]
+    ops = [float(s) for s in re.findall(r'font-size="([0-9.]+)"[^>]*>\w+Backward\d', html)]
+    return min(ops, default=OP_PX / scale) * scale, min(sizes) * scale
+
+
+@pytest.fixture(scope="module")
+def cell():
+    torch.manual_seed(0)
+    return TanhRNNCell(3, 4)
+
+
+def test_a_drawing_shrinks_only_to_the_budget_then_scrolls():
+    x = torch.tensor(2.0, requires_grad=True)
+    html = draw_graph((x ** 2) * 3, {"x": x}).html()
+    assert "overflow:auto" in html
+    op, text = smallest_sizes(html)
+    assert op >= OP_PX - 0.5 and text >= TEXT_PX - 0.5
+
+
+def test_the_budget_check_fails_on_a_drawing_allowed_to_shrink_further():
+    x = torch.tensor(2.0, requires_grad=True)
+    html = draw_graph((x ** 2) * 3, {"x": x}).html()
+    tampered = re.sub(r"min-width:([0-9.]+)px", lambda m: f"min-width:{float(m.group(1)) / 2}px", html)
+    op, text = smallest_sizes(tampered)
+    assert op < OP_PX and text < TEXT_PX
+
+
+def test_fitted_keeps_natural_size_as_the_most():
+    svg = '<svg width="300pt" height="10pt" viewBox="0.00 0.00 300.00 10.00"></svg>'
+    assert f"min-width:{300 * 4 / 3 * SMALLEST:.0f}px;max-width:400px" in fitted(svg)
+    assert natural_width(svg) == 300.0
+
+
+@pytest.mark.parametrize("length", [10, 30, 200])
+def test_a_cut_is_no_wider_than_before_the_chain_weights(cell, length):
+    """The cut view drew every step on a diagonal: 2,817 pt at length 10,
+    2,968 pt at 200; its steps now stack (under half that)."""
+    figure = length_view(cell, length, "cut")
+    assert natural_width(figure.drawing.svg()) < 1400
+
+
+def test_unrolled_too_big_to_lay_out_says_so_without_the_text_form(cell):
+    figure = length_view(cell, 200, "unrolled")
+    assert figure.drawing is None
+    assert "too many to lay out here" in figure.caption and "cut view" in figure.caption
+    assert len(str(figure).splitlines()) == 1
