@@ -21,6 +21,7 @@ from pathlib import Path
 
 import nbformat
 
+from helpers.draw import fitted
 from tools.nav import notebook_paths
 from tools.solutions import CHECK, exercises_of
 
@@ -62,7 +63,9 @@ def staged_output(nb, output, name):
         return nbformat.v4.new_output("display_data", data={"text/html": html, "text/plain": plain})
     if "image/svg+xml" in data:
         svg = data["image/svg+xml"]
-        output["data"] = {"text/html": f'<div class="graph">{svg}</div>', "text/plain": data.get("text/plain", "")}
+        # in a box that scrolls rather than shrink the text below the legibility budget
+        html = f'<div class="graph">{fitted(svg)}</div>'
+        output["data"] = {"text/html": html, "text/plain": data.get("text/plain", "")}
     return output
 
 
