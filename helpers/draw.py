@@ -154,15 +154,14 @@ def draw_graph(root: Drawable, params: Params | None = None, *,
     Arrows follow the forward pass, from an input to the node that used it;
     backward() walks them in reverse.
     """
-    scratch = is_scratch_value(root)
     if isinstance(root, Graph):
-        graph = root
-    elif scratch:               # a value of notebook 07's engine, not a tensor
-        graph = trace_scratch(root)
+        graph, scratch = root, False
+    elif is_scratch_value(root):    # a value of notebook 07's engine, not a tensor
+        graph, scratch = trace_scratch(root), True
     elif check_flag(roll, "roll"):
-        graph = roll_up(trace_graph(root, params, saved=False))
+        graph, scratch = roll_up(trace_graph(root, params, saved=False)), False
     else:
-        graph = trace_graph(root, params, max_nodes)
+        graph, scratch = trace_graph(root, params, max_nodes), False
     lit = check_highlight(highlight, graph)
     notes = check_notes(notes, graph)
     return Drawing(graph, to_dot(graph, constants, lit, notes, scratch), to_text(graph, constants, lit, notes))

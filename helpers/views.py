@@ -181,10 +181,11 @@ def mode_view(build: Callable[[], torch.nn.Module], x: torch.Tensor, training: b
     """`build()`'s model in train() or eval() mode: the graph of one forward
     pass, and whether BatchNorm's running statistics moved."""
     model = build().train(training)
-    norms = [m for m in model.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
-    before = [m.running_mean.clone() for m in norms]
+    means = [m.running_mean for m in model.modules()
+             if isinstance(m, torch.nn.modules.batchnorm._BatchNorm) and m.running_mean is not None]
+    before = [mean.clone() for mean in means]
     drawing = draw_graph(model(x).sum(), model, constants=False)
-    moved = any(not torch.equal(b, m.running_mean) for b, m in zip(before, norms, strict=True))
+    moved = any(not torch.equal(b, mean) for b, mean in zip(before, means, strict=True))
     caption = (f"{'train' if training else 'eval'}(): {drawing.graph.count('op')} operations recorded; "
                f"BatchNorm running statistics {'updated' if moved else 'unchanged'}")
     return Figure(caption, drawing)

@@ -19,11 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 CACHE = ROOT / "build" / "mypy-cache"           # cache_dir in pyproject.toml
 ERROR = re.compile(r"^(?P<path>[^:\n]+\.py):(?P<line>\d+): error: (?P<message>.*)$", re.MULTILINE)
 # path (or folder) -> why its types are not checked yet
-PENDING = {
-    "helpers/draw.py": "draw_graph keeps is_scratch_value(root) in a variable, so the type checker does not narrow "
-                       "root by it: trace_graph and trace_scratch are handed the whole Drawable union",
-    "helpers/views.py": "mode_view reads BatchNorm's running_mean, typed Tensor | None, without checking for None",
-}
+PENDING: dict[str, str] = {}
 
 
 def run_mypy(*files):
