@@ -142,3 +142,35 @@ def test_exercises_keep_hints_and_solutions_folded(site, page):
     details = page.locator("details")
     assert details.count() == 8
     assert not any(page.evaluate("() => [...document.querySelectorAll('details')].map(d => d.open)"))
+
+
+def downloaded(site, page, path):
+    """The bytes the page's download button for the .ipynb gives."""
+    page.goto(urljoin(site, f"{path.stem}.html"))
+    links = page.evaluate("() => [...document.querySelectorAll('a[href$=\".ipynb\"]')].map(a => a.href)")
+    assert len(set(links)) == 1, f"download links on {path.stem}: {links}"
+    return page.request.get(links[0]).body()
+
+
+def download_problems(got, path):
+    return [] if got == path.read_bytes() else [f"the download of {path.stem} is not notebooks/{path.name}"]
+
+
+@pytest.mark.parametrize("path", PATHS[5:7], ids=[p.stem for p in PATHS[5:7]])
+def test_the_download_button_gives_the_stored_notebook(site, page, path):
+    assert download_problems(downloaded(site, page, path), path) == []
+
+
+def test_the_staged_copy_fails_the_download_check(site, page):
+    """What the button gave before: the staged copy (answers folded, widget state dropped)."""
+    staged = ROOT / "build" / "site-source" / PATHS[6].name
+    assert download_problems(staged.read_bytes(), PATHS[6]) == [f"the download of {PATHS[6].stem} is not "
+                                                                f"notebooks/{PATHS[6].name}"]
+
+
+def test_the_quiz_lists_its_choices(site, page):
+    from helpers.exercises.nb06 import PRACTICE_QUESTION
+
+    page.goto(urljoin(site, "06-practice-question.html"))
+    listed = page.locator("ol.quiz-choices li").all_inner_texts()
+    assert listed == [option.text for option in PRACTICE_QUESTION.options]

@@ -34,15 +34,25 @@ HOME = ('<!DOCTYPE html><html><head><meta charset="utf-8"><meta http-equiv="refr
 
 
 def widget_drawing(nb, model_id):
-    """The HTML of the HTML widgets inside a stored widget (its first drawing)."""
+    """The HTML of a stored widget without its kernel: the HTML widgets
+    inside it (its first drawing) and, for a multiple choice, its choices
+    listed (a page cannot pick one, but the learner can read them)."""
     state = nb.metadata.get("widgets", {}).get(STATE, {}).get("state", {})
     found, todo = [], [model_id]
     while todo:
         model = state.get(todo.pop(0), {})
         if model.get("model_name") == "HTMLModel":
             found.append(model["state"].get("value", ""))
+        elif model.get("model_name") == "RadioButtonsModel":
+            found.append(choices(model["state"].get("_options_labels", [])))
         todo += [ref.removeprefix("IPY_MODEL_") for ref in model.get("state", {}).get("children", [])]
     return "".join(found)
+
+
+def choices(labels):
+    """A multiple choice's options as a lettered list."""
+    items = "".join(f"<li>{escape(label)}</li>" for label in labels)
+    return f'<ol class="quiz-choices" type="A">{items}</ol>'
 
 
 def kernel_line(name):
@@ -108,6 +118,8 @@ def build(out):
     subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-q", "-c", str(ROOT / "site"), str(source),
                     str(out)], check=True)
     (Path(out) / "index.html").write_text(HOME)
+    for path in paths:          # the download button gives the notebook itself, not the staged copy
+        shutil.copyfile(path, Path(out) / "_sources" / path.name)
     return out
 
 
