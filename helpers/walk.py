@@ -38,20 +38,26 @@ def collector_paused() -> Iterator[None]:
 def nearest(items: Sequence[Item], links: Sequence[Link], limit: int) -> Sequence[int]:
     """Up to `limit` positions in walk order (nearest the outputs first), at
     most limit // 8 (at least 8) at any one depth; constants, which lead
-    nowhere, are not held to that."""
+    nowhere, are not held to that. A position is kept only when one of its
+    consumers was kept before it (or it has none: a start), so every kept
+    node leads to an output through kept nodes."""
     if limit >= len(items):
         return range(len(items))
     depth: dict[int, int] = {}
     for s, d, _, _ in links:             # links come in walk order: d is placed before s
         depth.setdefault(s, depth.get(d, 0) + 1)
     per_depth: Counter[int] = Counter()
-    row_limit, kept = max(8, limit // 8), []
+    row_limit, kept, reached, next_link = max(8, limit // 8), [], set(), 0
     for position, item in enumerate(items):
         level = depth.get(position, 0)
-        if item is not None and per_depth[level] >= row_limit:
+        start = next_link
+        while next_link < len(links) and links[next_link][1] == position:   # links grouped by dst, in order
+            next_link += 1
+        if (level and position not in reached) or (item is not None and per_depth[level] >= row_limit):
             continue
         per_depth[level] += 1
         kept.append(position)
+        reached.update(s for s, *_ in links[start:next_link])
         if len(kept) == limit:
             break
     return kept

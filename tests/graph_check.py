@@ -35,3 +35,20 @@ def check_graph(*roots):
     drawing = draw_graph(roots, max_nodes=None if count < 400 else 300)
     assert drawing.source.startswith("digraph") and str(drawing)
     return graph, drawing
+
+
+def unconnected(graph):
+    """The ids of drawn nodes from which no path of drawn edges leads to an
+    output (or, for a graph started from grad_fn nodes, to a node nothing
+    drawn consumes that was a start): a cut must leave none."""
+    starts = [n.id for n in graph.nodes if n.kind == "output"] or [graph.nodes[0].id]
+    reached, stack = set(starts), list(starts)
+    inputs = {}
+    for edge in graph.edges:
+        inputs.setdefault(edge.dst, []).append(edge.src)
+    while stack:
+        for src in inputs.get(stack.pop(), []):
+            if src not in reached:
+                reached.add(src)
+                stack.append(src)
+    return [n.id for n in graph.nodes if n.id not in reached]

@@ -82,7 +82,34 @@ def _plain_encoder():
     return x.sum()
 
 
+def _distributions():
+    """A Gaussian policy's loss with a KL term, and the log-likelihood of one
+    sample under several families sharing the same parameters: wide rows."""
+    policy = torch.nn.Sequential(torch.nn.Linear(4, 16), torch.nn.Tanh(), torch.nn.Linear(16, 6))
+    out = policy(torch.randn(8, 4))
+    loc, scale = out[:, :3], torch.nn.functional.softplus(out[:, 3:]) + 1e-3
+    normal = torch.distributions.Normal(loc, scale)
+    prior = torch.distributions.Normal(torch.zeros(3, requires_grad=True), torch.ones(3, requires_grad=True))
+    action = normal.rsample()
+    kl = torch.distributions.kl_divergence(normal, prior).sum(-1)
+    d = torch.distributions
+    families = [d.Laplace(loc, scale), d.Cauchy(loc, scale), d.Gumbel(loc, scale), d.LogNormal(loc, scale),
+                d.StudentT(3.0, loc, scale), d.Gamma(scale, scale + 1), d.Beta(scale, scale + 1)]
+    sample = torch.rand(8, 3) * 0.9 + 0.05
+    likelihood = sum(f.log_prob(sample).sum() for f in families)
+    return (-normal.log_prob(action).sum(-1) + kl - normal.entropy().sum(-1)).mean() - likelihood
+
+
+def _one_input_beside_many():
+    """Eight operations on one input beside twelve on inputs of their own,
+    all stacked: the row of inputs has room for inputs whose consumer was cut."""
+    x = torch.randn(3, requires_grad=True)
+    shared = [x.sin(), x.cos(), x.exp(), x.tanh(), x.sigmoid(), x.relu(), x.neg(), x.abs()]
+    return torch.stack(shared + [torch.randn(3, requires_grad=True).exp() for _ in range(12)]).sum()
+
+
 REAL = {"LSTM, 2 layers, bidirectional, packed": _lstm_packed, "GRU, 3 layers, bidirectional, packed": _gru_packed,
         "TransformerEncoder": _transformer, "MultiheadAttention": _attention, "CNN with BatchNorm2d": _cnn,
         "Embedding and EmbeddingBag with cross_entropy": _embeddings, "create_graph=True": _double_backward,
-        "views and in-place": _views_and_in_place, "complex": _complex, "torch.func.vmap": _torch_func}
+        "views and in-place": _views_and_in_place, "complex": _complex, "torch.func.vmap": _torch_func,
+        "torch.distributions loss": _distributions, "one input beside many": _one_input_beside_many}
