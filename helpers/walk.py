@@ -47,7 +47,8 @@ def nearest(items: Sequence[Item], links: Sequence[Link], limit: int) -> Sequenc
     for s, d, _, _ in links:             # links come in walk order: d is placed before s
         depth.setdefault(s, depth.get(d, 0) + 1)
     per_depth: Counter[int] = Counter()
-    row_limit, kept, reached, next_link = max(8, limit // 8), [], set(), 0
+    row_limit, kept, next_link = max(8, limit // 8), [], 0
+    reached: set[int] = set()
     for position, item in enumerate(items):
         level = depth.get(position, 0)
         start = next_link
