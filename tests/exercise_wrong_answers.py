@@ -1,13 +1,16 @@
-"""Wrong answers to every exercise, with words the hint each must get:
-tests/test_exercises.py checks that each gets its hint. Keyed by notebook
-and exercise number; test data only, kept out of the package learners
-import."""
+"""Wrong answers to every exercise, with words the hint each must get, and
+right answers written otherwise than the solution: tests/test_exercises.py
+checks that each wrong one gets its hint and each right one is right. Keyed
+by notebook and exercise number; test data only, kept out of the package
+learners import."""
 
+from helpers.exercises.nb02 import COUNT_LEAVES
 from helpers.exercises.nb03 import TRAIN_STEP
 from helpers.exercises.nb04 import LOG
 from helpers.exercises.nb04 import TRAIN as TRAIN_04
 from helpers.exercises.nb05 import TBPTT
 from helpers.exercises.nb07 import CUBE, MUL
+from helpers.exercises.nb08 import FREEZE
 from helpers.exercises.nb08 import TRAIN as TRAIN_08
 
 # Broken versions of solutions, as a learner might leave them.
@@ -37,13 +40,30 @@ def train(model, data, target, steps):
     return loss
 '''
 
+# 03 q4: the second backward walks the trunk again, its graph kept by a positional retain_graph.
+POSITIONAL_RETAIN = TRAIN_STEP.replace("(loss_a + loss_b).backward()",
+                                       "loss_a.backward(None, True)\n    loss_b.backward()")
+# 03 q4: the trunk run again through .forward, which skips the module's forward hooks.
+THROUGH_FORWARD = RECOMPUTED.replace("trunk(inputs)", "trunk.forward(inputs)")
+# 07 q2: the value and the inputs the product records.
+SUM_NOT_PRODUCT = MUL.replace("Value(a.data * b.data, (a, b)", "Value(a.data + b.data, (a,)")
+ONE_INPUT = MUL.replace("Value(a.data * b.data, (a, b)", "Value(a.data * b.data, (a,)")
+COUNT_ALL_NODES = COUNT_LEAVES.replace('node.name().endswith("AccumulateGrad")', "1")
+PLAIN_ATTRIBUTE = FREEZE.replace("requires_grad_(False)", "requires_grad = False").replace(
+    "model[-1].requires_grad_(True)", "model[-1].requires_grad = True")
+HARD_CODED = FREEZE.replace("model[-1]", "model[4]")
+OVERWRITING_SETS = FREEZE.replace("model[-1].requires_grad_(True)", "model[-1].requires_grad_(False)")
+
 WRONG = {
-    ("01", 1): (("answer_1 = 82", "drawing"), ("answer_1 = 40", "AccumulateGrad"),
-                ("answer_1 = '41'", "without quotes")),
+    ("01", 1): (("answer_1 = 25", "2n + 1"), ("answer_1 = 37", "two leaves"), ("answer_1 = 49", "one leaf"),
+                ("answer_1 = 36", "AccumulateGrad"), ("answer_1 = '38'", "without quotes")),
     ("01", 2): (("def sign_forward(x):\n    return x * 3 if x > 0 else x * x", "multiplies x by itself"),
                 ("def sign_forward(x):\n    return torch.where(x > 0, x * 3, x ** 2)", "torch.where"),
                 ("def sign_forward(x):\n    return x * 3 if x >= 0 else x ** 2", "0 is not positive"),
                 ("def sign_forward(x):\n    return x * 3 if x > 1 else x ** 2", "for x = 0.5"),
+                ("def sign_forward(x):\n    return x * 3 if x > 0.25 else x ** 2", "for x = 1e-06"),
+                ("def sign_forward(x):\n    return x * 3 if x > 0 else x ** 2 + 0 * x.detach()", "x ** 2"),
+                ("def sign_forward(x):\n    return (x * 3).expand(2)", "shape"),
                 ("def sign_forward(x):\n    return (x * 3).detach() if x > 0 else x ** 2", "no grad_fn"),
                 ("def sign_forward(x):\n    return ____", "replace ____")),
     ("01", 3): (("answer_3 = 7", "too few"), ("answer_3 = 9", "too many")),
@@ -51,14 +71,16 @@ WRONG = {
                 ("answer_4 = 'e'", "one of the letters")),
     ("02", 1): (("answer_1 = False", "with `is`"), ("answer_1 = 'yes'", "True or False")),
     ("02", 2): (("answer_2 = '_saved_self'", "without it"), ("answer_2 = 'saved_other'", "multiplication"),
-                ("answer_2 = 2", "in quotes")),
+                ("answer_2 = 2", "in quotes"), ("answer_2 = 'result'", "_saved_ prefix"),
+                ("answer_2 = 'saved_result'", "_saved_ prefix")),
     ("02", 3): (("def count_leaves(tensor):\n    return len(tensor.grad_fn.next_functions)", "leaves"),
                 ("def count_leaves(t):\n    q, n = [t.grad_fn], 0\n    while q:\n        f = q.pop()\n"
                  "        n += f.name().endswith('AccumulateGrad')\n        q += [c for c, _ in f.next_functions]\n"
                  "    return n", "None entries"),
                 ("def count_leaves(t):\n    q, n = [t.grad_fn], 0\n    while q:\n        f = q.pop()\n"
                  "        if f is None:\n            continue\n        n += f.name().endswith('AccumulateGrad')\n"
-                 "        q += [c for c, _ in f.next_functions]\n    return n", "a set of the nodes")),
+                 "        q += [c for c, _ in f.next_functions]\n    return n", "a set of the nodes"),
+                (COUNT_ALL_NODES, "count only the AccumulateGrad")),
     ("02", 4): (("answer_4 = 'a'", "waits for more"), ("answer_4 = 'c'", "receive their gradients from it"),
                 ("answer_4 = 'd'", "not the order")),
     ("02", 5): (("answer_5 = 6", "bias=False"), ("answer_5 = 3", "weight and a bias"), ("answer_5 = 8", "ReLU")),
@@ -74,7 +96,8 @@ WRONG = {
                 (TRAIN_STEP.replace("(loss_a + loss_b).backward()", "loss_a.backward()"), "each loss reach"),
                 (TRAIN_STEP.replace("(loss_a + loss_b).backward()", "((loss_a + loss_b) / 2).backward()"),
                  "0.5 times"),
-                (RECOMPUTED, "runs the trunk 2 times")),
+                (RECOMPUTED, "runs the trunk 2 times"), (THROUGH_FORWARD, "runs the trunk 2 times"),
+                (POSITIONAL_RETAIN, "walks the trunk's graph 2 times")),
     ("04", 1): ((UNFIXED, "freed graph"),
                 (UNFIXED.replace("loss.backward()", "loss.backward(retain_graph=True)"), "4, 8, 12"),
                 (TRAIN_04.replace("            h = cell(x, h)", "            h = cell(x, h.detach())"),
@@ -93,20 +116,24 @@ WRONG = {
                 (TBPTT.replace("h = cell(x, h)", "h = cell(x, h.detach())"), "every step"),
                 (TBPTT.replace("    return losses", "    return losses[-1:]"), "one loss per chunk")),
     ("05", 3): (("answer_3 = {'p'}", "look again at r"), ("answer_3 = {'p', 'q', 'r'}", "what made it")),
-    ("05", 4): (("answer_4 = 'a'", "too strong"), ("answer_4 = 'c'", "flexibility")),
-    ("06", 1): (("answer_1 = False", "MulBackward0 saves"), ("answer_1 = 'error'", "True or False")),
-    ("06", 2): (("answer_2 = True", "saves nothing"), ("answer_2 = 0", "True or False")),
+    ("05", 4): (("answer_4 = 'a'", "compiles nothing"), ("answer_4 = 'c'", "neither loops nor recursion"),
+                ("answer_4 = 'd'", "for speed")),
+    ("06", 1): (("answer_1 = False", "AbsBackward0 keep"), ("answer_1 = 'error'", "True or False")),
+    ("06", 2): (("answer_2 = True", "does not save x"), ("answer_2 = 0", "True or False")),
     ("06", 3): (("answer_3 = 4", "never overwrites"), ("answer_3 = True", "a number")),
     ("06", 4): (("answer_4 = 2", "can still run"), ("answer_4 = 0", "first call only")),
     ("06", 5): (("answer_5 = 'a'", "nothing was recorded"), ("answer_5 = 'c'", "none was built")),
     ("06", 6): (("def survives(x):\n    return (x * x + x).sum()", "MulBackward0"),
                 ("def survives(x):\n    return x + x", "scalar"),
+                ("def survives(x):\n    return x - x.neg() + 1", "vector x of 2 numbers"),
                 ("def survives(x):\n    return x.sum()", "at least three operations")),
     ("07", 1): (("answer_1 = 4", "three times"), ("answer_1 = 1", "only one")),
     ("07", 2): ((BROKEN_MUL, "swaps them"),
                 (MUL.replace("a.grad += b.data", "a.grad = b.data"), "not overwrite it"),
                 (MUL.replace(" * out.grad", ""), "scale by the grad it receives"),
-                (MUL.replace("b.grad += a.data", "b.grad += b.data"), "check both factors")),
+                (MUL.replace("b.grad += a.data", "b.grad += b.data"), "check both factors"),
+                (SUM_NOT_PRODUCT, "out holds a.data * b.data"), (ONE_INPUT, "both inputs"),
+                ("def mul(a, b):\n    return a * b", "the engine's own product")),
     ("07", 3): ((CUBE.replace("        ctx.save_for_backward(x)\n", "        ctx.x = x\n").replace(
                     "(x,) = ctx.saved_tensors", "x = ctx.x"), "save_for_backward"),
                 (CUBE.replace("3 * x ** 2 * grad", "x ** 2 * grad"), "gradcheck"),
@@ -115,14 +142,39 @@ WRONG = {
     ("07", 4): (("answer_4 = 'c'", "creation order"), ("answer_4 = 'd'", "correctness")),
     ("07", 5): (("answer_5 = 80", "first derivative"), ("answer_5 = 20", "not at x = 1"),
                 ("answer_5 = True", "not numbers")),
-    ("08", 1): (("answer_1 = 4", "no AccumulateGrad node"), ("answer_1 = 0", "still trains")),
-    ("08", 2): (("answer_2 = 'a'", "does not delete"), ("answer_2 = 'c'", "no MulBackward0")),
+    ("08", 1): (("answer_1 = 1", "any of its inputs requires grad"), ("answer_1 = 3", "nothing entering layer 0"),
+                ("answer_1 = 0", "middle layer trains")),
+    ("08", 2): (("answer_2 = 'a'", "neither of its inputs"), ("answer_2 = 'c'", "depends on its inputs"),
+                ("answer_2 = 'd'", "whatever came before")),
     ("08", 3): (("def freeze_all_but_last(model):\n    return model", "only the last layer's"),
                 ("def freeze_all_but_last(model):\n    return model.requires_grad_(False)",
-                 "must stay trainable")),
+                 "must stay trainable"),
+                (HARD_CODED, "model of 3 modules"), (PLAIN_ATTRIBUTE, "plain Python attribute"),
+                (OVERWRITING_SETS, "must stay trainable")),
     ("08", 4): ((BROKEN_TRAIN, "in place"),
-                (TRAIN_08.replace("optimizer.zero_grad()", "pass"), "differ"),
+                (TRAIN_08.replace("optimizer.zero_grad()", "pass"), "reset it every step"),
+                (TRAIN_08.replace("        optimizer.zero_grad()\n", "").replace(
+                    "        loss.backward()\n", "        loss.backward()\n        optimizer.zero_grad()\n"),
+                 "weights did not change"),
+                (TRAIN_08.replace("lr=0.1", "lr=0.2"), "differ from"),
                 (BROKEN_TRAIN.replace("loss.backward(retain_graph=True)", "loss.backward()"),
                  "forward pass of its own")),
-    ("08", 5): (("answer_5 = True", "what is y.clone()"), ("answer_5 = 'no'", "True or False")),
+    ("08", 5): (("answer_5 = True", "what does AddBackward0 save"), ("answer_5 = 'no'", "True or False")),
+}
+
+# Right answers written otherwise than the solution: each must be right too.
+RIGHT = {
+    ("01", 2): ("def sign_forward(x):\n    if x <= 0:\n        return x ** 2\n    return 3 * x",),
+    ("02", 3): ("def count_leaves(t):\n    seen, todo = set(), [t.grad_fn]\n    while todo:\n"
+                "        f = todo.pop(0)\n        if f is not None and f not in seen:\n            seen.add(f)\n"
+                "            todo += [c for c, _ in f.next_functions]\n"
+                "    return sum(type(f).__name__ == 'AccumulateGrad' for f in seen)",),
+    ("03", 4): (TRAIN_STEP.replace("    features =", '    """One backward, no retain_graph."""\n    features ='),
+                TRAIN_STEP.replace("trunk(inputs)", "trunk.forward(inputs)"),
+                TRAIN_STEP.replace("trunk(inputs)", "inputs @ trunk.weight.T + trunk.bias"),
+                TRAIN_STEP.replace("(loss_a + loss_b).backward()", "torch.autograd.backward([loss_a, loss_b])")),
+    ("07", 2): (MUL.replace("b.data * out.grad", "out.grad * b.data").replace(
+        "        b.grad += a.data * out.grad\n", "        b.grad = b.grad + a.data * out.grad\n"),),
+    ("08", 3): ("def freeze_all_but_last(model):\n    *body, last = model\n    for layer in body:\n"
+                "        layer.requires_grad_(False)\n    return model",),
 }

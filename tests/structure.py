@@ -109,7 +109,8 @@ def _lesson(nb):
 
 
 def _exercises(nb):
-    """Answer slots, each followed by its check; nothing gives an answer away."""
+    """Answer slots, each followed by its check (a cell tagged answer-check
+    that calls ex.qN.check); nothing gives an answer away."""
     cells, found = nb.cells, []
     slots = [i for i, c in enumerate(cells) if "answer-slot" in c.metadata.get("tags", [])]
     if len(slots) < 4:
@@ -120,6 +121,9 @@ def _exercises(nb):
             found.append(f"answer slot {number} must hold the placeholder ____ in the stored notebook")
         if check is None or not re.match(rf"ex\.q{number}\.check\(", check.source):
             found.append(f"answer slot {number} must be followed by its check, ex.q{number}.check(...)")
+        elif "answer-check" not in check.metadata.get("tags", []):
+            found.append(f"the check of exercise {number} must carry the cell tag answer-check (the teacher's copy "
+                         "finds checks by it)")
         elif not output_text(check).startswith("Not answered yet"):
             found.append(f"the stored check of exercise {number} must say 'Not answered yet'")
     code = [c for c in cells if c.cell_type == "code"]

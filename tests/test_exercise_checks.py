@@ -5,19 +5,22 @@ state included); a learner's function that raises without a message or
 never returns is feedback, not a crash or a hang; the truth comes from the
 stored notebook, not from the learner's edited copy of a lesson function;
 a bug in a checker is the checker's; no solution shows through repr, dir,
-Tab completion or the score, and feedback stays short."""
+Tab completion or the score, and feedback stays short; every answer form
+is accepted alike; an answer that behaves otherwise than the solution on
+any input of its check is not right."""
 
 import ast
 import linecache
 import random
 import signal
 
+import numpy
 import pytest
 import torch
 
-from helpers.exercises import ExerciseSet, ____, declared, exercises
-from helpers.exercises.exercise import predict
-from helpers.exercises.judges import op_labels, value
+from helpers.exercises import Exercise, ExerciseSet, ____, declared, exercises
+from helpers.exercises.exercise import predict, write
+from helpers.exercises.judges import FORMS, op_labels, value
 from tools.lessons import lesson_function, notebook_source
 from tools.nav import notebook_paths
 
@@ -153,34 +156,34 @@ def test_time_spent_importing_does_not_count(monkeypatch, tmp_path):
     assert _check("01", 2, cell(source, {"torch": torch})["sign_forward"]).status == "right"
 
 
-REPEAT_WITHOUT_PLUS_ONE = """
-def repeat_forward(x, n):
+QUARTERING = """
+def halve_until_small(x, limit=1.0):
     y = x
-    for _ in range(n):
-        y = y * 2
+    while y.abs() > limit:
+        y = y / 4
     return y
 """
 
 
 def test_the_truth_comes_from_the_stored_notebook_not_an_edited_copy():
-    edited = cell(REPEAT_WITHOUT_PLUS_ONE, {})
-    right, wrong = _check("01", 1, 41, edited), _check("01", 1, 21, edited)
+    edited = cell(QUARTERING, {"torch": torch})
+    right, wrong = _check("01", 3, 8, edited), _check("01", 3, 4, edited)
     assert right.status == "right" and wrong.status == "wrong"
-    assert "you changed `repeat_forward`; this check uses the notebook's version" in right.text
+    assert "you changed `halve_until_small`; this check uses the notebook's version" in right.text
 
 
 def test_an_unchanged_lesson_function_gets_no_note_and_a_missing_one_is_read_from_the_notebook():
     tree = ast.parse(source := notebook_source(NOTEBOOKS["01"]))
-    definition = next(node for node in tree.body if getattr(node, "name", "") == "repeat_forward")
+    definition = next(node for node in tree.body if getattr(node, "name", "") == "halve_until_small")
     same = cell(ast.get_source_segment(source, definition), {})
-    assert "you changed" not in _check("01", 1, 41, same).text
-    assert _check("01", 1, 41, {}).status == "right"
+    assert "you changed" not in _check("01", 3, 8, same).text
+    assert _check("01", 3, 8, {}).status == "right"
 
 
 def test_without_the_stored_notebook_the_learners_globals_are_used():
-    ex = ExerciseSet(declared("01"), cell(REPEAT_WITHOUT_PLUS_ONE, {}), stored=dict)
-    assert ex.q1.check(21).status == "right"
-    assert ExerciseSet(declared("01"), {}, stored=dict).q1.check(41).text.startswith("this check uses repeat_forward")
+    ex = ExerciseSet(declared("01"), cell(QUARTERING, {"torch": torch}), stored=dict)
+    assert ex.q3.check(4).status == "right"
+    assert ExerciseSet(declared("01"), {}, stored=dict).q3.check(8).text.startswith("this check uses halve_until_small")
 
 
 def test_a_bug_in_a_checker_is_reported_as_the_checkers():
@@ -233,3 +236,64 @@ def test_the_score_records_the_latest_verdict_whatever_it_is():
     ex.q2.check(cell(declared("01")[1].solution, {"torch": torch})["sign_forward"])
     ex.q2.check(cell("def sign_forward(x):\n    assert False\n", {})["sign_forward"])
     assert "2. a graph that follows a sign (write): not quite" in repr(ex.score())
+
+
+def _forms(answer):
+    """The same answer in every form FORMS allows for its kind."""
+    if isinstance(answer, bool):
+        return [answer, numpy.bool_(answer)]
+    if isinstance(answer, (int, float)):
+        return [answer, float(answer), numpy.float64(answer), numpy.float32(answer)] + (
+            [numpy.int64(answer)] if float(answer).is_integer() else [])
+    if isinstance(answer, (set, frozenset)):
+        items = sorted(answer)
+        return [set(items), frozenset(items), items, tuple(reversed(items)), [numpy.str_(i) for i in items]]
+    return [answer, f" {answer.upper()} "]
+
+
+PREDICTIONS = [(n, e) for n, e in ALL if e.kind in ("predict", "choose")]
+
+
+@pytest.mark.parametrize("notebook, exercise", PREDICTIONS, ids=[f"nb{n}-q{e.number}" for n, e in PREDICTIONS])
+def test_every_answer_form_is_accepted_alike(notebook, exercise):
+    """Sets, frozensets, lists, tuples, numpy scalars: the forms FORMS states,
+    for every predict and choose exercise (03 q1 took no frozenset before)."""
+    for answer in _forms(_reference(notebook, exercise)):
+        feedback = _check(notebook, exercise.number, answer)
+        assert feedback.status == "right", (answer, feedback)
+
+
+def test_the_forms_are_stated_once_and_a_wrong_form_says_which_to_give():
+    assert "frozenset" in FORMS and "numpy" in FORMS
+    assert "without quotes" in _check("02", 5, "5").text and "not a tensor" in _check("02", 5, torch.tensor(5)).text
+    assert "True and False are not numbers" in _check("02", 5, True).text
+    assert "True or False" in _check("02", 1, "True").text and "set of names" in _check("05", 3, "p, r").text
+
+
+def test_a_write_or_fix_exercise_needs_a_probe_and_only_one_does():
+    solution = "def f(x):\n    return x\n"
+    with pytest.raises(TypeError, match="a write or fix exercise, and only one, needs a probe"):
+        Exercise(9, "write", "t", "slot", lambda answer, lesson: (True, ""), "h", solution, "f")
+    with pytest.raises(TypeError, match="needs a probe"):
+        Exercise(9, "predict", "t", "a number", lambda answer, lesson: (True, ""), "h", "a = 1", "a",
+                 probe=lambda answer, lesson: {})
+
+
+def test_an_error_in_the_reference_solution_is_the_checkers():
+    """The check runs the solution to compare behaviour; its failure is not the learner's."""
+    broken = write(1, "a broken solution", lambda answer, lesson: (True, "why"),
+                   "def sign_forward(x):\n    raise ValueError('the solution itself')\n",
+                   probe=declared("01")[1].probe, hint="h")           # a probe of the package, as in use
+    right = cell(declared("01")[1].solution, {"torch": torch})["sign_forward"]
+    feedback = ExerciseSet([broken]).q1.check(right)
+    assert feedback.status == "error" and "ValueError: the solution itself" in feedback.text
+
+
+def test_an_answer_that_behaves_otherwise_on_any_input_of_the_check_is_not_right():
+    """A judge that finds nothing wrong is not the last word: the probe compares behaviour."""
+    lenient = write(1, "lenient", lambda answer, lesson: (True, "why"), "def f(x):\n    return x * 2\n",
+                    probe=lambda answer, lesson: {f"x = {x}": {"value": answer(x)} for x in (0, 1, 5)}, hint="h")
+    ex = ExerciseSet([lenient])
+    assert ex.q1.check(cell("def f(x):\n    return x + x\n", {})["f"]).status == "right"
+    feedback = ex.q1.check(cell("def f(x):\n    return x * 2 if x < 3 else 0\n", {})["f"])
+    assert feedback.status == "wrong" and feedback.text.startswith("on x = 5, your value differs from what the")

@@ -1,13 +1,16 @@
-"""Every exercise's checker accepts its reference solution, gives each
-wrong answer in tests/exercise_wrong_answers.py the hint aimed at it, and
-says "not answered yet" to the placeholder without giving the answer away;
-a choose exercise's options are the ones its notebook shows."""
+"""Every exercise's checker accepts its reference solution and the right
+answers written otherwise in tests/exercise_wrong_answers.py, gives each
+wrong answer there the hint aimed at it, and says "not answered yet" to the
+placeholder without giving the answer away; a choose exercise's options
+are the ones its notebook shows, and code a question shows is the code its
+check runs."""
 
 import re
 
 import nbformat
 import pytest
-from exercise_wrong_answers import WRONG
+from exercise_wrong_answers import RIGHT, WRONG
+from structure import _exercises
 
 from helpers.exercises import Exercise, ExerciseSet, Feedback, ____, answer_from, declared, exercises
 from helpers.quiz import MultipleChoice
@@ -52,6 +55,17 @@ def test_wrong_answers_get_the_hint_aimed_at_them(notebook, exercise):
 
 def test_the_wrong_answers_belong_to_exercises():
     assert sorted(WRONG) == sorted((notebook, e.number) for notebook, e in ALL)
+    assert set(RIGHT) <= set(WRONG)
+
+
+@pytest.mark.parametrize("key", sorted(RIGHT), ids=[f"nb{n}-q{q}" for n, q in sorted(RIGHT)])
+def test_right_answers_written_otherwise_are_right(key):
+    notebook, number = key
+    exercise = declared(notebook)[number - 1]
+    for code in RIGHT[key]:
+        feedback = _session(notebook, exercise).check(answer_from(code, exercise.answer_name,
+                                                                  _lesson(notebook, exercise)))
+        assert feedback.status == "right", (code, feedback)
 
 
 @pytest.mark.parametrize("notebook, exercise", ALL, ids=IDS)
@@ -84,18 +98,18 @@ def test_the_notebook_asks_what_the_declaration_says(notebook, exercise):
 
 
 def test_a_check_with_the_lesson_missing_says_what_to_run():
-    question = ExerciseSet(declared("01"), {}).q1
-    assert question.check(41).status == "blank" and "repeat_forward" in question.check(41).text
+    question = ExerciseSet(declared("01"), {}).q3
+    assert question.check(8).status == "blank" and "halve_until_small" in question.check(8).text
 
 
 def test_the_score_counts_this_sessions_latest_answers():
-    ex = exercises("01", {"repeat_forward": lesson_function(NOTEBOOKS["01"].stem, "repeat_forward")})
+    ex = exercises("01", {"halve_until_small": lesson_function(NOTEBOOKS["01"].stem, "halve_until_small")})
     assert repr(ex.score()).startswith("Your score this session: 0 of 4 right")
-    ex.q1.check(40)
-    assert "1. autograd nodes of twenty rounds (predict): not quite" in repr(ex.score())
-    ex.q1.check(41)
+    ex.q3.check(7)
+    assert "3. halvings of 200 (predict): not quite" in repr(ex.score())
+    ex.q3.check(8)
     assert repr(ex.score()).startswith("Your score this session: 1 of 4 right")
-    ex.q1.check(____)
+    ex.q3.check(____)
     assert repr(ex.score()).startswith("Your score this session: 0 of 4 right")
 
 
@@ -117,3 +131,18 @@ def test_a_choose_exercise_is_judged_by_its_multiple_choice_and_only_it():
     with pytest.raises(TypeError, match="only a choose exercise"):
         Exercise(9, "choose", "t", "a letter", lambda answer, lesson: (True, ""), hint="h", solution="",
                  answer_name="a")
+
+
+def test_code_a_question_shows_is_the_code_its_check_runs():
+    """01 q1 shows a loop the page did not run; its check runs that very code."""
+    from helpers.exercises.nb01 import LOOP
+    assert f"```python\n{LOOP.strip()}\n```" in _markdown_of("01", 1)
+
+
+def test_a_check_cell_without_its_tag_is_caught():
+    """tests/structure.py: the cell after a slot calls ex.qN.check( and carries answer-check."""
+    nb = nbformat.read(NOTEBOOKS["01"], as_version=4)
+    assert _exercises(nb) == []
+    check = next(c for c in nb.cells if "answer-check" in c.metadata.get("tags", []))
+    check.metadata["tags"] = []
+    assert any("must carry the cell tag answer-check" in p for p in _exercises(nb))

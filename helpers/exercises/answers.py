@@ -6,6 +6,8 @@ from typing import Any
 
 import torch
 
+CHECKER = "<exercise code>"        # sandbox.CHECKER_FILES: an error in it is the checker's
+
 
 class Blank:
     """The placeholder `____` of an answer slot."""
@@ -41,9 +43,11 @@ def filled_function(answer: Any) -> Any:
     return answer
 
 
-def answer_from(code: str, name: str, lesson: Mapping[str, Any] | None = None) -> Any:
+def answer_from(code: str, name: str, lesson: Mapping[str, Any] | None = None, filename: str = "<answer>") -> Any:
     """Run answer code (a slot's content) with torch, ____ and the lesson's
-    names in scope; return what it defines as `name`."""
+    names in scope; return what it defines as `name`. `filename` names the
+    code in tracebacks: CHECKER for code the checker itself runs (a solution,
+    a variant it compares with), so that an error there is the checker's."""
     scope = {**(lesson or {}), "torch": torch, "____": ____}
-    exec(compile(code, "<answer>", "exec"), scope)
+    exec(compile(code, filename, "exec"), scope)
     return scope[name]

@@ -8,7 +8,8 @@ from typing import Any, Literal, get_args
 
 from ..arguments import wrong
 from ..quiz import MultipleChoice
-from .answers import answer_from
+from .answers import CHECKER, answer_from
+from .behaviour import Probe, described, difference
 from .judges import choice_verdict
 
 Kind = Literal["predict", "write", "fix", "choose"]
@@ -24,8 +25,11 @@ class Exercise:
     raises NotAnswered on the placeholder; a choose exercise's judge is its
     MultipleChoice. `lesson` holds the notebook's names listed in `needs`.
     `slot` says what goes in the answer cell; `solution` is the code that
-    fills it, defining `answer_name`. Judge, hint and solution stay out of
-    repr: nothing shows the answer until the learner asks for it."""
+    fills it, defining `answer_name`. A write or fix exercise has a `probe`
+    (behaviour.py): what an answer does on every input its check uses;
+    once the judge finds nothing wrong, the answer must do what the
+    solution does there. Judge, hint, solution and probe stay out of repr:
+    nothing shows the answer until the learner asks for it."""
 
     number: int
     kind: Kind
@@ -36,22 +40,33 @@ class Exercise:
     solution: str = field(repr=False)
     answer_name: str
     needs: tuple[str, ...] = ()
+    probe: Probe | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise wrong(ValueError, f"kind must be one of {KINDS}; got {self.kind!r}")
         if (self.kind == "choose") != isinstance(self.judge, MultipleChoice):
             raise wrong(TypeError, "a choose exercise, and only a choose exercise, is judged by a MultipleChoice")
+        if (self.kind in ("write", "fix")) != (self.probe is not None):
+            raise wrong(TypeError, "a write or fix exercise, and only one, needs a probe: what an answer does on "
+                                   "the check's inputs (helpers/exercises/behaviour.py)")
 
     def verdict(self, answer: Any, lesson: Lesson) -> Verdict:
-        """(right, text) for an answer; NotAnswered on the placeholder."""
+        """(right, text) for an answer; NotAnswered on the placeholder. Code
+        the judge finds right must also behave as the solution does on every
+        input of the check (its probe)."""
         if isinstance(self.judge, MultipleChoice):
             return choice_verdict(self.judge, answer, lesson)
-        return self.judge(answer, lesson)
+        right, text = self.judge(answer, lesson)
+        if not right or self.probe is None:
+            return right, text
+        found = difference(self.probe(answer, lesson), self.probe(self.reference(lesson), lesson))
+        return (True, text) if found is None else (False, described(found))
 
     def reference(self, lesson: Lesson | None = None) -> Any:
-        """The answer the solution code defines (run with the lesson's names)."""
-        return answer_from(self.solution, self.answer_name, lesson)
+        """The answer the solution code defines (run with the lesson's names;
+        an error in it is the checker's, not the learner's)."""
+        return answer_from(self.solution, self.answer_name, lesson, CHECKER)
 
 
 def predict(number: int, title: str, form: str, judge: Judge, *, answer: str, hint: str,
@@ -69,19 +84,22 @@ def choose(number: int, title: str, question: MultipleChoice, *, answer: str, hi
                     f"answer_{number} = {answer!r}", f"answer_{number}", needs)
 
 
-def write(number: int, title: str, judge: Judge, solution: str, *, hint: str,
+def write(number: int, title: str, judge: Judge, solution: str, *, probe: Probe, hint: str,
           needs: tuple[str, ...] = ()) -> Exercise:
-    """Code the learner writes: the function or class `solution` defines."""
+    """Code the learner writes: the function or class `solution` defines;
+    `probe` runs it on the check's inputs."""
     name, is_class = _defined(solution)
     slot = f"your class {name}" if is_class else f"your function (keep its name, {name})"
-    return Exercise(number, "write", title, slot, judge, hint, solution, name, needs)
+    return Exercise(number, "write", title, slot, judge, hint, solution, name, needs, probe)
 
 
-def fix(number: int, title: str, judge: Judge, solution: str, *, hint: str, needs: tuple[str, ...] = ()) -> Exercise:
-    """Broken code the learner fixes: `solution` is the fixed version."""
+def fix(number: int, title: str, judge: Judge, solution: str, *, probe: Probe, hint: str,
+        needs: tuple[str, ...] = ()) -> Exercise:
+    """Broken code the learner fixes: `solution` is the fixed version;
+    `probe` runs it on the check's inputs."""
     name, _ = _defined(solution)
     return Exercise(number, "fix", title, f"your fixed {name} (delete the ____ line)", judge, hint, solution, name,
-                    needs)
+                    needs, probe)
 
 
 def _defined(code: str) -> tuple[str, bool]:

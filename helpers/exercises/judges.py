@@ -1,12 +1,14 @@
 """Ready-made judges: `value` for a prediction, `choice_verdict` for a letter.
 Each gives (right, text) and raises NotAnswered on the placeholder. Truths
 are computed by running torch when the check runs, never read from a
-stored constant."""
+stored constant. An answer may take any of the forms FORMS states, the
+same for every exercise."""
 
 from collections.abc import Callable, Mapping
-from numbers import Real
+from numbers import Integral, Real
 from typing import Any, TypeVar
 
+import numpy
 import torch
 
 from ..graph import trace_graph
@@ -15,49 +17,69 @@ from .answers import filled
 from .feedback import shown
 
 T = TypeVar("T")
+FORMS = ("A number is a plain number, 41 or 41.0 or a numpy number, not a tensor and not in quotes; True and False "
+         "go without quotes (numpy's bools count too); a set of names may be a set, frozenset, list or tuple of "
+         "names in quotes, in any order; a letter or a name goes in quotes, in any case.")
+
+
+def canonical(answer: Any) -> Any:
+    """An answer in one form per kind, as FORMS states them: a bool (numpy's
+    too), an int or a float (numpy's too), a frozenset (for a set, frozenset,
+    list or tuple of hashable items); anything else as it is."""
+    if isinstance(answer, (set, frozenset, list, tuple)):
+        try:
+            return frozenset(_scalar(item) for item in answer)
+        except TypeError:       # an unhashable item: not a set of names
+            return answer
+    return _scalar(answer)
+
+
+def _scalar(answer: Any) -> Any:
+    if isinstance(answer, (bool, numpy.bool_)):
+        return bool(answer)
+    if isinstance(answer, Integral):
+        return int(answer)
+    return float(answer) if isinstance(answer, Real) else answer
+
+
+def kind(answer: Any) -> str:
+    """What form an answer has: 'bool', 'number', 'set', 'text' or its type's name."""
+    answer = canonical(answer)
+    if isinstance(answer, bool):
+        return "bool"
+    if isinstance(answer, (int, float)):
+        return "number"
+    if isinstance(answer, frozenset):
+        return "set"
+    return "text" if isinstance(answer, str) else type(answer).__name__
 
 
 def same(answer: Any, expected: Any, tolerance: float = 1e-6) -> bool:
-    """Equal as the learner means it: 11 == 11 but not True; numbers within
-    `tolerance` (relative, at least absolute); any list, tuple or set of
-    the same items for a set."""
-    if isinstance(expected, bool) or isinstance(answer, bool):
-        return type(answer) is type(expected) and answer == expected
-    if isinstance(expected, (set, frozenset)):
-        return isinstance(answer, (list, tuple, set, frozenset)) and set(answer) == set(expected)
-    if isinstance(expected, Real):
-        gap = abs(float(answer) - float(expected)) if isinstance(answer, Real) else float("inf")
-        return gap <= tolerance * max(1.0, abs(float(expected)))
-    if isinstance(expected, str):
-        return isinstance(answer, str) and answer.strip().lower() == expected.strip().lower()
+    """Equal as the learner means it, in any of the forms FORMS states: 11
+    and 11.0 but not True; numbers within `tolerance` (relative, at least
+    absolute); a set's items in any order; text in any case."""
+    answer, expected = canonical(answer), canonical(expected)
+    if kind(answer) != kind(expected):
+        return False
+    if kind(expected) == "number":
+        return bool(abs(answer - expected) <= tolerance * max(1.0, abs(expected)))
+    if kind(expected) == "text":
+        return bool(answer.strip().lower() == expected.strip().lower())
     return bool(answer == expected)
 
 
-def _comparable(answer: Any, expected: Any) -> bool:
-    """Whether the answer has the form asked for (any real number for a number)."""
-    if isinstance(expected, (set, frozenset)):
-        return isinstance(answer, (list, tuple, set, frozenset))
-    if isinstance(expected, bool) or isinstance(answer, bool):
-        return type(answer) is type(expected)
-    if isinstance(expected, Real):
-        return isinstance(answer, Real)
-    return type(answer) is type(expected)
-
-
 def _form(expected: Any, answer: Any) -> str:
-    if isinstance(expected, Real) and not isinstance(expected, bool) and isinstance(answer, bool):
-        return "a number (True and False are not numbers here)"
-    if isinstance(expected, Real) and isinstance(answer, (list, tuple)):
-        return "a single number, without quotes"
+    """What to give instead, for an answer of the wrong form."""
+    wanted, given = kind(expected), kind(answer)
     if isinstance(answer, torch.Tensor):
         return "a plain Python number, not a tensor (.item() turns a one-element tensor into one)"
-    if isinstance(expected, bool):
-        return "True or False, without quotes"
-    if isinstance(expected, Real):
-        return "a number, without quotes"
-    if isinstance(expected, (set, frozenset)):
-        return "a set of names, each in quotes, such as {'a', 'b'}"
-    return "text in quotes"
+    if wanted == "number" and given == "bool":
+        return "a number (True and False are not numbers here)"
+    if wanted == "number" and given == "set":
+        return "a single number, without quotes"
+    forms = {"number": "a number, without quotes", "bool": "True or False, without quotes",
+             "set": "a set of names, each in quotes, such as {'a', 'b'}"}
+    return forms.get(wanted, "text in quotes")
 
 
 def value(truth: Callable[[Mapping[str, Any]], Any], why: str, hints: tuple[tuple[Any, str], ...] = (),
@@ -72,7 +94,7 @@ def value(truth: Callable[[Mapping[str, Any]], Any], why: str, hints: tuple[tupl
         expected = truth(lesson)
         if same(answer, expected, tolerance):
             return True, why
-        if not _comparable(answer, expected):
+        if kind(answer) != kind(expected):
             return False, f"give {_form(expected, answer)}; you gave {shown(answer)}."
         for wrong, hint in hints:
             if same(answer, wrong, tolerance):

@@ -6,15 +6,26 @@ import torch
 
 from ..graph import autograd_nodes, trace_graph
 from ..quiz import MultipleChoice, Option
-from .answers import answer_from, filled, filled_function
+from .answers import CHECKER, answer_from, filled, filled_function
+from .behaviour import data, graph
 from .exercise import Lesson, Verdict, choose, predict, write
 from .feedback import shown
 from .judges import known, op_labels, value
 
+# A loop the page does not run: exercise 1 shows this code and asks for its count.
+LOOP = '''
+def repeat_scaled(x, w, n):
+    y = x
+    for _ in range(n):
+        y = (y * w).sin() + 1
+    return y
+'''
+ROUNDS = 12
 
-def _autograd_nodes_of_twenty_rounds(lesson: Lesson) -> int:
-    x = torch.tensor(1.0, requires_grad=True)
-    return len(autograd_nodes(lesson["repeat_forward"](x, 20)))
+
+def _nodes_of_the_other_loop(_lesson: Lesson) -> int:
+    x, w = torch.tensor(0.5, requires_grad=True), torch.tensor(1.5, requires_grad=True)
+    return len(autograd_nodes(answer_from(LOOP, "repeat_scaled", None, CHECKER)(x, w, ROUNDS)))
 
 
 def _halvings_of_200(lesson: Lesson) -> int:
@@ -29,34 +40,60 @@ def sign_forward(x):
 '''
 
 
+# Inputs on both sides of 0, at it, near it, far from it, and random ones.
+EDGES = (2.0, 0.5, -2.0, 0.0, 1e-6, -1e-6, 0.1, 0.25, 1.0, -0.5, -3.0, 100.0)
+
+
+def _inputs() -> tuple[float, ...]:
+    randoms = torch.randn(8, generator=torch.Generator().manual_seed(1)) * 3
+    return EDGES + tuple(round(v, 4) for v in randoms.tolist())
+
+
 def _sign_forward(answer: Any, _lesson: Lesson) -> Verdict:
-    answer, asked = filled_function(answer), answer_from(SIGN_FORWARD, "sign_forward")
-    for start in (2.0, 0.5, -2.0, 0.0):
+    answer, asked = filled_function(answer), answer_from(SIGN_FORWARD, "sign_forward", None, CHECKER)
+    for start in _inputs():
         x, x_ref = torch.tensor(start, requires_grad=True), torch.tensor(start, requires_grad=True)
         y, y_ref = filled(answer(x)), asked(x_ref)
         if not isinstance(y, torch.Tensor):
-            return False, f"for x = {start} your function returned {shown(y)}: return a tensor computed from x."
+            return False, f"for x = {start:g} your function returned {shown(y)}: return a tensor computed from x."
+        if y.shape != y_ref.shape:
+            return False, (f"for x = {start:g} your result has shape {tuple(y.shape)}: return a tensor of x's shape "
+                           "(a scalar), computed from x.")
         if y.grad_fn is None:
-            return False, f"for x = {start} your result has no grad_fn: was it detached, or made under no_grad()?"
+            return False, f"for x = {start:g} your result has no grad_fn: was it detached, or made under no_grad()?"
         if "WhereBackward0" in op_labels(y):
             return False, ("torch.where computes both branches and records both; use a Python if, so that only "
                            "the branch taken is recorded.")
         if op_labels(y) == ["MulBackward0"] and op_labels(y_ref) == ["PowBackward0"] and _squares(y):
-            return False, (f"for x = {start} your graph multiplies x by itself (MulBackward0, the leaf used twice); "
+            return False, (f"for x = {start:g} your graph multiplies x by itself (MulBackward0, the leaf used twice); "
                            "the exercise asks for x ** 2, which records PowBackward0.")
         if op_labels(y) != op_labels(y_ref):
             asked_op = "x * 3 (MulBackward0)" if start > 0 else "x ** 2 (PowBackward0)"
             zero = " (0 is not positive)" if start == 0.0 else ""
-            return False, (f"for x = {start}{zero} the exercise asks for {asked_op}; your graph records "
+            return False, (f"for x = {start:g}{zero} the exercise asks for {asked_op}; your graph records "
                            f"{', '.join(op_labels(y))}.")
         y.backward()
         y_ref.backward()
         if x.grad is None:
-            return False, f"for x = {start} backward() left no x.grad: is your result computed from x?"
+            return False, f"for x = {start:g} backward() left no x.grad: is your result computed from x?"
         if not torch.allclose(x.grad, known(x_ref.grad, "x.grad")):
-            return False, f"for x = {start} your x.grad is {x.grad.item():g}: check the formula of that branch."
+            return False, f"for x = {start:g} your x.grad is {x.grad.item():g}: check the formula of that branch."
+        if not torch.allclose(y, y_ref):
+            return False, f"for x = {start:g} your result is {y.item():g}: check the formula of that branch."
     return True, ("each x records only the branch Python took: MulBackward0 for x > 0, PowBackward0 otherwise, "
                   "and backward follows that branch's derivative.")
+
+
+def _sign_probe(answer: Any, _lesson: Lesson) -> dict[str, Any]:
+    """For each input: the result's value and graph, and x.grad."""
+    observed = {}
+    for start in _inputs():
+        x = torch.tensor(start, requires_grad=True)
+        y = answer(x)
+        if isinstance(y, torch.Tensor) and y.grad_fn is not None and y.numel() == 1:
+            y.backward()
+        observed[f"x = {start:g}"] = {"value": data(y), "graph": graph(y), "x.grad": data(x.grad)}
+    return observed
 
 
 def _squares(y: torch.Tensor) -> bool:
@@ -89,21 +126,24 @@ COMPARISON = MultipleChoice(
     right=_abs_is_recorded_apart,
 )
 EXERCISES = (
-    predict(1, "autograd nodes of twenty rounds", "a whole number",
-            value(_autograd_nodes_of_twenty_rounds, "each round records MulBackward0 and AddBackward0, and the leaf "
-                  "x has one AccumulateGrad node: 2 * 20 + 1.",
-                  hints=((82, "82 is what the drawing shows: it adds a None box for each Python-number constant and "
-                              "a box for the output tensor; neither is an autograd node."),
-                         (40, "you counted the operations; the leaf x has a node too, AccumulateGrad, where backward "
+    predict(1, "nodes of another loop", "a whole number",
+            value(_nodes_of_the_other_loop, "each round records MulBackward0, SinBackward0 and AddBackward0, and "
+                  "each of the two leaves has one AccumulateGrad node, however often it is used: 3 * 12 + 2.",
+                  hints=((25, "2n + 1 is repeat_forward's count. This body runs three operations a round, and "
+                              "there are two leaves."),
+                         (37, "x and w are two leaves: each has its own AccumulateGrad node."),
+                         (36, "you counted the operations; each leaf has a node too, AccumulateGrad, where backward "
                               "ends."),
-                         (42, "the output tensor is not a node of its own: it points at its last operation through "
-                              "grad_fn."),
-                         (20, "each round records two operations, * 2 and + 1.")),
-                  otherwise="count what one round records, then add the leaf's node."),
-            hint="One round runs y * 2 and then + 1. Constants such as 2 get no node (only a None entry), and the "
-                 "leaf x gets one node, AccumulateGrad.",
-            answer="41", needs=("repeat_forward",)),
-    write(2, "a graph that follows a sign", _sign_forward, SIGN_FORWARD,
+                         (26, "sin records a node too: three operations a round."),
+                         (48, "w is used in every round, but it is one leaf: one AccumulateGrad node, shared by all "
+                              "its uses."),
+                         (49, "w is used in every round, but it is one leaf: one AccumulateGrad node, shared by all "
+                              "its uses.")),
+                  otherwise="count what one round records, then add one AccumulateGrad node per leaf."),
+            hint="One round records a node for each operation on a tensor: y * w, .sin() and + 1 (the constant 1 "
+                 "gets none). Each leaf gets one AccumulateGrad node, however often it is used.",
+            answer=str(3 * ROUNDS + 2)),
+    write(2, "a graph that follows a sign", _sign_forward, SIGN_FORWARD, probe=_sign_probe,
           hint="Inside the function, `if x > 0:` works on a one-element tensor (Python asks for its truth value). "
                "Return x * 3 in one branch and x ** 2 in the other."),
     predict(3, "halvings of 200", "a whole number",

@@ -26,10 +26,13 @@ def _what_tanh_saves(answer: Any, _lesson: Lesson) -> Verdict:
     x = torch.tensor(2.0, requires_grad=True)
     tanh_node = known(known((torch.tanh(x) * 4).grad_fn, "a grad_fn").next_functions[0][0], "the tanh node")
     saved = [name for name in dir(tanh_node) if name.startswith("_saved_")]
-    core = answer.strip().lower().removeprefix("_").removeprefix("saved_")
-    if saved == ["_saved_" + core]:
+    if [name.lower() for name in saved] == [answer.strip().lower()]:
         return True, (f"{tanh_node.name()} keeps its own output: the derivative of tanh is 1 - tanh(x)², "
                       "computed from the result, so x itself is not needed.")
+    core = answer.strip().lower().removeprefix("_").removeprefix("saved_")
+    if saved == ["_saved_" + core]:
+        return False, (f"{shown(answer)} is not an attribute of the node (it is close to how the drawing labels "
+                       "it): give the attribute's full name, with its _saved_ prefix, as dir(node) lists it.")
     hints = {"self": "_saved_self would be the input x; the derivative of tanh can be computed without it.",
              "other": "_saved_other belongs to the multiplication (the * 4), not to the tanh."}
     return False, hints.get(core, f"{shown(answer)} is not an attribute of this node: list them with dir(node).")
@@ -50,30 +53,80 @@ def count_leaves(tensor):
 
 
 def _graphs_to_count() -> dict[str, torch.Tensor]:
+    """The graphs the check counts on: leaves used once, twice and in several
+    places, a leaf that needs no gradient, and two models."""
+    torch.manual_seed(2)
     x, w1, w2 = (torch.tensor(v, requires_grad=True) for v in (3.0, 1.5, -0.5))
     model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU(), torch.nn.Linear(4, 1))
+    deeper = torch.nn.Sequential(*(torch.nn.Linear(3, 3) for _ in range(4)))
     h = x.sin()
     return {"x * 3": x * 3, "(x.sin() * 2).exp()": (x.sin() * 2).exp(), "x * x": x * x,
             "w1 * 3 + w2": w1 * 3 + w2, "the diamond": h * h.exp() + x,
-            "the nn.Sequential's loss": model(torch.randn(2, 3)).sum()}
+            "w1 used three times": (w1 * x).sin() + w1.exp() * w1, "x.detach() * w2": x.detach() * w2,
+            "a stack of three leaves": torch.stack([x, w1, w2]).prod(),
+            "the nn.Sequential's loss": model(torch.randn(2, 3)).sum(),
+            "four Linear layers": deeper(torch.randn(2, 3)).pow(2).sum()}
+
+
+def _tallies(tensor: torch.Tensor) -> dict[str, int]:
+    """What a walk from tensor.grad_fn can count: the AccumulateGrad nodes
+    (the leaves), each time one is reached along another path, every node,
+    every node each time it is reached, and the nodes that are not leaves."""
+    nodes, visits, queue = set(), {"leaf visits": 0, "node visits": 0}, [tensor.grad_fn]
+    while queue:
+        node = queue.pop()
+        if node is None:
+            continue
+        visits["node visits"] += 1
+        visits["leaf visits"] += node.name().endswith("AccumulateGrad")
+        nodes.add(node)
+        queue.extend(child for child, _ in node.next_functions)
+    leaves = sum(node.name().endswith("AccumulateGrad") for node in nodes)
+    return {"leaves": leaves, **visits, "nodes": len(nodes), "operations": len(nodes) - leaves}
+
+
+DIAGNOSES = {
+    "leaf visits": "your count goes up each time the walk reaches a leaf again along another path: keep a set of "
+                   "the nodes already seen, so a leaf used twice counts once.",
+    "nodes": "you count every node the walk reaches (each once, which is right); count only the AccumulateGrad "
+             "ones: their name() ends with 'AccumulateGrad'.",
+    "node visits": "you count every node, and some more than once: count only the AccumulateGrad nodes, and keep "
+                   "a set of those already seen.",
+    "operations": "you count the operations; the leaves are the other nodes, the AccumulateGrad ones.",
+}
 
 
 def _count_leaves(answer: Any, _lesson: Lesson) -> Verdict:
     answer = filled_function(answer)
+    counted, tallies = {}, {}
     for name, tensor in _graphs_to_count().items():
         try:
-            counted = answer(tensor)
+            counted[name] = answer(tensor)
         except AttributeError as error:
             if "NoneType" in str(error):
                 return False, (f"on {name}: next_functions has None entries for inputs that need no gradient "
                                "(the 3 in x * 3); skip them.")
             raise
-        truth = trace_graph(tensor).count("leaf")
-        if counted != truth:
-            more = " Keep a set of the nodes already seen: a leaf used twice is one node." if counted > truth else ""
-            found = plural(counted, ("leaf", "leaves")) if isinstance(counted, int) else shown(counted)
-            return False, f"on {name} your function counts {found}, and torch's graph has {truth}.{more}"
-    return True, "a walk that visits each node once finds exactly one AccumulateGrad per leaf that needs a gradient."
+        tallies[name] = _tallies(tensor)
+        if tallies[name]["leaves"] != trace_graph(tensor).count("leaf"):
+            raise RuntimeError(f"the checker's walk and trace_graph disagree on {name}")
+    wrong = [name for name in counted if counted[name] != tallies[name]["leaves"]]
+    if not wrong:
+        return True, ("a walk that visits each node once finds exactly one AccumulateGrad per leaf that needs a "
+                      "gradient.")
+    for tally, diagnosis in DIAGNOSES.items():
+        if all(counted[name] == tallies[name][tally] for name in counted):
+            return False, f"on {wrong[0]} you count {shown(counted[wrong[0]])}, and torch's graph has " \
+                          f"{plural(tallies[wrong[0]]['leaves'], ('leaf', 'leaves'))}: {diagnosis}"
+    found = counted[wrong[0]]
+    shown_count = plural(found, ("leaf", "leaves")) if isinstance(found, int) else shown(found)
+    return False, (f"on {wrong[0]} your function counts {shown_count}, and torch's graph has "
+                   f"{tallies[wrong[0]]['leaves']}.")
+
+
+def _count_probe(answer: Any, _lesson: Lesson) -> dict[str, Any]:
+    """The count on each graph of the check."""
+    return {name: {"count": answer(tensor)} for name, tensor in _graphs_to_count().items()}
 
 
 def _before_the_product(_lesson: Lesson) -> str:
@@ -118,7 +171,7 @@ EXERCISES = (
             _what_tanh_saves,
             hint="What does the derivative of tanh(x) need to be computed: the input x, or the output tanh(x)?",
             answer="'_saved_result'"),
-    write(3, "count the leaves", _count_leaves, COUNT_LEAVES,
+    write(3, "count the leaves", _count_leaves, COUNT_LEAVES, probe=_count_probe,
           hint="Walk as hand_walk does (a queue and a set of seen nodes), skip None entries, and count the nodes "
                "whose name() ends with 'AccumulateGrad'."),
     choose(4, "what must run first?", BEFORE_MUL, answer="b",

@@ -6,9 +6,11 @@ from typing import Any
 import torch
 
 from ..saved_memory import SavedTensors
-from .answers import answer_from, filled, filled_function
+from .answers import CHECKER, answer_from, filled, filled_function
+from .behaviour import grads
 from .exercise import Lesson, Verdict, fix, predict
-from .judges import known, value
+from .judges import canonical, kind, known, value
+from .watch import ParameterWatch
 
 CANDIDATES = {"2 * x": lambda x: 2 * x, "x - 1": lambda x: x - 1, "x.sin()": lambda x: x.sin(),
               "x.clone()": lambda x: x.clone()}
@@ -35,10 +37,10 @@ def _survives_twice(make: Callable[[torch.Tensor], torch.Tensor]) -> bool:
 
 def _which_survive(answer: Any, _lesson: Lesson) -> Verdict:
     answer = filled(answer)
-    if not isinstance(answer, (set, list, tuple)) or not all(a in CANDIDATES for a in answer):
+    if kind(answer) != "set" or not canonical(answer) <= set(CANDIDATES):
         return False, f"give a set of the names as written, such as {{'a', 'b'}}, chosen from {sorted(CANDIDATES)}."
     truth = {name for name, make in CANDIDATES.items() if _survives_twice(make)}
-    chosen = set(answer)
+    chosen = set(canonical(answer))
     for name in sorted(chosen - truth):
         return False, f"{name} raises on the second call. " + WHY_NOT.get(name, "")
     missing = len(truth - chosen)
@@ -74,44 +76,66 @@ def train_step(trunk, head_a, head_b, inputs):
 '''
 
 
-def _modules() -> tuple[torch.nn.Module, torch.nn.Module, torch.nn.Module, torch.Tensor]:
-    torch.manual_seed(3)
-    return torch.nn.Linear(4, 8), torch.nn.Linear(8, 1), torch.nn.Linear(8, 1), torch.randn(16, 4)
+CASES = ((3, 16), (13, 16), (23, 1))        # (seed, batch): the modules and inputs of each case
+
+
+def _modules(seed: int, batch: int) -> tuple[torch.nn.Linear, torch.nn.Linear, torch.nn.Linear, torch.Tensor]:
+    torch.manual_seed(seed)
+    return torch.nn.Linear(4, 8), torch.nn.Linear(8, 1), torch.nn.Linear(8, 1), torch.randn(batch, 4)
+
+
+def _stepped(step: Callable[..., Any], seed: int, batch: int) -> tuple[tuple[torch.nn.Module, ...], ParameterWatch]:
+    """Run a train step on a case's fresh modules, watching the trunk's weight."""
+    trunk, head_a, head_b, inputs = _modules(seed, batch)
+    with ParameterWatch(trunk.weight) as watch:
+        step(trunk, head_a, head_b, inputs)
+    return (trunk, head_a, head_b), watch
 
 
 def _train_step(answer: Any, _lesson: Lesson) -> Verdict:
-    answer = filled_function(answer)
-    if "retain_graph" in answer.__code__.co_names or "retain_graph" in str(answer.__code__.co_consts):
-        return False, ("retain_graph=True makes the error go, but keeps the trunk's saved tensors alive for a "
-                       "second walk; give one backward() that covers both losses.")
-    mine, asked = _modules(), _modules()
-    calls = []
-    hook = mine[0].register_forward_hook(lambda *_: calls.append(1))
-    try:
-        answer(*mine)
-    except RuntimeError as error:
-        return False, f"your step still raises ({str(error).split('.')[0]}): the second backward walks a freed trunk."
-    finally:
-        hook.remove()
-    answer_from(TRAIN_STEP, "train_step")(*asked)
-    ratio = _gradient_ratio(mine[:3], asked[:3])
-    if ratio is None:
-        return False, "your gradients are not the sum of both losses' gradients: does each loss reach every module?"
-    if abs(ratio - 1) > 1e-5:
-        return False, (f"your gradients are {ratio:.3g} times the sum of both losses' gradients: use the losses "
-                       "as they are.")
-    if len(calls) > 1:
-        return False, (f"your step runs the trunk {len(calls)} times: the gradients are right, but the exercise asks "
-                       "for one forward and one walk of the trunk.")
+    answer, asked = filled_function(answer), answer_from(TRAIN_STEP, "train_step", None, CHECKER)
+    for seed, batch in CASES:
+        try:
+            mine, watch = _stepped(answer, seed, batch)
+        except RuntimeError as error:
+            if "second time" not in str(error):
+                raise
+            return False, "your step still raises (the second backward walks a freed trunk): the trunk's saved " \
+                          "tensors were freed by the first backward."
+        if watch.uses > 1:
+            return False, (f"your step runs the trunk {watch.uses} times: the gradients may be right, but the "
+                           "exercise asks for one forward and one walk of the trunk.")
+        if watch.walks > 1:
+            return False, (f"your step walks the trunk's graph {watch.walks} times: a first backward kept it "
+                           "(retain_graph) for a second to walk again, and its saved tensors stay alive until then. "
+                           "Give one backward() that covers both losses.")
+        ratio = _gradient_ratio(mine, _stepped(asked, seed, batch)[0])
+        if ratio is None:
+            return False, "your gradients are not the sum of both losses' gradients: does each loss reach every " \
+                          "module?"
+        if abs(ratio - 1) > 1e-5:
+            return False, (f"your gradients are {ratio:.3g} times the sum of both losses' gradients: use the losses "
+                           "as they are.")
     return True, "the gradient of a sum is the sum of the gradients: one backward, and the trunk is walked once."
+
+
+def _train_step_probe(answer: Any, _lesson: Lesson) -> dict[str, Any]:
+    """For each case: every module's gradients, how many forward passes read
+    the trunk and how many backward passes walked it."""
+    observed = {}
+    for seed, batch in CASES:
+        modules, watch = _stepped(answer, seed, batch)
+        observed[f"seed {seed}, batch {batch}"] = {"gradients": grads(*modules), "trunk forwards": watch.uses,
+                                                  "trunk walks": watch.walks}
+    return observed
 
 
 def _gradient_ratio(mine: Sequence[torch.nn.Module], asked: Sequence[torch.nn.Module]) -> float | None:
     """The one factor relating all your gradients to the asked ones, or None."""
-    grads = [p.grad for m in mine for p in m.parameters()]
+    given = [p.grad for m in mine for p in m.parameters()]
     wanted = [known(q.grad, "a parameter's grad") for m in asked for q in m.parameters()]
-    found = [g for g in grads if g is not None]
-    if len(found) < len(grads):
+    found = [g for g in given if g is not None]
+    if len(found) < len(given):
         return None
     ratio = (found[0].flatten()[0] / wanted[0].flatten()[0]).item()
     return ratio if all(torch.allclose(g, ratio * q, atol=1e-6) for g, q in zip(found, wanted, strict=True)) else None
@@ -140,6 +164,6 @@ EXERCISES = (
                          (4512, "count bytes, not float32 values: 4 bytes each."))),
             hint="float32 is 4 bytes. Add up the four tensors the exercise lists, each once.",
             answer="18048"),
-    fix(4, "two losses, one trunk", _train_step, TRAIN_STEP,
+    fix(4, "two losses, one trunk", _train_step, TRAIN_STEP, probe=_train_step_probe,
         hint="Do not walk the trunk twice: what is the gradient of loss_a + loss_b?"),
 )

@@ -9,7 +9,8 @@ from ..graph import trace_graph
 from ..models import TanhRNNCell
 from ..quiz import MultipleChoice, Option
 from ..saved_memory import SavedTensors
-from .answers import answer_from, filled_function
+from .answers import CHECKER, answer_from, filled_function
+from .behaviour import data, grads
 from .exercise import Lesson, Verdict, choose, fix, predict
 from .feedback import shown
 from .judges import known, value
@@ -29,39 +30,68 @@ def train(cell, batches):
 '''
 
 
+TRAIN_CASES = ((4, (4, 4, 4)), (14, (2, 5, 3)), (24, (6,)))     # (seed, steps in each batch)
+
+
+def _cell_and_batches(seed: int, lengths: tuple[int, ...]) -> tuple[TanhRNNCell, list[torch.Tensor]]:
+    torch.manual_seed(seed)
+    return TanhRNNCell(2, 3), [torch.randn(n, 2) for n in lengths]
+
+
 def _train(answer: Any, _lesson: Lesson) -> Verdict:
-    answer = filled_function(answer)
-    torch.manual_seed(4)
-    cell, batches = TanhRNNCell(2, 3), [torch.randn(4, 2) for _ in range(3)]
-    try:
-        losses = answer(cell, batches)
-    except RuntimeError as error:
-        if "second time" in str(error):
-            return False, ("the second batch's backward walks into the first batch's freed graph: h still points "
-                           "there. Cut it at the start of each batch (detach() returns a new tensor: keep it).")
-        raise
-    if not isinstance(losses, list) or len(losses) != len(batches):
-        return False, f"return the list of the {len(batches)} batch losses."
+    answer, asked = filled_function(answer), answer_from(TRAIN, "train", None, CHECKER)
+    for seed, lengths in TRAIN_CASES:
+        cell, batches = _cell_and_batches(seed, lengths)
+        try:
+            losses = answer(cell, batches)
+        except RuntimeError as error:
+            if "second time" in str(error):
+                return False, ("the second batch's backward walks into the first batch's freed graph: h still "
+                               "points there. Cut it at the start of each batch (detach() returns a new tensor: "
+                               "keep it).")
+            raise
+        verdict = _train_losses(losses, lengths)
+        if verdict:
+            return False, verdict
+        reference, reference_batches = _cell_and_batches(seed, lengths)
+        if not all(torch.allclose(a, b) for a, b in zip(losses, asked(reference, reference_batches), strict=True)):
+            return False, ("each batch's graph is right, but the losses' values differ: the values of h must carry "
+                           "over from one batch to the next, only its history is cut.")
+        if any(p.grad is None or not torch.allclose(p.grad, known(q.grad, "q.grad"))
+               for p, q in zip(cell.parameters(), reference.parameters(), strict=True)):
+            return False, "the cell's gradients are not those of every batch's loss: does each loss get its " \
+                          "backward()?"
+    return True, "h.detach() keeps the values and drops the history: every batch has a graph of its own steps."
+
+
+def _train_losses(losses: Any, lengths: tuple[int, ...]) -> str:
+    """What is wrong with the losses a train() returned, from their graphs; '' when nothing."""
+    if not isinstance(losses, (list, tuple)) or len(losses) != len(lengths):
+        return f"return the list of the {len(lengths)} batch losses."
     if not all(isinstance(loss, torch.Tensor) and loss.grad_fn is not None for loss in losses):
-        return False, ("return the losses as backward saw them, tensors with their graphs (not numbers or "
-                       "detached copies): the check looks at their graphs.")
+        return ("return the losses as backward saw them, tensors with their graphs (not numbers or detached "
+                "copies): the check looks at their graphs.")
     steps = [len(trace_graph(loss).find("TanhBackward0")) for loss in losses]
-    if steps == [4, 8, 12]:
-        return False, ("the error is gone, but each batch's graph still holds the earlier batches (4, 8, 12 steps) "
-                       "and memory grows: cut the history instead of keeping it.")
-    if steps != [4, 4, 4]:
-        return False, (f"each batch's loss should reach back over its own 4 steps; yours reach {steps}. "
-                       "Detach once per batch, before its first step.")
-    torch.manual_seed(4)
-    reference = TanhRNNCell(2, 3)
-    asked = answer_from(TRAIN, "train")(reference, [torch.randn(4, 2) for _ in range(3)])
-    if not all(torch.allclose(a, b) for a, b in zip(losses, asked, strict=True)):
-        return False, ("each batch's graph is right, but the losses' values differ: the values of h must carry over "
-                       "from one batch to the next, only its history is cut.")
-    if any(p.grad is None or not torch.allclose(p.grad, known(q.grad, "q.grad"))
-           for p, q in zip(cell.parameters(), reference.parameters(), strict=True)):
-        return False, "the cell's gradients are not those of every batch's loss: does each loss get its backward()?"
-    return True, "h.detach() keeps the values and drops the history: every batch has a graph of its own 4 steps."
+    if len(lengths) > 1 and steps == [sum(lengths[: i + 1]) for i in range(len(lengths))]:
+        return (f"the error is gone, but each batch's graph still holds the earlier batches "
+                f"({', '.join(map(str, steps))} steps) and memory grows: cut the history instead of keeping it.")
+    if steps != list(lengths):
+        return (f"each batch's loss should reach back over its own steps ({', '.join(map(str, lengths))}); yours "
+                f"reach {', '.join(map(str, steps))}. Detach once per batch, before its first step.")
+    return ""
+
+
+def _train_probe(answer: Any, _lesson: Lesson) -> dict[str, Any]:
+    """For each case: the losses' values and steps, and the cell's gradients."""
+    observed = {}
+    for seed, lengths in TRAIN_CASES:
+        cell, batches = _cell_and_batches(seed, lengths)
+        losses = answer(cell, batches)
+        steps = [len(trace_graph(loss).find("TanhBackward0")) if isinstance(loss, torch.Tensor) else None
+                 for loss in losses]
+        observed[f"batches of {lengths} steps"] = {"losses": [data(loss) for loss in losses], "steps": steps,
+                                                   "gradients": grads(cell)}
+    return observed
 
 
 def _inplace_error(_lesson: Lesson) -> str:
@@ -95,39 +125,58 @@ def train_and_log(layer, batches):
 '''
 
 
-def _peak_saved(run: Callable[[], Any]) -> tuple[Any, int]:
-    """Run `run()`; return its result and the most bytes of saved tensors
-    that graphs held at once."""
+def _peak_saved(run: Callable[..., Any], *args: Any) -> tuple[Any, int]:
+    """Run `run(*args)`; return its result and the most bytes of saved
+    tensors that graphs held at once."""
     with SavedTensors() as saved:
-        result = run()
+        result = run(*args)
     return result, saved.peak_bytes
 
 
+LOG_CASES = ((5, 6), (15, 1), (25, 3))     # (seed, batches)
+
+
+def _layer_and_batches(seed: int, count: int) -> tuple[torch.nn.Linear, torch.Tensor]:
+    torch.manual_seed(seed)
+    return torch.nn.Linear(4, 4), torch.randn(count, 8, 4)
+
+
 def _train_and_log(answer: Any, _lesson: Lesson) -> Verdict:
-    answer = filled_function(answer)
-    layers = []
-    for _ in range(2):
-        torch.manual_seed(5)
-        layers.append(torch.nn.Linear(4, 4))
-    batches = torch.randn(6, 8, 4)
-    total, peak = _peak_saved(lambda: answer(layers[0], batches))
-    asked, asked_peak = _peak_saved(lambda: answer_from(LOG, "train_and_log")(layers[1], batches))
-    if isinstance(total, torch.Tensor) and total.requires_grad:
-        return False, "your total is a tensor, and every loss added to it keeps its graph alive until the end."
-    if layers[0].weight.grad is None:
-        return False, "the layer has no gradient: does every loss get a backward()?"
-    if not torch.allclose(layers[0].weight.grad, layers[1].weight.grad):
-        return False, ("the layer's gradients are not the sum of every batch's loss gradients: is something reset "
-                       "or scaled between batches?")
-    if not isinstance(total, (int, float)):
-        return False, (f"return the logged total as a Python number (loss.item() gives one); you returned "
-                       f"{shown(total)}.")
-    if abs(total - asked) > 1e-5:
-        return False, f"your logged total is {total:.4g}: add each batch's loss.item() once."
-    if peak > asked_peak:
-        return False, f"{peak} bytes of saved tensors were alive at once against {asked_peak} for one batch at a time."
+    answer, asked = filled_function(answer), answer_from(LOG, "train_and_log", None, CHECKER)
+    for seed, count in LOG_CASES:
+        (layer, batches), (reference, _) = _layer_and_batches(seed, count), _layer_and_batches(seed, count)
+        total, peak = _peak_saved(answer, layer, batches)
+        expected, expected_peak = _peak_saved(asked, reference, batches)
+        if isinstance(total, torch.Tensor) and total.requires_grad:
+            return False, "your total is a tensor, and every loss added to it keeps its graph alive until the end."
+        if layer.weight.grad is None:
+            return False, "the layer has no gradient: does every loss get a backward()?"
+        if not torch.allclose(layer.weight.grad, known(reference.weight.grad, "the weight's grad")):
+            return False, ("the layer's gradients are not the sum of every batch's loss gradients: is something "
+                           "reset or scaled between batches?")
+        if not isinstance(total, (int, float)):
+            return False, (f"return the logged total as a Python number (loss.item() gives one); you returned "
+                           f"{shown(total)}.")
+        if abs(total - expected) > 1e-5:
+            return False, f"your logged total is {total:.4g}: add each batch's loss.item() once."
+        if peak > expected_peak:
+            return False, f"{peak} bytes of saved tensors were alive at once against {expected_peak} for one " \
+                          "batch at a time."
     return True, ("one batch's graph at a time: loss.backward() frees its saved tensors, the next batch's loss "
                   "replaces it, and loss.item() logs a plain number that holds no graph.")
+
+
+def _log_probe(answer: Any, _lesson: Lesson) -> dict[str, Any]:
+    """For each case: the total and its type, the gradients, and whether at
+    most one batch's saved tensors were alive at once."""
+    observed, asked = {}, answer_from(LOG, "train_and_log", None, CHECKER)
+    for seed, count in LOG_CASES:
+        (layer, batches), (reference, _) = _layer_and_batches(seed, count), _layer_and_batches(seed, count)
+        total, peak = _peak_saved(answer, layer, batches)
+        one_at_a_time = peak <= _peak_saved(asked, reference, batches)[1]
+        observed[f"{count} batches"] = {"total": data(total), "a Python number": isinstance(total, (int, float)),
+                                        "gradients": grads(layer), "one graph at a time": one_at_a_time}
+    return observed
 
 
 INPLACE = MultipleChoice(
@@ -147,7 +196,7 @@ INPLACE = MultipleChoice(
 )
 
 EXERCISES = (
-    fix(1, "the hidden state across batches", _train, TRAIN,
+    fix(1, "the hidden state across batches", _train, TRAIN, probe=_train_probe,
         hint="The values of h should carry over to the next batch; its history should not."),
     choose(2, "which error?", INPLACE, answer="b",
            hint="What does SigmoidBackward0 save, and what does mul_ do to it?"),
@@ -157,6 +206,6 @@ EXERCISES = (
                          (2.7, "the update changes w, but the gradient of (w * 3).sum() is 3 whatever w is."))),
             hint="What is d/dw of (w * 3).sum()? And what does backward do with .grad that is already set?",
             answer="6"),
-    fix(4, "logging without keeping graphs", _train_and_log, LOG,
+    fix(4, "logging without keeping graphs", _train_and_log, LOG, probe=_log_probe,
         hint="Keep a running total of plain numbers, and give each loss its own backward()."),
 )

@@ -7,7 +7,8 @@ import torch
 from ..graph import trace_graph
 from ..models import TanhRNNCell
 from ..quiz import MultipleChoice, Option
-from .answers import answer_from, filled_function
+from .answers import CHECKER, answer_from, filled_function
+from .behaviour import data, grads
 from .exercise import Lesson, Verdict, choose, predict, write
 from .judges import value
 
@@ -32,29 +33,52 @@ def tbptt_losses(cell, sequence, k):
 '''
 
 
+TBPTT_CASES = ((6, 10, 4), (6, 10, 3), (6, 10, 1), (6, 10, 10), (6, 10, 12), (16, 7, 2))   # (seed, length, k)
+
+
+def _cell_and_sequence(seed: int, length: int) -> tuple[TanhRNNCell, torch.Tensor]:
+    torch.manual_seed(seed)
+    return TanhRNNCell(3, 4), torch.randn(length, 3)
+
+
+def _steps(losses: Any) -> list[int]:
+    return [len(trace_graph(loss).find("TanhBackward0")) for loss in losses]
+
+
 def _tbptt(answer: Any, _lesson: Lesson) -> Verdict:
-    answer, asked = filled_function(answer), answer_from(TBPTT, "tbptt_losses")
-    torch.manual_seed(6)
-    cell, sequence = TanhRNNCell(3, 4), torch.randn(10, 3)
-    for k in (4, 3):
+    answer, asked = filled_function(answer), answer_from(TBPTT, "tbptt_losses", None, CHECKER)
+    for seed, length, k in TBPTT_CASES:
+        cell, sequence = _cell_and_sequence(seed, length)
         mine, theirs = answer(cell, sequence, k), asked(cell, sequence, k)
+        where = f"for {length} steps and k = {k}"
         if not isinstance(mine, (list, tuple)) or len(mine) != len(theirs):
-            return False, f"return one loss per chunk, as a list: {len(theirs)} losses for 10 steps and k = {k}."
+            return False, f"return one loss per chunk, as a list: {len(theirs)} losses {where}."
         if not all(isinstance(loss, torch.Tensor) and loss.grad_fn is not None for loss in mine):
             return False, "a loss without a graph: take each chunk's loss after its steps have run."
-        steps = [len(trace_graph(loss).find("TanhBackward0")) for loss in mine]
-        wanted = [len(trace_graph(loss).find("TanhBackward0")) for loss in theirs]
+        steps, wanted = _steps(mine), _steps(theirs)
         if steps != wanted and steps[-1] == len(sequence):
             return False, ("each chunk's loss reaches back to the first step: detach h when a chunk begins, so "
                            "backward stops at the chunk's start.")
         if steps != wanted and max(steps) == 1:
             return False, "you detach at every step, so backward reaches back one step only: detach once per chunk."
         if steps != wanted:
-            return False, f"for k = {k} your losses' graphs span {steps} steps; chunks of k steps span {wanted}."
+            return False, f"{where} your losses' graphs span {steps} steps; chunks of k steps span {wanted}."
         if not all(torch.allclose(a, b) for a, b in zip(mine, theirs, strict=True)):
             return False, "the chunk losses' values differ: h's values must carry over from chunk to chunk."
     return True, ("each chunk's graph spans at most k steps, so backward reaches back at most k steps; memory stays "
                   "bounded when each chunk's loss is backpropagated before the next chunk runs.")
+
+
+def _tbptt_probe(answer: Any, _lesson: Lesson) -> dict[str, Any]:
+    """For each case: the losses' values and steps, and the gradients of their sum."""
+    observed = {}
+    for seed, length, k in TBPTT_CASES:
+        cell, sequence = _cell_and_sequence(seed, length)
+        losses = answer(cell, sequence, k)
+        sum(losses).backward()
+        observed[f"{length} steps, k = {k}"] = {"losses": [data(loss) for loss in losses], "steps": _steps(losses),
+                                                "gradients": grads(cell)}
+    return observed
 
 
 def _leaves(_lesson: Lesson) -> set[str]:
@@ -64,20 +88,23 @@ def _leaves(_lesson: Lesson) -> set[str]:
     return {name for name, t in {"p": p, "q": q, "r": r}.items() if t.is_leaf}
 
 
-INTERVIEW = MultipleChoice(
-    "Which of these answers the interview question best?",
+TREE = MultipleChoice(
+    "A model reads each sentence's parse tree and combines word vectors bottom-up, with a Python function that "
+    "calls itself on each subtree, so every sentence has a different tree. Why can eager PyTorch train it as it "
+    "is?",
     (
-        Option("Dynamic graphs mean sequences never need padding.",
-               "sequences of different lengths can run without padding, but real models still pad or pack batches, "
-               "for speed: 'never need' is too strong."),
-        Option("The graph is recorded as the Python runs, so per-step code is plain Python and any length works; "
-               "batches are still padded or packed (with masks) to keep the hardware busy.",
-               "The graph is recorded as the Python runs, so per-step code is plain Python and any length works; "
-               "batches are still padded or packed (with masks) because one batched step keeps the hardware busy."),
-        Option("Dynamic graphs are faster than static ones.",
-               "Building the graph on every pass costs time; the gain is flexibility, not speed."),
-        Option("The graph is compiled once and then reused for every sequence length.",
-               "That describes static capture (torch.export, TorchScript), not eager autograd."),
+        Option("PyTorch compiles one graph per tree shape the first time it meets it, and reuses it.",
+               "eager PyTorch compiles nothing: each forward pass records its operations as they run, and the next "
+               "pass records afresh."),
+        Option("Each forward pass records the operations the recursion ran, so each graph has its sentence's "
+               "tree shape.",
+               "autograd never sees the recursion, only the tensor operations it runs, recorded as they run: each "
+               "sentence's graph has its tree's shape, and backward walks that graph."),
+        Option("It cannot: autograd records a loop over a sequence, but not a function that calls itself.",
+               "autograd sees neither loops nor recursion, only the tensor operations they run; a recursive call "
+               "records them just as a loop does."),
+        Option("Each tree must first be padded to one full tree of the largest depth, as sequences are padded.",
+               "padding is for speed when batching; a sentence's own tree runs as it is, and its graph follows it."),
     ),
     right="b",
 )
@@ -94,7 +121,7 @@ EXERCISES = (
                   tolerance=0.01),
             hint="Padding makes every sequence as long as the longest: how many steps is that in all?",
             answer="0.675"),
-    write(2, "truncated backpropagation through time", _tbptt, TBPTT,
+    write(2, "truncated backpropagation through time", _tbptt, TBPTT, probe=_tbptt_probe,
           hint="Where must h's history be cut so that each loss reaches back only to the start of its chunk?"),
     predict(3, "leaf or not?", "a set of names, such as {'p'}",
             value(_leaves, "p was created by you, and r = q.detach() has no history: both are leaves. q was made "
@@ -104,6 +131,6 @@ EXERCISES = (
                          ({"p", "q"}, "check q.grad_fn and r.grad_fn."))),
             hint="A tensor is a leaf when no recorded operation made it: check .is_leaf for each.",
             answer="{'p', 'r'}"),
-    choose(4, "the answer an interviewer accepts", INTERVIEW, answer="b",
-           hint="Two things are true at once: what the dynamic graph allows, and what practice does for speed."),
+    choose(4, "a model shaped like a tree", TREE, answer="b",
+           hint="What does autograd see of your Python: the recursion, or the tensor operations it runs?"),
 )

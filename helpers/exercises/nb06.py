@@ -16,7 +16,7 @@ from .judges import known, value
 
 def _second_call_raises(make: Callable[[torch.Tensor], torch.Tensor]) -> Callable[[Lesson], bool]:
     def truth(_lesson: Lesson) -> bool:
-        x = torch.tensor(2.0, requires_grad=True)
+        x = torch.tensor([1.0, -2.0], requires_grad=True)
         y = make(x)
         y.backward()
         try:
@@ -64,28 +64,59 @@ def survives(x):
 '''
 
 
+XS = ((1.0, 2.0), (-0.5, 3.0), (0.0, -4.0))       # the vectors x the check passes
+
+
 def _survives(answer: Any, _lesson: Lesson) -> Verdict:
     answer = filled_function(answer)
-    x = torch.tensor([1.0, 2.0], requires_grad=True)
-    y = answer(x)
-    if not isinstance(y, torch.Tensor) or y.grad_fn is None:
-        return False, f"return a tensor computed from x; you returned {shown(y)}."
-    if y.numel() != 1:
-        return False, "backward() needs a scalar: end with .sum()."
-    graph = trace_graph(y, {"x": x})
-    leaf_ids = {n.id for n in graph.find("x")}
-    uses = sum(e.src in leaf_ids for e in graph.edges)
-    if graph.count("op") < 3 or uses < 2:
-        return False, (f"your graph has {graph.count('op')} operation(s) and uses x {uses} time(s); "
-                       "the exercise asks for at least three operations and x used at least twice.")
+    for values in XS:
+        x = torch.tensor(values, requires_grad=True)
+        y = answer(x)
+        if not isinstance(y, torch.Tensor) or y.grad_fn is None:
+            return False, f"return a tensor computed from x; you returned {shown(y)}."
+        if y.numel() != 1:
+            return False, (f"the check passes a vector x of {x.numel()} numbers, and your result has {y.numel()}: "
+                           "backward() needs a scalar, so end with .sum().")
+        graph = trace_graph(y, {"x": x})
+        leaf_ids = {n.id for n in graph.find("x")}
+        uses = sum(e.src in leaf_ids for e in graph.edges)
+        if graph.count("op") < 3 or uses < 2:
+            return False, (f"your graph has {graph.count('op')} operation(s) and uses x {uses} time(s); "
+                           "the exercise asks for at least three operations and x used at least twice.")
+        y.backward()
+        try:
+            y.backward()
+        except RuntimeError:
+            freed = [f"{n.label} ({s.name})" for n in trace_graph(y).nodes for s in n.saved if s.freed]
+            return False, (f"the second backward raised: {', '.join(freed)} saved a tensor that the first one "
+                           "freed. Choose operations whose backward needs no saved value.")
+    return True, "none of its nodes saved a tensor, so there is nothing to free; x.grad simply doubles."
+
+
+def _survives_probe(answer: Any, _lesson: Lesson) -> dict[str, Any]:
+    """For each x: whether the result meets each demand of the exercise."""
+    observed = {}
+    for values in XS:
+        x = torch.tensor(values, requires_grad=True)
+        y = answer(x)
+        scalar = isinstance(y, torch.Tensor) and y.grad_fn is not None and y.numel() == 1
+        graph = trace_graph(y, {"x": x}) if scalar else None
+        uses = sum(e.src in {n.id for n in graph.find("x")} for e in graph.edges) if graph else 0
+        observed[f"x = {list(values)}"] = {"a scalar with a graph": scalar,
+                                           "three operations": graph is not None and graph.count("op") >= 3,
+                                           "x used twice": uses >= 2, "runs twice": scalar and _runs_twice(y, x)}
+    return observed
+
+
+def _runs_twice(y: torch.Tensor, x: torch.Tensor) -> bool:
+    """Whether y.backward() runs twice without retain_graph, adding the same gradient again."""
     y.backward()
+    once = known(x.grad, "x.grad").clone()
     try:
         y.backward()
     except RuntimeError:
-        freed = [f"{n.label} ({s.name})" for n in trace_graph(y).nodes for s in n.saved if s.freed]
-        return False, (f"the second backward raised: {', '.join(freed)} saved a tensor that the first one freed. "
-                       "Choose operations whose backward needs no saved value.")
-    return True, "none of its nodes saved a tensor, so there is nothing to free; x.grad simply doubles."
+        return False
+    return torch.allclose(known(x.grad, "x.grad"), 2 * once)
 
 
 NO_GRAD = MultipleChoice(
@@ -105,18 +136,20 @@ NO_GRAD = MultipleChoice(
 )
 
 EXERCISES = (
-    predict(1, "x * 3, twice", "True or False",
-            value(_second_call_raises(lambda x: x * 3), "MulBackward0 saves the 3 (as a tensor) to compute the "
-                  "gradient for x, and the first call frees it.",
-                  hints=((False, "the derivative of x * 3 is a constant, but that is not the rule: look at what "
-                                 "MulBackward0 saves."),)),
-            hint="Draw y = x * 3 after one backward(): is anything marked freed?",
+    predict(1, "x.abs(), twice", "True or False",
+            value(_second_call_raises(lambda x: x.abs().sum()), "AbsBackward0 saves its input x: the derivative of "
+                  "abs is the sign of x, and the node needs x to know it. The first call frees it.",
+                  hints=((False, "the derivative of abs is 1 or -1, but the node must know which: what does "
+                                 "AbsBackward0 keep to tell?"),)),
+            hint="What does the backward of abs need to know about x, and where can the node find it?",
             answer="True"),
-    predict(2, "x + x, twice", "True or False",
-            value(_second_call_raises(lambda x: x + x), "AddBackward0 saves no tensor, so nothing is freed: the "
-                  "second call runs and x.grad becomes 4.",
-                  hints=((True, "AddBackward0 saves nothing: there is nothing for the first call to free."),)),
-            hint="What does the backward of an addition need from the forward pass?",
+    predict(2, "x[0] - x[1], twice", "True or False",
+            value(_second_call_raises(lambda x: x[0] - x[1]), "SelectBackward0 keeps only the index and x's shape "
+                  "(plain numbers), and SubBackward0 keeps alpha: no tensor is saved, so the second call runs and "
+                  "x.grad becomes [2, -2].",
+                  hints=((True, "indexing does not save x: SelectBackward0 keeps the index and x's shape, plain "
+                                "numbers, to put the gradient back in place."),)),
+            hint="Draw y = x[0] - x[1]: which of its nodes lists a saved tensor, and which only plain numbers?",
             answer="False"),
     predict(3, "x.grad after a retained call and a plain one", "a number",
             value(_grad_after_retained_and_plain, "both calls run (the first kept the saved tensors), and each adds "
@@ -136,7 +169,7 @@ EXERCISES = (
             answer="3"),
     choose(5, "backward after torch.no_grad()", NO_GRAD, answer="b",
            hint="Under torch.no_grad(), is y's operation recorded at all?"),
-    write(6, "a graph that survives a second backward", _survives, SURVIVES,
+    write(6, "a graph that survives a second backward", _survives, SURVIVES, probe=_survives_probe,
           hint="Addition, subtraction, negation and sum save nothing; products, powers and exp do."),
 )
 

@@ -1,5 +1,6 @@
 """Exercises of notebook 07: autograd from scratch."""
 
+import math
 from typing import Any
 
 import torch
@@ -7,6 +8,7 @@ import torch
 from ..quiz import MultipleChoice, Option
 from ..saved_values import saved_values
 from .answers import filled_function
+from .behaviour import data
 from .exercise import Lesson, Verdict, choose, fix, predict, write
 from .feedback import shown
 from .judges import value
@@ -32,28 +34,95 @@ def mul(a, b):
 '''
 
 
+PAIRS = ((2.0, 5.0), (-1.5, 0.25), (0.0, 3.0), (7.0, -2.0))     # (a, b), and some random pairs
+
+
+def _pairs() -> list[tuple[float, float]]:
+    randoms = torch.randn(4, 2, generator=torch.Generator().manual_seed(7)).double() * 3
+    return [*PAIRS, *((round(a, 4), round(b, 4)) for a, b in randoms.tolist())]
+
+
+def _counted(value_class: type) -> tuple[Any, list[int]]:
+    """A subclass of the lesson's Value that notes each product its own
+    operator computes (a mul that calls a * b skips the exercise), and the
+    list it notes them in."""
+    products: list[int] = []
+
+    class Counted(value_class):  # type: ignore[misc]
+        def __mul__(self, other: Any) -> Any:
+            products.append(1)
+            return super().__mul__(other)
+
+        __rmul__ = __mul__
+
+    return Counted, products
+
+
 def _mul(answer: Any, lesson: Lesson) -> Verdict:
-    answer, value_class = filled_function(answer), lesson["Value"]
-    a, b = value_class(2.0), value_class(5.0)
-    answer(a, b).backward()
-    if (a.grad, b.grad) == (2.0, 5.0):
-        return False, "a's gradient is b's value times out.grad, and b's is a's: the product rule swaps them."
-    if (a.grad, b.grad) != (5.0, 2.0):
-        return False, (f"for a = 2, b = 5 you get a.grad = {shown(a.grad)}, b.grad = {shown(b.grad)}: check both "
-                       "factors.")
-    a, b = value_class(2.0), value_class(5.0)
-    (answer(a, b) * 3 + a).backward()           # out.grad is 3, and a is used outside mul too
-    if b.grad == 2.0:
-        return False, "in mul(a, b) * 3 the product's out.grad is 3: a rule must scale by the grad it receives."
-    if (a.grad, b.grad) != (16.0, 6.0):
-        return False, (f"in mul(a, b) * 3 + a you get a.grad = {shown(a.grad)} (want 3b + 1 = 16): a is used outside "
-                       "mul too, so its rule must add to a.grad, not overwrite it.")
-    x = value_class(3.0)
-    answer(x, x).backward()
-    if x.grad != 6.0:
-        return False, (f"mul(x, x) at x = 3 gives x.grad = {shown(x.grad)}: with a and b the same value, the second "
-                       "line overwrites what the first put there. Add to grad instead.")
+    answer, (counted, products) = filled_function(answer), _counted(lesson["Value"])
+    for a_data, b_data in _pairs():
+        a, b = counted(a_data), counted(b_data)
+        out = answer(a, b)
+        if products:
+            return False, ("your mul calls a * b, the engine's own product, so the rule this exercise asks you to "
+                           "fix never runs: build the Value and its rule yourself.")
+        if not isinstance(out, lesson["Value"]) or not math.isclose(out.data, a_data * b_data, abs_tol=1e-9):
+            return False, (f"for a = {a_data:g}, b = {b_data:g} your product's value is "
+                           f"{shown(getattr(out, 'data', out))}: out holds a.data * b.data.")
+        if out.op != "*":
+            return False, (f"your product's operation is named {shown(out.op)}: name it '*' (Value's third "
+                           "argument), as the original does; drawings and the engine's steps show it.")
+        if len(out.inputs) != 2 or out.inputs[0] is not a or out.inputs[1] is not b:
+            return False, ("out must record both inputs, (a, b): backward() finds the values to send gradients to "
+                           "by following inputs.")
+        verdict = _product_rule(answer, counted, a_data, b_data)
+        if verdict:
+            return False, verdict
     return True, "each input gets the other's value times out.grad, added to what it has: x * x gives 2x."
+
+
+def _product_rule(mul: Any, value_class: type, a_data: float, b_data: float) -> str:
+    """What is wrong with mul's gradients at (a, b); '' when nothing."""
+    a, b = value_class(a_data), value_class(b_data)
+    mul(a, b).backward()
+    if (a.grad, b.grad) != (b_data, a_data) and (a.grad, b.grad) == (a_data, b_data):
+        return "a's gradient is b's value times out.grad, and b's is a's: the product rule swaps them."
+    if not (math.isclose(a.grad, b_data) and math.isclose(b.grad, a_data)):
+        return (f"for a = {a_data:g}, b = {b_data:g} you get a.grad = {shown(a.grad)}, b.grad = {shown(b.grad)}: "
+                "check both factors.")
+    a, b = value_class(a_data), value_class(b_data)
+    (mul(a, b) * 3 + a).backward()           # out.grad is 3, and a is used outside mul too
+    if math.isclose(b.grad, a_data) and not math.isclose(a_data, 0):
+        return "in mul(a, b) * 3 the product's out.grad is 3: a rule must scale by the grad it receives."
+    if not (math.isclose(a.grad, 3 * b_data + 1) and math.isclose(b.grad, 3 * a_data)):
+        return (f"in mul(a, b) * 3 + a you get a.grad = {shown(a.grad)} (want 3b + 1): a is used outside mul "
+                "too, so its rule must add to a.grad, not overwrite it.")
+    x = value_class(a_data)
+    mul(x, x).backward()
+    if not math.isclose(x.grad, 2 * a_data):
+        return (f"mul(x, x) at x = {a_data:g} gives x.grad = {shown(x.grad)}: with a and b the same value, the "
+                "second line overwrites what the first put there. Add to grad instead.")
+    return ""
+
+
+def _mul_probe(answer: Any, lesson: Lesson) -> dict[str, Any]:
+    """For each pair: the product's value, operation and inputs, the
+    gradients in three uses of it, and whether it used Value's own *."""
+    observed, (counted, products) = {}, _counted(lesson["Value"])
+    for a_data, b_data in _pairs():
+        a, b, x = counted(a_data), counted(b_data), counted(a_data)
+        out = answer(a, b)
+        shape = (getattr(out, "data", None), getattr(out, "op", None),
+                 tuple("a" if v is a else "b" if v is b else "other" for v in getattr(out, "inputs", ())))
+        out.backward()
+        plain = (a.grad, b.grad)
+        a2, b2 = counted(a_data), counted(b_data)
+        (answer(a2, b2) * 3 + a2).backward()
+        answer(x, x).backward()
+        observed[f"a = {a_data:g}, b = {b_data:g}"] = {
+            "product": shape, "gradients": plain, "gradients in mul(a, b) * 3 + a": (a2.grad, b2.grad),
+            "gradient in mul(x, x)": x.grad, "uses of Value's own *": len(products)}
+    return observed
 
 
 CUBE = '''
@@ -70,24 +139,43 @@ class Cube(torch.autograd.Function):
 '''
 
 
+def _cube_inputs() -> torch.Tensor:
+    """x for the check: 0, values on both sides of it, and random ones (double, for gradcheck)."""
+    randoms = torch.randn(6, generator=torch.Generator().manual_seed(3), dtype=torch.double) * 2
+    return torch.cat([torch.tensor([0.5, -1.5, 2.0, 0.0, 1e-3], dtype=torch.double), randoms]).requires_grad_()
+
+
 def _cube(answer: Any, _lesson: Lesson) -> Verdict:
     if not (isinstance(answer, type) and issubclass(answer, torch.autograd.Function)):
         filled_function(answer)
         return False, "define a class Cube(torch.autograd.Function) with forward and backward."
+    missing = [name for name in ("forward", "backward") if name not in vars(answer)]
+    if missing:
+        return False, f"your Cube has no {' and no '.join(missing)} of its own: define both, as static methods."
     for method in (answer.forward, answer.backward):
         filled_function(method)                 # not answered while either still returns ____
-    x = torch.tensor([0.5, -1.5, 2.0, 0.0], dtype=torch.double, requires_grad=True)
+    x = _cube_inputs()
     y = answer.apply(x)
-    if not torch.allclose(y, x ** 3):
+    if not isinstance(y, torch.Tensor) or y.shape != x.shape or not torch.allclose(y, x ** 3):
         return False, "forward should return x ** 3."
-    if not any(s.name == "saved_tensors" for s in saved_values(y.grad_fn)):
+    if y.grad_fn is None or not any(s.name == "saved_tensors" for s in saved_values(y.grad_fn)):
         return False, "keep x with ctx.save_for_backward(x): it is what backward needs, and what backward frees."
-    if not any(torch.equal(t, x) for t in y.grad_fn.saved_tensors):
+    if not any(torch.equal(t, x) for t in getattr(y.grad_fn, "saved_tensors", ())):
         return False, "save the input x itself (ctx.save_for_backward(x)), the value d(x³)/dx is computed from."
     if not torch.autograd.gradcheck(answer.apply, (x,), raise_exception=False):
         return False, ("gradcheck finds your backward differs from the numerical gradient: it must return the "
                        "derivative at x times the grad it receives.")
     return True, "forward saves x, backward reads it back from ctx.saved_tensors: gradcheck agrees with it."
+
+
+def _cube_probe(answer: Any, _lesson: Lesson) -> dict[str, Any]:
+    """y, what its node saved, and x.grad for a random upstream gradient."""
+    x = _cube_inputs()
+    y = answer.apply(x)
+    saved = [data(t) for t in getattr(y.grad_fn, "saved_tensors", ())]
+    y.backward(torch.randn(x.shape, generator=torch.Generator().manual_seed(4), dtype=torch.double))
+    return {"x = 0.5, -1.5, 2, 0, 0.001 and six random values": {"y": data(y), "saved": saved,
+                                                                   "x.grad": data(x.grad)}}
 
 
 def _second_derivative_at_two(_lesson: Lesson) -> float:
@@ -124,10 +212,10 @@ EXERCISES = (
                          (2.0, "the product a * a contributes a.data from each side."))),
             hint="Write down every place a is used, and what each contributes to a.grad.",
             answer="5", needs=("Value",)),
-    fix(2, "the product rule", _mul, MUL,
+    fix(2, "the product rule", _mul, MUL, probe=_mul_probe,
         hint="Check the rule for c = a * b: dc/da = b and dc/db = a. And what if a and b are the same value?",
         needs=("Value",)),
-    write(3, "a custom Function", _cube, CUBE,
+    write(3, "a custom Function", _cube, CUBE, probe=_cube_probe,
           hint="Follow MySin: what must forward keep for backward, and what is d(x³)/dx?"),
     choose(4, "why a topological order?", TOPO, answer="b",
            hint="Think of the diamond: when may the sin node pass its gradient on to x?"),

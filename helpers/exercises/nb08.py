@@ -6,21 +6,35 @@ import torch
 
 from ..graph import trace_graph
 from ..quiz import MultipleChoice, Option
-from .answers import answer_from, filled_function
+from .answers import CHECKER, answer_from, filled_function
+from .behaviour import data
 from .exercise import Lesson, Verdict, choose, fix, predict, write
-from .judges import value
+from .judges import op_labels, value
 
 
-def _leaves_with_layer_0_frozen(lesson: Lesson) -> int:
-    model = lesson["small_mlp"]()
+def _mlp(linears: int, seed: int = 8) -> torch.nn.Sequential:
+    """Linear(3, 4), then Linear(4, 4) layers, the last Linear(4, 2), with a ReLU between each two."""
+    torch.manual_seed(seed)
+    sizes = [3] + [4] * (linears - 1) + [2]
+    layers: list[torch.nn.Module] = []
+    for inputs, outputs in zip(sizes, sizes[1:], strict=False):
+        layers += [torch.nn.Linear(inputs, outputs), torch.nn.ReLU()]
+    return torch.nn.Sequential(*layers[:-1])
+
+
+def _products_with_two_frozen(_lesson: Lesson) -> int:
+    model = _mlp(3)
     model[0].requires_grad_(False)
-    return trace_graph(model(torch.randn(5, 3)).sum(), model).count("leaf")
+    model[4].requires_grad_(False)
+    return op_labels(model(torch.randn(5, 3)).sum()).count("AddmmBackward0")
 
 
-def _dropout_in_eval(_lesson: Lesson) -> str:
-    model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Dropout(0.5)).eval()
-    return "b" if [n.label for n in trace_graph(model(torch.randn(2, 3)).sum()).nodes if n.kind == "op"] == [
-        "SumBackward0", "AddmmBackward0", "TBackward0"] else "c"
+def _dropout_first(_lesson: Lesson) -> str:
+    model = torch.nn.Sequential(torch.nn.Dropout(0.5), torch.nn.Linear(3, 4)).train()
+    recorded = op_labels(model(torch.randn(5, 3)).sum())
+    if "AddmmBackward0" not in recorded:
+        return "d"
+    return "a" if "MulBackward0" in recorded or "NativeDropoutBackward0" in recorded else "b"
 
 
 FREEZE = '''
@@ -32,23 +46,46 @@ def freeze_all_but_last(model):
 '''
 
 
+DEPTHS = (3, 2, 4)      # Linear layers of the models the check freezes (5, 3 and 7 modules)
+
+
 def _freeze(answer: Any, _lesson: Lesson) -> Verdict:
     answer = filled_function(answer)
-    torch.manual_seed(8)
-    model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU(), torch.nn.Linear(4, 4), torch.nn.ReLU(),
-                                torch.nn.Linear(4, 2))
-    returned = answer(model)
-    if returned is None:
-        return False, "return the model, as the exercise asks (model = freeze_all_but_last(model) should work)."
-    model = returned
-    loss = model(torch.randn(5, 3)).sum()
-    if loss.grad_fn is None:
-        return False, "nothing is trainable, so there is no graph at all: the last layer must stay trainable."
-    leaves = sorted(n.label for n in trace_graph(loss, model).nodes if n.kind == "leaf")
-    if leaves != ["4.bias", "4.weight"]:
-        return False, f"the graph's leaves are {leaves}; only the last layer's weight and bias should be there."
+    for linears in DEPTHS:
+        model, size = _mlp(linears), 2 * linears - 1
+        try:
+            returned = answer(model)
+        except IndexError as error:
+            return False, (f"on a model of {size} modules your function raised IndexError ({error}): is a layer's "
+                           "number written into it? The last layer's number depends on the model.")
+        plain = [name or "the model" for name, m in model.named_modules() if "requires_grad" in vars(m)]
+        if plain:
+            return False, (f"{plain[0]}.requires_grad = ... sets a plain Python attribute on a Module, which "
+                           "nothing reads: freeze a layer's parameters with layer.requires_grad_(False) (the "
+                           "method, with an underscore), or each parameter's requires_grad.")
+        if returned is None:
+            return False, "return the model, as the exercise asks (model = freeze_all_but_last(model) should work)."
+        loss = returned(torch.randn(5, 3)).sum()
+        if loss.grad_fn is None:
+            return False, "nothing is trainable, so there is no graph at all: the last layer must stay trainable."
+        leaves = sorted(n.label for n in trace_graph(loss, returned).nodes if n.kind == "leaf")
+        if leaves != [f"{size - 1}.bias", f"{size - 1}.weight"]:
+            return False, (f"on a model of {size} modules the graph's leaves are {leaves}; only the last layer's "
+                           "weight and bias should be there.")
     return True, ("a parameter that does not require grad gets no AccumulateGrad node, and an operation none of "
                   "whose inputs requires grad is not recorded: only the head's two leaves remain.")
+
+
+def _freeze_probe(answer: Any, _lesson: Lesson) -> dict[str, Any]:
+    """For each model: whether it came back, and which parameters require grad."""
+    observed = {}
+    for linears in DEPTHS:
+        model = _mlp(linears)
+        returned = answer(model)
+        observed[f"a model of {2 * linears - 1} modules"] = {
+            "returned model": returned is model,
+            "parameters that require grad": [n for n, p in model.named_parameters() if p.requires_grad]}
+    return observed
 
 
 TRAIN = '''
@@ -63,15 +100,32 @@ def train(model, data, target, steps):
 '''
 
 
-def _train(answer: Any, lesson: Lesson) -> Verdict:
+TRAIN_CASES = ((8, 3), (9, 1), (10, 5))      # (seed, steps)
+# What train() does without optimizer.zero_grad(): each step's gradients add to the last ones'.
+ACCUMULATING = TRAIN.replace("        optimizer.zero_grad()\n", "")
+
+
+def _model(seed: int) -> tuple[torch.nn.Module, torch.Tensor, torch.Tensor]:
+    torch.manual_seed(seed)
+    return torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 1)), \
+        torch.randn(8, 3), torch.randn(8, 1)
+
+
+def _trained(train: Any, seed: int, steps: int) -> tuple[torch.nn.Module, Any]:
+    model, inputs, target = _model(seed)
+    return model, train(model, inputs, target, steps)
+
+
+def _same_weights(a: torch.nn.Module, b: torch.nn.Module) -> bool:
+    return all(torch.allclose(p, q) for p, q in zip(a.parameters(), b.parameters(), strict=True))
+
+
+def _train(answer: Any, _lesson: Lesson) -> Verdict:
     answer = filled_function(answer)
-    runs = []
-    for train in (answer, answer_from(TRAIN, "train", lesson)):
-        torch.manual_seed(8)
-        model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 1))
-        data, target = torch.randn(8, 3), torch.randn(8, 1)
+    asked, accumulating = (answer_from(code, "train", None, CHECKER) for code in (TRAIN, ACCUMULATING))
+    for seed, steps in TRAIN_CASES:
         try:
-            train(model, data, target, 3)
+            mine, loss = _trained(answer, seed, steps)
         except RuntimeError as error:
             if "inplace" in str(error):
                 return False, ("optimizer.step() changed the weights in place, and the old graph saved the old "
@@ -80,59 +134,89 @@ def _train(answer: Any, lesson: Lesson) -> Verdict:
                 return False, ("the graph is built once, before the loop, and the first backward freed it: each "
                                "step needs a forward pass of its own.")
             raise
-        runs.append(model)
-    if not all(torch.allclose(p, q) for p, q in zip(runs[0].parameters(), runs[1].parameters(), strict=True)):
-        return False, "the trained weights differ from three plain SGD steps: one forward, backward, step per round."
+        reference, asked_loss = _trained(asked, seed, steps)
+        if _same_weights(mine, reference):
+            if isinstance(loss, torch.Tensor) and torch.allclose(loss, asked_loss):
+                continue
+            return False, "the training is right; return the last step's loss, as the original does."
+        if _same_weights(mine, _model(seed)[0]):
+            return False, ("the weights did not change: did a step run after each backward, with the gradients "
+                           "still in .grad?")
+        if _same_weights(mine, _trained(accumulating, seed, steps)[0]):
+            return False, ("each step used the gradients of all the steps so far: backward adds to .grad, so reset "
+                           "it every step (optimizer.zero_grad()) before the next backward.")
+        return False, (f"after {steps} steps the trained weights differ from {steps} plain SGD steps: one forward, "
+                       "backward, step per round.")
     return True, "a fresh forward pass each step builds a fresh graph from the updated weights: nothing to retain."
 
 
-def _clone_of_inference_tensor_raises(_lesson: Lesson) -> bool:
-    model, head = torch.nn.Linear(3, 2), torch.nn.Linear(2, 1)
+def _train_probe(answer: Any, _lesson: Lesson) -> dict[str, Any]:
+    """For each case: the trained weights and the loss returned."""
+    observed = {}
+    for seed, steps in TRAIN_CASES:
+        model, loss = _trained(answer, seed, steps)
+        observed[f"{steps} steps"] = {"weights": [data(p) for p in model.parameters()], "loss": data(loss)}
+    return observed
+
+
+def _sum_with_inference_tensor_raises(_lesson: Lesson) -> bool:
+    model, w = torch.nn.Linear(3, 2), torch.ones(2, requires_grad=True)
     with torch.inference_mode():
         y = model(torch.randn(2, 3))
     try:
-        head(y.clone()).sum().backward()
+        (y + w).sum().backward()
     except RuntimeError:
         return True
     return False
 
 
 DROPOUT = MultipleChoice(
-    "What happens to a `Dropout` layer's part of the graph when the model is in `eval()` mode?",
+    "`model = nn.Sequential(nn.Dropout(0.5), nn.Linear(3, 4))`, in `train()` mode, on an input `x` that does not "
+    "require grad. What does the graph of `model(x).sum()` record for the dropout?",
     (
-        Option("The module is removed from the model until `train()` is called again.",
-               "eval() does not delete the module: model[3] is still there, it only behaves differently."),
-        Option("Nothing is recorded for it: it passes its input through unchanged.",
-               "in eval() dropout passes its input through unchanged, so no operation is recorded for it: the graph "
-               "has no node of it at all."),
-        Option("It is recorded as a multiplication by a mask of ones.",
-               "nothing is multiplied by a mask in eval(): no MulBackward0 of dropout is recorded."),
-        Option("The whole model stops recording operations.",
-               "the rest of the model is recorded as usual; only dropout's node goes."),
+        Option("A multiplication by its random mask (`MulBackward0`), as for any dropout in `train()`.",
+               "the mask multiplication runs, but neither of its inputs (x and the mask) requires grad, so autograd "
+               "does not record it."),
+        Option("Nothing: the mask multiplication runs, but none of its inputs requires grad.",
+               "an operation is recorded only when one of its inputs requires grad: x does not, nor does the mask. "
+               "The Linear after it is recorded, because its weight and bias do."),
+        Option("Nothing, because dropout is recorded only in `eval()` mode.",
+               "in eval() dropout does nothing at all; in train() it runs its mask multiplication, and whether that "
+               "is recorded depends on its inputs."),
+        Option("Nothing at all: the model's first operation went unrecorded, so nothing after it is recorded.",
+               "the Linear's AddmmBackward0 is recorded: its weight and bias require grad, whatever came before."),
     ),
-    right=_dropout_in_eval,
+    right=_dropout_first,
 )
 
 EXERCISES = (
-    predict(1, "leaves with a frozen layer", "a whole number",
-            value(_leaves_with_layer_0_frozen, "layer 0's weight and bias do not require grad, so they get no "
-                  "AccumulateGrad node; layer 2's two remain.",
-                  hints=((4, "a frozen parameter (requires_grad False) gets no AccumulateGrad node."),
-                         (0, "only layer 0 is frozen; layer 2 still trains."),
-                         (3, "ReLU has no parameters; count layer 2's."))),
-            hint="Which parameters still require grad after model[0].requires_grad_(False)?",
-            answer="2",
-            needs=("small_mlp",)),
-    choose(2, "dropout in eval()", DROPOUT, answer="b",
-           hint="Draw a model with dropout in eval() mode, and look for dropout's node."),
-    write(3, "freeze all but the last layer", _freeze, FREEZE,
+    predict(1, "operations with two frozen layers", "a whole number",
+            value(_products_with_two_frozen, "layer 0 is not recorded: neither x nor its frozen weight and bias "
+                  "require grad. Layer 2 is, its weight requires grad, and so is layer 4: it is frozen, but its "
+                  "input comes from layer 2.",
+                  hints=((1, "layer 4 is frozen, but its input comes from layer 2, which requires grad: an operation "
+                             "is recorded when any of its inputs requires grad."),
+                         (3, "nothing entering layer 0 requires grad: x does not, and its weight and bias are "
+                             "frozen."),
+                         (0, "the middle layer trains: its weight and bias require grad, so its product is "
+                             "recorded.")),
+                  otherwise="go layer by layer: is any input of its product (the input, the weight, the bias) "
+                            "requiring grad?"),
+            hint="An operation is recorded when any of its inputs requires grad. Go through the three Linear layers "
+                 "in order, and ask that of each.",
+            answer="2"),
+    choose(2, "dropout before anything trainable", DROPOUT, answer="b",
+           hint="Which inputs of dropout's mask multiplication require grad?"),
+    write(3, "freeze all but the last layer", _freeze, FREEZE, probe=_freeze_probe,
           hint="Which method stops a parameter from requiring grad, and how do you reach a Sequential's last layer?"),
-    fix(4, "a training loop that reuses its graph", _train, TRAIN,
+    fix(4, "a training loop that reuses its graph", _train, TRAIN, probe=_train_probe,
         hint="Which line builds the graph, and how often must it run?"),
-    predict(5, "an inference tensor, cloned", "True or False",
-            value(_clone_of_inference_tensor_raises, "clone(), outside inference_mode, makes an ordinary tensor "
-                  "that autograd may save: the head trains on it without an error.",
-                  hints=((True, "the error comes from saving an inference tensor itself; what is y.clone()?"),)),
-            hint="Read the error message of section 4 to the end: what does it suggest?",
+    predict(5, "an inference tensor in a sum", "True or False",
+            value(_sum_with_inference_tensor_raises, "only saving an inference tensor for backward fails, and "
+                  "AddBackward0 saves nothing (notebook 03): y + w is recorded, and backward runs.",
+                  hints=((True, "an inference tensor fails only when autograd must save it for backward: what does "
+                                "AddBackward0 save?"),)),
+            hint="Read section 4's error again: when exactly does an inference tensor fail? Then ask what an "
+                 "addition saves.",
             answer="False"),
 )
