@@ -1,0 +1,75 @@
+"""Mutation testing of the exercise checks (tools/mutants.py): for every
+write and fix exercise, each mutant of its solution that behaves differently
+on the check's inputs is rejected, each that behaves the same is accepted,
+and no mutant makes the check itself fail. The score per exercise is
+printed with the run's figures. The mutator makes the changes it names,
+and a check too lenient to reject a mutant is caught."""
+
+import ast
+import time
+
+import pytest
+
+from helpers.exercises import Exercise
+from helpers.exercises.exercise import write
+from tools.mutants import CAP, checked, mutants, score
+
+CHECKED = checked()
+
+
+def test_every_write_and_fix_exercise_is_mutation_tested():
+    kinds = {(n, e.number): e.kind for n, e in CHECKED}
+    assert len(kinds) >= 11 and set(kinds.values()) == {"write", "fix"}
+
+
+@pytest.mark.parametrize("notebook, exercise", CHECKED, ids=[f"nb{n}-q{e.number}" for n, e in CHECKED])
+def test_every_behaviour_changing_mutant_is_rejected(notebook, exercise, timings):
+    start = time.perf_counter()
+    found = score(notebook, exercise)
+    timings.append(f"mutants {found.line()} in {time.perf_counter() - start:.1f} s")
+    assert found.made >= 5
+    assert found.survived == [], "mutants that change behaviour, judged right"
+    assert found.rejected_equivalent == [], "mutants that behave as the solution does, judged wrong"
+    assert found.checker_errors == [], "mutants that made the check itself fail"
+
+
+SOURCE = '''
+def f(x, flag=True):
+    """A docstring stays."""
+    y = x * 2 + 1
+    if y > 0 and flag:
+        y = y.detach()
+    return torch.sum(y, dim=0)
+'''
+
+
+def test_the_mutator_makes_each_kind_of_change_once():
+    made = dict(mutants(SOURCE, cap=1000))
+    assert {"line 4: Mult -> Div", "line 4: Add -> Sub", "line 5: Gt -> GtE", "line 5: And -> Or",
+            "line 4: 2 -> 4", "line 5: 0 -> 1", "line 2: True -> False", "line 7: dim= removed",
+            "line 6: .detach() removed", "line 4: statement dropped", "lines 4-5: statements swapped"} <= set(made)
+    assert "y = y" in made["line 6: .detach() removed"] and "dim" not in made["line 7: dim= removed"]
+    assert all("A docstring stays." in code for code in made.values())
+    assert len(made) == len(set(made.values())), "each mutant once"
+
+
+def test_mutants_are_capped_evenly_and_deterministically():
+    everything = mutants(SOURCE, cap=1000)
+    assert len(mutants(SOURCE, cap=5)) == 5 and mutants(SOURCE, cap=5) == mutants(SOURCE, cap=5)
+    assert mutants(SOURCE, cap=5)[0] == everything[0] and CAP >= 20
+    assert all(ast.parse(code) for _, code in everything)
+
+
+def _lenient(original: Exercise) -> Exercise:
+    """The exercise with a judge that accepts any function, and its probe
+    taken out of the verdict (as the checks were before probes)."""
+    lenient = write(original.number, original.title, lambda answer, lesson: (True, "fine"), original.solution,
+                    probe=original.probe, hint=original.hint)
+    object.__setattr__(lenient, "verdict", lambda answer, lesson: lenient.judge(answer, lesson))
+    return lenient
+
+
+def test_a_check_that_lets_mutants_through_is_caught():
+    notebook, exercise = next((n, e) for n, e in CHECKED if (n, e.number) == ("01", 2))
+    found = score(notebook, _lenient(exercise))
+    assert found.made >= 5 and len(found.survived) == found.made - len(found.equivalent) > 0
