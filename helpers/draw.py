@@ -26,6 +26,8 @@ ALT_LIMIT = 400
 SMALLEST = 0.75
 # A widget's drawing scrolls within this height, so its controls stay in view.
 WIDGET_HEIGHT = "min(60vh, 520px)"
+# Output metadata that keeps a stored SVG at its natural size in JupyterLab.
+UNCONFINED = {"image/svg+xml": {"unconfined": True}}
 
 
 def natural_width(svg: str) -> float:
@@ -94,11 +96,15 @@ class Drawing:
         label = f'role="img" aria-label="{escape(self.alternative(), quote=True)}" '
         return self.svg().replace("<svg ", f"<svg {label}{attributes}", 1)
 
-    def _repr_mimebundle_(self, include: object = None, exclude: object = None) -> dict[str, str]:
+    def _repr_mimebundle_(self, include: object = None,
+                          exclude: object = None) -> tuple[dict[str, str], dict[str, dict[str, bool]]]:
+        """(data, metadata), as IPython takes them: "unconfined" lets
+        JupyterLab show the SVG at its natural size, scrolling, instead of
+        shrinking it to the cell's width below the legibility budget."""
         try:
-            return {"image/svg+xml": self._labelled_svg(), "text/plain": self.text}
+            return {"image/svg+xml": self._labelled_svg(), "text/plain": self.text}, UNCONFINED
         except DotUnavailable as err:
-            return {"text/plain": f"{err}\n{self.text}"}
+            return {"text/plain": f"{err}\n{self.text}"}, {}
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ DRAW_NOTE_EXAMPLE = textwrap.dedent("""
     x = torch.tensor(2.0, requires_grad=True)
     z = (x ** 2) * 3
     d = draw_graph(z, {"x": x})
-    print(json.dumps([d.source, str(d), d._repr_mimebundle_()["text/plain"]]))
+    print(json.dumps([d.source, str(d), d._repr_mimebundle_()[0]["text/plain"]]))
 """)
 
 
@@ -53,7 +53,7 @@ def test_same_source_and_text_in_two_processes():
 
 
 def test_without_dot_a_text_drawing_and_one_line_of_advice():
-    out = _run_python(DRAW_NOTE_EXAMPLE + "print(sorted(d._repr_mimebundle_()))", PATH=_path_without_dot())
+    out = _run_python(DRAW_NOTE_EXAMPLE + "print(sorted(d._repr_mimebundle_()[0]))", PATH=_path_without_dot())
     assert "MulBackward0" in out
     assert out.endswith("['text/plain']\n")
     assert out.count("Graphviz's dot program was not found") == 1
@@ -62,8 +62,8 @@ def test_without_dot_a_text_drawing_and_one_line_of_advice():
 def test_without_dot_in_process(note_example, monkeypatch):
     monkeypatch.setenv("PATH", _path_without_dot())
     d = draw_graph(note_example[2], notes={"n2": "a source not laid out before"})
-    bundle = d._repr_mimebundle_()
-    assert list(bundle) == ["text/plain"]
+    bundle, metadata = d._repr_mimebundle_()
+    assert list(bundle) == ["text/plain"] and metadata == {}
     assert bundle["text/plain"] == INSTALL_HINT + "\n" + str(d)
     assert "\n" not in INSTALL_HINT
     with pytest.raises(DotUnavailable, match="apt-get install graphviz"):
@@ -105,3 +105,23 @@ def test_when_the_lean_plugin_set_cannot_be_made_dot_runs_as_installed(monkeypat
     monkeypatch.setattr(svg, "_plugin_directory", lambda dot: None)
     assert dot_command() == (find_dot(), None)
     assert "as_installed_probe" in to_svg("digraph { as_installed_probe -> b; }")
+
+
+@pytest.mark.system
+def test_a_stored_drawing_keeps_its_size_in_jupyterlab(tmp_path):
+    """JupyterLab scales an image/svg+xml output to the cell unless its
+    metadata says "unconfined": an executed notebook stores that metadata
+    beside the SVG."""
+    import nbformat
+
+    from tools.run_notebooks import execute
+
+    path = tmp_path / "drawing.ipynb"
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    code = DRAW_NOTE_EXAMPLE.replace("import json, torch", f"import json, sys, torch; sys.path.insert(0, {root!r})")
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code + "d\n")])
+    nbformat.write(nb, path)
+    outputs = execute(path).cells[0].outputs
+    shown = [out for out in outputs if "image/svg+xml" in out.get("data", {})]
+    assert len(shown) == 1, outputs
+    assert shown[0].metadata == {"image/svg+xml": {"unconfined": True}}

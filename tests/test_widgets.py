@@ -99,5 +99,5 @@ def test_each_drawing_has_a_bounded_text_alternative():
     assert small.alternative() == "autograd graph: " + "; ".join(small.text.splitlines())
     assert len(big.alternative()) < ALT_LIMIT + 100
     assert big.alternative().endswith("(print the drawing for all of them)")
-    for html in (small.html(), Figure("a caption", small).html(), small._repr_mimebundle_()["image/svg+xml"]):
+    for html in (small.html(), Figure("a caption", small).html(), small._repr_mimebundle_()[0]["image/svg+xml"]):
         assert html.count('role="img"') == 1 and 'aria-label="autograd graph: 4 nodes, 3 edges' in html
