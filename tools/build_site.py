@@ -13,6 +13,7 @@ Sphinx with myst-nb and the book theme turns them into HTML:
 """
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -65,10 +66,21 @@ def kernel_line(name):
            f"kernel: {where}.</em></p>"
 
 
+def refitted(html):
+    """`html` with each Graphviz SVG not yet in a fitted box put in one (a
+    stored output older than `fitted` let its drawing shrink to any width)."""
+    def refit(found):
+        svg = found.group(0)
+        if "min-width" in svg.split(">", 1)[0]:
+            return svg
+        return fitted(re.sub(r'^<svg style="[^"]*" ', "<svg ", svg))
+    return re.sub(r"<svg\b.*?</svg>", refit, html, flags=re.S)
+
+
 def staged_output(nb, output, name):
     data = output.get("data", {})
     if WIDGET in data:
-        html = widget_drawing(nb, data[WIDGET]["model_id"]) + kernel_line(name)
+        html = refitted(widget_drawing(nb, data[WIDGET]["model_id"])) + kernel_line(name)
         plain = data.get("text/plain", "")
         return nbformat.v4.new_output("display_data", data={"text/html": html, "text/plain": plain})
     if "image/svg+xml" in data:
@@ -76,6 +88,8 @@ def staged_output(nb, output, name):
         # in a box that scrolls rather than shrink the text below the legibility budget
         html = f'<div class="graph">{fitted(svg)}</div>'
         output["data"] = {"text/html": html, "text/plain": data.get("text/plain", "")}
+    elif "<svg" in data.get("text/html", ""):
+        data["text/html"] = refitted(data["text/html"])
     return output
 
 

@@ -1,0 +1,166 @@
+"""The legibility budget as rendered (tools/legibility.py): operation names
+at least 11 CSS px and no text under 8 px, measured on the SVG text of
+every Graphviz drawing in headless Chromium.
+
+- JupyterLab at 1366x768, a new learner's trusted working copy (`make
+  lab`'s set-up): every notebook opened without running, its stored
+  drawings and stored widget views measured; then each notebook with
+  widgets run, and every state of every registered widget's controls shown
+  and measured (screenshots of two of the largest views).
+- The static site at 1280 and 390 px wide, every page.
+
+A failure names the notebook, the drawing or widget state and the size.
+The same measurement fails on a site page whose drawings are forced to
+fit their column."""
+
+import functools
+import http.server
+import json
+import threading
+import time
+from urllib.parse import urljoin
+
+import nbformat
+import pytest
+from conftest import ROOT
+from learner import chromium, new_learner
+from test_site import QuietHandler
+
+from tools.browser import NB, open_notebook, run_all, serve, stop
+from tools.build_site import build
+from tools.first_open import rendered, stored
+from tools.legibility import measure, reached, smallest, states
+from tools.nav import notebook_paths
+from tools.widget_cells import cell_index
+from tools.widget_page import widget_cell
+from tools.widget_registry import of
+
+ARTIFACTS = ROOT / "artifacts" / "screenshots"
+PATHS = notebook_paths()
+VIEWPORT = {"width": 1366, "height": 768}
+SITE_WIDTHS = (1280, 390)
+WINDOWING = "@jupyterlab/notebook-extension/tracker.jupyterlab-settings"
+# Views shown in screenshots: (widget, caption words, file name).
+SHOTS = (("sequence", "length 200", "(cut)", "legibility-01-sequence-cut-200.png"),
+         ("length", "length 30", "(unrolled)", "legibility-05-length-unrolled-30.png"))
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with chromium() as browser:
+        yield browser
+
+
+@pytest.fixture(scope="module")
+def lab(browser, tmp_path_factory):
+    """A new learner's JupyterLab; every cell kept in the page (no windowing)
+    so each output can be measured without scrolling."""
+    learner = new_learner(tmp_path_factory.mktemp("learner"))
+    settings = learner.home / ".jupyter/lab/user-settings" / WINDOWING
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_text(json.dumps({"windowingMode": "none", "kernelShutdown": True}))
+    proc, info = serve(learner.copy, learner.home / "runtime", learner.env)
+    try:
+        yield learner, f"http://127.0.0.1:{info['port']}", info["token"]
+    finally:
+        stop(proc)
+
+
+def first_open(page, folder, path, within=60.0):
+    """Wait until the notebook shows what its file holds (or `within` s)."""
+    expected = stored(nbformat.read(folder / path.name, as_version=4))
+    deadline = time.monotonic() + within
+    while rendered(page.locator(NB))[0] != expected and time.monotonic() < deadline:
+        time.sleep(0.25)
+
+
+def widget_states(page, path, timings):
+    """Every state of every registered widget of the notebook, measured."""
+    drawings = []
+    for widget in of(path.stem):
+        cell = widget_cell(page, cell_index(path.stem, widget.tag))
+        drawings += measure(cell.locator(".jp-OutputArea"), f"{path.stem}: {widget.name} as run")
+        for change in states(cell, widget):
+            if not reached(page, cell, widget, change):
+                continue
+            caption = cell.locator("figcaption").first.inner_text() if cell.locator("figcaption").count() else ""
+            found = measure(cell.locator(".jp-OutputArea"), f"{path.stem}: {widget.name} "
+                            f"{change.control}={change.target or 'clicked'} [{caption[:70]}]")
+            timings.append(f"legibility lab {found[0].where if found else widget.name}: {smallest(found)}")
+            drawings += found
+            screenshot(page, cell, widget.name, caption)
+    return drawings
+
+
+def screenshot(page, cell, name, caption):
+    for widget, length, view, file in SHOTS:
+        if name == widget and length in caption and view in caption:
+            cell.locator(".widget-html-content").first.scroll_into_view_if_needed()
+            ARTIFACTS.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=ARTIFACTS / file)
+
+
+@pytest.mark.parametrize("path", PATHS, ids=[p.stem for p in PATHS])
+def test_jupyterlab_drawings_and_widget_states_keep_the_budget(browser, lab, path, timings):
+    learner, base, token = lab
+    start = time.perf_counter()
+    page = browser.new_page(viewport=VIEWPORT)
+    try:
+        open_notebook(page, base, token, path.name)
+        page.locator(f"{NB} .jp-Cell").first.wait_for(timeout=90_000)
+        first_open(page, learner.copy, path)
+        drawings = measure(page.locator(NB), f"{path.stem}: stored")
+        timings.append(f"legibility lab {path.stem} stored: {smallest(drawings)}")
+        if of(path.stem):
+            run_all(page, base, token, path.name)
+            drawings += widget_states(page, path, timings)
+    finally:
+        page.close()
+    timings.append(f"legibility lab {path.stem}: {time.perf_counter() - start:.1f} s")
+    problems = [p for d in drawings for p in d.problems()]
+    assert problems == [], "\n".join(problems)
+
+
+@pytest.fixture(scope="module")
+def site(browser, tmp_path_factory):
+    out = build(tmp_path_factory.mktemp("site"))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(QuietHandler, directory=str(out)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+
+
+def site_drawings(browser, site, path, width, style=""):
+    page = browser.new_page(viewport={"width": width, "height": 900})
+    try:
+        page.goto(urljoin(site, f"{path.stem}.html"))
+        if style:
+            page.add_style_tag(content=style)
+        return measure(page.locator("body"), f"site {path.stem} at {width} px")
+    finally:
+        page.close()
+
+
+@pytest.mark.parametrize("width", SITE_WIDTHS)
+def test_site_drawings_keep_the_budget(browser, site, width, timings):
+    drawings = []
+    for path in PATHS:
+        found = site_drawings(browser, site, path, width)
+        timings.append(f"legibility site {path.stem} at {width} px: {smallest(found)}")
+        drawings += found
+    problems = [p for d in drawings for p in d.problems()]
+    assert problems == [], "\n".join(problems)
+
+
+FORCED = "svg { min-width: 0 !important; max-width: 100% !important; }"
+
+
+def test_a_drawing_forced_to_fit_its_column_fails_the_budget(browser, site):
+    """The measurement on 01's page at 390 px with every drawing allowed to
+    shrink to the column (what the site did before its min-width)."""
+    path = PATHS[1]
+    problems = [p for d in site_drawings(browser, site, path, 390, FORCED) for p in d.problems()]
+    assert problems and all(p.startswith(f"site {path.stem} at 390 px") for p in problems)
+    assert any("operation names" in p for p in problems), problems
