@@ -16,7 +16,7 @@ from torch.autograd.graph import Node as AutogradNode
 
 from .arguments import Params, Root, check_flag, check_max_nodes, leaf_names, learner_facing, roots_of
 from .saved_values import Saved, SavedReader, shape_text
-from .walk import Item, collector_paused, leaf_variable, nearest, walk
+from .walk import Item, collector_paused, leaf_variable, nearest, no_torch_function, walk
 
 NodeKind: TypeAlias = Literal["output", "op", "leaf", "const", "group"]
 
@@ -116,11 +116,13 @@ def trace_graph(root: Root, params: Params | None = None, max_nodes: int | None 
         skips that (a walk of 200,000 nodes then takes about two thirds
         of the time). Reading them never unpacks a value a hook packed.
     A leaf tensor (requires grad, no `grad_fn`) gives a one-node graph.
+    The walk runs no user code: no hook, no saved-value unpacking, no
+    tensor subclass's `__torch_function__`.
     """
-    starts = roots_of(root)
     names = leaf_names(params)
     limit, saved = check_max_nodes(max_nodes), check_flag(saved, "saved")
-    with collector_paused():
+    with collector_paused(), no_torch_function():
+        starts = roots_of(root)
         items, links = walk(starts)
         kept = range(len(items)) if limit is None else nearest(items, links, limit)
         keep = set(kept)
@@ -137,7 +139,8 @@ def autograd_nodes(root: Root) -> list[tuple[str, AutogradNode]]:
     """The live autograd nodes behind `root`, as (node id, node) pairs with
     the same ids that `trace_graph(root)` gives. For hooks; outputs,
     constants and leaf roots are left out."""
-    items, _ = walk(roots_of(root))
+    with no_torch_function():
+        items, _ = walk(roots_of(root))
     return [(f"n{i}", item) for i, item in enumerate(items) if isinstance(item, AutogradNode)]
 
 

@@ -35,6 +35,15 @@ def collector_paused() -> Iterator[None]:
             gc.enable()
 
 
+@contextmanager
+def no_torch_function() -> Iterator[None]:
+    """Read tensors without running user code: a tensor subclass's
+    `__torch_function__` (fastai's, torchvision's tv_tensors') is otherwise
+    called on every attribute read (`.grad_fn`, `.shape`, ...)."""
+    with torch._C.DisableTorchFunctionSubclass():
+        yield
+
+
 def nearest(items: Sequence[Item], links: Sequence[Link], limit: int) -> Sequence[int]:
     """Up to `limit` positions in walk order (nearest the outputs first), at
     most limit // 8 (at least 8) at any one depth; constants, which lead

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from helpers import draw_graph, trace_graph
-from helpers.graph import Edge, Graph, Node
+from helpers.graph import Edge, Graph, Node, autograd_nodes
 from helpers.saved_values import Saved
 from tools.lessons import lesson_function
 
@@ -197,3 +197,28 @@ def test_drawing_keeps_nothing_alive():
     cells = [_drawn_cell(times) for times in (0, 1, 3, 5)]
     gc.collect()
     assert [cell() is None for cell in cells] == [True] * 4
+
+
+class _Counted(torch.Tensor):
+    """A tensor subclass with __torch_function__, as fastai's and torchvision's
+    tv_tensors are; it counts every call."""
+
+    calls: list[str] = []
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        cls.calls.append(getattr(func, "__name__", repr(func)))
+        return super().__torch_function__(func, types, args, kwargs or {})
+
+
+def test_drawing_a_tensor_subclass_runs_none_of_its_code():
+    x, w = (torch.randn(3).as_subclass(_Counted).requires_grad_() for _ in range(2))
+    y = ((x * w).sin() + x).sum()
+    _Counted.calls.clear()
+    assert y.shape == () and _Counted.calls, "the subclass counts attribute reads"
+    _Counted.calls.clear()
+    graph = trace_graph(y, {"x": x, "w": w})
+    drawing = draw_graph(y, {"x": x})
+    texts = [str(drawing), drawing.source, str(draw_graph(y, max_nodes=4)), str(draw_graph(y, roll=True))]
+    assert autograd_nodes(y) and graph.find("x") and all(texts)
+    assert _Counted.calls == []
