@@ -176,16 +176,16 @@ def shows(page, folder, path, within=SHOWN_WITHIN, settle=None):
     page's active tab, shows: waits until it shows what its file holds, or
     for `within` seconds (or `settle` seconds once all its outputs are in
     the page). Returns (what the file holds, what the page shows, (outputs
-    in the file, outputs in the page))."""
+    in the file, outputs in the page), the text of outputs that failed)."""
     nb = nbformat.read(folder / path, as_version=4)
     expected, outputs = stored(nb), output_count(nb)
     deadline = time.monotonic() + within
     while True:
-        shown, in_page = rendered(page.locator(NB))
+        shown, in_page, failed = rendered(page.locator(NB))
         if settle and in_page == outputs:
             deadline, settle = min(deadline, time.monotonic() + settle), None
         if (shown, in_page) == (expected, outputs) or time.monotonic() > deadline:
-            return expected, shown, (outputs, in_page)
+            return expected, shown, (outputs, in_page), failed
         time.sleep(0.25)
 
 
@@ -212,10 +212,10 @@ def screenshot(page, name):
 
 def check_first_open(page, learner, info, name, timings):
     start = time.perf_counter()
-    expected, shown, (outputs, in_page) = shows(page, learner.copy, name)
+    expected, shown, (outputs, in_page), failed = shows(page, learner.copy, name)
     timings.append(f"first open of {name}: stored outputs drawn in {time.perf_counter() - start:.1f} s")
     assert in_page == outputs, f"{name} has {outputs} outputs, the page shows {in_page}"
-    assert shown == expected, f"{name} shows {shown}, its stored outputs hold {expected}"
+    assert shown == expected, f"{name} shows {shown}, its stored outputs hold {expected}; outputs that failed: {failed}"
     kernel = kernel_of(info, name, attached)
     assert page.get_by_text(NEWS).count() == 0, "the news pop-up is showing"
     assert page.locator(f"{TAB}.jp-mod-dirty").count() == 0, (
@@ -268,7 +268,7 @@ def test_checks_fail_untrusted_and_with_settings_off(lab, browser):
         (user / f"{name}.jupyterlab-settings").write_text(json.dumps(value))
     page = open_page(browser, info, path)
     try:
-        expected, shown, _ = shows(page, learner.copy, path, settle=3)
+        expected, shown, _, _ = shows(page, learner.copy, path, settle=3)
         screenshot(page, "first-open-01-untrusted.png")
         assert shown != expected
         assert shown.drawings == 0 and shown.widget_views == 0

@@ -67,15 +67,19 @@ RENDERED = """panel => {
   return {drawings: inline + images,
           widget_views: outputs.filter(o => o.querySelector(':scope > .jupyter-widgets')).length,
           plain_text: outputs.filter(o => o.dataset.mimeType === 'text/plain').length,
-          outputs: outputs.length};
+          outputs: outputs.length,
+          unknown: outputs.filter(o => !o.dataset.mimeType && !o.querySelector(':scope > .jupyter-widgets'))
+            .map(o => o.textContent.trim().slice(0, 120))};
 }"""
 
 
 def rendered(panel):
     """What the notebook `panel` (a Playwright locator on its panel) shows,
-    and how many outputs it has in the page."""
+    how many outputs it has in the page, and the text of any output that is
+    neither a rendered MIME type nor a widget view (a widget that failed)."""
     counts = panel.evaluate(RENDERED)
-    return Shown(counts["drawings"], counts["widget_views"], counts["plain_text"]), counts["outputs"]
+    shown = Shown(counts["drawings"], counts["widget_views"], counts["plain_text"])
+    return shown, counts["outputs"], counts["unknown"]
 
 
 def output_count(nb):
