@@ -2,9 +2,13 @@
 nbval compares, a view that raises shown inside the widget, and the text
 alternative each drawing carries."""
 
+import ast
+import math
 from functools import partial
+from pathlib import Path
 
 import ipywidgets as widgets
+import nbformat
 import pytest
 import torch
 
@@ -101,3 +105,26 @@ def test_each_drawing_has_a_bounded_text_alternative():
     assert big.alternative().endswith("(print the drawing for all of them)")
     for html in (small.html(), Figure("a caption", small).html(), small._repr_mimebundle_()[0]["image/svg+xml"]):
         assert html.count('role="img"') == 1 and 'aria-label="autograd graph: 4 nodes, 3 edges' in html
+
+
+def log_slider_defaults(source):
+    """(value, base, min, step) of each FloatLogSlider(...) call in `source`."""
+    for call in ast.walk(ast.parse(source)):
+        if isinstance(call, ast.Call) and getattr(call.func, "attr", "") == "FloatLogSlider":
+            given = {k.arg: ast.literal_eval(k.value) for k in call.keywords if k.arg}
+            yield given["value"], given.get("base", 10), given.get("min", 0), given.get("step", 0.1)
+
+
+def off_the_slider(source):
+    """The defaults a log slider cannot show as written: it moves in `step`s
+    of the exponent from `min`, so it snaps any other value (37 to 39.81)."""
+    return [value for value, base, low, step in log_slider_defaults(source)
+            if abs((math.log(value, base) - low) / step - round((math.log(value, base) - low) / step)) > 1e-6]
+
+
+def test_each_log_slider_starts_on_a_value_it_reaches():
+    notebooks = sorted(Path(__file__).resolve().parent.parent.glob("notebooks/*.ipynb"))
+    cells = [c.source for nb in notebooks for c in nbformat.read(nb, as_version=4).cells if c.cell_type == "code"]
+    assert any("FloatLogSlider" in source for source in cells)
+    assert [off for source in cells if "FloatLogSlider" in source for off in off_the_slider(source)] == []
+    assert off_the_slider("widgets.FloatLogSlider(value=37.0, base=10, min=-0.5, max=3.0)") == [37.0]
