@@ -55,7 +55,8 @@ HARD_CODED = FREEZE.replace("model[-1]", "model[4]")
 OVERWRITING_SETS = FREEZE.replace("model[-1].requires_grad_(True)", "model[-1].requires_grad_(False)")
 
 WRONG = {
-    ("01", 1): (("answer_1 = 25", "2n + 1"), ("answer_1 = 37", "two leaves"), ("answer_1 = 49", "one leaf"),
+    ("01", 1): (("answer_1 = 25", "2n + 1"), ("answer_1 = 41", "20 rounds"), ("answer_1 = 37", "two leaves"),
+                ("answer_1 = 49", "one leaf"),
                 ("answer_1 = 36", "AccumulateGrad"), ("answer_1 = '38'", "without quotes")),
     ("01", 2): (("def sign_forward(x):\n    return x * 3 if x > 0 else x * x", "multiplies x by itself"),
                 ("def sign_forward(x):\n    return torch.where(x > 0, x * 3, x ** 2)", "torch.where"),
@@ -104,6 +105,8 @@ WRONG = {
                  "once per batch"),
                 (TRAIN_04.replace("        h = h.detach()", "        h = torch.zeros(cell.b.shape[0])"), "carry over"),
                 (TRAIN_04.replace("losses.append(loss)", "losses.append(loss.item())"), "not numbers"),
+                (UNFIXED.replace("            h = cell(x, h)\n",
+                                 "            h = cell(x, h)\n        h = h.detach()\n"), "Cut it when a batch begins"),
                 (TRAIN_04.replace("        loss.backward()\n", ""), "each loss get its backward")),
     ("04", 2): (("answer_2 = 'a'", "in-place"), ("answer_2 = 'c'", "only once")),
     ("04", 3): (("answer_3 = 3", "nothing reset"), ("answer_3 = 2.7", "whatever w is")),

@@ -131,6 +131,10 @@ EXERCISES = (
                   "each of the two leaves has one AccumulateGrad node, however often it is used: 3 * 12 + 2.",
                   hints=((25, "2n + 1 is repeat_forward's count. This body runs three operations a round, and "
                               "there are two leaves."),
+                         (41, "41 is what repeat_forward records in 20 rounds; this loop runs 12 rounds of its own "
+                              "body: count what one of them records."),
+                         (24, "sin records a node too, and each leaf has its own AccumulateGrad node."),
+                         (39, "there are two leaves, x and w; the constant 1 is not a leaf and gets no node."),
                          (37, "x and w are two leaves: each has its own AccumulateGrad node."),
                          (36, "you counted the operations; each leaf has a node too, AccumulateGrad, where backward "
                               "ends."),

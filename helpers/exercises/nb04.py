@@ -49,6 +49,9 @@ def _train(answer: Any, _lesson: Lesson) -> Verdict:
                 return False, ("the second batch's backward walks into the first batch's freed graph: h still "
                                "points there. Cut it at the start of each batch (detach() returns a new tensor: "
                                "keep it).")
+            if "does not require grad" in str(error):
+                return False, ("a batch's loss has no graph: h was cut after the batch's steps ran, so the loss "
+                               "was computed from a detached h. Cut it when a batch begins, before its steps.")
             raise
         verdict = _train_losses(losses, lengths)
         if verdict:
