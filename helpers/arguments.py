@@ -167,4 +167,19 @@ def check_notes(notes: object, graph: Graph) -> dict[str, str]:
 def _what_exists(graph: Graph) -> str:
     labels = sorted({n.label for n in graph.nodes if n.kind == "op"})
     shown = ", ".join(labels[:12]) + (", ..." if len(labels) > 12 else "")
-    return f"It has the ids n0 to n{len(graph.nodes) - 1} and the operations {shown or '(none)'}"
+    return f"It has the ids {id_ranges([n.id for n in graph.nodes])} and the operations {shown or '(none)'}"
+
+
+def id_ranges(ids: Sequence[str], most: int = 6) -> str:
+    """Node ids as runs: "n0 to n7, n100 to n103" (a cut graph's ids have
+    gaps); after `most` runs, how many more ids there are."""
+    numbers = sorted(int(i[1:]) for i in ids if re.fullmatch(r"n\d+", i))
+    runs: list[list[int]] = []
+    for number in numbers:
+        if runs and number == runs[-1][1] + 1:
+            runs[-1][1] = number
+        else:
+            runs.append([number, number])
+    words = [f"n{a}" if a == b else f"n{a}{' and ' if b == a + 1 else ' to '}n{b}" for a, b in runs[:most]]
+    rest = sum(b - a + 1 for a, b in runs[most:])
+    return ", ".join(words + ([f"and {rest} more"] if rest else [])) or "(none)"

@@ -44,9 +44,19 @@ def find_dot() -> str | None:
     return shutil.which("dot")
 
 
+def node_count(source: str) -> int:
+    """How many nodes a DOT source declares: lines `  name [...]`, not edges
+    (`a -> b [label=" out 1"]`, which a multi-output operation's later
+    outputs carry) nor the `graph`, `node` and `edge` defaults."""
+    return sum(1 for found in _DECLARATION.finditer(source) if found.group(1) not in ("graph", "node", "edge"))
+
+
+_DECLARATION = re.compile(r"^\s*(\w+)\s*\[", re.MULTILINE)
+
+
 def to_svg(source: str) -> str:
     """The SVG that `dot` makes of this DOT source."""
-    nodes = source.count("[label=")
+    nodes = node_count(source)
     if nodes > LAYOUT_LIMIT:
         raise DotUnavailable(f"{nodes} nodes are more than dot lays out quickly ({LAYOUT_LIMIT}), so this is "
                              f"the text drawing: pass a smaller max_nodes")

@@ -72,3 +72,23 @@ def test_other_errors_keep_their_whole_traceback(monkeypatch):
     with pytest.raises(ValueError, match="a bug") as caught:
         trace_graph(torch.ones(2, requires_grad=True) * 2)
     assert "broken" in [f.name for f in traceback.extract_tb(caught.value.__traceback__)]
+
+
+def test_after_a_cut_errors_name_the_ids_there_are():
+    """A cut graph's ids have gaps: the message lists the real runs, not
+    n0 to n(count - 1)."""
+    x = torch.randn(3, requires_grad=True)
+    shared = [x.sin(), x.cos(), x.exp(), x.tanh(), x.sigmoid(), x.relu(), x.neg(), x.abs()]
+    y = torch.stack(shared + [torch.randn(3, requires_grad=True).exp() for _ in range(12)]).sum()
+    graph = trace_graph(y, max_nodes=20)
+    assert [n.id for n in graph.nodes][-2:] == ["n10", "n23"]
+    for wrong_argument in ({"highlight": "n11"}, {"notes": {"n11": "here?"}}):
+        with pytest.raises(ValueError, match=r"It has the ids n0 to n10, n23 and the operations AbsBackward0"):
+            draw_graph(graph, **wrong_argument)
+
+
+def test_id_ranges_are_runs_and_bounded():
+    from helpers.arguments import id_ranges
+    ids = ["n1", "n2", "n4", "n6", "n7", "n8", *(f"n{i}" for i in range(20, 40, 2))]
+    assert id_ranges(ids) == "n1 and n2, n4, n6 to n8, n20, n22, n24, and 7 more"
+    assert id_ranges([]) == "(none)"

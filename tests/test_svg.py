@@ -8,6 +8,7 @@ import textwrap
 from html import escape
 
 import pytest
+import torch
 
 from helpers import draw_graph, svg
 from helpers.svg import INSTALL_HINT, LAYOUT_LIMIT, DotUnavailable, dot_command, find_dot, to_svg
@@ -125,3 +126,18 @@ def test_a_stored_drawing_keeps_its_size_in_jupyterlab(tmp_path):
     shown = [out for out in outputs if "image/svg+xml" in out.get("data", {})]
     assert len(shown) == 1, outputs
     assert shown[0].metadata == {"image/svg+xml": {"unconfined": True}}
+
+
+def test_the_layout_limit_counts_nodes_not_labelled_edges(monkeypatch):
+    """Edges from outputs k > 0 of a multi-output operation carry a label;
+    they are not nodes (804 nodes were refused as 1603)."""
+    x = torch.randn(6, requires_grad=True)
+    drawing = draw_graph(list(x.unbind()))
+    assert drawing.source.count('label=" out') == 5
+    assert svg.node_count(drawing.source) == len(drawing.graph.nodes) == 8
+    monkeypatch.setattr(svg, "LAYOUT_LIMIT", 8)
+    monkeypatch.setattr(svg, "_laid_out", lambda source: "<svg/>")
+    assert to_svg(drawing.source) == "<svg/>"
+    monkeypatch.setattr(svg, "LAYOUT_LIMIT", 7)
+    with pytest.raises(DotUnavailable, match="^8 nodes are more than"):
+        to_svg(drawing.source)
