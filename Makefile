@@ -12,7 +12,7 @@ STAMP := $(VENV)/.installed
 DEV_STAMP := $(VENV)/.installed-dev
 TORCH_INDEX := $(if $(filter cpu,$(TORCH)),--extra-index-url https://download.pytorch.org/whl/cpu)
 
-.PHONY: lab notebook refresh test setup system system-browser notebooks nav solutions site bench pin clean
+.PHONY: lab notebook refresh test setup system system-browser notebooks nav solutions site bench pin clean hub load grade
 
 # JupyterLab on the learner's working copy, my-notebooks/ (made on the first run from
 # notebooks/, ignored by git, never overwritten; see tools/working_copy.py).
@@ -71,6 +71,22 @@ site: setup $(DEV_STAMP)
 # redraw timed inside the page in JupyterLab (prints tables).
 bench: system-browser $(DEV_STAMP)
 	$(BIN)/python -m tools.bench
+
+# A class on one machine (docs/teaching.md): JupyterHub on 127.0.0.1 (IP=, PORT= to change),
+# each learner's server in hub-learners/<name>/ with their own working copy.
+hub: system-browser $(DEV_STAMP)
+	$(BIN)/python -m tools.hub $(if $(IP),--ip $(IP)) $(if $(PORT),--port $(PORT))
+
+# The load test on loopback: N simulated learners (default 20) log in, start, Run All of 01
+# and change its widgets; SEQUENCE=1: one learner through all nine notebooks (KEEP=1 keeps
+# every kernel, as without kernelShutdown).
+load: system-browser $(DEV_STAMP)
+	$(BIN)/python -m tools.load $(if $(SEQUENCE),--sequence $(if $(KEEP),--keep-kernels),-n $(or $(N),20))
+
+# Grade submitted notebooks (SUBMISSIONS=dir, default hub-learners/) with the collection's own
+# checks: build/grades/grades.csv and summary.md.
+grade: setup $(DEV_STAMP)
+	$(BIN)/python -m tools.grade $(or $(SUBMISSIONS),hub-learners)
 
 # Re-resolve requirements.txt and requirements-dev.txt (needs a Python 3.10: PY310=...).
 pin: setup

@@ -1,8 +1,9 @@
 #!/bin/sh
 # Make sure the system programs the collection needs are present: Python's
-# venv module and Graphviz's `dot` (always), and Debian's chromium for the
-# browser tests (with --browser). Installs them with apt-get where it can (as
-# root, or with sudo); elsewhere says in one line how to get them. A missing
+# venv module and Graphviz's `dot` (always), and with --browser Debian's
+# chromium for the browser tests and Node.js with npm for the class hub's
+# tests. Installs them with apt-get where it can (as root, or with sudo);
+# elsewhere says in one line how to get them. A missing
 # browser is not fatal here: the browser tests then say how to install it.
 set -eu
 PYTHON="${PYTHON:-python3}"
@@ -20,6 +21,10 @@ command -v dot >/dev/null 2>&1 || needed="$needed graphviz"
 optional=""
 if [ "${1:-}" = "--browser" ] && [ ! -x /usr/bin/chromium ]; then
     optional=" chromium"
+fi
+# Node.js and npm: the class hub's proxy (configurable-http-proxy) comes from npm
+if [ "${1:-}" = "--browser" ] && ! command -v npm >/dev/null 2>&1; then
+    optional="$optional nodejs npm"
 fi
 [ -z "$needed$optional" ] && exit 0
 
