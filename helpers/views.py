@@ -10,12 +10,13 @@ notebook defines), so a learner who edits it sees the edit in the widget.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any, Protocol
 
 import torch
 
 from .arguments import learner_facing, wrong
-from .draw import Figure, draw_graph
+from .draw import Drawing, Figure, draw_graph, natural_width
 from .engine import record_backward
 from .graph import autograd_nodes, node_label, trace_graph
 from .models import TanhRNNCell, run_sequence
@@ -27,6 +28,10 @@ from .svg import DotUnavailable
 # about its last ten steps (a step is six nodes); the step count is always
 # taken from the whole graph.
 SEQUENCE_NODES = 60
+# The rolled view folds at least this many steps, or draws the whole graph:
+# a box standing for one or two steps, with its long edges, is harder to
+# follow than the steps themselves.
+MIN_FOLDED = 3
 QUIZ_COLOURS = {True: "#2e7d32", False: "#c62828", None: "#555555"}
 # How a long sequence's graph is drawn: its repeated steps rolled into one
 # node, cut to the nodes nearest the output, or every node.
@@ -111,15 +116,39 @@ def _unrolled(cell: TanhRNNCell, sequence: torch.Tensor, prefix: str, view: str)
     h = run_sequence(cell, sequence)
     # counted over the whole graph (a walk that reads no saved values); the drawing is bounded
     steps = sum(node_label(fn) == "TanhBackward0" for _, fn in autograd_nodes(h))
-    limit = {"cut": SEQUENCE_NODES, "unrolled": None}.get(view)
-    drawing = draw_graph(h, cell, constants=False, max_nodes=limit, roll=view == "rolled")
     caption = f"{prefix}length {len(sequence)}, {steps} cell steps counted in its graph ({view})"
+    whole = partial(draw_graph, h, cell, constants=False, max_nodes=None)
     try:
+        drawing, why = _rolled(h, cell, whole) if view == "rolled" else \
+            _cut(h, cell, whole) if view == "cut" else (whole(), "")
         drawing.svg()
     except DotUnavailable:                     # a widget never shows the text form
-        return Figure(f"{caption}: {len(drawing.graph.nodes):,} nodes are too many to lay out here; "
+        return Figure(f"{caption}: {len(whole().graph.nodes):,} nodes are too many to lay out here; "
                       "the cut view draws the last ten steps, the rolled view the whole loop folded")
-    return Figure(caption, drawing)
+    return Figure(caption + why, drawing)
+
+
+def _rolled(h: torch.Tensor, cell: TanhRNNCell, whole: Callable[[], Drawing]) -> tuple[Drawing, str]:
+    """The rolled drawing, or the whole graph (and why) when rolling would
+    fold fewer than MIN_FOLDED steps."""
+    rolled = draw_graph(h, cell, constants=False, roll=True)
+    folded = sum(group.steps for group in rolled.graph.rolled)
+    if folded >= MIN_FOLDED:
+        return rolled, ""
+    return whole(), (f": drawn unrolled, as rolling would fold {folded} of its steps "
+                     f"(it shortens the drawing from {MIN_FOLDED} on)")
+
+
+def _cut(h: torch.Tensor, cell: TanhRNNCell, whole: Callable[[], Drawing]) -> tuple[Drawing, str]:
+    """The drawing cut to SEQUENCE_NODES nodes, or the whole graph (and why)
+    when that is no wider: a cut that leaves out a few nodes can be wider."""
+    cut = draw_graph(h, cell, constants=False, max_nodes=SEQUENCE_NODES)
+    if not 0 < cut.graph.omitted <= SEQUENCE_NODES:        # nothing cut, or the whole is too big to compare
+        return cut, ""
+    full = whole()
+    if natural_width(full.svg()) > natural_width(cut.svg()):
+        return cut, ""
+    return full, f": all {len(full.graph.nodes)} nodes drawn, as cutting {cut.graph.omitted} would make it wider"
 
 
 @learner_facing

@@ -2,15 +2,18 @@
 themselves define (loaded from the notebooks: one source). Each view returns
 a Figure; the tests read its caption and the graph it drew, never its HTML."""
 
+import re
+
 import pytest
 import torch
 
 from helpers import trace_graph
-from helpers.draw import Figure
+from helpers.draw import Figure, natural_width
 from helpers.models import TanhRNNCell, run_sequence
 from helpers.quiz import MultipleChoice, Option
 from helpers.render import CUT_MARK, HIGHLIGHT_MARK
 from helpers.views import (
+    MIN_FOLDED,
     QUIZ_COLOURS,
     SEQUENCE_NODES,
     branch_view,
@@ -178,3 +181,28 @@ def test_mode_view_shows_dropout_and_batchnorm_by_mode():
     assert train.caption == "train(): 8 operations recorded; BatchNorm running statistics updated"
     assert evaluate.caption == "eval(): 7 operations recorded; BatchNorm running statistics unchanged"
     assert train.drawing.graph.count("op") == 8 and evaluate.drawing.graph.count("op") == 7
+
+
+def _size(figure):
+    """The drawing's (width, height) in pt, read from its SVG."""
+    svg = figure.drawing.svg()
+    return natural_width(svg), float(re.search(r'<svg[^>]*?\sheight="([0-9.]+)pt"', svg).group(1))
+
+
+def test_rolled_only_where_it_shortens_the_drawing():
+    cell = TanhRNNCell(3, 4)
+    short, unrolled = length_view(cell, MIN_FOLDED + 2, "rolled"), length_view(cell, MIN_FOLDED + 2, "unrolled")
+    assert len(short.drawing.graph.nodes) == len(unrolled.drawing.graph.nodes) and not short.drawing.graph.rolled
+    assert short.caption.endswith(f"(rolled): drawn unrolled, as rolling would fold {MIN_FOLDED - 1} of its steps "
+                                  f"(it shortens the drawing from {MIN_FOLDED} on)")
+    folded, unrolled = length_view(cell, MIN_FOLDED + 3, "rolled"), length_view(cell, MIN_FOLDED + 3, "unrolled")
+    assert [g.steps for g in folded.drawing.graph.rolled] == [MIN_FOLDED]
+    assert _size(folded)[1] < _size(unrolled)[1] / 2
+
+
+@pytest.mark.parametrize("length", [10, 12, 21, 30])
+def test_the_cut_is_never_wider_than_the_whole_graph(length):
+    cell = TanhRNNCell(3, 4)
+    cut, unrolled = length_view(cell, length, "cut"), length_view(cell, length, "unrolled")
+    assert _size(cut)[0] <= _size(unrolled)[0]
+    assert len(cut.drawing.graph.nodes) <= len(unrolled.drawing.graph.nodes)
