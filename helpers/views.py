@@ -135,7 +135,7 @@ def _rolled(h: torch.Tensor, cell: TanhRNNCell, whole: Callable[[], Drawing]) ->
     folded = sum(group.steps for group in rolled.graph.rolled)
     if folded >= MIN_FOLDED:
         return rolled, ""
-    return whole(), (f": drawn unrolled, as rolling would fold {folded} of its steps "
+    return whole(), (f": drawn unrolled, as rolling would fold {folded or 'no'} steps "
                      f"(it shortens the drawing from {MIN_FOLDED} on)")
 
 
