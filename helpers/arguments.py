@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, ParamSpec, TypeAlias, TypeVar
 import torch
 from torch.autograd.graph import Node
 
+from .saved_values import one_line
+
 if TYPE_CHECKING:
     from .graph import Graph
 
@@ -111,7 +113,7 @@ def leaf_names(params: object) -> dict[int, str]:
     for name, tensor in params.items():
         if not isinstance(name, str) or not isinstance(tensor, torch.Tensor):
             raise wrong(TypeError, f"params must map names (str) to tensors; got {name!r} -> {type(tensor).__name__}")
-    return {id(tensor): name for name, tensor in params.items()}
+    return {id(tensor): one_line(name) for name, tensor in params.items()}
 
 
 def check_max_nodes(max_nodes: object) -> int | None:
@@ -161,7 +163,7 @@ def check_notes(notes: object, graph: Graph) -> dict[str, str]:
                         f"got {key!r}: {text!r}")
         if key not in ids:
             raise wrong(ValueError, f"notes names {key!r}, which is not a node of this drawing. {_what_exists(graph)}")
-    return notes
+    return {key: one_line(text) for key, text in notes.items()}
 
 
 def _what_exists(graph: Graph) -> str:

@@ -34,7 +34,7 @@ def shape_text(tensor: torch.Tensor) -> str:
     "shape (3,)", "shape (3, 4)" (never a bare "3", which reads as a value).
     A tensor whose sizes cannot be read (a strided nested tensor) says so."""
     try:
-        return _shape_words(tensor.shape)
+        return one_line(_shape_words(tensor.shape))
     except RuntimeError:
         return "nested, sizes vary" if getattr(tensor, "is_nested", False) else "sizes unreadable"
 
@@ -102,7 +102,7 @@ def _plain_tensor(fn: Node, attr: str, name: str) -> tuple[Saved, ...]:
 
 @functools.lru_cache(maxsize=1024)                  # keyed by plain values (a name, a shape): holds no tensor
 def _tensor_saved(name: str, shape: torch.Size) -> Saved:
-    return Saved(name, _bounded(_tensor_words(_shape_words(shape))))
+    return Saved(name, one_line(_tensor_words(_shape_words(shape))))
 
 
 def _saved_names(node_type: type) -> tuple[SavedName, ...]:
@@ -133,7 +133,7 @@ def _describe(fn: Node, attr: str, name: str, raw: Any) -> list[Saved]:
         if all(getattr(hook, "__module__", "") == CHECKPOINT for hook in hooks):
             return [Saved(name, "not kept: recomputed in backward (checkpoint)")]
         kinds = sorted({type(r.data).__name__ for r in raws if r is not None})
-        return [Saved(name, _bounded(f"packed by a saved-tensor hook (as {', '.join(kinds)})"))]
+        return [Saved(name, one_line(f"packed by a saved-tensor hook (as {', '.join(kinds)})"))]
     try:
         value = getattr(fn, attr)                 # no hook: reading runs no user code
     except RuntimeError as err:
@@ -154,7 +154,7 @@ def _unreadable(name: str, message: str) -> Saved:
 
 def value_text(value: object) -> str:
     """A short, one-line, deterministic description of a saved value."""
-    return _bounded(_text(value))
+    return one_line(_text(value))
 
 
 def _text(value: object) -> str:
@@ -175,6 +175,15 @@ def _text(value: object) -> str:
     return type(value).__name__ if " at 0x" in repr(value) else repr(value)
 
 
-def _bounded(text: str) -> str:
+def one_line(text: str, limit: int = MAX_TEXT) -> str:
+    """`text` as one printable line of at most `limit` characters: runs of
+    whitespace (newlines too) become one space, any other character that is
+    not printable (a control character, which makes `dot` fail; a lone
+    surrogate, which UTF-8 cannot encode) is written as its escape (\\x07,
+    \\ud800), and a longer text is cut with "…"."""
     text = " ".join(text.split())
-    return text if len(text) <= MAX_TEXT else text[:MAX_TEXT - 1] + "…"
+    if not text.isprintable():
+        text = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+

@@ -222,3 +222,42 @@ def test_drawing_a_tensor_subclass_runs_none_of_its_code():
     texts = [str(drawing), drawing.source, str(draw_graph(y, max_nodes=4)), str(draw_graph(y, roll=True))]
     assert autograd_nodes(y) and graph.find("x") and all(texts)
     assert _Counted.calls == []
+
+
+def _function_named(name):
+    """A custom autograd.Function class named `name` (any string type() takes)."""
+
+    def forward(ctx, a):
+        return a * 2
+
+    def backward(ctx, grad):
+        return grad * 2
+
+    methods = {"forward": staticmethod(forward), "backward": staticmethod(backward)}
+    return type(name, (torch.autograd.Function,), methods)
+
+
+def _odd_drawing():
+    """A drawing whose class name, leaf name and note hold a newline, a
+    control character, a lone surrogate, and are long; a 40-dimensional shape."""
+    x = torch.randn(*[1] * 40, requires_grad=True)
+    y = _function_named("Two\nLines\x07" + "Long" * 100).apply(x).sum()
+    return draw_graph(y, {"w\nx\x01\ud800" + "w" * 100: x}, notes={"n1": "a note\non two lines \ud800"})
+
+
+def test_every_label_is_one_bounded_printable_line():
+    drawing = _odd_drawing()
+    graph = drawing.graph
+    texts = [t for n in graph.nodes for t in (n.label, n.detail, *(s.text for s in n.saved))]
+    assert all(t.isprintable() and len(t) <= 60 for t in texts), texts
+    lines = str(drawing).splitlines()
+    assert len(lines) == 1 + len(graph.nodes) + len(graph.edges)
+    assert lines[2] == "n1 op: SumBackward0 # a note on two lines \\ud800"
+    assert lines[3].startswith("n2 op: Two Lines\\x07LongLong") and lines[3].endswith("…")
+    assert str(drawing).encode() and drawing.source.encode() and drawing.alternative().encode()
+
+
+@pytest.mark.system
+def test_dot_lays_out_labels_with_control_characters():
+    drawing = _odd_drawing()
+    assert "Two Lines" in drawing.svg() and drawing.html().encode()
