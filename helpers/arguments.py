@@ -76,8 +76,31 @@ def _checked(item: object, where: str) -> Start:
     if not isinstance(item, torch.Tensor):
         raise wrong(TypeError, _wrong_type(item, where))
     if not item.requires_grad:
-        raise wrong(ValueError, f"{where}{NO_GRAPH}, {EXAMPLE}")
+        raise wrong(ValueError, where + no_graph(item))
     return item
+
+
+def no_graph(tensor: torch.Tensor) -> str:
+    """What this tensor, which does not require grad, is; why it has no
+    autograd graph; and what to draw instead."""
+    if _is_batched(tensor):
+        return ("this tensor was made inside torch.func.vmap, where a tensor stands for one sample of a "
+                "batch: the graph is recorded on the whole batch underneath, which the function cannot see. "
+                "Draw what vmap returns, outside the vmapped function")
+    if tensor.is_inference():
+        return ("this tensor was made under torch.inference_mode(), which records no graph, and an inference "
+                "tensor never requires grad. Compute it outside inference_mode to draw it (torch.no_grad() "
+                "where you want no graph yet)")
+    if not (tensor.is_floating_point() or tensor.is_complex()):
+        return (f"this is an integer tensor ({tensor.dtype}): only floating-point and complex tensors can "
+                "require grad, so nothing done to it is recorded. Indices are such tensors (argmax, or the "
+                "second result of torch.max(x, 0), sort or topk): draw the values, torch.max(x, 0).values")
+    return f"{NO_GRAPH}, {EXAMPLE}"
+
+
+def _is_batched(tensor: torch.Tensor) -> bool:
+    is_batched = getattr(torch._C._functorch, "is_batchedtensor", None)
+    return bool(is_batched(tensor)) if is_batched is not None else False
 
 
 def _wrong_type(item: object, where: str) -> str:

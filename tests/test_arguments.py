@@ -92,3 +92,31 @@ def test_id_ranges_are_runs_and_bounded():
     ids = ["n1", "n2", "n4", "n6", "n7", "n8", *(f"n{i}" for i in range(20, 40, 2))]
     assert id_ranges(ids) == "n1 and n2, n4, n6 to n8, n20, n22, n24, and 7 more"
     assert id_ranges([]) == "(none)"
+
+
+def _inside_vmap():
+    found = []
+    w = torch.randn(3, requires_grad=True)
+    torch.func.vmap(lambda row: found.append(row * w) or row.sum())(torch.randn(4, 3))
+    return found[0]
+
+
+def _inference_result():
+    x = torch.randn(3, requires_grad=True)
+    with torch.inference_mode():
+        return x * 2
+
+
+@pytest.mark.parametrize("make, words", [
+    (_inference_result, "made under torch.inference_mode(), which records no graph"),
+    (lambda: torch.arange(3), "an integer tensor (torch.int64): only floating-point and complex"),
+    (lambda: torch.max(torch.randn(3, 2, requires_grad=True), 0)[1], "torch.max(x, 0).values"),
+    (_inside_vmap, "made inside torch.func.vmap"),
+])
+def test_no_graph_says_what_the_tensor_is(make, words):
+    """Each kind of tensor without a graph is named, with why and what to draw."""
+    tensor = make()
+    for draw in (trace_graph, draw_graph):
+        with pytest.raises(ValueError) as raised:
+            draw(tensor)
+        assert words in str(raised.value) and "requires_grad is False" not in str(raised.value)
