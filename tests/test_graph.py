@@ -11,6 +11,7 @@ from helpers import draw_graph, trace_graph
 from helpers.graph import Edge, Graph, Node, autograd_nodes
 from helpers.saved_values import Saved
 from tools.lessons import lesson_function
+from tools.real_models import Counted, subclass_graph
 
 
 def test_note_example_exact(note_example):
@@ -199,29 +200,16 @@ def test_drawing_keeps_nothing_alive():
     assert [cell() is None for cell in cells] == [True] * 4
 
 
-class _Counted(torch.Tensor):
-    """A tensor subclass with __torch_function__, as fastai's and torchvision's
-    tv_tensors are; it counts every call."""
-
-    calls: list[str] = []
-
-    @classmethod
-    def __torch_function__(cls, func, types, args=(), kwargs=None):
-        cls.calls.append(getattr(func, "__name__", repr(func)))
-        return super().__torch_function__(func, types, args, kwargs or {})
-
-
 def test_drawing_a_tensor_subclass_runs_none_of_its_code():
-    x, w = (torch.randn(3).as_subclass(_Counted).requires_grad_() for _ in range(2))
-    y = ((x * w).sin() + x).sum()
-    _Counted.calls.clear()
-    assert y.shape == () and _Counted.calls, "the subclass counts attribute reads"
-    _Counted.calls.clear()
+    y, x, w = subclass_graph()
+    Counted.calls.clear()
+    assert y.shape == () and Counted.calls, "the subclass counts attribute reads"
+    Counted.calls.clear()
     graph = trace_graph(y, {"x": x, "w": w})
     drawing = draw_graph(y, {"x": x})
     texts = [str(drawing), drawing.source, str(draw_graph(y, max_nodes=4)), str(draw_graph(y, roll=True))]
     assert autograd_nodes(y) and graph.find("x") and all(texts)
-    assert _Counted.calls == []
+    assert Counted.calls == []
 
 
 def _function_named(name):

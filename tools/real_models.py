@@ -108,8 +108,40 @@ def _one_input_beside_many():
     return torch.stack(shared + [torch.randn(3, requires_grad=True).exp() for _ in range(12)]).sum()
 
 
+class Counted(torch.Tensor):
+    """A tensor subclass with `__torch_function__`, as fastai's tensors and
+    torchvision's tv_tensors are; it counts the calls, which drawing must not make."""
+
+    calls: list[str] = []
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        cls.calls.append(getattr(func, "__name__", repr(func)))
+        return super().__torch_function__(func, types, args, kwargs or {})
+
+
+def subclass_graph():
+    """(output, x, w): three operations on two leaves of the `Counted` subclass."""
+    x, w = (torch.randn(3).as_subclass(Counted).requires_grad_() for _ in range(2))
+    return ((x * w).sin() + x).sum(), x, w
+
+
+def _tensor_subclass():
+    return subclass_graph()[0]
+
+
+def _multi_output():
+    """Later outputs (k > 0) of split, topk, unbind and QR used downstream."""
+    x = torch.randn(6, requires_grad=True)
+    first, second, third = (x * 2).split(2)
+    values, _ = torch.topk(x, 3)
+    q, r = torch.linalg.qr(x.reshape(3, 2) + 1)
+    return (second * third).sum() + values[1:].sum() + r.sum() + q.unbind(1)[1].sum() + first.sum()
+
+
 REAL = {"LSTM, 2 layers, bidirectional, packed": _lstm_packed, "GRU, 3 layers, bidirectional, packed": _gru_packed,
         "TransformerEncoder": _transformer, "MultiheadAttention": _attention, "CNN with BatchNorm2d": _cnn,
         "Embedding and EmbeddingBag with cross_entropy": _embeddings, "create_graph=True": _double_backward,
         "views and in-place": _views_and_in_place, "complex": _complex, "torch.func.vmap": _torch_func,
-        "torch.distributions loss": _distributions, "one input beside many": _one_input_beside_many}
+        "torch.distributions loss": _distributions, "one input beside many": _one_input_beside_many,
+        "tensor subclass with __torch_function__": _tensor_subclass, "multi-output operations": _multi_output}
