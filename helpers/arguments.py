@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, ParamSpec, TypeAlias, TypeVar
 import torch
 from torch.autograd.graph import Node
 
-from .saved_values import one_line
+from .saved_values import MAX_LABEL, one_line
 
 if TYPE_CHECKING:
     from .graph import Graph
@@ -136,7 +136,7 @@ def leaf_names(params: object) -> dict[int, str]:
     for name, tensor in params.items():
         if not isinstance(name, str) or not isinstance(tensor, torch.Tensor):
             raise wrong(TypeError, f"params must map names (str) to tensors; got {name!r} -> {type(tensor).__name__}")
-    return {id(tensor): one_line(name) for name, tensor in params.items()}
+    return {id(tensor): one_line(name, MAX_LABEL) for name, tensor in params.items()}
 
 
 def check_max_nodes(max_nodes: object) -> int | None:

@@ -15,7 +15,7 @@ import torch
 from torch.autograd.graph import Node as AutogradNode
 
 from .arguments import Params, Root, check_flag, check_max_nodes, leaf_names, learner_facing, roots_of
-from .saved_values import Saved, SavedReader, one_line, shape_text
+from .saved_values import MAX_LABEL, Saved, SavedReader, one_line, shape_text
 from .walk import Item, collector_paused, leaf_variable, nearest, no_torch_function, walk
 
 NodeKind: TypeAlias = Literal["output", "op", "leaf", "const", "group"]
@@ -182,4 +182,4 @@ def node_label(fn: AutogradNode) -> str:
     """An autograd node's name without the C++ namespace ("AccumulateGrad"),
     as one bounded printable line (a custom Function's class may be named
     anything)."""
-    return one_line(fn.name().removeprefix("torch::autograd::"))
+    return one_line(fn.name().removeprefix("torch::autograd::"), MAX_LABEL)

@@ -13,6 +13,7 @@ import torch
 from torch.autograd.graph import Node
 
 MAX_TEXT = 60
+MAX_LABEL = 100     # a node's name: torch's own reach 94 ("GeneratedBackwardFor_torch_nn__linear_cross_...")
 CHECKPOINT = "torch.utils.checkpoint"
 # (attribute, packed-form attribute, name) of one `_saved_*` value of a node class
 SavedName: TypeAlias = tuple[str, str, str]

@@ -236,8 +236,9 @@ def _odd_drawing():
 def test_every_label_is_one_bounded_printable_line():
     drawing = _odd_drawing()
     graph = drawing.graph
-    texts = [t for n in graph.nodes for t in (n.label, n.detail, *(s.text for s in n.saved))]
+    texts = [t for n in graph.nodes for t in (n.detail, *(s.text for s in n.saved))]
     assert all(t.isprintable() and len(t) <= 60 for t in texts), texts
+    assert all(n.label.isprintable() and len(n.label) <= 100 for n in graph.nodes)
     lines = str(drawing).splitlines()
     assert len(lines) == 1 + len(graph.nodes) + len(graph.edges)
     assert lines[2] == "n1 op: SumBackward0 # a note on two lines \\ud800"
