@@ -146,3 +146,12 @@ def test_a_check_cell_without_its_tag_is_caught():
     check = next(c for c in nb.cells if "answer-check" in c.metadata.get("tags", []))
     check.metadata["tags"] = []
     assert any("must carry the cell tag answer-check" in p for p in _exercises(nb))
+
+
+def test_the_index_states_the_answer_forms_the_checks_accept():
+    """The answer forms are stated once, in judges.FORMS, and the index
+    shows that very sentence (a change to one without the other fails)."""
+    from helpers.exercises.judges import FORMS
+
+    index = nbformat.read(notebook_paths()[0], as_version=4)
+    assert any(FORMS in cell.source for cell in index.cells if cell.cell_type == "markdown")
