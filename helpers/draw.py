@@ -36,13 +36,34 @@ def natural_width(svg: str) -> float:
     return float(found.group(1)) if found else 0.0
 
 
+# How far down (in pt) a drawing's first view reaches: 520 px, a widget's box, at 0.75 scale.
+FIRST_VIEW = 390.0
+
+
+def opens_at_right(svg: str) -> bool:
+    """Whether the text in the drawing's top FIRST_VIEW pt lies mostly in its
+    right half (a loop's chain, with the leaves it uses laid out to its left):
+    then a scrolling box should open at its right edge, not on empty space."""
+    box = re.search(r'viewBox="[-0-9.]+ [-0-9.]+ ([0-9.]+) ([0-9.]+)"', svg)
+    if not box:
+        return False
+    width, height = float(box.group(1)), float(box.group(2))
+    places = re.findall(r'<text[^>]*? x="([-0-9.]+)" y="([-0-9.]+)"', svg)
+    top = [float(x) for x, y in places if float(y) < FIRST_VIEW - height]
+    return bool(top) and sum(top) / len(top) > width / 2
+
+
 def fitted(svg: str, max_height: str = "") -> str:
     """The SVG as HTML in a box of its own: it fills the box's width, shrinks
     with a narrow box down to SMALLEST of its natural size, and scrolls
-    beyond that (and beyond `max_height`, a CSS length, if given)."""
+    beyond that (and beyond `max_height`, a CSS length, if given). A box
+    whose drawing starts on the right opens scrolled to its right edge
+    (`direction:rtl` on the box; the drawing itself stays left to right)."""
     points = natural_width(svg)
     size = f"width:100%;min-width:{points * 4 / 3 * SMALLEST:.0f}px;max-width:{points * 4 / 3:.0f}px;height:auto"
     box = "overflow:auto;max-width:100%" + (f";max-height:{max_height}" if max_height else "")
+    if opens_at_right(svg):
+        box, size = box + ";direction:rtl", size + ";direction:ltr"
     return f'<div class="autograd-drawing" style="{box}">' + svg.replace("<svg ", f'<svg style="{size}" ', 1) + "</div>"
 
 

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from helpers import draw_graph
-from helpers.draw import SMALLEST, fitted, natural_width
+from helpers.draw import SMALLEST, fitted, natural_width, opens_at_right
 from helpers.models import TanhRNNCell
 from helpers.views import length_view
 
@@ -68,3 +68,19 @@ def test_unrolled_too_big_to_lay_out_says_so_without_the_text_form(cell):
     assert figure.drawing is None
     assert "too many to lay out here" in figure.caption and "cut view" in figure.caption
     assert len(str(figure).splitlines()) == 1
+
+
+def _mirrored(svg):
+    """The same drawing flipped left to right: every text's x mirrored."""
+    width = float(re.search(r'viewBox="[-0-9.]+ [-0-9.]+ ([0-9.]+)', svg).group(1))
+    return re.sub(r'(<text[^>]*? x=")([-0-9.]+)"', lambda m: f'{m.group(1)}{width - float(m.group(2)):.2f}"', svg)
+
+
+def test_a_box_opens_where_the_drawing_starts(cell):
+    """A long unrolled loop puts its chain on the right and the leaves it
+    uses to the left: its box opens scrolled to the right edge, on the
+    first steps, not on empty space; the mirrored drawing opens at the left."""
+    svg = length_view(cell, 30, "unrolled").drawing.svg()
+    assert opens_at_right(svg) and "direction:rtl" in fitted(svg)
+    assert not opens_at_right(_mirrored(svg)) and "direction:rtl" not in fitted(_mirrored(svg))
+    assert "direction:ltr" in fitted(svg)          # the drawing itself stays left to right
