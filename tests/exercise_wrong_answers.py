@@ -53,6 +53,29 @@ PLAIN_ATTRIBUTE = FREEZE.replace("requires_grad_(False)", "requires_grad = False
     "model[-1].requires_grad_(True)", "model[-1].requires_grad = True")
 HARD_CODED = FREEZE.replace("model[-1]", "model[4]")
 OVERWRITING_SETS = FREEZE.replace("model[-1].requires_grad_(True)", "model[-1].requires_grad_(False)")
+# 05 q2: the first k - 1 steps of each chunk run unrecorded, under no_grad, with no detach anywhere.
+NO_GRAD_STEPS = TBPTT.replace("""        for x in sequence[start:start + k]:
+            h = cell(x, h)
+""", """        chunk = sequence[start:start + k]
+        with torch.no_grad():
+            for x in chunk[:-1]:
+                h = cell(x, h)
+        h = cell(chunk[-1], h)
+""").replace("        h = h.detach()\n", "")
+# 07 q3: the derivative as 3y/x, right except at x = 0 (0/0).
+THROUGH_Y = CUBE.replace("ctx.save_for_backward(x)\n        return x ** 3",
+                         "y = x ** 3\n        ctx.save_for_backward(x, y)\n        return y").replace(
+    "(x,) = ctx.saved_tensors\n        return 3 * x ** 2 * grad",
+    "x, y = ctx.saved_tensors\n        return 3 * y / x * grad")
+# 08 q3: a frozen copy returned, the model passed in left as it was.
+FROZEN_COPY = "import copy\n" + FREEZE.replace("    for parameter",
+                                               "    model = copy.deepcopy(model)\n    for parameter")
+# 08 q3: the plain attribute set on each module, the last one by its place.
+MODULE_ATTRIBUTE = FREEZE.replace("""    for parameter in model.parameters():
+        parameter.requires_grad_(False)
+""", """    for layer in model:
+        layer.requires_grad = False
+""")
 
 WRONG = {
     ("01", 1): (("answer_1 = 25", "2n + 1"), ("answer_1 = 41", "20 rounds"), ("answer_1 = 37", "two leaves"),
@@ -113,10 +136,18 @@ WRONG = {
     ("04", 4): ((UNLOGGED, "keeps its graph"), (LOG.replace("loss.item()", "loss.item() * 2"), "logged total"),
                 (LOG.replace("        loss.backward()\n", ""), "has no gradient"),
                 (LOG.replace("loss.backward()", "(loss / 2).backward()"), "reset or scaled"),
-                (LOG.replace("total += loss.item()", "total = total + loss.detach()"), "Python number")),
+                (LOG.replace("total += loss.item()", "total = total + loss.detach()"), "Python number"),
+                (LOG.replace("total += loss.item()", "total += loss").replace("return total", "return total.item()"),
+                 "a running total of tensors"),
+                (LOG.replace("        loss.backward()\n", "").replace("    return total",
+                                                                       "    loss.backward()\n    return total"),
+                 "only the last batch's loss was backpropagated"),
+                (LOG.replace("loss.backward()", "loss.backward(retain_graph=True)"), "retain_graph=True keeps")),
     ("05", 1): (("answer_1 = 0.325", "useful fraction"), ("answer_1 = 27", "between 0 and 1")),
     ("05", 2): ((TBPTT.replace("        h = h.detach()\n", ""), "reaches back to the first step"),
-                (TBPTT.replace("h = cell(x, h)", "h = cell(x, h.detach())"), "every step"),
+                (TBPTT.replace("h = cell(x, h)", "h = cell(x, h.detach())"), "only one step of each chunk"),
+                (NO_GRAD_STEPS, "under torch.no_grad()"),
+                (TBPTT.replace(".mean()", ".sum()"), "must be h.pow(2).mean()"),
                 (TBPTT.replace("    return losses", "    return losses[-1:]"), "one loss per chunk")),
     ("05", 3): (("answer_3 = {'p'}", "look again at r"), ("answer_3 = {'p', 'q', 'r'}", "what made it")),
     ("05", 4): (("answer_4 = 'a'", "compiles nothing"), ("answer_4 = 'c'", "neither loops nor recursion"),
@@ -141,7 +172,8 @@ WRONG = {
                     "(x,) = ctx.saved_tensors", "x = ctx.x"), "save_for_backward"),
                 (CUBE.replace("3 * x ** 2 * grad", "x ** 2 * grad"), "gradcheck"),
                 (CUBE.replace("3 * x ** 2 * grad", "3 * x ** 2"), "times the grad it receives"),
-                (CUBE.replace("return x ** 3", "return x ** 2"), "x ** 3")),
+                (CUBE.replace("return x ** 3", "return x ** 2"), "x ** 3"),
+                (THROUGH_Y, "divides by x (0/0 there)")),
     ("07", 4): (("answer_4 = 'c'", "creation order"), ("answer_4 = 'd'", "correctness")),
     ("07", 5): (("answer_5 = 80", "first derivative"), ("answer_5 = 20", "not at x = 1"),
                 ("answer_5 = True", "not numbers")),
@@ -152,7 +184,8 @@ WRONG = {
     ("08", 3): (("def freeze_all_but_last(model):\n    return model", "only the last layer's"),
                 ("def freeze_all_but_last(model):\n    return model.requires_grad_(False)",
                  "must stay trainable"),
-                (HARD_CODED, "model of 3 modules"), (PLAIN_ATTRIBUTE, "plain Python attribute"),
+                (HARD_CODED, "model of 3 modules"), (PLAIN_ATTRIBUTE, "model[4].requires_grad = ... sets"),
+                (MODULE_ATTRIBUTE, "model[0].requires_grad = ... sets"), (FROZEN_COPY, "must itself be frozen"),
                 (OVERWRITING_SETS, "must stay trainable")),
     ("08", 4): ((BROKEN_TRAIN, "in place"),
                 (TRAIN_08.replace("optimizer.zero_grad()", "pass"), "reset it every step"),
@@ -176,8 +209,16 @@ RIGHT = {
                 TRAIN_STEP.replace("trunk(inputs)", "trunk.forward(inputs)"),
                 TRAIN_STEP.replace("trunk(inputs)", "inputs @ trunk.weight.T + trunk.bias"),
                 TRAIN_STEP.replace("(loss_a + loss_b).backward()", "torch.autograd.backward([loss_a, loss_b])")),
+    ("04", 4): (LOG.replace("total += loss.item()", "total = total + loss.detach()").replace(
+        "return total", "return total.item()"),),
     ("07", 2): (MUL.replace("b.data * out.grad", "out.grad * b.data").replace(
         "        b.grad += a.data * out.grad\n", "        b.grad = b.grad + a.data * out.grad\n"),),
     ("08", 3): ("def freeze_all_but_last(model):\n    *body, last = model\n    for layer in body:\n"
                 "        layer.requires_grad_(False)\n    return model",),
+}
+
+# Right answers whose feedback must also say something about how they are written.
+RIGHT_SAYING = {
+    ("08", 4): ((TRAIN_08.replace("loss.backward()", "loss.backward(retain_graph=True)"),
+                 "retain_graph=True can go"),),
 }

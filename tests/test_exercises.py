@@ -9,7 +9,7 @@ import re
 
 import nbformat
 import pytest
-from exercise_wrong_answers import RIGHT, WRONG
+from exercise_wrong_answers import RIGHT, RIGHT_SAYING, WRONG
 from structure import _exercises
 
 from helpers.exercises import Exercise, ExerciseSet, Feedback, ____, answer_from, declared, exercises
@@ -66,6 +66,17 @@ def test_right_answers_written_otherwise_are_right(key):
         feedback = _session(notebook, exercise).check(answer_from(code, exercise.answer_name,
                                                                   _lesson(notebook, exercise)))
         assert feedback.status == "right", (code, feedback)
+
+
+def test_right_answers_get_the_words_aimed_at_how_they_are_written():
+    """08 q4 with retain_graph=True left in: right, and told it can go; the solution is not told so."""
+    for (notebook, number), answers in RIGHT_SAYING.items():
+        exercise = declared(notebook)[number - 1]
+        for code, words in answers:
+            feedback = _session(notebook, exercise).check(answer_from(code, exercise.answer_name))
+            assert feedback.status == "right" and words in feedback.text, (code, feedback)
+        feedback = _session(notebook, exercise).check(exercise.reference())
+        assert all(words not in feedback.text for _, words in answers), feedback
 
 
 @pytest.mark.parametrize("notebook, exercise", ALL, ids=IDS)

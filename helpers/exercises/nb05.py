@@ -23,7 +23,7 @@ def _padded_waste(_lesson: Lesson) -> float:
 TBPTT = '''
 def tbptt_losses(cell, sequence, k):
     losses = []
-    h = torch.zeros(cell.b.shape[0])
+    h = torch.zeros(4)   # the cell's hidden_size
     for start in range(0, len(sequence), k):
         h = h.detach()
         for x in sequence[start:start + k]:
@@ -60,13 +60,27 @@ def _tbptt(answer: Any, _lesson: Lesson) -> Verdict:
             return False, ("each chunk's loss reaches back to the first step: detach h when a chunk begins, so "
                            "backward stops at the chunk's start.")
         if steps != wanted and max(steps) == 1:
-            return False, "you detach at every step, so backward reaches back one step only: detach once per chunk."
+            return False, ("backward reaches back only one step of each chunk: steps run without recording (after "
+                           "a detach, or under torch.no_grad()) leave nothing for backward to walk. Cut h once, "
+                           "when a chunk begins, and let the chunk's k steps record.")
         if steps != wanted:
             return False, f"{where} your losses' graphs span {steps} steps; chunks of k steps span {wanted}."
         if not all(torch.allclose(a, b) for a, b in zip(mine, theirs, strict=True)):
-            return False, "the chunk losses' values differ: h's values must carry over from chunk to chunk."
+            return False, _values_differ(mine, theirs)
     return True, ("each chunk's graph spans at most k steps, so backward reaches back at most k steps; memory stays "
                   "bounded when each chunk's loss is backpropagated before the next chunk runs.")
+
+
+def _values_differ(mine: Any, theirs: Any) -> str:
+    """Why losses with the right graphs have other values: the loss's form
+    (every value off by one factor) or h not carried over."""
+    pairs = [(a.detach(), b.detach()) for a, b in zip(mine, theirs, strict=True)]
+    ratios = [a.item() / b.item() for a, b in pairs if a.numel() == 1 and b.item() != 0]
+    one_factor = len(ratios) == len(pairs) and all(abs(r - ratios[0]) < 1e-4 * abs(ratios[0]) for r in ratios)
+    if one_factor and abs(ratios[0] - 1) > 1e-4:
+        return (f"every loss is {ratios[0]:g} times the one asked for: h carries over, but the loss must be "
+                "h.pow(2).mean(), as the question says.")
+    return "the chunk losses' values differ: h's values must carry over from chunk to chunk."
 
 
 def _tbptt_probe(answer: Any, _lesson: Lesson) -> dict[str, Any]:

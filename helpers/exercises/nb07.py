@@ -163,9 +163,20 @@ def _cube(answer: Any, _lesson: Lesson) -> Verdict:
     if not any(torch.equal(t, x) for t in getattr(y.grad_fn, "saved_tensors", ())):
         return False, "save the input x itself (ctx.save_for_backward(x)), the value d(x³)/dx is computed from."
     if not torch.autograd.gradcheck(answer.apply, (x,), raise_exception=False):
+        if _wrong_only_at_zero(answer):
+            return False, ("your backward is right away from 0, but at x = 0 it gives nan or inf: it divides by x "
+                           "(0/0 there). Compute the derivative from x alone: 3 * x ** 2 times the grad.")
         return False, ("gradcheck finds your backward differs from the numerical gradient: it must return the "
                        "derivative at x times the grad it receives.")
     return True, "forward saves x, backward reads it back from ctx.saved_tensors: gradcheck agrees with it."
+
+
+def _wrong_only_at_zero(answer: Any) -> bool:
+    """Whether the answer's x.grad is 3x² wherever x is not 0, and not finite at 0."""
+    x = _cube_inputs()
+    (grad,) = torch.autograd.grad(answer.apply(x).sum(), x)
+    zero, values = x.detach() == 0, x.detach()
+    return bool((~grad[zero].isfinite()).all() and torch.allclose(grad[~zero], 3 * values[~zero] ** 2))
 
 
 def _cube_probe(answer: Any, _lesson: Lesson) -> dict[str, Any]:

@@ -58,13 +58,17 @@ def _freeze(answer: Any, _lesson: Lesson) -> Verdict:
         except IndexError as error:
             return False, (f"on a model of {size} modules your function raised IndexError ({error}): is a layer's "
                            "number written into it? The last layer's number depends on the model.")
-        plain = [name or "the model" for name, m in model.named_modules() if "requires_grad" in vars(m)]
+        plain = [_written(name) for name, m in model.named_modules() if "requires_grad" in vars(m)]
         if plain:
             return False, (f"{plain[0]}.requires_grad = ... sets a plain Python attribute on a Module, which "
                            "nothing reads: freeze a layer's parameters with layer.requires_grad_(False) (the "
                            "method, with an underscore), or each parameter's requires_grad.")
         if returned is None:
             return False, "return the model, as the exercise asks (model = freeze_all_but_last(model) should work)."
+        if returned is not model:
+            return False, ("you returned another model (a copy?): the model passed in must itself be frozen, in "
+                           "place (requires_grad_ on its parameters), and returned; a frozen copy leaves the "
+                           "caller's model training every layer.")
         loss = returned(torch.randn(5, 3)).sum()
         if loss.grad_fn is None:
             return False, "nothing is trainable, so there is no graph at all: the last layer must stay trainable."
@@ -74,6 +78,11 @@ def _freeze(answer: Any, _lesson: Lesson) -> Verdict:
                            "weight and bias should be there.")
     return True, ("a parameter that does not require grad gets no AccumulateGrad node, and an operation none of "
                   "whose inputs requires grad is not recorded: only the head's two leaves remain.")
+
+
+def _written(name: str) -> str:
+    """A submodule's name from named_modules() as a learner writes it: "0.1" is model[0][1], "" the model."""
+    return "model" + "".join(f"[{part}]" if part.isdigit() else f".{part}" for part in name.split(".") if part)
 
 
 def _freeze_probe(answer: Any, _lesson: Lesson) -> dict[str, Any]:
@@ -147,7 +156,15 @@ def _train(answer: Any, _lesson: Lesson) -> Verdict:
                            "it every step (optimizer.zero_grad()) before the next backward.")
         return False, (f"after {steps} steps the trained weights differ from {steps} plain SGD steps: one forward, "
                        "backward, step per round.")
-    return True, "a fresh forward pass each step builds a fresh graph from the updated weights: nothing to retain."
+    kept = "" if _graph_freed(loss) else (" retain_graph=True can go: nothing is reused, and it only keeps each "
+                                         "step's graph until the next forward replaces it.")
+    return True, ("a fresh forward pass each step builds a fresh graph from the updated weights: nothing to "
+                  f"retain.{kept}")
+
+
+def _graph_freed(loss: torch.Tensor) -> bool:
+    """Whether backward freed the saved values of the returned loss's graph (no retain_graph)."""
+    return any(saved.freed for node in trace_graph(loss).nodes for saved in node.saved)
 
 
 def _train_probe(answer: Any, _lesson: Lesson) -> dict[str, Any]:
