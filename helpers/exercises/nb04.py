@@ -1,9 +1,11 @@
 """Exercises of notebook 04: common mistakes."""
 
+import weakref
 from collections.abc import Callable
 from typing import Any
 
 import torch
+from torch.overrides import TorchFunctionMode
 
 from ..graph import trace_graph
 from ..models import TanhRNNCell
@@ -128,12 +130,44 @@ def train_and_log(layer, batches):
 '''
 
 
-def _peak_saved(run: Callable[..., Any], *args: Any) -> tuple[Any, int]:
-    """Run `run(*args)`; return its result and the most bytes of saved
-    tensors that graphs held at once."""
-    with SavedTensors() as saved:
+class _KeptGraphs(TorchFunctionMode):  # type: ignore[misc]  # torch.overrides is untyped
+    """Inside it: the most autograd nodes that the tensors made there kept
+    reachable at once, and whether a backward() was asked to retain its graph."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.made: list[weakref.ref[torch.Tensor]] = []
+        self.peak, self.retained = 0, False
+
+    def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        kwargs = kwargs or {}
+        if func is torch.Tensor.backward and (kwargs.get("retain_graph") or (len(args) > 2 and args[2])):
+            self.retained = True
+        result = func(*args, **kwargs)
+        if isinstance(result, torch.Tensor) and result.grad_fn is not None:
+            self.made.append(weakref.ref(result))
+        self.made = [ref for ref in self.made if ref() is not None]
+        self.peak = max(self.peak, _reachable([ref() for ref in self.made]))
+        return result
+
+
+def _reachable(tensors: list[Any]) -> int:
+    """How many autograd nodes the tensors' grad_fn reach, each counted once."""
+    seen, queue = set(), [t.grad_fn for t in tensors if t is not None]
+    while queue:
+        node = queue.pop()
+        if node is not None and node not in seen:
+            seen.add(node)
+            queue.extend(child for child, _ in node.next_functions)
+    return len(seen)
+
+
+def _watched(run: Callable[..., Any], *args: Any) -> tuple[Any, int, _KeptGraphs]:
+    """Run `run(*args)`; return its result, the most bytes of saved tensors
+    that graphs held at once, and the graphs its tensors kept (_KeptGraphs)."""
+    with SavedTensors() as saved, _KeptGraphs() as kept:
         result = run(*args)
-    return result, saved.peak_bytes
+    return result, saved.peak_bytes, kept
 
 
 LOG_CASES = ((5, 6), (15, 1), (25, 3))     # (seed, batches)
@@ -144,39 +178,70 @@ def _layer_and_batches(seed: int, count: int) -> tuple[torch.nn.Linear, torch.Te
     return torch.nn.Linear(4, 4), torch.randn(count, 8, 4)
 
 
+def _last_batch_only(seed: int, count: int) -> torch.Tensor:
+    """The weight's gradient when only the last batch's loss gets a backward()."""
+    layer, batches = _layer_and_batches(seed, count)
+    layer(batches[-1]).pow(2).mean().backward()
+    return known(layer.weight.grad, "the weight's grad")
+
+
 def _train_and_log(answer: Any, _lesson: Lesson) -> Verdict:
     answer, asked = filled_function(answer), answer_from(LOG, "train_and_log", None, CHECKER)
     for seed, count in LOG_CASES:
         (layer, batches), (reference, _) = _layer_and_batches(seed, count), _layer_and_batches(seed, count)
-        total, peak = _peak_saved(answer, layer, batches)
-        expected, expected_peak = _peak_saved(asked, reference, batches)
-        if isinstance(total, torch.Tensor) and total.requires_grad:
-            return False, "your total is a tensor, and every loss added to it keeps its graph alive until the end."
-        if layer.weight.grad is None:
-            return False, "the layer has no gradient: does every loss get a backward()?"
-        if not torch.allclose(layer.weight.grad, known(reference.weight.grad, "the weight's grad")):
-            return False, ("the layer's gradients are not the sum of every batch's loss gradients: is something "
-                           "reset or scaled between batches?")
-        if not isinstance(total, (int, float)):
-            return False, (f"return the logged total as a Python number (loss.item() gives one); you returned "
-                           f"{shown(total)}.")
+        total, peak, kept = _watched(answer, layer, batches)
+        expected, expected_peak, expected_kept = _watched(asked, reference, batches)
+        wrong = _log_gradients(layer, reference, (seed, count)) or _log_memory(
+            total, (peak, expected_peak), (kept, expected_kept))
+        if wrong:
+            return False, wrong
         if abs(total - expected) > 1e-5:
             return False, f"your logged total is {total:.4g}: add each batch's loss.item() once."
-        if peak > expected_peak:
-            return False, f"{peak} bytes of saved tensors were alive at once against {expected_peak} for one " \
-                          "batch at a time."
-    return True, ("one batch's graph at a time: loss.backward() frees its saved tensors, the next batch's loss "
-                  "replaces it, and loss.item() logs a plain number that holds no graph.")
+    return True, ("one batch's graph at a time: each loss.backward() frees its batch's saved tensors, and what your "
+                  "loop kept for the log holds no graph, so nothing links one batch to the next.")
+
+
+def _log_gradients(layer: torch.nn.Linear, reference: torch.nn.Linear, case: tuple[int, int]) -> str:
+    """What is wrong with the gradients a train_and_log() left; '' when nothing."""
+    if layer.weight.grad is None:
+        return "the layer has no gradient: does every loss get a backward()?"
+    if torch.allclose(layer.weight.grad, known(reference.weight.grad, "the weight's grad")):
+        return ""
+    if case[1] > 1 and torch.allclose(layer.weight.grad, _last_batch_only(*case)):
+        return ("only the last batch's loss was backpropagated: the gradients hold none of the earlier batches. "
+                "Call loss.backward() inside the loop, once for each batch's loss.")
+    return "the layer's gradients are not the sum of every batch's loss gradients: is something reset or " \
+           "scaled between batches?"
+
+
+def _log_memory(total: Any, peaks: tuple[int, int], kept: tuple[_KeptGraphs, _KeptGraphs]) -> str:
+    """What is wrong with the total and the graphs a train_and_log() kept; '' when nothing."""
+    if isinstance(total, torch.Tensor) and total.requires_grad:
+        return "your total is a tensor, and every loss added to it keeps its graph alive until the end."
+    if kept[0].peak > kept[1].peak:
+        return (f"after each backward, what your loop keeps still links every batch's graph ({kept[0].peak} "
+                f"autograd nodes at once, against {kept[1].peak} for one batch at a time): a running total of "
+                "tensors (total += loss) keeps every batch's graph. Add loss.item(), a plain number, instead.")
+    if not isinstance(total, (int, float)):
+        return f"return the logged total as a Python number (loss.item() gives one); you returned {shown(total)}."
+    if peaks[0] > peaks[1] and kept[0].retained:
+        return (f"{peaks[0]} bytes of saved tensors were alive at once against {peaks[1]} for one batch at a "
+                "time: retain_graph=True keeps each batch's saved tensors after its backward, until the next loss "
+                "replaces it. Drop retain_graph: each graph is walked once.")
+    if peaks[0] > peaks[1]:
+        return f"{peaks[0]} bytes of saved tensors were alive at once against {peaks[1]} for one batch at a time."
+    return ""
 
 
 def _log_probe(answer: Any, _lesson: Lesson) -> dict[str, Any]:
     """For each case: the total and its type, the gradients, and whether at
-    most one batch's saved tensors were alive at once."""
+    most one batch's saved tensors and graph were alive at once."""
     observed, asked = {}, answer_from(LOG, "train_and_log", None, CHECKER)
     for seed, count in LOG_CASES:
         (layer, batches), (reference, _) = _layer_and_batches(seed, count), _layer_and_batches(seed, count)
-        total, peak = _peak_saved(answer, layer, batches)
-        one_at_a_time = peak <= _peak_saved(asked, reference, batches)[1]
+        total, peak, kept = _watched(answer, layer, batches)
+        _, expected_peak, expected_kept = _watched(asked, reference, batches)
+        one_at_a_time = peak <= expected_peak and kept.peak <= expected_kept.peak
         observed[f"{count} batches"] = {"total": data(total), "a Python number": isinstance(total, (int, float)),
                                         "gradients": grads(layer), "one graph at a time": one_at_a_time}
     return observed
