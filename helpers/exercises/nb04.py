@@ -45,12 +45,14 @@ def _train(answer: Any, _lesson: Lesson) -> Verdict:
     for seed, lengths in TRAIN_CASES:
         cell, batches = _cell_and_batches(seed, lengths)
         try:
-            losses = answer(cell, batches)
+            with _KeptGraphs() as watch:
+                losses = answer(cell, batches)
         except RuntimeError as error:
             if "second time" in str(error):
+                cut = ("(detach() returns a new tensor: keep it)" if "detach" in watch.called else
+                       "(your code is unchanged: nothing calls detach() yet)")
                 return False, ("the second batch's backward walks into the first batch's freed graph: h still "
-                               "points there. Cut it at the start of each batch (detach() returns a new tensor: "
-                               "keep it).")
+                               f"points there. Cut it at the start of each batch {cut}.")
             if "does not require grad" in str(error):
                 return False, ("a batch's loss has no graph: h was cut after the batch's steps ran, so the loss "
                                "was computed from a detached h. Cut it when a batch begins, before its steps.")
@@ -132,15 +134,18 @@ def train_and_log(layer, batches):
 
 class _KeptGraphs(TorchFunctionMode):  # type: ignore[misc]  # torch.overrides is untyped
     """Inside it: the most autograd nodes that the tensors made there kept
-    reachable at once, and whether a backward() was asked to retain its graph."""
+    reachable at once, whether a backward() was asked to retain its graph,
+    and the names of the torch functions called."""
 
     def __init__(self) -> None:
         super().__init__()
         self.made: list[weakref.ref[torch.Tensor]] = []
+        self.called: set[str] = set()
         self.peak, self.retained = 0, False
 
     def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
         kwargs = kwargs or {}
+        self.called.add(getattr(func, "__name__", ""))
         if func is torch.Tensor.backward and (kwargs.get("retain_graph") or (len(args) > 2 and args[2])):
             self.retained = True
         result = func(*args, **kwargs)
