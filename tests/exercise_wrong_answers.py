@@ -96,7 +96,9 @@ WRONG = {
     ("02", 1): (("answer_1 = False", "with `is`"), ("answer_1 = 'yes'", "True or False")),
     ("02", 2): (("answer_2 = '_saved_self'", "without it"), ("answer_2 = 'saved_other'", "multiplication"),
                 ("answer_2 = 2", "in quotes"), ("answer_2 = 'result'", "_saved_ prefix"),
-                ("answer_2 = 'saved_result'", "_saved_ prefix")),
+                ("answer_2 = 'saved_result'", "_saved_ prefix"),
+                ("answer_2 = '_raw_saved_result'", "raw packed form"),
+                ("answer_2 = 'next_functions'", "not one that holds a saved tensor")),
     ("02", 3): (("def count_leaves(tensor):\n    return len(tensor.grad_fn.next_functions)", "leaves"),
                 ("def count_leaves(t):\n    q, n = [t.grad_fn], 0\n    while q:\n        f = q.pop()\n"
                  "        n += f.name().endswith('AccumulateGrad')\n        q += [c for c, _ in f.next_functions]\n"
@@ -104,7 +106,11 @@ WRONG = {
                 ("def count_leaves(t):\n    q, n = [t.grad_fn], 0\n    while q:\n        f = q.pop()\n"
                  "        if f is None:\n            continue\n        n += f.name().endswith('AccumulateGrad')\n"
                  "        q += [c for c, _ in f.next_functions]\n    return n", "a set of the nodes"),
-                (COUNT_ALL_NODES, "count only the AccumulateGrad")),
+                (COUNT_ALL_NODES, "count only the AccumulateGrad"),
+                ("def count_leaves(t):\n    node = t.grad_fn\n    while node.next_functions:\n"
+                 "        node = node.next_functions[0][0]\n    return 1", "(here x.detach())"),
+                (COUNT_LEAVES.replace('.endswith("AccumulateGrad")', ' == "AccumulateGrad"'),
+                 "'torch::autograd::AccumulateGrad'")),
     ("02", 4): (("answer_4 = 'a'", "waits for more"), ("answer_4 = 'c'", "receive their gradients from it"),
                 ("answer_4 = 'd'", "not the order")),
     ("02", 5): (("answer_5 = 6", "bias=False"), ("answer_5 = 3", "weight and a bias"), ("answer_5 = 8", "ReLU")),
@@ -123,7 +129,8 @@ WRONG = {
                 (RECOMPUTED, "runs the trunk 2 times"), (THROUGH_FORWARD, "runs the trunk 2 times"),
                 (POSITIONAL_RETAIN, "walks the trunk's graph 2 times")),
     ("04", 1): ((UNFIXED, "your code is unchanged: nothing calls detach() yet"),
-                (UNFIXED.replace("            h = cell(x, h)\n", "            h.detach()\n            h = cell(x, h)\n"),
+                (UNFIXED.replace("            h = cell(x, h)\n",
+                                 "            h.detach()\n            h = cell(x, h)\n"),
                  "detach() returns a new tensor: keep it"),
                 (UNFIXED.replace("loss.backward()", "loss.backward(retain_graph=True)"), "4, 8, 12"),
                 (TRAIN_04.replace("            h = cell(x, h)", "            h = cell(x, h.detach())"),

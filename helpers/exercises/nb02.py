@@ -35,6 +35,12 @@ def _what_tanh_saves(answer: Any, _lesson: Lesson) -> Verdict:
                        "it): give the attribute's full name, with its _saved_ prefix, as dir(node) lists it.")
     hints = {"self": "_saved_self would be the input x; the derivative of tanh can be computed without it.",
              "other": "_saved_other belongs to the multiplication (the * 4), not to the tanh."}
+    if core.startswith("raw_saved_") and hasattr(tanh_node, answer.strip()):
+        return False, (f"{shown(answer)} is the raw packed form of what the node saved (a SavedTensor, not the "
+                       "tensor itself); the answer is the _saved_ name next to it in dir(node).")
+    if hasattr(tanh_node, answer.strip()):
+        return False, f"{shown(answer)} is an attribute of the node, but not one that holds a saved tensor: " \
+                      "those start with _saved_."
     return False, hints.get(core, f"{shown(answer)} is not an attribute of this node: list them with dir(node).")
 
 
@@ -85,6 +91,13 @@ def _tallies(tensor: torch.Tensor) -> dict[str, int]:
     return {"leaves": leaves, **visits, "nodes": len(nodes), "operations": len(nodes) - leaves}
 
 
+# The input that needs no gradient, and so gets a None entry, in each graph that has one.
+NONE_INPUTS = {"x * 3": "the 3", "(x.sin() * 2).exp()": "the 2", "w1 * 3 + w2": "the 3",
+               "x.detach() * w2": "x.detach()", "the nn.Sequential's loss": "the input batch",
+               "four Linear layers": "the input batch"}
+NAMED = ("every graph: a leaf's node has name() 'torch::autograd::AccumulateGrad', so a comparison with == "
+         "'AccumulateGrad' never matches. Test name().endswith('AccumulateGrad'), as the question says.")
+
 DIAGNOSES = {
     "leaf visits": "your count goes up each time the walk reaches a leaf again along another path: keep a set of "
                    "the nodes already seen, so a leaf used twice counts once.",
@@ -104,8 +117,9 @@ def _count_leaves(answer: Any, _lesson: Lesson) -> Verdict:
             counted[name] = answer(tensor)
         except AttributeError as error:
             if "NoneType" in str(error):
-                return False, (f"on {name}: next_functions has None entries for inputs that need no gradient "
-                               "(the 3 in x * 3); skip them.")
+                example = f" (here {NONE_INPUTS[name]})" if name in NONE_INPUTS else ""
+                return False, (f"on {name}: next_functions has None entries for inputs that need no "
+                               f"gradient{example}; skip them.")
             raise
         tallies[name] = _tallies(tensor)
         if tallies[name]["leaves"] != trace_graph(tensor).count("leaf"):
@@ -118,6 +132,8 @@ def _count_leaves(answer: Any, _lesson: Lesson) -> Verdict:
         if all(counted[name] == tallies[name][tally] for name in counted):
             return False, f"on {wrong[0]} you count {shown(counted[wrong[0]])}, and torch's graph has " \
                           f"{plural(tallies[wrong[0]]['leaves'], ('leaf', 'leaves'))}: {diagnosis}"
+    if all(count == 0 and not isinstance(count, bool) for count in counted.values()):
+        return False, f"your function counts 0 leaves on {NAMED}"
     found = counted[wrong[0]]
     shown_count = plural(found, ("leaf", "leaves")) if isinstance(found, int) else shown(found)
     return False, (f"on {wrong[0]} your function counts {shown_count}, and torch's graph has "
