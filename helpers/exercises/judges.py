@@ -94,6 +94,10 @@ def value(truth: Callable[[Mapping[str, Any]], Any], why: str, hints: tuple[tupl
         expected = truth(lesson)
         if same(answer, expected, tolerance):
             return True, why
+        if answer is None:
+            return False, f"None is not an answer: replace ____ with {_form(expected, answer)}."
+        if _every_element(answer, expected, tolerance):
+            return False, "each element is the same: give that one number, not a list of them."
         if kind(answer) != kind(expected):
             return False, f"give {_form(expected, answer)}; you gave {shown(answer)}."
         for wrong, hint in hints:
@@ -102,6 +106,12 @@ def value(truth: Callable[[Mapping[str, Any]], Any], why: str, hints: tuple[tupl
         return False, otherwise
 
     return judge
+
+
+def _every_element(answer: Any, expected: Any, tolerance: float) -> bool:
+    """Whether a number was asked for and the answer lists it for every element."""
+    return kind(expected) == "number" and isinstance(answer, (list, tuple)) and len(answer) > 1 \
+        and all(same(item, expected, tolerance) for item in answer)
 
 
 def choice_verdict(question: MultipleChoice, answer: Any, lesson: Mapping[str, Any]) -> tuple[bool, str]:

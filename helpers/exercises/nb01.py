@@ -139,6 +139,9 @@ EXERCISES = (
                          (36, "you counted the operations; each leaf has a node too, AccumulateGrad, where backward "
                               "ends."),
                          (26, "sin records a node too: three operations a round."),
+                         (51, "51 counts every box the drawing shows, and some of them are not autograd nodes: "
+                              "the constant 1 each round adds, and the output y. Count the recorded operations, "
+                              "and one AccumulateGrad per leaf."),
                          (48, "w is used in every round, but it is one leaf: one AccumulateGrad node, shared by all "
                               "its uses."),
                          (49, "w is used in every round, but it is one leaf: one AccumulateGrad node, shared by all "

@@ -37,8 +37,13 @@ def _survives_twice(make: Callable[[torch.Tensor], torch.Tensor]) -> bool:
 
 def _which_survive(answer: Any, _lesson: Lesson) -> Verdict:
     answer = filled(answer)
-    if kind(answer) != "set" or not canonical(answer) <= set(CANDIDATES):
+    if kind(answer) != "set":
         return False, f"give a set of the names as written, such as {{'a', 'b'}}, chosen from {sorted(CANDIDATES)}."
+    unknown = sorted(map(str, canonical(answer) - set(CANDIDATES)))
+    if unknown:
+        verb = "is not one of the names" if len(unknown) == 1 else "are not among the names"
+        return False, (f"{', '.join(map(repr, unknown))} {verb}: write each as the question does, chosen from "
+                       f"{sorted(CANDIDATES)}.")
     truth = {name for name, make in CANDIDATES.items() if _survives_twice(make)}
     chosen = set(canonical(answer))
     for name in sorted(chosen - truth):

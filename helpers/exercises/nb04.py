@@ -261,7 +261,7 @@ INPLACE = MultipleChoice(
                "SigmoidBackward0 saved its result y, and mul_ bumped y._version; backward refuses a saved tensor that "
                "changed since it was saved."),
         Option("\"Trying to backward through the graph a second time\"",
-               "This graph is walked only once; nothing has freed it."),
+               "this graph is walked only once; nothing has freed it."),
         Option("\"element 0 of tensors does not require grad and does not have a grad_fn\"",
                "x requires grad and sigmoid records a node, so y has a graph."),
     ),
