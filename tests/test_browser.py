@@ -8,7 +8,9 @@ from pathlib import Path
 import nbformat
 import pytest
 from conftest import ROOT
+from exercise_wrong_answers import WRONG
 
+from helpers.exercises import declared
 from tools.browser import (
     CHROMIUM,
     CHROMIUM_ARGS,
@@ -132,11 +134,13 @@ def _answer(page, check, answer, expected):
 
 
 def _exercise_01(page, timings):
-    """A learner types a wrong answer, reads the hint aimed at it, then the right one."""
-    text = _answer(page, "ex.q1.check(answer_1)", "answer_1 = 82", "Not quite")
-    assert "82 is what the drawing shows" in text
-    text = _answer(page, "ex.q1.check(answer_1)", "answer_1 = 41", "Right")
-    assert "2 * 20 + 1" in text
+    """A learner types a wrong answer, reads the hint aimed at it, then the
+    right one (both taken from the declarations, so they follow the exercise)."""
+    wrong, words = WRONG[("01", 1)][0]
+    text = _answer(page, "ex.q1.check(answer_1)", wrong, "Not quite")
+    assert words in text
+    text = _answer(page, "ex.q1.check(answer_1)", declared("01")[0].solution.strip(), "Right")
+    assert text.startswith("Right")
     timings.append("01-dynamic-control-flow: exercise 1 answered in the page: hint, then right")
 
 
