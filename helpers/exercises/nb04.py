@@ -1,21 +1,18 @@
 """Exercises of notebook 04: common mistakes."""
 
-import weakref
-from collections.abc import Callable
 from typing import Any
 
 import torch
-from torch.overrides import TorchFunctionMode
 
 from ..graph import trace_graph
 from ..models import TanhRNNCell
 from ..quiz import MultipleChoice, Option
-from ..saved_memory import SavedTensors
 from .answers import CHECKER, answer_from, filled_function
 from .behaviour import data, grads
 from .exercise import Lesson, Verdict, choose, fix, predict
 from .feedback import shown
 from .judges import known, value
+from .watch import KeptGraphs, watched
 
 TRAIN = '''
 def train(cell, batches):
@@ -45,7 +42,7 @@ def _train(answer: Any, _lesson: Lesson) -> Verdict:
     for seed, lengths in TRAIN_CASES:
         cell, batches = _cell_and_batches(seed, lengths)
         try:
-            with _KeptGraphs() as watch:
+            with KeptGraphs() as watch:
                 losses = answer(cell, batches)
         except RuntimeError as error:
             if "second time" in str(error):
@@ -132,49 +129,6 @@ def train_and_log(layer, batches):
 '''
 
 
-class _KeptGraphs(TorchFunctionMode):  # type: ignore[misc]  # torch.overrides is untyped
-    """Inside it: the most autograd nodes that the tensors made there kept
-    reachable at once, whether a backward() was asked to retain its graph,
-    and the names of the torch functions called."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.made: list[weakref.ref[torch.Tensor]] = []
-        self.called: set[str] = set()
-        self.peak, self.retained = 0, False
-
-    def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
-        kwargs = kwargs or {}
-        self.called.add(getattr(func, "__name__", ""))
-        if func is torch.Tensor.backward and (kwargs.get("retain_graph") or (len(args) > 2 and args[2])):
-            self.retained = True
-        result = func(*args, **kwargs)
-        if isinstance(result, torch.Tensor) and result.grad_fn is not None:
-            self.made.append(weakref.ref(result))
-        self.made = [ref for ref in self.made if ref() is not None]
-        self.peak = max(self.peak, _reachable([ref() for ref in self.made]))
-        return result
-
-
-def _reachable(tensors: list[Any]) -> int:
-    """How many autograd nodes the tensors' grad_fn reach, each counted once."""
-    seen, queue = set(), [t.grad_fn for t in tensors if t is not None]
-    while queue:
-        node = queue.pop()
-        if node is not None and node not in seen:
-            seen.add(node)
-            queue.extend(child for child, _ in node.next_functions)
-    return len(seen)
-
-
-def _watched(run: Callable[..., Any], *args: Any) -> tuple[Any, int, _KeptGraphs]:
-    """Run `run(*args)`; return its result, the most bytes of saved tensors
-    that graphs held at once, and the graphs its tensors kept (_KeptGraphs)."""
-    with SavedTensors() as saved, _KeptGraphs() as kept:
-        result = run(*args)
-    return result, saved.peak_bytes, kept
-
-
 LOG_CASES = ((5, 6), (15, 1), (25, 3))     # (seed, batches)
 
 
@@ -194,8 +148,8 @@ def _train_and_log(answer: Any, _lesson: Lesson) -> Verdict:
     answer, asked = filled_function(answer), answer_from(LOG, "train_and_log", None, CHECKER)
     for seed, count in LOG_CASES:
         (layer, batches), (reference, _) = _layer_and_batches(seed, count), _layer_and_batches(seed, count)
-        total, peak, kept = _watched(answer, layer, batches)
-        expected, expected_peak, expected_kept = _watched(asked, reference, batches)
+        total, peak, kept = watched(answer, layer, batches)
+        expected, expected_peak, expected_kept = watched(asked, reference, batches)
         wrong = _log_gradients(layer, reference, (seed, count)) or _log_memory(
             total, (peak, expected_peak), (kept, expected_kept))
         if wrong:
@@ -219,7 +173,7 @@ def _log_gradients(layer: torch.nn.Linear, reference: torch.nn.Linear, case: tup
            "scaled between batches?"
 
 
-def _log_memory(total: Any, peaks: tuple[int, int], kept: tuple[_KeptGraphs, _KeptGraphs]) -> str:
+def _log_memory(total: Any, peaks: tuple[int, int], kept: tuple[KeptGraphs, KeptGraphs]) -> str:
     """What is wrong with the total and the graphs a train_and_log() kept; '' when nothing."""
     if isinstance(total, torch.Tensor) and total.requires_grad:
         return "your total is a tensor, and every loss added to it keeps its graph alive until the end."
@@ -244,8 +198,8 @@ def _log_probe(answer: Any, _lesson: Lesson) -> dict[str, Any]:
     observed, asked = {}, answer_from(LOG, "train_and_log", None, CHECKER)
     for seed, count in LOG_CASES:
         (layer, batches), (reference, _) = _layer_and_batches(seed, count), _layer_and_batches(seed, count)
-        total, peak, kept = _watched(answer, layer, batches)
-        _, expected_peak, expected_kept = _watched(asked, reference, batches)
+        total, peak, kept = watched(answer, layer, batches)
+        _, expected_peak, expected_kept = watched(asked, reference, batches)
         one_at_a_time = peak <= expected_peak and kept.peak <= expected_kept.peak
         observed[f"{count} batches"] = {"total": data(total), "a Python number": isinstance(total, (int, float)),
                                         "gradients": grads(layer), "one graph at a time": one_at_a_time}
