@@ -6,13 +6,21 @@ from __future__ import annotations
 
 import functools
 import re
+import sysconfig
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, ParamSpec, TypeAlias, TypeVar
 
 import torch
 from torch.autograd.graph import Node
 
 from .saved_values import MAX_LABEL, one_line
+
+# Code that is not the learner's: the helpers and the files of Python and its installed
+# packages. A frame from elsewhere is the learner's (a notebook cell, their own module);
+# the widgets and the exercise checks show those frames and hide these.
+MACHINERY = (str(Path(__file__).resolve().parent),
+             *(sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")))
 
 if TYPE_CHECKING:
     from .graph import Graph

@@ -9,22 +9,18 @@ stand beside a drawing made for other values."""
 
 from __future__ import annotations
 
-import sysconfig
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from html import escape
-from pathlib import Path
 from typing import Any
 
 import ipywidgets as widgets
 
-from .arguments import learner_facing, wrong
+from .arguments import MACHINERY, learner_facing, wrong
 from .draw import Figure
 
 View = Callable[..., Figure | str]
-# Frames from these folders are the machinery's, not the learner's code.
-MACHINERY = (str(Path(__file__).parent), *(sysconfig.get_paths()[k] for k in ("stdlib", "purelib", "platlib")))
 FRAMES = 4                # at most this many of the learner's frames, nearest the error
 NO_DRAWING = "No drawing for"
 ERROR_COLOUR = "#c62828"

@@ -4,18 +4,16 @@ through the set-up `make lab` runs before its server (`python -m tools.lab
 --prepare-only`), and small helpers on a running server's REST API."""
 
 import contextlib
-import json
 import os
 import subprocess
 import sys
 import time
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from tools.browser import CHROMIUM, CHROMIUM_ARGS
+from tools.browser import CHROMIUM, CHROMIUM_ARGS, rest
 from tools.lab import ROOT
 
 INSTALL = "browser tests need Debian's chromium: sudo apt-get install chromium (make test installs it when it can)"
@@ -62,11 +60,7 @@ def chromium():
 
 def api(info, path, method="GET"):
     """The JSON answer of the server described by `info` (its jpserver file) to `path`."""
-    request = urllib.request.Request(f"http://127.0.0.1:{info['port']}{path}", method=method,
-                                     headers={"Authorization": f"token {info['token']}"})
-    with urllib.request.urlopen(request, timeout=30) as reply:
-        body = reply.read()
-    return json.loads(body) if body else None
+    return rest(f"http://127.0.0.1:{info['port']}{path}", info["token"], method)
 
 
 def until(read, test, timeout, what):

@@ -8,6 +8,7 @@ import signal
 import socket
 import subprocess
 import time
+import urllib.request
 from pathlib import Path
 
 from tools.lab import lab_argv
@@ -149,3 +150,12 @@ def menu(page, heading, item):
 def cells(page):
     """Each code cell's source and whether it shows an error (stderr) output."""
     return page.evaluate(CELLS)
+
+
+def rest(url, token, method="GET"):
+    """The JSON answer of a Jupyter server or hub at `url`, asked with `token`
+    (None when the answer has no body)."""
+    request = urllib.request.Request(url, method=method, headers={"Authorization": f"token {token}"})
+    with urllib.request.urlopen(request, timeout=30) as reply:
+        body = reply.read()
+    return json.loads(body) if body else None

@@ -25,7 +25,7 @@ from pathlib import Path
 import psutil
 
 from tools import lab
-from tools.browser import free_port
+from tools.browser import free_port, rest
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIG = ROOT / "hub" / "jupyterhub_config.py"
@@ -107,11 +107,7 @@ class Hub:
 
     def api(self, path, method="GET"):
         """The hub's REST API with the tools' token."""
-        request = urllib.request.Request(f"{self.url}/hub/api{path}", method=method,
-                                         headers={"Authorization": f"token {self.token}"})
-        with urllib.request.urlopen(request, timeout=30) as reply:
-            body = reply.read()
-        return json.loads(body) if body else None
+        return rest(f"{self.url}/hub/api{path}", self.token, method)
 
     def processes(self):
         """The hub and everything it started (proxy, culler, servers, kernels)."""

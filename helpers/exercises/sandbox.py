@@ -6,25 +6,23 @@ else the checker's."""
 
 import random
 import signal
-import sysconfig
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from types import FrameType
 from typing import TypeVar
 
 import torch
 
+from ..arguments import MACHINERY
+
 T = TypeVar("T")
 SEED = 0
 TIME_LIMIT = 10.0           # seconds a check may take, the learner's code included
 GRACE = 0.5                 # seconds more, each time the limit finds an import running
-# Code that is not the learner's: the helpers, Python's and the packages' files, and the
-# lesson and solution code the checks compile themselves (file names in angle brackets).
-MACHINERY = (str(Path(__file__).resolve().parent.parent),
-             *(sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")))
+# Code that is not the learner's besides arguments.MACHINERY: the lesson and solution code
+# the checks compile themselves (file names in angle brackets).
 CHECKER_FILES = ("<stored notebook", "<exercise")
 
 
