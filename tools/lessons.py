@@ -2,12 +2,12 @@
 tests and benchmarks run the very code the learner reads (no copy of it
 anywhere else)."""
 
-import ast
 from functools import cache
 from pathlib import Path
 
 import nbformat
-import torch
+
+from helpers.exercises.lesson import stored_definitions
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 
@@ -23,13 +23,11 @@ def notebook_source(path):
 @cache
 def lesson_function(notebook, name):
     """The function or class `name` that `notebooks/<notebook>.ipynb`
-    defines. Its imports and every function and class it defines are run
-    (definitions only: no other cell), so one lesson definition can use
+    defines, loaded as the exercise checks load it
+    (`helpers.exercises.lesson.stored_definitions`: the notebook's imports
+    and definitions run, no other cell), so one lesson definition can use
     another, as in the notebook."""
-    tree = ast.parse(notebook_source(NOTEBOOKS / f"{notebook}.ipynb"))
-    kept = [node for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.ClassDef))]
-    if not any(isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name == name for node in kept):
+    found = stored_definitions(notebook.split("-")[0], NOTEBOOKS)
+    if name not in found:
         raise LookupError(f"{notebook}.ipynb defines no function or class {name!r}")
-    scope = {"torch": torch}
-    exec(compile(ast.Module(body=kept, type_ignores=[]), f"{notebook}.ipynb", "exec"), scope)
-    return scope[name]
+    return found[name]
