@@ -1,0 +1,224 @@
+"""What `torch.compile` makes of a lesson function, observed: the FX graphs
+dynamo captures and which of them each call runs, the guards that failed
+and made it compile again, graph breaks (`torch._dynamo.explain`), and the
+forward and backward graphs AOTAutograd splits a function into.
+
+Only the `eager` and `aot_eager` ways of running a captured graph are used:
+no C++ compiler is needed. Each capture compiles a fresh copy of the
+function (`fresh`), so counts start from zero without resetting dynamo's
+caches for the rest of the notebook.
+"""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+import torch._dynamo
+import torch.fx
+from functorch.compile import aot_function, default_partition, make_boxed_func, min_cut_rematerialization_partition
+
+from .arguments import learner_facing, wrong
+from .draw import Figure, draw_graph
+from .fx import fx_graph, inputs_named, joined, operations
+from .graph import trace_graph
+from .saved_memory import SavedTensors
+
+
+def fresh(function: Callable[..., Any]) -> Callable[..., Any]:
+    """A copy of `function` with a code object of its own: dynamo keeps its
+    compiled graphs on the code object, so the copy starts with none."""
+    code = getattr(function, "__code__", None)
+    if not isinstance(code, types.CodeType):
+        raise wrong(TypeError, "give a Python function written with def (such as dynamic_forward), "
+                               f"not {type(function).__name__}")
+    copy = types.FunctionType(code.replace(), function.__globals__, function.__name__, function.__defaults__,
+                              function.__closure__)
+    copy.__kwdefaults__ = function.__kwdefaults__
+    return copy
+
+
+def guard_expression(reason: str) -> str:
+    """The guard's own test from dynamo's failure reason: "0/0: use_extra_layer
+    == True   # if use_extra_layer: ..." gives "use_extra_layer == True"."""
+    first = reason.splitlines()[0] if reason else ""
+    test = first.split(": ", 1)[1] if ": " in first else first
+    return test.split("#", 1)[0].strip()
+
+
+@dataclass(frozen=True)
+class Call:
+    """One call of a compiled function: the graphs it ran (numbers from 1;
+    empty when it ran eagerly), whether it compiled a new graph, and the
+    guards that failed first (the tests dynamo wrote, in its words)."""
+
+    ran: tuple[int, ...]
+    compiled: bool
+    failed: tuple[str, ...] = ()
+
+
+@dataclass
+class Captured:
+    """The graphs dynamo captured for a run of calls, in the order compiled,
+    and what each call did."""
+
+    graphs: list[torch.fx.GraphModule] = field(default_factory=list)
+    calls: list[Call] = field(default_factory=list)
+
+    @property
+    def recompiles(self) -> int:
+        """Graphs compiled after the first call's: each one a guard failed."""
+        return sum(call.compiled for call in self.calls[1:])
+
+    def operations(self) -> list[list[str]]:
+        """Each graph's operations, by short name."""
+        return [operations(graph) for graph in self.graphs]
+
+
+class _Recorder:
+    """A backend that keeps each graph and notes which graph each call runs."""
+
+    def __init__(self) -> None:
+        self.graphs: list[torch.fx.GraphModule] = []
+        self.ran: list[int] = []
+        self.failed: list[str] = []
+
+    def backend(self, graph: torch.fx.GraphModule, _example_inputs: object) -> Callable[..., Any]:
+        number = len(self.graphs) + 1
+        self.graphs.append(graph)
+
+        def run(*args: Any) -> Any:
+            self.ran.append(number)
+            return graph.forward(*args)
+
+        return run
+
+    def guard_failed(self, failure: Any) -> None:
+        self.failed.append(guard_expression(str(getattr(failure, "reason", ""))))
+
+
+@learner_facing
+def compile_calls(function: Callable[..., Any], calls: Sequence[Sequence[Any]],
+                  dynamic: bool | None = None) -> Captured:
+    """Compile a fresh copy of `function` and call it once with each tuple of
+    arguments in `calls`, in order; `dynamic` as torch.compile takes it."""
+    if isinstance(calls, (str, bytes)) or not all(isinstance(c, (tuple, list)) for c in calls):
+        raise wrong(TypeError, "calls is a list of argument tuples, one per call, such as [(x, True), (x, False)]")
+    recorder, captured = _Recorder(), Captured()
+    compiled = torch._dynamo.optimize(recorder.backend, guard_fail_fn=recorder.guard_failed,
+                                      dynamic=dynamic)(fresh(function))
+    for args in calls:
+        graphs, ran, failed = len(recorder.graphs), len(recorder.ran), len(recorder.failed)
+        compiled(*args)
+        captured.calls.append(Call(tuple(recorder.ran[ran:]), len(recorder.graphs) > graphs,
+                                   tuple(recorder.failed[failed:])))
+    captured.graphs = recorder.graphs
+    return captured
+
+
+@dataclass(frozen=True)
+class Breaks:
+    """What `torch._dynamo.explain` found: each graph's operations, the
+    number of graph breaks and each break's reason (dynamo's words)."""
+
+    graphs: list[list[str]]
+    count: int
+    reasons: list[str]
+
+
+@learner_facing
+def graph_breaks(function: Callable[..., Any], *args: Any) -> Breaks:
+    """Run `torch._dynamo.explain` on a fresh copy of `function` with `args`.
+    (explain clears dynamo's compiled graphs first, as its documentation says.)"""
+    found = torch._dynamo.explain(fresh(function))(*args)
+    return Breaks([operations(graph) for graph in found.graphs], found.graph_break_count,
+                  [str(b.reason).splitlines()[0] for b in found.break_reasons])
+
+
+@dataclass(frozen=True)
+class Split:
+    """AOTAutograd's split of a function: the forward and backward graphs,
+    and the output the compiled function gave. The forward graph returns
+    the output first, then what it saves for the backward graph."""
+
+    forward: torch.fx.GraphModule
+    backward: torch.fx.GraphModule
+    output: torch.Tensor
+
+    def saved_count(self) -> int:
+        """How many values the forward graph saves for the backward graph."""
+        node = next(n for n in self.forward.graph.nodes if n.op == "output")
+        results = node.args[0]
+        return len(results) - 1 if isinstance(results, (tuple, list)) else 0
+
+
+@learner_facing
+def aot_split(function: Callable[..., torch.Tensor], *args: Any, recompute: bool = False) -> Split:
+    """The forward and backward graphs AOTAutograd makes of `function` for
+    `args` (backward run once, with ones as the output's gradient);
+    `recompute`: let the partitioner recompute cheap values in backward
+    instead of saving them (min-cut rematerialisation)."""
+    kept: list[torch.fx.GraphModule] = []
+
+    def keep(graph: torch.fx.GraphModule, _example_inputs: object) -> Callable[..., Any]:
+        kept.append(graph)
+        return make_boxed_func(graph.forward)
+
+    partition = min_cut_rematerialization_partition if recompute else default_partition
+    compiled = aot_function(function, fw_compiler=keep, bw_compiler=keep, partition_fn=partition)
+    output = compiled(*args)
+    output.backward(torch.ones_like(output))
+    return Split(kept[0], kept[1], output)
+
+
+def held_bytes(function: Callable[..., torch.Tensor], *args: Any) -> int:
+    """Bytes of the tensors autograd saves while `function(*args)` builds its
+    graph, counted while the output keeps that graph alive."""
+    with SavedTensors() as saved:
+        output = function(*args)
+    held = saved.held_bytes()
+    del output
+    return held
+
+
+# The compile widget's earlier calls: the flags the compiled function was
+# already called with, before the call the checkbox sets.
+EARLIER = {"no call": (), "True": (True,), "False": (False,), "True, False": (True, False)}
+
+
+def compile_view(forward: Callable[[torch.Tensor, bool], torch.Tensor], use_extra_layer: bool,
+                 earlier: str) -> Figure:
+    """Call a fresh compiled copy of `forward(x, flag)` with the `earlier`
+    flags, then with `use_extra_layer`: what decided the last call (a new
+    graph, a failed guard, guards that held), how many graphs there are,
+    and the graph that ran drawn beside the eager autograd graph."""
+    if earlier not in EARLIER:
+        raise wrong(ValueError, f"earlier is one of {list(EARLIER)}; got {earlier!r}")
+    flags = (*EARLIER[earlier], bool(use_extra_layer))
+    captured = compile_calls(forward, [(torch.tensor(3.0, requires_grad=True), flag) for flag in flags])
+    number = captured.calls[-1].ran[-1]
+    leaf = torch.tensor(3.0, requires_grad=True)
+    eager = trace_graph(forward(leaf, flags[-1]), {"x": leaf})
+    ran = fx_graph(captured.graphs[number - 1])
+    graph = joined([(f"compiled graph {number}", ran), ("eager autograd graph", eager)])
+    inputs = [node.id for node in graph.nodes[:len(ran.nodes)] if node.kind == "leaf"]
+    count = len(captured.graphs)
+    caption = (f"use_extra_layer={flags[-1]} after {earlier}: {_decided(captured, flags)}; "
+               f"{count} graph{'s' * (count != 1)} compiled; graph {number} ran: "
+               f"{', '.join(operations(captured.graphs[number - 1]))}")
+    return Figure(caption, inputs_named(draw_graph(graph), inputs))
+
+
+def _decided(captured: Captured, flags: Sequence[bool]) -> str:
+    """What decided the last call: a first capture, a failed guard, or guards that held."""
+    call = captured.calls[-1]
+    number = call.ran[-1]
+    if call.failed:
+        return f"guard {call.failed[0]} failed, so dynamo compiled graph {number}"
+    if call.compiled:
+        return f"no graph yet, so dynamo captured graph {number}"
+    made = next(flag for flag, c in zip(flags, captured.calls, strict=True) if c.compiled and c.ran[-1] == number)
+    return f"the guards of graph {number} (made for use_extra_layer={made}) held: no recompile"

@@ -1,0 +1,158 @@
+"""Turn a captured FX graph (what `torch.compile` hands a backend, what
+AOTAutograd splits into a forward and a backward graph) into the same
+`Graph` that `trace_graph` makes of an autograd graph, so it draws with the
+same vocabulary: inputs (placeholders, attributes) as leaves, each call as
+an operation, a number it was called with as a constant, and the output.
+
+Nodes are numbered `n0, n1, ...` in walk order: the output first, then
+breadth-first through each node's arguments in order, as the autograd walk
+goes from the output back to the leaves; nodes the output does not use
+follow, in the FX graph's own order. Arrows go from an input to the node
+that used it, as in every drawing of the collection.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, deque
+from collections.abc import Collection, Sequence
+from dataclasses import replace
+from typing import Any
+
+import torch
+import torch.fx
+
+from .arguments import learner_facing, wrong
+from .draw import Drawing, draw_graph
+from .graph import Edge, Graph, Node
+from .render import LEAF_LINES
+from .saved_values import MAX_LABEL, one_line, shape_text
+
+# The second line of an FX input's box: it is an input of the captured
+# graph, not an AccumulateGrad node (the line an autograd leaf gets).
+INPUT_LINE = "graph input"
+FX_EXAMPLE = ("for example the GraphModule a torch.compile backend receives: "
+              "def backend(gm, example_inputs): ..., or torch.fx.symbolic_trace(f)")
+
+
+def fx_of(source: object) -> torch.fx.Graph:
+    """The `torch.fx.Graph` of a GraphModule, or the Graph itself."""
+    if isinstance(source, torch.fx.GraphModule):
+        return source.graph
+    if isinstance(source, torch.fx.Graph):
+        return source
+    raise wrong(TypeError, f"give a torch.fx.GraphModule or torch.fx.Graph, {FX_EXAMPLE}; "
+                           f"got {type(source).__name__}")
+
+
+@learner_facing
+def fx_graph(source: torch.fx.GraphModule | torch.fx.Graph) -> Graph:
+    """The `Graph` of an FX graph, numbered in walk order (module docstring);
+    `draw_graph` draws it, `draw_fx` draws it with its inputs named as such."""
+    fx = fx_of(source)
+    every = list(fx.nodes)
+    starts = [node for node in every if node.op == "output"]
+    ids = {node: f"n{i}" for i, node in enumerate(starts)}
+    nodes, edges, queue = [_node(ids[node], node) for node in starts], [], deque(starts)
+    while queue or len(ids) < len(every):
+        if not queue:                   # a node the output does not use: on from the first of them
+            rest = next(node for node in every if node not in ids)
+            ids[rest] = f"n{len(nodes)}"
+            nodes.append(_node(ids[rest], rest))
+            queue.append(rest)
+        user = queue.popleft()
+        for slot, given in enumerate(_inputs(user)):
+            if not isinstance(given, torch.fx.Node):        # a number the call took: its own constant
+                nodes.append(Node(f"n{len(nodes)}", "const", one_line(repr(given), MAX_LABEL)))
+                edges.append(Edge(nodes[-1].id, ids[user], slot))
+                continue
+            if given not in ids:
+                ids[given] = f"n{len(nodes)}"
+                nodes.append(_node(ids[given], given))
+                queue.append(given)
+            edges.append(Edge(ids[given], ids[user], slot))
+    uses = Counter(edge.src for edge in edges)
+    nodes = [replace(n, uses=uses[n.id]) if n.kind == "leaf" else n for n in nodes]
+    return Graph(tuple(nodes), tuple(edges))
+
+
+def _inputs(node: torch.fx.Node) -> list[Any]:
+    """What a node takes, flattened in order: other nodes and constants (None left out)."""
+    flat: list[Any] = []
+    queue: deque[Any] = deque([*node.args, *node.kwargs.values()])
+    while queue:
+        item = queue.popleft()
+        if isinstance(item, (list, tuple)):
+            queue.extendleft(reversed(item))
+        elif item is not None:
+            flat.append(item)
+    return flat
+
+
+def _node(node_id: str, node: torch.fx.Node) -> Node:
+    if node.op == "output":
+        return Node(node_id, "output", "output")
+    if node.op in ("placeholder", "get_attr"):
+        return Node(node_id, "leaf", one_line(_input_name(node), MAX_LABEL), _shape(node))
+    return Node(node_id, "op", operation_name(node), _shape(node))
+
+
+def _input_name(node: torch.fx.Node) -> str:
+    """An input's name as the learner wrote it: dynamo's L_x_ is x."""
+    name = str(node.target)
+    return name[2:-1] if name.startswith("L_") and name.endswith("_") else name
+
+
+def operation_name(node: torch.fx.Node) -> str:
+    """A call's short name: "mul" for operator.mul and for aten.mul.Tensor,
+    a method's or a submodule's name as called."""
+    target = node.target
+    if isinstance(target, torch._ops.OpOverload):
+        return one_line(target._opname, MAX_LABEL)
+    name = target if isinstance(target, str) else getattr(target, "__name__", repr(target))
+    return one_line(str(name), MAX_LABEL)
+
+
+def _shape(node: torch.fx.Node) -> str:
+    """The shape of the value the node stands for, when the capture recorded it."""
+    value = node.meta.get("val", node.meta.get("example_value"))
+    return shape_text(value) if isinstance(value, torch.Tensor) else ""
+
+
+def operations(source: torch.fx.GraphModule | torch.fx.Graph) -> list[str]:
+    """The short names of the graph's calls, in the FX graph's own order."""
+    return [operation_name(node) for node in fx_of(source).nodes if node.op not in ("placeholder", "get_attr",
+                                                                                    "output")]
+
+
+@learner_facing
+def draw_fx(source: torch.fx.GraphModule | torch.fx.Graph, **options: Any) -> Drawing:
+    """`draw_graph(fx_graph(source), **options)`, each input's second line
+    saying it is a graph input (an FX graph has no AccumulateGrad nodes)."""
+    graph = fx_graph(source)
+    return inputs_named(draw_graph(graph, **options), [n.id for n in graph.nodes if n.kind == "leaf"])
+
+
+def inputs_named(drawing: Drawing, ids: Collection[str]) -> Drawing:
+    """The drawing with the leaves `ids` (an FX graph's inputs) drawn as graph
+    inputs instead of leaves with an AccumulateGrad node."""
+    rows = [f'<FONT POINT-SIZE="8">{LEAF_LINES[kind]}</FONT>' for kind in ("torch", "unused")]
+    lines = drawing.source.split("\n")
+    for i, line in enumerate(lines):
+        if line.strip().split(" ", 1)[0] in ids:
+            for row in rows:
+                line = line.replace(row, f'<FONT POINT-SIZE="8">{INPUT_LINE}</FONT>')
+            lines[i] = line
+    return Drawing(drawing.graph, "\n".join(lines), drawing.text)
+
+
+def joined(parts: Sequence[tuple[str, Graph]]) -> Graph:
+    """Several graphs in one, to draw side by side: each (title, graph) in
+    turn, its nodes renumbered on from the last one's, its output named by
+    its title."""
+    nodes: list[Node] = []
+    edges: list[Edge] = []
+    for title, graph in parts:
+        new = {node.id: f"n{len(nodes) + i}" for i, node in enumerate(graph.nodes)}
+        nodes += [replace(n, id=new[n.id], label=title if n.kind == "output" else n.label) for n in graph.nodes]
+        edges += [replace(e, src=new[e.src], dst=new[e.dst]) for e in graph.edges]
+    return Graph(tuple(nodes), tuple(edges))
