@@ -16,7 +16,7 @@ from torch.autograd.graph import Node as AutogradNode
 
 from .arguments import Params, Root, check_flag, check_max_nodes, leaf_names, learner_facing, roots_of
 from .saved_values import MAX_LABEL, Saved, SavedReader, one_line, shape_text
-from .walk import Item, collector_paused, leaf_variable, nearest, no_torch_function, walk
+from .walk import Item, collector_paused, leaf_variable, no_torch_function, walk, walk_for
 
 NodeKind: TypeAlias = Literal["output", "op", "leaf", "const", "group"]
 
@@ -38,7 +38,7 @@ class Node:
     label: str
     detail: str = ""
     saved: tuple[Saved, ...] = ()
-    uses: int = 0          # for a leaf: its edges in the whole graph, drawn or not
+    uses: int = 0          # for a leaf: its edges in the whole graph, drawn or not (walked, if not counted)
 
 
 @dataclass(frozen=True)
@@ -65,13 +65,16 @@ class Rolled(NamedTuple):
 class Graph:
     """The walked graph. `omitted` counts nodes left out by `max_nodes`;
     `cut` lists the kept nodes that have inputs among them; `rolled` has an
-    entry per group of repeated steps (roll.py)."""
+    entry per group of repeated steps (roll.py). `counted` is False when the
+    graph was too big to walk whole for a cut (`walk.counted`): then `omitted`, and a leaf's `uses`, count only the
+    nodes the walk met, and are lower bounds."""
 
     nodes: tuple[Node, ...]
     edges: tuple[Edge, ...]
     omitted: int = 0
     cut: tuple[str, ...] = ()
     rolled: tuple[Rolled, ...] = ()
+    counted: bool = True
 
     def find(self, label: str) -> list[Node]:
         """The nodes whose label is `label`, in walk order."""
@@ -111,7 +114,9 @@ def trace_graph(root: Root, params: Params | None = None, max_nodes: int | None 
         and at most an eighth of them (or 8) at any one distance from the
         outputs, so a wide row (a thousand outputs, a stack of many inputs)
         does not crowd out the structure behind it; the rest are counted
-        in `Graph.omitted`.
+        in `Graph.omitted`. Only what can be kept is walked, and the rest
+        is counted up to 10 times max_nodes or 1,000 nodes (past that,
+        `Graph.counted` is False and `omitted` a lower bound).
     saved: describe each kept node's saved values (`Node.saved`); False
         skips that (a walk of 200,000 nodes then takes about two thirds
         of the time). Reading them never unpacks a value a hook packed.
@@ -122,17 +127,15 @@ def trace_graph(root: Root, params: Params | None = None, max_nodes: int | None 
     names = leaf_names(params)
     limit, saved = check_max_nodes(max_nodes), check_flag(saved, "saved")
     with collector_paused(), no_torch_function():
-        starts = roots_of(root)
-        items, links = walk(starts)
-        kept = range(len(items)) if limit is None else nearest(items, links, limit)
-        keep = set(kept)
+        walker, kept, more = walk_for(roots_of(root), limit)
+        items, links, keep = walker.items, walker.links, set(kept)
         uses = Counter(s for s, *_ in links)
         ids = [f"n{i}" for i in range(len(items))]
         node = _NodeMaker(names, saved).node
         nodes = tuple(node(ids[i], items[i], uses[i]) for i in kept)
         edges = tuple(Edge(ids[s], ids[d], slot, nr) for s, d, slot, nr in links if s in keep and d in keep)
     cut = sorted({d for s, d, _, _ in links if d in keep and s not in keep})
-    return Graph(nodes, edges, len(items) - len(keep), tuple(ids[d] for d in cut))
+    return Graph(nodes, edges, len(items) - len(keep), tuple(ids[d] for d in cut), counted=not more)
 
 
 def autograd_nodes(root: Root) -> list[tuple[str, AutogradNode]]:

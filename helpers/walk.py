@@ -4,6 +4,8 @@
 process for the same computation; and the cut to `max_nodes`.
 """
 
+from __future__ import annotations
+
 import gc
 from collections import Counter, deque
 from collections.abc import Iterator, Sequence
@@ -15,6 +17,9 @@ from torch.autograd.graph import Node
 
 from .arguments import Start
 
+# A walk cut to max_nodes counts the whole graph up to COUNTED times max_nodes nodes
+# (at least COUNTED_AT_LEAST); past that it stops, and totals are lower bounds.
+COUNTED, COUNTED_AT_LEAST = 10, 1_000
 # What a walk meets: a tensor (an output or a leaf root), an autograd node, or
 # None (a constant); links are (src, dst, slot, output_nr) positions in walk order.
 Item: TypeAlias = torch.Tensor | Node | None
@@ -44,75 +49,125 @@ def no_torch_function() -> Iterator[None]:
         yield
 
 
-def nearest(items: Sequence[Item], links: Sequence[Link], limit: int) -> Sequence[int]:
+def nearest(walker: Walker, limit: int) -> Sequence[int]:
     """Up to `limit` positions in walk order (nearest the outputs first), at
     most limit // 8 (at least 8) at any one depth; constants, which lead
     nowhere, are not held to that. A position is kept only when one of its
     consumers was kept before it (or it has none: a start), so every kept
-    node leads to an output through kept nodes."""
-    if limit >= len(items):
+    node leads to an output through kept nodes. A graph of at most `limit`
+    nodes is kept whole; otherwise the walk goes only as far as the last
+    kept position: what lies beyond, it never walks."""
+    items, links = walker.items, walker.links
+    walker.run(limit + 1)
+    if len(items) <= limit:
         return range(len(items))
     depth: dict[int, int] = {}
-    for s, d, _, _ in links:             # links come in walk order: d is placed before s
-        depth.setdefault(s, depth.get(d, 0) + 1)
     per_depth: Counter[int] = Counter()
-    row_limit, kept, next_link = max(8, limit // 8), [], 0
+    kept: list[int] = []
     reached: set[int] = set()
-    for position, item in enumerate(items):
-        level = depth.get(position, 0)
-        start = next_link
+    row_limit, position, next_link, placed = max(8, limit // 8), 0, 0, 0
+    while len(kept) < limit and walker.through(position):
+        for s, d, _, _ in links[placed:]:      # links come in walk order: d is placed before s
+            depth.setdefault(s, depth.get(d, 0) + 1)
+        level, start, placed = depth.get(position, 0), next_link, len(links)
         while next_link < len(links) and links[next_link][1] == position:   # links grouped by dst, in order
             next_link += 1
-        if (level and position not in reached) or (item is not None and per_depth[level] >= row_limit):
-            continue
-        per_depth[level] += 1
-        kept.append(position)
-        reached.update(s for s, *_ in links[start:next_link])
-        if len(kept) == limit:
-            break
+        if (not level or position in reached) and (items[position] is None or per_depth[level] < row_limit):
+            per_depth[level] += 1
+            kept.append(position)
+            reached.update(s for s, *_ in links[start:next_link])
+        position += 1
     return kept
 
 
-def walk(starts: Sequence[Start]) -> tuple[list[Item], list[Link]]:
-    """Breadth-first walk. Returns (items, links): items are tensors (outputs
-    and leaf roots), autograd nodes, or `None` for constants; links are
-    (src, dst, slot, output_nr) index tuples."""
-    items: list[Item] = []
-    index: dict[Node, int] = {}
-    links: list[Link] = []
-    queue: deque[Node] = deque()
-    leaf_roots: dict[int, int] = {}      # a leaf passed as a root is one node with its AccumulateGrad
+class Walker:
+    """A breadth-first walk that goes only as far as it is asked: `items`
+    are tensors (outputs and leaf roots), autograd nodes, or `None` for
+    constants; `links` are (src, dst, slot, output_nr) index tuples, grouped
+    by dst in walk order. A node's links exist once it has been taken from
+    the queue, which happens in walk order."""
 
-    def visit(fn: Node) -> int:
-        if fn not in index:
+    def __init__(self, starts: Sequence[Start]) -> None:
+        self.items: list[Item] = []
+        self.links: list[Link] = []
+        self.index: dict[Node, int] = {}
+        self.queue: deque[Node] = deque()
+        self.leaf_roots: dict[int, int] = {}     # a leaf passed as a root is one node with its AccumulateGrad
+        outputs = [s for s in starts if isinstance(s, torch.Tensor)]
+        for tensor in outputs:
+            if tensor.grad_fn is None:
+                self.leaf_roots[id(tensor)] = len(self.items)
+            self.items.append(tensor)
+        for pos, tensor in enumerate(outputs):
+            if tensor.grad_fn is not None:
+                self.links.append((self.visit(tensor.grad_fn), pos, 0, tensor.output_nr))
+        for start in starts:
+            if not isinstance(start, torch.Tensor):
+                self.visit(start)
+
+    def visit(self, fn: Node) -> int:
+        position = self.index.get(fn)
+        if position is None:
             variable = leaf_variable(fn)
-            position = None if variable is None else leaf_roots.get(id(variable))
-            index[fn] = len(items) if position is None else position
+            position = None if variable is None else self.leaf_roots.get(id(variable))
             if position is None:
-                items.append(fn)
-                queue.append(fn)
-        return index[fn]
+                position = len(self.items)
+                self.items.append(fn)
+                self.queue.append(fn)
+            self.index[fn] = position
+        return position
 
-    outputs = [s for s in starts if isinstance(s, torch.Tensor)]
-    for tensor in outputs:
-        if tensor.grad_fn is None:
-            leaf_roots[id(tensor)] = len(items)
-        items.append(tensor)
-    for pos, tensor in enumerate(outputs):
-        if tensor.grad_fn is not None:
-            links.append((visit(tensor.grad_fn), pos, 0, tensor.output_nr))
-    for start in starts:
-        if not isinstance(start, torch.Tensor):
-            visit(start)
-    while queue:
-        fn = queue.popleft()
+    def step(self) -> None:
+        """Take the next node from the queue and meet its inputs."""
+        fn = self.queue.popleft()
+        dst = self.index[fn]
         for slot, (child, output_nr) in enumerate(fn.next_functions):
             if child is None:
-                items.append(None)
-                links.append((len(items) - 1, index[fn], slot, output_nr))
+                self.items.append(None)
+                self.links.append((len(self.items) - 1, dst, slot, output_nr))
             else:
-                links.append((visit(child), index[fn], slot, output_nr))
-    return items, links
+                self.links.append((self.visit(child), dst, slot, output_nr))
+
+    def through(self, position: int) -> bool:
+        """Walk until every node up to `position` has its links; False when
+        the graph has no such position."""
+        while self.queue and (position >= len(self.items) or self.index[self.queue[0]] <= position):
+            self.step()
+        return position < len(self.items)
+
+    def run(self, until: int | None = None) -> bool:
+        """Walk to the end, or until `until` nodes are met; True when the
+        walk stopped before the end (the graph has more)."""
+        while self.queue and (until is None or len(self.items) < until):
+            self.step()
+        return bool(self.queue)
+
+
+def walk_for(starts: Sequence[Start], limit: int | None) -> tuple[Walker, Sequence[int], bool]:
+    """(walker, kept positions, more): the walk for a drawing of at most
+    `limit` nodes (None: all). It keeps the nearest positions, then counts
+    the rest up to `counted(limit)` nodes; `more` is True when it stopped
+    there, before the end of the graph."""
+    walker = Walker(starts)
+    if limit is None:
+        walker.run()
+        return walker, range(len(walker.items)), False
+    kept = nearest(walker, limit)
+    return walker, kept, walker.run(counted(limit))
+
+
+def counted(limit: int) -> int:
+    """How many nodes a walk cut to `limit` counts before it stops: enough
+    for exact totals on a lesson's graphs, bounded so a drawing of `limit`
+    nodes costs about the same at any size of graph."""
+    return max(COUNTED_AT_LEAST, COUNTED * limit)
+
+
+def walk(starts: Sequence[Start]) -> tuple[list[Item], list[Link]]:
+    """The whole breadth-first walk: (items, links), as `Walker` has them."""
+    walker = Walker(starts)
+    walker.run()
+    return walker.items, walker.links
 
 
 def leaf_variable(fn: Node) -> torch.Tensor | None:

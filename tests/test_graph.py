@@ -1,15 +1,20 @@
 """trace_graph: exact nodes and edges, checked against torch's own next_functions."""
 
 import gc
+import statistics
 import sys
+import time
 import weakref
 
 import pytest
 import torch
+from graph_check import unconnected
 
 from helpers import draw_graph, trace_graph
+from helpers.arguments import roots_of
 from helpers.graph import Edge, Graph, Node, autograd_nodes
 from helpers.saved_values import Saved
+from helpers.walk import Walker, counted, nearest
 from tools.lessons import lesson_function
 from tools.real_models import Counted, subclass_graph
 
@@ -138,10 +143,7 @@ def test_deep_graph_has_no_recursion_limit():
 
 
 def test_max_nodes_keeps_nearest_and_counts_the_rest():
-    w = torch.randn(4, 4, requires_grad=True)
-    h = torch.randn(4)
-    for _ in range(10):
-        h = torch.tanh(w @ h)
+    _, h = _chain(10)
     full, cut = trace_graph(h), trace_graph(h, max_nodes=5)
     assert cut.nodes == tuple(n for n in full.nodes[:5])
     assert cut.omitted == len(full.nodes) - 5
@@ -162,11 +164,11 @@ def test_a_walk_leaves_the_garbage_collector_as_it_found_it(note_example, monkey
     trace_graph(note_example[2])
     assert gc.isenabled()
 
-    def failing_walk(starts):
+    def failing_walk(starts, limit):
         assert not gc.isenabled()
         raise RuntimeError("a walk that fails")
 
-    monkeypatch.setattr("helpers.graph.walk", failing_walk)
+    monkeypatch.setattr("helpers.graph.walk_for", failing_walk)
     with pytest.raises(RuntimeError, match="a walk that fails"):
         trace_graph(note_example[2])
     assert gc.isenabled()
@@ -250,3 +252,69 @@ def test_every_label_is_one_bounded_printable_line():
 def test_dot_lays_out_labels_with_control_characters():
     drawing = _odd_drawing()
     assert "Two Lines" in drawing.svg() and drawing.html().encode()
+
+
+def _chain(steps):
+    w = torch.randn(8, 8, requires_grad=True)
+    h = torch.randn(8)
+    for _ in range(steps):
+        h = torch.tanh(w @ h)
+    return w, h
+
+
+def _median_seconds(runs, repeats=9):
+    """The median time of each of `runs`, measured in turn (a load on the
+    machine then falls on all of them alike)."""
+    times = [[] for _ in runs]
+    for _ in range(repeats):
+        for run, measured in zip(runs, times, strict=True):
+            start = time.perf_counter()
+            run()
+            measured.append(time.perf_counter() - start)
+    return [statistics.median(measured) for measured in times]
+
+
+def test_a_drawing_of_max_nodes_costs_about_the_same_at_any_length(timings):
+    """Only what can be drawn is walked: h = tanh(W @ h) at T = 100,000
+    (200,003 nodes) draws its 300 nodes within 1.5 times the time of
+    T = 1,000 (a walk of the whole graph took 3 to 40 times as long)."""
+    short, long = _chain(1_000), _chain(100_000)
+    seconds = _median_seconds([lambda w=w, h=h: draw_graph(h, {"W": w}) for w, h in (short, long)])
+    timings.append(f"draw_graph, 300 of T = 1,000 then 100,000 steps: {seconds[0] * 1000:.1f} ms, "
+                   f"{seconds[1] * 1000:.1f} ms (ratio {seconds[1] / seconds[0]:.2f})")
+    assert seconds[1] < 1.5 * seconds[0]
+
+
+def test_a_graph_walked_in_part_says_at_least_how_many_more():
+    """Past counted(max_nodes) nodes the walk stops: its totals are lower
+    bounds, and the cut notice says so; below that they are exact."""
+    w, h = _chain(100_000)
+    graph = trace_graph(h, {"W": w}, max_nodes=300)
+    assert (graph.counted, len(graph.nodes), graph.omitted) == (False, 300, counted(300) - 300)
+    assert "at least 2,700 more nodes not drawn: 300 shown, nearest the output first" in str(draw_graph(h))
+    assert "of 200,003" not in str(draw_graph(h))
+    w, h = _chain(1_000)
+    graph = trace_graph(h, max_nodes=300)
+    assert (graph.counted, graph.omitted) == (True, 2_003 - 300)
+    assert "... 1703 more nodes not drawn: 300 of 2003 shown, nearest the output first" in str(draw_graph(h))
+
+
+@pytest.mark.parametrize("max_nodes", [1, 8, 30, 300])
+def test_a_walk_stopped_early_keeps_what_the_whole_walk_keeps(max_nodes):
+    """Stopping the walk once the cut is chosen changes nothing drawn: the
+    same nodes nearest the output, the same edges and cut marks, none
+    floating; only the totals are lower bounds."""
+    torch.manual_seed(0)
+    x = torch.randn(40, requires_grad=True)
+    weights = torch.randn(40, 3, requires_grad=True)
+    pieces = [torch.tanh(p * w) for p, w in zip(x.unbind(), weights.unbind(), strict=True)]
+    roots = [sum(pieces), *_chain(3_000)[1:]]
+    whole = Walker(roots_of(roots))
+    whole.run()
+    kept = set(nearest(whole, max_nodes))
+    graph = trace_graph(roots, max_nodes=max_nodes)
+    assert [n.id for n in graph.nodes] == [f"n{i}" for i in sorted(kept)]
+    assert len(graph.edges) == sum(s in kept and d in kept for s, d, _, _ in whole.links)
+    assert graph.cut == tuple(f"n{d}" for d in sorted({d for s, d, _, _ in whole.links if d in kept and s not in kept}))
+    assert not graph.counted and graph.omitted < len(whole.items) - len(graph.nodes)
+    assert unconnected(graph) == []

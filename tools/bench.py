@@ -99,14 +99,20 @@ def real_models():
 
 
 def big_walks():
-    """What the size of a graph costs: saved values read or not, many roots."""
+    """What the size of a graph costs: saved values read or not, many roots;
+    a drawing of 300 nodes at T = 1,000 and 100,000 (only what is drawn is walked)."""
     w, h = rnn(100_000)
     x = torch.randn(20_000, requires_grad=True)
     pieces = list((x * 2).unbind())
+    short_w, short_h = rnn(1_000)
+    short = median_time(lambda: draw_graph(short_h, {"W": short_w}), 7)
+    long = median_time(lambda: draw_graph(h, {"W": w}), 7)
     rows = ["| h = tanh(W @ h), T = 100,000 (200,003 nodes) | time |", "|---|---:|",
             f"| trace_graph, saved values read | {median_time(lambda: trace_graph(h), 3):.2f} s |",
             f"| trace_graph(saved=False) | {median_time(lambda: trace_graph(h, saved=False), 3):.2f} s |",
             f"| draw_graph (300 nodes drawn) + SVG | {median_time(lambda: draw_graph(h, {'W': w}).svg(), 3):.2f} s |",
+            f"| draw_graph (300 nodes drawn), T = 1,000 / T = 100,000 | {short * 1000:.1f} ms / "
+            f"{long * 1000:.1f} ms (ratio {long / short:.2f}) |",
             f"| trace_graph of 20,000 unbind outputs as roots, max_nodes=300 | "
             f"{median_time(lambda: trace_graph(pieces, max_nodes=300), 3):.3f} s |"]
     return rows
