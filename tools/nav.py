@@ -1,11 +1,15 @@
 """Write the navigation cells (previous | contents | next) at the top and
-bottom of every notebook, and the index's table of contents, from each
-notebook's H1 title. `python -m tools.nav --check` only reports what is stale."""
+bottom of every notebook, with the notebook's expected time under the top
+one, and the index's table of contents with every notebook's time and the
+core path's, from each notebook's H1 title and its contents (tools/pacing.py).
+`python -m tools.nav --check` only reports what is stale."""
 
 import sys
 from pathlib import Path
 
 import nbformat
+
+from tools.pacing import pace, spoken, time_line
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 INDEX = "00-index.ipynb"
@@ -37,20 +41,37 @@ def nav_text(names, titles, i):
     return f"{NAV}\n" + " | ".join(links)
 
 
-def toc_text(names, titles):
-    """The index's table of contents."""
-    rows = [f"{k}. [{t}]({n})" for k, (n, t) in enumerate(zip(names[1:], titles[1:], strict=True), 1)]
-    return f"{TOC}\n## Contents\n\n" + ("\n".join(rows) or "No lessons yet.")
+def toc_row(number, name, title, p):
+    """One line of the contents: the link and the notebook's time."""
+    if p.optional:
+        after = f", best read after notebook {p.read_after[:2]}" if p.read_after else ""
+        return f"{number}. [{title}]({name}): optional{after}; {spoken(p.whole)}"
+    extra = f" ({spoken(p.whole).removeprefix('about ')} with its optional parts)" if spoken(p.core) != spoken(
+        p.whole) else ""
+    return f"{number}. [{title}]({name}): {spoken(p.core)}{extra}"
 
 
-def updated(nb, nav, toc):
-    """Put the navigation cells (and the TOC, if the notebook has one) in place."""
+def toc_text(names, titles, paces):
+    """The index's table of contents, with the time of each notebook and of the core path."""
+    rows = [toc_row(k, n, t, p) for k, (n, t, p) in enumerate(zip(names[1:], titles[1:], paces[1:], strict=True), 1)]
+    core, whole = sum(p.core for p in paces), sum(p.whole for p in paces)
+    path = (f"**The core path, {spoken(core)}:** this page and notebooks 1 to 6, without the parts marked "
+            f"*Optional* where they stand (sections, exercises, and the optional notebooks). "
+            f"Everything: {spoken(whole)}. Times are computed from each notebook's contents "
+            "(`tools/pacing.py` states the reading rates).")
+    return f"{TOC}\n## Contents\n\n{path}\n\n" + ("\n".join(rows) or "No lessons yet.")
+
+
+def updated(nb, nav, toc, time=""):
+    """Put the navigation cells (the top one with the notebook's time, and
+    the TOC, if the notebook has one) in place."""
     cells = nb.cells
     if len(cells) < 2 or not cells[1].source.startswith(NAV):
         cells.insert(1, nbformat.v4.new_markdown_cell(nav, id="nav-top"))
     if not cells[-1].source.startswith(NAV):
         cells.append(nbformat.v4.new_markdown_cell(nav, id="nav-bottom"))
-    cells[1].source = cells[-1].source = nav
+    cells[1].source = nav + (f"\n\n{time}" if time else "")
+    cells[-1].source = nav
     for cell in cells:
         if cell.cell_type == "markdown" and cell.source.startswith(TOC):
             cell.source = toc
@@ -62,10 +83,11 @@ def stale(write):
     paths = notebook_paths()
     books = [nbformat.read(p, as_version=4) for p in paths]
     names, titles = [p.name for p in paths], [title(nb) for nb in books]
-    changed = []
+    paces = [pace(nb, p.name[:2]) for p, nb in zip(paths, books, strict=True)]
+    toc, changed = toc_text(names, titles, paces), []
     for i, (path, nb) in enumerate(zip(paths, books, strict=True)):
         before = nbformat.writes(nb)
-        after = nbformat.writes(updated(nb, nav_text(names, titles, i), toc_text(names, titles)))
+        after = nbformat.writes(updated(nb, nav_text(names, titles, i), toc, time_line(paces[i])))
         if after != before:
             changed.append(path.name)
             if write:
