@@ -1,0 +1,119 @@
+"""The times a learner reads (at the top of each notebook, in the index) are
+the ones tools/pacing.py computes from the notebooks' contents, and the
+computation counts what its docstring says it counts."""
+
+import nbformat
+import pytest
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
+
+from tools import pacing
+from tools.nav import NAV, TOC, notebook_paths, title, toc_text
+
+PATHS = notebook_paths()
+
+
+def _stored_time_problems(books):
+    """Notebooks whose top time line, or an index whose contents, differ from what pacing computes."""
+    paces = [pacing.pace(nb, name[:2]) for name, nb in books.items()]
+    found = [name for (name, nb), p in zip(books.items(), paces, strict=True)
+             if nb.cells[1].source.splitlines()[-1] != pacing.time_line(p)]
+    toc = toc_text(list(books), [title(nb) for nb in books.values()], paces)
+    index = next(iter(books.values()))
+    if not any(cell.source == toc for cell in index.cells):
+        found.append("the index's contents")
+    return found
+
+
+def _books():
+    return {path.name: nbformat.read(path, as_version=4) for path in PATHS}
+
+
+def test_the_stored_times_are_the_computed_ones():
+    assert _stored_time_problems(_books()) == [], "run `make nav` (tools/nav.py)"
+
+
+def test_a_tampered_time_is_caught():
+    books = _books()
+    lesson = books[PATHS[1].name]
+    lesson.cells[1].source = lesson.cells[1].source.replace("about", "just")
+    index = books[PATHS[0].name]
+    toc = next(c for c in index.cells if c.source.startswith(TOC))
+    toc.source = toc.source.replace("about", "only", 1)
+    assert _stored_time_problems(books) == [PATHS[1].name, "the index's contents"]
+
+
+def test_the_core_path_takes_about_three_hours_and_skips_the_optional_notebooks():
+    books = _books()
+    paces = {name[:2]: pacing.pace(nb, name[:2]) for name, nb in books.items()}
+    core = sum(p.core for p in paces.values())
+    assert 150 <= core <= 210, core
+    assert all(not paces[n].optional and paces[n].core > 0 for n in ("01", "02", "03", "04", "05", "06"))
+    assert all(paces[n].optional and paces[n].core == 0 for n in ("07", "08"))
+
+
+def _lesson(*cells, optional=None):
+    nb = new_notebook(cells=[new_markdown_cell("# A lesson"), new_markdown_cell(f"{NAV}\nlinks"), *cells])
+    if optional is not None:
+        nb.metadata["collection"] = optional
+    return nb
+
+
+def _seconds(nb):
+    """The notebook's whole and core seconds, its run time left out."""
+    p = pacing.pace(nb)
+    run = sum(c.cell_type == "code" for c in nb.cells)         # a notebook not measured: 1 s a code cell
+    return round(p.whole * 60 - run, 6), round(p.core * 60 - run, 6)
+
+
+TITLE = 3 * 60 / pacing.WORDS_PER_MINUTE                        # "# A lesson"
+
+
+def test_prose_code_and_outputs_are_counted_at_the_stated_rates():
+    words = new_markdown_cell("one two three four five\n\n```python\nx = 1\n# a comment\n\ny = 2\n```")
+    printed = new_code_cell("print(1)\nprint(2)", outputs=[new_output("stream", name="stdout", text="1\n2\n")])
+    drawn = new_code_cell("draw()", outputs=[new_output("display_data", data={"image/svg+xml": "<svg/>",
+                                                                              "text/plain": "a\nb\nc"})])
+    failed = new_code_cell("1 / 0", outputs=[new_output("error", ename="ZeroDivisionError", evalue="", traceback=[])])
+    whole, core = _seconds(_lesson(words, printed, drawn, failed))
+    expected = (TITLE + 5 * 60 / pacing.WORDS_PER_MINUTE + 2 * pacing.CODE_LINE_SECONDS       # prose, its code
+                + 2 * pacing.CODE_LINE_SECONDS + pacing.CELL_SECONDS + 2 * pacing.OUTPUT_LINE_SECONDS
+                + pacing.CODE_LINE_SECONDS + pacing.CELL_SECONDS + pacing.FIGURE_SECONDS
+                + pacing.CODE_LINE_SECONDS + pacing.CELL_SECONDS + pacing.ERROR_SECONDS)
+    assert whole == core == pytest.approx(expected)
+
+
+def test_a_long_output_is_read_only_in_part():
+    long = new_code_cell("show()", outputs=[new_output("stream", name="stdout", text="line\n" * 500)])
+    whole, _ = _seconds(_lesson(long))
+    assert whole == pytest.approx(TITLE + pacing.CODE_LINE_SECONDS + pacing.CELL_SECONDS
+                                  + pacing.OUTPUT_LINES_READ * pacing.OUTPUT_LINE_SECONDS)
+
+
+def test_optional_sections_blocks_and_exercises_leave_the_core_path():
+    cells = [new_markdown_cell("## 1. Core\n\none"), new_code_cell("x = 1"),
+             new_markdown_cell("*Optional.* two"), new_code_cell("y = 2"),
+             new_markdown_cell("back on the path"),
+             new_markdown_cell("## 2. Optional: more\n\nthree"), new_code_cell("z = 3"),
+             new_markdown_cell("## Exercises"),
+             new_markdown_cell("### 1. Write: a function\n\nWrite it."), new_code_cell("def f():\n    return ____"),
+             new_markdown_cell("### 2. Predict: a number\n\n*Optional, for a second pass.*\n\nHow many?"),
+             new_code_cell("answer_2 = ____")]
+    whole, core = _seconds(_lesson(*cells))
+    word, code = 60 / pacing.WORDS_PER_MINUTE, pacing.CODE_LINE_SECONDS + pacing.CELL_SECONDS
+    optional = (2 * word + code) + (5 * word + code) + pacing.EXERCISE_MINUTES["predict"] * 60
+    assert whole - core == pytest.approx(optional)
+    # "## 1. Core one", "back on the path", "## Exercises": 10 words
+    assert core == pytest.approx(TITLE + 10 * word + code + pacing.EXERCISE_MINUTES["write"] * 60)
+
+
+def test_an_optional_notebook_has_no_core_time_and_says_what_to_read_first():
+    nb = _lesson(new_markdown_cell("some prose here"), optional={"optional": True, "read_after": "05-interview"})
+    p = pacing.pace(nb)
+    assert p.core == 0 and p.whole > 0 and p.optional
+    assert pacing.time_line(p) == "*Optional, not on the core path, best read after notebook 05: about 5 minutes.*"
+
+
+@pytest.mark.parametrize("minutes, words", [(2, "about 5 minutes"), (44, "about 45 minutes"),
+                                            (60, "about 1 hour"), (128, "about 2 hours 10 minutes")])
+def test_times_are_spoken_to_the_nearest_five_minutes(minutes, words):
+    assert pacing.spoken(minutes) == words
