@@ -4,14 +4,15 @@ and made it compile again, graph breaks (`torch._dynamo.explain`), and the
 forward and backward graphs AOTAutograd splits a function into.
 
 Only the `eager` and `aot_eager` ways of running a captured graph are used:
-no C++ compiler is needed. Each capture compiles a fresh copy of the
-function (`fresh`), so counts start from zero without resetting dynamo's
-caches for the rest of the notebook.
+no C++ compiler is needed. Each capture starts from `torch._dynamo.reset()`,
+as if in a new process, so its counts are exact (dynamo also remembers which
+sizes varied by the function's place in its file, which a copy of the
+function would share); a function compiled earlier compiles again on its
+next call.
 """
 
 from __future__ import annotations
 
-import types
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,19 +27,6 @@ from .draw import Figure, draw_graph
 from .fx import fx_graph, inputs_named, joined, operations
 from .graph import trace_graph
 from .saved_memory import SavedTensors
-
-
-def fresh(function: Callable[..., Any]) -> Callable[..., Any]:
-    """A copy of `function` with a code object of its own: dynamo keeps its
-    compiled graphs on the code object, so the copy starts with none."""
-    code = getattr(function, "__code__", None)
-    if not isinstance(code, types.CodeType):
-        raise wrong(TypeError, "give a Python function written with def (such as dynamic_forward), "
-                               f"not {type(function).__name__}")
-    copy = types.FunctionType(code.replace(), function.__globals__, function.__name__, function.__defaults__,
-                              function.__closure__)
-    copy.__kwdefaults__ = function.__kwdefaults__
-    return copy
 
 
 def guard_expression(reason: str) -> str:
@@ -103,13 +91,17 @@ class _Recorder:
 @learner_facing
 def compile_calls(function: Callable[..., Any], calls: Sequence[Sequence[Any]],
                   dynamic: bool | None = None) -> Captured:
-    """Compile a fresh copy of `function` and call it once with each tuple of
-    arguments in `calls`, in order; `dynamic` as torch.compile takes it."""
+    """Compile `function` after `torch._dynamo.reset()` and call it once with
+    each tuple of arguments in `calls`, in order; `dynamic` as torch.compile
+    takes it."""
     if isinstance(calls, (str, bytes)) or not all(isinstance(c, (tuple, list)) for c in calls):
         raise wrong(TypeError, "calls is a list of argument tuples, one per call, such as [(x, True), (x, False)]")
+    if not callable(function):
+        raise wrong(TypeError, f"give the function to compile, such as dynamic_forward; got {type(function).__name__}")
     recorder, captured = _Recorder(), Captured()
+    torch._dynamo.reset()
     compiled = torch._dynamo.optimize(recorder.backend, guard_fail_fn=recorder.guard_failed,
-                                      dynamic=dynamic)(fresh(function))
+                                      dynamic=dynamic)(function)
     for args in calls:
         graphs, ran, failed = len(recorder.graphs), len(recorder.ran), len(recorder.failed)
         compiled(*args)
@@ -131,9 +123,11 @@ class Breaks:
 
 @learner_facing
 def graph_breaks(function: Callable[..., Any], *args: Any) -> Breaks:
-    """Run `torch._dynamo.explain` on a fresh copy of `function` with `args`.
-    (explain clears dynamo's compiled graphs first, as its documentation says.)"""
-    found = torch._dynamo.explain(fresh(function))(*args)
+    """Run `torch._dynamo.explain` on `function` with `args` (explain starts
+    from `torch._dynamo.reset()` too)."""
+    if not callable(function):
+        raise wrong(TypeError, f"give the function to explain, such as data_dependent; got {type(function).__name__}")
+    found = torch._dynamo.explain(function)(*args)
     return Breaks([operations(graph) for graph in found.graphs], found.graph_break_count,
                   [str(b.reason).splitlines()[0] for b in found.break_reasons])
 
@@ -191,7 +185,7 @@ EARLIER = {"no call": (), "True": (True,), "False": (False,), "True, False": (Tr
 
 def compile_view(forward: Callable[[torch.Tensor, bool], torch.Tensor], use_extra_layer: bool,
                  earlier: str) -> Figure:
-    """Call a fresh compiled copy of `forward(x, flag)` with the `earlier`
+    """Compile `forward(x, flag)` anew, call it with the `earlier`
     flags, then with `use_extra_layer`: what decided the last call (a new
     graph, a failed guard, guards that held), how many graphs there are,
     and the graph that ran drawn beside the eager autograd graph."""

@@ -12,6 +12,7 @@ from helpers.exercises.nb05 import TBPTT
 from helpers.exercises.nb07 import CUBE, MUL
 from helpers.exercises.nb08 import FREEZE
 from helpers.exercises.nb08 import TRAIN as TRAIN_08
+from helpers.exercises.nb09 import CLIPPED, CLIPPED_FIXED, LEAKY
 
 # Broken versions of solutions, as a learner might leave them.
 RECOMPUTED = TRAIN_STEP.replace("    (loss_a + loss_b).backward()\n", """    loss_a.backward()
@@ -209,6 +210,14 @@ WRONG = {
                 (BROKEN_TRAIN.replace("loss.backward(retain_graph=True)", "loss.backward()"),
                  "forward pass of its own")),
     ("08", 5): (("answer_5 = True", "what does AddBackward0 save"), ("answer_5 = 'no'", "True or False")),
+    ("09", 1): (("answer_1 = 6", "reuses that graph"), ("answer_1 = 4", "only for a pair that is called"),
+                ("answer_1 = 2", "count distinct pairs")),
+    ("09", 2): ((CLIPPED, "breaks the graph"), (CLIPPED_FIXED.replace("y.max() > 1", "y.max() > 2"), "gives"),
+                (CLIPPED_FIXED.replace("y / y.max(), y)", "y / y.max(), x)"), "gives")),
+    ("09", 3): (("answer_3 = 'a'", "AOTAutograd"), ("answer_3 = 'd'", "the last one")),
+    ("09", 4): (("def leaky(x):\n    if x > 0:\n        return x\n    return 0.1 * x\n", "ambiguous"),
+                ("def leaky(x):\n    return torch.stack([v if v > 0 else 0.1 * v for v in x])\n", "breaks the graph"),
+                (LEAKY.replace("0.1 * x", "0.01 * x"), "gives")),
 }
 
 # Right answers written otherwise than the solution: each must be right too.
@@ -228,6 +237,8 @@ RIGHT = {
         "        b.grad += a.data * out.grad\n", "        b.grad = b.grad + a.data * out.grad\n"),),
     ("08", 3): ("def freeze_all_but_last(model):\n    *body, last = model\n    for layer in body:\n"
                 "        layer.requires_grad_(False)\n    return model",),
+    ("09", 2): (CLIPPED_FIXED.replace("y.max() > 1, y / y.max(), y", "y.max() <= 1, y, y / y.max()"),),
+    ("09", 4): ("def leaky(x):\n    return torch.nn.functional.leaky_relu(x, 0.1)\n",),
 }
 
 # Right answers whose feedback must also say something about how they are written.

@@ -1,0 +1,185 @@
+"""Exercises of notebook 09: the dynamic graph meets torch.compile."""
+
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from ..compiled import compile_calls, graph_breaks
+from ..quiz import MultipleChoice, Option
+from .answers import CHECKER, answer_from, filled_function
+from .behaviour import data
+from .exercise import Lesson, Verdict, choose, fix, predict, write
+from .feedback import shown
+from .judges import value
+
+# Exercise 1 shows this function and these calls, and asks how many graphs they compile.
+TWO_FLAGS = '''
+def two_flags(x, scale, shift):
+    y = x * 2
+    if scale:
+        y = y * 3
+    if shift:
+        y = y + 1
+    return y
+'''
+CALLS = ((True, False), (True, True), (True, False), (False, False), (True, True), (False, False))
+
+
+def _graphs_for_the_calls(_lesson: Lesson) -> int:
+    two_flags = answer_from(TWO_FLAGS, "two_flags", None, CHECKER)
+    x = torch.tensor(1.0, requires_grad=True)
+    return len(compile_calls(two_flags, [(x, *flags) for flags in CALLS]).graphs)
+
+
+# Exercise 2: the slot holds CLIPPED with its `if`; the fixed version keeps both branches as values.
+CLIPPED = '''
+def clipped(x):
+    y = x * 2
+    if y.max() > 1:
+        y = y / y.max()
+    return y
+'''
+CLIPPED_FIXED = '''
+def clipped(x):
+    y = x * 2
+    return torch.where(y.max() > 1, y / y.max(), y)
+'''
+# Inputs whose largest doubled value is below 1, exactly 1, above it, negative; zeros; random ones
+# (never all zero: y / y.max() is then 0 / 0, and its NaN gradient reaches x through torch.where too).
+VECTORS = ((0.1, 0.2), (0.5, 0.25), (1.0, -3.0), (-1.0, -2.0), (0.0, 0.3), (2.0, 2.0))
+
+
+def _vectors() -> list[tuple[float, ...]]:
+    randoms = torch.randn(3, 4, generator=torch.Generator().manual_seed(9))
+    return list(VECTORS) + [tuple(round(v, 4) for v in row) for row in randoms.tolist()]
+
+
+def _run(function: Callable[[torch.Tensor], Any], start: tuple[float, ...]) -> tuple[Any, Any]:
+    """(result, x.grad) of `function` on a fresh leaf; x.grad after backward of the result's sum."""
+    x = torch.tensor(start, requires_grad=True)
+    result = function(x)
+    if isinstance(result, torch.Tensor) and result.grad_fn is not None:
+        result.sum().backward()
+    return result, x.grad
+
+
+def _compared(answer: Callable[[torch.Tensor], Any], asked: Callable[[torch.Tensor], Any],
+              name: str) -> str | None:
+    """What the answer gets wrong against `asked` on every input, or None."""
+    for start in _vectors():
+        mine, grad = _run(answer, start)
+        wanted, wanted_grad = _run(asked, start)
+        if not isinstance(mine, torch.Tensor) or mine.shape != wanted.shape:
+            return f"for x = {list(start)} {name} returned {shown(mine)}: return a tensor of x's shape."
+        if not torch.allclose(mine, wanted, atol=1e-6):
+            return f"for x = {list(start)} {name} gives {shown(mine.tolist())}, not {shown(wanted.tolist())}."
+        if grad is None or not torch.allclose(grad, wanted_grad, atol=1e-6):
+            return (f"for x = {list(start)} the values are right but x.grad is {shown(data(grad))}: "
+                    "is every branch computed from x, with the same formula?")
+    return None
+
+
+def _breaks(answer: Callable[[torch.Tensor], Any]) -> str | None:
+    """Feedback on the graph breaks dynamo finds in the answer, or None."""
+    for start in ((1.0, -3.0), (0.1, 0.2)):
+        found = graph_breaks(answer, torch.tensor(start))
+        if found.count:
+            reason = found.reasons[0] if found.reasons else "no reason given"
+            return (f"dynamo still breaks the graph {found.count} time(s) for x = {list(start)} ({reason}): "
+                    "Python reads a tensor's value there. Make the choice an operation on tensors.")
+    return None
+
+
+def _probe(answer: Any, _lesson: Lesson) -> dict[str, Any]:
+    """What an answer does on every input of the check: values, x.grad, graph breaks."""
+    observed: dict[str, Any] = {}
+    for start in _vectors():
+        result, grad = _run(answer, start)
+        observed[f"x = {list(start)}"] = {"value": data(result), "x.grad": data(grad)}
+    observed["graph breaks"] = graph_breaks(answer, torch.tensor((1.0, -3.0))).count
+    return observed
+
+
+def _clipped(answer: Any, _lesson: Lesson) -> Verdict:
+    answer = filled_function(answer)
+    asked = answer_from(CLIPPED, "clipped", None, CHECKER)
+    wrong = _compared(answer, asked, "your clipped") or _breaks(answer)
+    if wrong:
+        return False, wrong
+    return True, ("the choice is now an operation on tensors, so dynamo captures the whole function: one graph, "
+                  "no break, the same values and gradients as the if.")
+
+
+# Exercise 4: what the learner's leaky must do, elementwise.
+LEAKY = '''
+def leaky(x):
+    return torch.where(x > 0, x, 0.1 * x)
+'''
+
+
+def _leaky(answer: Any, _lesson: Lesson) -> Verdict:
+    answer = filled_function(answer)
+    asked = answer_from(LEAKY, "leaky", None, CHECKER)
+    try:
+        wrong = _compared(answer, asked, "your leaky")
+    except RuntimeError as error:
+        if "ambiguous" not in str(error):
+            raise
+        return False, ("a Python if on a tensor of several elements cannot decide (its truth is ambiguous); "
+                       "the choice is made per element: make it with a tensor operation.")
+    wrong = wrong or _breaks(answer)
+    if wrong:
+        return False, wrong
+    return True, "the choice per element is a tensor operation: dynamo captures it in one graph, no break."
+
+
+def _eager_backend_letter(_lesson: Lesson) -> str:
+    square_times_three = answer_from("def f(x):\n    return (x ** 2) * 3\n", "f", None, CHECKER)
+    compiled = torch.compile(square_times_three, backend="eager")
+    name = compiled(torch.tensor(2.0, requires_grad=True)).grad_fn
+    letters = {"CompiledFunctionBackward": "a", "MulBackward0": "b", "PowBackward0": "d"}
+    return "c" if name is None else letters.get(name.name(), "a")
+
+
+EAGER_BACKEND = MultipleChoice(
+    "`torch.compile(f, backend=\"eager\")` with `f(x) = (x ** 2) * 3`: dynamo captures the graph and the "
+    "`eager` backend runs its operations as they are, no AOTAutograd. What is `grad_fn` of the output?",
+    (
+        Option("`CompiledFunctionBackward`: one node for the whole compiled graph, as with `aot_eager`.",
+               "that node comes from AOTAutograd, which `aot_eager` uses and `eager` does not: without it, "
+               "nothing folds the graph into one autograd node."),
+        Option("`MulBackward0`: each operation runs eagerly, and autograd records it as in notebook 02.",
+               "the captured graph's operations run one by one, in eager PyTorch, so autograd records "
+               "PowBackward0 then MulBackward0, as without compiling."),
+        Option("`None`: a compiled function's output is not recorded.",
+               "autograd records compiled outputs too: a loss from a compiled model still has a backward."),
+        Option("`PowBackward0`: the first operation of the graph.",
+               "grad_fn is the node of the operation that made the output, the last one: * 3."),
+    ),
+    right=_eager_backend_letter,
+)
+
+
+EXERCISES = (
+    predict(1, "graphs for a call sequence", "a whole number",
+            value(_graphs_for_the_calls, "dynamo guards each graph on the two flags' values, so each distinct "
+                  "pair of flags called gets one graph: (True, False), (True, True), (False, False).",
+                  hints=((6, "a call whose flags match an earlier call's reuses that graph: its guards hold."),
+                         (4, "two flags make four pairs, but a graph is compiled only for a pair that is called."),
+                         (2, "each graph is guarded on both flags: count distinct pairs, not values of one flag."),
+                         (1, "a flag in an if is not kept in the graph: each pair runs its own branch, so its "
+                             "own graph.")),
+                  otherwise="list the distinct pairs of flags among the calls."),
+            hint="A captured graph holds only the branches taken, and guards on the flags' values: which calls "
+                 "find a graph whose guards hold?",
+            answer="3"),
+    fix(2, "remove a graph break", _clipped, CLIPPED_FIXED, probe=_probe,
+        hint="Compute both candidates as tensors and let a tensor operation choose between them: torch.where "
+             "(or torch.cond)."),
+    choose(3, "the grad_fn of an eager-backend output", EAGER_BACKEND, answer="b",
+           hint="Which part of torch.compile makes CompiledFunctionBackward, and does the eager backend use it?"),
+    write(4, "an elementwise choice with no graph break", _leaky, LEAKY, probe=_probe,
+          hint="x where x > 0, else 0.1 * x, element by element: which tensor operation picks between two "
+               "tensors per element?"),
+)
