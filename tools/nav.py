@@ -9,7 +9,7 @@ from pathlib import Path
 
 import nbformat
 
-from tools.pacing import pace, spoken, time_line
+from tools.pacing import pace, read_after, spoken, time_line
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 INDEX = "00-index.ipynb"
@@ -44,10 +44,9 @@ def nav_text(names, titles, i):
 def toc_row(number, name, title, p):
     """One line of the contents: the link and the notebook's time."""
     if p.optional:
-        after = f", best read after notebook {p.read_after[:2]}" if p.read_after else ""
-        return f"{number}. [{title}]({name}): optional{after}; {spoken(p.whole)}"
-    extra = f" ({spoken(p.whole).removeprefix('about ')} with its optional parts)" if spoken(p.core) != spoken(
-        p.whole) else ""
+        return f"{number}. [{title}]({name}): optional{read_after(p)}; {spoken(p.whole)}"
+    whole = spoken(p.whole)
+    extra = f" ({whole.removeprefix('about ')} with its optional parts)" if whole != spoken(p.core) else ""
     return f"{number}. [{title}]({name}): {spoken(p.core)}{extra}"
 
 
@@ -55,7 +54,9 @@ def toc_text(names, titles, paces):
     """The index's table of contents, with the time of each notebook and of the core path."""
     rows = [toc_row(k, n, t, p) for k, (n, t, p) in enumerate(zip(names[1:], titles[1:], paces[1:], strict=True), 1)]
     core, whole = sum(p.core for p in paces), sum(p.whole for p in paces)
-    path = (f"**The core path, {spoken(core)}:** this page and notebooks 1 to 6, without the parts marked "
+    lessons = [k for k, p in enumerate(paces[1:], 1) if not p.optional] or [0]
+    path = (f"**The core path, {spoken(core)}:** this page and notebooks {lessons[0]} to {lessons[-1]}, "
+            "without the parts marked "
             f"*Optional* where they stand (sections, exercises, and the optional notebooks). "
             f"Everything: {spoken(whole)}. Times are computed from each notebook's contents "
             "(`tools/pacing.py` states the reading rates).")
