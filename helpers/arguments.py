@@ -5,11 +5,11 @@ inside the helpers runs, and reported from the learner's own line."""
 from __future__ import annotations
 
 import functools
-import re
+import sys
 import sysconfig
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, ParamSpec, TypeAlias, TypeVar
+from typing import ParamSpec, TypeAlias, TypeVar
 
 import torch
 from torch.autograd.graph import Node
@@ -21,9 +21,6 @@ from .saved_values import MAX_LABEL, one_line
 # the widgets and the exercise checks show those frames and hide these.
 MACHINERY = (str(Path(__file__).resolve().parent),
              *(sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")))
-
-if TYPE_CHECKING:
-    from .graph import Graph
 
 # What the walk starts from: tensors and grad_fn nodes, one or a sequence;
 # what names the leaves: a dict of name -> tensor, or a module's parameters.
@@ -137,14 +134,37 @@ def leaf_names(params: object) -> dict[int, str]:
     if params is None:
         return {}
     if isinstance(params, torch.nn.Module):
-        params = dict(params.named_parameters())
+        params = dict(uncompiled(params).named_parameters())
     if not isinstance(params, Mapping):
         raise wrong(TypeError, "params must be a dict of name -> tensor, or an nn.Module whose "
                     f"named_parameters() name the leaves; got a {type(params).__name__}")
     for name, tensor in params.items():
         if not isinstance(name, str) or not isinstance(tensor, torch.Tensor):
             raise wrong(TypeError, f"params must map names (str) to tensors; got {name!r} -> {type(tensor).__name__}")
+    if params and not any(tensor.requires_grad for tensor in params.values()):
+        raise wrong(ValueError, _names_nothing(params))
     return {id(tensor): one_line(name, MAX_LABEL) for name, tensor in params.items()}
+
+
+def _names_nothing(params: Mapping[str, torch.Tensor]) -> str:
+    if hasattr(params, "_metadata"):              # what Module.state_dict() returns
+        return ("params got a state_dict(): its tensors are detached copies of the parameters, not the "
+                "leaves of the graph, so it names nothing. Pass the module itself (params=model) or "
+                "dict(model.named_parameters())")
+    return ("params names no tensor that requires grad, so none of them can be a node of the graph "
+            f"(got {', '.join(list(params)[:4])}{', ...' if len(params) > 4 else ''}). Pass the leaves "
+            "themselves (tensors made with requires_grad=True), the module, or dict(model.named_parameters())")
+
+
+def uncompiled(module: torch.nn.Module) -> torch.nn.Module:
+    """The module a `torch.compile`d model wraps (its parameters are named
+    as the original module names them, not `_orig_mod.weight`); any other
+    module as it is."""
+    dynamo = sys.modules.get("torch._dynamo.eval_frame")      # imported by anything that compiled a model
+    wrapper = getattr(dynamo, "OptimizedModule", None)
+    while wrapper is not None and isinstance(module, wrapper):
+        module = module._orig_mod
+    return module
 
 
 def check_max_nodes(max_nodes: object) -> int | None:
@@ -165,54 +185,29 @@ def check_flag(value: object, name: str) -> bool:
     return value
 
 
-def check_highlight(highlight: object, graph: Graph) -> frozenset[str]:
-    """The node ids that `highlight` (labels or ids, one or several) names."""
-    wanted = (highlight,) if isinstance(highlight, str) else highlight
-    if not isinstance(wanted, (tuple, list, set, frozenset)) or not all(isinstance(w, str) for w in wanted):
-        raise wrong(TypeError, "highlight takes a node label such as 'AddBackward0', an id such as 'n2', "
-                    f"or a list of them; got {highlight!r}")
-    ids = set()
-    for name in wanted:
-        found = {n.id for n in graph.nodes if name in (n.id, n.label)}
-        if not found:
-            raise wrong(ValueError, f"highlight {name!r} names no node of this drawing. {_what_exists(graph)}")
-        ids |= found
-    return frozenset(ids)
+class Default(int):
+    """A number used as an argument's default, told apart (with `is`) from
+    the same number passed on purpose; it prints as the number."""
 
 
-def check_notes(notes: object, graph: Graph) -> dict[str, str]:
-    """None (no notes) or a dict of node ids ("n1") of this graph to short texts."""
-    if notes is None:
-        return {}
-    if not isinstance(notes, dict):
-        raise wrong(TypeError, f"notes must be a dict of node id -> text, like {{'n1': 'step 1'}}; "
-                    f"got {type(notes).__name__}")
-    ids = {n.id for n in graph.nodes}
-    for key, text in notes.items():
-        if not (isinstance(key, str) and re.fullmatch(r"n\d+", key) and isinstance(text, str)):
-            raise wrong(ValueError, "notes maps node ids like 'n1' (see print(drawing)) to text; "
-                        f"got {key!r}: {text!r}")
-        if key not in ids:
-            raise wrong(ValueError, f"notes names {key!r}, which is not a node of this drawing. {_what_exists(graph)}")
-    return {key: one_line(text) for key, text in notes.items()}
+MAX_NODES = Default(300)
 
 
-def _what_exists(graph: Graph) -> str:
-    labels = sorted({n.label for n in graph.nodes if n.kind == "op"})
-    shown = ", ".join(labels[:12]) + (", ..." if len(labels) > 12 else "")
-    return f"It has the ids {id_ranges([n.id for n in graph.nodes])} and the operations {shown or '(none)'}"
+def check_walked(kind: str, params: object, max_nodes: object, roll: bool) -> None:
+    """A `Graph` (walked already) or a from-scratch engine's value is drawn
+    whole as it is: refuse, rather than ignore, the arguments that would
+    change how it is walked."""
+    given = [name for name, used in (("params", params is not None), ("max_nodes", max_nodes is not MAX_NODES),
+                                     ("roll", roll)) if used]
+    if given:
+        raise wrong(ValueError, f"{' and '.join(given)} {'is' if len(given) == 1 else 'are'} not used for "
+                    f"{WALKED[kind]}")
 
 
-def id_ranges(ids: Sequence[str], most: int = 6) -> str:
-    """Node ids as runs: "n0 to n7, n100 to n103" (a cut graph's ids have
-    gaps); after `most` runs, how many more ids there are."""
-    numbers = sorted(int(i[1:]) for i in ids if re.fullmatch(r"n\d+", i))
-    runs: list[list[int]] = []
-    for number in numbers:
-        if runs and number == runs[-1][1] + 1:
-            runs[-1][1] = number
-        else:
-            runs.append([number, number])
-    words = [f"n{a}" if a == b else f"n{a}{' and ' if b == a + 1 else ' to '}n{b}" for a, b in runs[:most]]
-    rest = sum(b - a + 1 for a, b in runs[most:])
-    return ", ".join(words + ([f"and {rest} more"] if rest else [])) or "(none)"
+WALKED = {
+    "Graph": "a Graph, which is drawn whole as trace_graph walked it: pass them to trace_graph "
+             "(trace_graph(y, params, max_nodes=50)), or pass the tensor itself to draw_graph "
+             "(draw_graph(y, params, max_nodes=50, roll=True))",
+    "scratch": "a value of an engine written from scratch, which is drawn whole, its leaves named by their "
+               ".label: leave them out (draw_graph(value)), or draw PyTorch's graph of the same computation",
+}

@@ -8,8 +8,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from html import escape
 
-from .arguments import Params, Root, check_flag, check_highlight, check_notes, learner_facing, wrong
+from .arguments import MAX_NODES, Params, Root, check_flag, check_walked, learner_facing, wrong
 from .graph import Graph, trace_graph
+from .node_arguments import check_highlight, check_notes
 from .render import legend_text, to_dot, to_text
 from .roll import roll as roll_up
 from .scratch import ScratchValue, is_scratch_value, trace_scratch
@@ -154,17 +155,20 @@ class Figure:
 
 @learner_facing
 def draw_graph(root: Drawable, params: Params | None = None, *,
-               constants: bool = True, highlight: str | Iterable[str] = (), max_nodes: int | None = 300,
+               constants: bool = True, highlight: str | Iterable[str] = (), max_nodes: int | None = MAX_NODES,
                notes: Mapping[str, str] | None = None, roll: bool = False) -> Drawing:
     """Draw the autograd graph behind `root`; returns a `Drawing`.
 
     root: a tensor, a `grad_fn` node, a sequence of tensors, a `Graph`
         from `trace_graph`, or a value of an autograd engine written from
-        scratch (see `scratch.py`; then `params` and `max_nodes` are not used).
+        scratch (see `scratch.py`); for these two, `params`, `max_nodes`
+        and `roll` are not used, and giving them is an error.
     params: a dict of name -> tensor, or an `nn.Module`, to name leaves
-        (an unnamed leaf is labelled "tensor").
+        (an unnamed leaf is labelled "tensor"); a `torch.compile`d model's
+        leaves are named as the original module names them.
     constants: draw the `None` inputs of `next_functions` (inputs that need
-        no gradient, such as the 3 in `y * 3`).
+        no gradient, such as the 3 in `y * 3`); with False, a highlight or
+        note naming one is an error.
     highlight: node labels ("AddBackward0") or ids ("n2") to colour; a name
         that matches no node is an error that lists what there is.
     max_nodes: draw at most this many nodes, nearest the output first; a red
@@ -181,16 +185,19 @@ def draw_graph(root: Drawable, params: Params | None = None, *,
     Arrows follow the forward pass, from an input to the node that used it;
     backward() walks them in reverse.
     """
+    constants, roll = check_flag(constants, "constants"), check_flag(roll, "roll")
     if isinstance(root, Graph):
+        check_walked("Graph", params, max_nodes, roll)
         graph, scratch = root, False
     elif is_scratch_value(root):    # a value of notebook 07's engine, not a tensor
+        check_walked("scratch", params, max_nodes, roll)
         graph, scratch = trace_scratch(root), True
-    elif check_flag(roll, "roll"):
+    elif roll:
         graph, scratch = roll_up(trace_graph(root, params, saved=False)), False
     else:
         graph, scratch = trace_graph(root, params, max_nodes), False
-    lit = check_highlight(highlight, graph)
-    notes = check_notes(notes, graph)
+    lit = check_highlight(highlight, graph, constants)
+    notes = check_notes(notes, graph, constants)
     return Drawing(graph, to_dot(graph, constants, lit, notes, scratch), to_text(graph, constants, lit, notes))
 
 

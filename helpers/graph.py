@@ -124,9 +124,9 @@ def trace_graph(root: Root, params: Params | None = None, max_nodes: int | None 
     The walk runs no user code: no hook, no saved-value unpacking, no
     tensor subclass's `__torch_function__`.
     """
-    names = leaf_names(params)
     limit, saved = check_max_nodes(max_nodes), check_flag(saved, "saved")
     with collector_paused(), no_torch_function():
+        names = leaf_names(params)
         walker, kept, more = walk_for(roots_of(root), limit)
         items, links, keep = walker.items, walker.links, set(kept)
         uses = Counter(s for s, *_ in links)

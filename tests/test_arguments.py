@@ -68,7 +68,7 @@ def test_other_errors_keep_their_whole_traceback(monkeypatch):
     def broken(*args):
         raise ValueError("a bug, not a bad argument")
 
-    monkeypatch.setattr("helpers.graph.walk", broken)
+    monkeypatch.setattr("helpers.graph.walk_for", broken)
     with pytest.raises(ValueError, match="a bug") as caught:
         trace_graph(torch.ones(2, requires_grad=True) * 2)
     assert "broken" in [f.name for f in traceback.extract_tb(caught.value.__traceback__)]
@@ -88,7 +88,7 @@ def test_after_a_cut_errors_name_the_ids_there_are():
 
 
 def test_id_ranges_are_runs_and_bounded():
-    from helpers.arguments import id_ranges
+    from helpers.node_arguments import id_ranges
     ids = ["n1", "n2", "n4", "n6", "n7", "n8", *(f"n{i}" for i in range(20, 40, 2))]
     assert id_ranges(ids) == "n1 and n2, n4, n6 to n8, n20, n22, n24, and 7 more"
     assert id_ranges([]) == "(none)"
@@ -120,3 +120,68 @@ def test_no_graph_says_what_the_tensor_is(make, words):
         with pytest.raises(ValueError) as raised:
             draw(tensor)
         assert words in str(raised.value) and "requires_grad is False" not in str(raised.value)
+
+
+def _small_model():
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(3, 2), torch.nn.Tanh(), torch.nn.Linear(2, 1))
+    return model, model(torch.randn(4, 3)).sum()
+
+
+@pytest.mark.parametrize("call, error, words", [
+    (lambda y, model: draw_graph(y, constants="no"), TypeError, "constants must be True or False; got 'no'"),
+    (lambda y, model: draw_graph(y, roll="yes please"), TypeError, "roll must be True or False; got 'yes please'"),
+    (lambda y, model: draw_graph(y, model.state_dict()), ValueError,
+     "state_dict\\(\\): its tensors are detached copies .* Pass the module itself \\(params=model\\) or "
+     "dict\\(model.named_parameters\\(\\)\\)"),
+    (lambda y, model: trace_graph(y, {"x": torch.ones(3)}), ValueError, "names no tensor that requires grad"),
+    (lambda y, model: draw_graph(trace_graph(y), model), ValueError, "params is not used for a Graph"),
+    (lambda y, model: draw_graph(trace_graph(y), max_nodes=50), ValueError, "max_nodes is not used for a Graph"),
+    (lambda y, model: draw_graph(trace_graph(y), max_nodes=300), ValueError, "max_nodes is not used for a Graph"),
+    (lambda y, model: draw_graph(trace_graph(y), roll=True), ValueError, "roll is not used for a Graph"),
+    (lambda y, model: draw_graph(trace_graph(y), model, roll=True), ValueError, "params and roll are not used"),
+    (lambda y, model: draw_graph(y, constants=False, highlight="n3"), ValueError,
+     "highlight names 'n3', a constant .* constants=False leaves constants out"),
+    (lambda y, model: draw_graph(y, constants=False, highlight="None"), ValueError, "highlight names 'None'"),
+    (lambda y, model: draw_graph(y, constants=False, notes={"n3": "the 3"}), ValueError,
+     "notes names 'n3', a constant"),
+])
+def test_every_argument_is_used_or_refused(call, error, words):
+    """An argument that would change nothing is an error that says what to
+    pass instead, never silently ignored."""
+    model, _ = _small_model()
+    x = torch.tensor(2.0, requires_grad=True)
+    y = (x ** 2) * 3                         # n3 is the constant 3
+    assert trace_graph(y).nodes[3].kind == "const"
+    with pytest.raises(error, match=words):
+        call(y, model)
+
+
+def test_arguments_that_are_used_still_work():
+    x = torch.tensor(2.0, requires_grad=True)
+    y = (x ** 2) * 3
+    assert "[highlighted]" in str(draw_graph(y, constants=True, highlight="n3"))
+    assert "# kept" in str(draw_graph(y, constants=False, notes={"n2": "kept"}, highlight="n2"))
+    assert str(draw_graph(trace_graph(y)))
+    model, out = _small_model()
+    assert {"0.weight", "2.bias"} <= {n.label for n in trace_graph(out, model.state_dict(keep_vars=True)).nodes}
+
+
+def test_a_compiled_model_names_its_leaves_as_the_original_module():
+    model, _ = _small_model()
+    compiled = torch.compile(model, backend="eager")
+    out = compiled(torch.randn(4, 3)).sum()
+    leaves = {n.label for n in trace_graph(out, compiled).nodes if n.kind == "leaf"}
+    assert leaves == {"0.weight", "0.bias", "2.weight", "2.bias"}
+    assert "_orig_mod" not in str(draw_graph(out, compiled))
+
+
+def test_a_scratch_value_refuses_what_it_does_not_use():
+    from tools.lessons import lesson_function
+    value = lesson_function("07-autograd-from-scratch", "Value")
+    z = value(2.0, label="x") * value(3.0, label="w")
+    assert str(draw_graph(z))
+    for options, words in (({"max_nodes": 10}, "max_nodes is not used for a value of an engine written from"),
+                           ({"roll": True}, "roll is not used"), ({"params": {}}, "params is not used")):
+        with pytest.raises(ValueError, match=words):
+            draw_graph(z, **options)
