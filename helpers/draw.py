@@ -176,10 +176,11 @@ def draw_graph(root: Drawable, params: Params | None = None, *,
         left out says so in red ("[inputs not drawn]").
     notes: a dict of node id -> a short note written in blue under the node
         (and after "#" in the text form), such as {"n1": "backward step 1"}.
-    roll: roll the graph's longest run of repeated steps (a loop's body)
-        into one node marked "× N steps", found from the graph's own
-        structure; the whole graph is walked (max_nodes is not used) and
-        saved values are left out.
+    roll: roll each run of repeated steps (a loop's body: an RNN, LSTM or
+        GRU cell, a hand-written one, stacked layers) into one node marked
+        "× N steps", found from the graph's own structure; the whole graph
+        is walked, the rolled graph is cut to max_nodes, and saved values
+        are left out. When nothing repeats, the drawing says so.
 
     A leaf tensor (requires grad, no grad_fn) is drawn as a single leaf.
     Arrows follow the forward pass, from an input to the node that used it;
@@ -193,7 +194,7 @@ def draw_graph(root: Drawable, params: Params | None = None, *,
         check_walked("scratch", params, max_nodes, roll)
         graph, scratch = trace_scratch(root), True
     elif roll:
-        graph, scratch = roll_up(trace_graph(root, params, saved=False)), False
+        graph, scratch = roll_up(trace_graph(root, params, saved=False), max_nodes), False
     else:
         graph, scratch = trace_graph(root, params, max_nodes), False
     lit = check_highlight(highlight, graph, constants)

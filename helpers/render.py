@@ -1,16 +1,22 @@
-"""Turn a `Graph` into Graphviz DOT text and into a plain text form.
+"""Turn a `Graph` into Graphviz DOT text (the text form is in `text_form.py`).
 
 Both are pure functions of the graph, so the same computation gives
 byte-identical output in every process. Laying DOT out as SVG is in `svg.py`.
 """
 
-from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
+from dataclasses import replace
 from html import escape
 from typing import Final
 
+from .copies import FAN_LIMIT, SHARED_LIMIT, edge_ends, fans, input_copies, use_copies
 from .graph import Edge, Graph, Node
+from .roll import NO_REPEATS, NO_REPEATS_TEXT
 from .saved_values import Saved
+from .text_form import CUT_MARK, HIGHLIGHT_MARK, cut_notice, shown_saved, to_text, visible
+
+__all__ = ["CUT_MARK", "FAN_LIMIT", "HIGHLIGHT_MARK", "SHARED_LIMIT", "legend_html", "legend_text", "to_dot", "to_text",
+           "visible"]
 
 # The visual vocabulary, in one place: draw_graph's docstring, the index
 # notebook's legend table and every drawing are made from these constants.
@@ -34,18 +40,14 @@ TEXT_COLOUR = "#000000"
 # A leaf's second line: PyTorch makes its AccumulateGrad node when the leaf is
 # first used in an operation; a leaf of notebook 07's engine has no such node.
 LEAF_LINES = {"torch": "AccumulateGrad", "unused": "no autograd node yet", "scratch": "leaf Value"}
-# A leaf used more often than this is drawn once beside each use (with a
-# double border): one node wired to every step of a long loop makes dot's
-# layout take minutes, while the copies lay out in well under a second.
-SHARED_LIMIT = 4
-SHARED_TEXT = (f"A leaf used more than {SHARED_LIMIT} times (a weight shared by every step of a loop) is "
-               "drawn once beside each use, with a double border and the line \"shared: N uses\"; "
-               "the text form keeps it as one node.")
+SHARED_TEXT = (f"A leaf used more than {SHARED_LIMIT} times (a weight shared by every step of a loop), or an "
+               f"operation with more than {FAN_LIMIT} uses or inputs (the unbind that hands each step its input, "
+               "the stack that gathers each step's output), is drawn once beside each of them, with a double "
+               "border and the line \"shared: N uses\" or \"one node: N inputs\" (an operation's saved values "
+               "are on the copy that has its inputs); the text form keeps it as one node.")
 SAVED_TEXT = ("Saved values are small rust-coloured lines inside a node (\"self: tensor of shape (3, 3)\"); once "
               "backward() has freed them they read \"freed\" in dark grey italics and the node's box "
               "turns dashed (a constant is a white oval, never dashed).")
-HIGHLIGHT_MARK = "[highlighted]"
-CUT_MARK = "[inputs not drawn]"
 # Above this many drawn nodes, dot gets straight edges and a bounded number of
 # network-simplex rounds: a 300-node LSTM graph lays out in 0.1 s instead of 0.3 s.
 QUICK_LAYOUT = 200
@@ -72,49 +74,6 @@ def legend_html() -> str:
     return f"<table><tr>{head}</tr>{rows}</table>{notes}"
 
 
-def shown_saved(node: Node) -> list[Saved]:
-    """The saved values a drawing lists: sizes and strides kept only for
-    shape bookkeeping (names with "_sym_") are left out; the Graph has them."""
-    return [s for s in node.saved if "_sym_" not in s.name]
-
-
-def visible(graph: Graph, constants: bool = True) -> tuple[list[Node], list[Edge]]:
-    """The nodes and edges to draw: constants left out unless asked for."""
-    shown = [n for n in graph.nodes if constants or n.kind != "const"]
-    ids = {n.id for n in shown}
-    return shown, [e for e in graph.edges if e.src in ids and e.dst in ids]
-
-
-def to_text(graph: Graph, constants: bool = True, highlight: Collection[str] = frozenset(),
-            notes: Mapping[str, str] | None = None) -> str:
-    """The structure as text: one line per node, then one per edge.
-    Highlighted nodes are marked, and notes follow a "#"."""
-    nodes, edges = visible(graph, constants)
-    notes = notes or {}
-    cut = set(graph.cut)          # a set: one membership test per node (40k cut nodes: 18 s -> 0.1 s)
-    lines = [f"{len(nodes)} nodes, {len(edges)} edges (an arrow goes from an input to the node that used it)"]
-    for node in nodes:
-        parts = [node.id, f"{node.kind}:", node.label + (f", {node.detail}" if node.detail else "")]
-        parts += [f"| {s.name}: {s.text}" for s in shown_saved(node)]
-        parts += [HIGHLIGHT_MARK] if node.id in highlight else []
-        parts += [CUT_MARK] if node.id in cut else []
-        parts += [f"# {notes[node.id]}"] if node.id in notes else []
-        lines.append(" ".join(parts))
-    lines += [f"{e.src} -> {e.dst}" + _edge_note(e) for e in edges]
-    if graph.omitted:
-        lines.append(cut_notice(graph))
-    return "\n".join(lines)
-
-
-def cut_notice(graph: Graph) -> str:
-    """The line that says how much of the graph was left out."""
-    total = len(graph.nodes) + graph.omitted
-    return (
-        f"... {graph.omitted} more nodes not drawn: {len(graph.nodes)} of {total} shown, "
-        f"nearest the output first (raise max_nodes to see more)"
-    )
-
-
 HEADER = (
     "digraph autograd {",
     '  graph [rankdir=TB, ranksep=0.3, nodesep=0.25, fontname="Helvetica"];',
@@ -130,18 +89,25 @@ def to_dot(graph: Graph, constants: bool = True, highlight: Collection[str] = fr
     colours are `LEGEND`'s (see `legend_text`); `scratch`: the graph is of
     notebook 07's engine (its leaves have no AccumulateGrad node)."""
     nodes, edges = visible(graph, constants)
-    uses = Counter(e.src for e in edges)
-    shared = {n.id: uses[n.id] for n in nodes if n.kind == "leaf" and uses[n.id] > SHARED_LIMIT}
+    shared, gathered = fans(nodes, edges)
     lines = list(HEADER) + ([QUICK] if len(nodes) > QUICK_LAYOUT else [])
-    lines += _dot_nodes(nodes, shared, highlight, notes or {}, set(graph.cut), scratch)
+    lines += _dot_nodes(nodes, (shared, gathered), highlight, notes or {}, set(graph.cut), scratch,
+                        whole=not graph.omitted)
     ops = {n.id for n in nodes if n.kind in ("op", "group")}
-    lines += _dot_edges(edges, shared, ops)
+    leaves = {n.id for n in nodes if n.kind == "leaf"}
+    lines += [f"  {src} -> {dst}{_dot_edge(e, e.src in ops and e.dst in ops)};"
+              for src, dst, e in edge_ends(edges, leaves, shared, gathered)]
+    # notes, not wired to any node: edges from one note to many nodes make dot slow
     if graph.omitted:
-        # a note, not wired to the cut nodes: edges from one note to many nodes make dot slow
-        lines.append(f'  cut [shape=note, style=filled, fillcolor="{CUT_FILL}", fontcolor="{CUT_COLOUR}", '
-                     f'label="{_lines(cut_notice(graph))}"];')
+        lines.append(_dot_note("cut", _lines(cut_notice(graph))))
+    if NO_REPEATS in graph.rolled:
+        lines.append(_dot_note("no_repeats", NO_REPEATS_TEXT.replace(": ", ":\\n", 1).replace(", so", ",\\nso", 1)))
     lines.append("}")
     return "\n".join(lines) + "\n"
+
+
+def _dot_note(dot_id: str, text: str) -> str:
+    return f'  {dot_id} [shape=note, style=filled, fillcolor="{CUT_FILL}", fontcolor="{CUT_COLOUR}", label="{text}"];'
 
 
 def _lines(notice: str) -> str:
@@ -149,36 +115,36 @@ def _lines(notice: str) -> str:
     return notice.replace(": ", ":\\n", 1).replace(", nearest", ",\\nnearest", 1)
 
 
-def _dot_nodes(nodes: Sequence[Node], shared: Mapping[str, int], highlight: Collection[str],
-               notes: Mapping[str, str], cut: Collection[str], scratch: bool = False) -> list[str]:
-    """One DOT node per graph node; a shared leaf once per drawn use (`id_1`, ...)."""
+def _dot_nodes(nodes: Sequence[Node], fanned: tuple[Mapping[str, int], Mapping[str, int]],
+               highlight: Collection[str], notes: Mapping[str, str], cut: Collection[str], scratch: bool = False,
+               whole: bool = True) -> list[str]:
+    """One DOT node per graph node, and the copies of a node drawn once per
+    use or per input (`copies.py`): a shared leaf only as copies; any other
+    node as itself (with its saved values and marks), then its copies.
+    `whole`: nothing was cut, so every use is drawn."""
+    shared, gathered = fanned
     lines = []
     for node in nodes:
         lit, note, lost = node.id in highlight, notes.get(node.id, ""), node.id in cut
         leaf = LEAF_LINES["scratch" if scratch else "torch" if node.uses else "unused"]
-        if node.id not in shared:
-            lines.append(_dot_node(node.id, node, lit, note=note, lost=lost, leaf=leaf))
-            continue
-        drawn = shared[node.id]
-        label = f"shared: {node.uses:,} uses" + (f", {drawn} drawn" if drawn < node.uses else "")
-        lines += [_dot_node(f"{node.id}_{k}", node, lit, label, note, leaf=leaf) for k in range(1, drawn + 1)]
+        uses, inputs = shared.get(node.id, 0), gathered.get(node.id, 0)
+        label = "; ".join(([_shared_line(node, uses, whole)] if uses else []) +
+                          ([f"one node: {inputs:,} inputs"] if inputs else []))
+        if node.kind != "leaf" or not uses:
+            lines.append(_dot_node(node.id, node, lit, label, note, lost, leaf))
+        plain = replace(node, saved=())
+        copies = (use_copies(node, uses) if uses else []) + (input_copies(node, inputs) if inputs else [])
+        lines += [_dot_node(name, plain if node.kind != "leaf" else node, lit, label, note, leaf=leaf)
+                  for name in copies]
     return lines
 
 
-def _dot_edges(edges: Sequence[Edge], shared: Collection[str], ops: Collection[str] = ()) -> list[str]:
-    """One DOT edge per graph edge; each use of a shared leaf from its own
-    copy. Edges between operations weigh more, so dot keeps a loop's chain
-    straight instead of stepping it sideways (a 10-step RNN: 2,817 pt wide
-    without, 1,337 pt with)."""
-    lines: list[str] = []
-    copy_numbers: Counter[str] = Counter()
-    for e in edges:
-        src = e.src
-        if src in shared:
-            copy_numbers[src] += 1
-            src = f"{src}_{copy_numbers[src]}"
-        lines.append(f"  {src} -> {e.dst}{_dot_edge(e, e.src in ops and e.dst in ops)};")
-    return lines
+def _shared_line(node: Node, drawn: int, whole: bool) -> str:
+    """"shared: N uses" (", K drawn" when fewer are drawn); an operation's
+    uses are known only when nothing was cut, else counted as drawn."""
+    if node.kind == "leaf":
+        return f"shared: {node.uses:,} uses" + (f", {drawn} drawn" if drawn < node.uses else "")
+    return f"shared: {drawn:,} uses" + ("" if whole else " drawn")
 
 
 def _dot_node(dot_id: str, node: Node, lit: bool, shared: str = "", note: str = "", lost: bool = False,
@@ -216,7 +182,3 @@ def _dot_edge(edge: Edge, chain: bool = False) -> str:
     attributes = [f'label=" out {edge.output_nr}", fontsize=8'] if edge.output_nr else []
     attributes += [f"weight={CHAIN_WEIGHT}"] if chain else []
     return f" [{', '.join(attributes)}]" if attributes else ""
-
-
-def _edge_note(edge: Edge) -> str:
-    return f" [input {edge.slot}" + (f", output {edge.output_nr}]" if edge.output_nr else "]")

@@ -3,10 +3,12 @@ one node whose × N is the true number of steps it holds; nothing is lost."""
 
 import pytest
 import torch
+from graph_check import unconnected
 
 from helpers import draw_graph, trace_graph
 from helpers.models import TanhRNNCell, run_sequence
-from helpers.roll import roll
+from helpers.roll import NO_REPEATS, NO_REPEATS_TEXT, roll
+from tools.shapes import SHAPES, STEPS
 
 
 def _rnn(steps):
@@ -53,9 +55,49 @@ def test_an_rnn_cell_over_a_sequence():
     _accounted(full, rolled)
 
 
-def test_a_graph_without_repeats_is_left_alone(note_example):
+@pytest.mark.parametrize("name", ["lstm cell", "gru cell", "hand written lstm", "two layer rnn", "rnn cell",
+                                  "rnn over embedding"])
+def test_every_common_loop_rolls(name):
+    """nn.LSTMCell, nn.GRUCell, a hand-written LSTM (several sigmoids and
+    tanhs a step) and two stacked cells (two TanhBackward0 a step, told
+    apart by the layer's weights) each fold all but a few of their steps."""
+    torch.manual_seed(0)
+    full = trace_graph(SHAPES[name](), saved=False)
+    rolled = roll(full)
+    (_, count, nodes), = rolled.rolled
+    assert STEPS - 5 <= count < STEPS and nodes % count == 0
+    _accounted(full, rolled)
+
+
+@pytest.mark.parametrize("name", ["rnn layer", "gru layer"])
+def test_each_of_two_stacked_layers_is_rolled(name):
+    """nn.RNN and nn.GRU with num_layers=2 run one layer over the whole
+    sequence, then the next: two runs of steps, two groups."""
+    torch.manual_seed(0)
+    full = trace_graph(SHAPES[name](), saved=False)
+    rolled = roll(full)
+    assert [steps >= STEPS // 2 - 5 for _, steps, _ in rolled.rolled] == [True, True]
+    _accounted(full, rolled)
+
+
+def test_the_rolled_view_respects_max_nodes():
+    """LSTMCell x 200 drew 3,208 nodes with roll=True, which dot refuses."""
+    torch.manual_seed(0)
+    y = SHAPES["lstm cell"]()
+    whole = draw_graph(y, roll=True)
+    assert whole.graph.rolled[0].steps > 150 and len(whole.graph.nodes) <= 300
+    cut = draw_graph(y, roll=True, max_nodes=30)
+    assert len(cut.graph.nodes) == 30 and cut.graph.omitted > 0 and unconnected(cut.graph) == []
+    assert str(cut).splitlines()[-1].startswith(f"... {cut.graph.omitted} more nodes not drawn")
+
+
+def test_when_nothing_repeats_the_drawing_says_so(note_example):
     graph = trace_graph(note_example[2])
-    assert roll(graph) is graph
+    rolled = roll(graph)
+    assert (rolled.nodes, rolled.edges, rolled.rolled) == (graph.nodes, graph.edges, (NO_REPEATS,))
+    drawing = draw_graph(note_example[2], roll=True)
+    assert NO_REPEATS_TEXT in str(drawing).splitlines()[-1]
+    assert "no_repeats [shape=note" in drawing.source and "no run of 4 or more identical steps" in drawing.source
 
 
 def test_roll_must_be_true_or_false(note_example):
