@@ -14,6 +14,11 @@ LINK = re.compile(r"\]\(([^)#\s]+\.ipynb)\)")
 # site itself). JupyterLab at 1366 x 768 shows 118.
 LINE_LIMIT = 77
 FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+# The tag that gives the reason a cell's output is left out of nbval's comparison
+# when it is not a timing: dynamo's guard text, a generated name, which change
+# between torch releases. Such a cell prints that text only; the stable facts
+# (counts, operation names) go in a compared cell beside it.
+VARIES = "varies-with-torch"
 
 
 def problems(nb, folder, lesson=True):
@@ -81,8 +86,11 @@ def _cell_marks(cell):
         found.append(f"skipped cell hides what it does: {first}")
     if raised != raises(cell):
         found.append(f"an error output and the raises-exception tag must go together: {first}")
-    if "nbval-ignore-output" in tags and "time.perf_counter()" not in cell.source:
-        found.append(f"nbval-ignore-output is only for cells that print measured times: {first}")
+    if "nbval-ignore-output" in tags and "time.perf_counter()" not in cell.source and VARIES not in tags:
+        found.append(f"nbval-ignore-output is only for cells that print measured times, or whose output varies "
+                     f"between torch releases (then tagged {VARIES} too): {first}")
+    if VARIES in tags and "nbval-ignore-output" not in tags:
+        found.append(f"{VARIES} says why a cell's output is not compared: it goes with nbval-ignore-output: {first}")
     return found
 
 

@@ -152,6 +152,14 @@ WIDGETS = (
     Widget("mode", "08-modules-and-the-graph", {"training": "Checkbox"},
            (Check(click("training"), "eval(): 7 operations recorded; BatchNorm running statistics unchanged"),),
            {"train() checkbox": in_turn([click("training")])}),
+    Widget("compile", "09-torch-compile", {"use_extra_layer": "Checkbox", "earlier": "ToggleButtons"},
+           (Check(click("use_extra_layer"), "failed, so dynamo compiled graph 2; 2 graphs compiled; graph 2 ran: mul",
+                  {"mul": 1, "add": 0, "MulBackward0": 1, "AddBackward0": 0}),
+            Check(click("earlier", "True, False"), "the guards of graph 2 (made for use_extra_layer=False) held: "
+                  "no recompile; 2 graphs compiled", {"mul": 1, "MulBackward0": 1})),
+           {"use_extra_layer checkbox": in_turn([click("use_extra_layer")]),
+            "earlier calls": in_turn([click("earlier", label) for label in ("no call", "False", "True, False",
+                                                                             "True")])}),
 )
 
 
