@@ -1,0 +1,116 @@
+"""helpers/fx.py: an FX graph as the collection's Graph. Numbered in walk
+order and the same every time, drawn with the autograd graphs' vocabulary
+(the compiled branch of notebook 01's function has the very shape of its
+autograd graph), inputs marked as graph inputs, and bad input refused with
+what to pass instead."""
+
+import operator
+
+import pytest
+import torch
+import torch.fx
+
+from helpers.arguments import MARK
+from helpers.fx import INPUT_LINE, draw_fx, fx_graph, inputs_named, joined, operation_name, operations
+from helpers.graph import trace_graph
+from tools.lessons import lesson_function
+
+KINDS = {"output", "op", "leaf", "const"}
+
+
+def _captured(function, *args):
+    """The graphs dynamo hands a backend for one call of `function`."""
+    kept = []
+
+    def keep(graph_module, _example_inputs):
+        kept.append(graph_module)
+        return graph_module.forward
+
+    torch._dynamo.reset()
+    torch.compile(function, backend=keep)(*args)
+    return kept
+
+
+def _square_times_three(x):
+    return (x ** 2) * 3
+
+
+def test_a_captured_branch_has_the_shape_of_its_autograd_graph():
+    forward = lesson_function("01-dynamic-control-flow", "dynamic_forward")
+    x = torch.tensor(3.0, requires_grad=True)
+    (captured,) = _captured(forward, x, True)
+    graph, eager = fx_graph(captured), trace_graph(forward(x, True))
+    assert [n.kind for n in graph.nodes] == [n.kind for n in eager.nodes]
+    assert graph.edges == eager.edges
+    assert [n.label for n in graph.nodes if n.kind == "op"] == ["add", "mul"]
+    assert [n.label for n in graph.nodes if n.kind == "const"] == ["1", "2"]
+    assert graph.find("x")[0].detail == "scalar"
+
+
+def test_the_same_graph_gives_the_same_ids_and_text_every_time():
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    first, second = _captured(_square_times_three, x)[0], _captured(_square_times_three, x)[0]
+    assert first is not second
+    assert str(draw_fx(first)) == str(draw_fx(second))
+    graph = fx_graph(first)
+    assert [n.id for n in graph.nodes] == [f"n{i}" for i in range(len(graph.nodes))]
+    assert graph.nodes[0].kind == "output" and {n.kind for n in graph.nodes} <= KINDS
+
+
+def test_walk_order_is_breadth_first_from_the_output_and_unused_nodes_follow():
+    fx = torch.fx.Graph()
+    a, b, c = fx.placeholder("a"), fx.placeholder("b"), fx.placeholder("c")
+    fx.call_function(torch.cos, (b,))                   # used by nothing
+    product = fx.call_function(operator.mul, (fx.call_function(torch.cat, ([a, b],)),
+                                              fx.call_function(torch.sin, (c,))))
+    fx.output(fx.call_function(operator.add, (product, 2.0)))
+    graph = fx_graph(fx)
+    assert [(n.id, n.kind, n.label) for n in graph.nodes] == [
+        ("n0", "output", "output"), ("n1", "op", "add"), ("n2", "op", "mul"), ("n3", "const", "2.0"),
+        ("n4", "op", "cat"), ("n5", "op", "sin"), ("n6", "leaf", "a"), ("n7", "leaf", "b"), ("n8", "leaf", "c"),
+        ("n9", "op", "cos")]
+    assert [(e.src, e.dst, e.slot) for e in graph.edges] == [
+        ("n1", "n0", 0), ("n2", "n1", 0), ("n3", "n1", 1), ("n4", "n2", 0), ("n5", "n2", 1), ("n6", "n4", 0),
+        ("n7", "n4", 1), ("n8", "n5", 0), ("n7", "n9", 0)]
+    assert graph.find("b")[0].uses == 2 and graph.find("a")[0].uses == 1
+
+
+def test_aot_autograd_names_and_graph_module_or_graph_alike():
+    traced = torch.fx.symbolic_trace(_square_times_three)
+    assert operations(traced) == operations(traced.graph) == ["pow", "mul"]
+    assert fx_graph(traced) == fx_graph(traced.graph)
+    aten = torch.fx.Graph()
+    aten.output(aten.call_function(torch.ops.aten.mul.Tensor, (aten.placeholder("primals_1"), 3)))
+    assert operation_name(next(n for n in aten.nodes if n.op == "call_function")) == "mul"
+
+
+def test_inputs_are_drawn_as_graph_inputs_and_autograd_leaves_keep_their_line():
+    forward = lesson_function("01-dynamic-control-flow", "dynamic_forward")
+    x = torch.tensor(3.0, requires_grad=True)
+    (captured,) = _captured(forward, x, False)
+    drawing = draw_fx(captured)
+    assert INPUT_LINE in drawing.source and "AccumulateGrad" not in drawing.source
+    both = joined([("compiled", fx_graph(captured)), ("eager", trace_graph(forward(x, False), {"x": x}))])
+    assert [n.id for n in both.nodes] == [f"n{i}" for i in range(8)]
+    assert [n.label for n in both.nodes if n.kind == "output"] == ["compiled", "eager"]
+    from helpers.draw import draw_graph
+    named = inputs_named(draw_graph(both), ["n2"])
+    assert named.source.count(INPUT_LINE) == 1 and named.source.count("AccumulateGrad") == 1
+    assert named.text == draw_graph(both).text
+
+
+@pytest.mark.parametrize("bad", [42, torch.tensor(1.0), "graph", None, _square_times_three])
+def test_bad_input_says_what_to_pass(bad):
+    with pytest.raises(TypeError, match="torch.fx.GraphModule or torch.fx.Graph") as caught:
+        fx_graph(bad)
+    assert getattr(caught.value, MARK, False)
+    with pytest.raises(TypeError, match="torch.compile backend receives"):
+        draw_fx(bad)
+    with pytest.raises(TypeError, match="torch.fx.GraphModule or torch.fx.Graph"):
+        operations(bad)
+
+
+@pytest.mark.system
+def test_a_drawn_fx_graph_lays_out():
+    svg = draw_fx(torch.fx.symbolic_trace(_square_times_three)).svg()
+    assert svg.count('class="node"') == 6 and INPUT_LINE in svg
