@@ -12,6 +12,8 @@ from typing import Any, TypeAlias
 import torch
 from torch.autograd.graph import Node
 
+from .checkpoint_policy import checkpoint_text
+
 MAX_TEXT = 60
 MAX_LABEL = 100     # a node's name: torch's own reach 94 ("GeneratedBackwardFor_torch_nn__linear_cross_...")
 CHECKPOINT = "torch.utils.checkpoint"
@@ -132,7 +134,7 @@ def _describe(fn: Node, attr: str, name: str, raw: Any) -> list[Saved]:
     hooks = [r.unpack_hook for r in raws if r is not None and hasattr(r, "unpack_hook") and r.unpack_hook]
     if hooks:
         if all(getattr(hook, "__module__", "") == CHECKPOINT for hook in hooks):
-            return [Saved(name, "not kept: recomputed in backward (checkpoint)")]
+            return [Saved(name, checkpoint_text(fn, name, hooks[0]))]
         kinds = sorted({type(r.data).__name__ for r in raws if r is not None})
         return [Saved(name, one_line(f"packed by a saved-tensor hook (as {', '.join(kinds)})"))]
     try:

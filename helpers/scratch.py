@@ -20,6 +20,7 @@ if TYPE_CHECKING:                 # torch's dependency; read by the type checker
     from typing_extensions import TypeIs
 
 from .graph import Edge, Graph, Node
+from .saved_values import MAX_LABEL, one_line
 
 
 class ScratchValue(Protocol):
@@ -60,15 +61,21 @@ def scratch_graph(root: ScratchValue) -> tuple[Graph, dict[int, str]]:
                 queue.append(child)
             links.append(Edge(index[id(child)], index[id(value)], slot))
     uses = Counter(edge.src for edge in links)
-    nodes = [Node("n0", "output", getattr(root, "label", "") or "out", f"data {root.data:.4g}")]
+    nodes = [Node("n0", "output", _name(root, "out"), one_line(f"data {root.data:.4g}"))]
     nodes += [_node(index[id(value)], value, uses) for value in order]
     return Graph(tuple(nodes), (Edge("n1", "n0"), *links)), index
 
 
 def _node(node_id: str, value: ScratchValue, uses: Mapping[str, int]) -> Node:
+    """A value's node; its labels are one bounded printable line, as the
+    walk of PyTorch's graph makes them (a learner's engine may name an
+    operation or a leaf anything)."""
     if value.inputs:
-        return Node(node_id, "op", value.op)
+        return Node(node_id, "op", one_line(str(value.op), MAX_LABEL))
     if getattr(value, "requires_grad", True):
-        name = getattr(value, "label", "") or "value"
-        return Node(node_id, "leaf", name, f"data {value.data:.4g}", uses=uses[node_id])
-    return Node(node_id, "const", f"{value.data:g}")
+        return Node(node_id, "leaf", _name(value, "value"), one_line(f"data {value.data:.4g}"), uses=uses[node_id])
+    return Node(node_id, "const", one_line(f"{value.data:g}"))
+
+
+def _name(value: ScratchValue, unnamed: str) -> str:
+    return one_line(str(getattr(value, "label", "") or unnamed), MAX_LABEL)

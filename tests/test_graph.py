@@ -13,7 +13,7 @@ from graph_check import unconnected
 from helpers import draw_graph, trace_graph
 from helpers.arguments import roots_of
 from helpers.graph import Edge, Graph, Node, autograd_nodes
-from helpers.saved_values import Saved
+from helpers.saved_values import MAX_LABEL, Saved
 from helpers.walk import Walker, counted, nearest
 from tools.lessons import lesson_function
 from tools.real_models import Counted, subclass_graph
@@ -318,3 +318,67 @@ def test_a_walk_stopped_early_keeps_what_the_whole_walk_keeps(max_nodes):
     assert graph.cut == tuple(f"n{d}" for d in sorted({d for s, d, _, _ in whole.links if d in kept and s not in kept}))
     assert not graph.counted and graph.omitted < len(whole.items) - len(graph.nodes)
     assert unconnected(graph) == []
+
+
+def _selective(policy_for_mm):
+    """h = tanh(sin(x @ w) @ w) under a selective checkpoint whose policy
+    keeps what `policy_for_mm` says of each mm, and recomputes the rest;
+    (output, calls of the policy, x, w)."""
+    from functools import partial
+
+    from torch.utils.checkpoint import CheckpointPolicy, checkpoint, create_selective_checkpoint_contexts
+
+    calls = []
+
+    def policy(ctx, func, *args, **kwargs):
+        calls.append(func)
+        keep = func == torch.ops.aten.mm.default and policy_for_mm(len(calls))
+        return CheckpointPolicy.MUST_SAVE if keep else CheckpointPolicy.PREFER_RECOMPUTE
+
+    torch.manual_seed(0)
+    w, x = torch.randn(4, 4, requires_grad=True), torch.randn(3, 4, requires_grad=True)
+    context = partial(create_selective_checkpoint_contexts, policy)
+    y = checkpoint(lambda x: ((x @ w).sin() @ w).tanh(), x, use_reentrant=False, context_fn=context).sum()
+    return y, calls, x, w
+
+
+def test_selective_checkpointing_labels_what_the_policy_keeps():
+    """The output of the first mm, which sin saves, is kept by the policy;
+    sin's output, which the second mm saves, is recomputed; a leaf is read
+    again. Drawing calls no policy, unpacks nothing, and backward still works."""
+    y, calls, x, w = _selective(lambda call: True)
+    before = len(calls)
+    texts = {(n.label, s.name): s.text for n in trace_graph(y).nodes for s in n.saved if n.id in ("n2", "n3", "n4")}
+    assert texts[("SinBackward0", "self")] == "kept: the checkpoint's policy saved it"
+    assert texts[("MmBackward0", "self")] == "not kept: recomputed in backward (checkpoint)"
+    assert texts[("MmBackward0", "mat2")] == "not recomputed: a leaf, read again in backward"
+    assert texts[("TanhBackward0", "result")] == "not kept: recomputed in backward (checkpoint)"
+    assert len(calls) == before
+    y.backward()
+    assert torch.allclose(x.grad, torch.autograd.grad(((x @ w).sin() @ w).tanh().sum(), x)[0])
+
+
+def test_selective_checkpointing_chosen_per_call_says_either():
+    y, *_ = _selective(lambda call: call == 1)          # keeps the first mm only
+    sin = trace_graph(y).find("SinBackward0")[0]
+    assert sin.saved[0].text == "kept or recomputed, as the checkpoint's policy chose per call"
+
+
+def test_a_plain_checkpoint_still_says_recomputed():
+    from torch.utils.checkpoint import checkpoint
+
+    w = torch.randn(4, 4, requires_grad=True)
+    y = checkpoint(lambda x: (x @ w).sin(), torch.randn(3, 4, requires_grad=True), use_reentrant=False).sum()
+    texts = {s.text for n in trace_graph(y).nodes for s in n.saved if s.name in ("self", "mat2")}
+    assert texts == {"not kept: recomputed in backward (checkpoint)"}
+
+
+def test_a_from_scratch_engines_labels_are_one_bounded_line():
+    """A learner's engine may name an operation or a leaf anything: its
+    labels go through one_line like PyTorch's."""
+    value = lesson_function("07-autograd-from-scratch", "Value")
+    x = value(2.0, label="x\nwith a newline\x07" + "y" * 200)
+    z = value(3.0, inputs=(x,), op="mul\ttimes " + "z" * 200)
+    graph = draw_graph(z).graph
+    assert all(n.label.isprintable() and len(n.label) <= MAX_LABEL for n in graph.nodes)
+    assert graph.find("x with a newline\\x07" + "y" * (MAX_LABEL - 21) + "…")
