@@ -1,0 +1,163 @@
+"""helpers/compiled.py: what torch.compile makes of the lessons' functions,
+as counts and operation names (the stable facts notebook 09 compares); the
+compile widget's view; notebook 09 shows the code its exercises run; and the
+rule that a cell left out of nbval's comparison says why."""
+
+import nbformat
+import pytest
+import torch
+from nbformat.v4 import new_code_cell, new_output
+from structure import VARIES, _cell_marks
+
+from helpers.arguments import MARK
+from helpers.compiled import EARLIER, aot_split, compile_calls, compile_view, graph_breaks, guard_expression, held_bytes
+from helpers.exercises.nb09 import CALLS, CLIPPED, TWO_FLAGS
+from helpers.fx import INPUT_LINE, operations
+from helpers.models import TanhRNNCell, run_sequence
+from tools.lessons import lesson_function
+from tools.nav import NOTEBOOKS
+
+NOTEBOOK = NOTEBOOKS / "09-torch-compile.ipynb"
+
+
+def _lesson(name):
+    return lesson_function("01-dynamic-control-flow", name)
+
+
+def _square_times_three(x):
+    return (x ** 2) * 3
+
+
+def _sin_cos(x):
+    return x.sin().cos()
+
+
+def test_one_graph_per_branch_and_a_recompile_when_the_guard_fails():
+    x = torch.tensor(3.0, requires_grad=True)
+    captured = compile_calls(_lesson("dynamic_forward"), [(x, True), (x, True), (x, False), (x, True)])
+    assert captured.operations() == [["mul", "add"], ["mul"]]
+    assert [call.ran for call in captured.calls] == [(1,), (1,), (2,), (1,)]
+    assert [call.compiled for call in captured.calls] == [True, False, True, False]
+    assert captured.recompiles == 1
+    assert [len(call.failed) for call in captured.calls] == [0, 0, 1, 0]
+    assert "use_extra_layer" in captured.calls[2].failed[0]
+
+
+def _doubled_sum(sequence):
+    return (sequence * 2).sum(0)
+
+
+def test_each_capture_starts_from_nothing():
+    """Dynamo remembers that a size varied by the function's place in its
+    file; a capture that did not reset would start with the size dynamic."""
+    calls = [(torch.ones(n, 2),) for n in (3, 4, 5)]
+    assert len(compile_calls(_doubled_sum, calls, dynamic=False).graphs) == 3
+    automatic = compile_calls(_doubled_sum, calls)       # static first, then one graph for any size
+    assert len(automatic.graphs) == 2 and automatic.recompiles == 1
+
+
+def test_guard_expression_is_the_test_dynamo_wrote():
+    reason = "0/0: use_extra_layer == True        # if use_extra_layer:  # x.py:6 in f\nUser stack trace:\n ..."
+    assert guard_expression(reason) == "use_extra_layer == True"
+    assert guard_expression("") == ""
+
+
+def test_a_branch_on_a_value_breaks_the_graph_and_cond_does_not():
+    found = graph_breaks(_lesson("data_dependent"), torch.tensor([1.0, 2.0]))
+    assert found.graphs == [["mul", "sum", "gt"], ["add"]] and found.count == 1 and len(found.reasons) == 1
+    cond = graph_breaks(_lesson("cond_forward"), torch.tensor([1.0, 2.0]))
+    assert cond.count == 0 and len(cond.graphs) == 1 and "cond" in cond.graphs[0]
+
+
+def test_aot_autograd_splits_the_notes_example_into_a_forward_and_a_backward_graph():
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    split = aot_split(_square_times_three, x)
+    assert split.forward.graph is not split.backward.graph
+    assert operations(split.forward) == ["pow", "mul"]
+    assert operations(split.backward) == ["mul", "pow", "mul", "mul"]
+    assert split.saved_count() == 1
+    assert torch.equal(x.grad, torch.tensor([6.0, 12.0]))
+
+
+def test_the_partitioner_saves_less_by_recomputing():
+    x = torch.randn(1000, requires_grad=True)
+    kept, recomputed = aot_split(_sin_cos, x), aot_split(_sin_cos, x, recompute=True)
+    assert (kept.saved_count(), recomputed.saved_count()) == (2, 1)
+    assert operations(recomputed.backward).count("sin") == operations(kept.backward).count("sin") + 1
+    compiled = torch.compile(_sin_cos, backend="aot_eager")
+    assert (held_bytes(_sin_cos, x), held_bytes(compiled, x)) == (8000, 4000)
+
+
+def test_a_compiled_output_is_one_node_that_backward_frees():
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    loss = torch.compile(_square_times_three, backend="aot_eager")(x).sum()
+    assert loss.grad_fn.next_functions[0][0].name() == "CompiledFunctionBackward"
+    loss.backward()
+    with pytest.raises(RuntimeError, match="second time"):
+        loss.backward()
+
+
+def test_each_sequence_length_compiles_its_own_graph_until_marked_dynamic():
+    torch.manual_seed(0)
+    cell, batch = TanhRNNCell(3, 4), [torch.randn(n, 3) for n in (3, 7, 2)]
+    captured = compile_calls(run_sequence, [(cell, s) for s in batch])
+    assert [ops.count("tanh") for ops in captured.operations()] == [3, 7, 2] and captured.recompiles == 2
+
+
+@pytest.mark.parametrize("earlier, flag, words, ops", [
+    ("no call", True, "no graph yet, so dynamo captured graph 1; 1 graph compiled", ["add", "mul"]),
+    ("True", False, "failed, so dynamo compiled graph 2; 2 graphs compiled; graph 2 ran: mul", ["mul"]),
+    ("True", True, "the guards of graph 1 (made for use_extra_layer=True) held: no recompile", ["add", "mul"]),
+    ("True, False", False, "the guards of graph 2 (made for use_extra_layer=False) held", ["mul"]),
+])
+def test_the_compile_view_says_what_decided_and_draws_the_graph_that_ran(earlier, flag, words, ops):
+    figure = compile_view(_lesson("dynamic_forward"), flag, earlier)
+    assert figure.caption.startswith(f"use_extra_layer={flag} after {earlier}: ") and words in figure.caption
+    graph = figure.drawing.graph
+    compiled_ops = [n.label for n in graph.nodes if n.kind == "op" and not n.label.endswith("Backward0")]
+    assert compiled_ops == ops
+    assert [n.label for n in graph.nodes if n.kind == "output"][0].startswith("compiled graph")
+    assert len([n for n in graph.nodes if n.label.endswith("Backward0")]) == len(ops)
+    source = figure.drawing.source
+    assert source.count(INPUT_LINE) == 1 and source.count("AccumulateGrad") == 1
+
+
+def test_bad_arguments_say_what_to_pass():
+    with pytest.raises(ValueError, match="earlier is one of") as caught:
+        compile_view(_lesson("dynamic_forward"), True, "twice")
+    assert getattr(caught.value, MARK, False) and set(EARLIER) == {"no call", "True", "False", "True, False"}
+    with pytest.raises(TypeError, match="list of argument tuples"):
+        compile_calls(_square_times_three, [torch.tensor(1.0)])
+    with pytest.raises(TypeError, match="give the function to compile"):
+        compile_calls("f", [()])
+    with pytest.raises(TypeError, match="give the function to explain"):
+        graph_breaks(None, torch.tensor(1.0))
+
+
+def test_notebook_09_shows_the_code_its_exercises_run():
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    question = next(c.source for c in nb.cells if c.source.startswith("### 1. "))
+    assert TWO_FLAGS.strip() in question
+    assert " ".join(f"({a}, {b})," for a, b in CALLS).rstrip(",") in " ".join(question.split())
+    slots = [c.source for c in nb.cells if "answer-slot" in c.metadata.get("tags", [])]
+    assert [line for line in slots[1].splitlines() if "____" not in line] == CLIPPED.strip().splitlines()
+
+
+def _cell(tags, source="print(captured.calls[2].failed)"):
+    cell = new_code_cell(source, metadata={"tags": tags})
+    cell.outputs = [new_output("stream", name="stdout", text="('use_extra_layer == True',)\n")]
+    return cell
+
+
+def test_an_output_left_out_of_the_comparison_says_why():
+    assert _cell(["nbval-ignore-output", VARIES]) and _cell_marks(_cell(["nbval-ignore-output", VARIES])) == []
+    assert _cell_marks(_cell(["nbval-ignore-output"], "t = time.perf_counter()")) == []
+    assert any("only for cells that print measured times" in p for p in _cell_marks(_cell(["nbval-ignore-output"])))
+    assert any("goes with nbval-ignore-output" in p for p in _cell_marks(_cell([VARIES])))
+
+
+def test_notebook_09_compares_its_stable_facts_and_leaves_out_only_tagged_text():
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    ignored = [c for c in nb.cells if "nbval-ignore-output" in c.metadata.get("tags", [])]
+    assert ignored and all(VARIES in c.metadata["tags"] for c in ignored)
+    assert nb.metadata["collection"] == {"optional": True, "read_after": "05-interview-relevance"}
