@@ -9,8 +9,8 @@ from dataclasses import replace
 from html import escape
 from typing import Final
 
-from .copies import FAN_LIMIT, SHARED_LIMIT, edge_ends, fans, input_copies, use_copies
 from .graph import Edge, Graph, Node
+from .layout_bounds import FAN_LIMIT, SHARED_LIMIT, edge_ends, fans, input_copies, settings, use_copies
 from .roll import NO_REPEATS, NO_REPEATS_TEXT
 from .saved_values import Saved
 from .text_form import CUT_MARK, HIGHLIGHT_MARK, cut_notice, shown_saved, to_text, visible
@@ -48,10 +48,6 @@ SHARED_TEXT = (f"A leaf used more than {SHARED_LIMIT} times (a weight shared by 
 SAVED_TEXT = ("Saved values are small rust-coloured lines inside a node (\"self: tensor of shape (3, 3)\"); once "
               "backward() has freed them they read \"freed\" in dark grey italics and the node's box "
               "turns dashed (a constant is a white oval, never dashed).")
-# Above this many drawn nodes, dot gets straight edges and a bounded number of
-# network-simplex rounds: a 300-node LSTM graph lays out in 0.1 s instead of 0.3 s.
-QUICK_LAYOUT = 200
-QUICK = '  graph [splines=line, nslimit=2, nslimit1=2];'
 MAX_SAVED_ROWS = 6
 CHAIN_WEIGHT = 8
 
@@ -90,13 +86,12 @@ def to_dot(graph: Graph, constants: bool = True, highlight: Collection[str] = fr
     notebook 07's engine (its leaves have no AccumulateGrad node)."""
     nodes, edges = visible(graph, constants)
     shared, gathered = fans(nodes, edges)
-    lines = list(HEADER) + ([QUICK] if len(nodes) > QUICK_LAYOUT else [])
+    ends = list(edge_ends(edges, {n.id for n in nodes if n.kind == "leaf"}, shared, gathered))
+    lines = [*HEADER, *settings(len(nodes), ((src, dst) for src, dst, _ in ends))]
     lines += _dot_nodes(nodes, (shared, gathered), highlight, notes or {}, set(graph.cut), scratch,
                         whole=not graph.omitted)
     ops = {n.id for n in nodes if n.kind in ("op", "group")}
-    leaves = {n.id for n in nodes if n.kind == "leaf"}
-    lines += [f"  {src} -> {dst}{_dot_edge(e, e.src in ops and e.dst in ops)};"
-              for src, dst, e in edge_ends(edges, leaves, shared, gathered)]
+    lines += [f"  {src} -> {dst}{_dot_edge(e, e.src in ops and e.dst in ops)};" for src, dst, e in ends]
     # notes, not wired to any node: edges from one note to many nodes make dot slow
     if graph.omitted:
         lines.append(_dot_note("cut", _lines(cut_notice(graph))))
@@ -119,7 +114,7 @@ def _dot_nodes(nodes: Sequence[Node], fanned: tuple[Mapping[str, int], Mapping[s
                highlight: Collection[str], notes: Mapping[str, str], cut: Collection[str], scratch: bool = False,
                whole: bool = True) -> list[str]:
     """One DOT node per graph node, and the copies of a node drawn once per
-    use or per input (`copies.py`): a shared leaf only as copies; any other
+    use or per input (`layout_bounds.py`): a shared leaf only as copies; any other
     node as itself (with its saved values and marks), then its copies.
     `whole`: nothing was cut, so every use is drawn."""
     shared, gathered = fanned

@@ -19,6 +19,7 @@ from helpers.render import (
     legend_text,
     to_text,
 )
+from helpers.layout_bounds import BOUNDED, FASTEST, QUICK, crossed_ranks
 from tools.shapes import SHAPES, widest_fan
 
 
@@ -163,6 +164,22 @@ def test_an_operation_gathering_every_step_is_drawn_beside_each_input():
 def test_few_uses_of_an_operation_keep_one_node():
     d = draw_graph(_sum_over_unbind(FAN_LIMIT))
     assert "shared:" not in d.source and "one node:" not in d.source
+
+
+def test_crossed_ranks_count_the_ranks_between_an_edges_ends():
+    assert crossed_ranks([("a", "b"), ("b", "c"), ("a", "c")]) == 1       # a -> c crosses b's rank
+    assert crossed_ranks([("a", "c"), ("b", "c")]) == 0                   # a and b sit right above c
+
+
+def test_dot_gets_less_to_do_as_drawings_grow():
+    """Each step gathering the last eight steps' outputs: 4 s of layout at
+    199 nodes with dot's rounds; with edges crossing thousands of ranks the
+    drawing gets no x-coordinate rounds."""
+    torch.manual_seed(0)
+    settings = {size: draw_graph(SHAPES["deep chain"](), max_nodes=size).source for size in (50, 150, 250)}
+    assert [(BOUNDED in s, QUICK in s) for s in settings.values()] == [(False, False), (True, False), (False, True)]
+    dense = draw_graph(SHAPES["dense skips"](), max_nodes=199).source
+    assert FASTEST in dense and BOUNDED not in dense
 
 
 def test_cut_graph_says_what_it_left_out(golden):

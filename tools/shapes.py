@@ -39,6 +39,15 @@ def wide_fan_out():
     return torch.stack([(y * i).sin() for i in range(1_000)]).sum()
 
 
+def dense_skips():
+    """Each step gathers the last eight steps' outputs (as DenseNet's blocks
+    do): eight edges into every node, across eight ranks."""
+    outputs = [torch.randn(3, requires_grad=True)]
+    for _ in range(300):
+        outputs.append(torch.stack(outputs[-8:]).sum(0).tanh())
+    return outputs[-1].sum()
+
+
 def sum_over_unbind():
     """sum(...) over x.unbind(): the unbind feeds every step of the running total."""
     x = torch.randn(400, 3, requires_grad=True)
@@ -124,7 +133,7 @@ def multi_output():
 
 
 SHAPES = {f.__name__.replace("_", " "): f for f in (
-    deep_chain, wide_fan_in, wide_fan_out, sum_over_unbind, rnn_over_embedding, many_roots, rnn_cell,
+    deep_chain, wide_fan_in, wide_fan_out, dense_skips, sum_over_unbind, rnn_over_embedding, many_roots, rnn_cell,
     lstm_cell, gru_cell, hand_written_lstm, two_layer_rnn, _layer(torch.nn.RNN), _layer(torch.nn.LSTM),
     _layer(torch.nn.GRU), transformer, multi_output)}
 # The shapes whose graph is a loop: the rolled view must fold their steps.

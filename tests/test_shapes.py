@@ -1,0 +1,57 @@
+"""The corpus of graph shapes (tools/shapes.py): every drawing, cut or
+rolled, keeps within max_nodes, leaves no node floating, gives no DOT node
+more than FAN_LIMIT edges (what made dot take seconds to minutes), and its
+text form keeps every edge drawn. Layout times are printed with the
+figures, never asserted: the machine is shared (`make bench` prints them)."""
+
+import re
+
+import pytest
+import torch
+from graph_check import unconnected
+
+from helpers import draw_graph
+from helpers.layout_bounds import FAN_LIMIT
+from helpers.svg import LAYOUT_LIMIT, node_count
+from tools.shapes import LOOPS, MAX_NODES, SHAPES, measure, widest_fan
+
+
+def _checked(drawing, max_nodes):
+    graph = drawing.graph
+    assert len(graph.nodes) <= max_nodes and unconnected(graph) == []
+    assert widest_fan(drawing.source) <= FAN_LIMIT
+    assert node_count(drawing.source) <= LAYOUT_LIMIT
+    assert len(re.findall(r"^n\d+ -> n\d+ ", drawing.text, re.MULTILINE)) == len(graph.edges)
+
+
+@pytest.mark.parametrize("max_nodes", MAX_NODES)
+@pytest.mark.parametrize("name", SHAPES)
+def test_every_shape_draws_within_bounds(name, max_nodes):
+    torch.manual_seed(0)
+    _checked(draw_graph(SHAPES[name](), max_nodes=max_nodes), max_nodes)
+
+
+@pytest.mark.parametrize("max_nodes", MAX_NODES)
+@pytest.mark.parametrize("name", LOOPS)
+def test_every_loop_rolls_within_bounds(name, max_nodes):
+    torch.manual_seed(0)
+    drawing = draw_graph(SHAPES[name](), max_nodes=max_nodes, roll=True)
+    assert sum(group.steps for group in drawing.graph.rolled) >= 100
+    _checked(drawing, max_nodes)
+
+
+def test_a_loop_the_rolled_view_cannot_fold_says_so():
+    """nn.LSTM on the CPU records one fused operation: nothing repeats."""
+    torch.manual_seed(0)
+    drawing = draw_graph(SHAPES["lstm layer"](), roll=True)
+    assert "no run of 4 or more identical steps" in str(drawing).splitlines()[-1]
+
+
+@pytest.mark.system
+def test_layout_times_are_printed(timings):
+    for name in SHAPES:
+        for max_nodes in MAX_NODES:
+            drawn, build, layout = measure(name, max_nodes, repeats=1)
+            laid = "refused" if layout is None else f"{layout:.3f} s"
+            timings.append(f"shape {name}, max_nodes={max_nodes}: {drawn} nodes, build {build:.3f} s, layout {laid}")
+            assert layout is not None
