@@ -11,7 +11,7 @@ from graph_check import check_graph, unconnected
 from torch.utils.checkpoint import checkpoint
 
 from helpers import draw_graph, trace_graph
-from tools.real_models import REAL
+from tools.real_models import LOOPS, REAL
 
 
 @pytest.mark.parametrize("build", REAL.values(), ids=REAL.keys())
@@ -172,3 +172,18 @@ def test_after_a_cut_every_drawn_node_leads_to_an_output(build):
         graph = trace_graph(y, max_nodes=max_nodes)
         assert unconnected(graph) == [], max_nodes
         assert str(draw_graph(y, max_nodes=max_nodes))
+
+
+@pytest.mark.parametrize("build", LOOPS.values(), ids=LOOPS.keys())
+def test_a_rolled_loop_accounts_for_every_node(build):
+    """The rolled view of each loop folds nearly all its 200 steps, and its
+    drawn nodes plus the nodes its groups hold are the whole graph, which
+    itself matches an independent walk."""
+    torch.manual_seed(0)
+    y = build()
+    full, _ = check_graph(y)
+    rolled = draw_graph(y, roll=True, max_nodes=None).graph
+    groups = [r for r in rolled.rolled if r.steps]
+    assert sum(r.steps for r in groups) >= 190
+    assert len(rolled.nodes) - len(groups) + sum(r.nodes for r in groups) == len(full.nodes)
+    assert unconnected(rolled) == []

@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from helpers import draw_graph, legend_html, trace_graph
+from helpers.layout_bounds import BOUNDED, FASTEST, QUICK, crossed_ranks
 from helpers.render import (
     CUT_MARK,
     FAN_LIMIT,
@@ -19,7 +20,6 @@ from helpers.render import (
     legend_text,
     to_text,
 )
-from helpers.layout_bounds import BOUNDED, FASTEST, QUICK, crossed_ranks
 from tools.shapes import SHAPES, widest_fan
 
 

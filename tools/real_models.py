@@ -5,6 +5,8 @@ import torch
 from torch.nn.utils.rnn import pack_padded_sequence
 from torch.utils.checkpoint import checkpoint
 
+from tools.shapes import gru_cell, hand_written_lstm, lstm_cell, rnn_over_embedding, sum_over_unbind, two_layer_rnn
+
 
 def _lstm_packed():
     lstm = torch.nn.LSTM(4, 6, num_layers=2, bidirectional=True, batch_first=True)
@@ -139,9 +141,16 @@ def _multi_output():
     return (second * third).sum() + values[1:].sum() + r.sum() + q.unbind(1)[1].sum() + first.sum()
 
 
+# Loops over 200 steps (tools/shapes.py): the rolled view must fold them, and
+# drawing them cut must lay out quickly (one operation feeds every step).
+LOOPS = {"LSTMCell loop": lstm_cell, "GRUCell loop": gru_cell, "hand-written LSTM loop": hand_written_lstm,
+         "two stacked RNNCells in one loop": two_layer_rnn, "RNNCell over emb(tokens).unbind(0)": rnn_over_embedding,
+         "sum(...) over x.unbind()": sum_over_unbind}
+
 REAL = {"LSTM, 2 layers, bidirectional, packed": _lstm_packed, "GRU, 3 layers, bidirectional, packed": _gru_packed,
         "TransformerEncoder": _transformer, "MultiheadAttention": _attention, "CNN with BatchNorm2d": _cnn,
         "Embedding and EmbeddingBag with cross_entropy": _embeddings, "create_graph=True": _double_backward,
         "views and in-place": _views_and_in_place, "complex": _complex, "torch.func.vmap": _torch_func,
         "torch.distributions loss": _distributions, "one input beside many": _one_input_beside_many,
-        "tensor subclass with __torch_function__": _tensor_subclass, "multi-output operations": _multi_output}
+        "tensor subclass with __torch_function__": _tensor_subclass, "multi-output operations": _multi_output,
+        **{name: LOOPS[name] for name in LOOPS}}
