@@ -27,6 +27,7 @@ from tools.lessons import lesson_function
 from tools.nav import notebook_paths
 from tools.real_models import REAL, _checkpointed_encoder, _plain_encoder
 from tools.redraw_timing import in_page_rows
+from tools.shapes import shape_rows
 
 ROOT = Path(__file__).resolve().parent.parent
 DOT_TIMEOUT = 30
@@ -183,7 +184,7 @@ def main():
     torch.manual_seed(0)
     graphviz = subprocess.run(["dot", "-V"], capture_output=True, text=True).stderr.strip()
     print(f"# Benchmark (torch {torch.__version__}, torchviz 0.0.3, {graphviz})\n")
-    for part in (big_graphs, real_models, big_walks, redraw, memory, nbval_times):
+    for part in (big_graphs, real_models, shape_rows, big_walks, redraw, memory, nbval_times):
         print("\n".join(in_a_big_stack(part)) + "\n", flush=True)
     print("\n".join(in_page_rows()) + "\n", flush=True)
 
