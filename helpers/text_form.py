@@ -49,7 +49,11 @@ def to_text(graph: Graph, constants: bool = True, highlight: Collection[str] = f
 
 
 def cut_notice(graph: Graph) -> str:
-    """The line that says how much of the graph was left out."""
+    """The line that says how much of the graph was left out (at least how
+    much, when the walk stopped counting: `Graph.counted` False)."""
+    if not graph.counted:
+        return (f"... at least {graph.omitted:,} more nodes not drawn: {len(graph.nodes)} shown, "
+                f"nearest the output first (raise max_nodes to see more)")
     total = len(graph.nodes) + graph.omitted
     return (
         f"... {graph.omitted} more nodes not drawn: {len(graph.nodes)} of {total} shown, "
