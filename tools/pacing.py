@@ -26,8 +26,8 @@ The rates, and where they come from:
   on average (1,360 lines counted), which read as words at Carver's 138 words
   a minute take 3.9 s;
 - a cell run: 5 s to run it and find its output, plus the notebook's own run
-  time measured with `jupyter nbconvert --execute` (RUN_SECONDS), counted
-  whole in the core figure too, as a learner runs every cell;
+  time as measured (RUN_SECONDS), counted whole in the core figure too, as a
+  learner runs every cell;
 - output: 1.5 s a printed line (about 8 words at Carver's 300), at most 20
   lines a cell; 20 s to look at a drawing or a plot; 10 s to read an error;
   60 s to try a widget's controls;
@@ -54,9 +54,10 @@ FIGURE_SECONDS = 20.0
 ERROR_SECONDS = 10.0
 WIDGET_SECONDS = 60.0
 EXERCISE_MINUTES = {"predict": 3.0, "choose": 3.0, "fix": 8.0, "write": 10.0}
-# seconds `jupyter nbconvert --execute` took for each notebook, measured on
-# the 2-core test machine, 2026-11-30; a notebook not listed counts 1 s a cell
-RUN_SECONDS = {"00": 2, "01": 12, "02": 6, "03": 6, "04": 8, "05": 16, "06": 3, "07": 4, "08": 4}
+# seconds each notebook's cells ran in the kernel (nbclient's recorded timings,
+# summed; one notebook at a time on the shared 2-core test machine,
+# 2026-11-30); a notebook not listed counts 1 s a code cell
+RUN_SECONDS = {"00": 4, "01": 13, "02": 8, "03": 10, "04": 22, "05": 34, "06": 3, "07": 3, "08": 8}
 
 GENERATED = "<!--"                  # navigation and contents cells, written by tools/nav.py
 FIGURES = ("image/svg+xml", "image/png", "text/html")
