@@ -17,10 +17,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import functorch.compile as aot  # type: ignore[import-untyped]  # functorch has no py.typed
 import torch
 import torch._dynamo
 import torch.fx
-from functorch.compile import aot_function, default_partition, make_boxed_func, min_cut_rematerialization_partition
 
 from .arguments import learner_facing, wrong
 from .draw import Figure, draw_graph
@@ -159,10 +159,11 @@ def aot_split(function: Callable[..., torch.Tensor], *args: Any, recompute: bool
 
     def keep(graph: torch.fx.GraphModule, _example_inputs: object) -> Callable[..., Any]:
         kept.append(graph)
-        return make_boxed_func(graph.forward)
+        boxed: Callable[..., Any] = aot.make_boxed_func(graph.forward)
+        return boxed
 
-    partition = min_cut_rematerialization_partition if recompute else default_partition
-    compiled = aot_function(function, fw_compiler=keep, bw_compiler=keep, partition_fn=partition)
+    partition = aot.min_cut_rematerialization_partition if recompute else aot.default_partition
+    compiled = aot.aot_function(function, fw_compiler=keep, bw_compiler=keep, partition_fn=partition)
     output = compiled(*args)
     output.backward(torch.ones_like(output))
     return Split(kept[0], kept[1], output)

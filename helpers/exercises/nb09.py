@@ -136,7 +136,7 @@ def _leaky(answer: Any, _lesson: Lesson) -> Verdict:
 
 def _eager_backend_letter(_lesson: Lesson) -> str:
     square_times_three = answer_from("def f(x):\n    return (x ** 2) * 3\n", "f", None, CHECKER)
-    compiled = torch.compile(square_times_three, backend="eager")
+    compiled: Callable[..., torch.Tensor] = torch.compile(square_times_three, backend="eager")
     name = compiled(torch.tensor(2.0, requires_grad=True)).grad_fn
     letters = {"CompiledFunctionBackward": "a", "MulBackward0": "b", "PowBackward0": "d"}
     return "c" if name is None else letters.get(name.name(), "a")
