@@ -16,6 +16,7 @@ from typing import Any, Protocol
 import torch
 
 from .arguments import learner_facing, wrong
+from .built import as_built
 from .draw import Drawing, Figure, draw_graph, natural_width
 from .engine import record_backward
 from .graph import autograd_nodes, node_label, trace_graph
@@ -195,7 +196,7 @@ def scratch_step_view(build: Callable[[], SteppedValue], step: int) -> Figure:
 def freeze_view(build: Callable[[], torch.nn.Sequential], x: torch.Tensor, **frozen: bool) -> Figure:
     """`build()`'s model with the layers named in `frozen` (freeze_0=True:
     layer 0) frozen by requires_grad_(False): the graph of model(x).sum()."""
-    model = build()
+    model = as_built(build)
     for name, on in frozen.items():
         model[int(name.removeprefix("freeze_"))].requires_grad_(not on)
     loss = model(x).sum()
@@ -209,7 +210,7 @@ def freeze_view(build: Callable[[], torch.nn.Sequential], x: torch.Tensor, **fro
 def mode_view(build: Callable[[], torch.nn.Module], x: torch.Tensor, training: bool) -> Figure:
     """`build()`'s model in train() or eval() mode: the graph of one forward
     pass, and whether BatchNorm's running statistics moved."""
-    model = build().train(training)
+    model = as_built(build).train(training)
     means = [m.running_mean for m in model.modules()
              if isinstance(m, torch.nn.modules.batchnorm._BatchNorm) and m.running_mean is not None]
     before = [mean.clone() for mean in means]

@@ -34,3 +34,17 @@ def test_a_log_without_the_kernel_messages_gives_no_breakdown():
     sent = {"dir": "out", "t": 102.0, "head": '{"header": {"msg_type": "comm_msg"}}'}
     assert breakdown([sent], start=100.0, total=33.0, origin=ORIGIN.timestamp() * 1000) is None
     assert breakdown([], start=100.0, total=33.0, origin=0.0) is None
+
+
+def test_the_table_breaks_down_every_widget():
+    """Each widget's row carries the median of each part over the changes
+    whose log shows them; a widget with no such change shows dashes."""
+    from tools.redraw_timing import table
+
+    parts = dict(zip(PARTS, (2.0, 3.0, 16.0, 9.0, 3.0), strict=True))
+    slower = {part: value * 2 for part, value in parts.items()}
+    rows = table([("01-a", "branch: x slider", [33.0, 66.0, 33.0], [parts, slower, None]),
+                  ("08-b", "mode: train() checkbox", [40.0, 41.0, 42.0], [None, None, None])])
+    assert rows[2] == "| 01 branch: x slider | 33 ms | 33 ms | 66 ms | 3.0 | 4.5 | 24.0 | 13.5 | 4.5 |"
+    assert rows[3] == "| 08 mode: train() checkbox | 40 ms | 41 ms | 42 ms | - | - | - | - | - |"
+    assert all(f"{part} (median)" in rows[0] for part in PARTS)

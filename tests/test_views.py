@@ -206,3 +206,62 @@ def test_the_cut_is_never_wider_than_the_whole_graph(length):
     cut, unrolled = length_view(cell, length, "cut"), length_view(cell, length, "unrolled")
     assert _size(cut)[0] <= _size(unrolled)[0]
     assert len(cut.drawing.graph.nodes) <= len(unrolled.drawing.graph.nodes)
+
+
+def _counting(build):
+    """build, and the list it appends to on every call."""
+    calls = []
+
+    def counted():
+        calls.append(1)
+        return build()
+
+    return counted, calls
+
+
+@pytest.mark.parametrize("view, settings", [
+    (freeze_view, [{"freeze_0": True, "freeze_2": False}, {"freeze_0": False, "freeze_2": True}, {},
+                   {"freeze_0": True, "freeze_2": True}, {"freeze_0": False, "freeze_2": False}]),
+    (mode_view, [{"training": True}, {"training": False}, {"training": True}, {"training": True},
+                 {"training": False}]),
+])
+def test_a_model_view_builds_its_model_once_and_shows_it_as_built(view, settings):
+    """The model is built on the first change only (a build seeds and
+    initialises every layer), yet every change shows what a fresh build
+    would: the flags, running statistics and mode a change set are undone."""
+    build = small_mlp if view is freeze_view else regularised_mlp
+    counted, calls = _counting(build)
+    x = torch.randn(5, 3, generator=torch.Generator().manual_seed(1))
+    for values in settings:
+        assert str(view(counted, x, **values)) == str(view(build, x, **values)), values
+    assert len(calls) == 1
+
+
+def test_an_edited_build_function_is_built_anew():
+    """One source: a learner who edits the function (a new function object,
+    once its cell runs again) sees the new model in the view."""
+    x = torch.randn(5, 3)
+    before = freeze_view(small_mlp, x, freeze_0=False, freeze_2=False)
+
+    def small_mlp_edited():
+        torch.manual_seed(0)
+        return torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 2))
+
+    after = freeze_view(small_mlp_edited, x, freeze_0=False, freeze_2=False)
+    assert after.drawing.graph.find("TanhBackward0") and not before.drawing.graph.find("TanhBackward0")
+
+
+def test_a_built_model_goes_with_its_function():
+    import gc
+    import weakref
+
+    from helpers.built import as_built
+
+    def build():
+        return torch.nn.Linear(2, 2)
+
+    model = weakref.ref(as_built(build))
+    assert model() is not None
+    del build
+    gc.collect()
+    assert model() is None

@@ -128,22 +128,27 @@ def in_page_rows(notebooks=NOTEBOOKS):
 
 
 def table(results):
-    rows = [f"| widget (in JupyterLab, Chromium) | first change | median of {CHANGES} | slowest |",
-            "|---|---:|---:|---:|"]
-    for notebook, name, times, _ in results:
+    """Per widget: the first change, the median and slowest of its changes,
+    and the median of each part of a change (where the log shows them all);
+    then the slowest widget's first change, part by part."""
+    rows = [f"| widget (in JupyterLab, Chromium) | first change | median of {CHANGES} | slowest | "
+            + " | ".join(f"{part} (median)" for part in PARTS) + " |",
+            "|---|---:|---:|---:|" + "---:|" * len(PARTS)]
+    for notebook, name, times, parts in results:
         rows.append(f"| {notebook[:2]} {name} | {times[0]:.0f} ms | {statistics.median(times):.0f} ms "
-                    f"| {max(times):.0f} ms |")
+                    f"| {max(times):.0f} ms | " + " | ".join(median_parts(parts)) + " |")
     notebook, name, times, parts = max(results, key=lambda r: statistics.median(r[2]))
-    known = [p for p in parts if p]
-    rows += ["", f"Slowest widget by median, {notebook[:2]} {name}, in ms:", "",
+    rows += ["", f"Slowest widget by median, {notebook[:2]} {name}, its first change in ms:", "",
              "| | " + " | ".join(PARTS) + " | total |", "|---" + "|---:" * (len(PARTS) + 1) + "|"]
-    if known:
-        medians = [statistics.median(p[k] for p in known) for k in PARTS]
-        rows.append(f"| median of {len(known)} changes | " + " | ".join(f"{m:.1f}" for m in medians)
-                    + f" | {statistics.median(times):.1f} |")
     if parts[0]:
         rows.append("| first change | " + " | ".join(f"{parts[0][k]:.1f}" for k in PARTS) + f" | {times[0]:.1f} |")
     return rows
+
+
+def median_parts(parts):
+    """The median of each part, in ms, over the changes whose log shows them ("-" where none does)."""
+    known = [p for p in parts if p]
+    return [f"{statistics.median(p[k] for p in known):.1f}" if known else "-" for k in PARTS]
 
 
 if __name__ == "__main__":
