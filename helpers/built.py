@@ -12,8 +12,11 @@ from __future__ import annotations
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar, cast
 
 import torch
+
+Model = TypeVar("Model", bound=torch.nn.Module)
 
 
 @dataclass(frozen=True)
@@ -42,7 +45,7 @@ class _AsBuilt:
 _BUILT: weakref.WeakKeyDictionary[Callable[[], torch.nn.Module], _AsBuilt] = weakref.WeakKeyDictionary()
 
 
-def as_built(build: Callable[[], torch.nn.Module]) -> torch.nn.Module:
+def as_built(build: Callable[[], Model]) -> Model:
     """`build()`'s model, built on the first call for this function and
     given back as it was built on every later one (parameters' requires_grad,
     buffers, train or eval), so each use is as if it were new. A callable
@@ -54,7 +57,7 @@ def as_built(build: Callable[[], torch.nn.Module]) -> torch.nn.Module:
                          tuple(b.detach().clone() for b in model.buffers()), tuple(m.training for m in model.modules()))
         if _weakly_held(build):
             _BUILT[build] = found
-    return found.restored()
+    return cast(Model, found.restored())
 
 
 def _weakly_held(build: object) -> bool:
