@@ -117,3 +117,10 @@ def test_an_optional_notebook_has_no_core_time_and_says_what_to_read_first():
                                             (60, "about 1 hour"), (128, "about 2 hours 10 minutes")])
 def test_times_are_spoken_to_the_nearest_five_minutes(minutes, words):
     assert pacing.spoken(minutes) == words
+
+
+def test_readers_minutes_are_set_against_the_computed_ones(capsys):
+    whole = pacing.pace(nbformat.read(PATHS[1], as_version=4), PATHS[1].name[:2]).whole
+    pacing.main([f"{PATHS[1].name[:2]}={2 * whole}"])
+    line = next(row for row in capsys.readouterr().out.splitlines() if row.startswith(PATHS[1].name))
+    assert line.endswith(": x2.00")

@@ -4,7 +4,9 @@ they print, the exercises. Two figures per notebook: the whole notebook,
 and the core path (without what is marked optional). `make nav`
 (tools/nav.py) writes them at the top of each notebook and in the index.
 
-    python -m tools.pacing        prints each notebook's minutes and the totals
+    python -m tools.pacing [01=55 02=40 ...]
+        prints each notebook's minutes and the totals; given readers' minutes
+        for whole notebooks, also each ratio of theirs to ours
 
 What is optional: a notebook whose metadata says
 `nb.metadata["collection"]["optional"] = True` (its core time is 0; an
@@ -182,16 +184,21 @@ def time_line(p):
     return f"*Time: {spoken(p.core)} on the core path; {spoken(p.whole)} with the optional parts.*"
 
 
-def main():
+def main(args):
+    """Print each notebook's minutes; with readers' minutes (`01=55 02=40`,
+    whole notebooks), also each ratio measured / computed, to calibrate."""
     from tools.nav import notebook_paths
 
+    measured = dict(arg.split("=") for arg in args)
     core = whole = 0.0
     for path in notebook_paths():
         p = pace(nbformat.read(path, as_version=4), path.name[:2])
         core, whole = core + p.core, whole + p.whole
-        print(f"{path.name:45} core {p.core:6.1f} min  whole {p.whole:6.1f} min" + ("  optional" if p.optional else ""))
+        ratio = f"  reader {measured[path.name[:2]]} min: x{float(measured[path.name[:2]]) / p.whole:.2f}" \
+            if path.name[:2] in measured else ""
+        print(f"{path.name:45} core {p.core:6.1f} min  whole {p.whole:6.1f} min{'  optional' * p.optional}{ratio}")
     print(f"{'all':45} core {core:6.1f} min  whole {whole:6.1f} min")
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))
