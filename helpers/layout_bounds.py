@@ -22,7 +22,7 @@ its x-coordinate rounds grow with those (300 nodes, 7,800 crossed ranks:
 """
 
 from collections import Counter
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from graphlib import TopologicalSorter
 
 from .graph import Edge, Node
@@ -40,16 +40,21 @@ SHARED_LIMIT = 4
 # beside each of them: the original with its inputs (or its uses), saved
 # values and marks; the copies with its name and the line that says so.
 FAN_LIMIT = 8
+# Kinds of node dot places right beside their use: their edges are never long.
+NEAR = ("leaf", "const")
 
 
 def fans(nodes: Sequence[Node], edges: Sequence[Edge]) -> tuple[dict[str, int], dict[str, int]]:
     """(node id -> drawn uses, for nodes drawn once per use; node id ->
-    drawn inputs, for nodes drawn once per input)."""
+    drawn inputs from other operations, for nodes drawn once per such
+    input). Leaves and constants sit right beside their use, so inputs from
+    them are not counted (the weights of a rolled loop's group stay with it)."""
+    kinds = {n.id: n.kind for n in nodes}
     uses = Counter(e.src for e in edges)
-    inputs = Counter(e.dst for e in edges)
+    inputs = Counter(e.dst for e in edges if kinds[e.src] not in NEAR)
     shared = {n.id: uses[n.id] for n in nodes
               if uses[n.id] > (SHARED_LIMIT if n.kind == "leaf" else FAN_LIMIT)}
-    gathered = {n.id: inputs[n.id] for n in nodes if n.kind != "leaf" and inputs[n.id] > FAN_LIMIT}
+    gathered = {n.id: inputs[n.id] for n in nodes if inputs[n.id] > FAN_LIMIT}
     return shared, gathered
 
 
@@ -66,19 +71,20 @@ def input_copies(node: Node, inputs: int) -> list[str]:
     return [f"{node.id}_in{k}" for k in range(2, inputs + 1)]
 
 
-def edge_ends(edges: Sequence[Edge], leaves: Collection[str], shared: Collection[str],
+def edge_ends(edges: Sequence[Edge], kinds: Mapping[str, str], shared: Collection[str],
               gathered: Collection[str]) -> Iterator[tuple[str, str, Edge]]:
-    """(DOT source, DOT destination, edge) for every edge: each use of a
-    shared node from its own copy, each input of a gathering node into its
-    own copy, in the order `use_copies` and `input_copies` name them."""
+    """(DOT source, DOT destination, edge) for every edge (`kinds`: node id
+    -> kind): each use of a shared node from its own copy, each input from
+    another operation into a gathering node's own copy, in the order
+    `use_copies` and `input_copies` name them."""
     out_numbers: Counter[str] = Counter()
     in_numbers: Counter[str] = Counter()
     for e in edges:
         src, dst = e.src, e.dst
         if src in shared:
             out_numbers[src] += 1
-            src = src if out_numbers[src] == 1 and src not in leaves else f"{src}_{out_numbers[src]}"
-        if dst in gathered:
+            src = src if out_numbers[src] == 1 and kinds[src] != "leaf" else f"{src}_{out_numbers[src]}"
+        if dst in gathered and kinds[e.src] not in NEAR:
             in_numbers[dst] += 1
             dst = dst if in_numbers[dst] == 1 else f"{dst}_in{in_numbers[dst]}"
         yield src, dst, e

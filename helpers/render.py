@@ -86,7 +86,7 @@ def to_dot(graph: Graph, constants: bool = True, highlight: Collection[str] = fr
     notebook 07's engine (its leaves have no AccumulateGrad node)."""
     nodes, edges = visible(graph, constants)
     shared, gathered = fans(nodes, edges)
-    ends = list(edge_ends(edges, {n.id for n in nodes if n.kind == "leaf"}, shared, gathered))
+    ends = list(edge_ends(edges, {n.id: n.kind for n in nodes}, shared, gathered))
     lines = [*HEADER, *settings(len(nodes), ((src, dst) for src, dst, _ in ends))]
     lines += _dot_nodes(nodes, (shared, gathered), highlight, notes or {}, set(graph.cut), scratch,
                         whole=not graph.omitted)

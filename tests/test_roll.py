@@ -67,6 +67,7 @@ def test_every_common_loop_rolls(name):
     (_, count, nodes), = rolled.rolled
     assert STEPS - 5 <= count < STEPS and nodes % count == 0
     _accounted(full, rolled)
+    assert "one node:" not in draw_graph(SHAPES[name](), roll=True).source   # the weights stay with their group
 
 
 @pytest.mark.parametrize("name", ["rnn layer", "gru layer"])

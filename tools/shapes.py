@@ -144,12 +144,14 @@ MAX_NODES = (300, 199)
 
 
 def widest_fan(source):
-    """The most edges any one node of a DOT source has, in or out: what
-    makes dot slow when it grows with the drawing."""
-    ends = Counter()
-    for src, dst in re.findall(r"^\s*(\w+) -> (\w+)", source, re.MULTILINE):
-        ends[("out", src)] += 1
-        ends[("in", dst)] += 1
+    """The most edges any one node of a DOT source has: out, or in from a
+    node with inputs of its own (a leaf, a constant or a copy sits right
+    beside its use, so its edge is short). Long edges into or out of one
+    node, growing with the drawing, are what make dot slow."""
+    pairs = re.findall(r"^\s*(\w+) -> (\w+)", source, re.MULTILINE)
+    fed = {dst for _, dst in pairs}
+    ends = Counter(("out", src) for src, _ in pairs)
+    ends.update(("in", dst) for src, dst in pairs if src in fed)
     return max(ends.values(), default=0)
 
 
