@@ -166,3 +166,26 @@ def test_the_index_states_the_answer_forms_the_checks_accept():
 
     index = nbformat.read(notebook_paths()[0], as_version=4)
     assert any(FORMS in cell.source for cell in index.cells if cell.cell_type == "markdown")
+
+
+def _stored_slot(notebook, number):
+    nb = nbformat.read(NOTEBOOKS[notebook], as_version=4)
+    return [c.source for c in nb.cells if "answer-slot" in c.metadata.get("tags", [])][number - 1]
+
+
+def _status_of_slot(notebook, exercise, source):
+    answer = answer_from(source, exercise.answer_name, _lesson(notebook, exercise))
+    return _session(notebook, exercise).check(answer).status
+
+
+@pytest.mark.parametrize("notebook, exercise", ALL, ids=IDS)
+def test_a_slot_run_as_it_stands_is_not_answered(notebook, exercise):
+    """A slot, skeleton or not, run without a change, gets "Not answered yet"."""
+    assert _status_of_slot(notebook, exercise, _stored_slot(notebook, exercise.number)) == "blank"
+
+
+def test_a_skeleton_that_hides_its_placeholder_is_caught():
+    """A placeholder assigned to (`____ = ...`) is a local name, which the blank check cannot see."""
+    exercise = declared("08")[2]
+    hidden = _stored_slot("08", 3).replace("    ____   #", "    ____ = None   #", 1).replace("    ____   #", "    pass   #", 1)
+    assert "____ = None" in hidden and _status_of_slot("08", exercise, hidden) != "blank"
