@@ -299,6 +299,14 @@ def test_a_graph_walked_in_part_says_at_least_how_many_more():
     assert "... 1703 more nodes not drawn: 300 of 2003 shown, nearest the output first" in str(draw_graph(h))
 
 
+def test_a_shared_leaf_of_a_graph_walked_in_part_says_at_least_how_many_uses():
+    """W is used once per step: 1,000 uses, counted; at T = 100,000 the walk
+    met only some of them, and the leaf's line says so."""
+    for steps, words in ((1_000, "shared: 1,000 uses, "), (100_000, "shared: at least 1,498 uses, ")):
+        w, h = _chain(steps)
+        assert words in draw_graph(h, {"W": w}).source
+
+
 @pytest.mark.parametrize("max_nodes", [1, 8, 30, 300])
 def test_a_walk_stopped_early_keeps_what_the_whole_walk_keeps(max_nodes):
     """Stopping the walk once the cut is chosen changes nothing drawn: the
