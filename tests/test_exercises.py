@@ -187,5 +187,6 @@ def test_a_slot_run_as_it_stands_is_not_answered(notebook, exercise):
 def test_a_skeleton_that_hides_its_placeholder_is_caught():
     """A placeholder assigned to (`____ = ...`) is a local name, which the blank check cannot see."""
     exercise = declared("08")[2]
-    hidden = _stored_slot("08", 3).replace("    ____   #", "    ____ = None   #", 1).replace("    ____   #", "    pass   #", 1)
+    hidden = _stored_slot("08", 3).replace("    ____   #", "    ____ = None   #", 1)
+    hidden = hidden.replace("    ____   #", "    pass   #", 1)
     assert "____ = None" in hidden and _status_of_slot("08", exercise, hidden) != "blank"
