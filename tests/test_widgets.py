@@ -128,3 +128,23 @@ def test_each_log_slider_starts_on_a_value_it_reaches():
     assert any("FloatLogSlider" in source for source in cells)
     assert [off for source in cells if "FloatLogSlider" in source for off in off_the_slider(source)] == []
     assert off_the_slider("widgets.FloatLogSlider(value=37.0, base=10, min=-0.5, max=3.0)") == [37.0]
+
+
+def test_a_view_runs_on_one_thread_and_the_count_comes_back():
+    """A redraw runs torch on one thread (a lesson's tensors are tiny: a
+    second thread only adds its wake-up), and gives the thread count back,
+    also when the view raises."""
+    seen = []
+
+    def view(fail):
+        seen.append(torch.get_num_threads())
+        if fail:
+            raise RuntimeError("a view that fails")
+        return "<p>drawn</p>"
+
+    threads = torch.get_num_threads()
+    box = widgets.Checkbox(value=False)
+    shown = panel(view, fail=box)
+    box.value = True
+    assert seen == [1, 1] and NO_DRAWING in repr(shown)
+    assert torch.get_num_threads() == threads
