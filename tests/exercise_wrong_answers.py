@@ -217,7 +217,7 @@ WRONG = {
     ("09", 3): (("answer_3 = 'a'", "AOTAutograd"), ("answer_3 = 'd'", "the last one")),
     ("09", 4): (("def leaky(x):\n    if x > 0:\n        return x\n    return 0.1 * x\n", "ambiguous"),
                 ("def leaky(x):\n    return torch.stack([v if v > 0 else 0.1 * v for v in x])\n", "breaks the graph"),
-                (LEAKY.replace("0.1 * x", "0.01 * x"), "gives")),
+                (LEAKY.replace("0.1 * x", "0.01 * x"), "gives"), (LEAKY.replace("x > 0", "x >= 0"), "0 is not > 0")),
 }
 
 # Right answers written otherwise than the solution: each must be right too.

@@ -75,9 +75,19 @@ def _compared(answer: Callable[[torch.Tensor], Any], asked: Callable[[torch.Tens
         if not torch.allclose(mine, wanted, atol=1e-6):
             return f"for x = {list(start)} {name} gives {shown(mine.tolist())}, not {shown(wanted.tolist())}."
         if grad is None or not torch.allclose(grad, wanted_grad, atol=1e-6):
-            return (f"for x = {list(start)} the values are right but x.grad is {shown(data(grad))}: "
-                    "is every branch computed from x, with the same formula?")
+            return _gradient_hint(start, grad, wanted_grad)
     return None
+
+
+def _gradient_hint(start: tuple[float, ...], grad: torch.Tensor | None, wanted: torch.Tensor) -> str:
+    """Feedback on right values with the wrong x.grad: named at 0 when only there."""
+    differing = [] if grad is None else [v for v, g, w in zip(start, grad.tolist(), wanted.tolist(), strict=True)
+                                         if not abs(g - w) <= 1e-6]      # NaN counts as differing
+    if differing and all(v == 0.0 for v in differing):
+        return (f"for x = {list(start)} the values are right, but x.grad differs where x is 0: 0 is not > 0, so "
+                "there the asked function takes its other branch, and that branch's gradient.")
+    return (f"for x = {list(start)} the values are right but x.grad is {shown(data(grad))}: is every branch "
+            "computed from x, with the same formula?")
 
 
 def _breaks(answer: Callable[[torch.Tensor], Any]) -> str | None:
