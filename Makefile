@@ -51,9 +51,11 @@ $(DEV_STAMP): $(STAMP) requirements-dev.txt
 	touch $@
 
 # Rewrite the navigation cells, then re-execute every notebook in place from a
-# fresh kernel (outputs and widget state saved). Pass NB=notebooks/01-....ipynb for one.
+# fresh kernel (outputs and widget state saved), then write the navigation again:
+# each notebook's time (tools/pacing.py) counts what its cells print. Pass NB=notebooks/01-....ipynb for one.
 notebooks: setup $(DEV_STAMP) nav
 	$(BIN)/python -m tools.run_notebooks $(NB)
+	$(BIN)/python -m tools.nav
 
 nav: setup
 	$(BIN)/python -m tools.nav
