@@ -15,6 +15,7 @@ from helpers.arguments import roots_of
 from helpers.graph import Edge, Graph, Node, autograd_nodes
 from helpers.saved_values import MAX_LABEL, Saved
 from helpers.walk import Walker, counted, nearest
+from tools.bench import rnn
 from tools.lessons import lesson_function
 from tools.real_models import Counted, subclass_graph
 
@@ -143,7 +144,7 @@ def test_deep_graph_has_no_recursion_limit():
 
 
 def test_max_nodes_keeps_nearest_and_counts_the_rest():
-    _, h = _chain(10)
+    _, h = rnn(10)
     full, cut = trace_graph(h), trace_graph(h, max_nodes=5)
     assert cut.nodes == tuple(n for n in full.nodes[:5])
     assert cut.omitted == len(full.nodes) - 5
@@ -254,14 +255,6 @@ def test_dot_lays_out_labels_with_control_characters():
     assert "Two Lines" in drawing.svg() and drawing.html().encode()
 
 
-def _chain(steps):
-    w = torch.randn(8, 8, requires_grad=True)
-    h = torch.randn(8)
-    for _ in range(steps):
-        h = torch.tanh(w @ h)
-    return w, h
-
-
 def _median_seconds(runs, repeats=9):
     """The median time of each of `runs`, measured in turn (a load on the
     machine then falls on all of them alike)."""
@@ -278,7 +271,7 @@ def test_a_drawing_of_max_nodes_costs_about_the_same_at_any_length(timings):
     """Only what can be drawn is walked: h = tanh(W @ h) at T = 100,000
     (200,003 nodes) draws its 300 nodes within 1.5 times the time of
     T = 1,000 (a walk of the whole graph took 3 to 40 times as long)."""
-    short, long = _chain(1_000), _chain(100_000)
+    short, long = rnn(1_000), rnn(100_000)
     seconds = _median_seconds([lambda w=w, h=h: draw_graph(h, {"W": w}) for w, h in (short, long)])
     timings.append(f"draw_graph, 300 of T = 1,000 then 100,000 steps: {seconds[0] * 1000:.1f} ms, "
                    f"{seconds[1] * 1000:.1f} ms (ratio {seconds[1] / seconds[0]:.2f})")
@@ -288,12 +281,12 @@ def test_a_drawing_of_max_nodes_costs_about_the_same_at_any_length(timings):
 def test_a_graph_walked_in_part_says_at_least_how_many_more():
     """Past counted(max_nodes) nodes the walk stops: its totals are lower
     bounds, and the cut notice says so; below that they are exact."""
-    w, h = _chain(100_000)
+    w, h = rnn(100_000)
     graph = trace_graph(h, {"W": w}, max_nodes=300)
     assert (graph.counted, len(graph.nodes), graph.omitted) == (False, 300, counted(300) - 300)
     assert "at least 2,700 more nodes not drawn: 300 shown, nearest the output first" in str(draw_graph(h))
     assert "of 200,003" not in str(draw_graph(h))
-    w, h = _chain(1_000)
+    w, h = rnn(1_000)
     graph = trace_graph(h, max_nodes=300)
     assert (graph.counted, graph.omitted) == (True, 2_003 - 300)
     assert "... 1703 more nodes not drawn: 300 of 2003 shown, nearest the output first" in str(draw_graph(h))
@@ -303,7 +296,7 @@ def test_a_shared_leaf_of_a_graph_walked_in_part_says_at_least_how_many_uses():
     """W is used once per step: 1,000 uses, counted; at T = 100,000 the walk
     met only some of them, and the leaf's line says so."""
     for steps, words in ((1_000, "shared: 1,000 uses, "), (100_000, "shared: at least 1,498 uses, ")):
-        w, h = _chain(steps)
+        w, h = rnn(steps)
         assert words in draw_graph(h, {"W": w}).source
 
 
@@ -316,7 +309,7 @@ def test_a_walk_stopped_early_keeps_what_the_whole_walk_keeps(max_nodes):
     x = torch.randn(40, requires_grad=True)
     weights = torch.randn(40, 3, requires_grad=True)
     pieces = [torch.tanh(p * w) for p, w in zip(x.unbind(), weights.unbind(), strict=True)]
-    roots = [sum(pieces), *_chain(3_000)[1:]]
+    roots = [sum(pieces), *rnn(3_000)[1:]]
     whole = Walker(roots_of(roots))
     whole.run()
     kept = set(nearest(whole, max_nodes))
