@@ -25,7 +25,7 @@ from helpers.exercises.session import judged
 from tools.mutants import CAP, mutants
 
 TIME_LIMIT = 2.0         # seconds a mutant's check may take (a mutated loop may never end)
-NUMBERS = ("01", "02", "03", "04", "05", "06", "07", "08")
+NUMBERS = ("01", "02", "03", "04", "05", "06", "07", "08", "09")
 
 
 @dataclass
