@@ -89,7 +89,7 @@ def to_dot(graph: Graph, constants: bool = True, highlight: Collection[str] = fr
     ends = list(edge_ends(edges, {n.id: n.kind for n in nodes}, shared, gathered))
     lines = [*HEADER, *settings(len(nodes), ((src, dst) for src, dst, _ in ends))]
     lines += _dot_nodes(nodes, (shared, gathered), highlight, notes or {}, set(graph.cut), scratch,
-                        whole=not graph.omitted)
+                        whole=not graph.omitted, counted=graph.counted)
     ops = {n.id for n in nodes if n.kind in ("op", "group")}
     lines += [f"  {src} -> {dst}{_dot_edge(e, e.src in ops and e.dst in ops)};" for src, dst, e in ends]
     # notes, not wired to any node: edges from one note to many nodes make dot slow
@@ -112,18 +112,19 @@ def _lines(notice: str) -> str:
 
 def _dot_nodes(nodes: Sequence[Node], fanned: tuple[Mapping[str, int], Mapping[str, int]],
                highlight: Collection[str], notes: Mapping[str, str], cut: Collection[str], scratch: bool = False,
-               whole: bool = True) -> list[str]:
+               whole: bool = True, counted: bool = True) -> list[str]:
     """One DOT node per graph node, and the copies of a node drawn once per
     use or per input (`layout_bounds.py`): a shared leaf only as copies; any other
     node as itself (with its saved values and marks), then its copies.
-    `whole`: nothing was cut, so every use is drawn."""
+    `whole`: nothing was cut, so every use is drawn; `counted`: a leaf's
+    uses were all counted (`Graph.counted`), else they are a lower bound."""
     shared, gathered = fanned
     lines = []
     for node in nodes:
         lit, note, lost = node.id in highlight, notes.get(node.id, ""), node.id in cut
         leaf = LEAF_LINES["scratch" if scratch else "torch" if node.uses else "unused"]
         uses, inputs = shared.get(node.id, 0), gathered.get(node.id, 0)
-        label = "; ".join(([_shared_line(node, uses, whole)] if uses else []) +
+        label = "; ".join(([_shared_line(node, uses, whole, counted)] if uses else []) +
                           ([f"one node: {inputs:,} inputs"] if inputs else []))
         if node.kind != "leaf" or not uses:
             lines.append(_dot_node(node.id, node, lit, label, note, lost, leaf))
@@ -134,11 +135,13 @@ def _dot_nodes(nodes: Sequence[Node], fanned: tuple[Mapping[str, int], Mapping[s
     return lines
 
 
-def _shared_line(node: Node, drawn: int, whole: bool) -> str:
-    """"shared: N uses" (", K drawn" when fewer are drawn); an operation's
-    uses are known only when nothing was cut, else counted as drawn."""
+def _shared_line(node: Node, drawn: int, whole: bool, counted: bool = True) -> str:
+    """"shared: N uses" (", K drawn" when fewer are drawn; "at least N" when
+    the walk stopped counting); an operation's uses are known only when
+    nothing was cut, else counted as drawn."""
     if node.kind == "leaf":
-        return f"shared: {node.uses:,} uses" + (f", {drawn} drawn" if drawn < node.uses else "")
+        least = "" if counted else "at least "
+        return f"shared: {least}{node.uses:,} uses" + (f", {drawn} drawn" if drawn < node.uses else "")
     return f"shared: {drawn:,} uses" + ("" if whole else " drawn")
 
 
