@@ -41,6 +41,16 @@ def _cell_and_sequence(seed: int, length: int) -> tuple[TanhRNNCell, torch.Tenso
     return TanhRNNCell(3, 4), torch.randn(length, 3)
 
 
+def _counted(answer: Any, cell: TanhRNNCell, sequence: torch.Tensor, k: int) -> tuple[Any, int]:
+    """What `answer(cell, sequence, k)` returns, and how many times it ran the cell."""
+    calls = []
+    hook = cell.register_forward_hook(lambda *_: calls.append(1))
+    try:
+        return answer(cell, sequence, k), len(calls)
+    finally:
+        hook.remove()
+
+
 def _steps(losses: Any) -> list[int]:
     return [len(trace_graph(loss).find("TanhBackward0")) for loss in losses]
 
@@ -49,10 +59,13 @@ def _tbptt(answer: Any, _lesson: Lesson) -> Verdict:
     answer, asked = filled_function(answer), answer_from(TBPTT, "tbptt_losses", None, CHECKER)
     for seed, length, k in TBPTT_CASES:
         cell, sequence = _cell_and_sequence(seed, length)
-        mine, theirs = answer(cell, sequence, k), asked(cell, sequence, k)
+        (mine, calls), theirs = _counted(answer, cell, sequence, k), asked(cell, sequence, k)
         where = f"for {length} steps and k = {k}"
         if not isinstance(mine, (list, tuple)) or len(mine) != len(theirs):
             return False, f"return one loss per chunk, as a list: {len(theirs)} losses {where}."
+        if 0 < calls != length:
+            return False, (f"{where} the cell ran {calls} times: every step of the sequence must run once, in the "
+                           "chunk that holds it. Check which rows of the sequence each chunk loops over.")
         if not all(isinstance(loss, torch.Tensor) and loss.grad_fn is not None for loss in mine):
             return False, "a loss without a graph: take each chunk's loss after its steps have run."
         steps, wanted = _steps(mine), _steps(theirs)
