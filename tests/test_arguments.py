@@ -135,6 +135,9 @@ def _small_model():
      "state_dict\\(\\): its tensors are detached copies .* Pass the module itself \\(params=model\\) or "
      "dict\\(model.named_parameters\\(\\)\\)"),
     (lambda y, model: trace_graph(y, {"x": torch.ones(3)}), ValueError, "names no tensor that requires grad"),
+    (lambda y, model: trace_graph(y, model.state_dict()), ValueError, "state_dict\\(\\): its tensors are detached"),
+    (lambda y, model: trace_graph(trace_graph(y)), TypeError, "got a Graph"),
+    (lambda y, model: trace_graph(y, saved="yes"), TypeError, "saved must be True or False"),
     (lambda y, model: draw_graph(trace_graph(y), model), ValueError, "params is not used for a Graph"),
     (lambda y, model: draw_graph(trace_graph(y), max_nodes=50), ValueError, "max_nodes is not used for a Graph"),
     (lambda y, model: draw_graph(trace_graph(y), max_nodes=300), ValueError, "max_nodes is not used for a Graph"),
