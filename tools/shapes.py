@@ -1,7 +1,8 @@
 """A corpus of graph shapes, each big enough to reach `max_nodes`: what the
 layout must stay fast on, and what the rolled view must find. The bench
-prints, per shape, the nodes drawn, the time to build the drawing and the
-time `dot` takes to lay it out (`shape_rows`); tests/test_shapes.py checks
+prints, per shape, the nodes drawn, the time to build the drawing, the
+time `dot` takes to lay it out and the CPU time dot itself used, which a
+loaded machine does not inflate (`shape_rows`); tests/test_shapes.py checks
 the structure of every drawing.
 
     .venv/bin/python -m tools.shapes      (the bench's section on its own)
