@@ -172,7 +172,7 @@ WRONG = {
     ("06", 3): (("answer_3 = 4", "never overwrites"), ("answer_3 = True", "a number")),
     ("06", 4): (("answer_4 = 2", "can still run"), ("answer_4 = 0", "first call only")),
     ("06", 5): (("answer_5 = 'a'", "nothing was recorded"), ("answer_5 = 'c'", "none was built")),
-    ("06", 6): (("def survives(x):\n    return (x * x + x).sum()", "MulBackward0"),
+    ("06", 6): (("def survives(x):\n    return (x * x + x).sum()", "MulBackward0 saved other and self"),
                 ("def survives(x):\n    return x + x", "scalar"),
                 ("def survives(x):\n    return x - x.neg() + 1", "vector x of 2 numbers"),
                 ("def survives(x):\n    return x.sum()", "at least three operations")),
@@ -213,8 +213,11 @@ WRONG = {
     ("08", 5): (("answer_5 = True", "what does AddBackward0 save"), ("answer_5 = 'no'", "True or False")),
     ("09", 1): (("answer_1 = 6", "reuses that graph"), ("answer_1 = 4", "only for a pair that is called"),
                 ("answer_1 = 2", "count distinct pairs")),
-    ("09", 2): ((CLIPPED, "breaks the graph"), (CLIPPED_FIXED.replace("y.max() > 1", "y.max() > 2"), "gives"),
-                (CLIPPED_FIXED.replace("y / y.max(), y)", "y / y.max(), x)"), "gives")),
+    ("09", 2): ((CLIPPED, "breaks the graph"), (CLIPPED_FIXED.replace("largest > 1", "largest > 2"), "gives"),
+                (CLIPPED_FIXED.replace("return y /", "return x /"), "gives"),
+                ("def clipped(x):\n    y = x * 2\n    return torch.where(y.max() > 1, y / y.max(), y)\n",
+                 "the one not chosen too"),
+                ("def clipped(x):\n    y = x * 2\n    return y / y.max().clamp(min=1)\n", "y.max() is exactly 1")),
     ("09", 3): (("answer_3 = 'a'", "AOTAutograd"), ("answer_3 = 'd'", "the last one")),
     ("09", 4): (("def leaky(x):\n    if x > 0:\n        return x\n    return 0.1 * x\n", "ambiguous"),
                 ("def leaky(x):\n    return torch.stack([v if v > 0 else 0.1 * v for v in x])\n", "breaks the graph"),
@@ -238,7 +241,9 @@ RIGHT = {
         "        b.grad += a.data * out.grad\n", "        b.grad = b.grad + a.data * out.grad\n"),),
     ("08", 3): ("def freeze_all_but_last(model):\n    *body, last = model\n    for layer in body:\n"
                 "        layer.requires_grad_(False)\n    return model",),
-    ("09", 2): (CLIPPED_FIXED.replace("y.max() > 1, y / y.max(), y", "y.max() <= 1, y, y / y.max()"),),
+    ("09", 2): (CLIPPED_FIXED.replace("largest > 1, largest, 1.0", "largest <= 1, 1.0, largest"),
+                "def clipped(x):\n    y = x * 2\n    big = y.max() > 1\n"
+                "    return torch.where(big, y / torch.where(big, y.max(), 1.0), y)\n"),
     ("09", 4): ("def leaky(x):\n    return torch.nn.functional.leaky_relu(x, 0.1)\n",),
 }
 

@@ -87,9 +87,10 @@ def _survives(answer: Any, _lesson: Lesson) -> Verdict:
         try:
             y.backward()
         except RuntimeError:
-            freed = [f"{n.label} ({s.name})" for n in trace_graph(y).nodes for s in n.saved if s.freed]
-            return False, (f"the second backward raised: {', '.join(freed)} saved a tensor that the first one "
-                           "freed. Choose operations whose backward needs no saved value.")
+            freed = [f"{n.label} saved {' and '.join(s.name for s in n.saved if s.freed)}"
+                     for n in trace_graph(y).nodes if any(s.freed for s in n.saved)]
+            return False, (f"the second backward raised: {'; '.join(freed)}, and the first backward freed those. "
+                           "Choose operations whose backward needs no saved value.")
     return True, "none of its nodes saved a tensor, so there is nothing to free; x.grad simply doubles."
 
 
@@ -185,7 +186,8 @@ PRACTICE_QUESTION = MultipleChoice(
         Option("The first backward() deleted the graph's nodes, so y.grad_fn is None afterwards.",
                "The nodes survive backward(): y.grad_fn is still there and still names its operation."),
         Option("x.grad is already set, and backward() refuses to overwrite it.",
-               "backward() never overwrites .grad; it adds to it, as the retain_graph example shows."),
+               "backward() never overwrites .grad; it adds to it: a second call that runs adds its gradient to "
+               "the first (the fix in section 2 shows it)."),
     ),
     right="b",
 )
