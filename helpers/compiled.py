@@ -23,9 +23,7 @@ import torch._dynamo
 import torch.fx
 
 from .arguments import learner_facing, wrong
-from .draw import Figure, draw_graph
-from .fx import fx_graph, inputs_named, joined, operations
-from .graph import trace_graph
+from .fx import operations
 from .saved_memory import SavedTensors
 
 
@@ -41,7 +39,10 @@ def guard_expression(reason: str) -> str:
 class Call:
     """One call of a compiled function: the graphs it ran (numbers from 1;
     empty when it ran eagerly), whether it compiled a new graph, and the
-    guards that failed first (the tests dynamo wrote, in its words)."""
+    guards whose failure made it compile (the tests dynamo wrote, in its
+    words). Dynamo reports a failed guard only when no graph's guards hold
+    and it compiles again: a call that tried one graph, then ran another,
+    reports none."""
 
     ran: tuple[int, ...]
     compiled: bool
@@ -135,12 +136,15 @@ def graph_breaks(function: Callable[..., Any], *args: Any) -> Breaks:
 @dataclass(frozen=True)
 class Split:
     """AOTAutograd's split of a function: the forward and backward graphs,
-    and the output the compiled function gave. The forward graph returns
-    the output first, then what it saves for the backward graph."""
+    the output the compiled function gave, and how many graphs AOTAutograd
+    had handed over before backward first ran (the backward graph is
+    handed to its compiler at the first backward). The forward graph
+    returns the output first, then what it saves for the backward graph."""
 
     forward: torch.fx.GraphModule
     backward: torch.fx.GraphModule
     output: torch.Tensor
+    before_backward: int = 1      # graphs handed to the compilers before backward ran
 
     def saved_count(self) -> int:
         """How many values the forward graph saves for the backward graph."""
@@ -165,8 +169,9 @@ def aot_split(function: Callable[..., torch.Tensor], *args: Any, recompute: bool
     partition = aot.min_cut_rematerialization_partition if recompute else aot.default_partition
     compiled = aot.aot_function(function, fw_compiler=keep, bw_compiler=keep, partition_fn=partition)
     output = compiled(*args)
+    before = len(kept)
     output.backward(torch.ones_like(output))
-    return Split(kept[0], kept[1], output)
+    return Split(kept[0], kept[1], output, before)
 
 
 def held_bytes(function: Callable[..., torch.Tensor], *args: Any) -> int:
@@ -177,43 +182,3 @@ def held_bytes(function: Callable[..., torch.Tensor], *args: Any) -> int:
     held = saved.held_bytes()
     del output
     return held
-
-
-# The compile widget's earlier calls: the flags the compiled function was
-# already called with, before the call the checkbox sets.
-EARLIER = {"no call": (), "True": (True,), "False": (False,), "True, False": (True, False)}
-
-
-def compile_view(forward: Callable[[torch.Tensor, bool], torch.Tensor], use_extra_layer: bool,
-                 earlier: str) -> Figure:
-    """Compile `forward(x, flag)` anew, call it with the `earlier`
-    flags, then with `use_extra_layer`: what decided the last call (a new
-    graph, a failed guard, guards that held), how many graphs there are,
-    and the graph that ran drawn beside the eager autograd graph."""
-    if earlier not in EARLIER:
-        raise wrong(ValueError, f"earlier is one of {list(EARLIER)}; got {earlier!r}")
-    flags = (*EARLIER[earlier], bool(use_extra_layer))
-    captured = compile_calls(forward, [(torch.tensor(3.0, requires_grad=True), flag) for flag in flags])
-    number = captured.calls[-1].ran[-1]
-    leaf = torch.tensor(3.0, requires_grad=True)
-    eager = trace_graph(forward(leaf, flags[-1]), {"x": leaf})
-    ran = fx_graph(captured.graphs[number - 1])
-    graph = joined([(f"compiled graph {number}", ran), ("eager autograd graph", eager)])
-    inputs = [node.id for node in graph.nodes[:len(ran.nodes)] if node.kind == "leaf"]
-    count = len(captured.graphs)
-    caption = (f"use_extra_layer={flags[-1]} after {earlier}: {_decided(captured, flags)}; "
-               f"{count} graph{'s' * (count != 1)} compiled; graph {number} ran: "
-               f"{', '.join(operations(captured.graphs[number - 1]))}")
-    return Figure(caption, inputs_named(draw_graph(graph), inputs))
-
-
-def _decided(captured: Captured, flags: Sequence[bool]) -> str:
-    """What decided the last call: a first capture, a failed guard, or guards that held."""
-    call = captured.calls[-1]
-    number = call.ran[-1]
-    if call.failed:
-        return f"guard {call.failed[0]} failed, so dynamo compiled graph {number}"
-    if call.compiled:
-        return f"no graph yet, so dynamo captured graph {number}"
-    made = next(flag for flag, c in zip(flags, captured.calls, strict=True) if c.compiled and c.ran[-1] == number)
-    return f"the guards of graph {number} (made for use_extra_layer={made}) held: no recompile"

@@ -1,7 +1,12 @@
-"""helpers/compiled.py: what torch.compile makes of the lessons' functions,
-as counts and operation names (the stable facts notebook 09 compares); the
-compile widget's view; notebook 09 shows the code its exercises run; and the
+"""helpers/compiled.py and compiled_view.py: what torch.compile makes of
+the lessons' functions, as counts and operation names (the stable facts
+notebook 09 compares); the compile widget's view, made once per function
+and control values; notebook 09 shows the code its exercises run; and the
 rule that a cell left out of nbval's comparison says why."""
+
+import gc
+import types
+import weakref
 
 import nbformat
 import pytest
@@ -9,8 +14,10 @@ import torch
 from nbformat.v4 import new_code_cell, new_output
 from structure import VARIES, _cell_marks
 
+from helpers import compiled_view
 from helpers.arguments import MARK
-from helpers.compiled import EARLIER, aot_split, compile_calls, compile_view, graph_breaks, guard_expression, held_bytes
+from helpers.compiled import aot_split, compile_calls, graph_breaks, guard_expression, held_bytes
+from helpers.compiled_view import EARLIER, compile_view
 from helpers.exercises.nb09 import CALLS, CLIPPED, TWO_FLAGS
 from helpers.fx import INPUT_LINE, operations
 from helpers.models import TanhRNNCell, run_sequence
@@ -75,7 +82,7 @@ def test_aot_autograd_splits_the_notes_example_into_a_forward_and_a_backward_gra
     assert split.forward.graph is not split.backward.graph
     assert operations(split.forward) == ["pow", "mul"]
     assert operations(split.backward) == ["mul", "pow", "mul", "mul"]
-    assert split.saved_count() == 1
+    assert split.saved_count() == 1 and split.before_backward == 1
     assert torch.equal(x.grad, torch.tensor([6.0, 12.0]))
 
 
@@ -120,6 +127,43 @@ def test_the_compile_view_says_what_decided_and_draws_the_graph_that_ran(earlier
     assert len([n for n in graph.nodes if n.label.endswith("Backward0")]) == len(ops)
     source = figure.drawing.source
     assert source.count(INPUT_LINE) == 1 and source.count("AccumulateGrad") == 1
+
+
+def _defined_again(function):
+    """The function as a learner who runs its cell again gets it: a new object."""
+    return types.FunctionType(function.__code__, function.__globals__, function.__name__)
+
+
+def _counting_compiles(monkeypatch):
+    """The compile_calls calls the compile view makes, counted."""
+    made = []
+
+    def counted(*args, **kwargs):
+        made.append(args[1])
+        return compile_calls(*args, **kwargs)
+
+    monkeypatch.setattr(compiled_view, "compile_calls", counted)
+    return made
+
+
+def test_the_compile_view_compiles_a_combination_once_per_function(monkeypatch):
+    made = _counting_compiles(monkeypatch)
+    forward = _defined_again(_lesson("dynamic_forward"))
+    first = compile_view(forward, False, "True")
+    assert compile_view(forward, True, "True") is not first and len(made) == 2
+    assert compile_view(forward, False, "True") is first and len(made) == 2     # a revisit compiles nothing
+    redefined = _defined_again(forward)
+    assert redefined is not forward and str(compile_view(redefined, False, "True")) == str(first)
+    assert len(made) == 3
+
+
+def test_the_compile_views_memo_keeps_no_function_alive():
+    forward = _defined_again(_lesson("dynamic_forward"))
+    compile_view(forward, True, "no call")
+    gone = weakref.ref(forward)
+    del forward
+    gc.collect()
+    assert gone() is None
 
 
 def test_bad_arguments_say_what_to_pass():

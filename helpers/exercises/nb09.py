@@ -32,7 +32,8 @@ def _graphs_for_the_calls(_lesson: Lesson) -> int:
     return len(compile_calls(two_flags, [(x, *flags) for flags in CALLS]).graphs)
 
 
-# Exercise 2: the slot holds CLIPPED with its `if`; the fixed version keeps both branches as values.
+# Exercise 2: the slot holds CLIPPED with its `if`; the fixed version chooses the divisor with a tensor
+# operation, so no branch divides by 0 (a torch.where between y / y.max() and y gives NaN gradients there).
 CLIPPED = '''
 def clipped(x):
     y = x * 2
@@ -43,11 +44,12 @@ def clipped(x):
 CLIPPED_FIXED = '''
 def clipped(x):
     y = x * 2
-    return torch.where(y.max() > 1, y / y.max(), y)
+    largest = y.max()
+    return y / torch.where(largest > 1, largest, 1.0)
 '''
-# Inputs whose largest doubled value is below 1, exactly 1, above it, negative; zeros; random ones
-# (never all zero: y / y.max() is then 0 / 0, and its NaN gradient reaches x through torch.where too).
-VECTORS = ((0.1, 0.2), (0.5, 0.25), (1.0, -3.0), (-1.0, -2.0), (0.0, 0.3), (2.0, 2.0))
+# Inputs whose largest doubled value is below 1, exactly 1, above it, negative, exactly 0; random ones.
+VECTORS = ((0.1, 0.2), (0.5, 0.25), (1.0, -3.0), (-1.0, -2.0), (0.0, 0.3), (2.0, 2.0), (0.0, -1.0), (0.0, 0.0))
+Boundary = Callable[[tuple[float, ...], list[float]], str | None]
 
 
 def _vectors() -> list[tuple[float, ...]]:
@@ -65,7 +67,7 @@ def _run(function: Callable[[torch.Tensor], Any], start: tuple[float, ...]) -> t
 
 
 def _compared(answer: Callable[[torch.Tensor], Any], asked: Callable[[torch.Tensor], Any],
-              name: str) -> str | None:
+              name: str, boundary: Boundary) -> str | None:
     """What the answer gets wrong against `asked` on every input, or None."""
     for start in _vectors():
         mine, grad = _run(answer, start)
@@ -75,19 +77,40 @@ def _compared(answer: Callable[[torch.Tensor], Any], asked: Callable[[torch.Tens
         if not torch.allclose(mine, wanted, atol=1e-6):
             return f"for x = {list(start)} {name} gives {shown(mine.tolist())}, not {shown(wanted.tolist())}."
         if grad is None or not torch.allclose(grad, wanted_grad, atol=1e-6):
-            return _gradient_hint(start, grad, wanted_grad)
+            return _gradient_hint(start, grad, wanted_grad, boundary)
     return None
 
 
-def _gradient_hint(start: tuple[float, ...], grad: torch.Tensor | None, wanted: torch.Tensor) -> str:
-    """Feedback on right values with the wrong x.grad: named at 0 when only there."""
+def _gradient_hint(start: tuple[float, ...], grad: torch.Tensor | None, wanted: torch.Tensor,
+                   boundary: Boundary) -> str:
+    """Feedback on right values with the wrong x.grad: NaN from a branch not
+    chosen, a difference only at the asked function's boundary, or neither."""
+    if grad is not None and bool(grad.isnan().any()) and not bool(wanted.isnan().any()):
+        return (f"for x = {list(start)} the values are right but x.grad is {shown(grad.tolist())}: backward runs "
+                "through both branches of torch.where, the one not chosen too, and an infinite gradient there "
+                "times where's 0 is NaN. Keep each branch finite for every x, chosen or not.")
     differing = [] if grad is None else [v for v, g, w in zip(start, grad.tolist(), wanted.tolist(), strict=True)
-                                         if not abs(g - w) <= 1e-6]      # NaN counts as differing
-    if differing and all(v == 0.0 for v in differing):
-        return (f"for x = {list(start)} the values are right, but x.grad differs where x is 0: 0 is not > 0, so "
-                "there the asked function takes its other branch, and that branch's gradient.")
-    return (f"for x = {list(start)} the values are right but x.grad is {shown(data(grad))}: is every branch "
-            "computed from x, with the same formula?")
+                                         if not abs(g - w) <= 1e-6]
+    shown_grad = shown(None if grad is None else grad.tolist())
+    return boundary(start, differing) or (f"for x = {list(start)} the values are right but x.grad is {shown_grad}, "
+                                          f"not {shown(wanted.tolist())}: is every branch computed from x, with the "
+                                          "same formula?")
+
+
+def _at_max_one(start: tuple[float, ...], _differing: list[float]) -> str | None:
+    """Exercise 2's boundary: the doubled x's largest element exactly 1, where the if does not divide."""
+    if max(2 * v for v in start) != 1.0:
+        return None
+    return (f"for x = {list(start)} y.max() is exactly 1, and 1 > 1 is false: the if returns y undivided, so x.grad "
+            "is 2 for every element. Your gradient differs there: at that boundary it still goes through y.max().")
+
+
+def _at_zero(start: tuple[float, ...], differing: list[float]) -> str | None:
+    """Exercise 4's boundary: x.grad wrong only where x is 0."""
+    if not differing or not all(v == 0.0 for v in differing):
+        return None
+    return (f"for x = {list(start)} the values are right, but x.grad differs where x is 0: 0 is not > 0, so "
+            "there the asked function takes its other branch, and that branch's gradient.")
 
 
 def _breaks(answer: Callable[[torch.Tensor], Any]) -> str | None:
@@ -114,7 +137,7 @@ def _probe(answer: Any, _lesson: Lesson) -> dict[str, Any]:
 def _clipped(answer: Any, _lesson: Lesson) -> Verdict:
     answer = filled_function(answer)
     asked = answer_from(CLIPPED, "clipped", None, CHECKER)
-    wrong = _compared(answer, asked, "your clipped") or _breaks(answer)
+    wrong = _compared(answer, asked, "your clipped", _at_max_one) or _breaks(answer)
     if wrong:
         return False, wrong
     return True, ("the choice is now an operation on tensors, so dynamo captures the whole function: one graph, "
@@ -132,7 +155,7 @@ def _leaky(answer: Any, _lesson: Lesson) -> Verdict:
     answer = filled_function(answer)
     asked = answer_from(LEAKY, "leaky", None, CHECKER)
     try:
-        wrong = _compared(answer, asked, "your leaky")
+        wrong = _compared(answer, asked, "your leaky", _at_zero)
     except RuntimeError as error:
         if "ambiguous" not in str(error):
             raise
@@ -185,8 +208,8 @@ EXERCISES = (
                  "find a graph whose guards hold?",
             answer="3"),
     fix(2, "remove a graph break", _clipped, CLIPPED_FIXED, probe=_probe,
-        hint="Compute both candidates as tensors and let a tensor operation choose between them: torch.where "
-             "(or torch.cond)."),
+        hint="Let a tensor operation make the choice, torch.where (or torch.cond), and keep what it does not "
+             "choose finite too: backward runs through both."),
     choose(3, "the grad_fn of an eager-backend output", EAGER_BACKEND, answer="b",
            hint="Which part of torch.compile makes CompiledFunctionBackward, and does the eager backend use it?"),
     write(4, "an elementwise choice with no graph break", _leaky, LEAKY, probe=_probe,

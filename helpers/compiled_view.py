@@ -1,0 +1,78 @@
+"""Notebook 09's compile widget: which graph dynamo runs for a call of
+`forward(x, use_extra_layer)` after some earlier calls, and why, drawn
+beside the eager autograd graph of the same call.
+
+A view compiles from `torch._dynamo.reset()` (about a second), so each
+Figure is kept, per lesson function, for the control values it was made
+for: the first time a learner picks a combination it compiles, and every
+later visit of it is shown from memory. The memo holds its functions
+weakly (a function the learner redefines is a new key, so it compiles
+afresh) and keeps plain Figures only: a caption and a drawing's text.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable, Sequence
+
+import torch
+
+from .arguments import wrong
+from .compiled import Captured, compile_calls
+from .draw import Figure, draw_graph
+from .fx import fx_graph, inputs_named, joined, operations
+from .graph import trace_graph
+
+# The compile widget's earlier calls: the flags the compiled function was
+# already called with, before the call the checkbox sets.
+EARLIER = {"no call": (), "True": (True,), "False": (False,), "True, False": (True, False)}
+
+Forward = Callable[[torch.Tensor, bool], torch.Tensor]
+
+# Figures made so far, per lesson function, by (use_extra_layer, earlier).
+_SHOWN: weakref.WeakKeyDictionary[Forward, dict[tuple[bool, str], Figure]] = weakref.WeakKeyDictionary()
+
+
+def compile_view(forward: Forward, use_extra_layer: bool, earlier: str) -> Figure:
+    """Compile `forward(x, flag)` anew, call it with the `earlier`
+    flags, then with `use_extra_layer`: what decided the last call (a new
+    graph, a failed guard, guards that held), how many graphs there are,
+    and the graph that ran drawn beside the eager autograd graph. Made
+    once per function and control values (module docstring)."""
+    if earlier not in EARLIER:
+        raise wrong(ValueError, f"earlier is one of {list(EARLIER)}; got {earlier!r}")
+    key = (bool(use_extra_layer), earlier)
+    try:
+        shown = _SHOWN.setdefault(forward, {})
+    except TypeError:           # a callable weakref cannot hold: made every time
+        shown = {}
+    if key not in shown:
+        shown[key] = _compiled_figure(forward, (*EARLIER[earlier], key[0]), earlier)
+    return shown[key]
+
+
+def _compiled_figure(forward: Forward, flags: Sequence[bool], earlier: str) -> Figure:
+    captured = compile_calls(forward, [(torch.tensor(3.0, requires_grad=True), flag) for flag in flags])
+    number = captured.calls[-1].ran[-1]
+    leaf = torch.tensor(3.0, requires_grad=True)
+    eager = trace_graph(forward(leaf, flags[-1]), {"x": leaf})
+    ran = fx_graph(captured.graphs[number - 1])
+    graph = joined([(f"compiled graph {number}", ran), ("eager autograd graph", eager)])
+    inputs = [node.id for node in graph.nodes[:len(ran.nodes)] if node.kind == "leaf"]
+    count = len(captured.graphs)
+    caption = (f"use_extra_layer={flags[-1]} after {earlier}: {_decided(captured, flags)}; "
+               f"{count} graph{'s' * (count != 1)} compiled; graph {number} ran: "
+               f"{', '.join(operations(captured.graphs[number - 1]))}")
+    return Figure(caption, inputs_named(draw_graph(graph), inputs))
+
+
+def _decided(captured: Captured, flags: Sequence[bool]) -> str:
+    """What decided the last call: a first capture, a failed guard, or guards that held."""
+    call = captured.calls[-1]
+    number = call.ran[-1]
+    if call.failed:
+        return f"guard {call.failed[0]} failed, so dynamo compiled graph {number}"
+    if call.compiled:
+        return f"no graph yet, so dynamo captured graph {number}"
+    made = next(flag for flag, c in zip(flags, captured.calls, strict=True) if c.compiled and c.ran[-1] == number)
+    return f"the guards of graph {number} (made for use_extra_layer={made}) held: no recompile"
