@@ -110,6 +110,10 @@ WRONG = {
                  "        if f is None:\n            continue\n        n += f.name().endswith('AccumulateGrad')\n"
                  "        q += [c for c, _ in f.next_functions]\n    return n", "a set of the nodes"),
                 (COUNT_ALL_NODES, "count only the AccumulateGrad"),
+                ("def count_leaves(t):\n    seen, queue, n = set(), [t.grad_fn], 0\n    while queue:\n"
+                 "        f = queue.pop(0)\n        if f is None or f in seen:\n            continue\n"
+                 "        seen.add(f)\n        n += f.name().endswith('AccumulateGrad')\n"
+                 "        queue.extend(f.next_functions)\n    return n", "a pair (node, output number)"),
                 ("def count_leaves(t):\n    node = t.grad_fn\n    while node.next_functions:\n"
                  "        node = node.next_functions[0][0]\n    return 1", "(here x.detach())"),
                 (COUNT_LEAVES.replace('.endswith("AccumulateGrad")', ' == "AccumulateGrad"'),
@@ -122,7 +126,8 @@ WRONG = {
                 ("answer_1 = {'x - 1', 'x.clone()', 'x.sin()'}", "cos(x)"),
                 ("answer_1 = {'x-1', 'x.clone()'}", "'x-1' is not one of the names")),
     ("03", 2): (("answer_2 = 6", "accumulate"), ("answer_2 = 12", "three")),
-    ("03", 3): (("answer_3 = 12928", "its weight"), ("answer_3 = 4512", "4 bytes"), ("answer_3 = 26240", "once")),
+    ("03", 3): (("answer_3 = 12928", "its weight"), ("answer_3 = 4512", "4 bytes"), ("answer_3 = 26240", "once"),
+                ("answer_3 = 22144", "input is counted twice"), ("answer_3 = 50816", "first layer's weight")),
     ("03", 4): ((TRAIN_STEP.replace("(loss_a + loss_b).backward()", "loss_a.backward()\n    loss_b.backward()"),
                  "still raises"),
                 (TRAIN_STEP.replace("(loss_a + loss_b).backward()",

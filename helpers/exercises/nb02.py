@@ -120,6 +120,9 @@ def _count_leaves(answer: Any, _lesson: Lesson) -> Verdict:
                 example = f" (here {NONE_INPUTS[name]})" if name in NONE_INPUTS else ""
                 return False, (f"on {name}: next_functions has None entries for inputs that need no "
                                f"gradient{example}; skip them.")
+            if "'tuple' object" in str(error):
+                return False, (f"on {name}: each entry of next_functions is a pair (node, output number); put "
+                               "the node, the pair's first element, on your queue.")
             raise
         tallies[name] = _tallies(tensor)
         if tallies[name]["leaves"] != trace_graph(tensor).count("leaf"):
@@ -180,7 +183,8 @@ EXERCISES = (
     predict(1, "one input, used twice", "True or False",
             value(_same_node_for_x_times_x, "both entries point at the one AccumulateGrad node of x; the engine "
                   "adds the two gradients for x together before it runs that node, once.",
-                  hints=((False, "compare the two entries with `is`, and look again."),)),
+                  hints=((False, "a leaf gets one AccumulateGrad node, made the first time it is used and found "
+                                 "again on every later use; compare the two entries with `is`, and look again."),)),
             hint="pairs = (x * x).grad_fn.next_functions, then look at pairs[0][0] is pairs[1][0].",
             answer="True"),
     predict(2, "what does tanh save?", "the attribute's name in quotes, such as '_saved_other'",

@@ -166,7 +166,10 @@ EXERCISES = (
                          (17408, "pow saves its input too: the 16x10 output of the second layer."),
                          (26240, "the tanh output is saved twice (by TanhBackward0 and by the second layer) but "
                                  "it is one storage: count it once."),
-                         (4512, "count bytes, not float32 values: 4 bytes each."))),
+                         (4512, "count bytes, not float32 values: 4 bytes each."),
+                         (22144, "the input is counted twice: it is one storage, saved once, by the first layer."),
+                         (50816, "the first layer's weight is not saved: it would serve only a gradient for the "
+                                 "input, and the data needs none."))),
             hint="float32 is 4 bytes. Add up the four tensors the exercise lists, each once.",
             answer="18048"),
     fix(4, "two losses, one trunk", _train_step, TRAIN_STEP, probe=_train_step_probe,
