@@ -110,7 +110,8 @@ def measure(browser, base, token, notebook):
 
 def in_page_rows(notebooks=NOTEBOOKS):
     """The bench table: per widget, the first change and the median and
-    slowest of CHANGES, then the breakdown of the slowest widget."""
+    slowest of CHANGES, and the breakdown; a notebook whose Run All or
+    changes failed gets a line saying so, the others their rows."""
     if not Path(CHROMIUM).exists():
         return ["(in-page redraw times need Debian's chromium: sudo apt-get install chromium)"]
     from playwright.sync_api import sync_playwright
@@ -120,11 +121,16 @@ def in_page_rows(notebooks=NOTEBOOKS):
         try:
             with sync_playwright() as playwright:
                 browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-                results = [(nb, *r) for nb in notebooks for r in measure(browser, base, token, nb)]
+                results, failed = [], []
+                for notebook in notebooks:
+                    try:
+                        results += [(notebook, *r) for r in measure(browser, base, token, notebook)]
+                    except Exception as error:          # one notebook's failure leaves the others' figures
+                        failed.append(f"{notebook}: not measured ({type(error).__name__}: {str(error)[:200]})")
                 browser.close()
         finally:
             stop(proc)
-    return table(results)
+    return (table(results) if results else []) + [""] * bool(failed) + failed
 
 
 def table(results):
