@@ -22,23 +22,35 @@ The rates, and where they come from:
   (R. P. Carver, Reading Rate: A Review of Research and Theory, Academic
   Press 1990: 300 words a minute when reading to understand, about 200 when
   reading to learn, 138 when reading to remember);
-- code, in code cells and in markdown code blocks: 4 seconds a line that is
+- code, in code cells and in markdown code blocks: 8 seconds a line that is
   not blank or a comment. No study gives a rate for reading teaching code; the
   code lines of notebooks 01-08 hold 8.9 names, numbers, strings and operators
   on average (1,360 lines counted), which read as words at Carver's 138 words
-  a minute take 3.9 s;
+  a minute take 3.9 s; readers new to autograd took about twice that (below);
 - a cell run: 5 s to run it and find its output, plus the notebook's own run
   time as measured (RUN_SECONDS), counted whole in the core figure too, as a
   learner runs every cell;
 - output: 1.5 s a printed line (about 8 words at Carver's 300), at most 20
   lines a cell; 20 s to look at a drawing or a plot; 10 s to read an error;
   60 s to try a widget's controls;
-- exercises: 3 minutes to predict or choose, 8 to fix, 10 to write, question
-  and check included. These are assumptions: one new learner's walkthrough
-  put the 37 exercises at about three hours.
+- exercises: 2.25 minutes to predict or choose, 6 to fix, 7.5 to write,
+  question and check included.
 
-The rates are to be calibrated against fresh readers' minutes per notebook;
-change them here, run `make nav`, and the times everywhere follow.
+Calibration (2026-11-30). Three fresh readers, each working every cell and
+exercise, gave their minutes per notebook: a model trainer new to autograd's
+internals through 00-08 whole (00 8, 01 60, 02 64, 03 57, 04 67, 05 51,
+06 22, 07 62, 08 60), a learner of 01-05 through 09 (60), and the same kind
+of trainer and a reader preparing for an interview on the core path
+(00 8 and 6, 01 46 and 34, 02 53 and 33, 03 43 and 31, 04 60 and 39,
+05 43 and 39, 06 15 and 14). Over a grid of rates (prose 138-200 words a
+minute, drawings 20-60 s, widgets 60-120 s, code 4-10 s a line, cells
+5-15 s, exercises x0.75-x1.25) the rates above give the least sum of squared
+log ratios, readers' minutes over ours: the code rate went from 4 s to 8 s
+and the exercises from 3 / 8 / 10 minutes to three quarters of that; the
+rest held. Readers vary: on the same core path the interview reader took
+196 minutes and the trainer 268, at rates before the path was shortened.
+Check new readers' minutes with `python -m tools.pacing 01=55 02=40 ...`;
+change the rates here, run `make nav`, and the times everywhere follow.
 """
 
 import re
@@ -48,14 +60,14 @@ from dataclasses import dataclass
 import nbformat
 
 WORDS_PER_MINUTE = 200
-CODE_LINE_SECONDS = 4.0
+CODE_LINE_SECONDS = 8.0
 CELL_SECONDS = 5.0
 OUTPUT_LINE_SECONDS = 1.5
 OUTPUT_LINES_READ = 20
 FIGURE_SECONDS = 20.0
 ERROR_SECONDS = 10.0
 WIDGET_SECONDS = 60.0
-EXERCISE_MINUTES = {"predict": 3.0, "choose": 3.0, "fix": 8.0, "write": 10.0}
+EXERCISE_MINUTES = {"predict": 2.25, "choose": 2.25, "fix": 6.0, "write": 7.5}
 # seconds each notebook's cells ran in the kernel (nbclient's recorded timings,
 # summed; one notebook at a time on the shared 2-core test machine,
 # 2026-11-30); a notebook not listed counts 1 s a code cell
