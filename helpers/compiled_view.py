@@ -2,7 +2,7 @@
 `forward(x, use_extra_layer)` after some earlier calls, and why, drawn
 beside the eager autograd graph of the same call.
 
-A view compiles from `torch._dynamo.reset()` (about a second), so each
+A view compiles from `torch._dynamo.reset()` (0.1 to 0.5 s in the page), so each
 Figure is kept, per lesson function, for the control values it was made
 for: the first time a learner picks a combination it compiles, and every
 later visit of it is shown from memory. The memo holds its functions

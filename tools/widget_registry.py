@@ -152,6 +152,9 @@ WIDGETS = (
     Widget("mode", "08-modules-and-the-graph", {"training": "Checkbox"},
            (Check(click("training"), "eval(): 7 operations recorded; BatchNorm running statistics unchanged"),),
            {"train() checkbox": in_turn([click("training")])}),
+    # The compile view keeps a Figure per combination of controls: a combination's first visit
+    # compiles, a later one is drawn from memory. Each bench run goes round its states and back,
+    # as a learner toggling does, so its first changes compile and the rest revisit.
     Widget("compile", "09-torch-compile", {"use_extra_layer": "Checkbox", "earlier": "ToggleButtons"},
            (Check(click("use_extra_layer"), "failed, so dynamo compiled graph 2; 2 graphs compiled; graph 2 ran: mul",
                   {"mul": 1, "add": 0, "MulBackward0": 1, "AddBackward0": 0}),
