@@ -79,7 +79,9 @@ class Widget:
     `checks` are made in order by the browser test; `bench` maps a timed
     run's name to its CHANGES changes, each to a state not drawn before
     where the control has that many (a checkbox has two: its later changes
-    are redraws the SVG cache answers, its first is a new layout)."""
+    are redraws the SVG cache answers, its first is a new layout). A view
+    that keeps its Figures (the compile view) revisits states instead, as a
+    learner does: its first visits are the slow ones."""
 
     name: str
     notebook: str
