@@ -22,7 +22,7 @@ __all__ = ["CUT_MARK", "FAN_LIMIT", "HIGHLIGHT_MARK", "SHARED_LIMIT", "legend_ht
 # notebook's legend table and every drawing are made from these constants.
 # kind -> (fill colour, its name, what it means)
 LEGEND: Final[Mapping[str, tuple[str, str, str]]] = {
-    "output": ("#c8e6c9", "pale green", "a tensor you passed in: the result of the forward pass"),
+    "output": ("#c8e6c9", "pale green", "the tensor you drew: the result of the forward pass"),
     "op": ("#e0e0e8", "grey", "a backward node (grad_fn): one recorded operation, its name in larger type"),
     "leaf": ("#bbdefb", "light blue", "a leaf (AccumulateGrad): backward writes into its .grad"),
     "const": ("#ffffff", "white oval", "None in next_functions: an input that needs no gradient"),

@@ -137,7 +137,7 @@ def _rolled(h: torch.Tensor, cell: TanhRNNCell, whole: Callable[[], Drawing]) ->
     if folded >= MIN_FOLDED:
         return rolled, ""
     return whole(), (f": drawn unrolled, as rolling would fold {folded or 'no'} steps "
-                     f"(it shortens the drawing from {MIN_FOLDED} on)")
+                     f"(the view rolls only when it folds {MIN_FOLDED} steps or more)")
 
 
 def _cut(h: torch.Tensor, cell: TanhRNNCell, whole: Callable[[], Drawing]) -> tuple[Drawing, str]:

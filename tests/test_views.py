@@ -194,7 +194,7 @@ def test_rolled_only_where_it_shortens_the_drawing():
     short, unrolled = length_view(cell, MIN_FOLDED + 2, "rolled"), length_view(cell, MIN_FOLDED + 2, "unrolled")
     assert len(short.drawing.graph.nodes) == len(unrolled.drawing.graph.nodes) and not short.drawing.graph.rolled
     assert short.caption.endswith(f"(rolled): drawn unrolled, as rolling would fold {MIN_FOLDED - 1} steps "
-                                  f"(it shortens the drawing from {MIN_FOLDED} on)")
+                                  f"(the view rolls only when it folds {MIN_FOLDED} steps or more)")
     folded, unrolled = length_view(cell, MIN_FOLDED + 3, "rolled"), length_view(cell, MIN_FOLDED + 3, "unrolled")
     assert [g.steps for g in folded.drawing.graph.rolled] == [MIN_FOLDED]
     assert _size(folded)[1] < _size(unrolled)[1] / 2
