@@ -68,10 +68,10 @@ FIGURE_SECONDS = 20.0
 ERROR_SECONDS = 10.0
 WIDGET_SECONDS = 60.0
 EXERCISE_MINUTES = {"predict": 2.25, "choose": 2.25, "fix": 6.0, "write": 7.5}
-# seconds each notebook's cells ran in the kernel (nbclient's recorded timings,
-# summed; one notebook at a time on the shared 2-core test machine,
-# 2026-11-30); a notebook not listed counts 1 s a code cell
-RUN_SECONDS = {"00": 4, "01": 13, "02": 8, "03": 10, "04": 22, "05": 34, "06": 3, "07": 3, "08": 8}
+# seconds each notebook takes to run whole (`make notebooks` prints them:
+# "executed in N s", one notebook at a time from a fresh kernel, on the 2-core
+# test machine, 2026-11-30, rounded up); a notebook not listed counts 1 s a code cell
+RUN_SECONDS = {"00": 3, "01": 7, "02": 4, "03": 5, "04": 7, "05": 11, "06": 4, "07": 5, "08": 7, "09": 17}
 
 GENERATED = "<!--"                  # navigation and contents cells, written by tools/nav.py
 FIGURES = ("image/svg+xml", "image/png", "text/html")
