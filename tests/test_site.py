@@ -23,7 +23,7 @@ from tools.nav import notebook_paths
 
 ARTIFACTS = ROOT / "artifacts" / "site"
 PATHS = notebook_paths()
-OP = re.compile(r"^n\d+ op: (\S+)", re.M)
+OP = re.compile(r"^n\d+ op: ([^\s,|]+)", re.M)  # "MulBackward0 | ...", or "mul, shape (2,)" in an FX graph
 WIDTH = 1280      # a laptop's window: what tests/structure.py's LINE_LIMIT is measured for
 # Code the learner reads (code cells, markdown code blocks, folded solutions)
 # that scrolls sideways; printed outputs are left out.
