@@ -20,7 +20,7 @@ import torch
 from .arguments import wrong
 from .compiled import Captured, compile_calls
 from .draw import Figure, draw_graph
-from .fx import fx_graph, inputs_named, joined, operations
+from .fx import fx_graph, joined, operations
 from .graph import trace_graph
 
 # The compile widget's earlier calls: the flags the compiled function was
@@ -58,12 +58,11 @@ def _compiled_figure(forward: Forward, flags: Sequence[bool], earlier: str) -> F
     eager = trace_graph(forward(leaf, flags[-1]), {"x": leaf})
     ran = fx_graph(captured.graphs[number - 1])
     graph = joined([(f"compiled graph {number}", ran), ("eager autograd graph", eager)])
-    inputs = [node.id for node in graph.nodes[:len(ran.nodes)] if node.kind == "leaf"]
     count = len(captured.graphs)
     caption = (f"use_extra_layer={flags[-1]} after {earlier}: {_decided(captured, flags)}; "
                f"{count} graph{'s' * (count != 1)} compiled; graph {number} ran: "
                f"{', '.join(operations(captured.graphs[number - 1]))}")
-    return Figure(caption, inputs_named(draw_graph(graph), inputs))
+    return Figure(caption, draw_graph(graph))
 
 
 def _decided(captured: Captured, flags: Sequence[bool]) -> str:

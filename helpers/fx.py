@@ -14,7 +14,7 @@ that used it, as in every drawing of the collection.
 from __future__ import annotations
 
 from collections import Counter, deque
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -29,7 +29,7 @@ from .saved_values import MAX_LABEL, one_line, shape_text
 
 # The second line of an FX input's box: it is an input of the captured
 # graph, not an AccumulateGrad node (the line an autograd leaf gets).
-INPUT_LINE = "graph input"
+INPUT_LINE = LEAF_LINES["input"]
 FX_EXAMPLE = ("for example the GraphModule a torch.compile backend receives: "
               "def backend(gm, example_inputs): ..., or torch.fx.symbolic_trace(f)")
 
@@ -72,7 +72,7 @@ def fx_graph(source: torch.fx.GraphModule | torch.fx.Graph) -> Graph:
             edges.append(Edge(ids[given], ids[user], slot))
     uses = Counter(edge.src for edge in edges)
     nodes = [replace(n, uses=uses[n.id]) if n.kind == "leaf" else n for n in nodes]
-    return Graph(tuple(nodes), tuple(edges))
+    return Graph(tuple(nodes), tuple(edges), inputs=tuple(n.id for n in nodes if n.kind == "leaf"))
 
 
 def _inputs(node: torch.fx.Node) -> list[Any]:
@@ -126,23 +126,9 @@ def operations(source: torch.fx.GraphModule | torch.fx.Graph) -> list[str]:
 
 @learner_facing
 def draw_fx(source: torch.fx.GraphModule | torch.fx.Graph, **options: Any) -> Drawing:
-    """`draw_graph(fx_graph(source), **options)`, each input's second line
-    saying it is a graph input (an FX graph has no AccumulateGrad nodes)."""
-    graph = fx_graph(source)
-    return inputs_named(draw_graph(graph, **options), [n.id for n in graph.nodes if n.kind == "leaf"])
-
-
-def inputs_named(drawing: Drawing, ids: Collection[str]) -> Drawing:
-    """The drawing with the leaves `ids` (an FX graph's inputs) drawn as graph
-    inputs instead of leaves with an AccumulateGrad node."""
-    rows = [f'<FONT POINT-SIZE="8">{LEAF_LINES[kind]}</FONT>' for kind in ("torch", "unused")]
-    lines = drawing.source.split("\n")
-    for i, line in enumerate(lines):
-        if line.strip().split(" ", 1)[0] in ids:
-            for row in rows:
-                line = line.replace(row, f'<FONT POINT-SIZE="8">{INPUT_LINE}</FONT>')
-            lines[i] = line
-    return Drawing(drawing.graph, "\n".join(lines), drawing.text)
+    """`draw_graph(fx_graph(source), **options)`: each input's second line
+    says it is a graph input (an FX graph has no AccumulateGrad nodes)."""
+    return draw_graph(fx_graph(source), **options)
 
 
 def joined(parts: Sequence[tuple[str, Graph]]) -> Graph:
@@ -151,8 +137,10 @@ def joined(parts: Sequence[tuple[str, Graph]]) -> Graph:
     its title."""
     nodes: list[Node] = []
     edges: list[Edge] = []
+    inputs: list[str] = []
     for title, graph in parts:
         new = {node.id: f"n{len(nodes) + i}" for i, node in enumerate(graph.nodes)}
         nodes += [replace(n, id=new[n.id], label=title if n.kind == "output" else n.label) for n in graph.nodes]
         edges += [replace(e, src=new[e.src], dst=new[e.dst]) for e in graph.edges]
-    return Graph(tuple(nodes), tuple(edges))
+        inputs += [new[i] for i in graph.inputs]
+    return Graph(tuple(nodes), tuple(edges), inputs=tuple(inputs))

@@ -67,7 +67,8 @@ class Graph:
     `cut` lists the kept nodes that have inputs among them; `rolled` has an
     entry per group of repeated steps (roll.py). `counted` is False when the
     graph was too big to walk whole for a cut (`walk.counted`): then `omitted`, and a leaf's `uses`, count only the
-    nodes the walk met, and are lower bounds."""
+    nodes the walk met, and are lower bounds. `inputs` names the leaves that are an FX graph's inputs (`fx.py`),
+    drawn as graph inputs rather than leaves with an AccumulateGrad node."""
 
     nodes: tuple[Node, ...]
     edges: tuple[Edge, ...]
@@ -75,6 +76,7 @@ class Graph:
     cut: tuple[str, ...] = ()
     rolled: tuple[Rolled, ...] = ()
     counted: bool = True
+    inputs: tuple[str, ...] = ()
 
     def find(self, label: str) -> list[Node]:
         """The nodes whose label is `label`, in walk order."""

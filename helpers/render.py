@@ -39,7 +39,8 @@ CUT_FILL = "#ffebee"
 TEXT_COLOUR = "#000000"
 # A leaf's second line: PyTorch makes its AccumulateGrad node when the leaf is
 # first used in an operation; a leaf of notebook 07's engine has no such node.
-LEAF_LINES = {"torch": "AccumulateGrad", "unused": "no autograd node yet", "scratch": "leaf Value"}
+LEAF_LINES = {"torch": "AccumulateGrad", "unused": "no autograd node yet", "scratch": "leaf Value",
+              "input": "graph input"}
 SHARED_TEXT = (f"A leaf used more than {SHARED_LIMIT} times (a weight shared by every step of a loop), or an "
                f"operation with more than {FAN_LIMIT} uses or inputs (the unbind that hands each step its input, "
                "the stack that gathers each step's output), is drawn once beside each of them, with a double "
@@ -89,7 +90,7 @@ def to_dot(graph: Graph, constants: bool = True, highlight: Collection[str] = fr
     ends = list(edge_ends(edges, {n.id: n.kind for n in nodes}, shared, gathered))
     lines = [*HEADER, *settings(len(nodes), ((src, dst) for src, dst, _ in ends))]
     lines += _dot_nodes(nodes, (shared, gathered), highlight, notes or {}, set(graph.cut), scratch,
-                        whole=not graph.omitted, counted=graph.counted)
+                        whole=not graph.omitted, counted=graph.counted, graph_inputs=set(graph.inputs))
     ops = {n.id for n in nodes if n.kind in ("op", "group")}
     lines += [f"  {src} -> {dst}{_dot_edge(e, e.src in ops and e.dst in ops)};" for src, dst, e in ends]
     # notes, not wired to any node: edges from one note to many nodes make dot slow
@@ -112,7 +113,7 @@ def _lines(notice: str) -> str:
 
 def _dot_nodes(nodes: Sequence[Node], fanned: tuple[Mapping[str, int], Mapping[str, int]],
                highlight: Collection[str], notes: Mapping[str, str], cut: Collection[str], scratch: bool = False,
-               whole: bool = True, counted: bool = True) -> list[str]:
+               whole: bool = True, counted: bool = True, graph_inputs: Collection[str] = ()) -> list[str]:
     """One DOT node per graph node, and the copies of a node drawn once per
     use or per input (`layout_bounds.py`): a shared leaf only as copies; any other
     node as itself (with its saved values and marks), then its copies.
@@ -122,7 +123,8 @@ def _dot_nodes(nodes: Sequence[Node], fanned: tuple[Mapping[str, int], Mapping[s
     lines = []
     for node in nodes:
         lit, note, lost = node.id in highlight, notes.get(node.id, ""), node.id in cut
-        leaf = LEAF_LINES["scratch" if scratch else "torch" if node.uses else "unused"]
+        leaf = LEAF_LINES["input" if node.id in graph_inputs else "scratch" if scratch else
+                          "torch" if node.uses else "unused"]
         uses, inputs = shared.get(node.id, 0), gathered.get(node.id, 0)
         label = "; ".join(([_shared_line(node, uses, whole, counted)] if uses else []) +
                           ([f"one node: {inputs:,} inputs"] if inputs else []))
