@@ -50,10 +50,10 @@ $(DEV_STAMP): $(STAMP) requirements-dev.txt
 	$(BIN)/python -m pip install --quiet $(TORCH_INDEX) -r requirements-dev.txt
 	touch $@
 
-# Rewrite the navigation cells, then re-execute every notebook in place from a
-# fresh kernel (outputs and widget state saved), then write the navigation again:
-# each notebook's time (tools/pacing.py) counts what its cells print. Pass NB=notebooks/01-....ipynb for one.
-notebooks: setup $(DEV_STAMP) nav
+# Re-execute every notebook in place from a fresh kernel (outputs and widget state
+# saved), then rewrite the navigation cells: each notebook's time (tools/pacing.py)
+# counts what its cells print. Pass NB=notebooks/01-....ipynb for one.
+notebooks: setup $(DEV_STAMP)
 	$(BIN)/python -m tools.run_notebooks $(NB)
 	$(BIN)/python -m tools.nav
 

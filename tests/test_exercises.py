@@ -16,6 +16,7 @@ from helpers.exercises import Exercise, ExerciseSet, Feedback, ____, answer_from
 from helpers.quiz import MultipleChoice
 from tools.lessons import lesson_function
 from tools.nav import notebook_paths
+from tools.solutions import SLOT, tagged
 
 NOTEBOOKS = {path.name[:2]: path for path in notebook_paths()[1:]}
 ALL = [(notebook, e) for notebook in sorted(NOTEBOOKS) for e in declared(notebook)]
@@ -169,8 +170,7 @@ def test_the_index_states_the_answer_forms_the_checks_accept():
 
 
 def _stored_slot(notebook, number):
-    nb = nbformat.read(NOTEBOOKS[notebook], as_version=4)
-    return [c.source for c in nb.cells if "answer-slot" in c.metadata.get("tags", [])][number - 1]
+    return tagged(nbformat.read(NOTEBOOKS[notebook], as_version=4), SLOT)[number - 1].source
 
 
 def _status_of_slot(notebook, exercise, source):
@@ -189,4 +189,4 @@ def test_a_skeleton_that_hides_its_placeholder_is_caught():
     exercise = declared("08")[2]
     hidden = _stored_slot("08", 3).replace("    ____   #", "    ____ = None   #", 1)
     hidden = hidden.replace("    ____   #", "    pass   #", 1)
-    assert "____ = None" in hidden and _status_of_slot("08", exercise, hidden) != "blank"
+    assert "____ = None" in hidden and _status_of_slot("08", exercise, hidden) == "wrong"

@@ -79,21 +79,27 @@ def updated(nb, nav, toc, time=""):
     return nb
 
 
-def stale(write):
-    """Notebooks whose navigation is out of date; rewritten when `write`."""
-    paths = notebook_paths()
-    books = [nbformat.read(p, as_version=4) for p in paths]
-    names, titles = [p.name for p in paths], [title(nb) for nb in books]
-    paces = [pace(nb, p.name[:2]) for p, nb in zip(paths, books, strict=True)]
-    toc, changed = toc_text(names, titles, paces), []
-    for i, (path, nb) in enumerate(zip(paths, books, strict=True)):
+def rewritten(books):
+    """(name, text) of each notebook in `books` (name -> notebook, in
+    reading order) whose navigation, time or contents are out of date."""
+    names, notebooks = list(books), list(books.values())
+    titles, paces = [title(nb) for nb in notebooks], [pace(nb) for nb in notebooks]
+    toc, found = toc_text(names, titles, paces), []
+    for i, (name, nb) in enumerate(books.items()):
         before = nbformat.writes(nb)
         after = nbformat.writes(updated(nb, nav_text(names, titles, i), toc, time_line(paces[i])))
         if after != before:
-            changed.append(path.name)
-            if write:
-                path.write_text(after + "\n", encoding="utf-8")
-    return changed
+            found.append((name, after))
+    return found
+
+
+def stale(write):
+    """Notebooks whose navigation is out of date; rewritten when `write`."""
+    found = rewritten({p.name: nbformat.read(p, as_version=4) for p in notebook_paths()})
+    if write:
+        for name, text in found:
+            (NOTEBOOKS / name).write_text(text + "\n", encoding="utf-8")
+    return [name for name, _ in found]
 
 
 if __name__ == "__main__":

@@ -27,9 +27,10 @@ The rates, and where they come from:
   code lines of notebooks 01-08 hold 8.9 names, numbers, strings and operators
   on average (1,360 lines counted), which read as words at Carver's 138 words
   a minute take 3.9 s; readers new to autograd took about twice that (below);
-- a cell run: 5 s to run it and find its output, plus the notebook's own run
-  time as measured (RUN_SECONDS), counted whole in the core figure too, as a
-  learner runs every cell;
+- a cell run: 5 s to run it and find its output, plus 1 s of waiting for it
+  (`make notebooks` runs each notebook whole in 3-17 s, under 1 s a code
+  cell), counted for every cell in the core figure too, as a learner runs
+  every cell;
 - output: 1.5 s a printed line (about 8 words at Carver's 300), at most 20
   lines a cell; 20 s to look at a drawing or a plot; 10 s to read an error;
   60 s to try a widget's controls;
@@ -68,10 +69,7 @@ FIGURE_SECONDS = 20.0
 ERROR_SECONDS = 10.0
 WIDGET_SECONDS = 60.0
 EXERCISE_MINUTES = {"predict": 2.25, "choose": 2.25, "fix": 6.0, "write": 7.5}
-# seconds each notebook takes to run whole (`make notebooks` prints them:
-# "executed in N s", one notebook at a time from a fresh kernel, on the 2-core
-# test machine, 2026-11-30, rounded up); a notebook not listed counts 1 s a code cell
-RUN_SECONDS = {"00": 3, "01": 7, "02": 4, "03": 5, "04": 7, "05": 11, "06": 4, "07": 5, "08": 7, "09": 17}
+RUN_SECONDS_A_CELL = 1.0
 
 GENERATED = "<!--"                  # navigation and contents cells, written by tools/nav.py
 FIGURES = ("image/svg+xml", "image/png", "text/html")
@@ -158,11 +156,11 @@ def parts(nb):
             yield code_seconds(cell), section_optional or block_optional
 
 
-def pace(nb, number=None):
-    """The notebook's Pace; `number` ("01") finds its measured run time."""
+def pace(nb):
+    """The notebook's Pace."""
     collection = nb.metadata.get("collection", {})
     optional = bool(collection.get("optional", False))
-    run = RUN_SECONDS.get(number, sum(c.cell_type == "code" for c in nb.cells))
+    run = RUN_SECONDS_A_CELL * sum(c.cell_type == "code" for c in nb.cells)
     found = list(parts(nb))
     whole = (sum(s for s, _ in found) + run) / 60
     core = 0.0 if optional else (sum(s for s, o in found if not o) + run) / 60
@@ -204,7 +202,7 @@ def main(args):
     measured = dict(arg.split("=") for arg in args)
     core = whole = 0.0
     for path in notebook_paths():
-        p = pace(nbformat.read(path, as_version=4), path.name[:2])
+        p = pace(nbformat.read(path, as_version=4))
         core, whole = core + p.core, whole + p.whole
         ratio = f"  reader {measured[path.name[:2]]} min: x{float(measured[path.name[:2]]) / p.whole:.2f}" \
             if path.name[:2] in measured else ""
