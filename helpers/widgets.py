@@ -104,7 +104,7 @@ class Panel(widgets.VBox):  # type: ignore[misc]  # ipywidgets has no types
         values = self.values()
         shown: Figure | Failure | str
         try:
-            with one_thread():
+            with one_thread(), torch.enable_grad():    # a drawing even after torch.set_grad_enabled(False)
                 shown = self.render(**values)
             if not isinstance(shown, (Figure, str)):
                 raise TypeError(f"a panel's view must return a Figure or HTML text; got {type(shown).__name__}")

@@ -39,6 +39,17 @@ def test_panel_redraws_on_every_change():
     assert view.children[1].value == view.shown.html()
 
 
+def test_a_widget_draws_after_the_learner_turns_gradient_recording_off():
+    """A view records its graph with gradient recording on, whatever the session's mode, and leaves it as it was."""
+    box = widgets.Checkbox(value=True)
+    view = panel(partial(branch_view, dynamic_forward), use_extra_layer=box,
+                 x=widgets.FloatSlider(value=3.0, min=-5, max=5))
+    with torch.no_grad():
+        box.value = False
+        assert not torch.is_grad_enabled()
+    assert isinstance(view.shown, Figure) and view.shown.drawing.graph.find("MulBackward0")
+
+
 def test_the_text_form_holds_the_whole_caption_and_drawing():
     slider = widgets.IntSlider(value=3, min=0, max=12)
     view = panel(partial(loop_view, repeat_forward), n=slider)
