@@ -136,15 +136,14 @@ def graph_breaks(function: Callable[..., Any], *args: Any) -> Breaks:
 @dataclass(frozen=True)
 class Split:
     """AOTAutograd's split of a function: the forward and backward graphs,
-    the output the compiled function gave, and how many graphs AOTAutograd
+    and how many graphs AOTAutograd
     had handed over before backward first ran (the backward graph is
     handed to its compiler at the first backward). The forward graph
     returns the output first, then what it saves for the backward graph."""
 
     forward: torch.fx.GraphModule
     backward: torch.fx.GraphModule
-    output: torch.Tensor
-    before_backward: int = 1      # graphs handed to the compilers before backward ran
+    before_backward: int          # graphs handed to the compilers before backward ran
 
     def saved_count(self) -> int:
         """How many values the forward graph saves for the backward graph."""
@@ -171,7 +170,7 @@ def aot_split(function: Callable[..., torch.Tensor], *args: Any, recompute: bool
     output = compiled(*args)
     before = len(kept)
     output.backward(torch.ones_like(output))
-    return Split(kept[0], kept[1], output, before)
+    return Split(kept[0], kept[1], before)
 
 
 def held_bytes(function: Callable[..., torch.Tensor], *args: Any) -> int:

@@ -53,6 +53,9 @@ def compile_view(forward: Forward, use_extra_layer: bool, earlier: str) -> Figur
 
 def _compiled_figure(forward: Forward, flags: Sequence[bool], earlier: str) -> Figure:
     captured = compile_calls(forward, [(torch.tensor(3.0, requires_grad=True), flag) for flag in flags])
+    if not captured.calls[-1].ran:
+        raise wrong(ValueError, "this call ran no compiled graph: dynamo captures tensor operations, and the "
+                    "function has none left to capture (give it one, such as y = x * 2)")
     number = captured.calls[-1].ran[-1]
     leaf = torch.tensor(3.0, requires_grad=True)
     eager = trace_graph(forward(leaf, flags[-1]), {"x": leaf})
@@ -69,8 +72,10 @@ def _decided(captured: Captured, flags: Sequence[bool]) -> str:
     """What decided the last call: a first capture, a failed guard, or guards that held."""
     call = captured.calls[-1]
     number = call.ran[-1]
-    if call.failed:
+    if call.failed and call.compiled:
         return f"guard {call.failed[0]} failed, so dynamo compiled graph {number}"
+    if call.failed:
+        return f"guard {call.failed[0]} failed, but dynamo compiled no new graph for this call; graph {number} ran"
     if call.compiled:
         return f"no graph yet, so dynamo captured graph {number}"
     made = next(flag for flag, c in zip(flags, captured.calls, strict=True) if c.compiled and c.ran[-1] == number)

@@ -11,6 +11,7 @@ import torch
 import torch.fx
 
 from helpers.arguments import MARK
+from helpers.compiled import compile_calls
 from helpers.fx import INPUT_LINE, draw_fx, fx_graph, joined, operation_name, operations
 from helpers.graph import trace_graph
 from tools.lessons import lesson_function
@@ -20,15 +21,7 @@ KINDS = {"output", "op", "leaf", "const"}
 
 def _captured(function, *args):
     """The graphs dynamo hands a backend for one call of `function`."""
-    kept = []
-
-    def keep(graph_module, _example_inputs):
-        kept.append(graph_module)
-        return graph_module.forward
-
-    torch._dynamo.reset()
-    torch.compile(function, backend=keep)(*args)
-    return kept
+    return list(compile_calls(function, [args]).graphs)
 
 
 def _square_times_three(x):
