@@ -200,14 +200,17 @@ def check_walked(kind: str, params: object, max_nodes: object, roll: bool) -> No
     given = [name for name, used in (("params", params is not None), ("max_nodes", max_nodes is not MAX_NODES),
                                      ("roll", roll)) if used]
     if given:
+        advice = WALKED["Graph, roll"] if kind == "Graph" and given == ["roll"] else WALKED[kind]
         raise wrong(ValueError, f"{' and '.join(given)} {'is' if len(given) == 1 else 'are'} not used for "
-                    f"{WALKED[kind]}")
+                    f"{advice}")
 
 
 WALKED = {
     "Graph": "a Graph, which is drawn whole as trace_graph walked it: pass them to trace_graph "
              "(trace_graph(y, params, max_nodes=50)), or pass the tensor itself to draw_graph "
              "(draw_graph(y, params, max_nodes=50, roll=True))",
+    "Graph, roll": "a Graph, which is drawn whole as trace_graph walked it: pass the tensor itself to "
+                   "draw_graph (draw_graph(y, roll=True))",
     "scratch": "a value of an engine written from scratch, which is drawn whole, its leaves named by their "
                ".label: leave them out (draw_graph(value)), or draw PyTorch's graph of the same computation",
 }

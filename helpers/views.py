@@ -23,7 +23,7 @@ from .graph import autograd_nodes, node_label, trace_graph
 from .models import TanhRNNCell, run_sequence
 from .quiz import MultipleChoice, feedback
 from .scratch import ScratchValue, scratch_graph
-from .svg import DotUnavailable
+from .svg import LAYOUT_LIMIT, DotUnavailable, node_count
 
 # A sequence's cut view draws the SEQUENCE_NODES nodes nearest the output:
 # about its last ten steps (a step is six nodes); the step count is always
@@ -119,12 +119,10 @@ def _unrolled(cell: TanhRNNCell, sequence: torch.Tensor, prefix: str, view: str)
     steps = sum(node_label(fn) == "TanhBackward0" for _, fn in autograd_nodes(h))
     caption = f"{prefix}length {len(sequence)}, {steps} cell steps counted in its graph ({view})"
     whole = partial(draw_graph, h, cell, constants=False, max_nodes=None)
-    try:
-        drawing, why = _rolled(h, cell, whole) if view == "rolled" else \
-            _cut(h, cell, whole) if view == "cut" else (whole(), "")
-        drawing.svg()
-    except DotUnavailable:                     # a widget never shows the text form
-        return Figure(f"{caption}: {len(whole().graph.nodes):,} nodes are too many to lay out here; "
+    drawing, why = _rolled(h, cell, whole) if view == "rolled" else \
+        _cut(h, cell, whole) if view == "cut" else (whole(), "")
+    if node_count(drawing.source) > LAYOUT_LIMIT:     # a widget never shows the text form
+        return Figure(f"{caption}: {len(drawing.graph.nodes):,} nodes are too many to lay out here; "
                       "the cut view draws the last ten steps, the rolled view the whole loop folded")
     return Figure(caption + why, drawing)
 
@@ -147,7 +145,10 @@ def _cut(h: torch.Tensor, cell: TanhRNNCell, whole: Callable[[], Drawing]) -> tu
     if not 0 < cut.graph.omitted <= SEQUENCE_NODES:        # nothing cut, or the whole is too big to compare
         return cut, ""
     full = whole()
-    if natural_width(full.svg()) > natural_width(cut.svg()):
+    try:
+        if natural_width(full.svg()) > natural_width(cut.svg()):
+            return cut, ""
+    except DotUnavailable:                  # too big, or no dot: the cut it is
         return cut, ""
     return full, f": all {len(full.graph.nodes)} nodes drawn, as cutting {cut.graph.omitted} would make it wider"
 

@@ -141,7 +141,9 @@ def _small_model():
     (lambda y, model: draw_graph(trace_graph(y), model), ValueError, "params is not used for a Graph"),
     (lambda y, model: draw_graph(trace_graph(y), max_nodes=50), ValueError, "max_nodes is not used for a Graph"),
     (lambda y, model: draw_graph(trace_graph(y), max_nodes=300), ValueError, "max_nodes is not used for a Graph"),
-    (lambda y, model: draw_graph(trace_graph(y), roll=True), ValueError, "roll is not used for a Graph"),
+    (lambda y, model: draw_graph(trace_graph(y), roll=True), ValueError,
+     "roll is not used for a Graph, which is drawn whole as trace_graph walked it: pass the tensor itself to "
+     r"draw_graph \(draw_graph\(y, roll=True\)\)$"),
     (lambda y, model: draw_graph(trace_graph(y), model, roll=True), ValueError, "params and roll are not used"),
     (lambda y, model: draw_graph(y, constants=False, highlight="n3"), ValueError,
      "highlight names 'n3', a constant .* constants=False leaves constants out"),

@@ -171,7 +171,7 @@ def test_after_a_cut_every_drawn_node_leads_to_an_output(build):
     for max_nodes in (20, 30, 50, 100, 150):
         graph = trace_graph(y, max_nodes=max_nodes)
         assert unconnected(graph) == [], max_nodes
-        assert str(draw_graph(y, max_nodes=max_nodes))
+        assert draw_graph(y, max_nodes=max_nodes).graph == graph
 
 
 @pytest.mark.parametrize("build", LOOPS.values(), ids=LOOPS.keys())

@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from helpers import trace_graph
+from helpers.built import as_built
 from helpers.draw import Figure, natural_width
 from helpers.models import TanhRNNCell, run_sequence
 from helpers.quiz import MultipleChoice, Option
@@ -233,8 +234,22 @@ def test_a_model_view_builds_its_model_once_and_shows_it_as_built(view, settings
     counted, calls = _counting(build)
     x = torch.randn(5, 3, generator=torch.Generator().manual_seed(1))
     for values in settings:
-        assert str(view(counted, x, **values)) == str(view(build, x, **values)), values
+        fresh = str(view(lambda: build(), x, **values))     # a new function each time: a fresh build
+        assert str(view(counted, x, **values)) == fresh, values
     assert len(calls) == 1
+
+
+def test_a_model_given_back_as_built_has_its_flags_buffers_and_mode_undone():
+    model = as_built(regularised_mlp)
+    with torch.no_grad():
+        for buffer in model.buffers():
+            buffer.add_(1)
+    model.eval()
+    next(model.parameters()).requires_grad_(False)
+    again, fresh = as_built(regularised_mlp), regularised_mlp()
+    assert [p.requires_grad for p in again.parameters()] == [p.requires_grad for p in fresh.parameters()]
+    assert all(torch.equal(a, b) for a, b in zip(again.buffers(), fresh.buffers(), strict=True))
+    assert [m.training for m in again.modules()] == [m.training for m in fresh.modules()]
 
 
 def test_an_edited_build_function_is_built_anew():
@@ -265,3 +280,13 @@ def test_a_built_model_goes_with_its_function():
     del build
     gc.collect()
     assert model() is None
+
+
+def test_without_dot_a_sequence_view_says_how_to_install_it_not_that_it_is_too_big(monkeypatch):
+    """No Graphviz: the drawing's own message (what to install), never "too many nodes"."""
+    import helpers.svg
+    monkeypatch.setattr(helpers.svg, "find_dot", lambda: None)
+    helpers.svg._laid_out.cache_clear()         # drawings laid out earlier in this process
+    for view in ("rolled", "cut", "unrolled"):
+        figure = length_view(TanhRNNCell(3, 4), 5, view)
+        assert "too many" not in figure.caption and "dot program was not found" in figure.html()
