@@ -24,7 +24,6 @@ import torch.fx
 
 from .arguments import learner_facing, wrong
 from .fx import operations
-from .saved_memory import SavedTensors
 
 
 def guard_expression(reason: str) -> str:
@@ -173,11 +172,3 @@ def aot_split(function: Callable[..., torch.Tensor], *args: Any, recompute: bool
     return Split(kept[0], kept[1], before)
 
 
-def held_bytes(function: Callable[..., torch.Tensor], *args: Any) -> int:
-    """Bytes of the tensors autograd saves while `function(*args)` builds its
-    graph, counted while the output keeps that graph alive."""
-    with SavedTensors() as saved:
-        output = function(*args)
-    held = saved.held_bytes()
-    del output
-    return held

@@ -10,7 +10,8 @@ stays counted until the graph that holds it frees it.
 """
 
 import weakref
-from typing import Literal
+from collections.abc import Callable
+from typing import Any, Literal
 
 import torch
 
@@ -75,3 +76,13 @@ class SavedTensors:
 
 def _unpack(packed: _Packed) -> torch.Tensor:
     return packed.tensor
+
+
+def held_bytes(function: Callable[..., torch.Tensor], *args: Any) -> int:
+    """Bytes of storage autograd saves while `function(*args)` builds its
+    graph, counted while its output keeps that graph alive."""
+    with SavedTensors() as saved:
+        output = function(*args)          # held: its graph keeps the saved tensors
+    held = saved.held_bytes()
+    del output
+    return held

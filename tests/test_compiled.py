@@ -16,11 +16,12 @@ from structure import VARIES, _cell_marks
 
 from helpers import compiled_view
 from helpers.arguments import MARK
-from helpers.compiled import aot_split, compile_calls, graph_breaks, guard_expression, held_bytes
+from helpers.compiled import aot_split, compile_calls, graph_breaks, guard_expression
 from helpers.compiled_view import EARLIER, compile_view
 from helpers.exercises.nb09 import CALLS, CLIPPED, TWO_FLAGS
 from helpers.fx import INPUT_LINE, operations
 from helpers.models import TanhRNNCell, run_sequence
+from helpers.saved_memory import held_bytes
 from tools.lessons import lesson_function
 from tools.nav import NOTEBOOKS
 

@@ -153,4 +153,4 @@ REAL = {"LSTM, 2 layers, bidirectional, packed": _lstm_packed, "GRU, 3 layers, b
         "views and in-place": _views_and_in_place, "complex": _complex, "torch.func.vmap": _torch_func,
         "torch.distributions loss": _distributions, "one input beside many": _one_input_beside_many,
         "tensor subclass with __torch_function__": _tensor_subclass, "multi-output operations": _multi_output,
-        **{name: LOOPS[name] for name in LOOPS}}
+        **LOOPS}

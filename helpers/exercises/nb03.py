@@ -5,7 +5,7 @@ from typing import Any
 
 import torch
 
-from ..saved_memory import SavedTensors
+from ..saved_memory import held_bytes
 from .answers import CHECKER, answer_from, filled, filled_function
 from .behaviour import grads
 from .exercise import Lesson, Verdict, fix, predict
@@ -65,11 +65,7 @@ def _grad_after_three(_lesson: Lesson) -> float:
 
 def _bytes_saved(_lesson: Lesson) -> int:
     model = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.Tanh(), torch.nn.Linear(128, 10))
-    with SavedTensors() as saved:
-        loss = model(torch.randn(16, 64)).pow(2).mean()
-    held = saved.held_bytes()             # counted while `loss` keeps its graph alive
-    del loss
-    return held
+    return held_bytes(lambda: model(torch.randn(16, 64)).pow(2).mean())
 
 
 TRAIN_STEP = '''
