@@ -18,7 +18,7 @@ each group holds, and when nothing repeats it holds `NO_REPEATS`, which the
 drawing states. `cut_rolled` then keeps the drawing within `max_nodes`.
 """
 
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import replace
 from graphlib import TopologicalSorter
@@ -160,20 +160,27 @@ def _grouped(graph: Graph, middle: set[str], count: int, kinds: Mapping[str, Nod
 
 def cut_rolled(graph: Graph, limit: int | None) -> Graph:
     """At most `limit` nodes, nearest the outputs first (breadth first from
-    the nodes nothing drawn uses), so every kept node leads to an output.
-    A group left out counts as the nodes it holds."""
+    the nodes nothing drawn uses), so every kept node leads to an output;
+    as `walk.nearest` does, at most limit // 8 (at least 8) at any one depth,
+    constants not held to that. A group left out counts as the nodes it holds."""
     if limit is None or len(graph.nodes) <= limit:
         return graph
     inputs: dict[str, list[str]] = {n.id: [] for n in graph.nodes}
     for edge in graph.edges:
         inputs[edge.dst].append(edge.src)
-    used = {e.src for e in graph.edges}
+    used, kinds = {e.src for e in graph.edges}, {n.id: n.kind for n in graph.nodes}
     queue = deque(n.id for n in graph.nodes if n.id not in used)
-    keep: dict[str, None] = dict.fromkeys(list(queue)[:limit])
+    depth, per_depth, row_limit = dict.fromkeys(queue, 0), Counter[int](), max(8, limit // 8)
+    keep: dict[str, None] = {}
     while queue and len(keep) < limit:
-        for source in inputs[queue.popleft()]:
-            if source not in keep and len(keep) < limit:
-                keep[source] = None
+        node = queue.popleft()
+        if kinds[node] != "const" and per_depth[depth[node]] >= row_limit:
+            continue
+        per_depth[depth[node]] += kinds[node] != "const"
+        keep[node] = None
+        for source in inputs[node]:
+            if source not in depth:
+                depth[source] = depth[node] + 1
                 queue.append(source)
     sizes = {r.group: r.nodes for r in graph.rolled}
     omitted = sum(sizes.get(n.id, 1) for n in graph.nodes if n.id not in keep)

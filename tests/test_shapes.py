@@ -40,6 +40,16 @@ def test_every_loop_rolls_within_bounds(name, max_nodes):
     _checked(drawing, max_nodes)
 
 
+@pytest.mark.parametrize("name", ["many roots", "wide fan in"])
+def test_a_rolled_cut_keeps_the_rows_of_the_plain_cut(name):
+    """Where nothing repeats, roll=True cuts as the plain cut does: at most max_nodes // 8 nodes at one depth,
+    so the drawing reaches behind its outputs."""
+    torch.manual_seed(0)
+    y = SHAPES[name]()
+    rolled, cut = draw_graph(y, roll=True).graph, draw_graph(y).graph
+    assert len(rolled.nodes) == len(cut.nodes) and rolled.depth() == cut.depth()
+
+
 def test_a_loop_the_rolled_view_cannot_fold_says_so():
     """nn.LSTM on the CPU records one fused operation: nothing repeats."""
     torch.manual_seed(0)
