@@ -95,10 +95,10 @@ def _producer(fn: Node, name: str, store: Mapping[Any, Any]) -> Node | None:
     """The node that made input `name` of `fn` (AccumulateGrad for a leaf), found
     from the operation's schema: its tensor arguments, in order, are the
     entries of `next_functions`. None when that cannot be told."""
-    schemas = {str(op._schema) for op in _operations(fn, store)}
-    if len(schemas) != 1:
+    operations = _operations(fn, store)
+    if len({str(op._schema) for op in operations}) != 1:
         return None
-    arguments = next(iter(_operations(fn, store)))._schema.arguments
+    arguments = operations[0]._schema.arguments
     tensors = [a.name for a in arguments if str(a.type) in ("Tensor", "Optional[Tensor]")]
     if name not in tensors or len(tensors) != len(fn.next_functions):
         return None
