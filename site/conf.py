@@ -1,7 +1,13 @@
 """Sphinx settings for the static site (`make site`). The pages are the
-stored, nbval-checked notebooks, staged by tools/build_site.py; nothing is executed."""
+stored, nbval-checked notebooks, staged by tools/build_site.py; nothing is executed.
+Each page's buttons open its notebook on Binder or in Colab, download it, or go to
+the repository: SITE_REPOSITORY (owner/name, set by tools/build_site.py and by a
+fork's workflow), else helpers.project.REPOSITORY, always at helpers.project.BRANCH
+(the theme would otherwise send Binder and Colab to `master`)."""
 
 import os
+
+from helpers.project import BRANCH, REPOSITORY, repository_url
 
 project = "Computational graphs in PyTorch, drawn live"
 author = "the contributors"
@@ -20,11 +26,13 @@ html_theme_options = {
     "show_navbar_depth": 1,
     "use_download_button": True,
     "show_prev_next": True,
+    "repository_url": repository_url(os.environ.get("SITE_REPOSITORY") or REPOSITORY),
+    "repository_branch": BRANCH,
+    "path_to_docs": "notebooks",            # a page's notebook, from the repository's root
+    "use_repository_button": True,
+    "launch_buttons": {
+        "binderhub_url": "https://mybinder.org",
+        "colab_url": "https://colab.research.google.com",
+        "notebook_interface": "jupyterlab",
+    },
 }
-repository = os.environ.get("SITE_REPOSITORY", "")
-if repository:
-    html_theme_options |= {
-        "repository_url": f"https://github.com/{repository}",
-        "path_to_docs": "notebooks",
-        "launch_buttons": {"binderhub_url": "https://mybinder.org", "notebook_interface": "jupyterlab"},
-    }

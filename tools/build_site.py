@@ -4,10 +4,15 @@ Sphinx with myst-nb and the book theme turns them into HTML:
 
 - every drawing becomes inline SVG;
 - a widget shows the drawing stored in its saved state, and a line saying
-  that changing the controls needs a running kernel (with a Binder link
-  when SITE_REPOSITORY names the GitHub repository);
+  that changing the controls needs a running kernel, with Binder and Colab
+  links to the notebook;
 - after each exercise's check, its hint and a solution, folded;
 - the index notebook gets the table of contents that makes the sidebar.
+
+Every address the site gives (launch buttons, the repository button, the
+links in the notebooks' text) names the repository SITE_REPOSITORY
+(owner/name; a fork's workflow sets it to its own), else
+helpers.project.REPOSITORY, at helpers.project.BRANCH.
 
     python -m tools.build_site [OUT]      (default build/site; the home page is OUT/00-index.html)
 """
@@ -23,10 +28,12 @@ from pathlib import Path
 import nbformat
 
 from helpers.draw import fitted
+from helpers.project import REPOSITORY, binder_url, colab_url
 from tools.nav import notebook_paths
 from tools.solutions import CHECK, exercises_of
 
 ROOT = Path(__file__).resolve().parent.parent
+STAGING = ROOT / "build" / "site-source"
 WIDGET = "application/vnd.jupyter.widget-view+json"
 STATE = "application/vnd.jupyter.widget-state+json"
 HOME = ('<!DOCTYPE html><html><head><meta charset="utf-8"><meta http-equiv="refresh" content="0; url=00-index.html">'
@@ -56,14 +63,24 @@ def choices(labels):
     return f'<ol class="quiz-choices" type="A">{items}</ol>'
 
 
-def kernel_line(name):
-    repository = os.environ.get("SITE_REPOSITORY", "")
-    where = "open the notebook with <code>make lab</code>"
-    if repository:
-        url = f"https://mybinder.org/v2/gh/{repository}/HEAD?labpath=notebooks/{name}"
-        where += f' or <a href="{url}">launch it on Binder</a>'
+def site_repository():
+    """The GitHub repository (owner/name) the site's links name."""
+    return os.environ.get("SITE_REPOSITORY") or REPOSITORY
+
+
+def kernel_line(name, repository):
+    where = (f'open the notebook with <code>make lab</code>, <a href="{binder_url(name, repository)}">on Binder</a> '
+             f'or <a href="{colab_url(name, repository)}">in Colab</a>')
     return f'<p class="kernel-note"><em>This is the stored first drawing. Changing the controls needs a running ' \
            f"kernel: {where}.</em></p>"
+
+
+def retargeted(text, repository):
+    """`text` with the addresses helpers.project gives for REPOSITORY (the
+    repository, a notebook in Colab or on Binder) naming `repository`."""
+    for prefix in ("github.com/", "colab.research.google.com/github/", "mybinder.org/v2/gh/"):
+        text = re.sub(rf"\b{re.escape(prefix + REPOSITORY)}(?=[/?#)\s\"'\]]|$)", prefix + repository, text)
+    return text
 
 
 def refitted(html):
@@ -77,10 +94,10 @@ def refitted(html):
     return re.sub(r"<svg\b.*?</svg>", refit, html, flags=re.S)
 
 
-def staged_output(nb, output, name):
+def staged_output(nb, output, name, repository):
     data = output.get("data", {})
     if WIDGET in data:
-        html = refitted(widget_drawing(nb, data[WIDGET]["model_id"])) + kernel_line(name)
+        html = refitted(widget_drawing(nb, data[WIDGET]["model_id"])) + kernel_line(name, repository)
         plain = data.get("text/plain", "")
         return nbformat.v4.new_output("display_data", data={"text/html": html, "text/plain": plain})
     if "image/svg+xml" in data:
@@ -101,14 +118,16 @@ def folded_answers(exercise):
         f"<details><summary>A solution to exercise {exercise.number}</summary>\n\n<pre>{solution}</pre>\n\n</details>")
 
 
-def staged(path, names):
+def staged(path, names, repository):
     """The notebook as the site shows it."""
     nb = nbformat.read(path, as_version=4)
     exercises = iter(() if path.name.startswith("00") else exercises_of(path))
     cells = []
     for cell in nb.cells:
         if cell.cell_type == "code":
-            cell.outputs = [staged_output(nb, o, path.name) for o in cell.outputs]
+            cell.outputs = [staged_output(nb, o, path.name, repository) for o in cell.outputs]
+        elif cell.cell_type == "markdown":
+            cell.source = retargeted(cell.source, repository)
         cells.append(cell)
         if CHECK in cell.metadata.get("tags", []):         # exercise N's check is the N-th cell so tagged
             cells.append(folded_answers(next(exercises)))
@@ -120,17 +139,19 @@ def staged(path, names):
     return nb
 
 
-def build(out):
-    """Stage every notebook and run Sphinx; return the output folder."""
-    source = ROOT / "build" / "site-source"
+def build(out, source=STAGING, repository=None):
+    """Stage every notebook in `source` (emptied first) and run Sphinx; return
+    the output folder. `repository` (owner/name) defaults to site_repository()."""
+    repository = repository or site_repository()
+    source = Path(source)
     shutil.rmtree(source, ignore_errors=True)
     source.mkdir(parents=True)
     paths = notebook_paths()
     names = [p.name for p in paths]
     for path in paths:
-        nbformat.write(staged(path, names), source / path.name)
+        nbformat.write(staged(path, names, repository), source / path.name)
     subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-q", "-c", str(ROOT / "site"), str(source),
-                    str(out)], check=True)
+                    str(out)], check=True, env={**os.environ, "SITE_REPOSITORY": repository})
     (Path(out) / "index.html").write_text(HOME)
     for path in paths:          # the download button gives the notebook itself, not the staged copy
         shutil.copyfile(path, Path(out) / "_sources" / path.name)
