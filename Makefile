@@ -90,9 +90,10 @@ load: system-browser $(DEV_STAMP)
 grade: setup $(DEV_STAMP)
 	$(BIN)/python -m tools.grade $(or $(SUBMISSIONS),hub-learners)
 
-# Re-resolve requirements.txt and requirements-dev.txt (needs a Python 3.10: PY310=...).
+# Re-resolve requirements.txt and requirements-dev.txt for Python 3.10 to 3.13 (needs an
+# interpreter of each: python3.X on PATH or pyenv's, or PYTHONS="3.10=/path ...").
 pin: setup
-	$(BIN)/python -m tools.pin $(if $(PY310),--python310 $(PY310))
+	$(BIN)/python -m tools.pin $(foreach p,$(PYTHONS),--python $(p))
 
 clean:
 	rm -rf $(VENV) artifacts build helpers/__pycache__ tests/__pycache__ tools/__pycache__ *.egg-info

@@ -11,6 +11,21 @@ from .svg import INSTALL_HINT, find_dot
 
 WIDGETS_EXTENSION = Path("share/jupyter/labextensions/@jupyter-widgets/jupyterlab-manager")
 REINSTALL = "run `make lab` again from the repository root (it refreshes .venv from requirements.txt)"
+# where a notebook runs on its own (Colab, a download), the set-up cell's own route
+ALONE = "run the notebook's first code cell again (it installs what is missing), or pip install {name}"
+
+
+def _checkout() -> bool:
+    """Whether these helpers are a repository's (make lab), not an installed copy."""
+    return (Path(__file__).resolve().parent.parent / "Makefile").is_file()
+
+
+def _advice(name: str) -> str:
+    return REINSTALL if _checkout() else ALONE.format(name=name)
+
+
+def _colab() -> bool:
+    return "google.colab" in sys.modules
 
 
 @dataclass(frozen=True)
@@ -25,7 +40,7 @@ class Check:
 
 def check_environment() -> list[Check]:
     """The checks, in the order the index notebook prints them."""
-    return [_torch(), _dot(), _package("ipywidgets"), _widgets_extension()]
+    return [_torch(), _dot(), _package("ipywidgets"), _widgets_extension(), _package("torchviz")]
 
 
 def report(checks: Sequence[Check] | None = None) -> str:
@@ -41,7 +56,7 @@ def _torch() -> Check:
     try:
         import torch
     except ImportError:
-        return Check("torch", False, f"not importable; {REINSTALL}")
+        return Check("torch", False, f"not importable; {_advice('torch')}")
     return Check("torch", True, torch.__version__.split("+")[0])
 
 
@@ -58,12 +73,15 @@ def _package(name: str) -> Check:
     try:
         return Check(name, True, metadata.version(name))
     except metadata.PackageNotFoundError:
-        return Check(name, False, f"not installed; {REINSTALL}")
+        return Check(name, False, f"not installed; {_advice(name)}")
 
 
 def _widgets_extension() -> Check:
     found = any((Path(prefix) / WIDGETS_EXTENSION).is_dir() for prefix in (sys.prefix, sys.base_prefix))
     if found:
         return Check("JupyterLab widgets extension", True, "installed")
+    if _colab():
+        return Check("JupyterLab widgets extension", True, "not needed: Colab shows widgets itself")
     return Check("JupyterLab widgets extension", False,
-                 f"not found, so sliders and checkboxes will not show; {REINSTALL}")
+                 "not found, so sliders and checkboxes will not show in a JupyterLab from this environment; "
+                 f"{_advice('jupyterlab_widgets')} (VS Code and Colab show widgets without it)")

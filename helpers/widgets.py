@@ -80,6 +80,9 @@ def _named(values: dict[str, Any]) -> str:
     return ", ".join(f"{name}={value!r}" for name, value in values.items())
 
 
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
 class Panel(widgets.VBox):  # type: ignore[misc]  # ipywidgets has no types
     """Controls on top, the view's figure below, redrawn on every change. Its
     text form (`repr`, the widget's text/plain output, which nbval compares)
@@ -120,6 +123,17 @@ class Panel(widgets.VBox):  # type: ignore[misc]  # ipywidgets has no types
         bundle: dict[str, Any] = super()._repr_mimebundle_(**kwargs)
         bundle["text/plain"] = repr(self)          # whole: ipywidgets cuts a widget's at 110 characters
         return bundle
+
+    if int(widgets.__version__.split(".")[0]) < 8:
+        def _ipython_display_(self, **kwargs: Any) -> None:
+            """ipywidgets 7 (Colab's) shows a widget through this method, not
+            _repr_mimebundle_: the same bundle, with the whole text form."""
+            from IPython.display import display
+
+            data = {"text/plain": repr(self), WIDGET_VIEW: {"version_major": 2, "version_minor": 0,
+                                                             "model_id": self._model_id}}
+            display(data, raw=True)
+            self._handle_displayed(**kwargs)
 
 
 @contextmanager

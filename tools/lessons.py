@@ -3,13 +3,10 @@ tests and benchmarks run the very code the learner reads (no copy of it
 anywhere else)."""
 
 from functools import cache
-from pathlib import Path
 
 import nbformat
 
-from helpers.exercises.lesson import stored_definitions
-
-NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+from helpers.exercises import lesson
 
 
 def notebook_source(path):
@@ -22,12 +19,5 @@ def notebook_source(path):
 
 @cache
 def lesson_function(notebook, name):
-    """The function or class `name` that `notebooks/<notebook>.ipynb`
-    defines, loaded as the exercise checks load it
-    (`helpers.exercises.lesson.stored_definitions`: the notebook's imports
-    and definitions run, no other cell), so one lesson definition can use
-    another, as in the notebook."""
-    found = stored_definitions(notebook.split("-")[0], NOTEBOOKS)
-    if name not in found:
-        raise LookupError(f"{notebook}.ipynb defines no function or class {name!r}")
-    return found[name]
+    """helpers.exercises.lesson.lesson_function, kept once per name."""
+    return lesson.lesson_function(notebook, name)

@@ -9,12 +9,50 @@ from pathlib import Path
 
 import nbformat
 
+from helpers.project import REPOSITORY, colab_url
 from tools.pacing import pace, read_after, spoken, time_line
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 INDEX = "00-index.ipynb"
 NAV = "<!--NAVIGATION-->"
 TOC = "<!--TOC-->"
+INSTALL = "install"    # the id of each notebook's set-up cell, its first code cell
+
+
+def install_source(repository=REPOSITORY):
+    """The set-up cell: where `helpers` imports (the repository, make lab,
+    Binder, an installed collection) it does nothing and prints nothing;
+    elsewhere (Colab, a notebook downloaded alone) it installs the collection
+    from GitHub (or from $GRAPH_NOTEBOOKS_SOURCE: a local wheel, folder or
+    archive) without its dependencies, then what the runtime lacks
+    (helpers/standalone.py)."""
+    archive = f'"https://github.com/{repository}"\n        "/archive/refs/heads/main.zip"'
+    return f"""\
+# Set-up. Inside the collection (make lab, Binder) this does nothing.
+# Opened on its own (Colab, a download) it installs the collection's
+# helpers, keeping this runtime's torch and ipywidgets.
+try:
+    import helpers.project  # noqa: F401
+except ModuleNotFoundError:
+    import importlib
+    import os
+    import subprocess
+    import sys
+
+    sys.modules.pop("helpers", None)  # not PyPI's package of that name
+    source = os.environ.get(
+        "GRAPH_NOTEBOOKS_SOURCE",
+        {archive})
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
+         source], capture_output=True, text=True)
+    if done.returncode:
+        raise RuntimeError(f"could not install the helpers from {{source}}:"
+                           f"\\n{{done.stderr[-800:]}}") from None
+    importlib.invalidate_caches()
+    from helpers.standalone import complete
+
+    complete()"""
 
 
 def notebook_paths():
@@ -30,14 +68,17 @@ def title(nb):
     return first[2:].strip()
 
 
-def nav_text(names, titles, i):
-    """The navigation cell for notebook number i."""
+def nav_text(names, titles, i, colab=False):
+    """The navigation cell for notebook number i (with `colab`, the link that
+    opens it in Google Colab)."""
     links = []
     if i > 0:
         links.append(f"< [{titles[i - 1]}]({names[i - 1]})")
     links.append(f"[Contents]({INDEX})")
     if i + 1 < len(names):
         links.append(f"[{titles[i + 1]}]({names[i + 1]}) >")
+    if colab:
+        links.append(f"[Open in Colab]({colab_url(names[i])})")
     return f"{NAV}\n" + " | ".join(links)
 
 
@@ -63,16 +104,21 @@ def toc_text(names, titles, paces):
     return f"{TOC}\n## Contents\n\n{path}\n\n" + ("\n".join(rows) or "No lessons yet.")
 
 
-def updated(nb, nav, toc, time=""):
-    """Put the navigation cells (the top one with the notebook's time, and
-    the TOC, if the notebook has one) in place."""
+def updated(nb, nav, toc, time="", top=None):
+    """Put the navigation cells (the top one, `top` or else `nav`, with the
+    notebook's time, and the TOC, if the notebook has one) and the set-up
+    cell (before the first code cell) in place."""
     cells = nb.cells
     if len(cells) < 2 or not cells[1].source.startswith(NAV):
         cells.insert(1, nbformat.v4.new_markdown_cell(nav, id="nav-top"))
     if not cells[-1].source.startswith(NAV):
         cells.append(nbformat.v4.new_markdown_cell(nav, id="nav-bottom"))
-    cells[1].source = nav + (f"\n\n{time}" if time else "")
+    cells[1].source = (top or nav) + (f"\n\n{time}" if time else "")
     cells[-1].source = nav
+    if not any(cell.get("id") == INSTALL for cell in cells):
+        first = next((k for k, cell in enumerate(cells) if cell.cell_type == "code"), len(cells) - 1)
+        cells.insert(first, nbformat.v4.new_code_cell("", id=INSTALL))
+    next(cell for cell in cells if cell.get("id") == INSTALL).source = install_source()
     for cell in cells:
         if cell.cell_type == "markdown" and cell.source.startswith(TOC):
             cell.source = toc
@@ -87,7 +133,8 @@ def rewritten(books):
     toc, found = toc_text(names, titles, paces), []
     for i, (name, nb) in enumerate(books.items()):
         before = nbformat.writes(nb)
-        after = nbformat.writes(updated(nb, nav_text(names, titles, i), toc, time_line(paces[i])))
+        top = nav_text(names, titles, i, colab=True)
+        after = nbformat.writes(updated(nb, nav_text(names, titles, i), toc, time_line(paces[i]), top))
         if after != before:
             found.append((name, after))
     return found

@@ -15,8 +15,17 @@ from pathlib import Path
 from types import CodeType, FunctionType
 from typing import Any
 
-# helpers/exercises/lesson.py -> the repository's notebooks/ (the stored collection)
-NOTEBOOKS = Path(__file__).resolve().parent.parent.parent / "notebooks"
+
+def _stored_folder() -> Path:
+    """The collection's stored notebooks: the repository's notebooks/ in a
+    checkout (helpers/exercises/lesson.py -> notebooks/), else the copy an
+    installed package carries (helpers/stored_notebooks/, pyproject.toml)."""
+    here = Path(__file__).resolve().parent.parent
+    checkout = here.parent / "notebooks"
+    return checkout if (checkout / "00-index.ipynb").is_file() else here / "stored_notebooks"
+
+
+NOTEBOOKS = _stored_folder()
 DEFINITIONS = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.ClassDef)
 
 
@@ -34,6 +43,25 @@ def stored_definitions(notebook: str, folder: Path = NOTEBOOKS) -> dict[str, Any
         if cell.get("cell_type") == "code" and "answer-slot" not in cell.get("metadata", {}).get("tags", []):
             _define(_python(cell.get("source", "")), f"<stored notebook {found[0].name}, cell {number}>", scope)
     return {name: value for name, value in scope.items() if isinstance(value, (FunctionType, type))}
+
+
+def lesson_function(notebook: str, name: str, folder: Path = NOTEBOOKS) -> Any:
+    """The function or class `name` that the stored notebook `notebook`
+    ('01-dynamic-control-flow', or just '01') defines, loaded as the checks
+    load it (stored_definitions: its imports and definitions run, no other
+    cell), so one lesson definition can use another, as in the notebook."""
+    number = notebook.split("-")[0]
+    if not sorted(folder.glob(f"{number}-*.ipynb")):
+        from ..project import pip_source
+
+        raise FileNotFoundError(
+            f"the collection's stored notebook {notebook} is not in {folder}: this copy of helpers was not "
+            f"installed whole. Run the notebooks from the repository (make lab), or install the collection: "
+            f"pip install '{pip_source()}'")
+    found = stored_definitions(number, folder)
+    if name not in found:
+        raise LookupError(f"{notebook}.ipynb defines no function or class {name!r}")
+    return found[name]
 
 
 def _python(source: str | list[str]) -> str:

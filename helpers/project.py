@@ -1,0 +1,30 @@
+"""Where the collection lives: the one place that names its repository.
+
+A fork changes REPOSITORY (and BRANCH, if its default branch differs); the
+notebooks' launch links (tools/nav.py), the site's buttons and the set-up
+cell's download all follow it. No network is touched here: these are
+addresses only."""
+
+REPOSITORY = "computational-graphs/notebooks"     # GitHub owner/name
+BRANCH = "main"
+DISTRIBUTION = "computational-graphs-notebooks"   # the name pip knows it by (pyproject.toml)
+
+
+def repository_url(repository: str = REPOSITORY) -> str:
+    return f"https://github.com/{repository}"
+
+
+def colab_url(notebook: str, repository: str = REPOSITORY, branch: str = BRANCH) -> str:
+    """Google Colab's address for notebooks/`notebook` (a file name such as
+    '01-dynamic-control-flow.ipynb') on `branch`."""
+    return f"https://colab.research.google.com/github/{repository}/blob/{branch}/notebooks/{notebook}"
+
+
+def binder_url(notebook: str, repository: str = REPOSITORY, branch: str = BRANCH) -> str:
+    """mybinder.org's address that opens notebooks/`notebook` in JupyterLab."""
+    return f"https://mybinder.org/v2/gh/{repository}/{branch}?labpath=notebooks/{notebook}"
+
+
+def pip_source(repository: str = REPOSITORY, branch: str = BRANCH) -> str:
+    """What `pip install` takes to install the collection from GitHub."""
+    return f"{DISTRIBUTION} @ https://github.com/{repository}/archive/refs/heads/{branch}.zip"

@@ -1,0 +1,61 @@
+"""The pins install on every supported Python, each at its oldest patch release
+(tools/pin.py): pip's resolver, asked without installing or downloading torch,
+whether requirements-dev.txt (which includes requirements.txt) has wheels that
+go together for Python 3.10.0, 3.11.0, 3.12.0 and 3.13.0. Debian 12's own
+3.11.2 and Ubuntu 22.04's 3.10 are inside that range. The check is shown
+failing on a release whose Requires-Python excludes 3.11.0 (soupsieve 4.1.3
+needs 3.11.5, and was pinned once for every 3.11)."""
+
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from tools import pin
+
+DEV = pin.ROOT / "requirements-dev.txt"
+
+
+@pytest.fixture(scope="module")
+def resolutions():
+    """{python_version: (ok, pip's error)}, all four resolved at once."""
+    with ThreadPoolExecutor(max_workers=len(pin.PYTHONS)) as pool:
+        found = pool.map(lambda version: pin.installable(pin.for_python(DEV, version), version), pin.PYTHONS)
+        return dict(zip(pin.PYTHONS, found, strict=True))
+
+
+@pytest.mark.parametrize("version", pin.PYTHONS)
+def test_pins_resolve_for_each_supported_python(resolutions, version):
+    ok, error = resolutions[version]
+    assert ok, f"requirements-dev.txt does not install on Python {version}:\n{error}"
+
+
+def test_the_check_fails_on_a_release_that_needs_a_newer_patch_release():
+    ok, error = pin.installable(["soupsieve==4.1.3"], "3.11.0")
+    assert not ok and "soupsieve" in error, error
+    assert pin.installable(["soupsieve==4.1.3"], "3.12.0")[0]
+
+
+@pytest.mark.parametrize("version", pin.PYTHONS)
+def test_every_python_gets_one_version_of_each_package(version):
+    lines = pin.for_python(DEV, version)
+    names = [line.split("==")[0].lower() for line in lines]
+    assert len(names) == len(set(names)), sorted(n for n in names if names.count(n) > 1)
+    assert "torch==2.13.0" in lines and all("==" in line for line in lines)
+    if version.startswith("3.10"):
+        assert any(line.startswith("exceptiongroup==") for line in lines)    # a 3.10-only backport
+
+
+def test_a_newer_python_takes_the_newest_lines():
+    assert pin.for_python(DEV, "3.14.0") == pin.for_python(DEV, "3.13.0")
+
+
+def test_merged_marks_runs_of_pythons_that_agree():
+    versions = {"3.10": {"a": "1", "b": "1"}, "3.11": {"a": "1", "b": "2"}, "3.12": {"a": "1", "b": "2"},
+                "3.13": {"a": "1", "b": "3", "c": "1"}}
+    assert pin.merged(versions) == [
+        "a==1",
+        'b==1; python_version < "3.11"',
+        'b==2; python_version >= "3.11" and python_version < "3.13"',
+        'b==3; python_version >= "3.13"',
+        'c==1; python_version >= "3.13"',
+    ]

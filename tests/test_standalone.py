@@ -1,0 +1,113 @@
+"""Every notebook opened on its own, as Google Colab or a download meets it
+(tools/alone.py): copied alone into an empty folder and executed in a Python
+with Colab's ipywidgets 7, without this repository on the path and without
+torchviz. Its set-up cell installs the collection from a wheel of this
+checkout (standing in for GitHub's archive) and what the runtime lacks; then
+every cell must run as tagged and print what the stored notebook printed
+(nbval's sanitizing), and every widget must redraw when a control changes.
+
+Shown failing: a notebook without its set-up cell, a source that cannot be
+installed, and a changed output."""
+
+import copy
+
+import nbformat
+import pytest
+
+from tools import alone
+from tools.nav import INSTALL, notebook_paths
+from tools.run_notebooks import problems
+
+# changes each control of every panel in the kernel and prints whether the view redrew
+REDRAW = """\
+import gc
+import warnings
+
+from helpers.widgets import Panel
+
+with warnings.catch_warnings():  # touching every object wakes deprecated modules
+    warnings.simplefilter("ignore")
+    panels = [o for o in gc.get_objects() if issubclass(type(o), Panel)]
+for panel in panels:
+    for name, control in panel.controls.items():
+        before = panel.view.value
+        options = getattr(control, "options", None)
+        if options:
+            values = [o[1] if isinstance(o, tuple) else o for o in options]
+            control.value = next(v for v in values if v != control.value)
+        elif isinstance(control.value, bool):
+            control.value = not control.value
+        else:
+            control.value = control.max if control.value != control.max else control.min
+        after = panel.view.value
+        print(name, "failed" if 'role="alert"' in after else
+              "redrew" if after != before else "did not redraw")
+"""
+
+
+@pytest.fixture(scope="module")
+def colab(tmp_path_factory):
+    """(python, wheel): the Colab-like environment and the collection's wheel."""
+    root = tmp_path_factory.mktemp("alone")
+    return alone.environment(root / "env"), alone.build_wheel(root / "wheel")
+
+
+def run(nb_path, colab, folder, edit=None, source=None):
+    """Run `nb_path` alone (after `edit(nb)`, if given); the set-up cell's installs are undone after."""
+    python, wheel = colab
+    if edit:
+        nb = nbformat.read(nb_path, as_version=4)
+        edit(nb)
+        nb_path = folder.with_suffix(".ipynb")
+        nbformat.write(nb, nb_path)
+    try:
+        return alone.run_alone(nb_path, python, source or wheel, folder)
+    finally:
+        alone.uninstall(python)
+
+
+def with_redraw(nb):
+    nb.cells.append(nbformat.v4.new_code_cell(REDRAW))
+
+
+@pytest.mark.parametrize("path", notebook_paths(), ids=lambda p: p.stem)
+def test_a_notebook_alone_runs_as_in_the_repository(path, colab, tmp_path):
+    fresh = run(path, colab, tmp_path / "alone", edit=with_redraw)
+    stored = nbformat.read(path, as_version=4)
+    assert alone.set_up_output(fresh).startswith("The collection's helpers are installed with torchviz; kept torch ")
+    assert "ipywidgets 7.7.1" in alone.set_up_output(fresh)
+    extra = fresh.cells.pop()
+    assert problems(fresh) == []
+    assert alone.differences(stored, fresh) == []
+    redraws = "".join(o.get("text", "") + o.get("evalue", "") for o in extra.outputs)
+    assert not any(o.output_type == "error" for o in extra.outputs), redraws
+    assert "did not redraw" not in redraws and "failed" not in redraws, redraws
+    has_panel = any("panel(" in c.source for c in stored.cells if c.cell_type == "code")
+    assert ("redrew" in redraws) == has_panel, redraws
+
+
+def test_without_its_set_up_cell_a_notebook_alone_fails(colab, tmp_path):
+    def drop(nb):
+        nb.cells = [c for c in nb.cells if c.get("id") != INSTALL]
+
+    fresh = run(notebook_paths()[1], colab, tmp_path / "alone", edit=drop)
+    first = next(o for c in fresh.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error")
+    assert first.ename == "ModuleNotFoundError" and "helpers" in first.evalue
+    assert len(problems(fresh)) > 5
+
+
+def test_a_source_that_cannot_be_installed_is_named(colab, tmp_path):
+    missing = tmp_path / "no-such-collection.whl"
+    fresh = run(notebook_paths()[0], colab, tmp_path / "alone", source=missing)
+    setup = next(c for c in fresh.cells if c.get("id") == INSTALL)
+    (error,) = [o for o in setup.outputs if o.output_type == "error"]
+    assert error.ename == "RuntimeError" and f"could not install the helpers from {missing}" in error.evalue
+
+
+def test_a_changed_output_is_a_difference():
+    stored = nbformat.read(notebook_paths()[1], as_version=4)
+    changed = copy.deepcopy(stored)
+    cell = next(c for c in changed.cells if c.cell_type == "code" and any(o.output_type == "stream" for o in c.outputs))
+    next(o for o in cell.outputs if o.output_type == "stream").text += "one line more\n"
+    assert alone.differences(stored, stored) == []
+    assert len(alone.differences(stored, changed)) == 1
