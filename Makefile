@@ -10,6 +10,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEV_STAMP := $(VENV)/.installed-dev
+WHICH_PYTHON := import sys; print(sys.base_prefix, sys.version)
 TORCH_INDEX := $(if $(filter cpu,$(TORCH)),--extra-index-url https://download.pytorch.org/whl/cpu)
 
 .PHONY: lab notebook refresh test setup system system-browser notebooks nav solutions site bench pin clean hub load grade
@@ -40,7 +41,11 @@ system:
 system-browser:
 	@PYTHON=$(PYTHON) sh tools/setup_system.sh --browser
 
+# A .venv made by another Python (another PYTHON=, or one upgraded since) is made again:
+# `venv` over it would mix the two.
 $(STAMP): requirements.txt pyproject.toml
+	@if [ -x $(BIN)/python ] && [ "$$($(BIN)/python -c "$(WHICH_PYTHON)" 2>&1)" != "$$($(PYTHON) -c "$(WHICH_PYTHON)")" ]; then \
+		echo "$(VENV) was made by another Python than $(PYTHON): making it again"; rm -rf $(VENV); fi
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet $(TORCH_INDEX) -r requirements.txt
 	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation --editable .

@@ -132,7 +132,7 @@ class Panel(widgets.VBox):  # type: ignore[misc]  # ipywidgets has no types
 
             data = {"text/plain": repr(self), WIDGET_VIEW: {"version_major": 2, "version_minor": 0,
                                                              "model_id": self._model_id}}
-            display(data, raw=True)
+            display(data, raw=True)  # type: ignore[no-untyped-call]
             self._handle_displayed(**kwargs)
 
 

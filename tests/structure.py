@@ -7,7 +7,7 @@ from tools.nav import INSTALL, NAV, install_source
 from tools.run_notebooks import output_text, raises
 
 HEADINGS = ("Learning goals", "Exercises", "Summary", "Your score")
-LINK = re.compile(r"\]\(([^)#\s]+\.ipynb)\)")
+LINK = re.compile(r"\]\(([^)#\s:]+\.ipynb)\)")      # a link to another notebook: no scheme
 # The longest code line a notebook may hold: what a code cell on the site
 # shows without scrolling sideways in a window 1280 pixels wide (14 px
 # DejaVu Sans Mono: 684 px, 77.4 characters; tests/test_site.py checks the

@@ -10,7 +10,8 @@ from helpers.svg import INSTALL_HINT
 @pytest.mark.system
 def test_everything_here():
     checks = check_environment()
-    assert [c.name for c in checks] == ["torch", "Graphviz dot", "ipywidgets", "JupyterLab widgets extension"]
+    assert [c.name for c in checks] == ["torch", "Graphviz dot", "ipywidgets", "JupyterLab widgets extension",
+                                     "torchviz"]
     assert all(c.ok for c in checks), report(checks)
     assert report(checks).endswith("Everything the notebooks need is here.")
 

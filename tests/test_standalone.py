@@ -111,3 +111,48 @@ def test_a_changed_output_is_a_difference():
     next(o for o in cell.outputs if o.output_type == "stream").text += "one line more\n"
     assert alone.differences(stored, stored) == []
     assert len(alone.differences(stored, changed)) == 1
+
+
+def imported(source):
+    """The top-level modules `source` imports (none for a cell that is not
+    Python yet: an answer slot's placeholder)."""
+    import ast
+
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return set()
+    checked_only = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If) and getattr(
+        node.test, "id", None) == "TYPE_CHECKING" for n in ast.walk(node)}     # read by the type checker only
+    found = set()
+    for node in (n for n in ast.walk(tree) if id(n) not in checked_only):
+        if isinstance(node, ast.Import):
+            found |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.add(node.module.split(".")[0])
+    return found
+
+
+def test_the_wheel_carries_and_declares_what_the_notebooks_use(colab):
+    import sys
+    import zipfile
+    from importlib.metadata import packages_distributions
+
+    from packaging.requirements import Requirement
+
+    names = zipfile.ZipFile(colab[1]).namelist()
+    assert {f"helpers/stored_notebooks/{p.name}" for p in notebook_paths()} <= set(names)
+    assert {f"helpers/exercises/{p.name}" for p in alone.ROOT.joinpath("helpers", "exercises").glob("*.py")} <= set(
+        names)
+    metadata = zipfile.ZipFile(colab[1]).read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
+    declared = {Requirement(line.split(":", 1)[1]).name.lower() for line in metadata.splitlines()
+                if line.startswith("Requires-Dist:")}
+    sources = [c.source for p in notebook_paths() for c in nbformat.read(p, as_version=4).cells
+               if c.cell_type == "code"]
+    sources += [p.read_text() for p in alone.ROOT.joinpath("helpers").rglob("*.py")]
+    modules = set().union(*(imported("\n".join(line for line in s.splitlines() if not line.lstrip().startswith(
+        ("%", "!")))) for s in sources)) - set(sys.stdlib_module_names) - {"helpers", "__future__"}
+    distributions = packages_distributions()
+    # IPython comes with ipywidgets (it requires ipython), as it does with every Jupyter kernel
+    undeclared = {m for m in modules if not {d.lower() for d in distributions.get(m, [m])} & (declared | {"ipython"})}
+    assert undeclared == set(), f"imported but not in pyproject.toml's dependencies: {sorted(undeclared)}"

@@ -138,7 +138,7 @@ def test_the_collection_links_stay_in_its_folder():
     it works in a copy of the folder."""
     names = {p.name for p in collection()}
     links = [link for p in collection() for cell in nbformat.read(p, as_version=4).cells
-             if cell.cell_type == "markdown" for link in re.findall(r"\]\(([^)#\s]+\.ipynb)[^)]*\)", cell.source)]
+             if cell.cell_type == "markdown" for link in re.findall(r"\]\(([^)#\s:]+\.ipynb)[^)]*\)", cell.source)]
     assert links and set(links) <= names
 
 

@@ -10,13 +10,12 @@ from pathlib import Path
 import nbformat
 
 from helpers.project import REPOSITORY, colab_url
-from tools.pacing import pace, read_after, spoken, time_line
+from tools.pacing import INSTALL, pace, read_after, spoken, time_line
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 INDEX = "00-index.ipynb"
 NAV = "<!--NAVIGATION-->"
 TOC = "<!--TOC-->"
-INSTALL = "install"    # the id of each notebook's set-up cell, its first code cell
 
 
 def install_source(repository=REPOSITORY):

@@ -72,6 +72,7 @@ EXERCISE_MINUTES = {"predict": 2.25, "choose": 2.25, "fix": 6.0, "write": 7.5}
 RUN_SECONDS_A_CELL = 1.0
 
 GENERATED = "<!--"                  # navigation and contents cells, written by tools/nav.py
+INSTALL = "install"                 # the set-up cell's id (tools/nav.py): it runs, nobody needs to read it
 FIGURES = ("image/svg+xml", "image/png", "text/html")
 WIDGET = "application/vnd.jupyter.widget-view+json"
 FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})[^\n]*\n.*?^ {0,3}\1", re.M | re.S)
@@ -140,7 +141,7 @@ def parts(nb):
     read or run, or a whole exercise (its question, slot and check)."""
     section_optional = block_optional = in_exercise = False
     for cell in nb.cells:
-        if cell.source.startswith(GENERATED):
+        if cell.source.startswith(GENERATED) or cell.get("id") == INSTALL:
             continue
         if cell.cell_type == "markdown":
             if cell.source.startswith("## "):
