@@ -2,17 +2,26 @@
 the session's state (gradient recording, default dtype) must not flip a
 verdict, and a check must give the session back as it found it (its random
 state included); a learner's function that raises without a message or
-never returns is feedback, not a crash or a hang; the truth comes from the
-stored notebook, not from the learner's edited copy of a lesson function;
-a bug in a checker is the checker's; no solution shows through repr, dir,
-Tab completion or the score, and feedback stays short; every answer form
-is accepted alike; an answer that behaves otherwise than the solution on
-any input of its check is not right."""
+never returns is feedback, not a crash or a hang, with SIGALRM or without
+it (Windows, a thread other than the main one), and the time limit never
+raises after its block; the truth comes from the stored notebook, not from
+the learner's edited copy of a lesson function; a bug in a checker is the
+checker's; no solution shows through repr, dir, Tab completion or the
+score, and feedback stays short; every answer form is accepted alike; an
+answer that behaves otherwise than the solution on any input of its check
+is not right."""
 
 import ast
+import ctypes
 import linecache
 import random
 import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from contextlib import contextmanager
 
 import numpy
 import pytest
@@ -21,6 +30,7 @@ import torch
 from helpers.exercises import Exercise, ExerciseSet, ____, declared, exercises
 from helpers.exercises.exercise import predict, write
 from helpers.exercises.judges import FORMS, op_labels, value
+from helpers.exercises.sandbox import _RUNNING, TimedOut, time_limit
 from tools.lessons import lesson_function, notebook_source
 from tools.nav import notebook_paths
 
@@ -146,12 +156,173 @@ def test_an_answer_that_never_returns_is_stopped(monkeypatch):
     assert still_armed, "the test's own timer was not given back"
 
 
-def test_time_spent_importing_does_not_count(monkeypatch, tmp_path):
+@pytest.fixture
+def no_sigalrm(monkeypatch):
+    """As on Windows: no SIGALRM, nor the timer calls that send it."""
+    for name in ("SIGALRM", "setitimer", "getitimer", "ITIMER_REAL", "alarm"):
+        monkeypatch.delattr(signal, name)
+
+
+@pytest.fixture(params=["SIGALRM", "no SIGALRM"])
+def either_limit(request):
+    """The time limit as on Unix (a signal) and as on Windows (a thread)."""
+    if request.param == "no SIGALRM":
+        request.getfixturevalue("no_sigalrm")
+
+
+@contextmanager
+def backstop(seconds):
+    """The test's own alarm without a signal: Hung raised in this thread
+    after `seconds`, so a limit that never fires fails the test instead of
+    hanging it."""
+    args = (ctypes.c_ulong(threading.get_ident()), ctypes.py_object(Hung))
+    timer = threading.Timer(seconds, ctypes.pythonapi.PyThreadState_SetAsyncExc, args)
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+        timer.join()
+
+
+def spin(seconds):
+    """Work in Python for `seconds`, never waiting in a C call."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        pass
+
+
+LOOPING = "def sign_forward(x):\n    while True:\n        pass\n"
+
+
+def test_without_sigalrm_an_answer_that_never_returns_is_stopped(monkeypatch, no_sigalrm):
+    monkeypatch.setattr("helpers.exercises.sandbox.TIME_LIMIT", 0.5)
+    with backstop(5.0):
+        feedback = _check("01", 2, cell(LOOPING, {})["sign_forward"])
+    assert feedback.status == "wrong" and "your function did not return within 0.5 s" in feedback.text
+
+
+def test_off_the_main_thread_an_answer_that_never_returns_is_stopped(monkeypatch):
+    monkeypatch.setattr("helpers.exercises.sandbox.TIME_LIMIT", 0.5)
+    answer, said = cell(LOOPING, {})["sign_forward"], []
+    worker = threading.Thread(target=lambda: said.append(_check("01", 2, answer)), daemon=True)
+    worker.start()
+    worker.join(10.0)
+    assert not worker.is_alive(), "the check in another thread was never stopped"
+    assert said[0].status == "wrong" and "your function did not return within 0.5 s" in said[0].text
+
+
+def test_without_sigalrm_a_busy_loop_is_stopped_on_time(no_sigalrm):
+    start = time.monotonic()
+    with backstop(5.0), pytest.raises(TimedOut), time_limit(0.2):
+        while True:
+            pass
+    assert 0.2 <= time.monotonic() - start < 1.0
+    assert not _RUNNING
+
+
+def test_a_sleep_is_cut_short_only_by_the_signal(either_limit, request):
+    """The thread's TimedOut waits for the sleep (or any call into C) to return."""
+    start = time.monotonic()
+    with backstop(5.0), pytest.raises(TimedOut), time_limit(0.1):
+        time.sleep(0.6)
+    took = time.monotonic() - start
+    assert took < 0.5 if request.node.callspec.params["either_limit"] == "SIGALRM" else took >= 0.6
+
+
+def test_without_sigalrm_a_block_done_in_time_gets_no_time_out_later(no_sigalrm):
+    with time_limit(0.1):
+        spin(0.02)
+    spin(0.3)
+    assert not _RUNNING
+
+
+def test_without_sigalrm_no_time_out_comes_after_the_with_statement(no_sigalrm):
+    """Blocks that end before, at and after their limit, so that the limit
+    also runs out while the block is being left: a TimedOut may end the
+    block or its with statement, never the code after it."""
+    outcomes = Counter()
+    for n in range(300):
+        try:
+            with time_limit(0.002):
+                spin(0.001 + n * 0.00005)      # 1 to 16 ms
+            outcome = "finished"
+        except TimedOut:
+            outcome = "timed out"
+        try:
+            spin(0.004)
+        except TimedOut:
+            outcome = "raised after the block"
+        outcomes[outcome] += 1
+    assert outcomes["raised after the block"] == 0 and outcomes["finished"] and outcomes["timed out"], outcomes
+    assert not _RUNNING
+
+
+def test_without_sigalrm_nested_limits_each_hold(no_sigalrm):
+    """An inner limit that runs out leaves the outer one running; an outer
+    one that runs out first ends the inner one too."""
+    start = time.monotonic()
+    with backstop(5.0), pytest.raises(TimedOut), time_limit(0.4):
+        with pytest.raises(TimedOut), time_limit(0.1):
+            while True:
+                pass
+        inner = time.monotonic() - start
+        while True:
+            pass
+    assert 0.1 <= inner < 0.35 and 0.4 <= time.monotonic() - start < 1.0
+    with backstop(5.0), pytest.raises(TimedOut), time_limit(0.1), time_limit(0.3):
+        while True:
+            pass
+    spin(0.4)
+    assert not _RUNNING
+
+
+def test_without_sigalrm_a_limit_whose_exit_was_cut_short_never_raises(no_sigalrm):
+    """The outer limit's TimedOut can strike as an inner block is left,
+    before the inner limit's __exit__ has run: the inner limit, ended with
+    the outer one, does not raise later."""
+    with backstop(5.0), pytest.raises(TimedOut), time_limit(0.1):
+        time_limit(0.3).__enter__()         # its __exit__ never runs
+        while True:
+            pass
+    spin(0.4)
+    assert not _RUNNING
+
+
+STARTING_THREADS = """
+import signal, sys, threading
+for name in ("SIGALRM", "setitimer"):
+    delattr(signal, name)
+from helpers.exercises.sandbox import TimedOut, time_limit
+lost = []
+sys.unraisablehook = lambda hook: lost.append(hook.exc_type.__name__)
+for _ in range(30):
+    try:
+        with time_limit(0.02):
+            while True:
+                started = threading.Thread(target=int)
+                started.start()
+                started.join()
+    except TimedOut:
+        pass
+print("lost:", lost)
+"""
+
+
+def test_without_sigalrm_a_time_out_never_goes_to_a_thread_being_started():
+    """Before Python 3.12 a thread being started bears its parent's id until
+    it runs: a TimedOut sent then went to it, and its start hung."""
+    done = subprocess.run([sys.executable, "-c", STARTING_THREADS], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout.strip() == "lost: []", done.stdout + done.stderr
+
+
+def test_time_spent_importing_does_not_count(monkeypatch, tmp_path, either_limit):
     """torch imports modules on first use (an optimizer's first step loads
     torch._dynamo, seconds on a slow machine): that is not the learner's loop."""
     monkeypatch.setattr("helpers.exercises.sandbox.TIME_LIMIT", 0.3)
     (tmp_path / "slow_to_import.py").write_text("import time\ntime.sleep(1.0)\n")
     monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "slow_to_import", raising=False)      # imported anew each time
     source = declared("01")[1].solution.replace("(x):", "(x):\n    import slow_to_import")
     assert _check("01", 2, cell(source, {"torch": torch})["sign_forward"]).status == "right"
 
