@@ -12,8 +12,10 @@ kernels culled. The user's own ~/.jupyter is never written.
 The tests use `lab_argv`."""
 
 import argparse
+import contextlib
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -30,7 +32,7 @@ URLS = {"jupyterlab": "--LabApp.default_url=/lab/tree/{}", "notebook": "--Jupyte
 
 def server_options():
     """jupyter/jupyter_server_config.json as command-line options."""
-    config = json.loads((SETTINGS / "jupyter_server_config.json").read_text())
+    config = json.loads((SETTINGS / "jupyter_server_config.json").read_text(encoding="utf-8"))
     return [f"--{section}.{name}={value}" for section, traits in config.items() for name, value in traits.items()]
 
 
@@ -41,7 +43,8 @@ def lab_argv(port=8888, open_browser=True, root=working_copy.COPY, app="jupyterl
     password option is passed, so Jupyter makes a random token."""
     if app not in URLS:
         raise ValueError(f"app must be one of {sorted(URLS)}, not {app!r}")
-    as_root = ["--allow-root"] if os.geteuid() == 0 else []
+    # Jupyter refuses to run as root without --allow-root; Windows has no such user (nor os.geteuid)
+    as_root = ["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else []
     index = next((p for p in (INDEX, f"notebooks/{INDEX}") if (Path(root) / p).exists()), None)
     return [
         sys.executable, "-m", app, *as_root,
@@ -60,10 +63,10 @@ def install_settings(prefix=Path(sys.prefix)):
     environment read default settings (`prefix`/share/jupyter/lab/settings/
     overrides.d/); a user's own settings still win. Returns the path."""
     target = prefix / OVERRIDES
-    text = (SETTINGS / "overrides.json").read_text()
-    if not target.exists() or target.read_text() != text:
+    text = (SETTINGS / "overrides.json").read_text(encoding="utf-8")
+    if not target.exists() or target.read_text(encoding="utf-8") != text:
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text)
+        target.write_text(text, encoding="utf-8")
     return target
 
 
@@ -73,11 +76,11 @@ def binder(prefix=Path(sys.prefix)):
     stored notebooks are trusted in place for the image's user."""
     install_settings(prefix)
     config_file = prefix / SERVER_CONFIG
-    config = json.loads(config_file.read_text()) if config_file.exists() else {}
-    for section, traits in json.loads((SETTINGS / "jupyter_server_config.json").read_text()).items():
+    config = json.loads(config_file.read_text(encoding="utf-8")) if config_file.exists() else {}
+    for section, traits in json.loads((SETTINGS / "jupyter_server_config.json").read_text(encoding="utf-8")).items():
         config.setdefault(section, {}).update(traits)
     config_file.parent.mkdir(parents=True, exist_ok=True)
-    config_file.write_text(json.dumps(config, indent=1) + "\n")
+    config_file.write_text(json.dumps(config, indent=1) + "\n", encoding="utf-8")
     working_copy.trust(working_copy.collection())
 
 
@@ -101,7 +104,23 @@ def main(argv=None):
     if not args.prepare_only:
         command = lab_argv(args.port, not args.no_browser, args.copy.resolve(),
                            "notebook" if args.notebook else "jupyterlab")
+        serve(command)
+
+
+def serve(command):
+    """Run the server's command line in place of this process, so that its
+    Ctrl+C and exit status are the server's. Windows cannot replace a
+    process: its os.execv starts a new one, joining the arguments unquoted
+    (a space in the Python's path splits it), and gives the console back to
+    the shell. There the server runs as a child and this process waits for
+    it: Ctrl+C reaches both, and the server decides when it has stopped."""
+    if sys.platform != "win32":
         os.execv(command[0], command)
+    with subprocess.Popen(command) as server:
+        while server.returncode is None:
+            with contextlib.suppress(KeyboardInterrupt):    # the server had it too, and stops when done
+                server.wait()
+    raise SystemExit(server.returncode)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,108 @@
+"""The README's Windows route, `python -m tools.lab` in a conda environment,
+run here with what Windows lacks taken away: the server's command line is
+built without os.geteuid (there is no root to allow), and the server runs
+as a child this process waits for, Ctrl+C included, since Windows' os.execv
+cannot replace a process. (The exercise checks' time limit without SIGALRM
+is tested in test_exercise_checks.py, the set-up script in
+test_setup_system.py.)"""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tools import lab
+
+
+class Replaced(Exception):
+    """os.execv was called: this process would have become the server."""
+
+
+def test_without_geteuid_the_command_line_is_built(monkeypatch, tmp_path):
+    monkeypatch.delattr(os, "geteuid")
+    argv = lab.lab_argv(root=tmp_path)
+    assert argv[:3] == [sys.executable, "-m", "jupyterlab"] and "--allow-root" not in argv
+    assert f"--ServerApp.root_dir={tmp_path}" in argv and "--ServerApp.ip=127.0.0.1" in argv
+
+
+def test_as_root_jupyter_is_allowed_to_run_as_root(monkeypatch, tmp_path):
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
+    assert "--allow-root" in lab.lab_argv(root=tmp_path)
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    assert "--allow-root" not in lab.lab_argv(root=tmp_path)
+
+
+def _no_exec(path, argv):
+    raise Replaced(argv)
+
+
+def test_elsewhere_the_server_replaces_this_process(monkeypatch):
+    monkeypatch.setattr(os, "execv", _no_exec)
+    with pytest.raises(Replaced):
+        lab.serve([sys.executable, "-c", "pass"])
+
+
+def test_on_windows_the_server_runs_as_a_child_and_its_exit_status_is_kept(monkeypatch):
+    monkeypatch.setattr(sys, "platform", "win32")
+    monkeypatch.setattr(os, "execv", _no_exec)
+    with pytest.raises(SystemExit) as stopped:
+        lab.serve([sys.executable, "-c", "import sys; sys.exit(3)"])
+    assert stopped.value.code == 3
+
+
+def test_on_windows_ctrl_c_waits_for_the_server_to_stop(monkeypatch, tmp_path):
+    """Ctrl+C in the console reaches the server and this process alike:
+    this one goes on waiting until the server has finished."""
+    monkeypatch.setattr(sys, "platform", "win32")
+    wait, interrupts = subprocess.Popen.wait, []
+
+    def interrupted_once(server, timeout=None):
+        if not interrupts:
+            interrupts.append(server.pid)
+            raise KeyboardInterrupt
+        return wait(server, timeout)
+
+    monkeypatch.setattr(subprocess.Popen, "wait", interrupted_once)
+    finished = tmp_path / "finished"
+    code = f"import pathlib, time; time.sleep(0.5); pathlib.Path({str(finished)!r}).write_text('done')"
+    with pytest.raises(SystemExit) as stopped:
+        lab.serve([sys.executable, "-c", code])
+    assert interrupts and stopped.value.code == 0 and finished.exists()
+
+
+class Server:
+    """Stands in for the Jupyter server subprocess.Popen would start."""
+
+    started = []
+
+    def __init__(self, argv):
+        self.started.append(argv)
+        self.returncode = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def wait(self, timeout=None):
+        self.returncode = 0
+        return 0
+
+
+def test_python_m_tools_lab_on_windows(monkeypatch, tmp_path):
+    """`python -m tools.lab`: the working copy made and trusted, then the
+    server started on it, with neither os.geteuid nor os.execv used."""
+    monkeypatch.setattr(sys, "platform", "win32")
+    monkeypatch.delattr(os, "geteuid")
+    monkeypatch.setattr(os, "execv", _no_exec)
+    monkeypatch.setenv("JUPYTER_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setattr(lab, "install_settings", lambda: None)      # it writes into this environment
+    monkeypatch.setattr(subprocess, "Popen", Server)
+    monkeypatch.setattr(Server, "started", [])
+    copy = tmp_path / "my-notebooks"
+    with pytest.raises(SystemExit) as stopped:
+        lab.main(["--copy", str(copy), "--no-browser"])
+    assert stopped.value.code == 0 and (copy / lab.INDEX).exists()
+    assert Server.started == [lab.lab_argv(open_browser=False, root=copy)]
