@@ -156,3 +156,26 @@ def test_the_wheel_carries_and_declares_what_the_notebooks_use(colab):
     # IPython comes with ipywidgets (it requires ipython), as it does with every Jupyter kernel
     undeclared = {m for m in modules if not {d.lower() for d in distributions.get(m, [m])} & (declared | {"ipython"})}
     assert undeclared == set(), f"imported but not in pyproject.toml's dependencies: {sorted(undeclared)}"
+
+
+def test_complete_installs_only_what_the_runtime_lacks(monkeypatch, capsys):
+    from helpers import standalone
+
+    real = standalone.importlib.util.find_spec
+    monkeypatch.setattr(standalone.importlib.util, "find_spec", lambda name: None if name == "torchviz" else real(name))
+    calls = []
+    assert standalone.complete(install=calls.append) == ["torchviz"]
+    assert calls == [["--no-deps", "torchviz"]]
+    assert capsys.readouterr().out.startswith("The collection's helpers are installed with torchviz; kept torch ")
+
+
+@pytest.mark.parametrize("absent", ["torch", "ipywidgets"])
+def test_complete_never_installs_the_runtimes_own(monkeypatch, absent):
+    from helpers import standalone
+
+    real = standalone.importlib.util.find_spec
+    monkeypatch.setattr(standalone.importlib.util, "find_spec", lambda name: None if name == absent else real(name))
+    calls = []
+    with pytest.raises(RuntimeError, match=f"this Python has no {absent}.*pip install {absent}"):
+        standalone.complete(install=calls.append)
+    assert calls == []
