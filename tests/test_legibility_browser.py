@@ -123,7 +123,8 @@ def test_jupyterlab_drawings_and_widget_states_keep_the_budget(browser, lab, pat
 
 @pytest.fixture(scope="module")
 def site(browser, tmp_path_factory):
-    out = build(tmp_path_factory.mktemp("site"))
+    folder = tmp_path_factory.mktemp("site")    # staged apart: test_site.py may build at the same time
+    out = build(folder / "site", source=folder / "source")
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(QuietHandler, directory=str(out)))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:

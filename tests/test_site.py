@@ -23,6 +23,8 @@ from tools.nav import notebook_paths
 
 ARTIFACTS = ROOT / "artifacts" / "site"
 PATHS = notebook_paths()
+# this file's own staging folder: make site and the other site tests stage elsewhere
+STAGED = ROOT / "build" / "site-test-source"
 OP = re.compile(r"^n\d+ op: ([^\s,|]+)", re.M)  # "MulBackward0 | ...", or "mul, shape (2,)" in an FX graph
 WIDTH = 1280      # a laptop's window: what tests/structure.py's LINE_LIMIT is measured for
 # Code the learner reads (code cells, markdown code blocks, folded solutions)
@@ -70,7 +72,8 @@ def site(tmp_path_factory):
         if os.environ.get("CI") == "true":
             pytest.fail("the site test needs Debian's chromium")
         pytest.skip("the site test needs Debian's chromium (sudo apt-get install chromium)")
-    out = build(tmp_path_factory.mktemp("site"))
+    folder = tmp_path_factory.mktemp("site")    # staged apart: another test file may build at the same time
+    out = build(folder / "site", source=STAGED)
     handler = functools.partial(QuietHandler, directory=str(out))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -166,7 +169,7 @@ def test_the_download_button_gives_the_stored_notebook(site, page, path):
 
 def test_the_staged_copy_fails_the_download_check(site, page):
     """What the button gave before: the staged copy (answers folded, widget state dropped)."""
-    staged = ROOT / "build" / "site-source" / PATHS[6].name
+    staged = STAGED / PATHS[6].name
     assert download_problems(staged.read_bytes(), PATHS[6]) == [f"the download of {PATHS[6].stem} is not "
                                                                 f"notebooks/{PATHS[6].name}"]
 
