@@ -1,8 +1,9 @@
 """Where the collection lives: the one place that names its repository.
 
-A fork changes REPOSITORY (and BRANCH, if its default branch differs); the
-notebooks' launch links (tools/nav.py), the site's buttons and the set-up
-cell's download all follow it. No network is touched here: these are
+A fork changes REPOSITORY (and BRANCH, if its default branch differs) and
+runs `make nav`: the notebooks' launch links and set-up cells (tools/nav.py)
+and the site's buttons follow it; README.md and pyproject.toml spell the
+address out, and tests/test_standalone.py fails until they agree. No network is touched here: these are
 addresses only."""
 
 REPOSITORY = "computational-graphs/notebooks"     # GitHub owner/name

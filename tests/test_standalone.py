@@ -179,3 +179,20 @@ def test_complete_never_installs_the_runtimes_own(monkeypatch, absent):
     with pytest.raises(RuntimeError, match=f"this Python has no {absent}.*pip install {absent}"):
         standalone.complete(install=calls.append)
     assert calls == []
+
+
+def test_every_address_of_the_repository_names_the_one_in_project_py():
+    """helpers/project.py names the repository; the README and pyproject.toml
+    spell it out too (they cannot import it), so a fork that changes it is
+    told where else to change it."""
+    import re
+
+    from helpers.project import BRANCH, REPOSITORY, colab_url
+
+    ours = re.compile(r"colab\.research\.google\.com/github/([\w.-]+/[\w.-]+)/|github\.com/([\w.-]+/[\w.-]+)/archive/"
+                      r"|^Repository = \"https://github\.com/([\w.-]+/[\w.-]+)\"", re.M)
+    for name in ("README.md", "pyproject.toml"):
+        named = {"".join(found) for found in ours.findall(alone.ROOT.joinpath(name).read_text())}
+        assert named == {REPOSITORY}, f"{name} names {sorted(named)}, helpers/project.py {REPOSITORY}"
+    readme = alone.ROOT.joinpath("README.md").read_text()
+    assert colab_url("00-index.ipynb") in readme and f"/refs/heads/{BRANCH}.zip" in readme
