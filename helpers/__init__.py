@@ -14,10 +14,31 @@ Modules, by role (CONTRIBUTING.md has the map):
   set-up       environment (the index notebook's check)
 """
 
-from .draw import draw_graph, side_by_side
-from .environment import report
-from .graph import trace_graph
-from .render import legend_html
-from .widgets import panel
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["draw_graph", "legend_html", "panel", "report", "side_by_side", "trace_graph"]
+# Each name is imported from its module when first used, so `import helpers.project` or
+# `helpers.standalone` (a notebook's set-up cell) works before torch and ipywidgets are
+# there, and can say what is missing.
+_HOMES = {"draw_graph": "draw", "side_by_side": "draw", "report": "environment", "trace_graph": "graph",
+          "legend_html": "render", "panel": "widgets"}
+__all__ = ["draw_graph", "legend_html", "panel", "report", "side_by_side", "trace_graph"]  # _HOMES's names
+
+if TYPE_CHECKING:
+    from .draw import draw_graph, side_by_side
+    from .environment import report
+    from .graph import trace_graph
+    from .render import legend_html
+    from .widgets import panel
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOMES:
+        raise AttributeError(f"module 'helpers' has no attribute {name!r}")
+    value = getattr(import_module(f".{_HOMES[name]}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_HOMES])

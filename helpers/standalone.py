@@ -33,7 +33,8 @@ def _pip(arguments: list[str]) -> None:
     if done.returncode:
         tail = "\n".join(done.stderr.strip().splitlines()[-5:])
         raise RuntimeError(f"pip install {' '.join(arguments)} failed:\n{tail}\n"
-                           "Without a network, work in a copy of the repository instead (README: make lab).")
+                           "This needs the internet (PyPI): run the cell again once online, "
+                           "then restart the kernel.")
 
 
 def complete(install: Callable[[list[str]], None] = _pip) -> list[str]:

@@ -1,5 +1,6 @@
 """The notebook skeleton (CONTRIBUTING.md) as checks; each returns a list of problems."""
 
+import json
 import re
 from pathlib import Path
 
@@ -45,7 +46,19 @@ def _common(nb, folder):
     for cell in cells:
         if cell.cell_type == "markdown":
             found += [f"broken link to {t}" for t in LINK.findall(cell.source) if not (Path(folder) / t).exists()]
-    return found + long_lines(cells)
+    return found + long_lines(cells) + machine_paths(cells)
+
+
+# a file path of whoever ran the notebook: a virtual environment's or a home folder's
+MACHINE_PATH = re.compile(r"(/[\w.+-]+)+/(site-packages|dist-packages|\.venv)/|/(root|home/[\w.-]+)/")
+
+
+def machine_paths(cells):
+    """Outputs that name a path of the machine that ran them (tools/run_notebooks.py
+    writes tracebacks relative to site-packages/ and the repository)."""
+    return [f"cell {number}: a stored output names a path of the machine that ran it: {found[0][:60]}"
+            for number, cell in enumerate(cells, start=1) if cell.cell_type == "code"
+            for found in [MACHINE_PATH.search(json.dumps(cell.outputs))] if found]
 
 
 def long_lines(cells):

@@ -90,6 +90,8 @@ def _break(change):
     (lambda c: setattr(c[5], "source", "## Exercises\n\n<details>11</details>"), "no answers in sight"),
     (lambda c: setattr(c[-2], "source", "print('done')"), "last code cell must be ex.score()"),
     (lambda c: setattr(c[3], "source", c[3].source + "\nx = " + "1 + " * 20 + "1"), "scrolling sideways"),
+    (lambda c: c[4].outputs[0].traceback.append("File /home/ada/.venv/lib/python3.11/site-packages/torch/x.py:1"),
+     "names a path of the machine"),
     (lambda c: setattr(c[2], "source", c[2].source + "\n\n```python\nx = " + "1 + " * 20 + "1\n```"),
      "scrolling sideways"),
 ])

@@ -196,3 +196,15 @@ def test_every_address_of_the_repository_names_the_one_in_project_py():
         assert named == {REPOSITORY}, f"{name} names {sorted(named)}, helpers/project.py {REPOSITORY}"
     readme = alone.ROOT.joinpath("README.md").read_text()
     assert colab_url("00-index.ipynb") in readme and f"/refs/heads/{BRANCH}.zip" in readme
+
+
+def test_the_set_up_cell_needs_neither_torch_nor_ipywidgets_to_speak():
+    """The set-up cell imports helpers.project and helpers.standalone before it
+    knows torch and ipywidgets are there: neither may import them, so a runtime
+    without them gets complete()'s message, not a bare ModuleNotFoundError."""
+    import subprocess
+    import sys
+
+    code = "import sys, helpers.project, helpers.standalone; print(sorted({'torch', 'ipywidgets'} & set(sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"

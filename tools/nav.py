@@ -27,9 +27,10 @@ def install_source(repository=REPOSITORY):
     (helpers/standalone.py)."""
     archive = f'"https://github.com/{repository}"\n        "/archive/refs/heads/main.zip"'
     return f"""\
-# Set-up. Inside the collection (make lab, Binder) this does nothing.
-# Opened on its own (Colab, a download) it installs the collection's
-# helpers, keeping this runtime's torch and ipywidgets.
+# Set-up: run this first. In the collection's own JupyterLab (make lab,
+# Binder) it does nothing. Opened on its own (Colab, a download) it
+# installs the collection's helpers, which needs the internet for a
+# moment, and keeps this runtime's torch and ipywidgets.
 try:
     import helpers.project  # noqa: F401
 except ModuleNotFoundError:
@@ -38,7 +39,7 @@ except ModuleNotFoundError:
     import subprocess
     import sys
 
-    sys.modules.pop("helpers", None)  # not PyPI's package of that name
+    sys.modules.pop("helpers", None)  # a different package of that name
     source = os.environ.get(
         "GRAPH_NOTEBOOKS_SOURCE",
         {archive})
@@ -46,8 +47,10 @@ except ModuleNotFoundError:
         [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
          source], capture_output=True, text=True)
     if done.returncode:
-        raise RuntimeError(f"could not install the helpers from {{source}}:"
-                           f"\\n{{done.stderr[-800:]}}") from None
+        said = "\\n".join(done.stderr.strip().splitlines()[-4:])
+        raise RuntimeError(
+            f"could not install the helpers from {{source}}: this cell "
+            "needs the internet (github.com). pip said:\\n" + said) from None
     importlib.invalidate_caches()
     from helpers.standalone import complete
 
@@ -106,7 +109,7 @@ def toc_text(names, titles, paces):
 def updated(nb, nav, toc, time="", top=None):
     """Put the navigation cells (the top one, `top` or else `nav`, with the
     notebook's time, and the TOC, if the notebook has one) and the set-up
-    cell (before the first code cell) in place."""
+    cell (under the top navigation) in place."""
     cells = nb.cells
     if len(cells) < 2 or not cells[1].source.startswith(NAV):
         cells.insert(1, nbformat.v4.new_markdown_cell(nav, id="nav-top"))
@@ -114,10 +117,10 @@ def updated(nb, nav, toc, time="", top=None):
         cells.append(nbformat.v4.new_markdown_cell(nav, id="nav-bottom"))
     cells[1].source = (top or nav) + (f"\n\n{time}" if time else "")
     cells[-1].source = nav
-    if not any(cell.get("id") == INSTALL for cell in cells):
-        first = next((k for k, cell in enumerate(cells) if cell.cell_type == "code"), len(cells) - 1)
-        cells.insert(first, nbformat.v4.new_code_cell("", id=INSTALL))
-    next(cell for cell in cells if cell.get("id") == INSTALL).source = install_source()
+    found = [k for k, cell in enumerate(cells) if cell.get("id") == INSTALL]
+    install = cells.pop(found[0]) if found else nbformat.v4.new_code_cell("", id=INSTALL)
+    install.source = install_source()
+    cells.insert(2, install)                 # right under the top navigation: run first
     for cell in cells:
         if cell.cell_type == "markdown" and cell.source.startswith(TOC):
             cell.source = toc
