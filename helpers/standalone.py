@@ -12,7 +12,6 @@ import sys
 from collections.abc import Callable, Sequence
 from importlib import metadata
 
-from .project import pip_source
 from .svg import INSTALL_HINT, find_dot
 
 # (module imported, the name pip installs it by); none of these depend on more than torch
@@ -56,8 +55,3 @@ def complete(install: Callable[[list[str]], None] = _pip) -> list[str]:
     line = f"The collection's helpers are installed{' with ' + ', '.join(added) if added else ''}; kept {kept}."
     print(line if find_dot() else f"{line}\n{INSTALL_HINT}")
     return added
-
-
-def install_line() -> str:
-    """What to run to install the collection where `helpers` is missing."""
-    return f"pip install '{pip_source()}'"

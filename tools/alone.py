@@ -22,6 +22,7 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+from functools import cache
 from pathlib import Path
 
 import nbformat
@@ -111,11 +112,17 @@ def set_up_output(nb):
     return "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
 
 
+@cache
+def _patterns(config):
+    """nbval's sanitize patterns in `config`, and the ipywidgets version the index reports."""
+    pairs = re.findall(r"^regex: (.*)\nreplace: (.*)$", config.read_text(), re.M)
+    return [*pairs, (r"ipywidgets: \S+", "ipywidgets: N")]
+
+
 def sanitized(text, config=SANITIZE):
     """`text` with nbval's sanitize patterns (tests/sanitize.cfg) applied, as
     nbval applies them, and the ipywidgets version the index reports."""
-    pairs = re.findall(r"^regex: (.*)\nreplace: (.*)$", config.read_text(), re.M)
-    for pattern, replacement in [*pairs, (r"ipywidgets: \S+", "ipywidgets: N")]:
+    for pattern, replacement in _patterns(config):
         text = re.sub(pattern, replacement, text)
     return text
 
