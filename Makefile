@@ -16,18 +16,18 @@ TORCH_INDEX := $(if $(filter cpu,$(TORCH)),--extra-index-url https://download.py
 .PHONY: lab notebook refresh test setup system system-browser notebooks nav solutions site bench pin clean hub load grade
 
 # JupyterLab on the learner's working copy, my-notebooks/ (made on the first run from
-# notebooks/, ignored by git, never overwritten; see tools/working_copy.py).
+# notebooks/, ignored by git, never overwritten; see tools/runtime/working_copy.py).
 lab: system $(STAMP)
-	$(BIN)/python -m tools.lab
+	$(BIN)/python -m tools.runtime.lab
 
 # The same working copy and settings in Jupyter Notebook 7.
 notebook: system $(STAMP)
-	$(BIN)/python -m tools.lab --notebook
+	$(BIN)/python -m tools.runtime.lab --notebook
 
 # Replace my-notebooks/'s notebooks with the collection's; one you changed is moved
 # to my-notebooks/backups/<date-time>/ first (it prints what it kept).
 refresh: system $(STAMP)
-	$(BIN)/python -m tools.lab --refresh
+	$(BIN)/python -m tools.runtime.lab --refresh
 
 test: system-browser $(DEV_STAMP)
 	$(BIN)/ruff check helpers tests tools notebooks
@@ -56,23 +56,23 @@ $(DEV_STAMP): $(STAMP) requirements-dev.txt
 	touch $@
 
 # Re-execute every notebook in place from a fresh kernel (outputs and widget state
-# saved), then rewrite the navigation cells: each notebook's time (tools/pacing.py)
+# saved), then rewrite the navigation cells: each notebook's time (tools/build/pacing.py)
 # counts what its cells print. Pass NB=notebooks/01-....ipynb for one.
 notebooks: setup $(DEV_STAMP)
-	$(BIN)/python -m tools.run_notebooks $(NB)
-	$(BIN)/python -m tools.nav
+	$(BIN)/python -m tools.build.run_notebooks $(NB)
+	$(BIN)/python -m tools.build.nav
 
 nav: setup
-	$(BIN)/python -m tools.nav
+	$(BIN)/python -m tools.build.nav
 
 # The teacher's copy: every answer slot filled with its solution, executed and
 # checked (every check must say Right), in build/solutions/ (ignored by git).
 solutions: setup $(DEV_STAMP)
-	$(BIN)/python -m tools.solutions
+	$(BIN)/python -m tools.build.solutions
 
 # The static website, from the stored notebooks (nothing executed), in build/site/.
 site: setup $(DEV_STAMP)
-	$(BIN)/python -m tools.build_site
+	$(BIN)/python -m tools.build.site
 
 # Our drawing against torchviz on the same graphs, nbval's wall time, and every widget's
 # redraw timed inside the page in JupyterLab (prints tables).
@@ -82,23 +82,23 @@ bench: system-browser $(DEV_STAMP)
 # A class on one machine (docs/teaching.md): JupyterHub on 127.0.0.1 (IP=, PORT= to change),
 # each learner's server in hub-learners/<name>/ with their own working copy.
 hub: system-browser $(DEV_STAMP)
-	$(BIN)/python -m tools.hub $(if $(IP),--ip $(IP)) $(if $(PORT),--port $(PORT))
+	$(BIN)/python -m tools.classroom.hub $(if $(IP),--ip $(IP)) $(if $(PORT),--port $(PORT))
 
 # The load test on loopback: N simulated learners (default 20) log in, start, Run All of 01
 # and change its widgets; SEQUENCE=1: one learner through all nine notebooks (KEEP=1 keeps
 # every kernel, as without kernelShutdown).
 load: system-browser $(DEV_STAMP)
-	$(BIN)/python -m tools.load $(if $(SEQUENCE),--sequence $(if $(KEEP),--keep-kernels),-n $(or $(N),20))
+	$(BIN)/python -m tools.classroom.load $(if $(SEQUENCE),--sequence $(if $(KEEP),--keep-kernels),-n $(or $(N),20))
 
 # Grade submitted notebooks (SUBMISSIONS=dir, default hub-learners/) with the collection's own
 # checks: build/grades/grades.csv and summary.md.
 grade: setup $(DEV_STAMP)
-	$(BIN)/python -m tools.grade $(or $(SUBMISSIONS),hub-learners)
+	$(BIN)/python -m tools.classroom.grade $(or $(SUBMISSIONS),hub-learners)
 
 # Re-resolve requirements.txt and requirements-dev.txt for Python 3.10 to 3.13 (needs an
 # interpreter of each: python3.X on PATH or pyenv's, or PYTHONS="3.10=/path ...").
 pin: setup
-	$(BIN)/python -m tools.pin $(foreach p,$(PYTHONS),--python $(p))
+	$(BIN)/python -m tools.build.pin $(foreach p,$(PYTHONS),--python $(p))
 
 clean:
-	rm -rf $(VENV) artifacts build helpers/__pycache__ tests/__pycache__ tools/__pycache__ *.egg-info
+	rm -rf $(VENV) artifacts build helpers/__pycache__ tests/__pycache__ tools/__pycache__ tools/*/__pycache__ *.egg-info

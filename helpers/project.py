@@ -1,7 +1,7 @@
 """Where the collection lives: the one place that names its repository.
 
 A fork changes REPOSITORY (and BRANCH, if its default branch differs) and
-runs `make nav`: the notebooks' launch links and set-up cells (tools/nav.py)
+runs `make nav`: the notebooks' launch links and set-up cells (tools/build/nav.py)
 and the site's buttons follow it; README.md and pyproject.toml spell the
 address out, and tests/test_standalone.py fails until they agree. No network is touched here: these are
 addresses only."""

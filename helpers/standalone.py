@@ -1,5 +1,5 @@
 """A notebook opened on its own: in Google Colab, or downloaded alone from the
-site. Each notebook's first code cell (written by tools/nav.py) installs the
+site. Each notebook's first code cell (written by tools/build/nav.py) installs the
 collection when `helpers` cannot be imported, then calls `complete()`, which
 installs the small packages the runtime lacks (torchviz) and never one that
 would replace what the runtime has: its torch and its ipywidgets (Colab's are

@@ -1,28 +1,22 @@
 """The text form of a `Graph`: one line per node, then one per edge, what
 `print(drawing)` shows, what nbval compares and what a screen reader reads.
-A pure function of the graph, like the DOT source (`render.py`)."""
+A pure function of the graph, like the DOT source.
+
+Floor: the text form, a sibling of `dot.py` under `draw.py`. It reads what
+`layout.py` says is drawn (visible nodes and edges, saved values listed, the
+cut notice) and imports `layout.py`, the graph floor (`graph.py`, `roll.py`)
+and `saved_values.py`; never `dot.py`, its sibling, `draw.py` or `svg.py`.
+"""
 
 from collections.abc import Collection, Mapping
 
-from .graph import Edge, Graph, Node
+from .graph import Edge, Graph
+from .layout import CUT_MARK, cut_notice, shown_saved, visible
 from .roll import NO_REPEATS, NO_REPEATS_TEXT
-from .saved_values import Saved
+
+__all__ = ["CUT_MARK", "HIGHLIGHT_MARK", "to_text"]
 
 HIGHLIGHT_MARK = "[highlighted]"
-CUT_MARK = "[inputs not drawn]"
-
-
-def shown_saved(node: Node) -> list[Saved]:
-    """The saved values a drawing lists: sizes and strides kept only for
-    shape bookkeeping (names with "_sym_") are left out; the Graph has them."""
-    return [s for s in node.saved if "_sym_" not in s.name]
-
-
-def visible(graph: Graph, constants: bool = True) -> tuple[list[Node], list[Edge]]:
-    """The nodes and edges to draw: constants left out unless asked for."""
-    shown = [n for n in graph.nodes if constants or n.kind != "const"]
-    ids = {n.id for n in shown}
-    return shown, [e for e in graph.edges if e.src in ids and e.dst in ids]
 
 
 def to_text(graph: Graph, constants: bool = True, highlight: Collection[str] = frozenset(),
@@ -46,19 +40,6 @@ def to_text(graph: Graph, constants: bool = True, highlight: Collection[str] = f
     if NO_REPEATS in graph.rolled:
         lines.append(NO_REPEATS_TEXT + ": the whole graph is drawn" + (", cut to max_nodes" if graph.omitted else ""))
     return "\n".join(lines)
-
-
-def cut_notice(graph: Graph) -> str:
-    """The line that says how much of the graph was left out (at least how
-    much, when the walk stopped counting: `Graph.counted` False)."""
-    if not graph.counted:
-        return (f"... at least {graph.omitted:,} more nodes not drawn: {len(graph.nodes)} shown, "
-                f"nearest the output first (raise max_nodes to see more)")
-    total = len(graph.nodes) + graph.omitted
-    return (
-        f"... {graph.omitted} more nodes not drawn: {len(graph.nodes)} of {total} shown, "
-        f"nearest the output first (raise max_nodes to see more)"
-    )
 
 
 def _edge_note(edge: Edge) -> str:

@@ -1,16 +1,16 @@
-# JupyterHub for a class on one machine: `make hub` (tools/hub.py) runs it.
+# JupyterHub for a class on one machine: `make hub` (tools/classroom/hub.py) runs it.
 #
 # Each learner logs in with a name and the class password, and gets a Jupyter
 # server of their own, started as a local process under the same system user
 # (no system accounts are made), in a home folder hub-learners/<name>/ (kept out
 # of git and out of build/, which `make clean` removes)
 # that holds their working copy of the notebooks, made the way `make lab` makes
-# one (tools/working_copy.py: copied once, trusted, never overwritten), with the
+# one (tools/runtime/working_copy.py: copied once, trusted, never overwritten), with the
 # learners' JupyterLab settings and kernel culling of jupyter/.
 #
-# Everything listens on 127.0.0.1 unless HUB_IP says otherwise. tools/hub.py
+# Everything listens on 127.0.0.1 unless HUB_IP says otherwise. tools/classroom/hub.py
 # sets the variables read below; the figures behind each number are measured by
-# `make load` (tools/load.py) and tabled in docs/teaching.md.
+# `make load` (tools/classroom/load.py) and tabled in docs/teaching.md.
 
 import os
 import sys
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import psutil
 
-from tools import deploy
+from tools.classroom import deploy
 
 c = get_config()  # noqa: F821 (JupyterHub defines get_config for its config file)
 
@@ -28,7 +28,7 @@ LEARNERS = Path(os.environ.get("HUB_LEARNERS", ROOT / "hub-learners"))
 IP = os.environ.get("HUB_IP", "127.0.0.1")
 LOOPBACK = "127.0.0.1"
 
-# ----- measured figures: tools/deploy.py holds them (`make load`, docs/teaching.md) -----
+# ----- measured figures: tools/classroom/deploy.py holds them (`make load`, docs/teaching.md) -----
 RESERVED_GB = 2.0           # the hub, the proxy and the system itself
 
 # ----- where things are -----
@@ -55,9 +55,9 @@ c.Authenticator.allow_all = True
 c.JupyterHub.spawner_class = "simple"      # SimpleLocalProcessSpawner: no system users
 c.SimpleLocalProcessSpawner.home_dir_template = str(LEARNERS / "{username}")
 c.Spawner.ip = LOOPBACK
-# tools/hub.py's `singleuser` makes the learner's working copy (my-notebooks/ in their
+# tools/runtime/singleuser.py makes the learner's working copy (my-notebooks/ in their
 # home, as `make lab --prepare-only` does) and then runs jupyterhub-singleuser on it.
-c.Spawner.cmd = [sys.executable, "-m", "tools.hub", "singleuser"]
+c.Spawner.cmd = [sys.executable, "-m", "tools.runtime.singleuser"]
 c.Spawner.default_url = "/lab/tree/00-index.ipynb"
 c.Spawner.environment = {
     "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",   # Graphviz's dot is on it
@@ -108,7 +108,7 @@ c.JupyterHub.load_roles = [{
     "services": ["idle-culler"],
 }]
 
-# ----- a token for this project's tools (tools/load.py, the tests), when they set one -----
+# ----- a token for this project's tools (tools/classroom/load.py, the tests), when they set one -----
 if os.environ.get("HUB_TOOLS_TOKEN"):
     c.JupyterHub.services.append({"name": "course-tools", "api_token": os.environ["HUB_TOOLS_TOKEN"]})
     c.JupyterHub.load_roles.append({

@@ -1,7 +1,7 @@
 """Sphinx settings for the static site (`make site`). The pages are the
-stored, nbval-checked notebooks, staged by tools/build_site.py; nothing is executed.
+stored, nbval-checked notebooks, staged by tools/build/site.py; nothing is executed.
 Each page's buttons open its notebook on Binder or in Colab, download it, or go to
-the repository: SITE_REPOSITORY (owner/name, set by tools/build_site.py and by a
+the repository: SITE_REPOSITORY (owner/name, set by tools/build/site.py and by a
 fork's workflow), else helpers.project.REPOSITORY, always at helpers.project.BRANCH
 (the theme would otherwise send Binder and Colab to `master`)."""
 

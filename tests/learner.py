@@ -1,6 +1,6 @@
 """A new learner for the tests of `make lab` and `make notebook`: an empty home
 directory (HOME and Jupyter's directories in a temporary folder) that goes
-through the set-up `make lab` runs before its server (`python -m tools.lab
+through the set-up `make lab` runs before its server (`python -m tools.runtime.lab
 --prepare-only`), and small helpers on a running server's REST API."""
 
 import contextlib
@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tools.browser import CHROMIUM, CHROMIUM_ARGS, rest
-from tools.lab import ROOT
+from tools.runtime.lab import ROOT
+from tools.testkit.browser import CHROMIUM, CHROMIUM_ARGS, rest
 
 INSTALL = "browser tests need Debian's chromium: sudo apt-get install chromium (make test installs it when it can)"
 
@@ -36,7 +36,7 @@ def new_learner(folder):
            "JUPYTERLAB_SETTINGS_DIR": str(home / ".jupyter/lab/user-settings"),
            "JUPYTERLAB_WORKSPACES_DIR": str(home / ".jupyter/lab/workspaces")}
     copy = home / "my-notebooks"
-    done = subprocess.run([sys.executable, "-m", "tools.lab", "--prepare-only", "--copy", str(copy)],
+    done = subprocess.run([sys.executable, "-m", "tools.runtime.lab", "--prepare-only", "--copy", str(copy)],
                           cwd=ROOT, env={**os.environ, **env}, capture_output=True, text=True, check=True)
     return Learner(home, env, copy, done.stdout)
 

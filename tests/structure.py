@@ -4,8 +4,8 @@ import json
 import re
 from pathlib import Path
 
-from tools.nav import INSTALL, NAV, install_source
-from tools.run_notebooks import output_text, raises
+from tools.build.nav import INSTALL, NAV, install_source
+from tools.build.run_notebooks import output_text, raises
 
 HEADINGS = ("Learning goals", "Exercises", "Summary", "Your score")
 LINK = re.compile(r"\]\(([^)#\s:]+\.ipynb)\)")      # a link to another notebook: no scheme
@@ -37,7 +37,7 @@ def _common(nb, folder):
     if len(h1) != 1:
         found.append(f"one H1 title expected, found {len(h1)}")
     if len(cells) < 3 or not cells[1].source.startswith(NAV) or not cells[-1].source.startswith(NAV):
-        found.append("navigation cells must be the second and the last cell (run tools/nav.py)")
+        found.append("navigation cells must be the second and the last cell (run tools/build/nav.py)")
     code = [c for c in cells if c.cell_type == "code"]
     if [c.execution_count for c in code] != list(range(1, len(code) + 1)):
         found.append("code cells must be executed once, in order, from a fresh kernel (make notebooks)")
@@ -54,7 +54,7 @@ MACHINE_PATH = re.compile(r"(/[\w.+-]+)+/(site-packages|dist-packages|\.venv)/|/
 
 
 def machine_paths(cells):
-    """Outputs that name a path of the machine that ran them (tools/run_notebooks.py
+    """Outputs that name a path of the machine that ran them (tools/build/run_notebooks.py
     writes tracebacks relative to site-packages/ and the repository)."""
     return [f"cell {number}: a stored output names a path of the machine that ran it: {found[0][:60]}"
             for number, cell in enumerate(cells, start=1) if cell.cell_type == "code"
@@ -92,7 +92,7 @@ def _cell_marks(cell):
     found = []
     if ("pip install" in cell.source or '"pip", "install"' in cell.source) and (
             cell.get("id") != INSTALL or cell.source != install_source()):
-        found.append(f"no pip install in cells but the set-up cell tools/nav.py writes: {first}")
+        found.append(f"no pip install in cells but the set-up cell tools/build/nav.py writes: {first}")
     tags = cell.metadata.get("tags", [])
     if "NBVAL_" in cell.source:
         found.append(f"test marks belong in cell tags, not in the code the learner reads: {first}")

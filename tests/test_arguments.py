@@ -182,7 +182,7 @@ def test_a_compiled_model_names_its_leaves_as_the_original_module():
 
 
 def test_a_scratch_value_refuses_what_it_does_not_use():
-    from tools.lessons import lesson_function
+    from tools.testkit.lessons import lesson_function
     value = lesson_function("07-autograd-from-scratch", "Value")
     z = value(2.0, label="x") * value(3.0, label="w")
     assert str(draw_graph(z))

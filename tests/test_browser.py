@@ -11,7 +11,9 @@ from conftest import ROOT
 from exercise_wrong_answers import WRONG
 
 from helpers.exercises import declared
-from tools.browser import (
+from tools.build.run_notebooks import raises
+from tools.notebooks import NOTEBOOKS, notebook_paths
+from tools.testkit.browser import (
     CHROMIUM,
     CHROMIUM_ARGS,
     NB,
@@ -24,11 +26,9 @@ from tools.browser import (
     start_lab,
     stop,
 )
-from tools.nav import NOTEBOOKS, notebook_paths
-from tools.run_notebooks import raises
-from tools.widget_cells import cell_index
-from tools.widget_page import redraw, widget_cell
-from tools.widget_registry import WIDGETS, Check, Widget, of, press
+from tools.testkit.widget_cells import cell_index
+from tools.testkit.widget_page import redraw, widget_cell
+from tools.testkit.widget_registry import WIDGETS, Check, Widget, of, press
 
 ARTIFACTS = ROOT / "artifacts" / "screenshots"
 PATHS = notebook_paths()

@@ -22,8 +22,8 @@ from helpers.exercises.nb09 import CALLS, CLIPPED, TWO_FLAGS
 from helpers.fx import INPUT_LINE, operations
 from helpers.models import TanhRNNCell, run_sequence
 from helpers.saved_memory import held_bytes
-from tools.lessons import lesson_function
-from tools.nav import NOTEBOOKS
+from tools.notebooks import NOTEBOOKS
+from tools.testkit.lessons import lesson_function
 
 NOTEBOOK = NOTEBOOKS / "09-torch-compile.ipynb"
 

@@ -1,5 +1,5 @@
-"""The course deployment, checked without docker or a cluster (tools/deploy.py):
-hub/values.yaml against the chart keys it sets and their types (tools/deploy.py's
+"""The course deployment, checked without docker or a cluster (tools/classroom/deploy.py):
+hub/values.yaml against the chart keys it sets and their types (tools/classroom/deploy.py's
 VALUES_SCHEMA) and
 against the figures the local hub uses; repo2docker reading the repository
 (`--no-build`: the Dockerfile it would build); and pip's resolver on what
@@ -21,7 +21,7 @@ import pytest
 import yaml
 from traitlets.config.loader import PyFileConfigLoader
 
-from tools import deploy
+from tools.classroom import deploy
 
 VALUES = deploy.ROOT / "hub" / "values.yaml"
 REPO2DOCKER = shutil.which("repo2docker", path=os.path.dirname(sys.executable))
@@ -65,7 +65,7 @@ def test_values_come_from_the_measured_figures_and_match_the_local_hub(monkeypat
     assert values["hub"]["concurrentSpawnLimit"] == deploy.concurrent_starts(deploy.NODE_CORES) == 48
     assert deploy.START_TIMEOUT >= 1.5 * deploy.SLOWEST_START
     assert f"--timeout={values['cull']['timeout']}" in local.JupyterHub.services[0]["command"]
-    assert single["cmd"][1:] == local.Spawner.cmd[1:] == ["-m", "tools.hub", "singleuser"]
+    assert single["cmd"][1:] == local.Spawner.cmd[1:] == ["-m", "tools.runtime.singleuser"]
     assert single["defaultUrl"] == local.Spawner.default_url
 
 

@@ -5,7 +5,7 @@ import torch
 
 from helpers import trace_graph
 from helpers.engine import Step, grad_text, record_backward
-from tools.lessons import lesson_function
+from tools.testkit.lessons import lesson_function
 
 diamond = lesson_function("02-inspecting-the-graph", "diamond")
 

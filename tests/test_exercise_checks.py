@@ -31,8 +31,8 @@ from helpers.exercises import Exercise, ExerciseSet, ____, declared, exercises
 from helpers.exercises.exercise import predict, write
 from helpers.exercises.judges import FORMS, op_labels, value
 from helpers.exercises.sandbox import _RUNNING, TimedOut, time_limit
-from tools.lessons import lesson_function, notebook_source
-from tools.nav import notebook_paths
+from tools.notebooks import notebook_paths
+from tools.testkit.lessons import lesson_function, notebook_source
 
 # (notebook, number, a wrong answer that session state used to turn Right)
 FLIPPED = [("08", 5, True), ("04", 2, "c"), ("05", 3, {"p", "q", "r"}), ("06", 4, 1), ("03", 3, 0)]

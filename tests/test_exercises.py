@@ -14,9 +14,9 @@ from structure import _exercises
 
 from helpers.exercises import Exercise, ExerciseSet, Feedback, ____, answer_from, declared, exercises
 from helpers.quiz import MultipleChoice
-from tools.lessons import lesson_function
-from tools.nav import notebook_paths
-from tools.solutions import SLOT, tagged
+from tools.build.solutions import SLOT, tagged
+from tools.notebooks import notebook_paths
+from tools.testkit.lessons import lesson_function
 
 NOTEBOOKS = {path.name[:2]: path for path in notebook_paths()[1:]}
 ALL = [(notebook, e) for notebook in sorted(NOTEBOOKS) for e in declared(notebook)]

@@ -14,7 +14,7 @@ from helpers.arguments import MARK
 from helpers.compiled import compile_calls
 from helpers.fx import INPUT_LINE, draw_fx, fx_graph, joined, operation_name, operations
 from helpers.graph import trace_graph
-from tools.lessons import lesson_function
+from tools.testkit.lessons import lesson_function
 
 KINDS = {"output", "op", "leaf", "const"}
 

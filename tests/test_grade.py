@@ -1,10 +1,10 @@
-"""`make grade` (tools/grade.py) on made-up submissions of notebook 06, each
+"""`make grade` (tools/classroom/grade.py) on made-up submissions of notebook 06, each
 run from a fresh kernel, two at a time: a learner with every answer right,
 one with every answer wrong (and the rest of their notebook edited, which
 the grader must ignore), one who answered nothing, and one whose first answer
 cell patches the exercises' check so that everything says right: flagged,
 and still graded wrong. The probe's checks of other kinds of tampering run
-here without a kernel (tools/grade_probe.py)."""
+here without a kernel (tools/classroom/grade_probe.py)."""
 
 import builtins
 import csv
@@ -17,9 +17,9 @@ from exercise_wrong_answers import WRONG
 
 import helpers.exercises.judges
 from helpers.exercises import declared, exercises
-from tools import grade
-from tools.grade_probe import changes, defined_by, snapshot
-from tools.working_copy import collection
+from tools.classroom import grade
+from tools.classroom.grade_probe import changes, defined_by, snapshot
+from tools.runtime.working_copy import collection
 
 STORED = next(p for p in collection() if p.name.startswith("06-"))
 PATCH = ("import helpers.exercises.session as s\n"

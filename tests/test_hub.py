@@ -1,5 +1,5 @@
-"""`make hub` with two learners (tools/hub.py, hub/jupyterhub_config.py,
-simulated by tools/hub_learner.py): both log in at once, start a server,
+"""`make hub` with two learners (tools/classroom/hub.py, hub/jupyterhub_config.py,
+simulated by tools/classroom/hub_learner.py): both log in at once, start a server,
 run all of notebook 01 over the kernel's websocket and change a widget,
 which redraws; each has a working copy of their own; everything listens on
 127.0.0.1; closing a notebook shuts its kernel down; and once the hub is
@@ -18,8 +18,8 @@ import nbformat
 import psutil
 import pytest
 
-from tools.hub import NODE_HELP, Hub
-from tools.hub_learner import Failed, Learner
+from tools.classroom.hub import NODE_HELP, Hub
+from tools.classroom.hub_learner import Failed, Learner
 
 NOTEBOOK = "01-dynamic-control-flow.ipynb"
 NAMES = ("ada", "bob")

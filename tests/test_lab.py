@@ -1,6 +1,6 @@
 """`make lab` as a new learner meets it. A learner with an empty home directory
 goes through `make lab`'s set-up (settings, working copy, trust), then the
-server `make lab` starts (`tools.lab.lab_argv`) serves the working copy.
+server `make lab` starts (`tools.runtime.lab.lab_argv`) serves the working copy.
 
 Without a browser: loopback only, the token required, the index opened, the
 learners' settings and the kernel culling in force. In headless Chromium at
@@ -24,10 +24,10 @@ import pytest
 from learner import api, attached, chromium, kernel_of, new_learner, wait_for_kernels
 from nbformat.sign import NotebookNotary
 
-from tools.browser import open_notebook, serve, stop
-from tools.first_open import output_count, rendered, stored
-from tools.lab import OVERRIDES, SERVER_CONFIG, SETTINGS, binder, lab_argv
-from tools.working_copy import collection
+from tools.runtime.lab import OVERRIDES, SERVER_CONFIG, SETTINGS, binder, lab_argv
+from tools.runtime.working_copy import collection
+from tools.testkit.browser import open_notebook, serve, stop
+from tools.testkit.first_open import output_count, rendered, stored
 
 ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts" / "screenshots"
 VIEWPORT = {"width": 1366, "height": 768}    # a common laptop screen

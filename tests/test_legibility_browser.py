@@ -1,4 +1,4 @@
-"""The legibility budget as rendered (tools/legibility.py): operation names
+"""The legibility budget as rendered (tools/testkit/legibility.py): operation names
 at least 11 CSS px and no text under 8 px, measured on the SVG text of
 every Graphviz drawing in headless Chromium.
 
@@ -26,14 +26,14 @@ from conftest import ROOT
 from learner import chromium, new_learner
 from test_site import QuietHandler
 
-from tools.browser import NB, open_notebook, run_all, serve, stop
-from tools.build_site import build
-from tools.first_open import rendered, stored
-from tools.legibility import measure, reached, smallest, states
-from tools.nav import notebook_paths
-from tools.widget_cells import cell_index
-from tools.widget_page import widget_cell
-from tools.widget_registry import of
+from tools.build.site import build
+from tools.notebooks import notebook_paths
+from tools.testkit.browser import NB, open_notebook, run_all, serve, stop
+from tools.testkit.first_open import rendered, stored
+from tools.testkit.legibility import measure, reached, smallest, states
+from tools.testkit.widget_cells import cell_index
+from tools.testkit.widget_page import widget_cell
+from tools.testkit.widget_registry import of
 
 ARTIFACTS = ROOT / "artifacts" / "screenshots"
 PATHS = notebook_paths()

@@ -1,4 +1,4 @@
-"""Mutation testing of the exercise checks (tools/mutation.py): for every
+"""Mutation testing of the exercise checks (tools/testkit/mutation.py): for every
 write and fix exercise, each mutant of its solution that behaves differently
 on the check's inputs is rejected, each that behaves the same is accepted,
 and no mutant makes the check itself fail. The score per exercise is
@@ -12,8 +12,8 @@ import pytest
 
 from helpers.exercises import Exercise
 from helpers.exercises.exercise import write
-from tools.mutants import CAP, mutants
-from tools.mutation import checked, score
+from tools.testkit.mutants import CAP, mutants
+from tools.testkit.mutation import checked, score
 
 CHECKED = checked()
 

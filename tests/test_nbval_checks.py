@@ -10,7 +10,7 @@ import nbformat
 import pytest
 from conftest import ROOT
 
-from tools.run_notebooks import execute
+from tools.build.run_notebooks import execute
 
 CELLS = [
     "print(1 + 1)",

@@ -14,10 +14,10 @@ import nbformat
 import pytest
 from learner import attached, chromium, kernel_of, new_learner
 
-from tools import browser as lab_browser
-from tools.browser import serve, stop
-from tools.lab import lab_argv
-from tools.run_notebooks import raises
+from tools.build.run_notebooks import raises
+from tools.runtime.lab import lab_argv
+from tools.testkit import browser as lab_browser
+from tools.testkit.browser import serve, stop
 
 NOTEBOOK = "01-dynamic-control-flow.ipynb"
 ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts" / "screenshots"
@@ -32,7 +32,7 @@ ERRORS = """() => [...document.querySelectorAll('.jp-NotebookPanel .jp-CodeCell'
 @pytest.fixture(scope="module")
 def notebook7(tmp_path_factory):
     """A new learner's working copy served by `jupyter notebook` with the
-    command line of `make notebook` (tools.lab.lab_argv(app="notebook"))."""
+    command line of `make notebook` (tools.runtime.lab.lab_argv(app="notebook"))."""
     learner = new_learner(tmp_path_factory.mktemp("learner"))
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(lab_browser, "lab_argv", partial(lab_argv, app="notebook"))

@@ -5,7 +5,8 @@ import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 from structure import LINE_LIMIT, long_lines, problems
 
-from tools.nav import NOTEBOOKS, notebook_paths, stale
+from tools.build.nav import stale
+from tools.notebooks import NOTEBOOKS, notebook_paths
 
 PATHS = notebook_paths()
 
@@ -15,7 +16,7 @@ def test_collection_starts_with_the_index():
 
 
 def test_navigation_is_up_to_date():
-    assert stale(write=False) == [], "run `make nav` (tools/nav.py)"
+    assert stale(write=False) == [], "run `make nav` (tools/build/nav.py)"
 
 
 @pytest.mark.parametrize("path", PATHS, ids=[p.name for p in PATHS])

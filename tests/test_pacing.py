@@ -1,13 +1,14 @@
 """The times a learner reads (at the top of each notebook, in the index) are
-the ones tools/pacing.py computes from the notebooks' contents, and the
+the ones tools/build/pacing.py computes from the notebooks' contents, and the
 computation counts what its docstring says it counts."""
 
 import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
-from tools import pacing
-from tools.nav import NAV, TOC, notebook_paths, rewritten
+from tools.build import pacing
+from tools.build.nav import NAV, TOC, rewritten
+from tools.notebooks import notebook_paths
 
 PATHS = notebook_paths()
 

@@ -1,5 +1,5 @@
 """The pins install on every supported Python, each at its oldest patch release
-(tools/pin.py): pip's resolver, asked without installing or downloading torch,
+(tools/build/pin.py): pip's resolver, asked without installing or downloading torch,
 whether requirements-dev.txt (which includes requirements.txt) has wheels that
 go together for Python 3.10.0, 3.11.0, 3.12.0 and 3.13.0. Debian 12's own
 3.11.2 and Ubuntu 22.04's 3.10 are inside that range. The check is shown
@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from tools import pin
+from tools.build import pin
 
 DEV = pin.ROOT / "requirements-dev.txt"
 

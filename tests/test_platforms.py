@@ -1,4 +1,4 @@
-"""The README's Windows route, `python -m tools.lab` in a conda environment,
+"""The README's Windows route, `python -m tools.runtime.lab` in a conda environment,
 run here with what Windows lacks taken away: the server's command line is
 built without os.geteuid (there is no root to allow), and the server runs
 as a child this process waits for, Ctrl+C included, since Windows' os.execv
@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from tools import lab
+from tools.runtime import lab
 
 
 class Replaced(Exception):
@@ -92,7 +92,7 @@ class Server:
 
 
 def test_python_m_tools_lab_on_windows(monkeypatch, tmp_path):
-    """`python -m tools.lab`: the working copy made and trusted, then the
+    """`python -m tools.runtime.lab`: the working copy made and trusted, then the
     server started on it, with neither os.geteuid nor os.execv used."""
     monkeypatch.setattr(sys, "platform", "win32")
     monkeypatch.delattr(os, "geteuid")

@@ -11,7 +11,7 @@ from graph_check import check_graph, unconnected
 from torch.utils.checkpoint import checkpoint
 
 from helpers import draw_graph, trace_graph
-from tools.real_models import LOOPS, REAL
+from tools.testkit.real_models import LOOPS, REAL
 
 
 @pytest.mark.parametrize("build", REAL.values(), ids=REAL.keys())

@@ -1,9 +1,9 @@
-"""The in-page redraw breakdown (tools/redraw_timing.py), on a made-up
+"""The in-page redraw breakdown (tools/bench/redraw_timing.py), on a made-up
 websocket log whose parts are known."""
 
 from datetime import datetime, timedelta, timezone
 
-from tools.redraw_timing import PARTS, breakdown
+from tools.bench.redraw_timing import PARTS, breakdown
 
 ORIGIN = datetime(2026, 1, 1, tzinfo=timezone.utc)
 
@@ -39,7 +39,7 @@ def test_a_log_without_the_kernel_messages_gives_no_breakdown():
 def test_the_table_breaks_down_every_widget():
     """Each widget's row carries the median of each part over the changes
     whose log shows them; a widget with no such change shows dashes."""
-    from tools.redraw_timing import table
+    from tools.bench.redraw_timing import table
 
     parts = dict(zip(PARTS, (2.0, 3.0, 16.0, 9.0, 3.0), strict=True))
     slower = {part: value * 2 for part, value in parts.items()}

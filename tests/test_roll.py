@@ -8,7 +8,7 @@ from graph_check import unconnected
 from helpers import draw_graph, trace_graph
 from helpers.models import TanhRNNCell, run_sequence
 from helpers.roll import NO_REPEATS, NO_REPEATS_TEXT, roll
-from tools.shapes import SHAPES, STEPS
+from tools.testkit.shapes import SHAPES, STEPS
 
 
 def _rnn(steps):

@@ -1,4 +1,4 @@
-"""The corpus of graph shapes (tools/shapes.py): every drawing, cut or
+"""The corpus of graph shapes (tools/testkit/shapes.py): every drawing, cut or
 rolled, keeps within max_nodes, leaves no node floating, gives no DOT node
 more than FAN_LIMIT edges (what made dot take seconds to minutes), and its
 text form keeps every edge drawn. Layout times are printed with the
@@ -13,7 +13,7 @@ from graph_check import unconnected
 from helpers import draw_graph
 from helpers.layout_bounds import FAN_LIMIT
 from helpers.svg import LAYOUT_LIMIT, node_count
-from tools.shapes import LOOPS, MAX_NODES, SHAPES, measure, widest_fan
+from tools.testkit.shapes import LOOPS, MAX_NODES, SHAPES, measure, widest_fan
 
 
 def _checked(drawing, max_nodes):

@@ -17,9 +17,9 @@ import nbformat
 import pytest
 from conftest import ROOT
 
-from tools.browser import CHROMIUM, CHROMIUM_ARGS
-from tools.build_site import build
-from tools.nav import notebook_paths
+from tools.build.site import build
+from tools.notebooks import notebook_paths
+from tools.testkit.browser import CHROMIUM, CHROMIUM_ARGS
 
 ARTIFACTS = ROOT / "artifacts" / "site"
 PATHS = notebook_paths()

@@ -14,8 +14,8 @@ import pytest
 from conftest import ROOT
 
 from helpers.project import BRANCH, REPOSITORY, repository_url
-from tools.build_site import build, retargeted, site_repository
-from tools.nav import notebook_paths
+from tools.build.site import build, retargeted, site_repository
+from tools.notebooks import notebook_paths
 
 FORK = "a-learner/graphs-fork"           # not REPOSITORY, so an address left pointing there shows
 NOTEBOOKS = {p.name for p in notebook_paths()}

@@ -6,8 +6,8 @@ import pytest
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
 from helpers.exercises import Exercise, declared
-from tools.nav import notebook_paths
-from tools.solutions import build, filled, not_right
+from tools.build.solutions import build, filled, not_right
+from tools.notebooks import notebook_paths
 
 
 @pytest.fixture(scope="module")

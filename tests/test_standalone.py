@@ -1,5 +1,5 @@
 """Every notebook opened on its own, as Google Colab or a download meets it
-(tools/alone.py): copied alone into an empty folder and executed in a Python
+(tools/testkit/alone.py): copied alone into an empty folder and executed in a Python
 with Colab's ipywidgets 7, without this repository on the path and without
 torchviz. Its set-up cell installs the collection from a wheel of this
 checkout (standing in for GitHub's archive) and what the runtime lacks; then
@@ -14,9 +14,10 @@ import copy
 import nbformat
 import pytest
 
-from tools import alone
-from tools.nav import INSTALL, notebook_paths
-from tools.run_notebooks import problems
+from tools.build.nav import INSTALL
+from tools.build.run_notebooks import problems
+from tools.notebooks import notebook_paths
+from tools.testkit import alone
 
 # changes each control of every panel in the kernel and prints whether the view redrew
 REDRAW = """\

@@ -115,7 +115,7 @@ def test_a_stored_drawing_keeps_its_size_in_jupyterlab(tmp_path):
     beside the SVG."""
     import nbformat
 
-    from tools.run_notebooks import execute
+    from tools.build.run_notebooks import execute
 
     path = tmp_path / "drawing.ipynb"
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

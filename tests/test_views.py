@@ -28,7 +28,7 @@ from helpers.views import (
     step_view,
     while_view,
 )
-from tools.lessons import lesson_function
+from tools.testkit.lessons import lesson_function
 
 dynamic_forward = lesson_function("01-dynamic-control-flow", "dynamic_forward")
 repeat_forward = lesson_function("01-dynamic-control-flow", "repeat_forward")

@@ -9,7 +9,7 @@ import nbformat
 import pytest
 from test_nbval_checks import _nbval, _variant
 
-from tools.run_notebooks import execute
+from tools.build.run_notebooks import execute
 
 CELLS = [
     "from functools import partial\n\nimport ipywidgets as widgets\n\n"

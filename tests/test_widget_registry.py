@@ -1,4 +1,4 @@
-"""The widget registry (tools/widget_registry.py) against the notebooks,
+"""The widget registry (tools/testkit/widget_registry.py) against the notebooks,
 without a browser: every widget cell is registered by its tag and every
 entry has its cell; a stored widget matches its declaration; a check reads
 a redrawn widget's caption, nodes and error."""
@@ -7,9 +7,9 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
-from tools.nav import notebook_paths
-from tools.widget_cells import cell_index, code_cells, problems, stored_problems
-from tools.widget_registry import CHANGES, WIDGETS, Check, Shown, Widget, click, press
+from tools.notebooks import notebook_paths
+from tools.testkit.widget_cells import cell_index, code_cells, problems, stored_problems
+from tools.testkit.widget_registry import CHANGES, WIDGETS, Check, Shown, Widget, click, press
 
 NOTEBOOKS = {path.stem: nbformat.read(path, as_version=4) for path in notebook_paths()}
 LOOP = Widget("loop", "01-fixture", {"n": "IntSlider"}, (Check(press("n"), "n = 4"),), {})

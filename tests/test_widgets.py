@@ -16,7 +16,7 @@ from helpers import draw_graph, panel
 from helpers.draw import ALT_LIMIT, Figure
 from helpers.views import branch_view, loop_view
 from helpers.widgets import NO_DRAWING, Panel
-from tools.lessons import lesson_function
+from tools.testkit.lessons import lesson_function
 
 dynamic_forward = lesson_function("01-dynamic-control-flow", "dynamic_forward")
 repeat_forward = lesson_function("01-dynamic-control-flow", "repeat_forward")

@@ -1,4 +1,4 @@
-"""The learner's working copy (tools/working_copy.py), on a small made-up
+"""The learner's working copy (tools/runtime/working_copy.py), on a small made-up
 collection: made once and never overwritten, trusted, refreshed with a dated
 backup of every notebook the learner changed; and the real collection's
 links stay inside its folder, so they work in the copy."""
@@ -11,8 +11,8 @@ import nbformat
 import pytest
 from nbformat.sign import NotebookNotary
 
-from tools import working_copy
-from tools.working_copy import collection, make, refresh, updated
+from tools.runtime import working_copy
+from tools.runtime.working_copy import collection, make, refresh, updated
 
 STAMP = "2026-01-02-030405"
 

@@ -8,7 +8,7 @@ import ast
 import copy
 from pathlib import Path
 
-from tools.lessons import notebook_source
+from tools.testkit.lessons import notebook_source
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFINITION = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)

@@ -1,2 +1,11 @@
-"""The collection's maintenance tools: run as `python -m tools.NAME` from the
-repository root (the Makefile does), imported as `tools.NAME` by the tests."""
+"""The collection's tools, by role, each run as `python -m tools.ROLE.NAME` from
+the repository root (the Makefile does) and imported by the tests:
+
+    tools/notebooks.py   the list of notebooks, read from notebooks/
+    tools/runtime/       the learner's runtime: `make lab`, Binder, the hub's server
+    tools/build/         what writes the stored files: notebooks, navigation, pins, site
+    tools/testkit/       what the tests drive: the browser, mutants, stand-alone runs
+    tools/classroom/     a class: the hub, its load test, grading, deployment
+    tools/bench/         `make bench`: figures, printed
+
+The runtime imports nothing from the other roles (tests/test_layout.py)."""

@@ -5,7 +5,7 @@ lesson)`, that runs an answer on every input its check uses and returns
 this data keyed by case ({"x = 0.5": {"value": ..., "x.grad": ...}}). The
 check compares the learner's with the reference solution's once its hints
 aimed at particular mistakes have found nothing, so an answer that behaves
-differently on any of those inputs is never marked right; tools/mutants.py
+differently on any of those inputs is never marked right; tools/testkit/mutants.py
 uses the same probe to tell a mutant that changes behaviour from one that
 does not."""
 

@@ -1,0 +1,103 @@
+"""The layout of tools/ (tools/__init__.py): packages by role, few modules
+directly in tools/, no import cycle, and a learner's runtime that imports
+nothing from the test kit or the other roles (the hub image runs it)."""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+TOOLS = ROOT / "tools"
+ROLES = {"runtime", "build", "testkit", "classroom", "bench"}
+MOST_TOP_LEVEL = 8
+# what the runtime may import from the repository: itself, the notebooks' list, helpers
+RUNTIME_MAY_IMPORT = ("tools.runtime", "tools.notebooks", "helpers")
+
+
+def module_name(path: Path, root: Path = ROOT) -> str:
+    parts = path.relative_to(root).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports(path: Path, root: Path = ROOT) -> set[str]:
+    """Every module of the repository `path` imports, anywhere in it (imports
+    inside functions too), named as absolute modules."""
+    name = module_name(path, root)
+    package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = ".".join(package[:len(package) - node.level + 1] + [node.module or ""]).strip(".") \
+                if node.level else node.module or ""
+            found.add(base)
+            found.update(f"{base}.{alias.name}" for alias in node.names)
+    return {m for m in found if m.split(".")[0] in ("tools", "helpers")}
+
+
+def graph(root: Path = ROOT) -> dict[str, set[str]]:
+    """Modules of tools/ and helpers/ and the ones of them each imports."""
+    paths = [p for folder in ("tools", "helpers") for p in (root / folder).rglob("*.py")]
+    names = {module_name(p, root) for p in paths}
+    return {module_name(p, root): (imports(p, root) & names) - {module_name(p, root)} for p in paths}
+
+
+def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Groups of modules that import each other, directly or round a loop
+    (a package importing its own submodules for re-export is no cycle)."""
+    reach = {}
+    for start in edges:
+        seen, todo = set(), [start]
+        while todo:
+            for nxt in edges.get(todo.pop(), ()):
+                if nxt not in seen:
+                    seen.add(nxt)
+                    todo.append(nxt)
+        reach[start] = seen
+    groups = {frozenset([a, *(b for b in reach[a] if a in reach[b])]) for a in edges if a in reach[a]}
+    return sorted(sorted(g) for g in groups
+                  if not any(other != member and other.startswith(member + ".") for member in g for other in g))
+
+
+def test_few_modules_directly_in_tools():
+    top = sorted(p.name for p in TOOLS.glob("*.py") if p.name != "__init__.py")
+    assert len(top) <= MOST_TOP_LEVEL, (
+        f"tools/ holds {len(top)} modules directly ({', '.join(top)}); at most {MOST_TOP_LEVEL}: put a tool in "
+        f"the package of its role ({', '.join(sorted(ROLES))}), as tools/__init__.py says")
+    packages = {p.parent.name for p in TOOLS.glob("*/__init__.py")}
+    assert packages == ROLES, f"tools/'s packages are {sorted(packages)}; tools/__init__.py describes {sorted(ROLES)}"
+
+
+def test_no_import_cycle():
+    found = cycles(graph())
+    assert not found, "modules that import each other (move what both need into a module below them): " + \
+        "; ".join(" <-> ".join(group) for group in found)
+
+
+def test_the_runtime_imports_no_other_role():
+    edges = graph()
+    wrong = {(name, target) for name, targets in edges.items() if name.startswith("tools.runtime")
+             for target in targets if not target.startswith(RUNTIME_MAY_IMPORT)}
+    assert not wrong, "the learner's runtime (tools/runtime/, which the hub image runs) imports " + \
+        ", ".join(f"{t} (in {n})" for n, t in sorted(wrong)) + f"; it may import only {', '.join(RUNTIME_MAY_IMPORT)}"
+
+
+@pytest.mark.parametrize("edges, expected", [
+    ({"a": {"b"}, "b": {"a"}, "c": set()}, [["a", "b"]]),
+    ({"a": {"b"}, "b": {"c"}, "c": {"a"}}, [["a", "b", "c"]]),
+    ({"p": {"p.x"}, "p.x": {"p"}}, []),
+    ({"a": {"b"}, "b": set()}, []),
+])
+def test_cycles_are_found(edges, expected):
+    assert cycles(edges) == expected
+
+
+def test_a_runtime_import_of_the_test_kit_is_found(tmp_path):
+    for folder in ("tools", "tools/runtime", "tools/testkit", "helpers"):
+        (tmp_path / folder).mkdir(parents=True)
+        (tmp_path / folder / "__init__.py").write_text("")
+    (tmp_path / "tools/testkit/browser.py").write_text("")
+    (tmp_path / "tools/runtime/lab.py").write_text("def f():\n    from ..testkit import browser\n")
+    assert graph(tmp_path)["tools.runtime.lab"] == {"tools.testkit", "tools.testkit.browser"}

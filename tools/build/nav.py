@@ -1,0 +1,153 @@
+"""Write the navigation cells (previous | contents | next) at the top and
+bottom of every notebook, with the notebook's expected time under the top
+one, and the index's table of contents with every notebook's time and the
+core path's, from each notebook's H1 title and its contents (tools/build/pacing.py).
+`python -m tools.build.nav --check` only reports what is stale."""
+
+import sys
+from pathlib import Path
+
+import nbformat
+
+from helpers.project import REPOSITORY, colab_url
+from tools.notebooks import INDEX, NOTEBOOKS, notebook_paths
+from tools.build.pacing import INSTALL, pace, read_after, spoken, time_line
+
+NAV = "<!--NAVIGATION-->"
+TOC = "<!--TOC-->"
+
+
+def install_source(repository=REPOSITORY):
+    """The set-up cell: where `helpers` imports (the repository, make lab,
+    Binder, an installed collection) it does nothing and prints nothing;
+    elsewhere (Colab, a notebook downloaded alone) it installs the collection
+    from GitHub (or from $GRAPH_NOTEBOOKS_SOURCE: a local wheel, folder or
+    archive) without its dependencies, then what the runtime lacks
+    (helpers/standalone.py)."""
+    archive = f'"https://github.com/{repository}"\n        "/archive/refs/heads/main.zip"'
+    return f"""\
+# Set-up: run this first. In the collection's own JupyterLab (make lab,
+# Binder) it does nothing. Opened on its own (Colab, a download) it
+# installs the collection's helpers, which needs the internet for a
+# moment, and keeps this runtime's torch and ipywidgets.
+try:
+    import helpers.project  # noqa: F401
+except ModuleNotFoundError:
+    import importlib
+    import os
+    import subprocess
+    import sys
+
+    sys.modules.pop("helpers", None)  # a different package of that name
+    source = os.environ.get(
+        "GRAPH_NOTEBOOKS_SOURCE",
+        {archive})
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
+         source], capture_output=True, text=True)
+    if done.returncode:
+        said = "\\n".join(done.stderr.strip().splitlines()[-4:])
+        raise RuntimeError(
+            f"could not install the helpers from {{source}}: this cell "
+            "needs the internet (github.com). pip said:\\n" + said) from None
+    importlib.invalidate_caches()
+    from helpers.standalone import complete
+
+    complete()"""
+
+
+def title(nb):
+    """The text of the notebook's H1 title (its first cell)."""
+    first = nb.cells[0].source.splitlines()[0] if nb.cells else ""
+    if nb.cells[0].cell_type != "markdown" or not first.startswith("# "):
+        raise ValueError("a notebook must start with a markdown cell whose first line is its '# Title'")
+    return first[2:].strip()
+
+
+def nav_text(names, titles, i, colab=False):
+    """The navigation cell for notebook number i (with `colab`, the link that
+    opens it in Google Colab)."""
+    links = []
+    if i > 0:
+        links.append(f"< [{titles[i - 1]}]({names[i - 1]})")
+    links.append(f"[Contents]({INDEX})")
+    if i + 1 < len(names):
+        links.append(f"[{titles[i + 1]}]({names[i + 1]}) >")
+    if colab:
+        links.append(f"[Open in Colab]({colab_url(names[i])})")
+    return f"{NAV}\n" + " | ".join(links)
+
+
+def toc_row(number, name, title, p):
+    """One line of the contents: the link and the notebook's time."""
+    if p.optional:
+        return f"{number}. [{title}]({name}): optional{read_after(p)}; {spoken(p.whole)}"
+    whole = spoken(p.whole)
+    extra = f" ({whole.removeprefix('about ')} with its optional parts)" if whole != spoken(p.core) else ""
+    return f"{number}. [{title}]({name}): {spoken(p.core)}{extra}"
+
+
+def toc_text(names, titles, paces):
+    """The index's table of contents, with the time of each notebook and of the core path."""
+    rows = [toc_row(k, n, t, p) for k, (n, t, p) in enumerate(zip(names[1:], titles[1:], paces[1:], strict=True), 1)]
+    core, whole = sum(p.core for p in paces), sum(p.whole for p in paces)
+    lessons = [k for k, p in enumerate(paces[1:], 1) if not p.optional] or [0]
+    path = (f"**The core path, {spoken(core)}:** this page and notebooks {lessons[0]} to {lessons[-1]}, "
+            "without the parts marked "
+            f"*Optional* where they stand (sections, exercises, and the optional notebooks). "
+            f"Everything: {spoken(whole)}. Times are computed from each notebook's contents "
+            "(`tools/build/pacing.py` states the reading rates).")
+    return f"{TOC}\n## Contents\n\n{path}\n\n" + ("\n".join(rows) or "No lessons yet.")
+
+
+def updated(nb, nav, toc, time="", top=None):
+    """Put the navigation cells (the top one, `top` or else `nav`, with the
+    notebook's time, and the TOC, if the notebook has one) and the set-up
+    cell (under the top navigation) in place."""
+    cells = nb.cells
+    if len(cells) < 2 or not cells[1].source.startswith(NAV):
+        cells.insert(1, nbformat.v4.new_markdown_cell(nav, id="nav-top"))
+    if not cells[-1].source.startswith(NAV):
+        cells.append(nbformat.v4.new_markdown_cell(nav, id="nav-bottom"))
+    cells[1].source = (top or nav) + (f"\n\n{time}" if time else "")
+    cells[-1].source = nav
+    found = [k for k, cell in enumerate(cells) if cell.get("id") == INSTALL]
+    install = cells.pop(found[0]) if found else nbformat.v4.new_code_cell("", id=INSTALL)
+    install.source = install_source()
+    cells.insert(2, install)                 # right under the top navigation: run first
+    for cell in cells:
+        if cell.cell_type == "markdown" and cell.source.startswith(TOC):
+            cell.source = toc
+    return nb
+
+
+def rewritten(books):
+    """(name, text) of each notebook in `books` (name -> notebook, in
+    reading order) whose navigation, time or contents are out of date."""
+    names, notebooks = list(books), list(books.values())
+    titles, paces = [title(nb) for nb in notebooks], [pace(nb) for nb in notebooks]
+    toc, found = toc_text(names, titles, paces), []
+    for i, (name, nb) in enumerate(books.items()):
+        before = nbformat.writes(nb)
+        top = nav_text(names, titles, i, colab=True)
+        after = nbformat.writes(updated(nb, nav_text(names, titles, i), toc, time_line(paces[i]), top))
+        if after != before:
+            found.append((name, after))
+    return found
+
+
+def stale(write):
+    """Notebooks whose navigation is out of date; rewritten when `write`."""
+    found = rewritten({p.name: nbformat.read(p, as_version=4) for p in notebook_paths()})
+    if write:
+        for name, text in found:
+            (NOTEBOOKS / name).write_text(text + "\n", encoding="utf-8")
+    return [name for name, _ in found]
+
+
+if __name__ == "__main__":
+    check = "--check" in sys.argv
+    changed = stale(write=not check)
+    for name in changed:
+        print(("stale: " if check else "updated: ") + name)
+    sys.exit(1 if check and changed else 0)

@@ -1,0 +1,215 @@
+"""How long a notebook takes a learner, computed from what it holds: the
+words of its prose, the lines of code to read, the cells to run and what
+they print, the exercises. Two figures per notebook: the whole notebook,
+and the core path (without what is marked optional). `make nav`
+(tools/build/nav.py) writes them at the top of each notebook and in the index.
+
+    python -m tools.build.pacing [01=55 02=40 ...]
+        prints each notebook's minutes and the totals; given readers' minutes
+        for whole notebooks, also each ratio of theirs to ours
+
+What is optional: a notebook whose metadata says
+`nb.metadata["collection"]["optional"] = True` (its core time is 0; an
+optional `"read_after"` names the notebook to read it after); a `## `
+section whose heading holds "Optional" (up to the next `## ` heading); a
+markdown cell that starts with "*Optional" and the code cells under it (up
+to the next markdown cell); an exercise whose question holds a line that
+starts with "*Optional".
+
+The rates, and where they come from:
+
+- prose: 200 words a minute, Carver's "learning" rate for college readers
+  (R. P. Carver, Reading Rate: A Review of Research and Theory, Academic
+  Press 1990: 300 words a minute when reading to understand, about 200 when
+  reading to learn, 138 when reading to remember);
+- code, in code cells and in markdown code blocks: 8 seconds a line that is
+  not blank or a comment. No study gives a rate for reading teaching code; the
+  code lines of notebooks 01-08 hold 8.9 names, numbers, strings and operators
+  on average (1,360 lines counted), which read as words at Carver's 138 words
+  a minute take 3.9 s; readers new to autograd took about twice that (below);
+- a cell run: 5 s to run it and find its output, plus 1 s of waiting for it
+  (`make notebooks` runs each notebook whole in 3-17 s, under 1 s a code
+  cell), counted for every cell in the core figure too, as a learner runs
+  every cell;
+- output: 1.5 s a printed line (about 8 words at Carver's 300), at most 20
+  lines a cell; 20 s to look at a drawing or a plot; 10 s to read an error;
+  60 s to try a widget's controls;
+- exercises: 2.25 minutes to predict or choose, 6 to fix, 7.5 to write,
+  question and check included.
+
+Calibration (2026-11-30). Three fresh readers, each working every cell and
+exercise, gave their minutes per notebook: a model trainer new to autograd's
+internals through 00-08 whole (00 8, 01 60, 02 64, 03 57, 04 67, 05 51,
+06 22, 07 62, 08 60), a learner of 01-05 through 09 (60), and the same kind
+of trainer and a reader preparing for an interview on the core path
+(00 8 and 6, 01 46 and 34, 02 53 and 33, 03 43 and 31, 04 60 and 39,
+05 43 and 39, 06 15 and 14). Over a grid of rates (prose 138-200 words a
+minute, drawings 20-60 s, widgets 60-120 s, code 4-10 s a line, cells
+5-15 s, exercises x0.75-x1.25) the rates above give the least sum of squared
+log ratios, readers' minutes over ours: the code rate went from 4 s to 8 s
+and the exercises from 3 / 8 / 10 minutes to three quarters of that; the
+rest held. Readers vary: on the same core path the interview reader took
+196 minutes and the trainer 268, at rates before the path was shortened.
+Check new readers' minutes with `python -m tools.build.pacing 01=55 02=40 ...`;
+change the rates here, run `make nav`, and the times everywhere follow.
+"""
+
+import re
+import sys
+from dataclasses import dataclass
+
+import nbformat
+
+from tools.notebooks import notebook_paths
+
+WORDS_PER_MINUTE = 200
+CODE_LINE_SECONDS = 8.0
+CELL_SECONDS = 5.0
+OUTPUT_LINE_SECONDS = 1.5
+OUTPUT_LINES_READ = 20
+FIGURE_SECONDS = 20.0
+ERROR_SECONDS = 10.0
+WIDGET_SECONDS = 60.0
+EXERCISE_MINUTES = {"predict": 2.25, "choose": 2.25, "fix": 6.0, "write": 7.5}
+RUN_SECONDS_A_CELL = 1.0
+
+GENERATED = "<!--"                  # navigation and contents cells, written by tools/build/nav.py
+INSTALL = "install"                 # the set-up cell's id (tools/build/nav.py): it runs, nobody needs to read it
+FIGURES = ("image/svg+xml", "image/png", "text/html")
+WIDGET = "application/vnd.jupyter.widget-view+json"
+FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})[^\n]*\n.*?^ {0,3}\1", re.M | re.S)
+HEADING = re.compile(r"^### \d+\. (\w+):", re.M)
+
+
+@dataclass(frozen=True)
+class Pace:
+    """A notebook's expected minutes: `whole`, and `core` without its optional parts."""
+
+    core: float
+    whole: float
+    optional: bool = False
+    read_after: str | None = None
+
+
+def code_lines(source):
+    """The lines of code a reader reads: not blank, not only a comment."""
+    return sum(1 for line in source.splitlines() if line.strip() and not line.strip().startswith("#"))
+
+
+def prose_seconds(markdown):
+    """Reading a markdown cell: its words at WORDS_PER_MINUTE, its code blocks by the line."""
+    code = sum(code_lines(block[0]) - 2 for block in FENCE.finditer(markdown))
+    words = len(FENCE.sub(" ", markdown).split())
+    return words * 60 / WORDS_PER_MINUTE + code * CODE_LINE_SECONDS
+
+
+def output_seconds(cell):
+    """Looking at what a code cell shows."""
+    seconds, lines = 0.0, 0
+    for output in cell.get("outputs", []):
+        data = output.get("data", {})
+        if output.output_type == "error":
+            seconds += ERROR_SECONDS
+        elif WIDGET in data:
+            seconds += WIDGET_SECONDS
+        elif any(kind in data for kind in FIGURES) or output.output_type == "display_data":
+            seconds += FIGURE_SECONDS
+        else:
+            lines += len((output.get("text") or data.get("text/plain", "")).splitlines())
+    return seconds + min(lines, OUTPUT_LINES_READ) * OUTPUT_LINE_SECONDS
+
+
+def code_seconds(cell):
+    """Reading, running and looking at one code cell."""
+    return code_lines(cell.source) * CODE_LINE_SECONDS + CELL_SECONDS + output_seconds(cell)
+
+
+def exercise_kind(markdown):
+    """`predict`, `write`, ... for an exercise's question cell, else None."""
+    found = HEADING.match(markdown)
+    return found[1].lower() if found else None
+
+
+def marked_optional(markdown):
+    """Whether a markdown cell marks itself (and the code cells under it)
+    optional: it starts with *Optional, or, for an exercise, a line does."""
+    lines = markdown.splitlines() or [""]
+    exercise = exercise_kind(markdown) is not None
+    return lines[0].startswith("*Optional") or exercise and any(line.startswith("*Optional") for line in lines)
+
+
+def parts(nb):
+    """(seconds, optional) for each thing a reader does in order: a cell
+    read or run, or a whole exercise (its question, slot and check)."""
+    section_optional = block_optional = in_exercise = False
+    for cell in nb.cells:
+        if cell.source.startswith(GENERATED) or cell.get("id") == INSTALL:
+            continue
+        if cell.cell_type == "markdown":
+            if cell.source.startswith("## "):
+                section_optional = "Optional" in cell.source.splitlines()[0]
+            kind = exercise_kind(cell.source)
+            in_exercise = kind is not None
+            block_optional = marked_optional(cell.source)
+            if in_exercise:
+                yield EXERCISE_MINUTES[kind] * 60, section_optional or block_optional
+                continue
+            yield prose_seconds(cell.source), section_optional or block_optional
+        elif not in_exercise:
+            yield code_seconds(cell), section_optional or block_optional
+
+
+def pace(nb):
+    """The notebook's Pace."""
+    collection = nb.metadata.get("collection", {})
+    optional = bool(collection.get("optional", False))
+    run = RUN_SECONDS_A_CELL * sum(c.cell_type == "code" for c in nb.cells)
+    found = list(parts(nb))
+    whole = (sum(s for s, _ in found) + run) / 60
+    core = 0.0 if optional else (sum(s for s, o in found if not o) + run) / 60
+    return Pace(core, whole, optional, collection.get("read_after"))
+
+
+def minutes(value):
+    """A time as a reader plans it: to the nearest 5 minutes, at least 5."""
+    return max(5, 5 * round(value / 5))
+
+
+def spoken(value):
+    """'about 45 minutes', 'about 1 hour 20 minutes'."""
+    total = minutes(value)
+    hours, rest = divmod(total, 60)
+    words = ([f"{hours} hour" + ("s" if hours > 1 else "")] if hours else []) + ([f"{rest} minutes"] if rest else [])
+    return "about " + " ".join(words)
+
+
+def read_after(p):
+    """', best read after notebook 05' for an optional notebook that names one, else ''."""
+    return f", best read after notebook {p.read_after[:2]}" if p.read_after else ""
+
+
+def time_line(p):
+    """The line at the top of a notebook."""
+    if p.optional:
+        return f"*Optional, not on the core path{read_after(p)}: {spoken(p.whole)}.*"
+    if minutes(p.core) == minutes(p.whole):
+        return f"*Time: {spoken(p.whole)}.*"
+    return f"*Time: {spoken(p.core)} on the core path; {spoken(p.whole)} with the optional parts.*"
+
+
+def main(args):
+    """Print each notebook's minutes; with readers' minutes (`01=55 02=40`,
+    whole notebooks), also each ratio measured / computed, to calibrate."""
+    measured = dict(arg.split("=") for arg in args)
+    core = whole = 0.0
+    for path in notebook_paths():
+        p = pace(nbformat.read(path, as_version=4))
+        core, whole = core + p.core, whole + p.whole
+        ratio = f"  reader {measured[path.name[:2]]} min: x{float(measured[path.name[:2]]) / p.whole:.2f}" \
+            if path.name[:2] in measured else ""
+        print(f"{path.name:45} core {p.core:6.1f} min  whole {p.whole:6.1f} min{'  optional' * p.optional}{ratio}")
+    print(f"{'all':45} core {core:6.1f} min  whole {whole:6.1f} min")
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

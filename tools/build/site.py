@@ -1,0 +1,168 @@
+"""Build the static website from the stored, nbval-checked notebooks; nothing
+is executed. The notebooks are staged first (copies under build/), then
+Sphinx with myst-nb and the book theme turns them into HTML:
+
+- every drawing becomes inline SVG;
+- a widget shows the drawing stored in its saved state, and a line saying
+  that changing the controls needs a running kernel, with Binder and Colab
+  links to the notebook;
+- after each exercise's check, its hint and a solution, folded;
+- the index notebook gets the table of contents that makes the sidebar.
+
+Every address the site gives (launch buttons, the repository button, the
+links in the notebooks' text) names the repository SITE_REPOSITORY
+(owner/name; a fork's workflow sets it to its own), else
+helpers.project.REPOSITORY, at helpers.project.BRANCH.
+
+    python -m tools.build.site [OUT]      (default build/site; the home page is OUT/00-index.html)
+"""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from html import escape
+from pathlib import Path
+
+import nbformat
+
+from helpers.draw import fitted
+from helpers.project import REPOSITORY, binder_url, colab_url
+from tools.notebooks import notebook_paths
+from tools.build.solutions import CHECK, exercises_of
+
+ROOT = Path(__file__).resolve().parents[2]
+STAGING = ROOT / "build" / "site-source"
+WIDGET = "application/vnd.jupyter.widget-view+json"
+STATE = "application/vnd.jupyter.widget-state+json"
+HOME = ('<!DOCTYPE html><html><head><meta charset="utf-8"><meta http-equiv="refresh" content="0; url=00-index.html">'
+        '<title>Computational graphs in PyTorch</title></head>'
+        '<body><a href="00-index.html">Computational graphs in PyTorch: start here</a></body></html>\n')
+
+
+def widget_drawing(nb, model_id):
+    """The HTML of a stored widget without its kernel: the HTML widgets
+    inside it (its first drawing) and, for a multiple choice, its choices
+    listed (a page cannot pick one, but the learner can read them)."""
+    state = nb.metadata.get("widgets", {}).get(STATE, {}).get("state", {})
+    found, todo = [], [model_id]
+    while todo:
+        model = state.get(todo.pop(0), {})
+        if model.get("model_name") == "HTMLModel":
+            found.append(model["state"].get("value", ""))
+        elif model.get("model_name") == "RadioButtonsModel":
+            found.append(choices(model["state"].get("_options_labels", [])))
+        todo += [ref.removeprefix("IPY_MODEL_") for ref in model.get("state", {}).get("children", [])]
+    return "".join(found)
+
+
+def choices(labels):
+    """A multiple choice's options as a lettered list."""
+    items = "".join(f"<li>{escape(label)}</li>" for label in labels)
+    return f'<ol class="quiz-choices" type="A">{items}</ol>'
+
+
+def site_repository():
+    """The GitHub repository (owner/name) the site's links name."""
+    return os.environ.get("SITE_REPOSITORY") or REPOSITORY
+
+
+def kernel_line(name, repository):
+    where = (f'open the notebook with <code>make lab</code>, <a href="{binder_url(name, repository)}">on Binder</a> '
+             f'or <a href="{colab_url(name, repository)}">in Colab</a>')
+    return f'<p class="kernel-note"><em>This is the stored first drawing. Changing the controls needs a running ' \
+           f"kernel: {where}.</em></p>"
+
+
+def retargeted(text, repository):
+    """`text` with the addresses helpers.project gives for REPOSITORY (the
+    repository, a notebook in Colab or on Binder) naming `repository`."""
+    for prefix in ("github.com/", "colab.research.google.com/github/", "mybinder.org/v2/gh/"):
+        text = re.sub(rf"\b{re.escape(prefix + REPOSITORY)}(?=[/?#)\s\"'\]]|$)", prefix + repository, text)
+    return text
+
+
+def refitted(html):
+    """`html` with each Graphviz SVG not yet in a fitted box put in one (a
+    stored output older than `fitted` let its drawing shrink to any width)."""
+    def refit(found):
+        svg = found.group(0)
+        if "min-width" in svg.split(">", 1)[0]:
+            return svg
+        return fitted(re.sub(r'^<svg style="[^"]*" ', "<svg ", svg))
+    return re.sub(r"<svg\b.*?</svg>", refit, html, flags=re.S)
+
+
+def staged_output(nb, output, name, repository):
+    data = output.get("data", {})
+    if WIDGET in data:
+        html = refitted(widget_drawing(nb, data[WIDGET]["model_id"])) + kernel_line(name, repository)
+        plain = data.get("text/plain", "")
+        return nbformat.v4.new_output("display_data", data={"text/html": html, "text/plain": plain})
+    if "image/svg+xml" in data:
+        svg = data["image/svg+xml"]
+        # in a box that scrolls rather than shrink the text below the legibility budget
+        html = f'<div class="graph">{fitted(svg)}</div>'
+        output["data"] = {"text/html": html, "text/plain": data.get("text/plain", "")}
+    elif "<svg" in data.get("text/html", ""):
+        data["text/html"] = refitted(data["text/html"])
+    return output
+
+
+def folded_answers(exercise):
+    """A markdown cell with an exercise's hint and solution, each folded."""
+    solution = escape(exercise.solution.strip())
+    return nbformat.v4.new_markdown_cell(
+        f"<details><summary>Hint for exercise {exercise.number}</summary>\n\n{escape(exercise.hint)}\n\n</details>\n"
+        f"<details><summary>A solution to exercise {exercise.number}</summary>\n\n<pre>{solution}</pre>\n\n</details>")
+
+
+def staged(path, names, repository):
+    """The notebook as the site shows it."""
+    nb = nbformat.read(path, as_version=4)
+    exercises = iter(() if path.name.startswith("00") else exercises_of(path))
+    cells = []
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.outputs = [staged_output(nb, o, path.name, repository) for o in cell.outputs]
+        elif cell.cell_type == "markdown":
+            cell.source = retargeted(cell.source, repository)
+        cells.append(cell)
+        if CHECK in cell.metadata.get("tags", []):         # exercise N's check is the N-th cell so tagged
+            cells.append(folded_answers(next(exercises)))
+    if path.name.startswith("00"):
+        toc = "\n".join(n.removesuffix(".ipynb") for n in names[1:])
+        cells.append(nbformat.v4.new_markdown_cell(f"```{{toctree}}\n:hidden:\n:maxdepth: 1\n\n{toc}\n```"))
+    nb.cells = cells
+    nb.metadata.pop("widgets", None)
+    return nb
+
+
+def build(out, source=STAGING, repository=None):
+    """Stage every notebook in `source` (emptied first) and run Sphinx; return
+    the output folder. `repository` (owner/name) defaults to site_repository()."""
+    repository = repository or site_repository()
+    source = Path(source)
+    shutil.rmtree(source, ignore_errors=True)
+    source.mkdir(parents=True)
+    paths = notebook_paths()
+    names = [p.name for p in paths]
+    for path in paths:
+        nbformat.write(staged(path, names, repository), source / path.name)
+    subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-q", "-c", str(ROOT / "site"), str(source),
+                    str(out)], check=True, env={**os.environ, "SITE_REPOSITORY": repository})
+    (Path(out) / "index.html").write_text(HOME)
+    for path in paths:          # the download button gives the notebook itself, not the staged copy
+        shutil.copyfile(path, Path(out) / "_sources" / path.name)
+    return out
+
+
+def main(args):
+    out = Path(args[0]) if args else ROOT / "build" / "site"
+    build(out)
+    print(f"site written to {out}: open {out / '00-index.html'}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,85 @@
+"""The teacher's copy: every lesson notebook with its answer slots filled
+with the reference solutions, executed from a fresh kernel, and checked:
+every check must say "Right" and the score must be full.
+
+    python -m tools.build.solutions [OUT]      (default build/solutions, ignored by git)
+
+Exits 1 and lists what went wrong when any check is not right.
+"""
+
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import nbformat
+
+from helpers.exercises import declared
+from tools.notebooks import notebook_paths
+from tools.build.run_notebooks import execute, output_text
+
+ROOT = Path(__file__).resolve().parents[2]
+SLOT, CHECK = "answer-slot", "answer-check"      # the cell tags of exercise N's slot and check, in order
+
+
+def exercises_of(path):
+    """The exercises a lesson notebook declares (notebooks/01-... -> nb01.py)."""
+    return declared(path.name[:2])
+
+
+def tagged(nb, tag):
+    """The notebook's cells that carry `tag`, in order."""
+    return [cell for cell in nb.cells if tag in cell.metadata.get("tags", [])]
+
+
+def filled(nb, exercises):
+    """The notebook with each answer slot replaced by its solution: the
+    N-th cell tagged answer-slot gets exercise N's."""
+    slots = tagged(nb, SLOT)
+    if len(slots) != len(exercises):
+        raise ValueError(f"{len(slots)} cells tagged {SLOT} for {len(exercises)} exercises")
+    for slot, exercise in zip(slots, exercises, strict=True):
+        slot.source = exercise.solution.strip()
+    return nb
+
+
+def not_right(nb, name):
+    """Every check or score in an executed teacher's copy that is not right."""
+    found = []
+    checks = tagged(nb, CHECK)
+    for cell in checks:
+        if not output_text(cell).startswith("Right:"):
+            found.append(f"{name}: {cell.source}: {output_text(cell)[:200] or 'no output'}")
+    score = [c for c in nb.cells if c.cell_type == "code"][-1:]          # the last code cell: ex.score()
+    full = f"Your score this session: {len(checks)} of {len(checks)} right"
+    if not checks or not score or not output_text(score[-1]).startswith(full):
+        found.append(f"{name}: the score is not {len(checks)} of {len(checks)}")
+    return found
+
+
+def build(out):
+    """Write and check the teacher's copies in `out`; return the problems."""
+    out.mkdir(parents=True, exist_ok=True)
+
+    def one(path):
+        copy = out / path.name
+        nbformat.write(filled(nbformat.read(path, as_version=4), exercises_of(path)), copy)
+        nb = execute(copy)
+        copy.write_text(nbformat.writes(nb) + "\n", encoding="utf-8")
+        return not_right(nb, path.name)
+
+    # two kernels at a time: a notebook's run is mostly waiting on its kernel
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return [problem for found in pool.map(one, notebook_paths()[1:]) for problem in found]
+
+
+def main(args):
+    out = Path(args[0]) if args else ROOT / "build" / "solutions"
+    problems = build(out)
+    for line in problems:
+        print(line, file=sys.stderr)
+    print(f"teacher's copies in {out}: " + ("every check right" if not problems else f"{len(problems)} problems"))
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

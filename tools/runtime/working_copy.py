@@ -1,0 +1,137 @@
+"""The learner's working copy of the notebooks: `my-notebooks/`, kept out of
+git. `make lab` makes it on its first run (and adds a notebook it lacks),
+never overwriting a notebook in it, so saved answers never touch the stored
+notebooks in notebooks/ and `git pull` never conflicts with them.
+`make refresh` replaces the copy's notebooks with the collection's; a
+notebook the learner changed is moved to a dated backup first.
+
+Every notebook this module copies is trusted (signed as `jupyter trust`
+does, in the learner's Jupyter data directory), so its stored drawings and widget views
+show on first open instead of their text forms."""
+
+import hashlib
+import json
+import shutil
+import time
+from pathlib import Path
+
+import nbformat
+from nbformat.sign import NotebookNotary
+
+from tools.notebooks import NOTEBOOKS
+
+ROOT = NOTEBOOKS.parent
+COPY = ROOT / "my-notebooks"
+RECORD = ".copied.json"       # {notebook name: fingerprint of what was copied}
+BACKUPS = "backups"
+
+
+def fingerprint(path):
+    """What the learner writes in a notebook: its cells' types and sources
+    (outputs are left out, as running the cells again makes them). None when
+    the file is not a readable notebook."""
+    try:
+        cells = [[c.cell_type, c.source] for c in nbformat.read(path, as_version=4).cells]
+    except (OSError, ValueError):
+        return None
+    return hashlib.sha256(json.dumps(cells).encode()).hexdigest()
+
+
+def collection(notebooks=NOTEBOOKS):
+    """The collection's notebooks, in reading order."""
+    return sorted(notebooks.glob("[0-9][0-9]-*.ipynb"))
+
+
+def make(copy=COPY, notebooks=NOTEBOOKS, say=print):
+    """Copy every notebook of the collection that `copy` lacks (all of them
+    the first time), trust the copies, and say what was done; a notebook
+    already in `copy` is left as it is. Returns the paths copied."""
+    copy.mkdir(parents=True, exist_ok=True)
+    record = _read_record(copy)
+    added = [_copy(source, copy, record) for source in collection(notebooks) if not (copy / source.name).exists()]
+    _finish(copy, record, added)
+    where = f"{_shown(copy)}/"
+    if len(added) == len(collection(notebooks)):
+        say(f"Made your working copy of the notebooks in {where} (ignored by git; the stored ones in "
+            "notebooks/ stay as they are). Save your answers there.")
+    elif added:
+        say(f"Added to your working copy {where}: {', '.join(p.name for p in added)}.")
+    else:
+        say(f"Your working copy: {where} (kept as it is; `make refresh` updates it, "
+            "backing up notebooks you changed).")
+    newer = updated(copy, notebooks)
+    if newer:
+        say(f"The collection has newer versions of {', '.join(newer)}: `make refresh` takes them "
+            f"(a notebook you changed is kept in {where}{BACKUPS}/ first).")
+    return added
+
+
+def updated(copy=COPY, notebooks=NOTEBOOKS):
+    """Names of the collection's notebooks that changed since they were copied."""
+    record = _read_record(copy)
+    return [source.name for source in collection(notebooks)
+            if source.name in record and record[source.name] != fingerprint(source)]
+
+
+def refresh(copy=COPY, notebooks=NOTEBOOKS, say=print, stamp=None):
+    """Replace every notebook of the collection in `copy` with a fresh copy.
+    One the learner changed (its cells differ from what was copied) is first
+    moved to `copy`/backups/<date-time>/; other files in `copy` are left
+    alone. Returns {name: backup path} for the notebooks moved."""
+    copy.mkdir(parents=True, exist_ok=True)
+    record = _read_record(copy)
+    folder = copy / BACKUPS / (stamp or time.strftime("%Y-%m-%d-%H%M%S"))
+    moved = {}
+    for source in collection(notebooks):
+        target = copy / source.name
+        if target.exists() and _changed(target, source, record):
+            folder.mkdir(parents=True, exist_ok=True)
+            moved[source.name] = Path(shutil.move(target, folder / source.name))
+    copied = [_copy(source, copy, record) for source in collection(notebooks)]
+    _finish(copy, record, copied)
+    say(f"Refreshed {len(copied)} notebooks in {_shown(copy)}/ from notebooks/.")
+    for name, backup in moved.items():
+        say(f"  You had changed {name}: your version is kept as {_shown(backup)}")
+    if not moved:
+        say("  None had changes of yours, so no backup was needed.")
+    return moved
+
+
+def trust(paths):
+    """Sign `paths` as trusted, as `jupyter trust` does, in the user's
+    Jupyter data directory (JUPYTER_DATA_DIR, else under HOME), where the
+    Jupyter server of `make lab` looks the signatures up."""
+    notary = NotebookNotary()
+    for path in paths:
+        notary.sign(nbformat.read(path, as_version=4))
+
+
+def _changed(target, source, record):
+    """Whether the learner changed `target`: its cells are neither what was
+    copied nor the collection's (an unreadable file counts as changed)."""
+    cells = fingerprint(target)
+    return cells is None or cells not in (record.get(source.name), fingerprint(source))
+
+
+def _copy(source, copy, record):
+    target = copy / source.name
+    shutil.copyfile(source, target)
+    record[source.name] = fingerprint(source)
+    return target
+
+
+def _finish(copy, record, copied):
+    trust(copied)
+    (copy / RECORD).write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
+
+
+def _read_record(copy):
+    try:
+        return json.loads((copy / RECORD).read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def _shown(path):
+    """`path` relative to the repository when it is inside it."""
+    return f"{path.relative_to(ROOT)}" if path.is_relative_to(ROOT) else str(path)

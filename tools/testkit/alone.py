@@ -1,0 +1,174 @@
+"""Run a notebook the way Google Colab or a download meets it: copied alone
+into an empty folder, in a Python that has torch, Jupyter and Colab's
+ipywidgets 7 but neither this repository nor torchviz. Its set-up cell (the
+first code cell, tools/build/nav.py) must install the collection, here from a
+wheel built from this checkout instead of GitHub ($GRAPH_NOTEBOOKS_SOURCE),
+and every cell after it must run as it does in the repository.
+
+    python -m tools.testkit.alone [notebooks/01-....ipynb ...]    # prints each notebook's problems
+
+The environment is a fresh venv whose site-packages links to this one's,
+all but the packages Colab lacks or has at another version (ipywidgets and
+its front-end packages, torchviz) and this repository's own install; the
+pins in tools/testkit/colab-requirements.txt are installed into it for real. Installing
+there cannot touch this environment: the set-up cell installs without
+dependencies, so pip removes nothing, and a package it adds is written into
+the new folder.
+"""
+
+import os
+import re
+import subprocess
+import sys
+import sysconfig
+import tempfile
+from functools import cache
+from pathlib import Path
+
+import nbformat
+from jupyter_client.kernelspec import KernelSpec, KernelSpecManager
+from jupyter_client.manager import KernelManager
+from nbclient import NotebookClient
+
+from tools.build.nav import INSTALL
+from tools.build.run_notebooks import problems
+from tools.notebooks import notebook_paths
+
+ROOT = Path(__file__).resolve().parents[2]
+COLAB = Path(__file__).with_name("colab-requirements.txt")
+# what Colab's runtime lacks, or has at another version: left out of the links
+LEFT_OUT = ("ipywidgets", "widgetsnbextension", "jupyterlab_widgets", "torchviz", "__editable__",
+            "computational_graphs_notebooks")
+KERNEL = "alone"
+SANITIZE = ROOT / "tests" / "sanitize.cfg"
+
+
+def build_wheel(folder):
+    """A wheel of this checkout (what GitHub's archive would install), in `folder`."""
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
+                    "--wheel-dir", str(folder), str(ROOT)], check=True, capture_output=True, text=True)
+    (wheel,) = Path(folder).glob("computational_graphs_notebooks-*.whl")
+    return wheel
+
+
+def environment(folder):
+    """A venv in `folder` like Colab's runtime (see the module's docstring);
+    returns its python."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(folder)], check=True)
+    python = Path(folder) / "bin" / "python"
+    done = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          check=True, capture_output=True, text=True)
+    target, ours = Path(done.stdout.strip()), Path(sysconfig.get_paths()["purelib"])
+    for entry in ours.iterdir():
+        if not entry.name.startswith(LEFT_OUT) and not (target / entry.name).exists():
+            (target / entry.name).symlink_to(entry)
+    subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--no-deps", "-r", str(COLAB)],
+                   check=True, capture_output=True, text=True)
+    return python
+
+
+class _Specs(KernelSpecManager):
+    """Kernel specs with one more: a kernel in the Colab-like environment."""
+
+    python = None
+
+    def get_kernel_spec(self, kernel_name):
+        if kernel_name == KERNEL:
+            return KernelSpec(argv=[str(self.python), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+                              display_name="Colab-like", language="python")
+        return super().get_kernel_spec(kernel_name)
+
+
+def run_alone(path, python, source, folder):
+    """Notebook `path` copied alone into the empty folder `folder` and
+    executed there by `python` with $GRAPH_NOTEBOOKS_SOURCE=`source`;
+    returns it with its new outputs. The kernel starts in `folder`, with no
+    PYTHONPATH: nothing of this checkout is importable but what the set-up
+    cell installs."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=False)
+    copy = folder / Path(path).name
+    copy.write_bytes(Path(path).read_bytes())
+    nb = nbformat.read(copy, as_version=4)
+    specs = _Specs()
+    specs.python = python
+    km = KernelManager(kernel_name=KERNEL, kernel_spec_manager=specs)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env |= {"GRAPH_NOTEBOOKS_SOURCE": str(source), "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    client = NotebookClient(nb, km=km, timeout=600, allow_errors=True, record_timing=False,
+                            resources={"metadata": {"path": str(folder)}})
+    client.execute(env=env, cwd=str(folder))
+    return nb
+
+
+def uninstall(python):
+    """Undo what a set-up cell installed, so the next notebook meets the runtime as it was."""
+    subprocess.run([str(python), "-m", "pip", "uninstall", "--quiet", "--yes", "computational-graphs-notebooks",
+                    "torchviz"], check=True, capture_output=True, text=True)
+
+
+def set_up_output(nb):
+    """What the set-up cell printed."""
+    cell = next(c for c in nb.cells if c.get("id") == INSTALL)
+    return "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
+
+
+@cache
+def _patterns(config):
+    """nbval's sanitize patterns in `config`, and the ipywidgets version the index reports."""
+    pairs = re.findall(r"^regex: (.*)\nreplace: (.*)$", config.read_text(), re.M)
+    return [*pairs, (r"ipywidgets: \S+", "ipywidgets: N")]
+
+
+def sanitized(text, config=SANITIZE):
+    """`text` with nbval's sanitize patterns (tests/sanitize.cfg) applied, as
+    nbval applies them, and the ipywidgets version the index reports."""
+    for pattern, replacement in _patterns(config):
+        text = re.sub(pattern, replacement, text)
+    return text
+
+
+def _texts(cell):
+    """A code cell's outputs as texts: each stream whole (a stream arrives in
+    chunks that depend on timing), then text/plain and error names."""
+    streams = {}
+    for o in cell.outputs:
+        if o.output_type == "stream":
+            streams[o.name] = streams.get(o.name, "") + o.text
+    others = [o for o in cell.outputs if o.output_type != "stream"]
+    texts = [*streams.values(), *(o.get("data", {}).get("text/plain", "") + o.get("ename", "") for o in others)]
+    return [sanitized(t) for t in texts]
+
+
+def differences(stored, fresh):
+    """Code cells whose text output (streams, text/plain, error names) differs
+    between the stored notebook and `fresh`, as nbval would compare them: the
+    set-up cell (which prints only when it installs) and cells whose output
+    nbval ignores are left out."""
+    found = []
+    pairs = zip(stored.cells, fresh.cells, strict=True)
+    for number, (old, new) in enumerate(pairs):
+        if old.cell_type != "code" or old.get("id") == INSTALL or "nbval-ignore-output" in old.metadata.get(
+                "tags", []):
+            continue
+        before, after = _texts(old), _texts(new)
+        if before != after:
+            found.append(f"cell {number} ({old.get('id')}): stored {before!r:.300}, alone {after!r:.300}")
+    return found
+
+
+def main(args):
+    paths = [Path(a).resolve() for a in args] or notebook_paths()
+    with tempfile.TemporaryDirectory() as tmp:
+        wheel = build_wheel(Path(tmp) / "wheel")
+        python = environment(Path(tmp) / "env")
+        for path in paths:
+            nb = run_alone(path, python, wheel, Path(tmp) / path.stem)
+            uninstall(python)
+            found = problems(nb) + differences(nbformat.read(path, as_version=4), nb)
+            print(f"{path.name}: {set_up_output(nb).strip()}")
+            print("\n".join(f"  {line}" for line in found) or "  every cell ran as tagged")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

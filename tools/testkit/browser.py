@@ -1,0 +1,161 @@
+"""Drive JupyterLab in headless Chromium (Debian's chromium, through
+Playwright's Python package) for the browser tests."""
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+import urllib.request
+from pathlib import Path
+
+from tools.runtime.lab import lab_argv
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+# Every cell stays in the page (no virtual scrolling), and no news pop-up.
+SETTINGS = {
+    "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
+    "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {"fetchNews": "false"},
+}
+CLICKS = 3                # Run All clicks before giving up (see run_all_started)
+STARTED_WITHIN = 10       # seconds for a clicked Run All to queue its first cell
+# The notebook in the active tab (others stay in the page, hidden).
+NB = ".jp-NotebookPanel:not(.lm-mod-hidden)"
+IDLE = f"{NB} .jp-Notebook-ExecutionIndicator[data-status='idle']"
+# The toolbar names the notebook's kernel ("No Kernel" while none is attached,
+# which is when Run All sends nothing).
+KERNEL_NAMED = f"""() => {{ const name = document.querySelector('{NB} .jp-Toolbar-kernelName');
+  return !!name && name.innerText.trim() !== '' && !name.innerText.includes('No Kernel'); }}"""
+PROMPTS = f"[...document.querySelectorAll('{NB} .jp-CodeCell .jp-InputPrompt')].map(e => e.textContent.trim())"
+DONE = f"""() => {{ const p = {PROMPTS};
+  return p.length > 0 && p[p.length - 1] === `[${{p.length}}]:` && p.every(t => /^\\[\\d+\\]:$/.test(t))
+    && !!document.querySelector("{IDLE}"); }}"""
+CELLS = f"""() => [...document.querySelectorAll('{NB} .jp-CodeCell')].map(c => ({{
+  source: c.querySelector('.cm-content').innerText,
+  stderr: !!c.querySelector('.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]')}}))"""
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def serve(root, runtime, env=None):
+    """Start `jupyter lab` with `make lab`'s command line (tools/runtime/lab.py),
+    serving `root`, on a free loopback port; return (process, server info:
+    the `jpserver-*.json` Jupyter writes, with port, token and root_dir)."""
+    runtime.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(runtime), **(env or {})}
+    with open(runtime / "lab.log", "w") as log:
+        proc = subprocess.Popen(lab_argv(free_port(), False, root), env=env, start_new_session=True,
+                                stdout=log, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 90
+    while not list(runtime.glob("jpserver-*.json")):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            stop(proc)
+            raise RuntimeError(f"jupyter lab did not start; see {runtime / 'lab.log'}")
+        time.sleep(0.3)
+    return proc, json.loads(next(runtime.glob("jpserver-*.json")).read_text())
+
+
+def start_lab(root, notebooks):
+    """Serve a copy of `notebooks` from `root` (so nothing a test runs is
+    saved over the stored notebooks); return (process, base URL, token)."""
+    shutil.copytree(notebooks, root / "notebooks")
+    for name, value in SETTINGS.items():
+        (root / "settings" / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / "settings" / name).write_text(json.dumps(value))
+    proc, info = serve(root, root / "runtime", {"JUPYTERLAB_SETTINGS_DIR": str(root / "settings")})
+    return proc, f"http://127.0.0.1:{info['port']}", info["token"]
+
+
+def stop(proc):
+    """Stop the server and everything it started (kernels included)."""
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=30)
+
+
+def open_notebook(page, base, token, path):
+    """Load JupyterLab on the notebook at `path` in `page`, which starts its
+    kernel; returns once the page has loaded, not waiting for the kernel."""
+    workspace = Path(path).stem              # a fresh workspace: no tabs restored from earlier tests
+    page.goto(f"{base}/lab/workspaces/{workspace}/tree/{path}?token={token}")
+
+
+def run_all(page, base, token, path, timeout=180):
+    """Open a notebook, clear its stored outputs and run every cell in the
+    fresh kernel JupyterLab started for it; return the seconds from the
+    click to the last cell's end, and how many clicks on Run All that took
+    (see `run_all_started`).
+
+    Not "Restart Kernel and Run All": restarting a kernel whose first
+    websocket is still being set up makes jupyter_server replace the
+    connection as stale and then misread the client's next binary frame
+    (`struct.error` in deserialize_binary_message in the lab log); the run's
+    messages are lost and Run All never ends. The kernel is new anyway.
+    A page that `open_notebook` opened earlier is used as it is."""
+    cleared(page, base, token, path)
+    start = time.perf_counter()
+    clicks = 1
+    menu(page, "Run", "Run All Cells")
+    while not run_all_started(page):
+        if clicks == CLICKS:
+            raise AssertionError(f"Run All did not start after {CLICKS} clicks: no cell was sent to the kernel")
+        clicks += 1
+        menu(page, "Run", "Run All Cells")
+    page.wait_for_function(DONE, timeout=timeout * 1000, polling=200)
+    return time.perf_counter() - start, clicks
+
+
+def cleared(page, base, token, path):
+    """The notebook at `path` open in `page` (opened now unless `open_notebook`
+    did it before), its kernel attached, every output cleared."""
+    if not (page.url.startswith(base) and Path(path).name in page.url):
+        open_notebook(page, base, token, path)
+    page.wait_for_selector(IDLE, timeout=90_000)
+    page.wait_for_function(KERNEL_NAMED, timeout=90_000, polling=100)
+    page.locator(f"{NB} .jp-Cell").first.click()       # menus act on the active notebook
+    menu(page, "Edit", "Clear Outputs of All Cells")
+    page.wait_for_function(f"() => {PROMPTS}.every(t => t === '[ ]:')", timeout=30_000, polling=100)
+
+
+def run_all_started(page, within=None):
+    """Whether Run All started: a cell is queued, running or done. When
+    JupyterLab has not yet attached the new kernel to the notebook, Run All
+    sends nothing and every prompt stays empty (before run_all also waited
+    for KERNEL_NAMED: one notebook of nine in a test run, two tries of five
+    while another JupyterLab page was loading); clicking again then runs
+    nothing twice."""
+    from playwright.sync_api import TimeoutError as UITimeout
+
+    try:
+        page.wait_for_function(f"() => {PROMPTS}.some(t => t !== '[ ]:')",
+                               timeout=(within or STARTED_WITHIN) * 1000, polling=100)
+        return True
+    except UITimeout:
+        return False
+
+
+def menu(page, heading, item):
+    page.locator(".lm-MenuBar-itemLabel", has_text=heading).first.click()
+    page.get_by_role("menuitem", name=item, exact=True).click()
+
+
+def cells(page):
+    """Each code cell's source and whether it shows an error (stderr) output."""
+    return page.evaluate(CELLS)
+
+
+def rest(url, token, method="GET"):
+    """The JSON answer of a Jupyter server or hub at `url`, asked with `token`
+    (None when the answer has no body)."""
+    request = urllib.request.Request(url, method=method, headers={"Authorization": f"token {token}"})
+    with urllib.request.urlopen(request, timeout=30) as reply:
+        body = reply.read()
+    return json.loads(body) if body else None

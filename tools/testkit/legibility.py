@@ -1,0 +1,130 @@
+"""The legibility budget measured in a browser page: the rendered size, in
+CSS px, of every text of every Graphviz drawing (an <svg> with node
+groups, inline or loaded as an <img>), against OP_PX for operation names
+(the larger type, 11 pt in the DOT) and TEXT_PX for any text; and the
+states of a registered widget's controls (each checkbox state, toggle
+button, dropdown option, radio choice and slider end) reached one by one
+as a learner reaches them. Used by tests/test_legibility_browser.py."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tools.testkit.widget_page import act, change_and_wait, control
+from tools.testkit.widget_registry import Change, Widget, click, pick, press
+
+OP_PX, TEXT_PX = 11.0, 8.0
+OP_POINTS = 11.0          # an operation name's size in the DOT (helpers/render.py)
+SLACK = 0.1               # px: min-widths are rounded to whole pixels
+# Per drawing shown (width > 0): the smallest operation name and the
+# smallest text, in CSS px, and the first operation names to name it.
+# Inline: font-size × the text's scale to the screen (getScreenCTM); an
+# <img>: font-size × rendered width / viewBox width.
+MEASURE = """(root, opPoints) => {
+  const drawn = [];
+  const sizes = (texts, scaleOf, sizeOf) => texts.map(t => ({
+    size: sizeOf(t), px: sizeOf(t) * scaleOf(t), text: t.textContent}));
+  const add = (kind, box, found) => {
+    const ops = found.filter(t => t.size >= opPoints - 0.01);
+    drawn.push({kind, width: Math.round(box.width),
+      op: ops.length ? Math.min(...ops.map(t => t.px)) : null,
+      text: Math.min(...found.map(t => t.px)),
+      names: (ops.length ? ops : found).slice(0, 2).map(t => t.text).join(', ')});
+  };
+  for (const svg of root.querySelectorAll('svg')) {
+    const box = svg.getBoundingClientRect();
+    if (!svg.querySelector('g.node') || box.width === 0) continue;
+    add('svg', box, sizes([...svg.querySelectorAll('text')],
+      t => { const m = t.getScreenCTM(); return Math.hypot(m.a, m.b); },
+      t => parseFloat(getComputedStyle(t).fontSize)));
+  }
+  for (const img of root.querySelectorAll('img')) {
+    const source = decodeURIComponent(img.src), box = img.getBoundingClientRect();
+    if (!source.includes('class="node"') || box.width === 0) continue;
+    const svg = new DOMParser().parseFromString(source.slice(source.indexOf('<svg')), 'image/svg+xml').documentElement;
+    const scale = box.width / svg.viewBox.baseVal.width;
+    add('img', box, sizes([...svg.querySelectorAll('text')], () => scale,
+      t => parseFloat(t.getAttribute('font-size') || '14')));
+  }
+  return drawn;
+}"""
+
+
+@dataclass(frozen=True)
+class Measured:
+    """One drawing as rendered: where it is, its smallest sizes in CSS px."""
+
+    where: str
+    names: str
+    op: float | None
+    text: float
+
+    def problems(self) -> list[str]:
+        found = [f"operation names {self.op:.1f} px (< {OP_PX:g})"] if self.op is not None and \
+            self.op < OP_PX - SLACK else []
+        found += [f"text {self.text:.1f} px (< {TEXT_PX:g})"] if self.text < TEXT_PX - SLACK else []
+        return [f"{self.where}, drawing of {self.names}: {', '.join(found)}"] if found else []
+
+
+def measure(locator, where: str) -> list[Measured]:
+    """Every drawing shown inside `locator` (a Playwright locator)."""
+    return [Measured(f"{where} ({d['kind']} {d['width']} px wide)", d["names"], d["op"], d["text"])
+            for d in locator.evaluate(MEASURE, OP_POINTS)]
+
+
+def smallest(drawings: list[Measured]) -> str:
+    """The smallest operation name and text over `drawings`, as a figure."""
+    ops = [d.op for d in drawings if d.op is not None]
+    op = f"{min(ops):.1f}" if ops else "-"
+    text = f"{min(d.text for d in drawings):.1f}" if drawings else "-"
+    return f"{len(drawings)} drawings, operation names >= {op} px, text >= {text} px"
+
+
+def states(cell, widget: Widget) -> list[Change]:
+    """The changes, made in order, that show every state of every control of
+    `widget` in `cell` once (read from the page: options, current choice,
+    slider ends). Controls are taken in the panel's order, so a later
+    control's states are shown at the earlier ones' last state."""
+    found: list[Change] = []
+    for name, kind in widget.controls.items():
+        where = control(cell, widget.position(name))
+        if kind == "Checkbox":
+            found += [click(name), click(name)]
+        elif kind in ("ToggleButtons", "RadioButtons"):
+            labels = where.locator("button, label:not(.widget-label)").all_inner_texts()
+            found += [click(name, label.strip()) for label in labels]
+        elif kind == "Dropdown":
+            found += [pick(name, label.strip()) for label in where.locator("option").all_inner_texts()]
+        elif kind.endswith("Slider"):
+            found += [press(name, "Home"), press(name, "End")]
+        else:
+            raise ValueError(f"no states known for a {kind} control ({widget.name}.{name}); add them here")
+    return found
+
+
+def reached(page, cell, widget: Widget, change: Change, timeout=60.0) -> bool:
+    """Make `change`; True once the widget redrew, False if the control
+    already showed that state (nothing to redraw)."""
+    where = control(cell, widget.position(change.control))
+    if _already(where, change):
+        return False
+    if change.action == "click" and change.target:      # the option with exactly this label
+        option = where.get_by_text(change.target, exact=True).first
+        change_and_wait(page, cell.locator(".widget-html-content").first, option.click, timeout)
+    else:
+        change_and_wait(page, cell.locator(".widget-html-content").first, lambda: act(page, where, change), timeout)
+    return True
+
+
+def _already(where, change: Change) -> bool:
+    if change.action == "pick":
+        return where.locator("select").evaluate("s => s.options[s.selectedIndex].text.trim()") == change.target
+    if change.action == "press":
+        handle = where.locator(".noUi-handle").first
+        now, end = (handle.get_attribute(f"aria-value{e}") for e in
+                    ("now", "min" if change.target == "Home" else "max"))
+        return now is not None and float(now) == float(end)
+    if change.action == "click" and change.target:
+        chosen = where.locator("button.mod-active, input:checked + *, label:has(input:checked)").all_inner_texts()
+        return change.target in [c.strip() for c in chosen]
+    return False

@@ -1,0 +1,101 @@
+"""The registry's widgets found in the notebooks, by cell tag: the cell of a
+widget (`cell_index`), the widget cells nobody registered and the entries
+with no cell (`problems`), and a stored output that does not match its
+declaration (`stored_problems`)."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Mapping
+from pathlib import Path
+
+import nbformat
+from nbformat import NotebookNode
+
+from helpers.widgets import NO_DRAWING
+from tools.testkit.widget_registry import TAG, WIDGETS, Widget
+
+NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
+VIEW = "application/vnd.jupyter.widget-view+json"
+STATE = "application/vnd.jupyter.widget-state+json"
+
+
+def code_cells(nb: NotebookNode) -> list[NotebookNode]:
+    return [cell for cell in nb.cells if cell.cell_type == "code"]
+
+
+def widget_tags(cell: NotebookNode) -> list[str]:
+    return [tag for tag in cell.metadata.get("tags", []) if tag.startswith(TAG)]
+
+
+def shows_a_widget(cell: NotebookNode) -> bool:
+    """A stored widget view, or a call of `panel(...)` in the cell's code."""
+    if any(VIEW in output.get("data", {}) for output in cell.get("outputs", [])):
+        return True
+    try:
+        tree = ast.parse(cell.source)
+    except SyntaxError:                        # IPython syntax (magics): fall back to the text
+        return "panel(" in cell.source
+    calls = [node.func for node in ast.walk(tree) if isinstance(node, ast.Call)]
+    return any(getattr(f, "id", getattr(f, "attr", None)) == "panel" for f in calls)
+
+
+def cell_index(notebook: str, tag: str, folder: Path = NOTEBOOKS) -> int:
+    """The position, among the code cells of `<folder>/<notebook>.ipynb`, of
+    the cell tagged `tag` (as JupyterLab lists them: `.jp-CodeCell`)."""
+    cells = code_cells(nbformat.read(folder / f"{notebook}.ipynb", as_version=4))
+    found = [i for i, cell in enumerate(cells) if tag in widget_tags(cell)]
+    if len(found) != 1:
+        raise LookupError(f"{notebook}.ipynb has {len(found)} cells tagged {tag}; one expected")
+    return found[0]
+
+
+def problems(notebooks: Mapping[str, NotebookNode], widgets: tuple[Widget, ...] = WIDGETS) -> list[str]:
+    """Widget cells without a registered tag, tags on cells that show no
+    widget, and registered widgets without exactly one cell."""
+    declared = {w.tag: w for w in widgets}
+    found, seen = [], {w.tag: 0 for w in widgets}
+    for name, nb in notebooks.items():
+        for number, cell in enumerate(code_cells(nb)):
+            tags, first = widget_tags(cell), cell.source.splitlines()[0] if cell.source else ""
+            if shows_a_widget(cell) and not tags:
+                found.append(f"{name}: code cell {number} shows a widget but is not registered: give it a tag "
+                             f"{TAG}<name> and declare it in tools/testkit/widget_registry.py ({first})")
+            elif tags and not shows_a_widget(cell):
+                found.append(f"{name}: code cell {number} is tagged {', '.join(tags)} but shows no widget")
+            for tag in tags:
+                if tag not in declared or declared[tag].notebook != name:
+                    found.append(f"{name}: code cell {number} is tagged {tag}, which the registry does not "
+                                 f"declare for this notebook")
+                else:
+                    seen[tag] += 1
+    return found + [f"{tag}: {count} cells in {declared[tag].notebook} carry this tag; one must"
+                    for tag, count in seen.items() if count != 1 and declared[tag].notebook in notebooks]
+
+
+def stored_problems(nb: NotebookNode, widget: Widget) -> list[str]:
+    """How the widget's stored output differs from its declaration: its text
+    form names the controls in order and shows a drawing, not an error; its
+    saved state has the declared kinds of control."""
+    cell = next(c for c in code_cells(nb) if widget.tag in widget_tags(c))
+    views = [o.data for o in cell.get("outputs", []) if VIEW in o.get("data", {})]
+    if len(views) != 1:
+        return [f"{widget.tag}: {len(views)} stored widget views; one expected"]
+    text = views[0].get("text/plain", "")
+    found = [] if text.startswith("panel(") else [f"{widget.tag}: text/plain is not a panel's: {text[:60]!r}"]
+    names = [part.split("=", 1)[0] for part in text.split("\n", 1)[0].removeprefix("panel(").split(", ")]
+    found += [] if names == list(widget.controls) else [f"{widget.tag}: controls {names}, declared "
+                                                        f"{list(widget.controls)}"]
+    found += [f"{widget.tag}: stored view shows an error: {text}"] if f"\n{NO_DRAWING} " in text else []
+    kinds = _control_models(nb, views[0][VIEW]["model_id"])
+    declared = [f"{kind}Model" for kind in widget.controls.values()]
+    return found + ([] if kinds == declared else [f"{widget.tag}: saved controls {kinds}, declared {declared}"])
+
+
+def _control_models(nb: NotebookNode, model_id: str) -> list[str]:
+    """The model names of the controls in a stored panel (its first row)."""
+    state = nb.metadata.get("widgets", {}).get(STATE, {}).get("state", {})
+    children = state.get(model_id, {}).get("state", {}).get("children", [])
+    row = state.get(children[0].removeprefix("IPY_MODEL_"), {}) if children else {}
+    controls = row.get("state", {}).get("children", [])
+    return [state.get(ref.removeprefix("IPY_MODEL_"), {}).get("model_name", "?") for ref in controls]
