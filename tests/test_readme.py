@@ -1,0 +1,72 @@
+"""README.md is a learner's page first: at most MAX_WORDS words (counted as
+`wc -w` counts them), with everything for maintainers in docs/. Every
+relative link in README.md and in the pages of docs/ names a file that
+exists, so moving text between pages cannot leave a link behind."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+DOCS = ROOT / "docs"
+MAX_WORDS = 1500
+
+FENCED = re.compile(r"^(```|~~~).*?^\1", re.M | re.S)       # code blocks: their brackets are code
+INLINE_CODE = re.compile(r"`[^`\n]*`")
+INLINE_LINK = re.compile(r"!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+REFERENCE_LINK = re.compile(r"^\s{0,3}\[[^\]]+\]:\s*<?(\S+?)>?(?:\s+\"[^\"]*\")?\s*$", re.M)
+NOT_A_FILE = re.compile(r"^([a-z][a-z0-9+.-]*:|//|#)", re.I)   # https:, mailto:, //host, #anchor
+
+
+def words(text):
+    return len(text.split())
+
+
+def links(text):
+    """The link targets of a markdown text, outside code."""
+    text = INLINE_CODE.sub("", FENCED.sub("", text))
+    return INLINE_LINK.findall(text) + REFERENCE_LINK.findall(text)
+
+
+def broken_links(page):
+    """The relative links of `page` whose file (the part before any #anchor
+    or ?query, resolved from the page's folder) does not exist."""
+    broken = []
+    for target in links(page.read_text(encoding="utf-8")):
+        if NOT_A_FILE.match(target):
+            continue
+        path = target.split("#", 1)[0].split("?", 1)[0]
+        if path and not (page.parent / path).exists():
+            broken.append(target)
+    return broken
+
+
+def pages():
+    return [README, *sorted(DOCS.rglob("*.md"))]
+
+
+def test_the_readme_is_at_most_max_words():
+    count = words(README.read_text(encoding="utf-8"))
+    assert count <= MAX_WORDS, (
+        f"README.md has {count:,} words; the rule is at most {MAX_WORDS:,} (`wc -w README.md`): "
+        "it is the learner's page, so move detail for maintainers to a page in docs/ and link it")
+
+
+@pytest.mark.parametrize("page", pages(), ids=lambda page: str(page.relative_to(ROOT)))
+def test_every_relative_link_names_a_file_that_exists(page):
+    broken = broken_links(page)
+    assert not broken, (f"{page.relative_to(ROOT)} links to files that do not exist: "
+                        + ", ".join(f"({target})" for target in broken))
+
+
+def test_the_checks_can_fail(tmp_path):
+    """A page with a broken link, a good link, an anchor, an address and a
+    link inside code: only the broken one is reported; the word count is wc's."""
+    (tmp_path / "there.md").write_text("x")
+    page = tmp_path / "page.md"
+    page.write_text("[ok](there.md#a) [gone](missing.md) [web](https://example.org/x.md) [top](#top)\n"
+                    "`[code](nowhere.md)`\n```\n[block](nowhere.md)\n```\n![pic](gone.png)\n[ref]: also-gone.md\n")
+    assert broken_links(page) == ["missing.md", "gone.png", "also-gone.md"]
+    assert words("one two\nthree\t four ") == 4
