@@ -4,12 +4,14 @@ autograd graph.
     from helpers import trace_graph, draw_graph
 
 Modules, by role (CONTRIBUTING.md has the map):
-  graph core   graph (walk -> Graph), saved_values, render (DOT, text,
-               legend), svg (Graphviz), roll (repeated steps as one
-               node), draw (draw_graph), arguments
+  drawing      its floors, top down: draw (draw_graph); dot (DOT, legend)
+               and text_form (the text form); layout (what is drawn);
+               graph (walk -> Graph), roll (repeated steps as one node),
+               from_scratch (notebook 07's engine, walked into a Graph);
+               walk; svg (Graphviz). Also saved_values, arguments
   observing    engine (the order backward runs), saved_memory (bytes saved)
-  lessons      models (lesson models several notebooks share), quiz
-  scratch      scratch (notebook 07's engine, walked into a Graph)
+  lessons      models (lesson models several notebooks share), model_cache
+               (each built once), quiz
   widgets      views (pure functions -> HTML), widgets (panel)
   set-up       environment (the index notebook's check)
 """
@@ -21,14 +23,14 @@ from typing import TYPE_CHECKING, Any
 # `helpers.standalone` (a notebook's set-up cell) works before torch and ipywidgets are
 # there, and can say what is missing.
 _HOMES = {"draw_graph": "draw", "side_by_side": "draw", "report": "environment", "trace_graph": "graph",
-          "legend_html": "render", "panel": "widgets"}
+          "legend_html": "dot", "panel": "widgets"}
 __all__ = ["draw_graph", "legend_html", "panel", "report", "side_by_side", "trace_graph"]  # _HOMES's names
 
 if TYPE_CHECKING:
+    from .dot import legend_html
     from .draw import draw_graph, side_by_side
     from .environment import report
     from .graph import trace_graph
-    from .render import legend_html
     from .widgets import panel
 
 

@@ -1,5 +1,12 @@
 """`draw_graph`: the live autograd graph as an object Jupyter shows as SVG.
-`Figure`: a caption over a drawing, what a widget view returns."""
+`Figure`: a caption over a drawing, what a widget view returns.
+
+Floor: draw, the top of the drawing path, which it runs down once: the
+graph floor traces (`graph.py`, `roll.py`, `from_scratch.py`), the two forms
+write DOT (`dot.py`) and text (`text_form.py`) from what `layout.py` says is
+drawn, and `svg.py` runs Graphviz. It may import any floor below it; no
+drawing module imports it.
+"""
 
 from __future__ import annotations
 
@@ -9,12 +16,13 @@ from dataclasses import dataclass
 from html import escape
 
 from .arguments import MAX_NODES, Params, Root, check_flag, check_walked, learner_facing, wrong
+from .dot import legend_text, to_dot
+from .from_scratch import ScratchValue, is_scratch_value, trace_scratch
 from .graph import Graph, trace_graph
 from .node_arguments import check_highlight, check_notes
-from .render import legend_text, to_dot, to_text
 from .roll import roll as roll_up
-from .scratch import ScratchValue, is_scratch_value, trace_scratch
 from .svg import DotUnavailable, to_svg
+from .text_form import to_text
 
 # What draw_graph draws: tensors or grad_fn nodes (one or a sequence), a Graph,
 # or a value of notebook 07's from-scratch engine.
@@ -161,7 +169,7 @@ def draw_graph(root: Drawable, params: Params | None = None, *,
 
     root: a tensor, a `grad_fn` node, a sequence of tensors, a `Graph`
         from `trace_graph`, or a value of an autograd engine written from
-        scratch (see `scratch.py`); for these two, `params`, `max_nodes`
+        scratch (see `from_scratch.py`); for these two, `params`, `max_nodes`
         and `roll` are not used, and giving them is an error.
     params: a dict of name -> tensor, or an `nn.Module`, to name leaves
         (an unnamed leaf is labelled "tensor"); a `torch.compile`d model's

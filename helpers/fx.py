@@ -22,9 +22,9 @@ import torch
 import torch.fx
 
 from .arguments import learner_facing, wrong
+from .dot import LEAF_LINES
 from .draw import Drawing, draw_graph
 from .graph import Edge, Graph, Node
-from .render import LEAF_LINES
 from .saved_values import MAX_LABEL, one_line, shape_text
 
 # The second line of an FX input's box: it is an input of the captured

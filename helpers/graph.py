@@ -1,8 +1,13 @@
 """Walk PyTorch's autograd graph into a plain `Graph` of nodes and edges.
 
-Nothing here draws: `render.py` turns a `Graph` into DOT and text. The walk
-itself (breadth-first, no recursion) is in `walk.py`; nodes are numbered
-`n0, n1, ...` in walk order, the same in every process for the same computation.
+Nothing here draws: `dot.py` and `text_form.py` turn a `Graph` into DOT and
+text. The walk itself (breadth-first, no recursion) is in `walk.py`; nodes are
+numbered `n0, n1, ...` in walk order, the same in every process for the same
+computation.
+
+Floor: graph, under `draw.py` and `layout.py`, over `walk.py`. It imports
+`walk.py`, `arguments.py` and `saved_values.py`; never a floor above it
+(`roll.py`, `from_scratch.py`, `layout.py`, `dot.py`, `text_form.py`, `draw.py`).
 """
 
 from collections import Counter

@@ -16,6 +16,10 @@ first and last step stay drawn, the ones between become a group node.
 Nothing is lost: the graph's `rolled` field says how many steps and nodes
 each group holds, and when nothing repeats it holds `NO_REPEATS`, which the
 drawing states. `cut_rolled` then keeps the drawing within `max_nodes`.
+
+Floor: graph, beside `from_scratch.py` and over `graph.py`, whose `Graph` it
+rolls. It imports `graph.py`, `arguments.py` and `saved_values.py`; never
+`layout.py`, `dot.py`, `text_form.py` or `draw.py`.
 """
 
 from collections import Counter, deque

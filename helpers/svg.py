@@ -14,6 +14,9 @@ Layout is bounded by size rather than by a clock: a source with more than
 faster than the node count), and the drawing falls back to text with a
 line saying what to do. The SVG of a source already laid out is cached,
 so toggling a widget back and forth does not run `dot` again.
+
+Floor: svg, the bottom of the drawing path: it takes DOT text, not a
+`Graph`, and imports no module of helpers.
 """
 
 import atexit

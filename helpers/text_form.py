@@ -4,8 +4,8 @@ A pure function of the graph, like the DOT source.
 
 Floor: the text form, a sibling of `dot.py` under `draw.py`. It reads what
 `layout.py` says is drawn (visible nodes and edges, saved values listed, the
-cut notice) and imports `layout.py`, the graph floor (`graph.py`, `roll.py`)
-and `saved_values.py`; never `dot.py`, its sibling, `draw.py` or `svg.py`.
+cut notice) and imports `layout.py` and the graph floor (`graph.py`,
+`roll.py`); never `dot.py`, its sibling, nor `draw.py` or `svg.py`.
 """
 
 from collections.abc import Collection, Mapping
@@ -13,8 +13,6 @@ from collections.abc import Collection, Mapping
 from .graph import Edge, Graph
 from .layout import CUT_MARK, cut_notice, shown_saved, visible
 from .roll import NO_REPEATS, NO_REPEATS_TEXT
-
-__all__ = ["CUT_MARK", "HIGHLIGHT_MARK", "to_text"]
 
 HIGHLIGHT_MARK = "[highlighted]"
 

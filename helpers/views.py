@@ -16,13 +16,13 @@ from typing import Any, Protocol
 import torch
 
 from .arguments import learner_facing, wrong
-from .built import as_built
 from .draw import Drawing, Figure, draw_graph, natural_width
 from .engine import record_backward
+from .from_scratch import ScratchValue, scratch_graph
 from .graph import autograd_nodes, node_label, trace_graph
+from .model_cache import as_built
 from .models import TanhRNNCell, run_sequence
 from .quiz import MultipleChoice, feedback
-from .scratch import ScratchValue, scratch_graph
 from .svg import LAYOUT_LIMIT, DotUnavailable, node_count
 
 # A sequence's cut view draws the SEQUENCE_NODES nodes nearest the output:

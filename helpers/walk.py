@@ -2,6 +2,9 @@
 (no recursion limit), in tuple order, so the positions it gives (and the
 `n0, n1, ...` numbering `graph.py` makes of them) are the same in every
 process for the same computation; and the cut to `max_nodes`.
+
+Floor: the bottom of the graph floor, under `graph.py`. It imports
+`arguments.py` only; never a drawing module.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import render
+from helpers import dot
 
 MIN_CONTRAST = 4.5
 MIN_DISTANCE = 10.0       # CIELAB delta E (1976) between two fills
@@ -23,11 +23,11 @@ MACHADO = {
     "tritanopia": ((1.255528, -0.076749, -0.178779), (-0.078411, 0.930809, 0.147602),
                    (0.004733, 0.691367, 0.303900)),
 }
-TEXTS = {"text": render.TEXT_COLOUR, "saved": render.SAVED_COLOUR, "freed": render.FREED_COLOUR,
-         "cut": render.CUT_COLOUR, "note": render.NOTE_COLOUR}
-FILLS = {kind: fill for kind, (fill, _, _) in render.LEGEND.items()}
+TEXTS = {"text": dot.TEXT_COLOUR, "saved": dot.SAVED_COLOUR, "freed": dot.FREED_COLOUR,
+         "cut": dot.CUT_COLOUR, "note": dot.NOTE_COLOUR}
+FILLS = {kind: fill for kind, (fill, _, _) in dot.LEGEND.items()}
 # the cut note's fill carries only the cut colour, but every text is held to it
-BACKGROUNDS = {**FILLS, "cut note": render.CUT_FILL}
+BACKGROUNDS = {**FILLS, "cut note": dot.CUT_FILL}
 # The palette before the contrast check, kept to show the check fails on it.
 OLD_TEXTS = {"saved": "#bf360c", "freed": "#9e9e9e", "cut": "#c62828", "note": "#1565c0"}
 OLD_FILLS = {"output": "#c8e6c9", "op": "#e3e8ec", "leaf": "#bbdefb", "const": "#ffffff",
@@ -91,9 +91,9 @@ def test_the_checks_reject_the_old_palette():
     assert ("tritanopia", "group", "highlight") in close_fills(OLD_FILLS)
 
 
-def test_every_colour_in_render_is_checked():
-    """A colour added to render.py without joining TEXTS or BACKGROUNDS fails here."""
-    used = set(re.findall(r'"(#[0-9a-fA-F]{6})"', Path(render.__file__).read_text()))
+def test_every_colour_in_dot_is_checked():
+    """A colour added to dot.py without joining TEXTS or BACKGROUNDS fails here."""
+    used = set(re.findall(r'"(#[0-9a-fA-F]{6})"', Path(dot.__file__).read_text()))
     border = "#546e7a"                       # box outlines and arrows: not behind or under any text
     assert used - {border} == set(TEXTS.values()) | set(BACKGROUNDS.values())
 

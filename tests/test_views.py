@@ -8,11 +8,12 @@ import pytest
 import torch
 
 from helpers import trace_graph
-from helpers.built import as_built
 from helpers.draw import Figure, natural_width
+from helpers.layout import CUT_MARK
+from helpers.model_cache import as_built
 from helpers.models import TanhRNNCell, run_sequence
 from helpers.quiz import MultipleChoice, Option
-from helpers.render import CUT_MARK, HIGHLIGHT_MARK
+from helpers.text_form import HIGHLIGHT_MARK
 from helpers.views import (
     MIN_FOLDED,
     QUIZ_COLOURS,
@@ -270,7 +271,7 @@ def test_a_built_model_goes_with_its_function():
     import gc
     import weakref
 
-    from helpers.built import as_built
+    from helpers.model_cache import as_built
 
     def build():
         return torch.nn.Linear(2, 2)

@@ -14,7 +14,7 @@ from tools.testkit.widget_page import act, change_and_wait, control
 from tools.testkit.widget_registry import Change, Widget, click, pick, press
 
 OP_PX, TEXT_PX = 11.0, 8.0
-OP_POINTS = 11.0          # an operation name's size in the DOT (helpers/render.py)
+OP_POINTS = 11.0          # an operation name's size in the DOT (helpers/dot.py)
 SLACK = 0.1               # px: min-widths are rounded to whole pixels
 # Per drawing shown (width > 0): the smallest operation name and the
 # smallest text, in CSS px, and the first operation names to name it.

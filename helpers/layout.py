@@ -1,6 +1,14 @@
-"""What keeps `dot`'s layout of a drawing of at most `max_nodes` nodes under
-a second: which nodes are drawn more than once (and the DOT names of the
-copies), and how much work `dot` may spend on the layout.
+"""What is drawn of a `Graph`, read by both of its forms (the DOT source,
+`dot.py`, and the text form, `text_form.py`): the visible nodes and edges,
+the saved values a drawing lists, the cut notice, and what keeps `dot`'s
+layout of a drawing of at most `max_nodes` nodes under a second: which
+nodes are drawn more than once (and the DOT names of the copies), and how
+much work `dot` may spend on the layout.
+
+Floor: layout, under `draw.py` and the two forms (`dot.py`, `text_form.py`),
+over the graph floor. It imports `graph.py` (the Graph's types) and
+`saved_values.py`; never a floor above it (`dot.py`, `text_form.py`,
+`draw.py`), nor `svg.py`.
 
 One node wired to every step of a long loop (the weight every step uses,
 the unbind that hands each step its input, the stack that gathers every
@@ -8,7 +16,7 @@ step's output) makes edges that span the whole drawing, and `dot` then
 takes seconds to minutes (an RNN over `emb(tokens).unbind(0)`: 11.6 s at
 199 nodes; two stacked `nn.RNN` layers: 77 s). Drawn once beside each use,
 or once beside each input, it lays out in a tenth of a second. Every copy
-says it is the same node (render.py gives it a double border and a line);
+says it is the same node (dot.py gives it a double border and a line);
 the text form keeps each node once, with its true edges.
 
 What remains is bounded by `dot`'s own settings (`settings`): above
@@ -25,8 +33,11 @@ from collections import Counter
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from graphlib import TopologicalSorter
 
-from .graph import Edge, Node
+from .graph import Edge, Graph, Node
+from .saved_values import Saved
 
+# The mark on a node whose inputs were cut, in both forms.
+CUT_MARK = "[inputs not drawn]"
 BOUNDED_LAYOUT = 100
 BOUNDED = '  graph [nslimit=2, nslimit1=2, mclimit=0.3];'
 QUICK_LAYOUT = 200
@@ -42,6 +53,32 @@ SHARED_LIMIT = 4
 FAN_LIMIT = 8
 # Kinds of node dot places right beside their use: their edges are never long.
 NEAR = ("leaf", "const")
+
+
+def visible(graph: Graph, constants: bool = True) -> tuple[list[Node], list[Edge]]:
+    """The nodes and edges to draw: constants left out unless asked for."""
+    shown = [n for n in graph.nodes if constants or n.kind != "const"]
+    ids = {n.id for n in shown}
+    return shown, [e for e in graph.edges if e.src in ids and e.dst in ids]
+
+
+def shown_saved(node: Node) -> list[Saved]:
+    """The saved values a drawing lists: sizes and strides kept only for
+    shape bookkeeping (names with "_sym_") are left out; the Graph has them."""
+    return [s for s in node.saved if "_sym_" not in s.name]
+
+
+def cut_notice(graph: Graph) -> str:
+    """The line that says how much of the graph was left out (at least how
+    much, when the walk stopped counting: `Graph.counted` False)."""
+    if not graph.counted:
+        return (f"... at least {graph.omitted:,} more nodes not drawn: {len(graph.nodes)} shown, "
+                f"nearest the output first (raise max_nodes to see more)")
+    total = len(graph.nodes) + graph.omitted
+    return (
+        f"... {graph.omitted} more nodes not drawn: {len(graph.nodes)} of {total} shown, "
+        f"nearest the output first (raise max_nodes to see more)"
+    )
 
 
 def fans(nodes: Sequence[Node], edges: Sequence[Edge]) -> tuple[dict[str, int], dict[str, int]]:

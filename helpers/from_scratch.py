@@ -8,6 +8,10 @@ A value of such an engine is anything with
   .data    its number
 and optionally .label (a leaf's name), .requires_grad (False: a constant,
 drawn like PyTorch's None input) and .grad (shown by the step view).
+
+Floor: graph, beside `roll.py` and over `graph.py`, whose `Graph` it makes.
+It imports `graph.py` and `saved_values.py`; never `layout.py`, `dot.py`,
+`text_form.py` or `draw.py`.
 """
 
 from __future__ import annotations

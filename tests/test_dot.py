@@ -1,5 +1,5 @@
 """DOT and text forms: what a drawing says (through the text form and the
-named constants of render.py), and whole DOT sources against golden files
+named constants of dot.py, layout.py and text_form.py), and whole DOT sources against golden files
 (rewritten with `pytest --regen-golden`)."""
 
 import dataclasses
@@ -8,19 +8,10 @@ import pytest
 import torch
 
 from helpers import draw_graph, legend_html, trace_graph
-from helpers.layout_bounds import BOUNDED, FASTEST, QUICK, crossed_ranks
-from helpers.render import (
-    CUT_MARK,
-    FAN_LIMIT,
-    HIGHLIGHT_MARK,
-    LEGEND,
-    SAVED_TEXT,
-    SHARED_LIMIT,
-    SHARED_TEXT,
-    legend_text,
-    to_text,
-)
-from tools.shapes import SHAPES, widest_fan
+from helpers.dot import LEGEND, SAVED_TEXT, SHARED_TEXT, legend_text
+from helpers.layout import BOUNDED, CUT_MARK, FAN_LIMIT, FASTEST, QUICK, SHARED_LIMIT, crossed_ranks
+from helpers.text_form import HIGHLIGHT_MARK, to_text
+from tools.testkit.shapes import SHAPES, widest_fan
 
 
 def _rnn(steps, size=4):

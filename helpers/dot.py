@@ -1,7 +1,15 @@
-"""Turn a `Graph` into Graphviz DOT text (the text form is in `text_form.py`).
+"""Turn a `Graph` into Graphviz DOT text, and the visual vocabulary of every
+drawing (`LEGEND`, the colours, `legend_text`, `legend_html`).
 
-Both are pure functions of the graph, so the same computation gives
-byte-identical output in every process. Laying DOT out as SVG is in `svg.py`.
+A pure function of the graph, like the text form (`text_form.py`), so the
+same computation gives byte-identical output in every process. Laying DOT
+out as SVG is `svg.py`'s job.
+
+Floor: dot, a sibling of `text_form.py` under `draw.py`. It reads what
+`layout.py` says is drawn (visible nodes and edges, copies of fanned nodes,
+the cut notice, dot's settings) and imports `layout.py`, the graph floor
+(`graph.py`, `roll.py`) and `saved_values.py`; never `text_form.py`, its
+sibling, nor `draw.py` or `svg.py`.
 """
 
 from collections.abc import Collection, Mapping, Sequence
@@ -10,13 +18,21 @@ from html import escape
 from typing import Final
 
 from .graph import Edge, Graph, Node
-from .layout_bounds import FAN_LIMIT, SHARED_LIMIT, edge_ends, fans, input_copies, settings, use_copies
+from .layout import (
+    CUT_MARK,
+    FAN_LIMIT,
+    SHARED_LIMIT,
+    cut_notice,
+    edge_ends,
+    fans,
+    input_copies,
+    settings,
+    shown_saved,
+    use_copies,
+    visible,
+)
 from .roll import NO_REPEATS, NO_REPEATS_TEXT
 from .saved_values import Saved
-from .text_form import CUT_MARK, HIGHLIGHT_MARK, cut_notice, shown_saved, to_text, visible
-
-__all__ = ["CUT_MARK", "FAN_LIMIT", "HIGHLIGHT_MARK", "SHARED_LIMIT", "legend_html", "legend_text", "to_dot", "to_text",
-           "visible"]
 
 # The visual vocabulary, in one place: draw_graph's docstring, the index
 # notebook's legend table and every drawing are made from these constants.
@@ -115,7 +131,7 @@ def _dot_nodes(nodes: Sequence[Node], fanned: tuple[Mapping[str, int], Mapping[s
                highlight: Collection[str], notes: Mapping[str, str], cut: Collection[str], scratch: bool = False,
                whole: bool = True, counted: bool = True, graph_inputs: Collection[str] = ()) -> list[str]:
     """One DOT node per graph node, and the copies of a node drawn once per
-    use or per input (`layout_bounds.py`): a shared leaf only as copies; any other
+    use or per input (`layout.py`): a shared leaf only as copies; any other
     node as itself (with its saved values and marks), then its copies.
     `whole`: nothing was cut, so every use is drawn; `counted`: a leaf's
     uses were all counted (`Graph.counted`), else they are a lower bound."""
