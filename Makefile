@@ -13,7 +13,7 @@ DEV_STAMP := $(VENV)/.installed-dev
 WHICH_PYTHON := import sys; print(sys.base_prefix, sys.version)
 TORCH_INDEX := $(if $(filter cpu,$(TORCH)),--extra-index-url https://download.pytorch.org/whl/cpu)
 
-.PHONY: lab notebook refresh test setup system system-browser notebooks nav solutions site bench pin clean hub load grade
+.PHONY: lab notebook refresh test quick new setup system system-browser notebooks nav solutions site bench pin clean hub load grade
 
 # JupyterLab on the learner's working copy, my-notebooks/ (made on the first run from
 # notebooks/, ignored by git, never overwritten; see tools/runtime/working_copy.py).
@@ -32,6 +32,20 @@ refresh: system $(STAMP)
 test: system-browser $(DEV_STAMP)
 	$(BIN)/ruff check helpers tests tools notebooks
 	$(BIN)/python -m pytest -n 2 --dist loadfile
+
+# The inner loop: everything but the browser and class layers (tests/conftest.py's QUICK
+# list names what it leaves out), in under 2 minutes on 2 cores. `make test` runs it all.
+quick: system $(DEV_STAMP)
+	$(BIN)/ruff check helpers tests tools notebooks
+	$(BIN)/python -m pytest -n 2 --dist loadfile --quick
+
+# A new notebook, NB=10-name, that passes `make test` as made (tools/build/new.py): the
+# notebook, its helpers/lessons/nbNN.py and tests/answers/nbNN.py, executed, navigation written.
+new: setup $(DEV_STAMP)
+	@test -n "$(NB)" || { echo "make new NB=10-name: name the notebook"; exit 2; }
+	$(BIN)/python -m tools.build.new $(NB)
+	$(BIN)/python -m tools.build.run_notebooks notebooks/$(NB).ipynb
+	$(BIN)/python -m tools.build.nav
 
 setup: system $(STAMP)
 
@@ -85,7 +99,7 @@ hub: system-browser $(DEV_STAMP)
 	$(BIN)/python -m tools.classroom.hub $(if $(IP),--ip $(IP)) $(if $(PORT),--port $(PORT))
 
 # The load test on loopback: N simulated learners (default 20) log in, start, Run All of 01
-# and change its widgets; SEQUENCE=1: one learner through all nine notebooks (KEEP=1 keeps
+# and change its widgets; SEQUENCE=1: one learner through every notebook (KEEP=1 keeps
 # every kernel, as without kernelShutdown).
 load: system-browser $(DEV_STAMP)
 	$(BIN)/python -m tools.classroom.load $(if $(SEQUENCE),--sequence $(if $(KEEP),--keep-kernels),-n $(or $(N),20))

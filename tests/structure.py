@@ -20,6 +20,28 @@ FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 # between torch releases. Such a cell prints that text only; the stable facts
 # (counts, operation names) go in a compared cell beside it.
 VARIES = "varies-with-torch"
+# Exercises a lesson needs: a core notebook at least CORE_EXERCISES, of two
+# kinds or more, one of them code to write or fix; an optional one (metadata
+# collection.optional, tools/build/pacing.py) at least OPTIONAL_EXERCISES.
+CORE_EXERCISES = 4
+OPTIONAL_EXERCISES = 1
+
+
+def optional(nb):
+    """Whether the notebook is off the core path (its metadata says so)."""
+    return bool(nb.metadata.get("collection", {}).get("optional"))
+
+
+def exercise_rule(optional_notebook, kinds):
+    """What is wrong with a lesson's exercises of these kinds ('' if nothing)."""
+    if optional_notebook:
+        return "" if len(kinds) >= OPTIONAL_EXERCISES else \
+            f"an optional notebook needs at least {OPTIONAL_EXERCISES} exercise; has {len(kinds)}"
+    if len(kinds) < CORE_EXERCISES or len(set(kinds)) < 2 or not {"write", "fix"} & set(kinds):
+        return (f"a core notebook needs at least {CORE_EXERCISES} exercises, of at least 2 kinds, one of them write "
+                f"or fix (an optional one, metadata collection.optional, needs {OPTIONAL_EXERCISES}); has "
+                f"{len(kinds)}: {', '.join(kinds) or 'none'}")
+    return ""
 
 
 def problems(nb, folder, lesson=True):
@@ -136,8 +158,10 @@ def _exercises(nb):
     that calls ex.qN.check); nothing gives an answer away."""
     cells, found = nb.cells, []
     slots = [i for i, c in enumerate(cells) if "answer-slot" in c.metadata.get("tags", [])]
-    if len(slots) < 4:
-        found.append(f"a lesson needs at least 4 exercises with answer slots (tag answer-slot); has {len(slots)}")
+    least = OPTIONAL_EXERCISES if optional(nb) else CORE_EXERCISES
+    if len(slots) < least:
+        found.append(f"a {'optional' if optional(nb) else 'core'} lesson needs at least {least} exercises with "
+                     f"answer slots (tag answer-slot); has {len(slots)}")
     for number, i in enumerate(slots, start=1):
         check = cells[i + 1] if i + 1 < len(cells) else None
         if "____" not in cells[i].source:

@@ -7,10 +7,12 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from answers import WRONG
 from conftest import ROOT
-from exercise_wrong_answers import WRONG
 
 from helpers.exercises import declared
+from helpers.lessons import of
+from helpers.lessons.widget import Check, Widget, press
 from tools.build.run_notebooks import raises
 from tools.notebooks import NOTEBOOKS, notebook_paths
 from tools.testkit.browser import (
@@ -28,7 +30,6 @@ from tools.testkit.browser import (
 )
 from tools.testkit.widget_cells import cell_index
 from tools.testkit.widget_page import redraw, widget_cell
-from tools.testkit.widget_registry import WIDGETS, Check, Widget, of, press
 
 ARTIFACTS = ROOT / "artifacts" / "screenshots"
 PATHS = notebook_paths()
@@ -99,12 +100,12 @@ def notebook_pages(lab, browser):
         page.close()
 
 
-def check_widgets(page, timings, notebook, widgets=WIDGETS, folder=NOTEBOOKS):
+def check_widgets(page, timings, notebook, declared=None, folder=NOTEBOOKS):
     """Make each registered widget's checked changes in the page, in order,
     and assert on what each redraw shows (caption, drawing, no error); the
     time from the input event to the redraw, measured inside the page, is
     recorded."""
-    for widget in of(notebook, widgets):
+    for widget in of(notebook, declared):
         cell = widget_cell(page, cell_index(notebook, widget.tag, folder))
         for check in widget.checks:
             shown, ms = redraw(page, cell, widget, check.change)
@@ -183,7 +184,7 @@ def render(n):
 
 panel(render, n=widgets.IntSlider(value=1, min=0, max=5))
 '''
-BROKEN_WIDGET = Widget("broken", "broken", {"n": "IntSlider"}, (Check(press("n"), "n = 2"),), {})
+BROKEN_WIDGET = Widget("broken", {"n": "IntSlider"}, (Check(press("n"), "n = 2"),), {}, notebook="broken")
 
 
 def test_a_broken_callback_fails_the_check(lab, page, timings):

@@ -1,5 +1,5 @@
 """Every exercise's checker accepts its reference solution and the right
-answers written otherwise in tests/exercise_wrong_answers.py, gives each
+answers written otherwise in tests/answers/nbNN.py, gives each
 wrong answer there the hint aimed at it, and says "not answered yet" to the
 placeholder without giving the answer away; a choose exercise's options
 are the ones its notebook shows, and code a question shows is the code its
@@ -9,8 +9,8 @@ import re
 
 import nbformat
 import pytest
-from exercise_wrong_answers import RIGHT, RIGHT_SAYING, WRONG
-from structure import _exercises
+from answers import RIGHT, RIGHT_SAYING, WRONG
+from structure import _exercises, exercise_rule, optional
 
 from helpers.exercises import Exercise, ExerciseSet, Feedback, ____, answer_from, declared, exercises
 from helpers.quiz import MultipleChoice
@@ -32,10 +32,17 @@ def _session(notebook, exercise):
     return getattr(ExerciseSet(declared(notebook), _lesson(notebook, exercise)), f"q{exercise.number}")
 
 
-def test_every_lesson_notebook_has_four_exercises_of_several_kinds_with_code_to_write():
-    for notebook in NOTEBOOKS:
-        kinds = [e.kind for e in declared(notebook)]
-        assert len(kinds) >= 4 and len(set(kinds)) >= 2 and {"write", "fix"} & set(kinds), notebook
+def test_every_lesson_has_its_exercises():
+    found = {notebook: exercise_rule(optional(nbformat.read(path, as_version=4)), [e.kind for e in declared(notebook)])
+             for notebook, path in NOTEBOOKS.items()}
+    assert not any(found.values()), "; ".join(f"helpers/lessons/nb{n}.py: {why}" for n, why in found.items() if why)
+
+
+@pytest.mark.parametrize("optional_notebook, kinds, fails", [
+    (False, ["predict", "write", "choose", "predict"], False), (False, ["predict", "predict", "choose"], True),
+    (False, ["predict", "choose", "predict", "choose"], True), (True, ["choose"], False), (True, [], True)])
+def test_the_exercise_rule(optional_notebook, kinds, fails):
+    assert bool(exercise_rule(optional_notebook, kinds)) == fails
 
 
 @pytest.mark.parametrize("notebook, exercise", ALL, ids=IDS)
@@ -47,7 +54,9 @@ def test_the_reference_solution_is_right(notebook, exercise):
 @pytest.mark.parametrize("notebook, exercise", ALL, ids=IDS)
 def test_wrong_answers_get_the_hint_aimed_at_them(notebook, exercise):
     wrong = WRONG[notebook, exercise.number]
-    assert len(wrong) >= 2
+    assert len(wrong) >= 2, (f"notebook {notebook}'s exercise {exercise.number} has {len(wrong)} wrong answer; each "
+                             f"exercise needs at least 2 in tests/answers/nb{notebook}.py, each with words its "
+                             "feedback must hold")
     for code, words in wrong:
         answer = answer_from(code, exercise.answer_name, _lesson(notebook, exercise))
         feedback = _session(notebook, exercise).check(answer)
@@ -55,8 +64,13 @@ def test_wrong_answers_get_the_hint_aimed_at_them(notebook, exercise):
 
 
 def test_the_wrong_answers_belong_to_exercises():
-    assert sorted(WRONG) == sorted((notebook, e.number) for notebook, e in ALL)
-    assert set(RIGHT) <= set(WRONG)
+    declared_ones = {(notebook, e.number) for notebook, e in ALL}
+    strays = sorted((set(WRONG) | set(RIGHT) | set(RIGHT_SAYING)) - declared_ones)
+    assert not strays, "answers in tests/answers/ for exercises no lesson declares: " + \
+        ", ".join(f"nb{n}.py exercise {q}" for n, q in strays)
+    missing = sorted(declared_ones - set(WRONG))
+    assert not missing, "exercises without wrong answers: " + \
+        ", ".join(f"add WRONG[{q}] to tests/answers/nb{n}.py" for n, q in missing)
 
 
 @pytest.mark.parametrize("key", sorted(RIGHT), ids=[f"nb{n}-q{q}" for n, q in sorted(RIGHT)])
@@ -147,7 +161,7 @@ def test_a_choose_exercise_is_judged_by_its_multiple_choice_and_only_it():
 
 def test_code_a_question_shows_is_the_code_its_check_runs():
     """01 q1 shows a loop the page did not run; its check runs that very code."""
-    from helpers.exercises.nb01 import LOOP
+    from helpers.lessons.nb01 import LOOP
     assert f"```python\n{LOOP.strip()}\n```" in _markdown_of("01", 1)
 
 

@@ -13,7 +13,7 @@ import sys
 import nbformat
 import pytest
 import torch
-from exercise_wrong_answers import WRONG
+from answers import WRONG
 
 import helpers.exercises.judges
 from helpers.exercises import declared, exercises

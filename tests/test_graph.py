@@ -15,9 +15,9 @@ from helpers.arguments import roots_of
 from helpers.graph import Edge, Graph, Node, autograd_nodes
 from helpers.saved_values import MAX_LABEL, Saved
 from helpers.walk import Walker, counted, nearest
-from tools.bench import rnn
-from tools.lessons import lesson_function
-from tools.real_models import Counted, subclass_graph
+from tools.bench.__main__ import rnn
+from tools.testkit.lessons import lesson_function
+from tools.testkit.real_models import Counted, subclass_graph
 
 
 def test_note_example_exact(note_example):

@@ -3,6 +3,8 @@ directly in tools/, no import cycle, and a learner's runtime that imports
 nothing from the test kit or the other roles (the hub image runs it)."""
 
 import ast
+import json
+import re
 from pathlib import Path
 
 import pytest
@@ -101,3 +103,37 @@ def test_a_runtime_import_of_the_test_kit_is_found(tmp_path):
     (tmp_path / "tools/testkit/browser.py").write_text("")
     (tmp_path / "tools/runtime/lab.py").write_text("def f():\n    from ..testkit import browser\n")
     assert graph(tmp_path)["tools.runtime.lab"] == {"tools.testkit", "tools.testkit.browser"}
+
+
+NUMBER = r"(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|\d+)"
+# "all nine notebooks", "the ten notebooks": a count of the collection written by hand,
+# which goes stale when a notebook is added (make new). A range of notebooks a text is
+# about ("notebooks 01 to 05") is no count.
+COUNTED = re.compile(rf"\b(?:all|the|these|its) {NUMBER} (?:lesson |optional )?notebooks\b", re.I)
+
+
+def counts_written_by_hand(root: Path = ROOT) -> list[str]:
+    paths = [root / "README.md", root / "CONTRIBUTING.md", *(root / "docs").glob("*.md"),
+             *(root / "notebooks").glob("*.ipynb"), *(root / "tools").rglob("*.py"), *(root / "helpers").rglob("*.py")]
+    found = []
+    for path in paths:
+        text = path.read_text(encoding="utf-8")
+        if path.suffix == ".ipynb":     # its prose and code, not its outputs
+            text = "\n".join("".join(c["source"]) for c in json.loads(text)["cells"])
+        found += [f"{path.relative_to(root)}: {m.group(0)!r}" for m in COUNTED.finditer(text)]
+    return found
+
+
+def test_no_count_of_the_notebooks_is_written_by_hand():
+    found = counts_written_by_hand()
+    assert not found, ("counts of the notebooks written by hand, stale once a notebook is added: say 'every "
+                       "notebook', or derive the list (tools/notebooks.py): " + "; ".join(found))
+
+
+def test_a_count_written_by_hand_is_found(tmp_path):
+    for folder in ("docs", "notebooks", "tools", "helpers"):
+        (tmp_path / folder).mkdir()
+    (tmp_path / "README.md").write_text("Work through all nine notebooks, then notebooks 01 to 05 again.\n")
+    (tmp_path / "CONTRIBUTING.md").write_text("Every notebook has three cells; the 10 lesson notebooks\n")
+    assert counts_written_by_hand(tmp_path) == ["README.md: 'all nine notebooks'",
+                                                "CONTRIBUTING.md: 'the 10 lesson notebooks'"]

@@ -10,8 +10,8 @@ import torch
 
 from helpers import draw_graph
 from helpers.draw import SMALLEST, fitted, natural_width, opens_at_right
+from helpers.lessons.nb05 import length_view
 from helpers.models import TanhRNNCell
-from helpers.views import length_view
 
 OP_PX, TEXT_PX = 11, 8
 

@@ -26,6 +26,7 @@ from conftest import ROOT
 from learner import chromium, new_learner
 from test_site import QuietHandler
 
+from helpers.lessons import of
 from tools.build.site import build
 from tools.notebooks import notebook_paths
 from tools.testkit.browser import NB, open_notebook, run_all, serve, stop
@@ -33,7 +34,6 @@ from tools.testkit.first_open import rendered, stored
 from tools.testkit.legibility import measure, reached, smallest, states
 from tools.testkit.widget_cells import cell_index
 from tools.testkit.widget_page import widget_cell
-from tools.testkit.widget_registry import of
 
 ARTIFACTS = ROOT / "artifacts" / "screenshots"
 PATHS = notebook_paths()

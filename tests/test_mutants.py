@@ -7,20 +7,33 @@ and a check too lenient to reject a mutant is caught."""
 
 import ast
 import time
+from pathlib import Path
 
 import pytest
 
-from helpers.exercises import Exercise
+from helpers.exercises import Exercise, declared
 from helpers.exercises.exercise import write
+from helpers.lessons import numbers
 from tools.testkit.mutants import CAP, mutants
-from tools.testkit.mutation import checked, score
+from tools.testkit.mutation import checked, main, score
 
 CHECKED = checked()
+ROOT = Path(__file__).resolve().parent.parent
+# Mutants a write or fix exercise's solution must give at least: fewer test
+# too little of its check (a solution of one short line gives 2 or 3).
+MIN_MUTANTS = 5
 
 
 def test_every_write_and_fix_exercise_is_mutation_tested():
-    kinds = {(n, e.number): e.kind for n, e in CHECKED}
-    assert len(kinds) >= 11 and set(kinds.values()) == {"write", "fix"}
+    lessons = {path.stem[2:] for path in (ROOT / "helpers" / "lessons").glob("nb[0-9][0-9].py")}
+    assert set(numbers()) == lessons
+    every = {(n, e.number) for n in sorted(lessons) for e in declared(n) if e.kind in ("write", "fix")}
+    assert every and {(n, e.number) for n, e in CHECKED} == every, "write and fix exercises left out of mutation"
+
+
+def test_an_unknown_exercise_name_is_refused(capsys):
+    assert main(["99-q9"]) == 2
+    assert "no write or fix exercise 99-q9; they are: 01-q2" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("notebook, exercise", CHECKED, ids=[f"nb{n}-q{e.number}" for n, e in CHECKED])
@@ -28,7 +41,9 @@ def test_every_behaviour_changing_mutant_is_rejected(notebook, exercise, timings
     start = time.perf_counter()
     found = score(notebook, exercise)
     timings.append(f"mutants {found.line()} in {time.perf_counter() - start:.1f} s")
-    assert found.made >= 5
+    assert found.made >= MIN_MUTANTS, (
+        f"{found.name}'s solution gives {found.made} mutants; a write or fix exercise needs at least {MIN_MUTANTS}: "
+        "give its solution more to change: a step of its own, a constant, a condition")
     assert found.survived == [], "mutants that change behaviour, judged right"
     assert found.rejected_equivalent == [], "mutants that behave as the solution does, judged wrong"
     assert found.checker_errors == [], "mutants that made the check itself fail"

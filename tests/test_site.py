@@ -175,7 +175,7 @@ def test_the_staged_copy_fails_the_download_check(site, page):
 
 
 def test_the_quiz_lists_its_choices(site, page):
-    from helpers.exercises.nb06 import PRACTICE_QUESTION
+    from helpers.lessons.nb06 import PRACTICE_QUESTION
 
     page.goto(urljoin(site, "06-practice-question.html"))
     listed = page.locator("ol.quiz-choices li").all_inner_texts()

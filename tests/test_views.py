@@ -10,25 +10,16 @@ import torch
 from helpers import trace_graph
 from helpers.draw import Figure, natural_width
 from helpers.layout import CUT_MARK
+from helpers.lessons.nb01 import branch_view, loop_view, sequence_view, while_view
+from helpers.lessons.nb02 import step_view
+from helpers.lessons.nb05 import length_view
+from helpers.lessons.nb07 import scratch_step_view
+from helpers.lessons.nb08 import freeze_view, mode_view
 from helpers.model_cache import as_built
 from helpers.models import TanhRNNCell, run_sequence
 from helpers.quiz import MultipleChoice, Option
 from helpers.text_form import HIGHLIGHT_MARK
-from helpers.views import (
-    MIN_FOLDED,
-    QUIZ_COLOURS,
-    SEQUENCE_NODES,
-    branch_view,
-    freeze_view,
-    length_view,
-    loop_view,
-    mode_view,
-    quiz_view,
-    scratch_step_view,
-    sequence_view,
-    step_view,
-    while_view,
-)
+from helpers.views import MIN_FOLDED, QUIZ_COLOURS, SEQUENCE_NODES, quiz_view
 from tools.testkit.lessons import lesson_function
 
 dynamic_forward = lesson_function("01-dynamic-control-flow", "dynamic_forward")

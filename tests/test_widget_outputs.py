@@ -13,7 +13,7 @@ from tools.build.run_notebooks import execute
 
 CELLS = [
     "from functools import partial\n\nimport ipywidgets as widgets\n\n"
-    "from helpers import panel\nfrom helpers.views import loop_view",
+    "from helpers import panel\nfrom helpers.lessons.nb01 import loop_view",
     "def loop(x, n):\n    if n < 0:\n        raise ValueError('n must not be negative')\n"
     "    for _ in range(n):\n        x = x * 2 + 1\n    return x",
     "box = panel(partial(loop_view, loop), n=widgets.IntSlider(value=2, min=-2, max=5, description='n'))\nbox",

@@ -1,4 +1,4 @@
-"""The widget registry (tools/testkit/widget_registry.py) against the notebooks,
+"""The widget registry (helpers/lessons/nbNN.py) against the notebooks,
 without a browser: every widget cell is registered by its tag and every
 entry has its cell; a stored widget matches its declaration; a check reads
 a redrawn widget's caption, nodes and error."""
@@ -7,21 +7,22 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
+from helpers.lessons import widgets
+from helpers.lessons.widget import CHANGES, Check, Shown, Widget, click, press
 from tools.notebooks import notebook_paths
 from tools.testkit.widget_cells import cell_index, code_cells, problems, stored_problems
-from tools.testkit.widget_registry import CHANGES, WIDGETS, Check, Shown, Widget, click, press
 
 NOTEBOOKS = {path.stem: nbformat.read(path, as_version=4) for path in notebook_paths()}
-LOOP = Widget("loop", "01-fixture", {"n": "IntSlider"}, (Check(press("n"), "n = 4"),), {})
+LOOP = Widget("loop", {"n": "IntSlider"}, (Check(press("n"), "n = 4"),), {}, notebook="01-fixture")
 
 
 def test_every_widget_cell_is_registered_and_every_entry_has_its_cell():
     assert problems(NOTEBOOKS) == []
-    assert {w.notebook for w in WIDGETS} <= set(NOTEBOOKS)
-    assert len({w.tag for w in WIDGETS}) == len(WIDGETS)
+    assert {w.notebook for w in widgets()} <= set(NOTEBOOKS)
+    assert len({w.tag for w in widgets()}) == len(widgets())
 
 
-@pytest.mark.parametrize("widget", WIDGETS, ids=[w.tag for w in WIDGETS])
+@pytest.mark.parametrize("widget", widgets(), ids=[w.tag for w in widgets()])
 def test_each_declaration_fits_its_cell(widget):
     cell = code_cells(NOTEBOOKS[widget.notebook])[cell_index(widget.notebook, widget.tag)]
     assert widget.tag in cell.metadata["tags"]
@@ -30,7 +31,7 @@ def test_each_declaration_fits_its_cell(widget):
                for changes in widget.bench.values())
 
 
-@pytest.mark.parametrize("widget", WIDGETS, ids=[w.tag for w in WIDGETS])
+@pytest.mark.parametrize("widget", widgets(), ids=[w.tag for w in widgets()])
 def test_each_stored_widget_matches_its_declaration(widget):
     assert stored_problems(NOTEBOOKS[widget.notebook], widget) == []
 

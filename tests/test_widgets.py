@@ -14,7 +14,7 @@ import torch
 
 from helpers import draw_graph, panel
 from helpers.draw import ALT_LIMIT, Figure
-from helpers.views import branch_view, loop_view
+from helpers.lessons.nb01 import branch_view, loop_view
 from helpers.widgets import NO_DRAWING, Panel
 from tools.testkit.lessons import lesson_function
 

@@ -1,9 +1,6 @@
 """A notebook's exercises bound to one learner's session: `ex.q1.check(...)`,
 `ex.q1.hint()`, `ex.q1.solution()` and `ex.score()`; `exercises` makes one."""
 
-import importlib
-import pkgutil
-import re
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import Any
@@ -16,7 +13,6 @@ from .feedback import Feedback, Score, ScoreRow, Shown, Status, bounded
 from .lesson import Resolved, rebound, resolve, stored_definitions
 from .sandbox import TimedOut, hermetic, in_sandbox, learners_frame
 
-PACKAGE = __name__.rpartition(".")[0]         # helpers.exercises: nbNN.py live here
 REPORT = ("This is a bug in the exercise, not in your answer: please report it, with this message, to the "
           "collection's maintainers.")
 
@@ -147,13 +143,14 @@ class ExerciseSet:
 
 def declared(notebook: str) -> tuple[Exercise, ...]:
     """The exercises of notebook `notebook` ('01', '02', ...), declared in
-    helpers/exercises/nbNN.py."""
-    package = importlib.import_module(PACKAGE)
-    known = sorted(m.name[2:] for m in pkgutil.iter_modules(package.__path__) if re.fullmatch(r"nb\d\d", m.name))
+    helpers/lessons/nbNN.py."""
+    from .. import lessons
+
+    known = lessons.numbers()
     if not isinstance(notebook, str) or notebook not in known:
         raise wrong(ValueError, f"name the notebook by its number in quotes, one of {', '.join(known)}; "
                                 f"got {notebook!r}")
-    exercises: tuple[Exercise, ...] = importlib.import_module(f"{PACKAGE}.nb{notebook}").EXERCISES
+    exercises: tuple[Exercise, ...] = lessons.module(notebook).EXERCISES
     return exercises
 
 

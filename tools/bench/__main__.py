@@ -21,8 +21,8 @@ import torch
 import torchviz
 
 from helpers import draw_graph, trace_graph
+from helpers.lessons.nb01 import branch_view
 from helpers.svg import _laid_out
-from helpers.views import branch_view
 from tools.bench.redraw_timing import in_page_rows
 from tools.notebooks import notebook_paths
 from tools.testkit.lessons import lesson_function

@@ -23,15 +23,16 @@ import tempfile
 from datetime import datetime
 from pathlib import Path
 
+from helpers.lessons import of, widgets
+from helpers.lessons.widget import CHANGES
 from tools.testkit.browser import CHROMIUM, CHROMIUM_ARGS, run_all, start_lab, stop
 from tools.testkit.widget_cells import cell_index
 from tools.testkit.widget_page import redraw, widget_cell
-from tools.testkit.widget_registry import CHANGES, WIDGETS, of
 
 ROOT = Path(__file__).resolve().parents[2]
 SETTLE_MS = 1000          # after Run All, before the first change
 PARTS = ("before send", "to the kernel", "kernel", "back to the page", "DOM update")
-NOTEBOOKS = tuple(dict.fromkeys(widget.notebook for widget in WIDGETS))
+NOTEBOOKS = tuple(dict.fromkeys(widget.notebook for widget in widgets()))
 
 # Logs each websocket message's time and first characters (its header), once
 # window.__wsOn is set; JupyterLab's kernel connection is a WebSocket.

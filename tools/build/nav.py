@@ -1,20 +1,25 @@
 """Write the navigation cells (previous | contents | next) at the top and
 bottom of every notebook, with the notebook's expected time under the top
-one, and the index's table of contents with every notebook's time and the
-core path's, from each notebook's H1 title and its contents (tools/build/pacing.py).
+one, the index's table of contents with every notebook's time and the
+core path's, from each notebook's H1 title and its contents (tools/build/pacing.py),
+and README's list of the notebooks, from each one's metadata.
 `python -m tools.build.nav --check` only reports what is stale."""
 
 import sys
-from pathlib import Path
+import textwrap
 
 import nbformat
 
 from helpers.project import REPOSITORY, colab_url
-from tools.notebooks import INDEX, NOTEBOOKS, notebook_paths
+from tools.notebooks import INDEX, NOTEBOOKS, ROOT, notebook_paths
 from tools.build.pacing import INSTALL, pace, read_after, spoken, time_line
 
 NAV = "<!--NAVIGATION-->"
 TOC = "<!--TOC-->"
+# README's list of the notebooks, between these marks: one line per notebook, from its
+# metadata (collection.tour, and whether it is optional), written here, never by hand.
+README = ROOT / "README.md"
+LIST, END = "<!--NOTEBOOKS-->", "<!--/NOTEBOOKS-->"
 
 
 def install_source(repository=REPOSITORY):
@@ -136,13 +141,41 @@ def rewritten(books):
     return found
 
 
-def stale(write):
-    """Notebooks whose navigation is out of date; rewritten when `write`."""
-    found = rewritten({p.name: nbformat.read(p, as_version=4) for p in notebook_paths()})
+def tour_line(name, nb):
+    """README's line for one notebook: its name, whether it is optional, its
+    metadata's collection.tour."""
+    meta = nb.metadata.get("collection", {})
+    if not meta.get("tour"):
+        raise ValueError(f"{name} has no metadata collection.tour: the one line README's list of the notebooks "
+                         "says about it (make new writes one to replace)")
+    after = f", after `{meta['read_after'][:2]}`" if meta.get("read_after") else ""
+    optional = f" (optional{after})" if meta.get("optional") else ""
+    return textwrap.fill(f"- `{name.removesuffix('.ipynb')}`{optional}: {meta['tour']}", width=90,
+                         subsequent_indent="  ", break_on_hyphens=False, break_long_words=False)
+
+
+def readme_text(books, text):
+    """README's `text` with its list of the notebooks written from `books`."""
+    if LIST not in text or END not in text:
+        raise ValueError(f"README.md needs the marks {LIST} and {END} around its list of the notebooks")
+    head, rest = text.split(LIST, 1)
+    lines = "\n".join(tour_line(name, nb) for name, nb in books.items())
+    return f"{head}{LIST}\n{lines}\n{END}{rest.split(END, 1)[1]}"
+
+
+def stale(write, readme=README):
+    """Notebooks (and README.md) whose navigation or list of the notebooks
+    is out of date; rewritten when `write`."""
+    books = {p.name: nbformat.read(p, as_version=4) for p in notebook_paths()}
+    found = rewritten(books)
+    before = readme.read_text(encoding="utf-8")
+    after = readme_text(books, before)
     if write:
         for name, text in found:
             (NOTEBOOKS / name).write_text(text + "\n", encoding="utf-8")
-    return [name for name, _ in found]
+        if after != before:
+            readme.write_text(after, encoding="utf-8")
+    return [name for name, _ in found] + ([readme.name] if after != before else [])
 
 
 if __name__ == "__main__":

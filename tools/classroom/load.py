@@ -12,7 +12,7 @@ class's summary and the CPU the idle class uses.
     python -m tools.classroom.load [-n 20] [--ramp 4] [--changes 3]
     python -m tools.classroom.load --sequence [--keep-kernels]
 
---sequence: one learner goes through all nine notebooks, closing each as
+--sequence: one learner goes through every notebook, closing each as
 JupyterLab does with kernelShutdown on (or keeping each kernel, as before
 that setting), with the learner's memory after each.
 
@@ -173,7 +173,7 @@ def main(argv=None):
     parser.add_argument("-n", type=int, default=20, help="learners (1 to 100)")
     parser.add_argument("--ramp", type=float, default=4.0, help="seconds over which the learners log in")
     parser.add_argument("--changes", type=int, default=3, help="changes of each widget per learner")
-    parser.add_argument("--sequence", action="store_true", help="one learner through all nine notebooks")
+    parser.add_argument("--sequence", action="store_true", help="one learner through every notebook")
     parser.add_argument("--keep-kernels", action="store_true", help="with --sequence: never close a notebook")
     args = parser.parse_args(argv)
     if not 1 <= args.n <= 100 or not 0 <= args.changes <= 20:

@@ -1,5 +1,5 @@
 """`make load SEQUENCE=1` (python -m tools.classroom.load --sequence): one learner on
-the class hub goes through all nine notebooks in order, running each, and
+the class hub goes through every notebook in order, running each, and
 closes each as JupyterLab does with kernelShutdown on (the session and its
 kernel shut down), or with --keep-kernels leaves each open, as before that
 setting. The learner's memory after each notebook shows whether it stays

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from helpers.lessons.widget import Change, Widget, click, pick, press
 from tools.testkit.widget_page import act, change_and_wait, control
-from tools.testkit.widget_registry import Change, Widget, click, pick, press
 
 OP_PX, TEXT_PX = 11.0, 8.0
 OP_POINTS = 11.0          # an operation name's size in the DOT (helpers/dot.py)

@@ -22,10 +22,10 @@ from helpers.exercises import Exercise, answer_from, declared, sandbox
 from helpers.exercises.behaviour import PROBED, difference
 from helpers.exercises.lesson import stored_definitions
 from helpers.exercises.session import judged
+from helpers.lessons import numbers
 from tools.testkit.mutants import CAP, mutants
 
 TIME_LIMIT = 2.0         # seconds a mutant's check may take (a mutated loop may never end)
-NUMBERS = ("01", "02", "03", "04", "05", "06", "07", "08", "09")
 
 
 @dataclass
@@ -107,12 +107,22 @@ def score(notebook: str, exercise: Exercise, cap: int = CAP) -> Score:
 
 
 def checked() -> list[tuple[str, Exercise]]:
-    """Every write and fix exercise, with its notebook's number."""
-    return [(n, e) for n in NUMBERS for e in declared(n) if e.kind in ("write", "fix")]
+    """Every write and fix exercise of every lesson (helpers/lessons/nbNN.py),
+    with its notebook's number."""
+    return [(n, e) for n in numbers() for e in declared(n) if e.kind in ("write", "fix")]
+
+
+def name(notebook: str, exercise: Exercise) -> str:
+    return f"{notebook}-q{exercise.number}"
 
 
 def main(args: list[str]) -> int:
-    wanted = [(n, e) for n, e in checked() if not args or f"{n}-q{e.number}" in args]
+    known = {name(n, e): (n, e) for n, e in checked()}
+    unknown = [arg for arg in args if arg.removeprefix("nb") not in known]
+    if unknown:
+        print(f"no write or fix exercise {', '.join(unknown)}; they are: {', '.join(known)}", file=sys.stderr)
+        return 2
+    wanted = [known[arg.removeprefix("nb")] for arg in args] if args else list(known.values())
     bad = 0
     for notebook, exercise in wanted:
         found = score(notebook, exercise)

@@ -12,8 +12,9 @@ from pathlib import Path
 import nbformat
 from nbformat import NotebookNode
 
+from helpers.lessons import widgets
+from helpers.lessons.widget import TAG, Widget
 from helpers.widgets import NO_DRAWING
-from tools.testkit.widget_registry import TAG, WIDGETS, Widget
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 VIEW = "application/vnd.jupyter.widget-view+json"
@@ -50,17 +51,18 @@ def cell_index(notebook: str, tag: str, folder: Path = NOTEBOOKS) -> int:
     return found[0]
 
 
-def problems(notebooks: Mapping[str, NotebookNode], widgets: tuple[Widget, ...] = WIDGETS) -> list[str]:
+def problems(notebooks: Mapping[str, NotebookNode], declared: tuple[Widget, ...] | None = None) -> list[str]:
     """Widget cells without a registered tag, tags on cells that show no
     widget, and registered widgets without exactly one cell."""
-    declared = {w.tag: w for w in widgets}
-    found, seen = [], {w.tag: 0 for w in widgets}
+    declared = widgets() if declared is None else declared
+    found, seen = [], {w.tag: 0 for w in declared}
+    declared = {w.tag: w for w in declared}
     for name, nb in notebooks.items():
         for number, cell in enumerate(code_cells(nb)):
             tags, first = widget_tags(cell), cell.source.splitlines()[0] if cell.source else ""
             if shows_a_widget(cell) and not tags:
                 found.append(f"{name}: code cell {number} shows a widget but is not registered: give it a tag "
-                             f"{TAG}<name> and declare it in tools/testkit/widget_registry.py ({first})")
+                             f"{TAG}<name> and declare it in helpers/lessons/nbNN.py ({first})")
             elif tags and not shows_a_widget(cell):
                 found.append(f"{name}: code cell {number} is tagged {', '.join(tags)} but shows no widget")
             for tag in tags:

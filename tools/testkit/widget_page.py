@@ -1,11 +1,11 @@
-"""A registered widget (tools/testkit/widget_registry.py) in a JupyterLab page: its
+"""A registered widget (helpers/lessons/nbNN.py) in a JupyterLab page: its
 cell found by position (from its tag, `widget_cells.cell_index`), a change
 made to one of its controls as a learner makes it, the redraw timed inside
 the page, and what the redrawn widget shows read back (`Shown`). Used by
 the browser tests and the bench."""
 
+from helpers.lessons.widget import Change, Shown, Widget
 from tools.testkit.browser import NB
-from tools.testkit.widget_registry import Change, Shown, Widget
 
 VIEW = ".widget-html-content"            # the panel's HTML: its figure, or the error shown in its place
 # What a redrawn panel shows: the figure's caption, the drawing's node texts,

@@ -1,19 +1,68 @@
-"""Exercises of notebook 07: autograd from scratch."""
+"""Notebook 07 (autograd from scratch): everything the lesson needs from
+helpers, in one place: its widgets' views, its widgets (what the browser test and the
+bench change on each, and what they check) and its exercises (the
+checks under its answer slots). Its wrong answers are test data, in
+tests/answers/nb07.py."""
 
 import math
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Protocol
 
 import torch
 
+from ..arguments import learner_facing, wrong
+from ..draw import Figure, draw_graph
+from ..exercises.answers import filled_function
+from ..exercises.behaviour import data
+from ..exercises.exercise import Lesson, Verdict, choose, fix, predict, write
+from ..exercises.feedback import shown
+from ..exercises.judges import value
+from ..from_scratch import ScratchValue, scratch_graph
 from ..quiz import MultipleChoice, Option
 from ..saved_values import saved_values
-from .answers import filled_function
-from .behaviour import data
-from .exercise import Lesson, Verdict, choose, fix, predict, write
-from .feedback import shown
-from .judges import value
+from .widget import Check, Widget, press
+
+# The widgets' views: pure functions from the controls' values to a Figure
+# (helpers/widgets.py redraws one on every change).
 
 
+class SteppedValue(ScratchValue, Protocol):
+    """A value of notebook 07's engine whose backward runs a step at a time."""
+
+    grad: float
+
+    def topological_order(self) -> list[Any]: ...
+
+    def backward(self, steps: int | None = None) -> None: ...
+
+
+@learner_facing
+def scratch_step_view(build: Callable[[], SteppedValue], step: int) -> Figure:
+    """The graph of the scratch engine's value that `build()` returns, after
+    the first `step` backward rules have run: every node's grad so far, the
+    node that just ran highlighted (notebook 07)."""
+    root = build()
+    order = root.topological_order()
+    ops = [v for v in reversed(order) if v.inputs]
+    if not 1 <= step <= len(ops):
+        raise wrong(ValueError, f"step must be from 1 to {len(ops)}; got {step}")
+    root.backward(steps=step)
+    _, ids = scratch_graph(root)               # the same numbering draw_graph gives
+    notes = {ids[id(v)]: f"grad {v.grad:.3g}" for v in order if getattr(v, "requires_grad", True)}
+    now = ops[step - 1]
+    caption = f"step {step} of {len(ops)}: the {now.op} node passes its grad {now.grad:.3g} on to its inputs"
+    return Figure(caption, draw_graph(root, notes=notes, highlight=(ids[id(now)],)))
+
+
+# The widgets, each found by its cell's tag (widget-<name>); see helpers/lessons/widget.py.
+WIDGETS = (
+    Widget("scratch-step", {"step": "IntSlider"},
+           (Check(press("step"), "step 2 of 4: the * node passes its grad 1 on to its inputs"),),
+           {"backward step slider": (press("step"),) * 3 + (press("step", "ArrowLeft"),) * 3 + (press("step"),)}),
+)
+
+
+# The exercises, in the notebook's order (helpers/exercises/exercise.py).
 def _grad_of_a_used_twice(lesson: Lesson) -> float:
     a = lesson["Value"](2.0)
     b = a * a + a

@@ -1,19 +1,28 @@
-"""Exercises of notebook 04: common mistakes."""
+"""Notebook 04 (common mistakes): everything the lesson needs from
+helpers, in one place: its widgets' views, its widgets (what the browser test and the
+bench change on each, and what they check) and its exercises (the
+checks under its answer slots). Its wrong answers are test data, in
+tests/answers/nb04.py."""
 
 from typing import Any
 
 import torch
 
+from ..exercises.answers import CHECKER, answer_from, filled_function
+from ..exercises.behaviour import data, grads
+from ..exercises.exercise import Lesson, Verdict, choose, fix, predict
+from ..exercises.feedback import shown
+from ..exercises.judges import known, value
+from ..exercises.watch import KeptGraphs, watched
 from ..graph import trace_graph
 from ..models import TanhRNNCell
 from ..quiz import MultipleChoice, Option
-from .answers import CHECKER, answer_from, filled_function
-from .behaviour import data, grads
-from .exercise import Lesson, Verdict, choose, fix, predict
-from .feedback import shown
-from .judges import known, value
-from .watch import KeptGraphs, watched
 
+# The widgets, each found by its cell's tag (widget-<name>); see helpers/lessons/widget.py.
+WIDGETS = ()
+
+
+# The exercises, in the notebook's order (helpers/exercises/exercise.py).
 TRAIN = '''
 def train(cell, batches):
     losses = []

@@ -1,4 +1,8 @@
-"""Exercises of notebook 09: the dynamic graph meets torch.compile."""
+"""Notebook 09 (the dynamic graph meets torch.compile): everything the lesson needs from
+helpers, in one place: its widgets' views, its widgets (what the browser test and the
+bench change on each, and what they check) and its exercises (the
+checks under its answer slots). Its wrong answers are test data, in
+tests/answers/nb09.py."""
 
 from collections.abc import Callable
 from typing import Any
@@ -6,13 +10,31 @@ from typing import Any
 import torch
 
 from ..compiled import compile_calls, graph_breaks
+from ..exercises.answers import CHECKER, answer_from, filled_function
+from ..exercises.behaviour import data
+from ..exercises.exercise import Lesson, Verdict, choose, fix, predict, write
+from ..exercises.feedback import shown
+from ..exercises.judges import value
 from ..quiz import MultipleChoice, Option
-from .answers import CHECKER, answer_from, filled_function
-from .behaviour import data
-from .exercise import Lesson, Verdict, choose, fix, predict, write
-from .feedback import shown
-from .judges import value
+from .widget import Check, Widget, click, in_turn
 
+# The widgets, each found by its cell's tag (widget-<name>); see helpers/lessons/widget.py.
+WIDGETS = (
+    # The compile view keeps a Figure per combination of controls: a combination's first visit
+    # compiles, a later one is drawn from memory. Each bench run goes round its states and back,
+    # as a learner toggling does, so its first changes compile and the rest revisit.
+    Widget("compile", {"use_extra_layer": "Checkbox", "earlier": "ToggleButtons"},
+           (Check(click("use_extra_layer"), "failed, so dynamo compiled graph 2; 2 graphs compiled; graph 2 ran: mul",
+                  {"mul": 1, "add": 0, "MulBackward0": 1, "AddBackward0": 0}),
+            Check(click("earlier", "True, False"), "the guards of graph 2 (made for use_extra_layer=False) held: "
+                  "no recompile; 2 graphs compiled", {"mul": 1, "MulBackward0": 1})),
+           {"use_extra_layer checkbox": in_turn([click("use_extra_layer")]),
+            "earlier calls": in_turn([click("earlier", label) for label in ("no call", "False", "True, False",
+                                                                             "True")])}),
+)
+
+
+# The exercises, in the notebook's order (helpers/exercises/exercise.py).
 # Exercise 1 shows this function and these calls, and asks how many graphs they compile.
 TWO_FLAGS = '''
 def two_flags(x, scale, shift):

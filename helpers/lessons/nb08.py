@@ -1,17 +1,69 @@
-"""Exercises of notebook 08: nn.Module and the graph."""
+"""Notebook 08 (nn.Module and the graph): everything the lesson needs from
+helpers, in one place: its widgets' views, its widgets (what the browser test and the
+bench change on each, and what they check) and its exercises (the
+checks under its answer slots). Its wrong answers are test data, in
+tests/answers/nb08.py."""
 
+from collections.abc import Callable
 from typing import Any
 
 import torch
 
+from ..draw import Figure, draw_graph
+from ..exercises.answers import CHECKER, answer_from, filled_function
+from ..exercises.behaviour import data
+from ..exercises.exercise import Lesson, Verdict, choose, fix, predict, write
+from ..exercises.judges import op_labels, value
 from ..graph import trace_graph
+from ..model_cache import as_built
 from ..quiz import MultipleChoice, Option
-from .answers import CHECKER, answer_from, filled_function
-from .behaviour import data
-from .exercise import Lesson, Verdict, choose, fix, predict, write
-from .judges import op_labels, value
+from .widget import Check, Widget, click, in_turn
+
+# The widgets' views: pure functions from the controls' values to a Figure
+# (helpers/widgets.py redraws one on every change).
 
 
+def freeze_view(build: Callable[[], torch.nn.Sequential], x: torch.Tensor, **frozen: bool) -> Figure:
+    """`build()`'s model with the layers named in `frozen` (freeze_0=True:
+    layer 0) frozen by requires_grad_(False): the graph of model(x).sum()."""
+    model = as_built(build)
+    for name, on in frozen.items():
+        model[int(name.removeprefix("freeze_"))].requires_grad_(not on)
+    loss = model(x).sum()
+    trainable = [n for n, p in model.named_parameters() if p.requires_grad]
+    caption = f"trainable: {', '.join(trainable) or 'nothing'}; {len(trainable)} AccumulateGrad leaves"
+    if loss.grad_fn is None:
+        return Figure(f"{caption}: no graph at all, nothing to train")
+    return Figure(caption, draw_graph(loss, model, constants=False))
+
+
+def mode_view(build: Callable[[], torch.nn.Module], x: torch.Tensor, training: bool) -> Figure:
+    """`build()`'s model in train() or eval() mode: the graph of one forward
+    pass, and whether BatchNorm's running statistics moved."""
+    model = as_built(build).train(training)
+    means = [m.running_mean for m in model.modules()
+             if isinstance(m, torch.nn.modules.batchnorm._BatchNorm) and m.running_mean is not None]
+    before = [mean.clone() for mean in means]
+    drawing = draw_graph(model(x).sum(), model, constants=False)
+    moved = any(not torch.equal(b, mean) for b, mean in zip(before, means, strict=True))
+    caption = (f"{'train' if training else 'eval'}(): {drawing.graph.count('op')} operations recorded; "
+               f"BatchNorm running statistics {'updated' if moved else 'unchanged'}")
+    return Figure(caption, drawing)
+
+
+# The widgets, each found by its cell's tag (widget-<name>); see helpers/lessons/widget.py.
+WIDGETS = (
+    Widget("freeze", {"freeze_0": "Checkbox", "freeze_2": "Checkbox"},
+           (Check(click("freeze_0"), "trainable: 2.weight, 2.bias; 2 AccumulateGrad leaves"),),
+           {"freeze layer 0 checkbox": in_turn([click("freeze_0")]),
+            "freeze layer 2 checkbox": in_turn([click("freeze_2")])}),
+    Widget("mode", {"training": "Checkbox"},
+           (Check(click("training"), "eval(): 7 operations recorded; BatchNorm running statistics unchanged"),),
+           {"train() checkbox": in_turn([click("training")])}),
+)
+
+
+# The exercises, in the notebook's order (helpers/exercises/exercise.py).
 def _mlp(linears: int, seed: int = 8) -> torch.nn.Sequential:
     """Linear(3, 4), then Linear(4, 4) layers, the last Linear(4, 2), with a ReLU between each two."""
     torch.manual_seed(seed)

@@ -1,18 +1,54 @@
-"""Exercises of notebook 02: inspecting grad_fn and next_functions."""
+"""Notebook 02 (inspecting grad_fn and next_functions): everything the lesson needs from
+helpers, in one place: its widgets' views, its widgets (what the browser test and the
+bench change on each, and what they check) and its exercises (the
+checks under its answer slots). Its wrong answers are test data, in
+tests/answers/nb02.py."""
 
+from collections.abc import Callable
 from typing import Any
 
 import torch
 
+from ..arguments import learner_facing, wrong
+from ..draw import Figure, draw_graph
 from ..engine import record_backward
+from ..exercises.answers import filled, filled_function
+from ..exercises.exercise import Lesson, Verdict, choose, predict, write
+from ..exercises.feedback import shown
+from ..exercises.judges import known, plural, value
 from ..graph import trace_graph
 from ..quiz import MultipleChoice, Option
-from .answers import filled, filled_function
-from .exercise import Lesson, Verdict, choose, predict, write
-from .feedback import shown
-from .judges import known, plural, value
+from .widget import Check, Widget, press
+
+# The widgets' views: pure functions from the controls' values to a Figure
+# (helpers/widgets.py redraws one on every change).
 
 
+@learner_facing
+def step_view(build: Callable[[], tuple[torch.Tensor, dict[str, torch.Tensor]]], step: int) -> Figure:
+    """The graph that `build()` returns (a tensor and a dict of names), each
+    node numbered by the backward step that ran it, step `step` highlighted."""
+    root, params = build()
+    graph = trace_graph(root, params)          # before backward() frees the saved values
+    steps = record_backward(root)
+    if not 1 <= step <= len(steps):
+        raise wrong(ValueError, f"step must be from 1 to {len(steps)}; got {step}")
+    now = steps[step - 1]
+    notes = {s.node_id: f"step {s.number}" for s in steps}
+    passes = f"passes on ({', '.join(now.passed_on)})" if now.passed_on else "adds it to the leaf's .grad"
+    caption = f"step {now.number} of {len(steps)}: {now.label} receives {', '.join(now.received)} and {passes}"
+    return Figure(caption, draw_graph(graph, notes=notes, highlight=(now.node_id,)))
+
+
+# The widgets, each found by its cell's tag (widget-<name>); see helpers/lessons/widget.py.
+WIDGETS = (
+    Widget("step", {"step": "IntSlider"},
+           (Check(press("step"), "step 2 of 5: MulBackward0 receives 1"),),
+           {"backward step slider": (press("step"),) * 4 + (press("step", "ArrowLeft"),) * 3}),
+)
+
+
+# The exercises, in the notebook's order (helpers/exercises/exercise.py).
 def _same_node_for_x_times_x(_lesson: Lesson) -> bool:
     x = torch.tensor(3.0, requires_grad=True)
     (first, _), (second, _) = known((x * x).grad_fn, "a grad_fn").next_functions

@@ -1,19 +1,35 @@
-"""Exercises of notebook 06: the practice question, and the quiz the lesson
-asks it with (PRACTICE_QUESTION)."""
+"""Notebook 06: the practice question, and the quiz the lesson
+asks it with (PRACTICE_QUESTION): everything the lesson needs from helpers, in one
+place: its widgets' views, its widgets (what the browser test and the
+bench change on each, and what they check) and its exercises (the
+checks under its answer slots). Its wrong answers are test data, in
+tests/answers/nb06.py."""
 
 from collections.abc import Callable
 from typing import Any
 
 import torch
 
+from ..exercises.answers import filled_function
+from ..exercises.exercise import Lesson, Verdict, choose, predict, write
+from ..exercises.feedback import shown
+from ..exercises.judges import known, value
 from ..graph import trace_graph
 from ..quiz import MultipleChoice, Option
-from .answers import filled_function
-from .exercise import Lesson, Verdict, choose, predict, write
-from .feedback import shown
-from .judges import known, value
+from .widget import Check, Widget, click, in_turn
+
+# The widgets, each found by its cell's tag (widget-<name>); see helpers/lessons/widget.py.
+WIDGETS = (
+    Widget("quiz", {"choice": "RadioButtons"},
+           (Check(click("choice", "deleted the graph's nodes"), "Not quite. The nodes survive backward()"),
+            Check(click("choice", "freed the tensors"), "Right. Backward frees the intermediate values")),
+           {"quiz choices": in_turn([click("choice", words) for words in
+                                     ("deleted the graph", "freed the tensors", "forbids computing",
+                                      "refuses to overwrite")])}),
+)
 
 
+# The exercises, in the notebook's order (helpers/exercises/exercise.py).
 def _second_call_raises(make: Callable[[torch.Tensor], torch.Tensor]) -> Callable[[Lesson], bool]:
     def truth(_lesson: Lesson) -> bool:
         x = torch.tensor([1.0, -2.0], requires_grad=True)

@@ -1,17 +1,117 @@
-"""Exercises of notebook 01: dynamic control flow."""
+"""Notebook 01 (dynamic control flow): everything the lesson needs from
+helpers, in one place: its widgets' views, its widgets (what the browser test and the
+bench change on each, and what they check) and its exercises (the
+checks under its answer slots). Its wrong answers are test data, in
+tests/answers/nb01.py."""
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
 
+from ..arguments import learner_facing, wrong
+from ..draw import Figure, draw_graph
+from ..exercises.answers import CHECKER, answer_from, filled, filled_function
+from ..exercises.behaviour import data, graph
+from ..exercises.exercise import Lesson, Verdict, choose, predict, write
+from ..exercises.feedback import shown
+from ..exercises.judges import known, op_labels, value
 from ..graph import autograd_nodes, trace_graph
+from ..models import TanhRNNCell
 from ..quiz import MultipleChoice, Option
-from .answers import CHECKER, answer_from, filled, filled_function
-from .behaviour import data, graph
-from .exercise import Lesson, Verdict, choose, predict, write
-from .feedback import shown
-from .judges import known, op_labels, value
+from ..views import unrolled
+from .widget import Change, Check, Widget, click, in_turn, pick, press, views_in_turn
 
+# The widgets' views: pure functions from the controls' values to a Figure
+# (helpers/widgets.py redraws one on every change).
+
+
+def branch_view(forward: Callable[[torch.Tensor, bool], torch.Tensor], use_extra_layer: bool, x: float) -> Figure:
+    """`forward(x, use_extra_layer)` for one setting: its graph, with the
+    operations only the `True` branch records highlighted, and x.grad."""
+    value = float(x)
+    leaf = torch.tensor(value, requires_grad=True)
+    y = forward(leaf, use_extra_layer)
+    # what only the True branch records: compared with the other branch, run on a fresh x
+    extra = _op_labels(y) - _op_labels(forward(torch.tensor(value, requires_grad=True), False)) \
+        if use_extra_layer else set()
+    drawing = draw_graph(y, {"x": leaf}, highlight=sorted(extra))
+    y.backward()
+    ops = drawing.graph.count("op")
+    return Figure(f"use_extra_layer={use_extra_layer}: y = {y.item():g}, x.grad = {_grad(leaf):g}, "
+                  f"{ops} operations", drawing)
+
+
+def _op_labels(tensor: torch.Tensor) -> set[str]:
+    return {node.label for node in trace_graph(tensor, saved=False).nodes if node.kind == "op"}
+
+
+def _grad(leaf: torch.Tensor) -> float:
+    return 0.0 if leaf.grad is None else leaf.grad.item()
+
+
+def loop_view(forward: Callable[[torch.Tensor, int], torch.Tensor], n: int) -> Figure:
+    """The graph of `forward(x, n)` (a loop of `n` rounds), with its counts:
+    autograd nodes (operations and the leaf's AccumulateGrad) apart from
+    the boxes the drawing adds (None placeholders, the output)."""
+    x = torch.tensor(1.0, requires_grad=True)
+    y = forward(x, n)
+    drawing = draw_graph(y, {"x": x})
+    graph = drawing.graph
+    return Figure(f"n = {n}: {graph.count('op')} operations, {len(autograd_nodes(y))} autograd nodes, "
+                  f"{len(graph.nodes)} boxes drawn", drawing)
+
+
+def while_view(forward: Callable[[torch.Tensor], torch.Tensor], value: float) -> Figure:
+    """The graph of `forward(x)` for x = `value` (a loop that halves until
+    small): its number of halvings and its depth follow the value."""
+    x = torch.tensor(float(value), requires_grad=True)
+    drawing = draw_graph(forward(x), {"x": x})
+    halvings = len(drawing.graph.find("DivBackward0"))
+    return Figure(f"x = {value:g}: {halvings} halvings, depth {drawing.graph.depth()}", drawing)
+
+
+@learner_facing
+def sequence_view(cell: TanhRNNCell, sequences: Sequence[torch.Tensor], index: int, view: str = "cut") -> Figure:
+    """The graph of sequence number `index` run through `cell`, drawn as
+    `view` says (see VIEWS), with its step count."""
+    if not 0 <= index < len(sequences):
+        raise wrong(ValueError, f"index must be from 0 to {len(sequences) - 1}; got {index}")
+    return unrolled(cell, sequences[index], f"sequence {index}: ", view)
+
+
+
+
+def _sequences(*indices: int) -> list[Change]:
+    """Picks of the sequence dropdown: `lengths` as the notebook defines it."""
+    lengths = (3, 5, 2, 8, 200)
+    return [pick("index", f"sequence {i} (length {lengths[i]})") for i in indices]
+
+
+# The widgets, each found by its cell's tag (widget-<name>); see helpers/lessons/widget.py.
+WIDGETS = (
+    Widget("branch", {"use_extra_layer": "Checkbox", "x": "FloatSlider"},
+           (Check(click("use_extra_layer"), "use_extra_layer=False: y = 6, x.grad = 2, 1 operations",
+                  {"AddBackward0": 0, "MulBackward0": 1}),),
+           {"use_extra_layer checkbox": in_turn([click("use_extra_layer")]),
+            "x slider": in_turn([press("x", "ArrowLeft")])}),
+    Widget("loop", {"n": "IntSlider"},
+           (Check(press("n"), "n = 4: 8 operations, 9 autograd nodes, 18 boxes drawn", {"MulBackward0": 4}),),
+           {"n slider": in_turn([press("n")])}),
+    Widget("while", {"value": "FloatLogSlider"},
+           (Check(press("value", "End"), "x = 1000: 10 halvings, depth 10", {"DivBackward0": 10}),),
+           {"x slider": in_turn([press("value")])}),
+    Widget("sequence", {"index": "Dropdown", "view": "ToggleButtons"},
+           (Check(_sequences(4)[0], "sequence 4: length 200, 200 cell steps counted in its graph (rolled)",
+                  shows=("× 197 steps",)),
+            Check(click("view", "cut"), "length 200, 200 cell steps counted in its graph (cut)",
+                  {"TanhBackward0": 10}, ("more nodes not drawn",))),
+           {"dropdown": in_turn(_sequences(0, 2, 3, 4, 0, 2, 1)),
+            "rolled / cut / unrolled": views_in_turn("view")}),
+)
+
+
+# The exercises, in the notebook's order (helpers/exercises/exercise.py).
 # A loop the page does not run: exercise 1 shows this code and asks for its count.
 LOOP = '''
 def repeat_scaled(x, w, n):

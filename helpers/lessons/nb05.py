@@ -1,17 +1,48 @@
-"""Exercises of notebook 05: the interview question."""
+"""Notebook 05 (the interview question): everything the lesson needs from
+helpers, in one place: its widgets' views, its widgets (what the browser test and the
+bench change on each, and what they check) and its exercises (the
+checks under its answer slots). Its wrong answers are test data, in
+tests/answers/nb05.py."""
 
 from typing import Any
 
 import torch
 
+from ..arguments import learner_facing
+from ..draw import Figure
+from ..exercises.answers import CHECKER, answer_from, filled_function
+from ..exercises.behaviour import data, grads
+from ..exercises.exercise import Lesson, Verdict, choose, predict, write
+from ..exercises.judges import value
 from ..graph import trace_graph
 from ..models import TanhRNNCell
 from ..quiz import MultipleChoice, Option
-from .answers import CHECKER, answer_from, filled_function
-from .behaviour import data, grads
-from .exercise import Lesson, Verdict, choose, predict, write
-from .judges import value
+from ..views import unrolled
+from .widget import Check, Widget, in_turn, press, views_in_turn
 
+# The widgets' views: pure functions from the controls' values to a Figure
+# (helpers/widgets.py redraws one on every change).
+
+
+@learner_facing
+def length_view(cell: TanhRNNCell, length: int, view: str = "cut") -> Figure:
+    """The graph for one random sequence of `length` steps (the same
+    sequence for the same length), drawn as `view` says, steps counted."""
+    generator = torch.Generator().manual_seed(length)
+    return unrolled(cell, torch.randn(length, cell.w_x.shape[1], generator=generator), "", view)
+
+
+# The widgets, each found by its cell's tag (widget-<name>); see helpers/lessons/widget.py.
+WIDGETS = (
+    Widget("length", {"length": "IntSlider", "view": "ToggleButtons"},
+           (Check(press("length"), "length 4, 4 cell steps counted in its graph (rolled)", {"TanhBackward0": 4}),
+            Check(press("length", "End"), "length 30, 30 cell steps counted in its graph (rolled)",
+                  shows=("× 27 steps",))),
+           {"length slider": in_turn([press("length")]), "rolled / cut / unrolled": views_in_turn("view")}),
+)
+
+
+# The exercises, in the notebook's order (helpers/exercises/exercise.py).
 LENGTHS = (10, 1, 1, 1)
 
 

@@ -1,0 +1,37 @@
+"""Learners' answers to every exercise, as test data: tests/answers/nbNN.py
+holds notebook NN's (WRONG, RIGHT and RIGHT_SAYING, keyed by exercise
+number), kept out of the package learners import. Here they are gathered,
+keyed by (notebook, exercise number)."""
+
+import importlib
+import re
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+class ByExercise(dict):
+    """Answers keyed by (notebook, number); a missing key says where to add it."""
+
+    def __init__(self, kind, entries):
+        super().__init__(entries)
+        self.kind = kind
+
+    def __missing__(self, key):
+        notebook, number = key
+        raise KeyError(f"notebook {notebook}'s exercise {number} has no {self.kind} answers: add them to "
+                       f"tests/answers/nb{notebook}.py as {self.kind}[{number}] (see its other entries)")
+
+
+def _gathered(kind):
+    entries = {}
+    for path in sorted(HERE.glob("nb[0-9][0-9].py")):
+        notebook = re.fullmatch(r"nb(\d\d)", path.stem).group(1)
+        module = importlib.import_module(f"{__name__}.{path.stem}")
+        entries.update({(notebook, number): answers for number, answers in getattr(module, kind, {}).items()})
+    return ByExercise(kind, entries)
+
+
+WRONG = _gathered("WRONG")
+RIGHT = _gathered("RIGHT")
+RIGHT_SAYING = _gathered("RIGHT_SAYING")

@@ -1,0 +1,30 @@
+"""Notebook 01's exercises as learners may answer them: WRONG maps each
+exercise's number to wrong answers, each with words its feedback must
+hold; RIGHT to right answers written otherwise than the solution, which
+must be judged right. tests/test_exercises.py runs them all."""
+
+
+WRONG = {
+    1: (("answer_1 = 25", "2n + 1"), ("answer_1 = 41", "20 rounds"), ("answer_1 = 37", "two leaves"),
+        ("answer_1 = 49", "one leaf"),
+        ("answer_1 = 36", "AccumulateGrad"), ("answer_1 = '38'", "without quotes"),
+        ("answer_1 = 51", "not autograd nodes")),
+    2: (("def sign_forward(x):\n    return x * 3 if x > 0 else x * x", "multiplies x by itself"),
+        ("def sign_forward(x):\n    return torch.where(x > 0, x * 3, x ** 2)", "torch.where"),
+        ("def sign_forward(x):\n    return x * 3 if x >= 0 else x ** 2", "0 is not positive"),
+        ("def sign_forward(x):\n    return x * 3 if x > 1 else x ** 2", "for x = 0.5"),
+        ("def sign_forward(x):\n    return x * 3 if x > 0.25 else x ** 2", "for x = 1e-06"),
+        ("def sign_forward(x):\n    return x * 3 if x > 0 else x ** 2 + 0 * x.detach()", "x ** 2"),
+        ("def sign_forward(x):\n    return (x * 3).expand(2)", "shape"),
+        ("def sign_forward(x):\n    return (x * 3).detach() if x > 0 else x ** 2", "no grad_fn"),
+        ("def sign_forward(x):\n    return ____", "replace ____")),
+    3: (("answer_3 = 7", "too few"), ("answer_3 = 9", "too many"),
+        ("answer_3 = None", "None is not an answer: replace ____ with a number")),
+    4: (("answer_4 = 'a'", "recorded like any other"), ("answer_4 = 'c'", "recording is on"),
+        ("answer_4 = 'e'", "one of the letters")),
+}
+
+# Right answers written otherwise than the solution: each must be right too.
+RIGHT = {
+    2: ("def sign_forward(x):\n    if x <= 0:\n        return x ** 2\n    return 3 * x",),
+}

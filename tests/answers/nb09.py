@@ -1,0 +1,28 @@
+"""Notebook 09's exercises as learners may answer them: WRONG maps each
+exercise's number to wrong answers, each with words its feedback must
+hold; RIGHT to right answers written otherwise than the solution, which
+must be judged right. tests/test_exercises.py runs them all."""
+
+from helpers.lessons.nb09 import CLIPPED, CLIPPED_FIXED, LEAKY
+
+WRONG = {
+    1: (("answer_1 = 6", "reuses that graph"), ("answer_1 = 4", "only for a pair that is called"),
+        ("answer_1 = 2", "count distinct pairs")),
+    2: ((CLIPPED, "breaks the graph"), (CLIPPED_FIXED.replace("largest > 1", "largest > 2"), "gives"),
+        (CLIPPED_FIXED.replace("return y /", "return x /"), "gives"),
+        ("def clipped(x):\n    y = x * 2\n    return torch.where(y.max() > 1, y / y.max(), y)\n",
+         "the one not chosen too"),
+        ("def clipped(x):\n    y = x * 2\n    return y / y.max().clamp(min=1)\n", "y.max() is exactly 1")),
+    3: (("answer_3 = 'a'", "AOTAutograd"), ("answer_3 = 'd'", "the last one")),
+    4: (("def leaky(x):\n    if x > 0:\n        return x\n    return 0.1 * x\n", "ambiguous"),
+        ("def leaky(x):\n    return torch.stack([v if v > 0 else 0.1 * v for v in x])\n", "breaks the graph"),
+        (LEAKY.replace("0.1 * x", "0.01 * x"), "gives"), (LEAKY.replace("x > 0", "x >= 0"), "0 is not > 0")),
+}
+
+# Right answers written otherwise than the solution: each must be right too.
+RIGHT = {
+    2: (CLIPPED_FIXED.replace("largest > 1, largest, 1.0", "largest <= 1, 1.0, largest"),
+        "def clipped(x):\n    y = x * 2\n    big = y.max() > 1\n"
+        "    return torch.where(big, y / torch.where(big, y.max(), 1.0), y)\n"),
+    4: ("def leaky(x):\n    return torch.nn.functional.leaky_relu(x, 0.1)\n",),
+}
