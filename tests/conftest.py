@@ -1,5 +1,6 @@
-"""Shared fixtures: the note's examples, built fresh for every test, and the
---regen-golden flag that rewrites the golden drawings in tests/golden/."""
+"""Shared fixtures: the note's examples, built fresh for every test; the
+--regen-golden flag that rewrites the golden drawings in tests/golden/; and
+--quick (`make quick`), which leaves out the layers named in SLOW_LAYERS."""
 
 from pathlib import Path
 
@@ -8,11 +9,28 @@ import torch
 
 ROOT = Path(__file__).resolve().parent.parent
 FIGURE = "figure"
+# What `make quick` leaves out, by layer (CONTRIBUTING.md, "Tests, in layers"): `make test`
+# runs them all. The rest (lint, types, unit tests, nbval of every notebook, structure,
+# exercises and mutants, the teacher's copy) runs in under 2 minutes on 2 cores.
+SLOW_LAYERS = {
+    "browser": ("test_browser.py", "test_lab.py", "test_notebook7.py", "test_legibility_browser.py", "test_site.py",
+                "test_site_links.py"),
+    "class": ("test_hub.py", "test_grade.py", "test_deploy.py"),
+    "set-up elsewhere": ("test_standalone.py", "test_pins.py"),
+}
 
 
 def pytest_addoption(parser):
     parser.addoption("--regen-golden", action="store_true",
                      help="rewrite tests/golden/ from the current helpers instead of comparing")
+    parser.addoption("--quick", action="store_true",
+                     help="leave out the browser, class and set-up layers (make quick); make test runs everything")
+
+
+def pytest_ignore_collect(collection_path, config):
+    if config.getoption("--quick") and collection_path.name in {n for names in SLOW_LAYERS.values() for n in names}:
+        return True
+    return None
 
 
 @pytest.fixture

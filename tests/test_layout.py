@@ -137,3 +137,10 @@ def test_a_count_written_by_hand_is_found(tmp_path):
     (tmp_path / "CONTRIBUTING.md").write_text("Every notebook has three cells; the 10 lesson notebooks\n")
     assert counts_written_by_hand(tmp_path) == ["README.md: 'all nine notebooks'",
                                                 "CONTRIBUTING.md: 'the 10 lesson notebooks'"]
+
+
+def test_the_quick_layer_leaves_out_only_test_files_that_exist():
+    from conftest import SLOW_LAYERS
+
+    missing = [name for names in SLOW_LAYERS.values() for name in names if not (ROOT / "tests" / name).is_file()]
+    assert not missing, f"tests/conftest.py's SLOW_LAYERS names test files that do not exist: {', '.join(missing)}"

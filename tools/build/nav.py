@@ -11,8 +11,8 @@ import textwrap
 import nbformat
 
 from helpers.project import REPOSITORY, colab_url
-from tools.notebooks import INDEX, NOTEBOOKS, ROOT, notebook_paths
 from tools.build.pacing import INSTALL, pace, read_after, spoken, time_line
+from tools.notebooks import INDEX, NOTEBOOKS, ROOT, notebook_paths
 
 NAV = "<!--NAVIGATION-->"
 TOC = "<!--TOC-->"

@@ -42,7 +42,7 @@ CUDA_ONLY = ("nvidia-", "cuda-", "triton")
 HEADERS = {
     "requirements.txt": [
         "# What the notebooks need, with exact versions: stored notebook outputs depend on them.",
-        "# Written by tools/build/pin.py (make pin) for Python 3.10 to 3.13, each resolved as its oldest patch release.",
+        "# Written by tools/build/pin.py (make pin) for Python 3.10 to 3.13, each as its oldest patch release.",
         "# torch is the CPU build's version; `make lab TORCH=cpu` takes that build from PyTorch's index.",
     ],
     "requirements-dev.txt": [

@@ -29,8 +29,8 @@ import nbformat
 
 from helpers.draw import fitted
 from helpers.project import REPOSITORY, binder_url, colab_url
-from tools.notebooks import notebook_paths
 from tools.build.solutions import CHECK, exercises_of
+from tools.notebooks import notebook_paths
 
 ROOT = Path(__file__).resolve().parents[2]
 STAGING = ROOT / "build" / "site-source"

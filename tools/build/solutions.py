@@ -14,8 +14,8 @@ from pathlib import Path
 import nbformat
 
 from helpers.exercises import declared
-from tools.notebooks import notebook_paths
 from tools.build.run_notebooks import execute, output_text
+from tools.notebooks import notebook_paths
 
 ROOT = Path(__file__).resolve().parents[2]
 SLOT, CHECK = "answer-slot", "answer-check"      # the cell tags of exercise N's slot and check, in order
