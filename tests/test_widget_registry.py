@@ -9,6 +9,7 @@ from nbformat.v4 import new_code_cell, new_notebook, new_output
 
 from helpers.lessons import widgets
 from helpers.lessons.widget import CHANGES, Check, Shown, Widget, click, press
+from tools.notebooks import NOTEBOOKS as NOTEBOOKS_FOLDER
 from tools.notebooks import notebook_paths
 from tools.testkit.widget_cells import cell_index, code_cells, problems, stored_problems
 
@@ -84,3 +85,15 @@ def test_a_check_reads_caption_nodes_and_errors():
         "no node shows 'more nodes not drawn'"]
     broken = Shown("", error="No drawing for n=2: the view raised an error. RuntimeError: a broken callback")
     assert check.problems(broken) == [f"the view raised instead of drawing: {broken.error}"]
+
+
+def test_a_widget_cell_changed_and_not_run_again_is_caught():
+    widget = widgets("05")[0]
+    nb = nbformat.read(NOTEBOOKS_FOLDER / f"{widget.notebook}.ipynb", as_version=4)
+    assert stored_problems(nb, widget) == []
+    cell = code_cells(nb)[cell_index(widget.notebook, widget.tag)]
+    assert "max=30" in cell.source
+    cell.source = cell.source.replace("max=30", "max=40")
+    assert stored_problems(nb, widget) == [
+        f"{widget.tag}: control 1's max is 40 in the cell's source but 30 in its stored state: the cell was changed "
+        "and not run again; re-execute the notebook (make notebooks NB=notebooks/<name>.ipynb)"]

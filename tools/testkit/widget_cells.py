@@ -17,6 +17,7 @@ from helpers.lessons.widget import TAG, Widget
 from helpers.widgets import NO_DRAWING
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
+SETTINGS = ("value", "min", "max", "step", "description")   # read back from a control's stored state
 VIEW = "application/vnd.jupyter.widget-view+json"
 STATE = "application/vnd.jupyter.widget-state+json"
 
@@ -89,15 +90,53 @@ def stored_problems(nb: NotebookNode, widget: Widget) -> list[str]:
     found += [] if names == list(widget.controls) else [f"{widget.tag}: controls {names}, declared "
                                                         f"{list(widget.controls)}"]
     found += [f"{widget.tag}: stored view shows an error: {text}"] if f"\n{NO_DRAWING} " in text else []
-    kinds = _control_models(nb, views[0][VIEW]["model_id"])
+    models = _controls(nb, views[0][VIEW]["model_id"])
+    kinds = [model.get("model_name", "?") for model in models]
     declared = [f"{kind}Model" for kind in widget.controls.values()]
-    return found + ([] if kinds == declared else [f"{widget.tag}: saved controls {kinds}, declared {declared}"])
+    found += [] if kinds == declared else [f"{widget.tag}: saved controls {kinds}, declared {declared}"]
+    return found + [f"{widget.tag}: {problem}" for problem in _unexecuted(cell.source, models)]
 
 
-def _control_models(nb: NotebookNode, model_id: str) -> list[str]:
-    """The model names of the controls in a stored panel (its first row)."""
+def _controls(nb: NotebookNode, model_id: str) -> list[dict]:
+    """The stored models of the controls in a stored panel (its first row)."""
     state = nb.metadata.get("widgets", {}).get(STATE, {}).get("state", {})
     children = state.get(model_id, {}).get("state", {}).get("children", [])
     row = state.get(children[0].removeprefix("IPY_MODEL_"), {}) if children else {}
     controls = row.get("state", {}).get("children", [])
-    return [state.get(ref.removeprefix("IPY_MODEL_"), {}).get("model_name", "?") for ref in controls]
+    return [state.get(ref.removeprefix("IPY_MODEL_"), {}) for ref in controls]
+
+
+def source_controls(source: str) -> list[dict]:
+    """The literal settings (value, min, max, step, description) of each
+    control in the cell's `panel(...)` call, in order: `n=widgets.IntSlider(
+    value=3, max=6)` gives {"value": 3, "max": 6}. Settings that are not
+    literals are left out."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "panel"]
+    found = []
+    for control in (kw.value for call in calls[:1] for kw in call.keywords):
+        settings = {}
+        for kw in control.keywords if isinstance(control, ast.Call) else ():
+            if kw.arg in SETTINGS:
+                try:
+                    settings[kw.arg] = ast.literal_eval(kw.value)
+                except ValueError:
+                    continue
+        found.append(settings)
+    return found
+
+
+def _unexecuted(source: str, models: list[dict]) -> list[str]:
+    """Settings the cell's source gives a control that its stored state does
+    not hold: the source was edited and the notebook not run again."""
+    found = []
+    for position, (settings, model) in enumerate(zip(source_controls(source), models, strict=False)):
+        stored = model.get("state", {})
+        found += [f"control {position + 1}'s {key} is {value!r} in the cell's source but {stored.get(key)!r} in its "
+                  "stored state: the cell was changed and not run again; re-execute the notebook "
+                  "(make notebooks NB=notebooks/<name>.ipynb)"
+                  for key, value in settings.items() if key in stored and stored[key] != value]
+    return found
