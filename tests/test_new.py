@@ -6,7 +6,9 @@ whole of `make test` as made is shown on a clean clone, once per change to
 new.py: CONTRIBUTING.md, "In minutes".)"""
 
 import importlib.util
+import subprocess
 import sys
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -56,6 +58,15 @@ def test_the_three_files_are_written_and_not_twice(made, tmp_path):
         "notebooks/99-hooks-and-the-graph.ipynb", "helpers/lessons/nb99.py", "tests/answers/nb99.py"]
     with pytest.raises(ValueError, match="notebook 99 exists already"):
         new.make("99-other", root=tmp_path)
+
+
+def test_what_it_writes_is_lint_clean(made):
+    # the repository's settings, helpers and tools first-party as they are in the repository
+    ruff = [str(Path(sys.executable).with_name("ruff")), "check", "--no-cache", "--config",
+            "lint.isort.known-first-party = ['helpers', 'tools']", "--config"]
+    for config, paths in ((ROOT / "pyproject.toml", made[1:]), (ROOT / "notebooks" / "ruff.toml", made[:1])):
+        done = subprocess.run([*ruff, str(config), *map(str, paths)], capture_output=True, text=True)
+        assert done.returncode == 0, done.stdout
 
 
 def test_the_skeleton_passes_the_structure_checks(made):

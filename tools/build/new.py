@@ -118,7 +118,6 @@ from ..exercises.judges import value
 from ..graph import autograd_nodes
 from .widget import Check, Widget, in_turn, press
 
-
 # The widgets' views: pure functions from the controls' values to a Figure
 # (helpers/widgets.py redraws one on every change).
 
