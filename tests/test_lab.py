@@ -24,10 +24,13 @@ import pytest
 from learner import api, attached, chromium, kernel_of, new_learner, wait_for_kernels
 from nbformat.sign import NotebookNotary
 
+from helpers.lessons import of
 from tools.runtime.lab import OVERRIDES, SERVER_CONFIG, SETTINGS, binder, lab_argv
 from tools.runtime.working_copy import collection
 from tools.testkit.browser import open_notebook, serve, stop
 from tools.testkit.first_open import output_count, rendered, stored
+from tools.testkit.widget_cells import cell_index
+from tools.testkit.widget_page import widget_cell
 
 ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts" / "screenshots"
 VIEWPORT = {"width": 1366, "height": 768}    # a common laptop screen
@@ -203,8 +206,9 @@ def close_tab(page, discard=False):
 
 
 def screenshot(page, name):
-    """The first widget of 01 (the use_extra_layer checkbox) in view, saved."""
-    cell = page.locator(f"{NB} .jp-CodeCell", has=page.locator(".cm-content", has_text="widgets.Checkbox")).first
+    """The first widget of 01 in view (its cell found by its tag), saved."""
+    widget = of("01-dynamic-control-flow")[0]
+    cell = widget_cell(page, cell_index(widget.notebook, widget.tag))
     cell.locator(".jp-OutputArea").scroll_into_view_if_needed()
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / name))
