@@ -40,10 +40,12 @@ quick: system $(DEV_STAMP)
 	$(BIN)/python -m pytest -n 2 --dist loadfile --quick
 
 # A new notebook, NB=10-name, that passes `make test` as made (tools/build/new.py): the
-# notebook, its helpers/lessons/nbNN.py and tests/answers/nbNN.py, executed, navigation written.
+# notebook, its helpers/lessons/nbNN.py and tests/answers/nbNN.py; its navigation and set-up cells
+# written before it is executed (they are cells too), and its time after.
 new: setup $(DEV_STAMP)
 	@test -n "$(NB)" || { echo "make new NB=10-name: name the notebook"; exit 2; }
 	$(BIN)/python -m tools.build.new $(NB)
+	$(BIN)/python -m tools.build.nav
 	$(BIN)/python -m tools.build.run_notebooks notebooks/$(NB).ipynb
 	$(BIN)/python -m tools.build.nav
 
