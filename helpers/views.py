@@ -1,7 +1,8 @@
-"""The widget views: pure functions from the controls' values to a `Figure`
-(a caption over a drawing). `widgets.panel` redraws one on every change;
-tests call them directly, without a browser, and read the figure's caption
-and its drawing's graph, not its HTML.
+"""The widget views several lessons share: pure functions from the controls'
+values to a `Figure` (a caption over a drawing). A lesson's own views live in
+its module, helpers/lessons/nbNN.py. `widgets.panel` redraws one on every
+change; tests call them directly, without a browser, and read the figure's
+caption and its drawing's graph, not its HTML.
 
 A view that shows a lesson function is handed that function (the one the
 notebook defines), so a learner who edits it sees the edit in the widget.
@@ -36,6 +37,9 @@ VIEWS = ("rolled", "cut", "unrolled")
 
 
 def unrolled(cell: TanhRNNCell, sequence: torch.Tensor, prefix: str, view: str) -> Figure:
+    """The graph of `sequence` run through `cell`, drawn as `view` says (see
+    VIEWS), its caption starting with `prefix` and counting the cell's steps
+    (notebook 01's sequences, notebook 05's lengths)."""
     if view not in VIEWS:
         raise wrong(ValueError, f"view must be one of {', '.join(VIEWS)}; got {view!r}")
     h = run_sequence(cell, sequence)

@@ -1,8 +1,8 @@
-"""Notebook 02 (inspecting grad_fn and next_functions): everything the lesson needs from
-helpers, in one place: its widgets' views, its widgets (what the browser test and the
-bench change on each, and what they check) and its exercises (the
-checks under its answer slots). Its wrong answers are test data, in
-tests/answers/nb02.py."""
+"""Notebook 02 (inspecting grad_fn and next_functions): everything the lesson
+needs from helpers, in one place: its widgets' views, its widgets (what the
+browser test and the bench change on each, and what they check) and its
+exercises (the checks under its answer slots). Its wrong answers are test data,
+in tests/answers/nb02.py."""
 
 from collections.abc import Callable
 from typing import Any

@@ -1,8 +1,8 @@
-"""Notebook 03 (retain_graph, and what backward() frees): everything the lesson needs from
-helpers, in one place: its widgets' views, its widgets (what the browser test and the
-bench change on each, and what they check) and its exercises (the
-checks under its answer slots). Its wrong answers are test data, in
-tests/answers/nb03.py."""
+"""Notebook 03 (retain_graph, and what backward() frees): everything the lesson
+needs from helpers, in one place: its widgets' views, its widgets (what the
+browser test and the bench change on each, and what they check) and its
+exercises (the checks under its answer slots). Its wrong answers are test data,
+in tests/answers/nb03.py."""
 
 from collections.abc import Callable, Sequence
 from typing import Any

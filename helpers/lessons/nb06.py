@@ -1,9 +1,8 @@
-"""Notebook 06: the practice question, and the quiz the lesson
-asks it with (PRACTICE_QUESTION): everything the lesson needs from helpers, in one
-place: its widgets' views, its widgets (what the browser test and the
-bench change on each, and what they check) and its exercises (the
-checks under its answer slots). Its wrong answers are test data, in
-tests/answers/nb06.py."""
+"""Notebook 06: the practice question, and the quiz the lesson asks it with
+(PRACTICE_QUESTION): everything the lesson needs from helpers, in one place:
+its widgets' views, its widgets (what the browser test and the bench change on
+each, and what they check) and its exercises (the checks under its answer
+slots). Its wrong answers are test data, in tests/answers/nb06.py."""
 
 from collections.abc import Callable
 from typing import Any

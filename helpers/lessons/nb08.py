@@ -1,6 +1,6 @@
 """Notebook 08 (nn.Module and the graph): everything the lesson needs from
-helpers, in one place: its widgets' views, its widgets (what the browser test and the
-bench change on each, and what they check) and its exercises (the
+helpers, in one place: its widgets' views, its widgets (what the browser test
+and the bench change on each, and what they check) and its exercises (the
 checks under its answer slots). Its wrong answers are test data, in
 tests/answers/nb08.py."""
 

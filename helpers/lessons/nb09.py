@@ -1,8 +1,8 @@
-"""Notebook 09 (the dynamic graph meets torch.compile): everything the lesson needs from
-helpers, in one place: its widgets' views, its widgets (what the browser test and the
-bench change on each, and what they check) and its exercises (the
-checks under its answer slots). Its wrong answers are test data, in
-tests/answers/nb09.py."""
+"""Notebook 09 (the dynamic graph meets torch.compile): everything the lesson
+needs from helpers, in one place: its widgets' views, its widgets (what the
+browser test and the bench change on each, and what they check) and its
+exercises (the checks under its answer slots). Its wrong answers are test data,
+in tests/answers/nb09.py."""
 
 from collections.abc import Callable
 from typing import Any
