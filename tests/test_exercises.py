@@ -12,6 +12,7 @@ import pytest
 from answers import RIGHT, RIGHT_SAYING, WRONG
 from structure import _exercises, exercise_rule, optional
 
+from helpers import lessons
 from helpers.exercises import Exercise, ExerciseSet, Feedback, ____, answer_from, declared, exercises
 from helpers.quiz import MultipleChoice
 from tools.build.solutions import SLOT, tagged
@@ -159,10 +160,34 @@ def test_a_choose_exercise_is_judged_by_its_multiple_choice_and_only_it():
                  answer_name="a")
 
 
-def test_code_a_question_shows_is_the_code_its_check_runs():
-    """01 q1 shows a loop the page did not run; its check runs that very code."""
+SHOWN = [(notebook, number, code) for notebook in NOTEBOOKS
+         for number, code in getattr(lessons.module(notebook), "SHOWN", {}).items()]
+
+
+def _shows(markdown, code):
+    """Whether a ```python block of `markdown` holds `code` as written."""
+    return any(code.strip() in block for block in re.findall(r"```python\n(.*?)```", markdown, re.S))
+
+
+def test_a_question_showing_other_code_is_caught():
     from helpers.lessons.nb01 import LOOP
-    assert f"```python\n{LOOP.strip()}\n```" in _markdown_of("01", 1)
+
+    assert _shows(_markdown_of("01", 1), LOOP)
+    assert not _shows(_markdown_of("01", 1).replace("range(n)", "range(n + 1)"), LOOP)
+
+
+def test_some_questions_show_code_their_checks_run():
+    assert ("01", 1) in {(notebook, number) for notebook, number, _ in SHOWN}
+
+
+@pytest.mark.parametrize("notebook, number, code", SHOWN, ids=[f"nb{n}-q{q}" for n, q, _ in SHOWN])
+def test_code_a_question_shows_is_the_code_its_check_runs(notebook, number, code):
+    """A lesson module's SHOWN maps an exercise to code its question shows (a
+    case the page does not run) and its check runs: the question shows it as
+    written."""
+    assert _shows(_markdown_of(notebook, number), code), (
+        f"exercise {number} of notebook {notebook} must show, in a ```python block, the code SHOWN[{number}] in "
+        f"helpers/lessons/nb{notebook}.py declares (its check runs that code)")
 
 
 def test_a_check_cell_without_its_tag_is_caught():

@@ -224,6 +224,10 @@ COMPARISON = MultipleChoice(
     ),
     right=_abs_is_recorded_apart,
 )
+# Code a question shows (a case the page does not run) and its check runs, by exercise number:
+# the question shows it as written (tests/test_exercises.py).
+SHOWN = {1: LOOP}
+
 EXERCISES = (
     predict(1, "nodes of another loop", "a whole number",
             value(_nodes_of_the_other_loop, "each round records MulBackward0, SinBackward0 and AddBackward0, and "

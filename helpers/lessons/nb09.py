@@ -216,6 +216,10 @@ EAGER_BACKEND = MultipleChoice(
 )
 
 
+# Code a question shows (a case the page does not run) and its check runs, by exercise number:
+# the question shows it as written (tests/test_exercises.py).
+SHOWN = {1: TWO_FLAGS}
+
 EXERCISES = (
     predict(1, "graphs for a call sequence", "a whole number",
             value(_graphs_for_the_calls, "dynamo guards each graph on the two flags' values, so each distinct "
