@@ -219,7 +219,11 @@ def check_first_open(page, learner, info, name, timings):
     expected, shown, (outputs, in_page), failed = shows(page, learner.copy, name)
     timings.append(f"first open of {name}: stored outputs drawn in {time.perf_counter() - start:.1f} s")
     assert in_page == outputs, f"{name} has {outputs} outputs, the page shows {in_page}"
-    assert shown == expected, f"{name} shows {shown}, its stored outputs hold {expected}; outputs that failed: {failed}"
+    assert shown == expected, (
+        f"{name} shows {shown}, its stored outputs hold {expected}; outputs that failed: {failed}. A notebook's "
+        "stored drawings and widget views must show on a first open, before anything runs. If this fails again "
+        f"when run alone (pytest tests/test_lab.py -k '{name}'), re-execute the notebook (make notebooks) so that its "
+        "widget state is stored; on a machine this busy, a first open can also miss its widget state")
     kernel = kernel_of(info, name, attached)
     assert page.get_by_text(NEWS).count() == 0, "the news pop-up is showing"
     assert page.locator(f"{TAB}.jp-mod-dirty").count() == 0, (
