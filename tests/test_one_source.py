@@ -35,12 +35,12 @@ def test_different_functions_are_not_twins():
 
 def test_a_copy_in_a_subpackage_is_caught(tmp_path):
     """The scan reaches every depth: a lesson function copied into
-    helpers/exercises/ (a package inside the package) is found."""
+    helpers/lessons/ (a package inside the package) is found."""
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(LESSON)])
     (tmp_path / "notebooks").mkdir()
     nbformat.write(notebook, tmp_path / "notebooks" / "01-lesson.ipynb")
-    nested = tmp_path / "helpers" / "exercises"
+    nested = tmp_path / "helpers" / "lessons"
     nested.mkdir(parents=True)
     (nested / "nb01.py").write_text(LESSON)
     found = twins(project_sources(tmp_path))
-    assert "dynamic_forward: defined in notebooks/01-lesson.ipynb and again in helpers/exercises/nb01.py" in found
+    assert "dynamic_forward: defined in notebooks/01-lesson.ipynb and again in helpers/lessons/nb01.py" in found
