@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from tools.loopback import rest
 from tools.runtime.lab import ROOT
-from tools.testkit.browser import CHROMIUM, CHROMIUM_ARGS, rest
+from tools.testkit.browser import CHROMIUM, CHROMIUM_ARGS
 
 INSTALL = "browser tests need Debian's chromium: sudo apt-get install chromium (make test installs it when it can)"
 

@@ -86,6 +86,15 @@ def test_the_runtime_imports_no_other_role():
         ", ".join(f"{t} (in {n})" for n, t in sorted(wrong)) + f"; it may import only {', '.join(RUNTIME_MAY_IMPORT)}"
 
 
+def test_the_class_runs_without_the_test_kit():
+    """`make hub` and `make grade` are what a teacher runs on the day: tools/classroom/
+    imports nothing from tools/testkit/ (shared pieces go in a module both import)."""
+    edges = graph()
+    wrong = sorted((name, target) for name, targets in edges.items() if name.startswith("tools.classroom")
+                   for target in targets if target.startswith("tools.testkit"))
+    assert not wrong, "tools/classroom/ imports the test kit: " + ", ".join(f"{t} (in {n})" for n, t in wrong)
+
+
 @pytest.mark.parametrize("edges, expected", [
     ({"a": {"b"}, "b": {"a"}, "c": set()}, [["a", "b"]]),
     ({"a": {"b"}, "b": {"c"}, "c": {"a"}}, [["a", "b", "c"]]),

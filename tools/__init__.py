@@ -2,10 +2,12 @@
 the repository root (the Makefile does) and imported by the tests:
 
     tools/notebooks.py   the list of notebooks, read from notebooks/
+    tools/loopback.py    a free port and a JSON request to a local server (hub, test kit)
     tools/runtime/       the learner's runtime: `make lab`, Binder, the hub's server
     tools/build/         what writes the stored files: notebooks, navigation, pins, site
     tools/testkit/       what the tests drive: the browser, mutants, stand-alone runs
     tools/classroom/     a class: the hub, its load test, grading, deployment
     tools/bench/         `make bench`: figures, printed
 
-The runtime imports nothing from the other roles (tests/test_layout.py)."""
+The runtime imports nothing from the other roles, and the classroom nothing
+from the test kit (tests/test_layout.py)."""

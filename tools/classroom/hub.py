@@ -24,7 +24,7 @@ from pathlib import Path
 
 import psutil
 
-from tools.testkit.browser import free_port, rest
+from tools.loopback import free_port, rest
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "hub" / "jupyterhub_config.py"

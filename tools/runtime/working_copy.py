@@ -18,7 +18,7 @@ from pathlib import Path
 import nbformat
 from nbformat.sign import NotebookNotary
 
-from tools.notebooks import NOTEBOOKS
+from tools.notebooks import NOTEBOOKS, notebook_paths
 
 ROOT = NOTEBOOKS.parent
 COPY = ROOT / "my-notebooks"
@@ -39,7 +39,7 @@ def fingerprint(path):
 
 def collection(notebooks=NOTEBOOKS):
     """The collection's notebooks, in reading order."""
-    return sorted(notebooks.glob("[0-9][0-9]-*.ipynb"))
+    return notebook_paths(notebooks)
 
 
 def make(copy=COPY, notebooks=NOTEBOOKS, say=print):

@@ -5,12 +5,11 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import time
-import urllib.request
 from pathlib import Path
 
+from tools.loopback import free_port
 from tools.runtime.lab import lab_argv
 
 CHROMIUM = "/usr/bin/chromium"
@@ -37,12 +36,6 @@ DONE = f"""() => {{ const p = {PROMPTS};
 CELLS = f"""() => [...document.querySelectorAll('{NB} .jp-CodeCell')].map(c => ({{
   source: c.querySelector('.cm-content').innerText,
   stderr: !!c.querySelector('.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]')}}))"""
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def serve(root, runtime, env=None):
@@ -150,12 +143,3 @@ def menu(page, heading, item):
 def cells(page):
     """Each code cell's source and whether it shows an error (stderr) output."""
     return page.evaluate(CELLS)
-
-
-def rest(url, token, method="GET"):
-    """The JSON answer of a Jupyter server or hub at `url`, asked with `token`
-    (None when the answer has no body)."""
-    request = urllib.request.Request(url, method=method, headers={"Authorization": f"token {token}"})
-    with urllib.request.urlopen(request, timeout=30) as reply:
-        body = reply.read()
-    return json.loads(body) if body else None

@@ -55,9 +55,8 @@ def cell_index(notebook: str, tag: str, folder: Path = NOTEBOOKS) -> int:
 def problems(notebooks: Mapping[str, NotebookNode], declared: tuple[Widget, ...] | None = None) -> list[str]:
     """Widget cells without a registered tag, tags on cells that show no
     widget, and registered widgets without exactly one cell."""
-    declared = widgets() if declared is None else declared
-    found, seen = [], {w.tag: 0 for w in declared}
-    declared = {w.tag: w for w in declared}
+    by_tag = {w.tag: w for w in (widgets() if declared is None else declared)}
+    found, seen = [], dict.fromkeys(by_tag, 0)
     for name, nb in notebooks.items():
         for number, cell in enumerate(code_cells(nb)):
             tags, first = widget_tags(cell), cell.source.splitlines()[0] if cell.source else ""
@@ -67,13 +66,13 @@ def problems(notebooks: Mapping[str, NotebookNode], declared: tuple[Widget, ...]
             elif tags and not shows_a_widget(cell):
                 found.append(f"{name}: code cell {number} is tagged {', '.join(tags)} but shows no widget")
             for tag in tags:
-                if tag not in declared or declared[tag].notebook != name:
+                if tag not in by_tag or by_tag[tag].notebook != name:
                     found.append(f"{name}: code cell {number} is tagged {tag}, which the registry does not "
                                  f"declare for this notebook")
                 else:
                     seen[tag] += 1
-    return found + [f"{tag}: {count} cells in {declared[tag].notebook} carry this tag; one must"
-                    for tag, count in seen.items() if count != 1 and declared[tag].notebook in notebooks]
+    return found + [f"{tag}: {count} cells in {by_tag[tag].notebook} carry this tag; one must"
+                    for tag, count in seen.items() if count != 1 and by_tag[tag].notebook in notebooks]
 
 
 def stored_problems(nb: NotebookNode, widget: Widget) -> list[str]:
