@@ -17,6 +17,7 @@ SLOW_LAYERS = {
                 "test_site_links.py"),
     "class": ("test_hub.py", "test_grade.py", "test_deploy.py"),
     "set-up elsewhere": ("test_standalone.py", "test_pins.py"),
+    "re-execution": ("test_reexecution.py",),
 }
 
 

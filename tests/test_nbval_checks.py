@@ -10,7 +10,7 @@ import nbformat
 import pytest
 from conftest import ROOT
 
-from tools.build.run_notebooks import execute
+from tools.build.run_notebooks import execute, reproducible
 
 CELLS = [
     "print(1 + 1)",
@@ -27,7 +27,8 @@ def executed(tmp_path_factory):
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in CELLS])
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nbformat.write(nb, path)
-    return nbformat.reads(nbformat.writes(execute(path)), as_version=4)
+    # as make notebooks writes it: stable widget ids, no run numbers
+    return nbformat.reads(nbformat.writes(reproducible(execute(path), None, path.stem)), as_version=4)
 
 
 def _variant(nb, change):

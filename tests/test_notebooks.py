@@ -28,10 +28,9 @@ def test_skeleton(path):
 
 
 def _exercise(number, status="Not answered yet: replace ____ with a number"):
-    slot = new_code_cell(f"answer_{number} = ____", execution_count=0, metadata={"tags": ["answer-slot"]})
-    check = new_code_cell(f"ex.q{number}.check(answer_{number})", execution_count=0,
-                          metadata={"tags": ["answer-check"]},
-                          outputs=[new_output("execute_result", data={"text/plain": status}, execution_count=0)])
+    slot = new_code_cell(f"answer_{number} = ____", metadata={"tags": ["answer-slot"]})
+    check = new_code_cell(f"ex.q{number}.check(answer_{number})", metadata={"tags": ["answer-check"]},
+                          outputs=[new_output("execute_result", data={"text/plain": status})])
     return [new_markdown_cell(f"### {number}. A question"), slot, check]
 
 
@@ -40,20 +39,19 @@ def _good_lesson():
     cells = [
         new_markdown_cell("# A lesson"), new_markdown_cell(nav),
         new_markdown_cell("## Learning goals\n\n- one\n- two\n- three"),
-        new_code_cell("import torch\nfrom helpers import draw_graph\ntorch.manual_seed(0)", execution_count=1),
-        new_code_cell("1 / 0", execution_count=2, metadata={"tags": ["raises-exception"]},
+        new_code_cell("import torch\nfrom helpers import draw_graph\ntorch.manual_seed(0)"),
+        new_code_cell("1 / 0", metadata={"tags": ["raises-exception"]},
                       outputs=[new_output("error", ename="ZeroDivisionError", evalue="", traceback=[])]),
         new_markdown_cell("## Exercises\n\nReplace each ____."),
         *[cell for number in range(1, 5) for cell in _exercise(number)],
         new_markdown_cell("## Summary\n\n- done"), new_markdown_cell("## Your score"),
-        new_code_cell("ex.score()", execution_count=0,
-                      outputs=[new_output("execute_result", data={"text/plain": "Your score this session: 0 of 4"},
-                                          execution_count=0)]),
+        new_code_cell("ex.score()",
+                      outputs=[new_output("execute_result", data={"text/plain": "Your score this session: 0 of 4"})]),
         new_markdown_cell(nav),
     ]
     code = [c for c in cells if c.cell_type == "code"]
     for count, cell in enumerate(code, start=1):
-        cell.execution_count = count
+        cell.execution_count = count if cell.outputs else None
         for output in cell.outputs:
             if output.output_type == "execute_result":
                 output.execution_count = count
@@ -75,6 +73,7 @@ def _break(change):
     (lambda c: c.insert(3, new_markdown_cell("# Second title")), "one H1"),
     (lambda c: c.pop(1), "navigation"),
     (lambda c: setattr(c[3], "execution_count", 7), "executed once, in order"),
+    (lambda c: setattr(c[7], "execution_count", 5), "stores no run number"),
     (lambda c: setattr(c[3], "source", c[3].source + "\n%pip install torch"), "no pip install"),
     (lambda c: setattr(c[8], "metadata", {"tags": ["answer-check", "nbval-skip"]}), "skipped cell"),
     (lambda c: setattr(c[7], "source", "# NBVAL_SKIP\nanswer_1 = ____"), "belong in cell tags"),

@@ -4,12 +4,27 @@ without the `raises-exception` tag (or a tagged cell that did not raise)
 stops the run and leaves that notebook unwritten. The tag is read by nbval
 and by JupyterLab's Run All, which goes on past such a cell.
 
+What is written is reproducible (`reproducible`): executing an unchanged
+notebook again leaves its file byte for byte as it was, and a change to one
+cell changes that cell's outputs only.
+- A widget model's id is named after where it is shown (the cell's id, the
+  output, the path from that output's widget), not drawn at random.
+- A cell's outputs that differ from the stored ones only in memory addresses
+  (`at 0x7f...`, or torchviz's node names, which are `id()`s: new on every run)
+  keep the stored text.
+- A cell without outputs (an answer slot) stores no run number: before the
+  learner runs it, it shows `[ ]`. A cell with outputs keeps its number,
+  which is its place among the code cells (each runs once, in order), and
+  which nbval needs: it compares only the outputs of a numbered cell.
+
     python -m tools.build.run_notebooks [notebooks/01-....ipynb ...]
 """
 
+import json
 import re
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import nbformat
@@ -25,6 +40,16 @@ ROOT = Path(__file__).resolve().parents[2]
 # from the repository's root, so no stored output holds the path of whoever ran it
 MACHINE_PATHS = ((re.compile(r"/(?:[\w.+-]+/)*?(?:site|dist)-packages/"), "site-packages/"),
                  (re.compile(re.escape(f"{ROOT}/")), ""))
+
+
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+# what names a widget model: its id alone in a view's output, "IPY_MODEL_<id>" inside another's state
+MODEL_REFERENCE = re.compile(r"^(?:IPY_MODEL_)?([0-9a-f]{32})$")
+# a memory address: as Python prints one (0x7f...), or as a drawing names a node by id(),
+# in decimal (torchviz's 140670413256928)
+ADDRESS = re.compile(r"\b0x[0-9a-fA-F]+\b|\b\d{12,}\b")
+NAMESPACE = uuid.UUID("6f1c8f57-3f1e-4c52-9a55-3a1b2b1e0c34")   # the collection's, for uuid5
 
 
 def raises(cell):
@@ -62,6 +87,83 @@ def without_machine_paths(nb):
     return nb
 
 
+def references(value, known):
+    """The model ids `value` (a widget's state, or part of it) names, in a
+    stable order, each with the key path that names it."""
+    if isinstance(value, str):
+        match = MODEL_REFERENCE.match(value)
+        if match and match.group(1) in known:
+            yield "", match.group(1)
+    elif isinstance(value, dict):
+        for key in sorted(value):
+            for path, model in references(value[key], known):
+                yield f"{key}/{path}".rstrip("/"), model
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            for path, model in references(item, known):
+                yield f"{index}/{path}".rstrip("/"), model
+
+
+def stable_widget_ids(nb, name):
+    """`nb` with each widget model's random id replaced by one made from
+    where the model is shown: the id of the cell showing it, the output's
+    place, and the path from that output's widget through the states that
+    name it (children/0/layout...). Models shown nowhere are named by their
+    order. The same notebook run again gets the same ids; a change to one
+    cell leaves the other cells' ids as they were."""
+    state = nb.metadata.get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
+    if not state:
+        return nb
+    names = {}
+
+    def name_from(model, where):
+        pending = [(model, where)]
+        while pending:
+            model, where = pending.pop(0)
+            if model in names:
+                continue
+            names[model] = where
+            pending.extend((child, f"{where}/{path}")
+                           for path, child in references(state[model].get("state", {}), state))
+
+    for cell in nb.cells:
+        for place, output in enumerate(cell.get("outputs", [])):
+            for path, model in references(output.get("data", {}).get(WIDGET_VIEW, {}), state):
+                name_from(model, f"{cell.get('id', '')}/{place}/{path}")
+    for order, model in enumerate(state):
+        name_from(model, f"shown nowhere/{order}")
+    text = json.dumps(nb)
+    for model, where in names.items():
+        text = text.replace(model, uuid.uuid5(NAMESPACE, f"{name}/{where}").hex)
+    return nbformat.from_dict(json.loads(text))
+
+
+def _without_addresses(value):
+    return ADDRESS.sub("0xADDRESS", json.dumps(value, sort_keys=True))
+
+
+def reproducible(nb, stored, name):
+    """The freshly executed `nb` as it is written: widget ids made stable,
+    run numbers dropped where a cell has no outputs, and where a cell's outputs (or the widget state)
+    differ from `stored`'s only in memory addresses, `stored`'s text kept."""
+    nb = stable_widget_ids(nb, name)
+    before = {cell.get("id"): cell for cell in (stored.cells if stored else [])}
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        if not cell.outputs:
+            cell.execution_count = None
+        old = before.get(cell.get("id"))
+        same = old is not None and old.cell_type == "code"
+        if same and _without_addresses(old.outputs) == _without_addresses(cell.outputs):
+            cell.outputs = old.outputs
+    if stored is not None:
+        old_state, new_state = stored.metadata.get("widgets"), nb.metadata.get("widgets")
+        if old_state is not None and _without_addresses(old_state) == _without_addresses(new_state):
+            nb.metadata["widgets"] = old_state
+    return nb
+
+
 def problems(nb):
     """Cells whose errors do not match their `raises-exception` tags."""
     found = []
@@ -80,6 +182,7 @@ def main(args):
     failed = False
     for path in paths:
         start = time.perf_counter()
+        stored = nbformat.read(path, as_version=4)
         nb = execute(path)
         trouble = problems(nb)
         for line in trouble:
@@ -87,7 +190,8 @@ def main(args):
         if trouble:
             failed = True
             continue
-        nbformat.validate(without_machine_paths(nb))
+        nb = reproducible(without_machine_paths(nb), stored, path.stem)
+        nbformat.validate(nb)
         path.write_text(nbformat.writes(nb) + "\n", encoding="utf-8")
         print(f"{path.name}: executed in {time.perf_counter() - start:.1f} s")
     return 1 if failed else 0

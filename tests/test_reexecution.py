@@ -1,0 +1,67 @@
+"""`make notebooks` is reproducible on the notebooks themselves: executed
+again unchanged, each is written back byte for byte; with one line changed,
+only that cell and its widgets' state are rewritten. (The parts are in
+tests/test_reproducible.py; this layer executes every notebook, about a
+minute.)"""
+
+import difflib
+import shutil
+
+import nbformat
+import pytest
+
+from tools.build import run_notebooks
+from tools.notebooks import notebook_paths
+
+VIEW, STATE = run_notebooks.WIDGET_VIEW, run_notebooks.WIDGET_STATE
+
+
+@pytest.mark.parametrize("path", notebook_paths(), ids=lambda p: p.name)
+def test_executing_a_notebook_again_changes_nothing(path, tmp_path):
+    """What `make notebooks` writes for an unchanged notebook is what is
+    committed, byte for byte: no new widget ids, no addresses, no times."""
+    copy = tmp_path / path.name
+    shutil.copy(path, copy)
+    assert run_notebooks.main([str(copy)]) == 0
+    stored, fresh = path.read_text(encoding="utf-8"), copy.read_text(encoding="utf-8")
+    if fresh != stored:
+        diff = list(difflib.unified_diff(stored.splitlines(), fresh.splitlines(), "stored", "executed again",
+                                         lineterm="", n=1))
+        pytest.fail(f"{path.name} changes when executed again ({len(diff)} diff lines):\n" + "\n".join(diff[:40]))
+
+
+def _shown_by(nb, cell):
+    """The widget models `cell` shows: its outputs' widgets and what their
+    states name, all the way down."""
+    state = nb.metadata.widgets[STATE]["state"]
+    pending = [m for output in cell.outputs
+               for _, m in run_notebooks.references(output.get("data", {}).get(VIEW, {}), state)]
+    shown = set()
+    while pending:
+        model = pending.pop()
+        if model not in shown:
+            shown.add(model)
+            pending += [m for _, m in run_notebooks.references(state[model]["state"], state)]
+    return shown
+
+
+def test_a_one_line_change_rewrites_its_own_cell_only(tmp_path):
+    """Relabel one slider of notebook 02 and execute it: the other cells and
+    the other widgets' state are written as they were."""
+    path = next(p for p in notebook_paths() if p.name.startswith("02-"))
+    nb = nbformat.read(path, as_version=4)
+    cell = next((c for c in nb.cells if c.get("id") == "step-panel"), None)
+    assert cell is not None and 'description="step"' in cell.source, "02's step-panel cell moved: pick another cell"
+    cell.source = cell.source.replace('description="step"', 'description="node"')
+    copy = tmp_path / path.name
+    nbformat.write(nb, copy)
+    assert run_notebooks.main([str(copy)]) == 0
+    stored, fresh = nbformat.read(path, as_version=4), nbformat.read(copy, as_version=4)
+    assert [c.get("id") for c in fresh.cells if c not in stored.cells] == ["step-panel"]
+    before, after = stored.metadata.widgets[STATE]["state"], fresh.metadata.widgets[STATE]["state"]
+    assert set(before) == set(after)
+    changed = {m for m in before if before[m] != after[m]}
+    assert changed, "relabelling the slider changed no widget state: the test no longer tests anything"
+    assert changed <= _shown_by(fresh, next(c for c in fresh.cells if c.get("id") == "step-panel"))
+    assert {k: v for k, v in fresh.metadata.items() if k != "widgets"} == \
+        {k: v for k, v in stored.metadata.items() if k != "widgets"}

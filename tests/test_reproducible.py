@@ -1,0 +1,87 @@
+"""Stored outputs are reproducible: `make notebooks` on unchanged notebooks
+writes them back byte for byte, and a change to one cell changes that cell's
+outputs only (tools/build/run_notebooks.py `reproducible`). These are its
+parts; tests/test_reexecution.py executes the notebooks themselves."""
+
+import uuid
+
+import nbformat
+from nbformat.v4 import new_code_cell, new_notebook, new_output
+
+from tools.build import run_notebooks
+
+VIEW, STATE = run_notebooks.WIDGET_VIEW, run_notebooks.WIDGET_STATE
+
+
+def _widget_notebook(slider_max=5):
+    """Two cells, each showing a box holding a slider, with random model ids
+    as a kernel makes them."""
+    ids = [uuid.uuid4().hex for _ in range(4)]
+    cells, state = [], {}
+    for number, (box, slider) in enumerate((ids[:2], ids[2:])):
+        cell = new_code_cell(f"panel_{number}", outputs=[new_output(
+            "display_data", data={VIEW: {"model_id": box, "version_major": 2, "version_minor": 0},
+                                  "text/plain": "VBox()"})])
+        cell.id = f"cell-{number}"
+        cells.append(cell)
+        state[box] = {"model_name": "VBoxModel", "state": {"children": [f"IPY_MODEL_{slider}"]}}
+        state[slider] = {"model_name": "IntSliderModel", "state": {"max": slider_max if number else 5}}
+    nb = new_notebook(cells=cells)
+    nb.metadata["widgets"] = {STATE: {"state": state, "version_major": 2, "version_minor": 0}}
+    return nb
+
+
+def _ids(nb):
+    return list(nb.metadata.widgets[STATE]["state"])
+
+
+def test_widget_ids_are_the_same_on_every_run():
+    first = run_notebooks.stable_widget_ids(_widget_notebook(), "demo")
+    second = run_notebooks.stable_widget_ids(_widget_notebook(), "demo")
+    assert _ids(first) == _ids(second)
+    assert nbformat.writes(first) == nbformat.writes(second)
+    assert run_notebooks.stable_widget_ids(_widget_notebook(), "other") != first   # named per notebook
+
+
+def test_widget_ids_are_consistent_between_outputs_and_state():
+    nb = run_notebooks.stable_widget_ids(_widget_notebook(), "demo")
+    state = nb.metadata.widgets[STATE]["state"]
+    for cell in nb.cells:
+        box = cell.outputs[0].data[VIEW]["model_id"]
+        assert box in state
+        assert state[box]["state"]["children"][0].removeprefix("IPY_MODEL_") in state
+
+
+def test_a_change_to_one_cell_leaves_the_others_ids():
+    before = run_notebooks.stable_widget_ids(_widget_notebook(slider_max=5), "demo")
+    after = run_notebooks.stable_widget_ids(_widget_notebook(slider_max=9), "demo")
+    assert before.cells == after.cells                      # the ids shown are the same
+    changed = [m for m in _ids(before) if before.metadata.widgets[STATE]["state"][m]
+               != after.metadata.widgets[STATE]["state"][m]]
+    assert len(changed) == 1                                # only the changed slider's state
+
+
+def _printing(text):
+    cell = new_code_cell("print(y.grad_fn)", execution_count=3,
+                         outputs=[new_output("stream", name="stdout", text=text)])
+    cell.id = "grad-fn"
+    return new_notebook(cells=[cell])
+
+
+def test_an_address_alone_keeps_the_stored_text():
+    stored = run_notebooks.reproducible(_printing("<MulBackward0 object at 0x7f1234>\n"), None, "demo")
+    fresh = run_notebooks.reproducible(_printing("<MulBackward0 object at 0x7fabcd>\n"), stored, "demo")
+    assert fresh.cells[0].outputs[0].text == "<MulBackward0 object at 0x7f1234>\n"
+
+
+def test_a_changed_output_is_written():
+    stored = run_notebooks.reproducible(_printing("<MulBackward0 object at 0x7f1234>\n"), None, "demo")
+    fresh = run_notebooks.reproducible(_printing("<AddBackward0 object at 0x7fabcd>\n"), stored, "demo")
+    assert fresh.cells[0].outputs[0].text == "<AddBackward0 object at 0x7fabcd>\n"
+
+
+def test_a_cell_without_outputs_stores_no_run_number():
+    nb = _printing("x\n")
+    nb.cells.append(new_code_cell("answer_1 = ____", execution_count=4))
+    nb = run_notebooks.reproducible(nb, None, "demo")
+    assert [cell.execution_count for cell in nb.cells] == [3, None]
