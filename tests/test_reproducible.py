@@ -85,3 +85,13 @@ def test_a_cell_without_outputs_stores_no_run_number():
     nb.cells.append(new_code_cell("answer_1 = ____", execution_count=4))
     nb = run_notebooks.reproducible(nb, None, "demo")
     assert [cell.execution_count for cell in nb.cells] == [3, None]
+
+
+def test_prints_cut_anywhere_are_one_output():
+    nb = _printing("each node after all its users:")
+    nb.cells[0].outputs += [new_output("stream", name="stdout", text=" True\n"),
+                            new_output("stream", name="stderr", text="warning\n"),
+                            new_output("stream", name="stderr", text="again\n")]
+    outputs = run_notebooks.reproducible(nb, None, "demo").cells[0].outputs
+    assert [(o.name, o.text) for o in outputs] == [("stdout", "each node after all its users: True\n"),
+                                                    ("stderr", "warning\nagain\n")]

@@ -7,6 +7,8 @@ and by JupyterLab's Run All, which goes on past such a cell.
 What is written is reproducible (`reproducible`): executing an unchanged
 notebook again leaves its file byte for byte as it was, and a change to one
 cell changes that cell's outputs only.
+- Consecutive prints to one stream are one output, however the kernel
+  happened to cut them into messages.
 - A widget model's id is named after where it is shown (the cell's id, the
   output, the path from that output's widget), not drawn at random.
 - A cell's outputs that differ from the stored ones only in memory addresses
@@ -138,6 +140,21 @@ def stable_widget_ids(nb, name):
     return nbformat.from_dict(json.loads(text))
 
 
+def joined_streams(outputs):
+    """`outputs` with each run of stream outputs to the same stream joined
+    into one. How the kernel cut a cell's printing into messages depends on
+    when it flushed; the text is the same."""
+    joined = []
+    for output in outputs:
+        last = joined[-1] if joined else None
+        if (output.output_type == "stream" and last is not None and last.output_type == "stream"
+                and last.name == output.name):
+            last.text += output.text
+        else:
+            joined.append(output)
+    return joined
+
+
 def _without_addresses(value):
     return ADDRESS.sub("0xADDRESS", json.dumps(value, sort_keys=True))
 
@@ -151,6 +168,7 @@ def reproducible(nb, stored, name):
     for cell in nb.cells:
         if cell.cell_type != "code":
             continue
+        cell.outputs = joined_streams(cell.outputs)
         if not cell.outputs:
             cell.execution_count = None
         old = before.get(cell.get("id"))
