@@ -24,17 +24,23 @@ LIST, END = "<!--NOTEBOOKS-->", "<!--/NOTEBOOKS-->"
 
 def install_source(repository=REPOSITORY):
     """The set-up cell: where `helpers` imports (the repository, make lab,
-    Binder, an installed collection) it does nothing and prints nothing;
+    Binder, an installed collection) it installs nothing and prints nothing;
     elsewhere (Colab, a notebook downloaded alone) it installs the collection
     from GitHub (or from $GRAPH_NOTEBOOKS_SOURCE: a local wheel, folder or
     archive) without its dependencies, then what the runtime lacks
-    (helpers/standalone.py)."""
+    (helpers/standalone.py). Everywhere it then turns on the short form of
+    errors (helpers/errors.py). Its comment says what to run after a kernel
+    restart or on coming back to a saved notebook."""
     archive = f'"https://github.com/{repository}"\n        "/archive/refs/heads/main.zip"'
     return f"""\
 # Set-up: run this first. In the collection's own JupyterLab (make lab,
-# Binder) it does nothing. Opened on its own (Colab, a download) it
+# Binder) it installs nothing. Opened on its own (Colab, a download) it
 # installs the collection's helpers, which needs the internet for a
-# moment, and keeps this runtime's torch and ipywidgets.
+# moment, and keeps this runtime's torch and ipywidgets. Errors then show
+# their message and your own lines first (%tb prints the full traceback).
+# After a kernel restart, or back at a saved notebook, run the cells from
+# here down to where you were: select that cell, then in the Run menu,
+# "Run All Above Selected Cell" (in Colab: Runtime > Run before).
 try:
     import helpers.project  # noqa: F401
 except ModuleNotFoundError:
@@ -58,7 +64,10 @@ except ModuleNotFoundError:
     importlib.invalidate_caches()
     from helpers.standalone import complete
 
-    complete()"""
+    complete()
+from helpers.errors import short_tracebacks
+
+short_tracebacks()"""
 
 
 def title(nb):

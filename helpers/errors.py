@@ -1,0 +1,243 @@
+"""Errors in the short form: the message first, then the learner's own frames
+(the notebook's cells, and functions defined in them or in the learner's own
+files), then one line saying how many frames of torch, the helpers or other
+libraries were left out and that `%tb` prints the full traceback.
+
+Every notebook's set-up cell (tools/build/nav.py) calls `short_tracebacks()`,
+which installs `show_short` as IPython's custom exception handler for every
+`Exception` (`InteractiveShell.set_custom_exc`). IPython's `run_code` calls
+the handler and drops what it returns, so the handler shows the traceback
+itself, through `shell._showtraceback(etype, value, lines)`: under ipykernel
+that sends the usual `error` output, whose ename and evalue are the
+exception's type name and `str(value)`, as without the handler (nbval
+compares those). It also sets `sys.last_*` as IPython does, so `%tb` prints
+the full traceback and `%debug` opens the error. `KeyboardInterrupt` and
+`SystemExit` are not `Exception`s: IPython shows them as always. A syntax
+error, an exception group and an exception that renders its own traceback
+(`_render_traceback_`) are shown by IPython's own code, as without the
+handler; the errors a custom handler installed before took (Colab's takes
+ImportError, to offer its install snippets) still go to it. This module
+imports neither torch nor ipywidgets."""
+
+from __future__ import annotations
+
+import builtins
+import linecache
+import os
+import sys
+import sysconfig
+import traceback
+from collections import Counter
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+# Code that is not the learner's: the helpers, Python's own files and installed packages (any
+# site-packages or dist-packages folder: a venv's, conda's, Debian's, Colab's). These cover
+# helpers.arguments.MACHINERY, which the widgets' error view hides (tests/test_errors.py).
+HELPERS = str(Path(__file__).resolve().parent)
+STDLIB = tuple({sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib")})
+PACKAGES = ("site-packages", "dist-packages")
+SHELL = {"IPython", "ipykernel"}   # what runs a cell: its frames come before the cell's, never counted
+REPEATS = 3                        # a frame repeated more often (recursion) is shown this many times
+MARK = "_graph_notebooks_short_tracebacks"
+# the one colour: the error's name, in the theme's red and bold (the rest in the text colour, which every
+# theme keeps readable on its error background; IPython's cyan and green are faint on a light one)
+RED, RESET = "\x1b[1;31m", "\x1b[0m"
+FULL = "%tb prints the full traceback"
+
+
+def owner(filename: str) -> str | None:
+    """Whose code `filename` is, as the short form names it ("torch", "the
+    helpers", "Python"), or None when it is the learner's (a cell, a file of
+    their own)."""
+    if filename.startswith("<"):
+        return None if filename.startswith("<ipython-input-") else (
+            "Python" if filename.startswith("<frozen") else "generated code")
+    path = os.path.realpath(filename)
+    if path.startswith(HELPERS + os.sep):
+        return "the helpers"
+    parts = Path(path).parts
+    for k, part in enumerate(parts[:-1]):
+        if part in PACKAGES:
+            return parts[k + 1].removesuffix(".py")
+    return "Python" if path.startswith(STDLIB) else None
+
+
+class Form:
+    """How the short form names places and paints the error's name, for one
+    shell (its cells' names, and whether it shows colours)."""
+
+    def __init__(self, shell: Any = None, colour: bool = True) -> None:
+        self.shell, self.colour = shell, colour
+
+    def paint(self, text: str, colour: str) -> str:
+        return f"{colour}{text}{RESET}" if self.colour else text
+
+    def cell(self, filename: str) -> str | None:
+        """IPython's name of the cell that `filename` is ("Cell In[4]"), or None."""
+        named = getattr(getattr(self.shell, "compile", None), "format_code_name", None)
+        found = named(filename) if named is not None else None
+        return " ".join(found) if found else None
+
+    def place(self, filename: str, lineno: int | None, name: str) -> str:
+        cell = self.cell(filename)
+        where = cell or f"File {_shown_path(filename)}"
+        inside = "" if name == "<module>" else f", in {name}"
+        return f"  {where}, line {lineno}{inside}"
+
+    def learners(self, filename: str) -> bool:
+        return owner(filename) is None or self.cell(filename) is not None
+
+
+def _shown_path(filename: str) -> str:
+    """A learner's file as from the notebook's folder when it is inside it."""
+    try:
+        relative = os.path.relpath(filename)
+    except ValueError:                  # on another drive (Windows)
+        return filename
+    return filename if relative.startswith("..") else relative
+
+
+def short_form(error: BaseException, form: Form | None = None) -> list[str]:
+    """The lines of the short form of `error`: for it and each exception it
+    was chained from (its cause, or the one it was raised while handling),
+    the message, then the learner's frames; last, what was left out."""
+    form, lines, hidden, seen = form or Form(colour=False), [], Counter[str](), set()
+    current: BaseException | None = error
+    heading = ""
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        lines += _message(current, heading, form)
+        lines += _frames(current.__traceback__, hidden, form)
+        current, heading = _chained(current)
+    if hidden:
+        total = sum(hidden.values())
+        where = " and ".join(hidden)
+        lines.append(f"({total} frame{'s' if total > 1 else ''} inside {where} not shown: {FULL})")
+    return lines
+
+
+def _chained(error: BaseException) -> tuple[BaseException | None, str]:
+    if error.__cause__ is not None:
+        return error.__cause__, "Caused by: "
+    if error.__context__ is not None and not error.__suppress_context__:
+        return error.__context__, "While handling: "
+    return None, ""
+
+
+def _message(error: BaseException, heading: str, form: Form) -> list[str]:
+    """The error's type and message, as Python words them (its notes after),
+    the type painted red."""
+    kind = type(error)
+    module = "" if kind.__module__ in ("builtins", "__main__") else f"{kind.__module__}."
+    name = module + kind.__qualname__
+    text = "".join(traceback.format_exception_only(kind, error)).rstrip("\n").splitlines() or [name]
+    first = text[0]
+    painted = form.paint(name, RED) + first[len(name):] if first.startswith(name) else first
+    return [heading + painted, *text[1:]]
+
+
+def _frames(tb: TracebackType | None, hidden: Counter[str], form: Form) -> list[str]:
+    """The learner's frames of `tb`, each as its place and its line, a frame
+    repeated in a row (recursion) shown `REPEATS` times, and the others
+    counted into `hidden` by owner (the shell's frames before the first
+    learner frame are not counted: they only ran the cell)."""
+    lines: list[str] = []
+    started, last, run = False, None, 0
+    for frame, lineno in traceback.walk_tb(tb):
+        code = frame.f_code
+        if not form.learners(code.co_filename):
+            who = owner(code.co_filename) or "generated code"
+            if started or who not in SHELL:
+                hidden[who] += 1
+            continue
+        started, key = True, (code.co_filename, lineno, code.co_name)
+        run, last = (run + 1 if key == last else 1), key
+        if run > REPEATS:
+            if run > REPEATS + 1:
+                lines.pop()
+            lines.append(f"  [the frame above repeated {run - REPEATS} more time{'s' if run > REPEATS + 1 else ''}]")
+            continue
+        lines.append(form.place(code.co_filename, lineno, getattr(code, "co_qualname", code.co_name)))
+        line = linecache.getline(code.co_filename, lineno or 0, frame.f_globals).strip()
+        lines += [f"    {line}"] if line else []
+    return lines
+
+
+def _shown_by_ipython(error: BaseException) -> bool:
+    """Whether IPython's own code shows `error` (a syntax error, an exception
+    group, one with its own `_render_traceback_`, or chained to one)."""
+    group = getattr(builtins, "BaseExceptionGroup", None)       # Python 3.11 and later
+    current: BaseException | None = error
+    seen: set[int] = set()
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if hasattr(current, "_render_traceback_") or (group is not None and isinstance(current, group)):
+            return True
+        current = _chained(current)[0]
+    return isinstance(error, SyntaxError)
+
+
+def show_short(shell: Any, etype: type[BaseException], value: BaseException, tb: TracebackType | None,
+               tb_offset: int | None = None) -> list[str] | None:
+    """IPython's custom exception handler (see the module's docstring):
+    show `value` in the short form and return its lines. An error the
+    handler installed before this one takes (Colab's, for ImportError)
+    goes to it, and one IPython's own code shows goes there."""
+    _, kinds, before = getattr(shell, MARK, (None, (), None))
+    if kinds and isinstance(value, kinds) and before is not None:
+        before(etype, value, tb, tb_offset=tb_offset)
+        return None
+    if _shown_by_ipython(value):
+        if isinstance(value, SyntaxError):
+            ran = any(Form(shell).learners(f.f_code.co_filename) for f, _ in traceback.walk_tb(tb))
+            if isinstance(value, IndentationError) and not ran:
+                shell.showindentationerror()        # as IPython shows a cell that does not parse
+            else:
+                shell.showsyntaxerror(running_compiled_code=ran)
+        else:
+            shell.showtraceback((etype, value, tb), tb_offset=tb_offset, running_compiled_code=True)
+        return None
+    shell._get_exc_info((etype, value, tb))          # sys.last_*: what %tb and %debug read
+    colour = str(getattr(shell, "colors", "")).lower() != "nocolor"
+    lines = short_form(value, Form(shell, colour))
+    shell._showtraceback(etype, value, lines)
+    if getattr(shell, "call_pdb", False):
+        shell.debugger(force=True)
+    return lines
+
+
+def _shell() -> Any:
+    ipython = sys.modules.get("IPython")
+    return ipython.get_ipython() if ipython is not None else None
+
+
+def in_force(shell: Any = None) -> bool:
+    """Whether the short form is the shell's custom exception handler."""
+    shell = shell or _shell()
+    mark = getattr(shell, MARK, None)
+    return shell is not None and mark is not None and mark[0] is getattr(shell, "CustomTB", None)
+
+
+def short_tracebacks(shell: Any = None) -> None:
+    """Show errors in this IPython shell (the running one by default) in the
+    short form from now on (`in_force` says whether they are). A custom
+    handler installed before keeps the errors it took (Colab has one for
+    ImportError). Outside IPython nothing changes. Returns nothing, so the
+    set-up cell that calls it shows nothing."""
+    shell = shell or _shell()
+    if shell is None or in_force(shell):
+        return
+    before = (tuple(shell.custom_exceptions), shell.CustomTB)
+    shell.set_custom_exc((Exception,), show_short)
+    setattr(shell, MARK, (shell.CustomTB, *before))
+
+
+def full_tracebacks(shell: Any = None) -> None:
+    """Show errors as before `short_tracebacks` again: as IPython does, or
+    by the custom handler installed before it."""
+    shell = shell or _shell()
+    if in_force(shell):
+        _, shell.custom_exceptions, shell.CustomTB = getattr(shell, MARK)
+        delattr(shell, MARK)

@@ -1,0 +1,228 @@
+"""The short form of errors (helpers/errors.py), which every notebook's set-up
+cell turns on: the message first, then the learner's own frames (cells and
+functions defined in them), no frames of the helpers or of torch, one line
+saying what was left out and that %tb prints the full traceback; the error
+output's ename and evalue as without it; KeyboardInterrupt, SystemExit and
+syntax errors shown as IPython shows them."""
+
+import ast
+import re
+
+import nbformat
+import pytest
+from jupyter_client.manager import KernelManager
+from nbclient import NotebookClient
+from nbformat.v4 import new_code_cell, new_notebook
+from nbval.kernel import CURRENT_ENV_KERNEL_NAME, NbvalKernelspecManager
+
+from helpers.arguments import MACHINERY
+from helpers.errors import full_tracebacks, in_force, owner, short_tracebacks
+from tools.build.nav import INSTALL, install_source
+from tools.notebooks import NOTEBOOKS, notebook_paths
+
+interactive = pytest.importorskip("IPython.core.interactiveshell")
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+SECOND = "Trying to backward through the graph a second time"
+GRAPH = "x = torch.tensor(3.0, requires_grad=True)\ny = x ** 2\ny.backward()"
+
+
+@pytest.fixture
+def shell(monkeypatch):
+    """IPython's shell, with what it would show recorded as
+    (ename, evalue, the traceback's lines without colours); the short form
+    and the names a test defined taken away after it."""
+    ipython = interactive.InteractiveShell.instance()
+    names = set(ipython.user_ns)
+    shown = []
+
+    def record(etype, value, lines):
+        shown.append((etype.__name__, str(value), [ANSI.sub("", line) for line in "\n".join(lines).split("\n")]))
+
+    monkeypatch.setattr(ipython, "_showtraceback", record)
+    ipython.shown = shown
+    ipython.run = lambda source: ipython.run_cell(source, store_history=True)
+    ipython.run("import torch")
+    yield ipython
+    full_tracebacks(ipython)
+    ipython.set_custom_exc((), None)
+    del ipython.shown, ipython.run
+    for name in set(ipython.user_ns) - names:
+        del ipython.user_ns[name]
+
+
+def shown(shell, source):
+    """What the shell shows for a cell that raises: (ename, evalue, lines)."""
+    before = len(shell.shown)
+    result = shell.run(source)
+    assert result.error_in_exec is not None or result.error_before_exec is not None, f"{source!r} did not raise"
+    assert len(shell.shown) == before + 1, "one error output per error"
+    return shell.shown[-1]
+
+
+def test_second_backward_shows_the_message_first_and_the_cell_only(shell):
+    short_tracebacks(shell)
+    shell.run(GRAPH)
+    name, message, lines = shown(shell, "y.backward()")
+    assert (name, message.split(" (")[0]) == ("RuntimeError", SECOND)
+    assert lines[0] == f"RuntimeError: {message}", "the message comes first"
+    assert re.fullmatch(r"  Cell In\[\d+\], line 1", lines[1]) and lines[2].strip() == "y.backward()"
+    assert not [line for line in lines if re.search(r"site-packages|torch/|_tensor\.py|graph\.py", line)]
+    assert lines[-1] == "(3 frames inside torch not shown: %tb prints the full traceback)"
+    assert len(lines) == 4
+
+
+def test_functions_the_learner_defined_are_kept_in_call_order(shell):
+    short_tracebacks(shell)
+    shell.run(GRAPH)
+    shell.run("def step(loss):\n    loss.backward()")
+    _, _, lines = shown(shell, "# a second step\nstep(y)")
+    places = [line.strip() for line in lines if line.startswith("  Cell")]
+    assert [re.sub(r"In\[\d+\]", "In[N]", p) for p in places] == ["Cell In[N], line 2", "Cell In[N], line 2, in step"]
+    assert lines[lines.index(next(line for line in lines if "in step" in line)) + 1].strip() == "loss.backward()"
+
+
+def test_a_learners_function_called_by_torch_is_kept(shell):
+    """A custom Function's backward runs inside torch's engine: its frame is
+    the learner's, between torch's, and stays."""
+    short_tracebacks(shell)
+    shell.run("class Twice(torch.autograd.Function):\n"
+              "    @staticmethod\n    def forward(ctx, x):\n        return 2 * x\n\n"
+              "    @staticmethod\n    def backward(ctx, grad):\n        raise ValueError('my backward')")
+    _, _, lines = shown(shell, "Twice.apply(torch.ones(1, requires_grad=True)).sum().backward()")
+    assert lines[0] == "ValueError: my backward"
+    assert any(line.endswith("in Twice.backward") for line in lines)
+    assert "inside torch not shown" in lines[-1]
+
+
+def test_the_helpers_frames_are_left_out(shell):
+    """Notebook 00's bad argument: before, IPython showed helpers/arguments.py's
+    `learner_facing.<locals>.checked`."""
+    short_tracebacks(shell)
+    shell.run("from helpers import draw_graph")
+    name, message, lines = shown(shell, "draw_graph(torch.ones(2))")
+    assert name == "ValueError" and lines[0].startswith("ValueError: this tensor has no autograd graph")
+    assert not [line for line in lines if "arguments.py" in line or "checked" in line]
+    assert lines[-1] == "(1 frame inside the helpers not shown: %tb prints the full traceback)"
+
+
+def test_percent_tb_prints_the_full_traceback(shell):
+    short_tracebacks(shell)
+    shell.run(GRAPH)
+    shown(shell, "y.backward()")
+    shell.run("%tb")
+    _, _, full = shell.shown[-1]
+    text = "\n".join(full)
+    assert "Traceback (most recent call last)" in text and "torch/autograd/graph.py" in text
+
+
+def test_chained_errors_read_from_the_last_raised(shell):
+    short_tracebacks(shell)
+    _, _, caused = shown(shell, "try:\n    1 / 0\nexcept ZeroDivisionError as e:\n    raise ValueError('outer') from e")
+    assert caused[0] == "ValueError: outer"
+    assert "Caused by: ZeroDivisionError: division by zero" in caused
+    _, _, handling = shown(shell, "try:\n    {}['key']\nexcept KeyError:\n    undefined_name")
+    assert handling[0] == "NameError: name 'undefined_name' is not defined"
+    assert "While handling: KeyError: 'key'" in handling
+    _, _, hidden = shown(shell, "try:\n    {}['key']\nexcept KeyError:\n    raise ValueError('alone') from None")
+    assert not [line for line in hidden if "KeyError" in line]
+
+
+def test_recursion_is_shown_once_with_a_count(shell):
+    short_tracebacks(shell)
+    shell.run("def down(n):\n    return down(n - 1) if n else 1 / 0")
+    _, _, lines = shown(shell, "down(10)")
+    assert sum("in down" in line for line in lines) == 3
+    assert "  [the frame above repeated 8 more times]" in lines
+
+
+@pytest.mark.filterwarnings("ignore:To exit")
+@pytest.mark.parametrize("source", ["raise KeyboardInterrupt", "raise SystemExit(3)", "def broken(:\n    pass"])
+def test_interrupts_exits_and_syntax_errors_are_shown_as_ipython_shows_them(shell, source):
+    def without_numbers(what):
+        return [re.sub(r"In\[\d+\]|ipython-input-\d+", "N", part) for part in (what[0], what[1], *what[2])]
+
+    usual = without_numbers(shown(shell, source))
+    short_tracebacks(shell)
+    assert in_force(shell)
+    assert without_numbers(shown(shell, source)) == usual
+
+
+def test_colours_only_the_errors_name_and_none_without_colours(shell, monkeypatch):
+    short_tracebacks(shell)
+    coloured = []
+    monkeypatch.setattr(shell, "_showtraceback", lambda etype, value, lines: coloured.append(lines))
+    shell.run("1 / 0")
+    assert ANSI.findall("\n".join(coloured[-1])) == ["\x1b[1;31m", "\x1b[0m"]
+    monkeypatch.setattr(shell, "colors", "nocolor")
+    shell.run("1 / 0")
+    assert "\x1b" not in "\n".join(coloured[-1])
+
+
+def test_installed_once_and_taken_away_again(shell):
+    short_tracebacks(shell)
+    handler = shell.CustomTB
+    short_tracebacks(shell)
+    assert in_force(shell) and shell.CustomTB is handler
+    full_tracebacks(shell)
+    assert not in_force(shell)
+    _, _, lines = shown(shell, "1 / 0")
+    assert "Traceback (most recent call last)" in "\n".join(lines)
+
+
+def test_a_handler_installed_before_keeps_its_errors(shell):
+    """Colab's shell has its own handler for ImportError: those stay its,
+    the rest get the short form, and taking the short form away gives it
+    all back."""
+    def colabs(self, etype, value, tb, tb_offset=None):
+        self._showtraceback(etype, value, ["its own form"])
+
+    shell.set_custom_exc((ImportError,), colabs)
+    short_tracebacks(shell)
+    assert shown(shell, "import no_such_module_here")[2] == ["its own form"]
+    assert shown(shell, "1 / 0")[2][0] == "ZeroDivisionError: division by zero"
+    full_tracebacks(shell)
+    assert shell.custom_exceptions == (ImportError,)
+    assert shown(shell, "import no_such_module_here")[2] == ["its own form"]
+
+
+def test_whose_code_is_whose():
+    """Everything the widgets' error view hides (arguments.MACHINERY) is
+    someone else's here too; a cell and the learner's own file are theirs."""
+    import torch
+
+    assert owner(torch.__file__) == "torch"
+    assert all(owner(f"{prefix}/some_module.py") is not None for prefix in MACHINERY)
+    assert owner("/tmp/ipykernel_41/3050.py") is None and owner("<ipython-input-3-a1b2>") is None
+    assert owner("/home/ada/my-notebooks/mine.py") is None
+
+
+def test_the_set_up_cell_turns_it_on_whichever_way_it_installs():
+    """The call is the set-up cell's last statement, outside its try: it runs
+    in the collection's JupyterLab and in Colab alike."""
+    last = ast.parse(install_source()).body[-1]
+    assert isinstance(last, ast.Expr) and ast.unparse(last) == "short_tracebacks()"
+
+
+def test_every_notebook_says_what_to_run_after_a_restart():
+    for path in notebook_paths():
+        setup = next(c for c in nbformat.read(path, as_version=4).cells if c.get("id") == INSTALL)
+        assert "kernel restart" in setup.source and "Run All Above Selected Cell" in setup.source, (
+            f"{path.name}: its set-up cell says what to run after a kernel restart (run `make nav`)")
+
+
+def test_in_a_kernel_the_error_output_keeps_its_name_and_message(tmp_path):
+    """Through ipykernel, as nbval and `make notebooks` meet it: the set-up
+    cell as written, then notebook 03's second backward. ename and evalue
+    are the stored notebook's (what nbval compares); %tb prints the full one."""
+    nb = new_notebook(cells=[new_code_cell(install_source()), new_code_cell(f"import torch\n{GRAPH}"),
+                             new_code_cell("y.backward()"), new_code_cell("%tb")])
+    km = KernelManager(kernel_name=CURRENT_ENV_KERNEL_NAME, kernel_spec_manager=NbvalKernelspecManager())
+    NotebookClient(nb, km=km, timeout=120, allow_errors=True, resources={"metadata": {"path": str(tmp_path)}}).execute()
+    stored = nbformat.read(NOTEBOOKS / "03-retain-graph.ipynb", as_version=4)
+    expected = next(o for c in stored.cells for o in c.get("outputs", []) if o.output_type == "error")
+    error, full = (next(o for o in nb.cells[k].outputs if o.output_type == "error") for k in (2, 3))
+    assert (error.ename, error.evalue) == (expected.ename, expected.evalue)
+    short = [ANSI.sub("", line) for line in error.traceback]
+    assert short[0] == f"RuntimeError: {expected.evalue}" and "torch/" not in "\n".join(short)
+    assert "torch/autograd/graph.py" in ANSI.sub("", "\n".join(full.traceback))
+    assert nb.cells[0].outputs == [], "the set-up cell prints nothing where the helpers import"
