@@ -13,7 +13,8 @@ Modules, by role (CONTRIBUTING.md has the map):
   lessons      models (lesson models several notebooks share), model_cache
                (each built once), quiz
   widgets      views (pure functions -> HTML), widgets (panel)
-  set-up       environment (the index notebook's check)
+  set-up       environment (the index notebook's check), errors (the short
+               form of tracebacks the set-up cell turns on)
 """
 
 from importlib import import_module
