@@ -22,6 +22,7 @@ import threading
 import time
 from collections import Counter
 from contextlib import contextmanager
+from types import SimpleNamespace
 
 import numpy
 import pytest
@@ -128,7 +129,7 @@ def test_whatever_the_answer_did_to_the_session_is_undone(session_state):
 def test_an_exception_in_the_learners_function_is_feedback(body, said):
     ex = _session("01")
     ex.q2.check(cell(declared("01")[1].solution, {"torch": torch})["sign_forward"])
-    assert repr(ex.score()).startswith("Your score this session: 1 of 4")
+    assert repr(ex.score()).startswith("Your score this session: 1 of 2 core exercises right")
     feedback = ex.q2.check(cell(f"def sign_forward(x):\n    {body}\n", {})["sign_forward"])
     assert feedback.status == "wrong" and said in feedback.text and "running your answer raised" in feedback.text
     assert "2. a graph that follows a sign (write): not quite" in repr(ex.score())
@@ -401,9 +402,9 @@ def test_feedback_is_short_whatever_the_answer():
 def test_the_score_records_the_latest_verdict_whatever_it_is():
     ex = _session("01")
     ex.q3.check(8)
-    assert "3. halvings of 200 (predict): right" in repr(ex.score())
+    assert "3. halvings of 200 (predict, optional): right" in repr(ex.score())
     ex.q3.check(____)
-    assert "3. halvings of 200 (predict): not answered yet" in repr(ex.score())
+    assert "3. halvings of 200 (predict, optional): not answered yet" in repr(ex.score())
     ex.q2.check(cell(declared("01")[1].solution, {"torch": torch})["sign_forward"])
     ex.q2.check(cell("def sign_forward(x):\n    assert False\n", {})["sign_forward"])
     assert "2. a graph that follows a sign (write): not quite" in repr(ex.score())
@@ -468,3 +469,119 @@ def test_an_answer_that_behaves_otherwise_on_any_input_of_the_check_is_not_right
     assert ex.q1.check(cell("def f(x):\n    return x + x\n", {})["f"]).status == "right"
     feedback = ex.q1.check(cell("def f(x):\n    return x * 2 if x < 3 else 0\n", {})["f"])
     assert feedback.status == "wrong" and feedback.text.startswith("on x = 5, your value differs from what the")
+
+
+@pytest.fixture
+def kernel():
+    """An IPython shell running cells as a notebook's kernel does (IPython's
+    own run_cell, its pre_run_cell and post_run_cell events), notebook 01's
+    exercises loaded by a cell as the notebook's first code cell loads them.
+    `kernel.run(source)` runs a cell; `kernel.check(source)` runs a check
+    cell and returns its feedback. What the test added to the shell is taken
+    away after it."""
+    interactive = pytest.importorskip("IPython.core.interactiveshell")
+    shell = interactive.InteractiveShell.instance()
+    callbacks = {event: list(found) for event, found in shell.events.callbacks.items()}
+    names = set(shell.user_ns)
+    shell.user_ns["halve_until_small"] = lesson_function(NOTEBOOKS["01"].stem, "halve_until_small")
+
+    def run(source):
+        return shell.run_cell(source, store_history=True)
+
+    def check(source):
+        run(f"_feedback = {source}")
+        return shell.user_ns.pop("_feedback")
+
+    run("from helpers.exercises import ____, exercises\nex = exercises('01', globals())")
+    yield SimpleNamespace(shell=shell, run=run, check=check)
+    for event, found in callbacks.items():
+        shell.events.callbacks[event][:] = found
+    for name in set(shell.user_ns) - names:
+        del shell.user_ns[name]
+
+
+def test_a_check_after_its_answer_cell_raised_says_so_and_judges_nothing(kernel):
+    """`answer_4 = d` raises NameError and leaves answer_4 as it was: the
+    check names the error, not the earlier answer's hint, however often it
+    is run again; once the cell is fixed and run, its answer is judged."""
+    kernel.run("answer_4 = 'a'")
+    assert "recorded like any other" in kernel.check("ex.q4.check(answer_4)").text
+    slot = kernel.run("answer_4 = d")
+    assert isinstance(slot.error_in_exec, NameError)
+    for _ in range(2):                              # the check run again, the slot not
+        feedback = kernel.check("ex.q4.check(answer_4)")
+        assert feedback.status == "blank" and "recorded like any other" not in feedback.text, feedback
+        assert feedback.text.startswith(f"the cell that sets answer_4 (cell [{slot.execution_count}]) raised "
+                                        "NameError: name 'd' is not defined, so answer_4 was not set: fix that cell "
+                                        "and run it again, then this one."), feedback
+        assert "answer_4 = 'd'" in feedback.text      # what a bare letter needs
+    assert "4. where the comparison went (choose, optional): not answered yet" in repr(kernel.check("ex.score()"))
+    assert kernel.check("ex.q4.check('b')").status == "right"     # a value given as it is is judged as it is
+    kernel.run("answer_4 = 'b'")
+    feedback = kernel.check("ex.q4.check(answer_4)")
+    assert feedback.status == "right" and repr(feedback).endswith("\nYou answered 'b'.")
+
+
+def test_a_function_cell_with_a_syntax_error_is_not_judged_by_the_old_function(kernel):
+    """A write or fix slot is a def: a syntax error runs nothing, and the
+    function defined before would be judged in its place."""
+    kernel.run("def sign_forward(x):\n    return x * 3 if x >= 0 else x ** 2\n")
+    assert kernel.check("ex.q2.check(sign_forward)").status == "wrong"
+    slot = kernel.run("def sign_forward(x):\n    return (x * 3 if x > 0 else x ** 2\n")
+    assert isinstance(slot.error_before_exec, SyntaxError)
+    feedback = kernel.check("ex.q2.check(sign_forward)")
+    assert feedback.status == "blank" and feedback.text.startswith(
+        f"the cell that defines sign_forward (cell [{slot.execution_count}]) raised SyntaxError: "), feedback
+    assert "so sign_forward was not defined: fix that cell and run it again" in feedback.text
+    fixed = kernel.run(declared("01")[1].solution)
+    feedback = kernel.check("ex.q2.check(sign_forward)")
+    assert feedback.status == "right" and repr(feedback).endswith(
+        f"\nJudged your sign_forward from cell [{fixed.execution_count}]."), feedback
+
+
+def test_a_cell_that_raised_after_setting_its_answer_has_that_answer_judged(kernel):
+    """A learner tries their function in the cell that defines it, and the
+    try raises: the function was defined, and is judged; the quote says
+    the cell raised."""
+    slot = kernel.run(declared("01")[1].solution + "\nsign_forward(no_such_tensor)\n")
+    assert isinstance(slot.error_in_exec, NameError)
+    feedback = kernel.check("ex.q2.check(sign_forward)")
+    assert feedback.status == "right", feedback
+    assert repr(feedback).endswith(f"\nJudged your sign_forward from cell [{slot.execution_count}] (which then "
+                                   "raised NameError: name 'no_such_tensor' is not defined)."), feedback
+    kernel.run("answer_3 = 8\nanswer_3 + 'one'")
+    assert kernel.check("ex.q3.check(answer_3)").status == "right"
+
+
+def test_the_hook_is_registered_once_per_kernel(kernel):
+    from helpers.exercises import cells
+
+    kernel.run("ex = exercises('01', globals())\nex2 = exercises('02', globals())")
+    for event, hook in (("pre_run_cell", cells.before_cell), ("post_run_cell", cells.after_cell)):
+        assert kernel.shell.events.callbacks[event].count(hook) == 1
+
+
+def test_outside_ipython_an_answer_is_judged_as_given(monkeypatch):
+    """Plain Python: no kernel, no record of cells; every check judges the
+    value it is given, and quotes it."""
+    from helpers.exercises import cells
+
+    monkeypatch.setattr(cells, "_shell", lambda: None)
+    scope = cell("answer_4 = 'a'\n", dict(_lesson("01")))
+    ex = exercises("01", scope)
+    assert ex.q4.check(scope["answer_4"]).status == "wrong"
+    assert repr(ex.q4.check("b")).endswith("\nYou answered 'b'.")
+
+
+def test_each_feedback_quotes_the_answer_it_judged_on_one_short_line():
+    from helpers.exercises.feedback import QUOTE_LIMIT
+
+    assert repr(_check("01", 4, "c")).splitlines()[1:] == ["You answered 'c'."]
+    assert repr(_check("01", 1, 38.0)).splitlines()[1:] == ["You answered 38."]
+    huge = _check("01", 1, torch.arange(1_000_000.0).reshape(1000, 1000))
+    quote = repr(huge).splitlines()[-1]
+    assert quote.startswith("You answered tensor([[") and len(quote) <= QUOTE_LIMIT and quote == huge.judged
+    assert "You answered tensor" in huge._repr_html_()
+    mine = cell(declared("01")[1].solution, {"torch": torch})["sign_forward"]
+    assert repr(_check("01", 2, mine)).splitlines()[1:] == ["Judged your sign_forward."]
+    assert "\n" not in repr(_check("01", 1, ____))              # the placeholder: nothing to quote

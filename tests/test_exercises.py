@@ -6,6 +6,7 @@ are the ones its notebook shows, and code a question shows is the code its
 check runs."""
 
 import re
+from html import escape
 
 import nbformat
 import pytest
@@ -15,6 +16,7 @@ from structure import _exercises, exercise_rule, optional
 from helpers import lessons
 from helpers.exercises import Exercise, ExerciseSet, Feedback, ____, answer_from, declared, exercises
 from helpers.quiz import MultipleChoice
+from tools.build.pacing import exercise_kind, marked_optional
 from tools.build.solutions import SLOT, tagged
 from tools.notebooks import notebook_paths
 from tools.testkit.lessons import lesson_function
@@ -131,13 +133,81 @@ def test_a_check_with_the_lesson_missing_says_what_to_run():
 
 def test_the_score_counts_this_sessions_latest_answers():
     ex = exercises("01", {"halve_until_small": lesson_function(NOTEBOOKS["01"].stem, "halve_until_small")})
-    assert repr(ex.score()).startswith("Your score this session: 0 of 4 right")
+    assert repr(ex.score()).startswith("Your score this session: 0 of 2 core exercises right")
+    ex.q1.check(38)
+    assert repr(ex.score()).startswith("Your score this session: 1 of 2 core exercises right")
+    ex.q1.check(37)
+    assert "1. nodes of another loop (predict): not quite" in repr(ex.score())
+    ex.q1.check(____)
+    assert repr(ex.score()).startswith("Your score this session: 0 of 2 core exercises right")
+    assert "1. nodes of another loop (predict): not answered yet" in repr(ex.score())
+
+
+def test_the_score_counts_the_core_path_apart_from_the_optional_exercises():
+    """Notebook 01's exercises 3 and 4 are for a second pass: a learner who
+    did the core ones has all of the core path right, and is told the
+    optional ones are not tried, not that half is wrong."""
+    ex = exercises("01", {"halve_until_small": lesson_function(NOTEBOOKS["01"].stem, "halve_until_small")})
+    optional = "optional (not on the core path)"
+    assert repr(ex.score()).splitlines()[0] == \
+        f"Your score this session: 0 of 2 core exercises right; {optional}: 0 of 2 tried"
+    ex.q1.check(38)
+    ex.q2.check(answer_from(declared("01")[1].solution, "sign_forward"))
+    lines = repr(ex.score()).splitlines()
+    assert lines[0] == f"Your score this session: 2 of 2 core exercises right; {optional}: 0 of 2 tried"
+    assert lines[1:] == ["  1. nodes of another loop (predict): right",
+                         "  2. a graph that follows a sign (write): right",
+                         "  3. halvings of 200 (predict, optional): not answered yet",
+                         "  4. where the comparison went (choose, optional): not answered yet"]
     ex.q3.check(7)
-    assert "3. halvings of 200 (predict): not quite" in repr(ex.score())
+    assert repr(ex.score()).splitlines()[0].endswith(f"{optional}: 0 of 2 right")
     ex.q3.check(8)
-    assert repr(ex.score()).startswith("Your score this session: 1 of 4 right")
-    ex.q3.check(____)
-    assert repr(ex.score()).startswith("Your score this session: 0 of 4 right")
+    assert repr(ex.score()).splitlines()[0].endswith(f"{optional}: 1 of 2 right")
+    html = ex.score()._repr_html_()
+    assert escape(repr(ex.score()).splitlines()[0]) in html and "<td>predict, optional</td>" in html
+
+
+def test_a_notebook_without_optional_exercises_has_one_count():
+    """Notebook 07 is optional as a whole: none of its exercises is marked, and its score is one count."""
+    assert not any(e.optional for e in declared("07"))
+    assert repr(exercises("07").score()).splitlines()[0] == "Your score this session: 0 of 5 right"
+
+
+def _marked_optional(nb):
+    """For each exercise's question, in order, whether the notebook marks it
+    off the core path, by the rules tools/build/pacing.py times it by: a
+    line of the question starting *Optional, or a `## ` section whose
+    heading holds Optional."""
+    section, found = False, []
+    for c in nb.cells:
+        if c.cell_type == "markdown":
+            if c.source.startswith("## "):
+                section = "Optional" in c.source.splitlines()[0]
+            if exercise_kind(c.source):
+                found.append(section or marked_optional(c.source))
+    return found
+
+
+@pytest.mark.parametrize("notebook", sorted(NOTEBOOKS))
+def test_an_exercise_is_declared_optional_where_its_notebook_marks_it(notebook):
+    """The score counts an optional exercise apart from the core path's: its
+    declaration says so, as its question does."""
+    marked = _marked_optional(nbformat.read(NOTEBOOKS[notebook], as_version=4))
+    said = [e.optional for e in declared(notebook)]
+    assert len(marked) == len(said)
+    differ = [n for n, (m, s) in enumerate(zip(marked, said, strict=True), start=1) if m != s]
+    assert not differ, "; ".join(
+        f"helpers/lessons/nb{notebook}.py: exercise {n} is " + (
+            "marked optional in its question (*Optional, for a second pass.*): declare it with optional=True"
+            if marked[n - 1] else "not marked optional in its question: drop its optional=True") for n in differ)
+
+
+def test_the_optional_marks_are_read_from_the_questions():
+    nb = nbformat.read(NOTEBOOKS["01"], as_version=4)
+    assert _marked_optional(nb) == [False, False, True, True]
+    question = next(c for c in nb.cells if c.cell_type == "markdown" and c.source.startswith("### 3. "))
+    question.source = question.source.replace("*Optional, for a second pass.*", "")
+    assert _marked_optional(nb) == [False, False, False, True]
 
 
 def test_feedback_shows_coloured_and_as_text():

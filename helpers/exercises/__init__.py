@@ -1,12 +1,15 @@
 """Exercises a learner does. Each has an answer slot in the notebook
 (`answer_1 = ____`), and a check under it that says one of three things:
 not answered yet; right, and why; or not quite, with a hint aimed at that
-particular answer. `hint()` and `solution()` give more on demand.
+particular answer, and quotes the answer it judged ("You answered 'b'.").
+When the answer's cell raised before setting it, the check says so instead
+of judging the value left from before (cells.py). `hint()` and
+`solution()` give more on demand.
 
     from helpers.exercises import ____, exercises
     ex = exercises("01", globals())   # notebook 01's exercises, this session
     ex.q1.check(answer_1)             # ex.q1.hint(), ex.q1.solution() when stuck
-    ex.score()                        # which exercises this session got right
+    ex.score()                        # which this session got right, the core path's apart
 
 The checks run torch: a prediction is compared with what torch does now,
 on the notebook's own lesson functions, and a function the learner writes

@@ -28,8 +28,10 @@ class Exercise:
     fills it, defining `answer_name`. A write or fix exercise has a `probe`
     (behaviour.py): what an answer does on every input its check uses;
     once the judge finds nothing wrong, the answer must do what the
-    solution does there. Judge, hint, solution and probe stay out of repr:
-    nothing shows the answer until the learner asks for it."""
+    solution does there. `optional`: the question marks it off the core
+    path (*Optional, for a second pass.*), and the score counts it apart.
+    Judge, hint, solution and probe stay out of repr: nothing shows the
+    answer until the learner asks for it."""
 
     number: int
     kind: Kind
@@ -41,12 +43,15 @@ class Exercise:
     answer_name: str
     needs: tuple[str, ...] = ()
     probe: Probe | None = field(default=None, repr=False)
+    optional: bool = False
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise wrong(ValueError, f"kind must be one of {KINDS}; got {self.kind!r}")
         if (self.kind == "choose") != isinstance(self.judge, MultipleChoice):
             raise wrong(TypeError, "a choose exercise, and only a choose exercise, is judged by a MultipleChoice")
+        if not isinstance(self.optional, bool):
+            raise wrong(TypeError, f"optional must be True or False; got {self.optional!r}")
         if (self.kind in ("write", "fix")) != (self.probe is not None):
             raise wrong(TypeError, "a write or fix exercise, and only one, needs a probe: what an answer does on "
                                    "the check's inputs (helpers/exercises/behaviour.py)")
@@ -70,36 +75,37 @@ class Exercise:
 
 
 def predict(number: int, title: str, form: str, judge: Judge, *, answer: str, hint: str,
-            needs: tuple[str, ...] = ()) -> Exercise:
+            needs: tuple[str, ...] = (), optional: bool = False) -> Exercise:
     """A prediction: the learner writes `answer_N = ...` in the `form` asked
-    for; `answer` is the right value as code ("41", "{'p', 'r'}")."""
+    for; `answer` is the right value as code ("41", "{'p', 'r'}").
+    `optional=True` where the question is marked optional (every factory)."""
     return Exercise(number, "predict", title, form, judge, hint, f"answer_{number} = {answer}", f"answer_{number}",
-                    needs)
+                    needs, optional=optional)
 
 
 def choose(number: int, title: str, question: MultipleChoice, *, answer: str, hint: str,
-           needs: tuple[str, ...] = ()) -> Exercise:
+           needs: tuple[str, ...] = (), optional: bool = False) -> Exercise:
     """A choice among the question's lettered options; `answer` is the right letter."""
     return Exercise(number, "choose", title, "a letter in quotes, such as 'a'", question, hint,
-                    f"answer_{number} = {answer!r}", f"answer_{number}", needs)
+                    f"answer_{number} = {answer!r}", f"answer_{number}", needs, optional=optional)
 
 
 def write(number: int, title: str, judge: Judge, solution: str, *, probe: Probe, hint: str,
-          needs: tuple[str, ...] = ()) -> Exercise:
+          needs: tuple[str, ...] = (), optional: bool = False) -> Exercise:
     """Code the learner writes: the function or class `solution` defines;
     `probe` runs it on the check's inputs."""
     name, is_class = _defined(solution)
     slot = f"your class {name}" if is_class else f"your function (keep its name, {name})"
-    return Exercise(number, "write", title, slot, judge, hint, solution, name, needs, probe)
+    return Exercise(number, "write", title, slot, judge, hint, solution, name, needs, probe, optional)
 
 
 def fix(number: int, title: str, judge: Judge, solution: str, *, probe: Probe, hint: str,
-        needs: tuple[str, ...] = ()) -> Exercise:
+        needs: tuple[str, ...] = (), optional: bool = False) -> Exercise:
     """Broken code the learner fixes: `solution` is the fixed version;
     `probe` runs it on the check's inputs."""
     name, _ = _defined(solution)
     return Exercise(number, "fix", title, f"your fixed {name} (delete the ____ line)", judge, hint, solution, name,
-                    needs, probe)
+                    needs, probe, optional)
 
 
 def _defined(code: str) -> tuple[str, bool]:

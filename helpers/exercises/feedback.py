@@ -12,6 +12,7 @@ STATUS: dict[str, tuple[str, str]] = {
     "blank": ("Not answered yet", "#555555"), "right": ("Right", "#2e7d32"), "wrong": ("Not quite", "#c62828"),
     "error": ("The check failed", "#6a1b9a")}
 TEXT_LIMIT = 1000           # characters of feedback at most
+QUOTE_LIMIT = 120           # characters of the line that quotes the answer judged
 SHOWN = reprlib.Repr()          # how much of a learner's value feedback quotes
 SHOWN.maxlevel, SHOWN.maxstring, SHOWN.maxlong, SHOWN.maxother = 3, 60, 40, 60
 SHOWN.maxtuple = SHOWN.maxlist = SHOWN.maxset = SHOWN.maxfrozenset = SHOWN.maxdict = 8
@@ -28,28 +29,52 @@ def shown(value: Any) -> str:
         return f"a {type(value).__name__} that cannot be shown"
 
 
+def one_line(text: str, limit: int = QUOTE_LIMIT) -> str:
+    """`text` on one line (its runs of spaces and line breaks made one
+    space), cut to `limit` characters."""
+    return bounded(" ".join(text.split()), limit)
+
+
 def bounded(text: str, limit: int = TEXT_LIMIT) -> str:
     """`text`, cut to `limit` characters."""
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def error_line(error: BaseException) -> str:
+    """`TypeError: the message's first line`, or `AssertionError (no
+    message)`; a syntax error as `SyntaxError: its message (line N)`."""
+    if isinstance(error, SyntaxError) and error.msg:
+        line = f" (line {error.lineno})" if error.lineno else ""
+        return f"{type(error).__name__}: {bounded(error.msg, 200)}{line}"
+    try:
+        lines = str(error).strip().splitlines()
+    except Exception:
+        lines = []
+    return f"{type(error).__name__}: {bounded(lines[0], 300)}" if lines else f"{type(error).__name__} (no message)"
+
+
 @dataclass(frozen=True)
 class Feedback:
     """What a check says: a status and a sentence (at most TEXT_LIMIT
-    characters)."""
+    characters), and `judged`, a line quoting the answer it judged ("You
+    answered 'b'.", "Judged your mul from cell [7]."; at most QUOTE_LIMIT
+    characters, empty when nothing was judged), shown under the sentence."""
 
     status: Status
     text: str
+    judged: str = ""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "text", bounded(self.text))
+        object.__setattr__(self, "judged", one_line(self.judged))
 
     def __repr__(self) -> str:
-        return f"{STATUS[self.status][0]}: {self.text}"
+        return f"{STATUS[self.status][0]}: {self.text}" + (f"\n{self.judged}" if self.judged else "")
 
     def _repr_html_(self) -> str:
         label, colour = STATUS[self.status]
-        return f'<div style="color:{colour}"><b>{label}:</b> {escape(self.text)}</div>'
+        judged = f'<br><span style="color:{STATUS["blank"][1]}">{escape(self.judged)}</span>' if self.judged else ""
+        return f'<div style="color:{colour}"><b>{label}:</b> {escape(self.text)}{judged}</div>'
 
 
 @dataclass(frozen=True)
@@ -70,29 +95,52 @@ class Shown:
 
 @dataclass(frozen=True)
 class ScoreRow:
-    """One exercise's line of the score: what it is and its latest status."""
+    """One exercise's line of the score: what it is, whether it is optional
+    (off the core path) and its latest status."""
 
     number: int
     title: str
     kind: str
     status: Status
+    optional: bool = False
+
+    @property
+    def what(self) -> str:
+        """Its kind, and "optional" for an optional one: "predict, optional"."""
+        return f"{self.kind}, optional" if self.optional else self.kind
 
 
 @dataclass(frozen=True)
 class Score:
-    """This session's latest status of each exercise."""
+    """This session's latest status of each exercise. Where some exercises
+    are optional and some are not, the core path's are counted, and the
+    optional ones apart: "2 of 2 core exercises right; optional (not on the
+    core path): 0 of 2 tried"."""
 
     rows: tuple[ScoreRow, ...]
 
+    def headline(self) -> str:
+        """The score's first line."""
+        core = [r for r in self.rows if not r.optional]
+        optional = [r for r in self.rows if r.optional]
+        if not core or not optional:
+            return f"Your score this session: {_right(self.rows)} of {len(self.rows)} right"
+        tried = any(r.status != "blank" for r in optional)
+        extra = f"{_right(optional)} of {len(optional)} right" if tried else f"0 of {len(optional)} tried"
+        return (f"Your score this session: {_right(core)} of {len(core)} core exercises right; "
+                f"optional (not on the core path): {extra}")
+
     def __repr__(self) -> str:
-        right = sum(row.status == "right" for row in self.rows)
-        lines = [f"Your score this session: {right} of {len(self.rows)} right"]
-        lines += [f"  {r.number}. {r.title} ({r.kind}): {STATUS[r.status][0].lower()}" for r in self.rows]
+        lines = [self.headline()]
+        lines += [f"  {r.number}. {r.title} ({r.what}): {STATUS[r.status][0].lower()}" for r in self.rows]
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
-        head = escape(repr(self).splitlines()[0])
-        rows = "".join(f'<tr><td>{r.number}</td><td style="text-align:left">{escape(r.title)}</td><td>{r.kind}</td>'
+        rows = "".join(f'<tr><td>{r.number}</td><td style="text-align:left">{escape(r.title)}</td><td>{r.what}</td>'
                        f'<td style="color:{STATUS[r.status][1]}">{STATUS[r.status][0].lower()}</td></tr>'
                        for r in self.rows)
-        return f"<p><b>{head}</b></p><table>{rows}</table>"
+        return f"<p><b>{escape(self.headline())}</b></p><table>{rows}</table>"
+
+
+def _right(rows: list[ScoreRow] | tuple[ScoreRow, ...]) -> int:
+    return sum(row.status == "right" for row in rows)

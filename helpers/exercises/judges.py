@@ -14,7 +14,6 @@ import torch
 from ..graph import trace_graph
 from ..quiz import MultipleChoice
 from .answers import filled
-from .feedback import shown
 
 T = TypeVar("T")
 FORMS = ("A number is a plain number, 41 or 41.0 or a numpy number, not a tensor and not in quotes; True and False "
@@ -99,7 +98,7 @@ def value(truth: Callable[[Mapping[str, Any]], Any], why: str, hints: tuple[tupl
         if _every_element(answer, expected, tolerance):
             return False, "each element is the same: give that one number, not a list of them."
         if kind(answer) != kind(expected):
-            return False, f"give {_form(expected, answer)}; you gave {shown(answer)}."
+            return False, f"give {_form(expected, answer)}."
         for wrong, hint in hints:
             if same(answer, wrong, tolerance):
                 return False, hint

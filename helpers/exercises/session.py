@@ -3,13 +3,15 @@
 
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
+from types import FunctionType
 from typing import Any
 
 from ..arguments import learner_facing, wrong
-from . import sandbox
+from . import cells, sandbox
 from .answers import NotAnswered
+from .cells import MISSING, Run
 from .exercise import Exercise, Lesson
-from .feedback import Feedback, Score, ScoreRow, Shown, Status, bounded
+from .feedback import Feedback, Score, ScoreRow, Shown, Status, error_line, shown
 from .lesson import Resolved, rebound, resolve, stored_definitions
 from .sandbox import TimedOut, hermetic, in_sandbox, learners_frame
 
@@ -23,10 +25,11 @@ class SessionExercise:
     repr show no answer."""
 
     def __init__(self, exercise: Exercise, results: dict[int, Status],
-                 names: Callable[[tuple[str, ...]], Resolved]) -> None:
+                 names: Callable[[tuple[str, ...]], Resolved], lesson: Lesson | None = None) -> None:
         self._exercise = exercise
         self._results = results
         self._names = names
+        self._lesson: Lesson = {} if lesson is None else lesson
 
     def __repr__(self) -> str:
         e = self._exercise
@@ -38,10 +41,16 @@ class SessionExercise:
 
     def check(self, answer: Any) -> Feedback:
         """Check an answer in a fresh session, under a time limit; the
-        verdict, whatever it is, becomes this exercise's line of `score()`."""
+        verdict, whatever it is, becomes this exercise's line of `score()`.
+        An answer the notebook holds under the exercise's name although the
+        cell that sets it last raised before setting it is not judged: the
+        check says what the cell raised (cells.py)."""
         e = self._exercise
+        run = self._run(answer)
         names = self._names(e.needs)
-        if names.missing:
+        if run is not None and not run.set:
+            feedback = Feedback("blank", not_set(e, run))
+        elif names.missing:
             feedback = Feedback("blank", f"this check uses {', '.join(names.missing)} from the notebook: run the "
                                          "cells above it first (Run > Run All Above Selected Cell).")
         else:
@@ -50,17 +59,49 @@ class SessionExercise:
             self._results.pop(e.number, None)
         else:
             self._results[e.number] = feedback.status
-        if names.changed:
+            feedback = Feedback(feedback.status, feedback.text, quoted(answer, run))
+        if names.changed and not (run is not None and not run.set):
             changed = ", ".join(f"`{name}`" for name in names.changed)
             feedback = Feedback(feedback.status, f"{feedback.text} Note: you changed {changed}; this check uses "
-                                                 "the notebook's version.")
+                                                 "the notebook's version.", feedback.judged)
         return feedback
+
+    def _run(self, answer: Any) -> Run | None:
+        """The latest run of the cell that sets this exercise's answer, when
+        `answer` is what the notebook holds under the answer's name."""
+        name = self._exercise.answer_name
+        return cells.latest(self._lesson, name) if self._lesson.get(name, MISSING) is answer else None
 
     def hint(self) -> Shown:
         return Shown(f"Hint for exercise {self._exercise.number}", self._exercise.hint)
 
     def solution(self) -> Shown:
         return Shown(f"A solution to exercise {self._exercise.number}", self._exercise.solution.strip(), code=True)
+
+
+def not_set(exercise: Exercise, run: Run) -> str:
+    """What the check says when the cell that sets the answer raised before
+    setting it: that error, and to run the cell again."""
+    name, defines = exercise.answer_name, exercise.kind in ("write", "fix")
+    verb, done = ("defines", "defined") if defines else ("sets", "set")
+    text = (f"the cell that {verb} {name}{run.where} raised {run.error}, so {name} was not {done}: fix that cell and "
+            "run it again, then this one.")
+    if run.bare is not None and (run.error or "").startswith("NameError") and not defines:
+        text += f" If you meant the text {run.bare!r}, it goes in quotes: {name} = {run.bare!r}."
+    return text
+
+
+def quoted(answer: Any, run: Run | None) -> str:
+    """The line that says which answer a check judged: "You answered 'b'."
+    for a value, "Judged your mul from cell [7]." for a function or class
+    (its cell named when the notebook's record has it), and the error when
+    the cell raised after setting the answer."""
+    then = f"raised {run.error}" if run is not None and run.error else ""
+    if isinstance(answer, (FunctionType, type)):
+        cell = f" from cell [{run.cell}]" if run is not None and run.cell is not None else ""
+        return f"Judged your {answer.__name__}{cell}" + (f" (which then {then})." if then else ".")
+    where = f"cell [{run.cell}]" if run is not None and run.cell is not None else "its cell"
+    return f"You answered {shown(answer)}" + (f" ({where} then {then})." if then else ".")
 
 
 def judged(exercise: Exercise, answer: Any, lesson: Lesson) -> Feedback:
@@ -94,11 +135,7 @@ def _failed(error: BaseException) -> Feedback:
 
 def _described(error: BaseException) -> str:
     """`TypeError: the message's first line`, or `AssertionError (no message)`."""
-    try:
-        lines = str(error).strip().splitlines()
-    except Exception:
-        lines = []
-    return f"{type(error).__name__}: {bounded(lines[0], 300)}" if lines else f"{type(error).__name__} (no message)"
+    return error_line(error)
 
 
 class ExerciseSet:
@@ -114,7 +151,7 @@ class ExerciseSet:
         self._results: dict[int, Status] = {}
         self._lesson, self._load = lesson or {}, stored
         self._stored: dict[str, Any] | None = None
-        self._questions = tuple(SessionExercise(e, self._results, self._names) for e in exercises)
+        self._questions = tuple(SessionExercise(e, self._results, self._names, self._lesson) for e in exercises)
 
     def _names(self, needs: tuple[str, ...]) -> Resolved:
         if self._stored is None and needs:
@@ -138,7 +175,8 @@ class ExerciseSet:
     def score(self) -> Score:
         """This session's latest verdict on each exercise, one row each."""
         return Score(tuple(ScoreRow(q._exercise.number, q._exercise.title, q._exercise.kind,
-                                    self._results.get(q._exercise.number, "blank")) for q in self._questions))
+                                    self._results.get(q._exercise.number, "blank"), q._exercise.optional)
+                           for q in self._questions))
 
 
 def declared(notebook: str) -> tuple[Exercise, ...]:
@@ -159,5 +197,9 @@ def exercises(notebook: str, lesson: Lesson | None = None) -> ExerciseSet:
     """Notebook `notebook`'s exercises for this session:
     `ex = exercises("01", globals())`. The checks take the lesson functions
     they need from the collection's stored notebook (from `lesson`, the
-    notebook's globals, when it cannot be found)."""
-    return ExerciseSet(declared(notebook), lesson, partial(stored_definitions, notebook))
+    notebook's globals, when it cannot be found). In IPython, with `lesson`
+    the kernel's own globals, the runs of the cells that set the answers
+    are recorded from now on (cells.py)."""
+    found = declared(notebook)
+    cells.watch((e.answer_name for e in found), lesson)
+    return ExerciseSet(found, lesson, partial(stored_definitions, notebook))

@@ -264,8 +264,8 @@ EXERCISES = (
                          (200, "count the halvings, the rounds the while loop ran, not the value.")),
                   otherwise="halve 200 until it is at most 1, counting the rounds."),
             hint="Halve 200 by hand: 100, 50, ... and stop at the first value at most 1.",
-            answer="8", needs=("halve_until_small",)),
+            answer="8", needs=("halve_until_small",), optional=True),
     choose(4, "where the comparison went", COMPARISON, answer="b",
            hint="Print y.abs().grad_fn for a y that requires grad. Then ask: is y computed from that result?",
-           needs=("halve_until_small",)),
+           needs=("halve_until_small",), optional=True),
 )

@@ -226,12 +226,12 @@ EXERCISES = (
     predict(2, "what does tanh save?", "the attribute's name in quotes, such as '_saved_other'",
             _what_tanh_saves,
             hint="What does the derivative of tanh(x) need to be computed: the input x, or the output tanh(x)?",
-            answer="'_saved_result'"),
+            answer="'_saved_result'", optional=True),
     write(3, "count the leaves", _count_leaves, COUNT_LEAVES, probe=_count_probe,
           hint="Walk as hand_walk does (a queue and a set of seen nodes), skip None entries, and count the nodes "
                "whose name() ends with 'AccumulateGrad'."),
     choose(4, "what must run first?", BEFORE_MUL, answer="b",
-           hint="A node runs once every gradient for its output has arrived. Which nodes used p?"),
+           hint="A node runs once every gradient for its output has arrived. Which nodes used p?", optional=True),
     predict(5, "leaves of a deeper model", "a whole number",
             value(_leaves_of_deeper_model, "one AccumulateGrad per parameter: a weight and a bias for the first "
                   "two Linear layers, a weight alone for the last (bias=False). The input needs no gradient and "
@@ -242,5 +242,5 @@ EXERCISES = (
                          (8, "ReLU has no parameters to learn.")),
                   otherwise="count the parameters: each one gets an AccumulateGrad node, and nothing else does."),
             hint="Each parameter (model.named_parameters()) gets one; the input needs no gradient and gets none.",
-            answer="5"),
+            answer="5", optional=True),
 )

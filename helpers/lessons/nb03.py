@@ -165,7 +165,7 @@ EXERCISES = (
                          (12.0, "count the calls: there are three."),
                          (54.0, "each call adds 6; nothing multiplies."))),
             hint="dy/dx = 2x = 6 at x = 3; what does each further backward() do to x.grad?",
-            answer="18"),
+            answer="18", optional=True),
     predict(3, "count the saved bytes", "a whole number of bytes",
             value(_bytes_saved, "input 16x64, tanh output 16x128, second weight 128x10 and the 16x10 output that "
                   "pow saves, 4 bytes each: 4096 + 8192 + 5120 + 640.",
@@ -178,7 +178,7 @@ EXERCISES = (
                          (50816, "the first layer's weight is not saved: it would serve only a gradient for the "
                                  "input, and the data needs none."))),
             hint="float32 is 4 bytes. Add up the four tensors the exercise lists, each once.",
-            answer="18048"),
+            answer="18048", optional=True),
     fix(4, "two losses, one trunk", _train_step, TRAIN_STEP, probe=_train_step_probe,
         hint="Do not walk the trunk twice: what is the gradient of loss_a + loss_b?"),
 )

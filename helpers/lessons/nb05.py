@@ -179,7 +179,8 @@ EXERCISES = (
             hint="Padding makes every sequence as long as the longest: how many steps is that in all?",
             answer="0.675"),
     write(2, "truncated backpropagation through time", _tbptt, TBPTT, probe=_tbptt_probe,
-          hint="Where must h's history be cut so that each loss reaches back only to the start of its chunk?"),
+          hint="Where must h's history be cut so that each loss reaches back only to the start of its chunk?",
+          optional=True),
     predict(3, "leaf or not?", "a set of names, such as {'p'}",
             value(_leaves, "p was created by you, and r = q.detach() has no history: both are leaves. q was made "
                   "by an operation (MulBackward0).",
@@ -187,7 +188,7 @@ EXERCISES = (
                          ({"p", "q", "r"}, "look again at q: what made it?"),
                          ({"p", "q"}, "check q.grad_fn and r.grad_fn."))),
             hint="A tensor is a leaf when no recorded operation made it: check .is_leaf for each.",
-            answer="{'p', 'r'}"),
+            answer="{'p', 'r'}", optional=True),
     choose(4, "a model shaped like a tree", TREE, answer="b",
            hint="What does autograd see of your Python: the recursion, or the tensor operations it runs?"),
 )

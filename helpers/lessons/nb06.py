@@ -174,7 +174,7 @@ EXERCISES = (
                          (2.0, "dy/dx of x ** 2 is 2x, at x = 2."),
                          (16.0, "each call adds; nothing multiplies."))),
             hint="Does the second call run? And what does each call do to x.grad?",
-            answer="8"),
+            answer="8", optional=True),
     predict(4, "which call fails?", "1, 2 or 3 (or 0 for none)",
             value(_failing_call, "the first call retained the graph, the second did not, so the third finds the "
                   "saved tensors freed.",
@@ -184,9 +184,9 @@ EXERCISES = (
             hint="Which calls keep the saved tensors, and which free them?",
             answer="3"),
     choose(5, "backward after torch.no_grad()", NO_GRAD, answer="b",
-           hint="Under torch.no_grad(), is y's operation recorded at all?"),
+           hint="Under torch.no_grad(), is y's operation recorded at all?", optional=True),
     write(6, "a graph that survives a second backward", _survives, SURVIVES, probe=_survives_probe,
-          hint="Addition, subtraction, negation and sum save nothing; products, powers and exp do."),
+          hint="Addition, subtraction, negation and sum save nothing; products, powers and exp do.", optional=True),
 )
 
 
