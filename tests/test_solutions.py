@@ -47,6 +47,21 @@ def test_a_wrong_check_or_a_short_score_is_reported():
     assert "score is not 1 of 1" in not_right(_executed("Right: yes", EMPTY), "x")[0]
 
 
+def test_a_full_score_counts_the_core_path_apart():
+    """Where a notebook has optional exercises, the full score says the core
+    ones right and the optional ones right, apart; a core-only full score is
+    not enough."""
+    nb = _executed("Right: yes", "")
+    nb.cells[1:1] = [nbformat.from_dict(nb.cells[0]), nbformat.from_dict(nb.cells[1])]
+    two = [e for e in declared("01") if e.number in (1, 3)]
+    assert [e.optional for e in two] == [False, True], "01's exercise 3 is no longer optional: pick another"
+    complete = "Your score this session: 1 of 1 core exercises right; optional (not on the core path): 1 of 1 right"
+    nb.cells[-1].outputs[0].data["text/plain"] = complete
+    assert not_right(nb, "x", two) == []
+    nb.cells[-1].outputs[0].data["text/plain"] = complete.replace("1 of 1 right", "0 of 1 tried")
+    assert "score is not 2 of 2" in not_right(nb, "x", two)[0]
+
+
 def test_checks_are_found_by_their_tag():
     """A check cell that lost its answer-check tag is not counted: the
     score no longer matches the checks found."""
