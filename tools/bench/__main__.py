@@ -4,7 +4,8 @@
 
 Prints one markdown report: big RNN-style graphs (h = tanh(W @ h), one
 shared 8x8 W, T steps), the redraw of the note's small graph, memory over
-1,000 redraws, and nbval's wall time per notebook. Each time is the median
+1,000 redraws, every exercise check's time (check_timing.py), and nbval's
+wall time per notebook. Each time is the median
 of several runs; the machine is shared, so compare the ratios.
 """
 
@@ -23,6 +24,7 @@ import torchviz
 from helpers import draw_graph, trace_graph
 from helpers.lessons.nb01 import branch_view
 from helpers.svg import _laid_out
+from tools.bench.check_timing import rows as check_rows
 from tools.bench.redraw_timing import in_page_rows
 from tools.notebooks import notebook_paths
 from tools.testkit.lessons import lesson_function
@@ -184,7 +186,7 @@ def main():
     torch.manual_seed(0)
     graphviz = subprocess.run(["dot", "-V"], capture_output=True, text=True).stderr.strip()
     print(f"# Benchmark (torch {torch.__version__}, torchviz 0.0.3, {graphviz})\n")
-    for part in (big_graphs, real_models, shape_rows, big_walks, redraw, memory, nbval_times):
+    for part in (big_graphs, real_models, shape_rows, big_walks, redraw, memory, check_rows, nbval_times):
         print("\n".join(in_a_big_stack(part)) + "\n", flush=True)
     print("\n".join(in_page_rows()) + "\n", flush=True)
 
