@@ -36,6 +36,12 @@ QUIZ_COLOURS = {True: "#2e7d32", False: "#c62828", None: "#555555"}
 VIEWS = ("rolled", "cut", "unrolled")
 
 
+def counted(number: int, noun: str, plural: str = "") -> str:
+    """`number` and `noun`, agreeing: "1 operation", "2 operations", "0
+    operations" (`plural` where adding an s is wrong: "leaf", "leaves")."""
+    return f"{number:,} {noun if number == 1 else plural or noun + 's'}"
+
+
 def unrolled(cell: TanhRNNCell, sequence: torch.Tensor, prefix: str, view: str) -> Figure:
     """The graph of `sequence` run through `cell`, drawn as `view` says (see
     VIEWS), its caption starting with `prefix` and counting the cell's steps
@@ -45,12 +51,12 @@ def unrolled(cell: TanhRNNCell, sequence: torch.Tensor, prefix: str, view: str) 
     h = run_sequence(cell, sequence)
     # counted over the whole graph (a walk that reads no saved values); the drawing is bounded
     steps = sum(node_label(fn) == "TanhBackward0" for _, fn in autograd_nodes(h))
-    caption = f"{prefix}length {len(sequence)}, {steps} cell steps counted in its graph ({view})"
+    caption = f"{prefix}length {len(sequence)}, {counted(steps, 'cell step')} counted in its graph ({view})"
     whole = partial(draw_graph, h, cell, constants=False, max_nodes=None)
     drawing, why = _rolled(h, cell, whole) if view == "rolled" else \
         _cut(h, cell, whole) if view == "cut" else (whole(), "")
     if node_count(drawing.source) > LAYOUT_LIMIT:     # a widget never shows the text form
-        return Figure(f"{caption}: {len(drawing.graph.nodes):,} nodes are too many to lay out here; "
+        return Figure(f"{caption}: {counted(len(drawing.graph.nodes), 'node')} are too many to lay out here; "
                       "the cut view draws the last ten steps, the rolled view the whole loop folded")
     return Figure(caption + why, drawing)
 
@@ -62,7 +68,7 @@ def _rolled(h: torch.Tensor, cell: TanhRNNCell, whole: Callable[[], Drawing]) ->
     folded = sum(group.steps for group in rolled.graph.rolled)
     if folded >= MIN_FOLDED:
         return rolled, ""
-    return whole(), (f": drawn unrolled, as rolling would fold {folded or 'no'} steps "
+    return whole(), (f": drawn unrolled, as rolling would fold {counted(folded, 'step') if folded else 'no steps'} "
                      f"(the view rolls only when it folds {MIN_FOLDED} steps or more)")
 
 

@@ -81,6 +81,25 @@ def _named(values: dict[str, Any]) -> str:
 
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+PANEL_CLASS = "autograd-panel"
+# What a panel's page holds besides its figure: a stylesheet for the panel's own elements.
+# - The HTML view may shrink to the panel's width (a flex item otherwise stays as wide as
+#   its drawing's smallest legible width, so the drawing box never scrolls, the panel
+#   scrolls sideways with its controls, and a drawing that opens at its right edge shows
+#   only the empty left of its picture).
+# - The drawing box scrolls sideways only: no height limit, no vertical scroller to catch
+#   the page's mouse wheel; a tall drawing makes the page longer.
+# - A view shown from the notebook's stored state with no kernel (ipywidgets marks it
+#   disconnected, with a broken-link glyph on each of its parts: a first open shows five or
+#   six) says once, above its controls, what to do instead.
+RUN_TO_USE = "Saved output: run the notebook up to this cell to use its controls."
+STYLE = (f"<style>.{PANEL_CLASS} .widget-html-content{{min-width:0}}"
+         f".{PANEL_CLASS} .autograd-drawing{{max-height:none!important;overflow-x:auto!important;"
+         f"overflow-y:hidden!important}}"
+         f".{PANEL_CLASS} .jupyter-widgets-disconnected::before{{content:none!important;display:none!important}}"
+         f".{PANEL_CLASS}.jupyter-widgets-disconnected::before{{content:\"{RUN_TO_USE}\"!important;"
+         "display:block!important;font:italic var(--jp-ui-font-size1,13px) var(--jp-ui-font-family,sans-serif)"
+         "!important;color:var(--jp-ui-font-color1,#333)!important;padding:0 0 0.4em 0!important}</style>")
 
 
 class Panel(widgets.VBox):  # type: ignore[misc]  # ipywidgets has no types
@@ -94,6 +113,7 @@ class Panel(widgets.VBox):  # type: ignore[misc]  # ipywidgets has no types
         self.view = widgets.HTML()
         self.shown: Figure | Failure | str = ""
         super().__init__([widgets.HBox(list(controls.values())), self.view])
+        self.add_class(PANEL_CLASS)
         self.redraw()
         for control in controls.values():
             control.observe(self.redraw, names="value")
@@ -114,7 +134,7 @@ class Panel(widgets.VBox):  # type: ignore[misc]  # ipywidgets has no types
         except Exception as error:
             shown = failure(error, values)
         self.shown = shown
-        self.view.value = shown if isinstance(shown, str) else shown.html()
+        self.view.value = STYLE + (shown if isinstance(shown, str) else shown.html())
 
     def __repr__(self) -> str:
         return f"panel({_named(self.values())})\n{self.shown}"

@@ -1,17 +1,25 @@
 """The legibility budget as rendered (tools/testkit/legibility.py): operation names
 at least 11 CSS px and no text under 8 px, measured on the SVG text of
-every Graphviz drawing in headless Chromium.
+every Graphviz drawing in headless Chromium; and what a widget shows is
+on screen.
 
 - JupyterLab at 1366x768, a new learner's trusted working copy (`make
   lab`'s set-up): every notebook opened without running, its stored
-  drawings and stored widget views measured; then each notebook with
-  widgets run, and every state of every registered widget's controls shown
-  and measured (screenshots of two of the largest views).
+  drawings and stored widget views measured, and nothing shown broken (an
+  image that loaded nothing, a widget's broken-link glyph); then each
+  notebook with widgets run, and every combination of the states of every
+  registered widget's controls shown (`legibility.states`) and measured.
+  At each, with the widget's controls scrolled to the top of the view,
+  some of its drawing's labels are inside the visible part of the drawing
+  box, every control is wholly on screen and nothing around the controls
+  scrolls sideways (`widget_page.on_screen`), and a turn of the mouse
+  wheel over the drawing scrolls the page, not the drawing
+  (`widget_page.wheel_problems`). Screenshots of two of the largest views.
 - The static site at 1280 and 390 px wide, every page.
 
-A failure names the notebook, the drawing or widget state and the size.
-The same measurement fails on a site page whose drawings are forced to
-fit their column."""
+A failure names the notebook, the drawing or widget state and what is
+wrong. The same measurement fails on a site page whose drawings are
+forced to fit their column."""
 
 import functools
 import http.server
@@ -27,13 +35,14 @@ from learner import chromium, new_learner
 from test_site import QuietHandler
 
 from helpers.lessons import of
+from helpers.widgets import RUN_TO_USE
 from tools.build.site import build
 from tools.notebooks import notebook_paths
 from tools.testkit.browser import NB, open_notebook, run_all, serve, stop
-from tools.testkit.first_open import rendered, stored
+from tools.testkit.first_open import broken, notices, rendered, stored
 from tools.testkit.legibility import measure, reached, smallest, states
 from tools.testkit.widget_cells import cell_index
-from tools.testkit.widget_page import widget_cell
+from tools.testkit.widget_page import on_screen, wheel_problems, widget_cell
 
 ARTIFACTS = ROOT / "artifacts" / "screenshots"
 PATHS = notebook_paths()
@@ -75,27 +84,46 @@ def first_open(page, folder, path, within=60.0):
 
 
 def widget_states(page, path, timings):
-    """Every state of every registered widget of the notebook, measured."""
-    drawings = []
+    """Every combination of states of every registered widget of the
+    notebook: its drawings measured, and the problems of what is on screen."""
+    drawings, problems = [], []
     for widget in of(path.stem):
         cell = widget_cell(page, cell_index(path.stem, widget.tag))
-        drawings += measure(cell.locator(".jp-OutputArea"), f"{path.stem}: {widget.name} as run")
-        for change in states(cell, widget):
+        where = f"{path.stem}: {widget.name} as run"
+        drawings += measure(cell.locator(".jp-OutputArea"), where)
+        wheeled = [seen(page, cell, where, problems)]
+        walked = time.perf_counter()
+        changes = states(cell, widget)
+        for change in changes:
             if not reached(page, cell, widget, change):
                 continue
             caption = cell.locator("figcaption").first.inner_text() if cell.locator("figcaption").count() else ""
-            found = measure(cell.locator(".jp-OutputArea"), f"{path.stem}: {widget.name} "
-                            f"{change.control}={change.target or 'clicked'} [{caption[:70]}]")
+            where = f"{path.stem}: {widget.name} {change.control}={change.target or 'clicked'} [{caption[:70]}]"
+            found = measure(cell.locator(".jp-OutputArea"), where)
             timings.append(f"legibility lab {found[0].where if found else widget.name}: {smallest(found)}")
             drawings += found
+            wheeled.append(seen(page, cell, where, problems))
             screenshot(page, cell, widget.name, caption)
-    return drawings
+        timings.append(f"legibility lab {path.stem}: {widget.name}, {len(changes)} changes walked in "
+                       f"{time.perf_counter() - walked:.1f} s, the wheel turned over {sum(wheeled)} of "
+                       f"{len(wheeled)} states")
+    return drawings, problems
+
+
+def seen(page, cell, where, problems):
+    """Add to `problems` what is wrong with what a learner sees of the
+    widget in `cell`: its drawing, its controls, where the mouse wheel goes;
+    True if the wheel was turned (a drawing in view, room to scroll)."""
+    problems += on_screen(cell).problems(where)
+    wheel = wheel_problems(page, cell, where)
+    problems += wheel or []
+    return wheel is not None
 
 
 def screenshot(page, cell, name, caption):
     for widget, length, view, file in SHOTS:
         if name == widget and length in caption and view in caption:
-            cell.locator(".widget-html-content").first.scroll_into_view_if_needed()
+            on_screen(cell)                   # its controls at the top of the view
             ARTIFACTS.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=ARTIFACTS / file)
 
@@ -110,15 +138,25 @@ def test_jupyterlab_drawings_and_widget_states_keep_the_budget(browser, lab, pat
         page.locator(f"{NB} .jp-Cell").first.wait_for(timeout=90_000)
         first_open(page, learner.copy, path)
         drawings = measure(page.locator(NB), f"{path.stem}: stored")
+        shown_broken = [f"{path.stem} on first open: {b}" for b in broken(page.locator(NB))]
+        shown_broken += [f"{path.stem} on first open: a widget view's first line is {line}, not {RUN_TO_USE!r}"
+                         for line in notices(page.locator(NB)) if RUN_TO_USE not in line]
         timings.append(f"legibility lab {path.stem} stored: {smallest(drawings)}")
+        problems = []
         if of(path.stem):
             run_all(page, base, token, path.name)
-            drawings += widget_states(page, path, timings)
+            found, problems = widget_states(page, path, timings)
+            drawings += found
     finally:
         page.close()
     timings.append(f"legibility lab {path.stem}: {time.perf_counter() - start:.1f} s")
-    problems = [p for d in drawings for p in d.problems()]
-    assert problems == [], "\n".join(problems)
+    rules = {"operation names at least 11 px, no text under 8 px": [p for d in drawings for p in d.problems()],
+             "a first open shows nothing broken (no image that loaded nothing, no widget's broken-link glyph) and "
+             "says how to use a stored widget": shown_broken,
+             "with a widget's controls at the top of the view, part of its drawing and all its controls are on "
+             "screen, and the mouse wheel over the drawing scrolls the page": problems}
+    failed = [f"{rule}:\n" + "\n".join(found) for rule, found in rules.items() if found]
+    assert failed == [], "\n\n".join(failed)
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,7 @@ from helpers.model_cache import as_built
 from helpers.models import TanhRNNCell, run_sequence
 from helpers.quiz import MultipleChoice, Option
 from helpers.text_form import HIGHLIGHT_MARK
-from helpers.views import MIN_FOLDED, QUIZ_COLOURS, SEQUENCE_NODES, quiz_view
+from helpers.views import MIN_FOLDED, QUIZ_COLOURS, SEQUENCE_NODES, counted, quiz_view
 from tools.testkit.lessons import lesson_function
 
 dynamic_forward = lesson_function("01-dynamic-control-flow", "dynamic_forward")
@@ -49,7 +49,7 @@ def test_branch_view_draws_the_branch_taken():
     on, off = branch_view(dynamic_forward, True, 3.0), branch_view(dynamic_forward, False, 3.0)
     assert isinstance(on, Figure) and on.drawing is not None
     assert on.caption == "use_extra_layer=True: y = 7, x.grad = 2, 2 operations"
-    assert off.caption == "use_extra_layer=False: y = 6, x.grad = 2, 1 operations"
+    assert off.caption == "use_extra_layer=False: y = 6, x.grad = 2, 1 operation"
     assert (_count(on, "AddBackward0"), _count(off, "AddBackward0")) == (1, 0)
     assert _marked(on, HIGHLIGHT_MARK) == ["AddBackward0"] and _marked(off, HIGHLIGHT_MARK) == []
 
@@ -67,14 +67,51 @@ def test_loop_counts_autograd_nodes_apart_from_drawn_boxes(n):
     boxes = 1 if n == 0 else 2 + 4 * n
     autograd = 0 if n == 0 else 2 * n + 1
     assert len(figure.drawing.graph.nodes) == boxes and _count(figure, "MulBackward0") == n
-    assert figure.caption == f"n = {n}: {2 * n} operations, {autograd} autograd nodes, {boxes} boxes drawn"
+    assert figure.caption == (f"n = {n}: {2 * n} operations, {autograd} autograd node{'s' * (autograd != 1)}, "
+                              f"{boxes} box{'es' * (boxes != 1)} drawn")
 
 
-@pytest.mark.parametrize("value, halvings", [(0.5, 0), (1.0, 0), (3.0, 2), (37.0, 6), (1000.0, 10)])
+@pytest.mark.parametrize("value, halvings", [(0.5, 0), (1.0, 0), (2.0, 1), (3.0, 2), (37.0, 6), (1000.0, 10)])
 def test_while_depth_follows_the_value(value, halvings):
     figure = while_view(halve_until_small, value)
     assert figure.drawing.graph.depth() == halvings and _count(figure, "DivBackward0") == halvings
-    assert figure.caption == f"x = {value:g}: {halvings} halvings, depth {halvings}"
+    assert figure.caption == f"x = {value:g}: {counted(halvings, 'halving')}, depth {halvings}"
+
+
+def test_counted_agrees_in_number():
+    assert [counted(n, "operation") for n in (0, 1, 2, 1200)] == [
+        "0 operations", "1 operation", "2 operations", "1,200 operations"]
+    assert [counted(n, "box", "boxes") for n in (1, 3)] == ["1 box", "3 boxes"]
+
+
+# A count of one followed by a plural noun (with at most one word between: "1 cell steps"),
+# or a count other than one followed by a singular one ("2 operation").
+ONE_OF_MANY = re.compile(r"(?<![\d.,])1 (?:[a-z]+ )?(?:operations|steps|nodes|boxes|halvings|leaves|graphs)\b")
+MANY_OF_ONE = re.compile(r"(?<![\d.,])(?:0|[2-9]|\d{2,}) (?:[a-z]+ )?(?:operation|step|node|box|halving|leaf|graph)\b")
+
+
+def test_every_count_in_a_caption_agrees_in_number():
+    """Each view at the values that give its counts one and more than one:
+    "1 operation", "2 operations"; the sweep fails on "1 operations"."""
+    torch.manual_seed(0)
+    cell = TanhRNNCell(3, 4)
+    captions = {
+        branch_view(dynamic_forward, False, 3.0).caption: "use_extra_layer=False: y = 6, x.grad = 2, 1 operation",
+        branch_view(dynamic_forward, True, 3.0).caption: "use_extra_layer=True: y = 7, x.grad = 2, 2 operations",
+        loop_view(repeat_forward, 0).caption: "n = 0: 0 operations, 0 autograd nodes, 1 box drawn",
+        loop_view(repeat_forward, 1).caption: "n = 1: 2 operations, 3 autograd nodes, 6 boxes drawn",
+        while_view(halve_until_small, 2.0).caption: "x = 2: 1 halving, depth 1",
+        length_view(cell, 1, "cut").caption: "length 1, 1 cell step counted in its graph (cut)",
+        length_view(cell, 2, "cut").caption: "length 2, 2 cell steps counted in its graph (cut)",
+    }
+    for caption, expected in captions.items():
+        assert caption == expected
+    sweep = [*captions, length_view(cell, 5, "rolled").caption, length_view(cell, 1, "rolled").caption,
+             freeze_view(small_mlp, torch.ones(5, 3), freeze_0=True, freeze_2=True).caption,
+             freeze_view(small_mlp, torch.ones(5, 3), freeze_0=True, freeze_2=False).caption,
+             mode_view(regularised_mlp, torch.ones(5, 3), True).caption]
+    assert [c for c in sweep if ONE_OF_MANY.search(c) or MANY_OF_ONE.search(c)] == []
+    assert ONE_OF_MANY.search("x = 2, 1 operations") and MANY_OF_ONE.search("2 cell step counted")
 
 
 def test_each_sequence_has_as_many_steps_as_it_is_long():
@@ -86,7 +123,8 @@ def test_each_sequence_has_as_many_steps_as_it_is_long():
         assert len(graph.find("MvBackward0")) == 2 * len(seq)
         assert sorted(n.label for n in graph.nodes if n.kind == "leaf") == ["b", "w_h", "w_x"]
         figure = sequence_view(cell, sequences, i)
-        assert figure.caption == f"sequence {i}: length {len(seq)}, {len(seq)} cell steps counted in its graph (cut)"
+        steps = counted(len(seq), "cell step")
+        assert figure.caption == f"sequence {i}: length {len(seq)}, {steps} counted in its graph (cut)"
         assert _count(figure, "TanhBackward0") == len(seq)
 
 
@@ -115,7 +153,7 @@ def test_sequence_index_out_of_range():
 def test_length_view_counts_every_step(length):
     cell = TanhRNNCell(3, 4)
     figure = length_view(cell, length)
-    assert figure.caption == f"length {length}, {length} cell steps counted in its graph (cut)"
+    assert figure.caption == f"length {length}, {counted(length, 'cell step')} counted in its graph (cut)"
     assert str(figure) == str(length_view(cell, length))             # the same sequence for the same length
 
 

@@ -15,7 +15,7 @@ import torch
 from helpers import draw_graph, panel
 from helpers.draw import ALT_LIMIT, Figure
 from helpers.lessons.nb01 import branch_view, loop_view
-from helpers.widgets import NO_DRAWING, Panel
+from helpers.widgets import NO_DRAWING, PANEL_CLASS, STYLE, Panel
 from tools.testkit.lessons import lesson_function
 
 dynamic_forward = lesson_function("01-dynamic-control-flow", "dynamic_forward")
@@ -35,8 +35,8 @@ def test_panel_redraws_on_every_change():
     box.value = False
     assert not view.shown.drawing.graph.find("AddBackward0")
     slider.value = -2.0
-    assert view.shown.caption == "use_extra_layer=False: y = -4, x.grad = 2, 1 operations"
-    assert view.children[1].value == view.shown.html()
+    assert view.shown.caption == "use_extra_layer=False: y = -4, x.grad = 2, 1 operation"
+    assert view.children[1].value == STYLE + view.shown.html()
 
 
 def test_a_widget_draws_after_the_learner_turns_gradient_recording_off():
@@ -98,7 +98,7 @@ def test_a_view_may_return_html():
     slider = widgets.IntSlider(value=1)
     view = panel(lambda n: f"<b>n = {n}</b>", n=slider)
     slider.value = 2
-    assert view.children[1].value == "<b>n = 2</b>" and _text(view) == "panel(n=2)\n<b>n = 2</b>"
+    assert view.children[1].value == STYLE + "<b>n = 2</b>" and _text(view) == "panel(n=2)\n<b>n = 2</b>"
 
 
 def test_panel_rejects_what_is_not_a_control():
@@ -163,3 +163,14 @@ def test_a_view_runs_on_one_thread_and_the_count_comes_back():
         assert torch.get_num_threads() == 2
     finally:
         torch.set_num_threads(threads)
+
+
+def test_a_panel_carries_its_stylesheet_in_every_redraw():
+    """The panel's class and its stylesheet (the drawing box's width and height,
+    the line shown instead of ipywidgets' broken-link glyphs) are in its stored
+    state, so a first open before anything runs has them too."""
+    slider = widgets.IntSlider(value=1)
+    view = panel(partial(loop_view, repeat_forward), n=slider)
+    assert PANEL_CLASS in view._dom_classes
+    slider.value = 2
+    assert view.children[1].value.startswith(STYLE) and view.children[1].value.count("<style>") == 1

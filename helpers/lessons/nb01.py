@@ -18,7 +18,7 @@ from ..exercises.judges import known, op_labels, value
 from ..graph import autograd_nodes, trace_graph
 from ..models import TanhRNNCell
 from ..quiz import MultipleChoice, Option
-from ..views import unrolled
+from ..views import counted, unrolled
 from .widget import Change, Check, Widget, click, in_turn, pick, press, views_in_turn
 
 # The widgets' views: pure functions from the controls' values to a Figure
@@ -38,7 +38,7 @@ def branch_view(forward: Callable[[torch.Tensor, bool], torch.Tensor], use_extra
     y.backward()
     ops = drawing.graph.count("op")
     return Figure(f"use_extra_layer={use_extra_layer}: y = {y.item():g}, x.grad = {_grad(leaf):g}, "
-                  f"{ops} operations", drawing)
+                  f"{counted(ops, 'operation')}", drawing)
 
 
 def _op_labels(tensor: torch.Tensor) -> set[str]:
@@ -57,8 +57,9 @@ def loop_view(forward: Callable[[torch.Tensor, int], torch.Tensor], n: int) -> F
     y = forward(x, n)
     drawing = draw_graph(y, {"x": x})
     graph = drawing.graph
-    return Figure(f"n = {n}: {graph.count('op')} operations, {len(autograd_nodes(y))} autograd nodes, "
-                  f"{len(graph.nodes)} boxes drawn", drawing)
+    return Figure(f"n = {n}: {counted(graph.count('op'), 'operation')}, "
+                  f"{counted(len(autograd_nodes(y)), 'autograd node')}, {counted(len(graph.nodes), 'box', 'boxes')} "
+                  "drawn", drawing)
 
 
 def while_view(forward: Callable[[torch.Tensor], torch.Tensor], value: float) -> Figure:
@@ -67,7 +68,7 @@ def while_view(forward: Callable[[torch.Tensor], torch.Tensor], value: float) ->
     x = torch.tensor(float(value), requires_grad=True)
     drawing = draw_graph(forward(x), {"x": x})
     halvings = len(drawing.graph.find("DivBackward0"))
-    return Figure(f"x = {value:g}: {halvings} halvings, depth {drawing.graph.depth()}", drawing)
+    return Figure(f"x = {value:g}: {counted(halvings, 'halving')}, depth {drawing.graph.depth()}", drawing)
 
 
 @learner_facing
@@ -90,7 +91,7 @@ def _sequences(*indices: int) -> list[Change]:
 # The widgets, each found by its cell's tag (widget-<name>); see helpers/lessons/widget.py.
 WIDGETS = (
     Widget("branch", {"use_extra_layer": "Checkbox", "x": "FloatSlider"},
-           (Check(click("use_extra_layer"), "use_extra_layer=False: y = 6, x.grad = 2, 1 operations",
+           (Check(click("use_extra_layer"), "use_extra_layer=False: y = 6, x.grad = 2, 1 operation",
                   {"AddBackward0": 0, "MulBackward0": 1}),),
            {"use_extra_layer checkbox": in_turn([click("use_extra_layer")]),
             "x slider": in_turn([press("x", "ArrowLeft")])}),

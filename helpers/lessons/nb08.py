@@ -17,6 +17,7 @@ from ..exercises.judges import op_labels, value
 from ..graph import trace_graph
 from ..model_cache import as_built
 from ..quiz import MultipleChoice, Option
+from ..views import counted
 from .widget import Check, Widget, click, in_turn
 
 # The widgets' views: pure functions from the controls' values to a Figure
@@ -31,7 +32,8 @@ def freeze_view(build: Callable[[], torch.nn.Sequential], x: torch.Tensor, **fro
         model[int(name.removeprefix("freeze_"))].requires_grad_(not on)
     loss = model(x).sum()
     trainable = [n for n, p in model.named_parameters() if p.requires_grad]
-    caption = f"trainable: {', '.join(trainable) or 'nothing'}; {len(trainable)} AccumulateGrad leaves"
+    leaves = counted(len(trainable), "AccumulateGrad leaf", "AccumulateGrad leaves")
+    caption = f"trainable: {', '.join(trainable) or 'nothing'}; {leaves}"
     if loss.grad_fn is None:
         return Figure(f"{caption}: no graph at all, nothing to train")
     return Figure(caption, draw_graph(loss, model, constants=False))
@@ -46,7 +48,7 @@ def mode_view(build: Callable[[], torch.nn.Module], x: torch.Tensor, training: b
     before = [mean.clone() for mean in means]
     drawing = draw_graph(model(x).sum(), model, constants=False)
     moved = any(not torch.equal(b, mean) for b, mean in zip(before, means, strict=True))
-    caption = (f"{'train' if training else 'eval'}(): {drawing.graph.count('op')} operations recorded; "
+    caption = (f"{'train' if training else 'eval'}(): {counted(drawing.graph.count('op'), 'operation')} recorded; "
                f"BatchNorm running statistics {'updated' if moved else 'unchanged'}")
     return Figure(caption, drawing)
 

@@ -90,3 +90,34 @@ def output_count(nb):
         streams = [o.get("name") if o.output_type == "stream" else None for o in cell.outputs]
         count += sum(1 for i, name in enumerate(streams) if name is None or i == 0 or streams[i - 1] != name)
     return count
+
+
+# What looks broken in the page's active notebook: an image that loaded nothing (its data
+# missing or its address unreachable), and a widget view's icon glyph drawn in place of its
+# content (ipywidgets marks each part of a view with no kernel "disconnected", a
+# broken-link glyph before it: a character of a private use area of an icon font).
+BROKEN = """panel => {
+  const images = [...panel.querySelectorAll('img')].filter(i => i.complete && i.naturalWidth === 0)
+    .map(i => `image ${(i.getAttribute('src') || '(no src)').slice(0, 80)}`);
+  const glyphs = [...panel.querySelectorAll('.jupyter-widgets-disconnected')].filter(e => {
+    const content = getComputedStyle(e, '::before').content;
+    return /^"[\\ue000-\\uf8ff]"$/.test(content);
+  }).map(e => `broken-link glyph on a disconnected ${e.className.split(' ').filter(c => c.startsWith('widget-'))
+    .join('.') || e.className.slice(0, 60)}`);
+  return [...images, ...glyphs];
+}"""
+# What each widget view shown from stored state says on its first line (its ::before).
+NOTICES = """panel => [...panel.querySelectorAll('.jp-OutputArea-output > .jupyter-widgets')].map(
+  e => getComputedStyle(e, '::before').content)"""
+
+
+def broken(panel):
+    """What looks broken in the notebook `panel` (a Playwright locator on its
+    panel): broken images and broken-link glyphs, each described."""
+    return panel.evaluate(BROKEN)
+
+
+def notices(panel):
+    """The first line each widget view in `panel` shows before its controls
+    (CSS generated content, "none" for no line)."""
+    return panel.evaluate(NOTICES)

@@ -80,26 +80,43 @@ def smallest(drawings: list[Measured]) -> str:
     return f"{len(drawings)} drawings, operation names >= {op} px, text >= {text} px"
 
 
+def control_states(cell, widget: Widget, name: str) -> list[Change]:
+    """The changes, made in order, that show every state of the control
+    `name` of `widget` in `cell` once (read from the page: options, slider
+    ends); a checkbox's two clicks bring it back where it was."""
+    kind, where = widget.controls[name], control(cell, widget.position(name))
+    if kind == "Checkbox":
+        return [click(name), click(name)]
+    if kind in ("ToggleButtons", "RadioButtons"):
+        labels = where.locator("button, label:not(.widget-label)").all_inner_texts()
+        return [click(name, label.strip()) for label in labels]
+    if kind == "Dropdown":
+        return [pick(name, label.strip()) for label in where.locator("option").all_inner_texts()]
+    if kind.endswith("Slider"):
+        return [press(name, "Home"), press(name, "End")]
+    raise ValueError(f"no states known for a {kind} control ({widget.name}.{name}); add them here")
+
+
 def states(cell, widget: Widget) -> list[Change]:
-    """The changes, made in order, that show every state of every control of
-    `widget` in `cell` once (read from the page: options, current choice,
-    slider ends). Controls are taken in the panel's order, so a later
-    control's states are shown at the earlier ones' last state."""
-    found: list[Change] = []
-    for name, kind in widget.controls.items():
-        where = control(cell, widget.position(name))
-        if kind == "Checkbox":
-            found += [click(name), click(name)]
-        elif kind in ("ToggleButtons", "RadioButtons"):
-            labels = where.locator("button, label:not(.widget-label)").all_inner_texts()
-            found += [click(name, label.strip()) for label in labels]
-        elif kind == "Dropdown":
-            found += [pick(name, label.strip()) for label in where.locator("option").all_inner_texts()]
-        elif kind.endswith("Slider"):
-            found += [press(name, "Home"), press(name, "End")]
-        else:
-            raise ValueError(f"no states known for a {kind} control ({widget.name}.{name}); add them here")
-    return found
+    """The changes, made in order, that show every combination of the
+    states of `widget`'s controls (each checkbox state, toggle button,
+    dropdown option, radio choice and slider end): the first control's
+    states in turn, and at each of them the later controls' combinations,
+    walked forwards and back in turn so that each change moves one control."""
+    return combined([control_states(cell, widget, name) for name in widget.controls])
+
+
+def combined(levels: list[list[Change]]) -> list[Change]:
+    """Every combination of `levels` (each a control's changes, in order),
+    one change at a time: at each state of the first, the later ones'
+    combinations, in reverse order every second time (a boustrophedon)."""
+    if not levels:
+        return []
+    first, rest = levels[0], levels[1:]
+    walk: list[Change] = []
+    for i, change in enumerate(first):
+        walk += [change, *combined(rest if i % 2 == 0 else [level[::-1] for level in rest])]
+    return walk
 
 
 def reached(page, cell, widget: Widget, change: Change, timeout=60.0) -> bool:

@@ -1,8 +1,12 @@
 """A registered widget (helpers/lessons/nbNN.py) in a JupyterLab page: its
 cell found by position (from its tag, `widget_cells.cell_index`), a change
 made to one of its controls as a learner makes it, the redraw timed inside
-the page, and what the redrawn widget shows read back (`Shown`). Used by
-the browser tests and the bench."""
+the page, and what the redrawn widget shows read back (`Shown`); what of it
+a learner sees with its controls at the top of the view (`on_screen`), and
+where the mouse wheel over its drawing goes (`wheel_problems`). Used by the
+browser tests and the bench."""
+
+from dataclasses import dataclass
 
 from helpers.lessons.widget import Change, Shown, Widget
 from tools.testkit.browser import NB
@@ -87,3 +91,130 @@ def redraw(page, cell, widget: Widget, change: Change, timeout=15.0):
     _, ms = change_and_wait(page, view, lambda: act(page, where, change), timeout)
     shown = view.evaluate(SHOWN)
     return Shown(shown["caption"], tuple(shown["texts"]), shown["error"]), ms
+
+
+# What of a widget a learner sees, the page scrolled so that its controls sit at the top
+# of the notebook's view: each part's visible rectangle is its own clipped by every
+# ancestor that clips (overflow other than visible) and by the window.
+# - labels: the drawing's node texts whose centre lies in the drawing box's visible part;
+# - controls: each control of the row, whole inside its visible part;
+# - sideways: the scroll containers around the controls (up to the page) that scroll
+#   sideways, so that scrolling them takes the controls off screen.
+ON_SCREEN = """cell => {
+  const visible = el => {
+    const r = el.getBoundingClientRect();
+    let [left, top, right, bottom] = [r.left, r.top, r.right, r.bottom];
+    for (let a = el.parentElement; a && a !== document.body; a = a.parentElement) {   // the window clips the body
+      const s = getComputedStyle(a);
+      if (s.overflowX === 'visible' && s.overflowY === 'visible') continue;
+      const q = a.getBoundingClientRect();
+      [left, top, right, bottom] = [Math.max(left, q.left), Math.max(top, q.top),
+                                    Math.min(right, q.right), Math.min(bottom, q.bottom)];
+    }
+    return {left: Math.max(left, 0), top: Math.max(top, 0),
+            right: Math.min(right, innerWidth), bottom: Math.min(bottom, innerHeight)};
+  };
+  const row = cell.querySelector('.widget-hbox');
+  let page = cell.parentElement;          // the notebook's scroller (scrollIntoView would also move JupyterLab's
+  while (page && !(['auto', 'scroll'].includes(getComputedStyle(page).overflowY)     // unscrollable frame)
+                   && page.scrollHeight > page.clientHeight)) page = page.parentElement;
+  if (page) page.scrollTop += row.getBoundingClientRect().top - page.getBoundingClientRect().top - 8;
+  const box = cell.querySelector('.widget-html-content .autograd-drawing');
+  const texts = box ? [...box.querySelectorAll('svg g.node text')] : [];
+  const seen = box ? visible(box) : null;
+  const labels = texts.filter(t => {
+    const b = t.getBoundingClientRect(), x = (b.left + b.right) / 2, y = (b.top + b.bottom) / 2;
+    return x >= seen.left && x <= seen.right && y >= seen.top && y <= seen.bottom;
+  });
+  const controls = [...row.querySelectorAll(':scope > .lm-Widget')].map(c => {
+    const b = c.getBoundingClientRect(), v = visible(c);
+    return {text: c.innerText.trim().slice(0, 40) || c.className.slice(0, 40),
+            shown: b.width > 0 && v.left <= b.left + 1 && v.right >= b.right - 1
+              && v.top <= b.top + 1 && v.bottom >= b.bottom - 1};
+  });
+  const sideways = [];
+  for (let a = row.parentElement; a && a !== document.documentElement; a = a.parentElement) {
+    const x = getComputedStyle(a).overflowX;
+    if ((x === 'auto' || x === 'scroll') && a.scrollWidth > a.clientWidth + 1)
+      sideways.push(`${a.className.split(' ').slice(-2).join('.')} (${a.scrollWidth} px in ${a.clientWidth})`);
+  }
+  return {drawing: !!box, labels: texts.length, seen: labels.length, controls, sideways,
+          box: seen && [Math.round(seen.left), Math.round(seen.top), Math.round(seen.right), Math.round(seen.bottom)]};
+}"""
+SEEN_LABELS = 3           # at least this many of the drawing's labels in view (or all, if fewer)
+
+
+@dataclass(frozen=True)
+class OnScreen:
+    """What of a widget is on screen with its controls at the top of the view."""
+
+    drawing: bool                 # the view shows a drawing (not a caption alone, nor an error)
+    labels: int                   # the drawing's labels
+    seen: int                     # of them, inside the drawing box's visible part
+    hidden_controls: tuple[str, ...]
+    sideways: tuple[str, ...]     # scroll containers around the controls that scroll sideways
+    box: tuple[int, ...] | None   # the drawing box's visible part (left, top, right, bottom), px
+
+    def problems(self, where: str) -> list[str]:
+        found = [f"{where}: {self.seen} of the drawing's {self.labels} labels in the visible part of its box "
+                 f"{self.box} (left, top, right, bottom px)"] \
+            if self.drawing and self.seen < min(SEEN_LABELS, self.labels) else []
+        found += [f"{where}: control {c!r} not wholly on screen" for c in self.hidden_controls]
+        return found + [f"{where}: {s} scrolls sideways, taking the controls with it" for s in self.sideways]
+
+
+def on_screen(cell) -> OnScreen:
+    """Scroll the widget in `cell` so its controls are at the top of the
+    notebook's view, and read what a learner then sees of it."""
+    seen = cell.evaluate(ON_SCREEN)
+    return OnScreen(seen["drawing"], seen["labels"], seen["seen"],
+                    tuple(c["text"] for c in seen["controls"] if not c["shown"]), tuple(seen["sideways"]),
+                    tuple(seen["box"]) if seen["box"] else None)
+
+
+# Before a wheel turn over the drawing: the page's scroller (the nearest one around the
+# cell that scrolls up and down) and the scroll positions of everything from the drawing
+# box up to the cell; and a point over the drawing's visible part, if it has room to go.
+WHEEL_BEFORE = """cell => {
+  const box = cell.querySelector('.widget-html-content .autograd-drawing');
+  if (!box) return null;
+  let page = cell.parentElement;
+  while (page && !(['auto', 'scroll'].includes(getComputedStyle(page).overflowY)
+                   && page.scrollHeight > page.clientHeight)) page = page.parentElement;
+  page = page || document.scrollingElement;
+  const inner = [];
+  for (let a = box; a && a !== cell; a = a.parentElement) inner.push(a);
+  const r = box.getBoundingClientRect(), q = page.getBoundingClientRect();
+  const [top, bottom] = [Math.max(r.top, q.top, 0), Math.min(r.bottom, q.bottom, innerHeight)];
+  const [left, right] = [Math.max(r.left, q.left, 0), Math.min(r.right, q.right, innerWidth)];
+  window.__wheel = {page, inner, tops: inner.map(a => a.scrollTop), pageTop: page.scrollTop};
+  const room = page.scrollHeight - page.clientHeight - page.scrollTop;
+  return bottom - top > 20 && right - left > 20 ? {x: (left + right) / 2, y: (top + bottom) / 2, room} : null;
+}"""
+WHEEL_AFTER = """() => ({page: window.__wheel.page.scrollTop - window.__wheel.pageTop,
+  inner: window.__wheel.inner.filter((a, i) => a.scrollTop !== window.__wheel.tops[i])
+    .map(a => `${a.tagName.toLowerCase()}.${a.className.split(' ').slice(-1)[0]}`)})"""
+WHEEL_PX = 120
+
+
+def wheel_problems(page, cell, where: str) -> list[str] | None:
+    """Turn the mouse wheel down once over the drawing in `cell` (scrolled
+    as `on_screen` left it): the page must scroll, and nothing inside the
+    widget. None (nothing checked) when there is no drawing in view or the
+    page has no room to scroll down."""
+    point = cell.evaluate(WHEEL_BEFORE)
+    if point is None or point["room"] < WHEEL_PX:
+        return None
+    page.mouse.move(point["x"], point["y"])
+    page.mouse.wheel(0, WHEEL_PX)
+    try:
+        page.wait_for_function("() => window.__wheel.page.scrollTop !== window.__wheel.pageTop", timeout=2000,
+                               polling=50)
+    except Exception as error:
+        if type(error).__name__ != "TimeoutError":
+            raise
+    moved = page.evaluate(WHEEL_AFTER)
+    found = [] if moved["page"] > 0 else [f"{where}: the mouse wheel over the drawing did not scroll the page"]
+    if moved["inner"]:
+        found.append(f"{where}: the mouse wheel over the drawing scrolled {', '.join(moved['inner'])} instead")
+    return found
