@@ -1,10 +1,11 @@
 """`make grade` (tools/classroom/grade.py) on made-up submissions of notebook 06, each
-run from a fresh kernel, two at a time: a learner with every answer right,
-one with every answer wrong (and the rest of their notebook edited, which
-the grader must ignore), one who answered nothing, and one whose first answer
-cell patches the exercises' check so that everything says right: flagged,
-and still graded wrong. The probe's checks of other kinds of tampering run
-here without a kernel (tools/classroom/grade_probe.py)."""
+run from a fresh kernel in a sandbox of its own, two at a time: a learner with
+every answer right, one with every answer wrong (and the rest of their
+notebook edited, which the grader must ignore), one who answered nothing (blank,
+and never run), and one whose first answer cell patches the exercises' check so
+that everything says right: flagged, never right. The probe's checks of other
+kinds of tampering run here without a kernel (tools/classroom/grade_probe.py);
+hostile submissions are in tests/test_grade_hostile.py."""
 
 import builtins
 import csv
@@ -57,6 +58,8 @@ def graded(tmp_path_factory):
     submit(folder, "bob", lambda n, _: WRONG[("06", n)][0][0] if n < 6 else "def survives(x):\n    return x +",
            edited_elsewhere)
     submit(folder, "cy", lambda n, source: source)
+    index = next(p for p in collection() if p.name.startswith("00-"))
+    (folder / "cy" / index.name).write_bytes(index.read_bytes())       # no exercises: left out quietly
     submit(folder, "eve", lambda n, _: (PATCH if n == 1 else "") + WRONG[("06", n)][0][0])
     (folder / "stray.ipynb").write_text("{}")
     rows, text = grade.grade(folder, out)
@@ -74,17 +77,20 @@ def test_wrong_answers_are_wrong_whatever_else_the_notebook_says(graded):
     assert rows["bob", 6].detail.startswith("the answer cell raised SyntaxError")
 
 
-def test_unanswered_slots_are_blank(graded):
-    rows, _, _ = graded
+def test_unanswered_slots_are_blank_and_not_run(graded):
+    rows, text, out = graded
     assert {rows["cy", n].status for n in range(1, 7)} == {"blank"}
+    assert "not run" in rows["cy", 1].detail and not (out / "notebooks" / "cy").exists()
+    assert "00-index" not in text
 
 
 def test_a_patched_check_is_flagged_and_not_believed(graded):
     rows, text, _ = graded
     assert "SessionExercise" in rows["eve", 1].changed and "imported s from helpers" in rows["eve", 1].changed
-    assert {rows["eve", n].status for n in range(1, 7)} == {"wrong"}
+    assert {rows["eve", n].status for n in range(1, 7)} == {"flagged"}
+    assert all(rows["eve", n].detail.startswith("judged wrong") for n in range(1, 7))
     assert all(rows["eve", n].changed.startswith("checked after exercise 1") for n in range(2, 7))
-    assert "- eve, 06-practice-question.ipynb, exercise 1 (wrong): " in text
+    assert "- eve, 06-practice-question.ipynb, exercise 1: " in text
 
 
 def test_csv_and_summary(graded):
@@ -93,8 +99,19 @@ def test_csv_and_summary(graded):
         table = list(csv.DictReader(f))
     assert len(table) == 24 and set(table[0]) == {"learner", "notebook", "exercise", "status",
                                                   "changed_checking_code", "detail"}
-    assert "| ada | 06-practice-question.ipynb | 6 | 0 | 0 | 0 |" in text
+    assert "| ada | 06-practice-question.ipynb | 6 | 0 | 0 | 0 | 0 | 0 |" in text
     assert "stray.ipynb" in text and (out / "notebooks" / "eve" / STORED.name).exists()
+
+
+def test_errors_and_flags_are_counted_and_set_the_exit_code():
+    made = [grade.Row("ada", STORED.name, 1, "right", "", ""), grade.Row("ada", STORED.name, 2, "error", "",
+                                                                           "the check itself failed (KeyError)")]
+    text = grade.summary(made, [])
+    assert "| ada | 06-practice-question.ipynb | 1 | 0 | 0 | 0 | 1 | 0 |" in text
+    assert "Error: 1" in text and "KeyError" in text and grade.needs_a_look(made)
+    assert not grade.needs_a_look(made[:1])
+    for status in ("flagged", "not graded"):
+        assert grade.needs_a_look([grade.Row("ada", STORED.name, 1, status, "", "")])
 
 
 def test_slots_matched_by_order_when_ids_differ():

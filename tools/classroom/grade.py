@@ -1,47 +1,71 @@
 """`make grade SUBMISSIONS=dir`: grade learners' notebooks against the
-collection's own checks.
+collection's own checks, each submission in a sandbox of its own.
 
-    python -m tools.classroom.grade SUBMISSIONS [--out build/grades]
+    python -m tools.classroom.grade SUBMISSIONS [--out build/grades] [--cell-limit 60]
+        [--time-limit 900] [--memory 3] [--cpus 1] [--kernels 2] [--unisolated]
 
 SUBMISSIONS holds one folder per learner, with their notebooks anywhere in
 it under the collection's names (`ada/01-dynamic-control-flow.ipynb`; the
-class hub's build/hub/learners/ is laid out that way). Of each submission
-only its answer slots are taken (the cells tagged `answer-slot`, matched to
-the stored notebook's by cell id, else by order): each is put into the
-pristine notebook from notebooks/, which runs from a fresh kernel, two at a
-time, with the grader's probe around every slot (tools/classroom/grade_probe.py): it
-checks each answer with the exercise package's own check and lists what an
-answer cell changed besides its answer.
+class hub's hub-learners/ is laid out that way). Of each submission only
+its answer slots are taken (the cells tagged `answer-slot`, matched to the
+stored notebook's by cell id, else by order); a submission with no slot
+answered is blank, and is not run. The others are put into the pristine
+notebook from notebooks/ with the grader's probe around every slot
+(tools/classroom/grade_probe.py), which runs from a fresh kernel in the
+submission's own sandbox (tools/classroom/sandbox.py, run by
+tools/classroom/grade_run.py), `--kernels` at a time. What comes back is data:
+each answer as plain values, or what a function did on the check's
+inputs (helpers/exercises/observe.py), and what each answer cell changed in
+the checking code. The verdicts are decided here, in a process that runs no
+learner code.
 
 Written: OUT/grades.csv (learner, notebook, exercise, status: right, wrong,
-blank or not graded, what the answer cell changed in the checking code, a
-detail), OUT/summary.md (also printed), and each executed notebook under
-OUT/notebooks/. Exits 1 when an answer cell changed the checking code."""
+blank, flagged, error or not graded; what the answer cell changed in the
+checking code; a detail), OUT/summary.md (also printed), and each executed
+notebook under OUT/notebooks/. Exits 1 when any submission needs a look
+(anything flagged, a checker error, anything not graded), 2 when grading
+cannot start (no sandbox on this machine and no --unisolated)."""
 
 import argparse
-import asyncio
 import csv
+import json
 import sys
-import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import astuple, dataclass
 from pathlib import Path
 
 import nbformat
-from jupyter_client.manager import KernelManager
-from nbclient import NotebookClient
-from nbval.kernel import CURRENT_ENV_KERNEL_NAME, NbvalKernelspecManager
 
 from helpers.arguments import wrong
 from helpers.exercises import declared
+from helpers.exercises.lesson import stored_definitions
+from helpers.exercises.observe import judged, reference
+from tools.classroom import sandbox
 from tools.classroom.grade_probe import MIME
 from tools.runtime.working_copy import collection
 
 ROOT = Path(__file__).resolve().parents[2]
 SLOT, CHECK = "answer-slot", "answer-check"
-CELL_TIMEOUT = 120         # seconds for one cell (an answer that loops forever stops here)
-NOTEBOOK_TIMEOUT = 900     # seconds for a whole notebook
+CELL_LIMIT = 60.0          # seconds for one cell (then it is interrupted; see grade_run.py)
+NOTEBOOK_LIMIT = 900.0     # seconds for a whole sandbox (then the watchdog kills it)
 KERNELS = 2                # notebooks run at a time
+STATUSES = ("right", "wrong", "blank", "flagged", "error", "not graded")
+LOOK = ("flagged", "error", "not graded")      # what makes a submission need a look (exit 1)
+
+
+class NoSandbox(RuntimeError):
+    """No sandbox can be made on this machine, and no unisolated run was asked for."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How grading runs: each cell's limit, the sandbox's limits, how many at
+    a time, and whether to run without a sandbox (only when asked by name)."""
+
+    cell_limit: float = CELL_LIMIT
+    limits: sandbox.Limits = sandbox.Limits(wall=NOTEBOOK_LIMIT)
+    kernels: int = KERNELS
+    unisolated: bool = False
 
 
 @dataclass(frozen=True)
@@ -49,7 +73,7 @@ class Row:
     learner: str
     notebook: str
     exercise: int
-    status: str            # right, wrong, blank, not graded
+    status: str            # one of STATUSES
     changed: str           # what the answer cell changed in the checking code ("" when nothing)
     detail: str
 
@@ -60,8 +84,10 @@ def tags(cell):
 
 def submissions(folder):
     """[(learner, stored notebook, submitted file)] and the files that are
-    not a notebook with exercises of the collection."""
-    stored = {p.name: p for p in collection() if p.name[:2] != "00"}
+    not a notebook of the collection in a learner's folder. The collection's
+    notebooks without exercises (the index) are left out without a word."""
+    every = {p.name: p for p in collection()}
+    stored = {name: p for name, p in every.items() if name[:2] in _numbers()}
     found, skipped = [], []
     for path in sorted(folder.rglob("*.ipynb")):
         parts = path.relative_to(folder).parts
@@ -69,9 +95,15 @@ def submissions(folder):
             continue
         if len(parts) > 1 and path.name in stored:
             found.append((parts[0], stored[path.name], path))
-        else:
+        elif not (len(parts) > 1 and path.name in every):
             skipped.append(path)
     return found, skipped
+
+
+def _numbers():
+    from helpers import lessons
+
+    return set(lessons.numbers())
 
 
 def answers(stored, submitted):
@@ -86,6 +118,12 @@ def answers(stored, submitted):
     if len(tagged) == len(slots):
         return tagged, "answer slots matched by order (their cell ids differ from the stored ones)"
     return matched, "some answer slots are missing (counted blank)"
+
+
+def untouched(stored, sources):
+    """Whether no slot was answered: every source missing or the stored one."""
+    slots = [c.source for c in stored.cells if SLOT in tags(c)]
+    return all(mine is None or mine.strip() == theirs.strip() for mine, theirs in zip(sources, slots, strict=True))
 
 
 def _grader_cell(code, name):
@@ -103,7 +141,7 @@ def probed(stored, sources, notebook):
                 cells.append(_grader_cell(f'__grader__ = __import__("tools.classroom.grade_probe", fromlist=["Probe"])'
                                           f'.Probe("{notebook}", globals())', "probe"))
             if pending:
-                cells.append(_grader_cell(f"__grader__.verdict({pending})", f"verdict-{pending}"))
+                cells.append(_grader_cell(f"__grader__.observe({pending})", f"observe-{pending}"))
             number += 1
             cell.source = sources[number - 1] if sources[number - 1] is not None else cell.source
             cells += [_grader_cell(f"__grader__.before({number})", f"before-{number}"), cell,
@@ -112,63 +150,159 @@ def probed(stored, sources, notebook):
             continue
         cells.append(cell)
         if CHECK in tags(cell) and pending:
-            cells.append(_grader_cell(f"__grader__.verdict({pending})", f"verdict-{pending}"))
+            cells.append(_grader_cell(f"__grader__.observe({pending})", f"observe-{pending}"))
             pending = None
     if pending:
-        cells.append(_grader_cell(f"__grader__.verdict({pending})", f"verdict-{pending}"))
+        cells.append(_grader_cell(f"__grader__.observe({pending})", f"observe-{pending}"))
     stored.cells = cells
     return stored
 
 
-def run(nb, folder):
-    """Execute `nb` from a fresh kernel of this environment, in `folder`;
-    returns "" or why the run stopped before the end."""
-    km = KernelManager(kernel_name=CURRENT_ENV_KERNEL_NAME, kernel_spec_manager=NbvalKernelspecManager())
-    client = NotebookClient(nb, km=km, timeout=CELL_TIMEOUT, allow_errors=True, record_timing=False,
-                            resources={"metadata": {"path": str(folder)}})
+@dataclass
+class Executed:
+    """What came back from one sandbox: the notebook with the outputs it
+    returned, the cells over their limit, and why the run stopped ("")."""
+
+    nb: object
+    over_limit: list
+    stopped: str
+    leftovers: list
+
+
+def execute(nb, settings):
+    """Run a probed notebook in a sandbox of its own; only its outputs are
+    taken back, each onto the cell of ours with the same id."""
+    command = [sys.executable, "-m", "tools.classroom.grade_run", "--cell-limit", str(settings.cell_limit)]
+    outcome = sandbox.run(command, nbformat.writes(nb).encode(), settings.limits, unisolated=settings.unisolated)
+    stopped, over = outcome.stopped, []
     try:
-        asyncio.run(asyncio.wait_for(client.async_execute(), NOTEBOOK_TIMEOUT))
-        return ""
-    except Exception as error:        # a cell over its time, a kernel that died: the rest is not graded
-        return f"the run stopped: {type(error).__name__} {str(error)[:200]}".strip()
-    finally:
-        if km.has_kernel:
-            km.shutdown_kernel(now=True)
+        result = json.loads(outcome.stdout)
+        returned = {c.get("id"): c for c in result["notebook"]["cells"] if isinstance(c, dict)}
+        for cell in nb.cells:
+            outputs = returned.get(cell.get("id"), {}).get("outputs")
+            if cell.cell_type == "code" and isinstance(outputs, list):
+                cell.outputs = [nbformat.from_dict(o) for o in outputs if isinstance(o, dict)]
+        over = [i for i in result.get("over_limit", []) if isinstance(i, str)]
+        stopped = stopped or str(result.get("stopped", ""))[:500]
+    except (ValueError, KeyError, TypeError, AttributeError) as error:
+        end = outcome.stderr.strip().splitlines()[-1:] or [""]
+        stopped = stopped or f"no result came back from the sandbox ({type(error).__name__}; {end[0][:300]})"
+    if outcome.leftovers:
+        stopped = "; ".join(filter(None, [stopped, f"processes outlived the sandbox and were killed: "
+                                                   f"{outcome.leftovers}"]))
+    return Executed(nb, over, stopped, outcome.leftovers)
 
 
-def _payload(nb, cell_id):
-    cell = next((c for c in nb.cells if c.get("id") == cell_id), None)
-    found = [o["data"][MIME] for o in (cell.outputs if cell else []) if MIME in o.get("data", {})]
-    return found[0] if found else None
+def _payloads(nb, count):
+    """(after, observed, stray): exercise k's payload from its after-k and
+    observe-k cells (the first and only one of its role), and per exercise the
+    cells where grader-format output appeared that the grader did not write."""
+    after, observed, stray, current = {}, {}, {}, 1
+    for cell in nb.cells:
+        cell_id = cell.get("id", "")
+        if cell_id.startswith("grade-before-"):
+            current = int(cell_id.rsplit("-", 1)[1])
+        for output in cell.get("outputs", []):
+            data = output.get("data", {}) if isinstance(output, dict) else {}
+            if MIME not in data:
+                continue
+            payload = json.loads(json.dumps(data[MIME]))        # exact built-in types, not NotebookNode
+            ok = isinstance(payload, dict) and payload.get("exercise") == current
+            role = payload.get("role") if ok else None
+            if ok and role == "after" and cell_id == f"grade-after-{current}" and current not in after:
+                after[current] = payload
+            elif ok and role == "observe" and cell_id == f"grade-observe-{current}" and current not in observed:
+                observed[current] = payload
+            else:
+                stray.setdefault(current, []).append(cell_id or "?")
+    return after, observed, stray
 
 
 def _error(nb, cell_id):
     cell = next(c for c in nb.cells if c.get("id") == cell_id)
-    errors = [o for o in cell.outputs if o.output_type == "error"]
-    return f"{errors[0].ename}: {errors[0].evalue}" if errors else ""
+    errors = [o for o in cell.outputs if o.get("output_type") == "error"]
+    return f"{errors[0].get('ename')}: {str(errors[0].get('evalue'))[:300]}" if errors else ""
 
 
-def rows(learner, name, nb, slot_ids, sources, stopped):
+def _strings(items):
+    return [str(i)[:200] for i in items] if isinstance(items, list) else ["the flags are not a list"]
+
+
+class Judge:
+    """The verdicts, in this process: each notebook's lesson names from the
+    stored notebook, each write and fix exercise's reference behaviour
+    computed once."""
+
+    def __init__(self):
+        self._lessons, self._references = {}, {}
+
+    def lesson(self, notebook, exercise):
+        if notebook not in self._lessons:
+            self._lessons[notebook] = stored_definitions(notebook)
+        return {name: self._lessons[notebook][name] for name in exercise.needs if name in self._lessons[notebook]}
+
+    def __call__(self, notebook, exercise, observation):
+        lesson = self.lesson(notebook, exercise)
+        missing = [name for name in exercise.needs if name not in lesson]
+        if missing:
+            return "error", f"the stored notebook defines no {', '.join(missing)}, which this check needs"
+        expected = None
+        if exercise.kind in ("write", "fix"):
+            key = (notebook, exercise.number)
+            if key not in self._references:
+                try:
+                    self._references[key] = ("ok", reference(exercise, lesson))
+                except Exception as error:
+                    self._references[key] = ("error", f"the reference solution failed ({type(error).__name__}: "
+                                                      f"{str(error)[:200]})")
+            state, expected = self._references[key]
+            if state == "error":
+                return "error", expected
+        return judged(exercise, observation, lesson, expected)
+
+
+def rows(learner, name, executed, slot_ids, sources, judge):
     """One Row per exercise of an executed probed notebook."""
+    notebook, nb = name[:2], executed.nb
+    exercises = declared(notebook)
+    after, observed, stray = _payloads(nb, len(slot_ids))
     found, earlier = [], []
-    for number, (slot_id, source) in enumerate(zip(slot_ids, sources, strict=True), start=1):
-        after, verdict = _payload(nb, f"grade-after-{number}"), _payload(nb, f"grade-verdict-{number}")
-        changed = "; ".join(after["flagged"]) if after else ""
+    for number, (slot_id, source, exercise) in enumerate(zip(slot_ids, sources, exercises, strict=True), start=1):
+        flags = _strings(after[number].get("flagged", [])) if number in after else []
+        flags += [f"output in the grader's format appeared in cell {c}, which the grader did not write it to"
+                  for c in stray.get(number, [])]
+        if executed.leftovers:
+            flags.append("a process outlived the sandbox")
+        changed = "; ".join(flags)
         earlier += [number] if changed else []
         if not changed and earlier:       # checked after an earlier answer cell changed the checking code
             changed = f"checked after exercise {earlier[0]}'s answer cell changed the checking code"
-        noted = "; ".join(after["noted"]) if after else ""
-        status, detail = (verdict["status"], verdict["text"]) if verdict else ("not graded", stopped)
-        if status == "undefined":
+        noted = "; ".join(_strings(after[number].get("noted", []))) if number in after else ""
+        if number not in observed:
+            status, detail = "not graded", executed.stopped or "the grader's probe gave no observation"
+        elif observed[number].get("observation") is None:
             raised = _error(nb, slot_id)
-            status = "wrong" if raised or (source or "").strip() else "blank"
-            detail = f"the answer cell raised {raised}" if raised else detail
+            if slot_id in executed.over_limit:
+                status, detail = "wrong", "the answer cell ran past its time limit and was stopped"
+            elif raised:
+                status, detail = "wrong", f"the answer cell raised {raised}"
+            else:
+                status = "wrong" if (source or "").strip() else "blank"
+                detail = f"no {exercise.answer_name} was defined"
+        else:
+            status, detail = judge(notebook, exercise, observed[number]["observation"])
+        if changed and status != "blank":
+            detail, status = f"judged {status}, but flagged: {detail}", "flagged"
+        elif changed:
+            status = "flagged"
+        if slot_id in executed.over_limit and "time limit" not in detail:
+            detail += "; the answer cell ran past its time limit and was stopped"
         found.append(Row(learner, name, number, status, changed, "; ".join(filter(None, [detail, noted]))))
     return found
 
 
-def grade_one(learner, stored_path, submitted_path, out):
-    """Rows for one submitted notebook; its executed copy goes under `out`."""
+def prepare(learner, stored_path, submitted_path):
+    """(stored notebook, slot ids, sources, note) for one submission."""
     stored = nbformat.read(stored_path, as_version=4)
     slot_ids = [c["id"] for c in stored.cells if SLOT in tags(c)]
     if len(slot_ids) != len(declared(stored_path.name[:2])):
@@ -176,42 +310,75 @@ def grade_one(learner, stored_path, submitted_path, out):
                                 f"{len(declared(stored_path.name[:2]))} exercises: fix the notebook's tags")
     try:
         sources, note = answers(stored, nbformat.read(submitted_path, as_version=4))
-    except (OSError, ValueError) as error:
+    except (OSError, ValueError, AttributeError, KeyError, TypeError) as error:
         sources, note = [None] * len(slot_ids), f"unreadable notebook ({type(error).__name__}): counted blank"
-    nb = probed(stored, sources, stored_path.name[:2])
-    with tempfile.TemporaryDirectory() as folder:
-        stopped = run(nb, Path(folder))
+    return stored, slot_ids, sources, note
+
+
+def grade_one(learner, stored_path, submitted_path, out, settings, judge=None):
+    """Rows for one submitted notebook; its executed copy goes under `out`."""
+    return _judged(_run_one(learner, stored_path, submitted_path, out, settings), judge or Judge())
+
+
+def _run_one(learner, stored_path, submitted_path, out, settings):
+    stored, slot_ids, sources, note = prepare(learner, stored_path, submitted_path)
+    if untouched(stored, sources):
+        return learner, stored_path.name, None, slot_ids, sources, note or "nothing answered: not run"
+    executed = execute(probed(stored, sources, stored_path.name[:2]), settings)
     copy = out / "notebooks" / learner / stored_path.name
     copy.parent.mkdir(parents=True, exist_ok=True)
-    nbformat.write(nb, copy)
-    found = rows(learner, stored_path.name, nb, slot_ids, sources, stopped)
+    nbformat.write(executed.nb, copy)
+    return learner, stored_path.name, executed, slot_ids, sources, note
+
+
+def _judged(ran, judge):
+    learner, name, executed, slot_ids, sources, note = ran
+    if executed is None:
+        return [Row(learner, name, n, "blank", "", note) for n in range(1, len(slot_ids) + 1)]
+    found = rows(learner, name, executed, slot_ids, sources, judge)
     return [Row(*astuple(r)[:5], "; ".join(filter(None, [r.detail, note]))) for r in found]
 
 
 def summary(all_rows, skipped):
     """The teacher's summary, in Markdown."""
-    lines = ["| learner | notebook | right | wrong | blank | not graded |", "|---|---|---:|---:|---:|---:|"]
+    lines = ["| learner | notebook | " + " | ".join(STATUSES) + " |", "|---|---|" + "---:|" * len(STATUSES)]
     for key in sorted({(r.learner, r.notebook) for r in all_rows}):
         mine = [r.status for r in all_rows if (r.learner, r.notebook) == key]
-        lines.append(f"| {key[0]} | {key[1]} | " + " | ".join(str(mine.count(s)) for s in
-                                                            ("right", "wrong", "blank", "not graded")) + " |")
+        lines.append(f"| {key[0]} | {key[1]} | " + " | ".join(str(mine.count(s)) for s in STATUSES) + " |")
     flagged = [r for r in all_rows if r.changed and not r.changed.startswith("checked after")]
     lines += ["", f"Answer cells that changed the checking code: {len(flagged) or 'none'} (the exercises "
-              "checked after such a cell are marked in grades.csv too)"]
-    lines += [f"- {r.learner}, {r.notebook}, exercise {r.exercise} ({r.status}): {r.changed}" for r in flagged]
-    lines += [f"Skipped (not a notebook of the collection in a learner's folder): {p}" for p in skipped]
+              "checked after such a cell are flagged too; a flagged exercise is never counted right)"]
+    lines += [f"- {r.learner}, {r.notebook}, exercise {r.exercise}: {r.changed}" for r in flagged]
+    for status in ("error", "not graded"):
+        found = [r for r in all_rows if r.status == status]
+        lines += ["", f"{status.capitalize()}: {len(found) or 'none'}"]
+        lines += [f"- {r.learner}, {r.notebook}, exercise {r.exercise}: {r.detail}" for r in found]
+    if skipped:
+        names = ", ".join(str(p) for p in skipped[:5]) + (", ..." if len(skipped) > 5 else "")
+        lines += ["", f"Not graded, not a notebook of the collection in a learner's folder ({len(skipped)}): {names}"]
     return "\n".join(lines)
 
 
-def grade(folder, out):
+def needs_a_look(all_rows):
+    """Whether any submission needs the teacher's look (exit 1)."""
+    return any(r.status in LOOK for r in all_rows)
+
+
+def grade(folder, out, settings=Settings()):
     """Grade every submission in `folder`; write OUT/grades.csv and
-    OUT/summary.md; returns (rows, summary text)."""
+    OUT/summary.md; returns (rows, summary text). Raises NoSandbox when this
+    machine cannot make the sandbox and `settings.unisolated` is off."""
     if not Path(folder).is_dir():
         raise wrong(ValueError, f"SUBMISSIONS must be a folder with one folder per learner; got {folder}")
+    problem = None if settings.unisolated else sandbox.missing()
+    if problem:
+        raise NoSandbox(f"{problem}. To grade without a sandbox anyway, only submissions you trust: "
+                        "make grade UNISOLATED=1 (python -m tools.classroom.grade --unisolated ...)")
     found, skipped = submissions(Path(folder))
-    with ThreadPoolExecutor(max_workers=KERNELS) as pool:       # a run mostly waits on its kernel
-        graded = list(pool.map(lambda job: grade_one(*job, out), found))
-    all_rows = [row for rows_ in graded for row in rows_]
+    with ThreadPoolExecutor(max_workers=settings.kernels) as pool:       # a run mostly waits on its sandbox
+        ran = list(pool.map(lambda job: _run_one(*job, out, settings), found))
+    judge = Judge()                                          # verdicts one at a time, here
+    all_rows = [row for one in ran for row in _judged(one, judge)]
     out.mkdir(parents=True, exist_ok=True)
     with open(out / "grades.csv", "w", newline="") as f:
         writer = csv.writer(f)
@@ -222,15 +389,46 @@ def grade(folder, out):
     return all_rows, text
 
 
+def _positive(kind):
+    def parse(text):
+        value = kind(text)
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"must be more than 0; got {text}")
+        return value
+    return parse
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m tools.classroom.grade", description=__doc__.split("\n\n")[0])
     parser.add_argument("submissions", type=Path)
     parser.add_argument("--out", type=Path, default=ROOT / "build" / "grades")
+    parser.add_argument("--cell-limit", type=_positive(float), default=CELL_LIMIT,
+                        help=f"seconds one cell may run before it is interrupted (default {CELL_LIMIT:g})")
+    parser.add_argument("--time-limit", type=_positive(float), default=NOTEBOOK_LIMIT,
+                        help=f"seconds a submission's sandbox may run, then killed (default {NOTEBOOK_LIMIT:g})")
+    parser.add_argument("--memory", type=_positive(float), default=3.0, help="GB of memory per sandbox (default 3)")
+    parser.add_argument("--cpus", type=_positive(float), default=1.0, help="cores per sandbox (default 1)")
+    parser.add_argument("--kernels", type=_positive(int), default=KERNELS, help="sandboxes at a time (default 2)")
+    parser.add_argument("--unisolated", action="store_true",
+                        help="run without the sandbox (no isolation at all: only for submissions you trust)")
     args = parser.parse_args(argv)
-    all_rows, text = grade(args.submissions, args.out)
+    settings = Settings(args.cell_limit, sandbox.Limits(wall=args.time_limit, memory=int(args.memory * 2 ** 30),
+                                                        cpus=args.cpus), args.kernels, args.unisolated)
+    try:
+        all_rows, text = grade(args.submissions, args.out, settings)
+    except NoSandbox as error:
+        print(f"make grade: {error}", file=sys.stderr)
+        return 2
+    except ValueError as error:
+        print(f"make grade: {error}", file=sys.stderr)
+        return 2
     print(text)
-    print(f"\n{len(all_rows)} exercises graded: {args.out / 'grades.csv'}")
-    return 1 if any(r.changed for r in all_rows) else 0
+    if settings.unisolated:
+        print("\nGraded WITHOUT a sandbox (--unisolated): the submissions ran with your rights.")
+    look = needs_a_look(all_rows)
+    print(f"\n{len(all_rows)} exercises graded: {args.out / 'grades.csv'}" +
+          ("; some need a look (flagged, error or not graded): exit 1" if look else ""))
+    return 1 if look else 0
 
 
 if __name__ == "__main__":

@@ -1,17 +1,20 @@
-"""The grader's half inside the kernel. tools/classroom/grade.py puts calls to it into
-the pristine notebook it runs: `Probe(...)` before the first answer slot
+"""The grader's half inside the kernel, in the submission's sandbox
+(tools/classroom/sandbox.py). tools/classroom/grade.py puts calls to it into the
+pristine notebook it runs: `Probe(...)` before the first answer slot
 (before any of the learner's code), `before(k)` and `after(k)` around
-answer slot k, `verdict(k)` after slot k's check.
+answer slot k, `observe(k)` after slot k's check.
 
-A verdict is the exercise package's own check (`helpers.exercises`'s
-factory), on a set of exercises made before the learner's code ran, of the
-value the slot defines under the exercise's answer name. `after(k)` lists
-what slot k changed besides its answer: names of the notebook rebound or
-deleted, anything imported from helpers, attributes of helpers' modules,
-classes and functions, of the exercise objects, of the builtins, of torch
-and of the kernel's display and hook machinery. New names are noted but
-not flagged: the checks read only the answer and names that exist before
-the slot runs."""
+Nothing here decides a verdict. `observe(k)` displays what the grader
+needs of the answer as plain data (helpers/exercises/observe.py: a value in
+exact built-in types; for code, what it does on the check's inputs), and
+the grader judges that data in its own process, which runs no learner
+code. `after(k)` lists what slot k changed besides its answer: names of the
+notebook rebound or deleted, anything imported from helpers, attributes of
+helpers' modules, classes and functions, of the exercise objects, of the
+builtins, of torch and of the kernel's display and hook machinery. New
+names are noted but not flagged. Both display their data under MIME in
+the grader's own cells; the same data anywhere else, or twice, is flagged
+by the grader: the learner's code shares this process and can print it."""
 
 import ast
 import builtins
@@ -23,6 +26,8 @@ from IPython import get_ipython
 from IPython.display import display
 
 from helpers.exercises import declared, exercises
+from helpers.exercises.lesson import rebound, stored_definitions
+from helpers.exercises.observe import observe
 
 MIME = "application/vnd.computational-graphs.grade+json"
 WATCHED = ("helpers", "tools.classroom.grade_probe", "torch", "IPython.display", "IPython.core.display_functions")
@@ -155,16 +160,16 @@ def _from_helpers(value):
 
 class Probe:
     """The grader in the kernel for notebook `notebook` ('01'), made before
-    the learner's code runs: its own set of the exercises, bound to the
-    notebook's namespace, and each exercise's allowed names."""
+    the learner's code runs: a set of the exercises bound to the notebook's
+    namespace (whose state the snapshots watch), the lesson names the checks
+    use as the stored notebook defines them, and each exercise's allowed
+    names."""
 
     def __init__(self, notebook, namespace):
         self._namespace = namespace
         self._exercises = declared(notebook)
         self._set = exercises(notebook, namespace)
-        # the check as it is now, so that a later patch of the class does not reach the verdicts
-        self._questions = [getattr(self._set, f"q{e.number}") for e in self._exercises]
-        self._check = type(self._questions[0]).check
+        self._stored = stored_definitions(notebook)
         self._allowed = {e.number: {e.answer_name} | defined_by(e.solution) for e in self._exercises}
         self._before = None
 
@@ -174,13 +179,13 @@ class Probe:
     def after(self, number):
         found = changes(self._before, snapshot(self._namespace, [("the grader's exercises", self._set)]),
                         self._allowed[number])
-        display({MIME: {"exercise": number, "flagged": found[0], "noted": found[1]}}, raw=True)
+        display({MIME: {"role": "after", "exercise": number, "flagged": found[0], "noted": found[1]}}, raw=True)
 
-    def verdict(self, number):
+    def observe(self, number):
         exercise = self._exercises[number - 1]
         if exercise.answer_name not in self._namespace:
-            result = {"status": "undefined", "text": f"no {exercise.answer_name} was defined"}
+            observed = None
         else:
-            feedback = self._check(self._questions[number - 1], self._namespace[exercise.answer_name])
-            result = {"status": feedback.status, "text": feedback.text}
-        display({MIME: {"exercise": number, **result}}, raw=True)
+            lesson = {name: self._stored.get(name, self._namespace.get(name)) for name in exercise.needs}
+            observed = observe(exercise, rebound(self._namespace[exercise.answer_name], lesson), lesson)
+        display({MIME: {"role": "observe", "exercise": number, "observation": observed}}, raw=True)

@@ -1,0 +1,119 @@
+"""The sandbox `make grade` runs each submission in (tools/classroom/sandbox.py),
+on its own: the watchdog kills at the wall-clock limit, nothing started
+inside outlives it, no network, the collection read-only, no view of the
+machine's files; and what an answer gives back is plain data the grader
+rebuilds from exact built-in types (helpers/exercises/observe.py), its
+subclasses read by their built-in value."""
+
+import socket
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from helpers.exercises import ____
+from helpers.exercises.observe import NotPlain, Opaque, plain, unplain
+from tools.classroom import grade, sandbox
+
+ROOT = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.skipif(sandbox.missing() is not None, reason=f"no sandbox here: {sandbox.missing()}")
+
+
+def inside(code, **limits):
+    return sandbox.run([sys.executable, "-c", code], b"", sandbox.Limits(**{"wall": 30, **limits}))
+
+
+def test_the_watchdog_kills_at_the_wall_clock_limit_and_nothing_outlives_it():
+    token = uuid.uuid4().hex
+    start = time.monotonic()
+    found = inside("import subprocess, sys, time\n"
+                   f"subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(999)  # {token}'],"
+                   " start_new_session=True)\n"
+                   "while True:\n    try:\n        time.sleep(100)\n    except BaseException:\n        pass", wall=3)
+    assert time.monotonic() - start < 10 and found.returncode is None and "wall-clock limit" in found.stopped
+    left = [p for p in Path("/proc").iterdir() if p.name.isdigit() and _holds(p, token)]
+    assert left == [], f"processes outlived the sandbox: {left}"
+
+
+def _holds(proc, token):
+    try:
+        return token in (proc / "cmdline").read_bytes().decode(errors="replace")
+    except OSError:
+        return False
+
+
+def test_no_network_and_a_read_only_collection_in_an_empty_world():
+    server = socket.create_server(("127.0.0.1", 0))
+    server.settimeout(0.1)
+    code = ("import os, socket\n"
+            "try:\n"
+            f"    socket.create_connection(('127.0.0.1', {server.getsockname()[1]}), timeout=2); print('NET')\n"
+            "except OSError:\n    print('no-net')\n"
+            f"try:\n    open({str(ROOT / 'helpers' / 'x.py')!r}, 'w'); print('WROTE')\n"
+            "except OSError as e:\n    print('read-only', e.errno)\n"
+            "print(sorted(os.listdir('/')), os.getuid(), os.path.expanduser('~'))\n"
+            f"print(sorted(os.listdir({str(ROOT)!r})))")
+    found = inside(code)
+    server.close()
+    lines = found.stdout.decode().splitlines()
+    assert lines[:2] == ["no-net", "read-only 30"], (lines, found.stderr[-500:])
+    assert "root" not in lines[2] and "home" not in lines[2].split("]")[0] and "65534" in lines[2], lines[2]
+    assert set(eval(lines[3])) <= {"helpers", "tools", "notebooks", "jupyter", ".venv"}, lines[3]
+
+
+def test_without_a_sandbox_grading_refuses_and_says_how(monkeypatch, tmp_path):
+    monkeypatch.setattr(sandbox, "missing", lambda: "grading's sandbox needs bubblewrap (bwrap)")
+    with pytest.raises(grade.NoSandbox, match="apt|bubblewrap") as error:
+        grade.grade(tmp_path, tmp_path / "out")
+    assert "UNISOLATED=1" in str(error.value) and "--unisolated" in str(error.value)
+    assert grade.main([str(tmp_path), "--out", str(tmp_path / "out")]) == 2
+
+
+class Sly(int):
+    def __int__(self):
+        raise AssertionError("the grader's conversion called the answer's own __int__")
+
+    def __eq__(self, other):
+        return True
+
+    __hash__ = int.__hash__
+
+
+class Liar(str):
+    def __eq__(self, other):
+        return True
+
+    def __str__(self):
+        return "b"
+
+    def strip(self):
+        return self
+
+    __hash__ = str.__hash__
+
+
+@pytest.mark.parametrize("answer, expected", [
+    (Sly(3), 3), (Liar("a"), "a"), ([Sly(1), Liar("p")], [1, "p"]), ({"p", "q"}, {"p", "q"}),
+    (frozenset({2}), frozenset({2})), ((1.5, None, True), (1.5, None, True)), ({"k": (1,)}, {"k": (1,)}),
+])
+def test_an_answer_comes_back_as_its_built_in_value(answer, expected):
+    import json
+
+    back = unplain(json.loads(json.dumps(plain(answer))))
+    assert back == expected and type(back) is type(expected)
+    assert all(type(x) in (int, str, float, bool, type(None), tuple, dict) for x in
+               (back if isinstance(back, (list, tuple, set, frozenset)) else [back]))
+
+
+def test_the_placeholder_and_other_types_come_back_as_what_they_are():
+    assert unplain(plain(____)) is ____ and unplain(plain([1, ____]))[1] is ____
+    assert unplain(plain(object())) == Opaque("object")
+
+
+@pytest.mark.parametrize("data", [{"t": "eval", "v": "1"}, {"t": "list"}, [1, 2], {"t": "set", "v": [{"t": "list",
+                                  "v": []}]}, {"t": "tensor", "shape": [3], "v": [1.0]}])
+def test_data_plain_does_not_make_is_refused(data):
+    with pytest.raises(NotPlain):
+        unplain(data)

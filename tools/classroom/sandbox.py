@@ -1,0 +1,330 @@
+"""Where `make grade` runs a submission: a sandbox of its own (docs/teaching.md,
+"What grading guarantees").
+
+    run(argv, stdin, limits) -> Outcome
+
+The command runs under bubblewrap (`bwrap`, Debian's `bubblewrap`) in new
+user, mount, pid, network, IPC, UTS and cgroup namespaces: no network (only
+its own loopback), no view of any process outside it, and a file system
+made of read-only binds of the system (/usr), the Python environment and
+the collection's code and stored notebooks (helpers/, tools/, notebooks/,
+jupyter/), with its own empty home, working folder and /tmp in a size-bounded
+tmpfs. Nothing the sandbox can write reaches the machine's disk: its input
+comes on stdin, its result goes to stdout, both read here with a cap. It
+runs as uid 65534 inside, without capabilities, in a new session; its
+resources are bounded by a cgroup of its own where the machine lets us make
+one (memory, CPU share, number of tasks; cgroup v1 or v2) and always by
+prlimit (CPU seconds, file size, open files, no core dumps). A watchdog
+here, the grader's own, kills it at its wall-clock limit; killing it ends
+its pid namespace, so nothing it started outlives it, and any task left in
+its cgroup is killed by its id and reported.
+
+`missing()` says why no sandbox can be made here (None when one can):
+grading then refuses unless the teacher asks by name for an unisolated run
+(`unisolated=True`: the same watchdog, a temporary home and a process group
+of its own, no other isolation)."""
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SHARED = ("helpers", "tools", "notebooks", "jupyter")   # what the graded notebook needs of the collection
+INSIDE = Path("/sandbox")                                # its home and working folder, inside
+CGROUPS = Path("/sys/fs/cgroup")
+NOBODY = 65534
+OUTPUT_CAP = 64 * 2 ** 20                                # bytes of stdout kept (the executed notebook)
+ERRORS_CAP = 64 * 2 ** 10                                # bytes of stderr kept (its end)
+INSTALL = ("sudo apt-get install bubblewrap (tools/setup_system.sh installs it on Debian and Ubuntu with "
+           "make test, make grade and make lab)")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one sandbox may use: `wall` seconds of wall-clock time (then it is
+    killed), `memory` bytes, `cpus` cores' worth of CPU time, `tasks`
+    processes and threads, `disk` bytes of tmpfs for its home, work and /tmp."""
+
+    wall: float = 900.0
+    memory: int = 3 * 2 ** 30
+    cpus: float = 1.0
+    tasks: int = 512
+    disk: int = 512 * 2 ** 20
+
+    def __post_init__(self) -> None:
+        for name in ("wall", "memory", "cpus", "tasks", "disk"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"the sandbox's {name} limit must be positive; got {getattr(self, name)!r}")
+
+
+@dataclass
+class Outcome:
+    """How a run ended: its exit status (None when the watchdog killed it),
+    its stdout (up to OUTPUT_CAP), the end of its stderr, why it was stopped
+    ("" when it ended by itself), what was killed after it, the limits that
+    were enforced, and its peak memory where the cgroup reports it."""
+
+    returncode: int | None
+    stdout: bytes
+    stderr: str
+    stopped: str = ""
+    leftovers: list[int] = field(default_factory=list)
+    enforced: tuple[str, ...] = ()
+    peak_memory: int | None = None
+
+
+def missing() -> str | None:
+    """Why a sandbox cannot be made on this machine, with what to do; None
+    when it can (a trial sandbox was made and ran)."""
+    if not sys.platform.startswith("linux"):
+        return (f"grading's sandbox needs Linux (namespaces, through bubblewrap); this is {sys.platform}: grade "
+                "on a Linux machine or in a Linux container or virtual machine")
+    if shutil.which("bwrap") is None:
+        return f"grading's sandbox needs bubblewrap (bwrap), which this machine lacks: {INSTALL}"
+    trial = subprocess.run(["bwrap", *_namespaces(), "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev",
+                            "--", "true"], capture_output=True, text=True, timeout=30)
+    if trial.returncode != 0:
+        return ("bubblewrap is installed but cannot make a sandbox here (" + trial.stderr.strip()[:300] + "): "
+                "it needs user namespaces (sysctl kernel.unprivileged_userns_clone=1 on Debian; on Ubuntu 24.04 "
+                "an AppArmor profile for bwrap), or run make grade as root")
+    return None
+
+
+def _namespaces() -> list[str]:
+    return ["--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
+            "--unshare-cgroup-try", "--die-with-parent", "--new-session"]
+
+
+def _system_binds() -> list[str]:
+    """The system, read-only: /usr and the top-level links into it (or the
+    folders themselves on a system not merged into /usr), the Python
+    environment, and the few files of /etc that programs read."""
+    args = ["--ro-bind", "/usr", "/usr"]
+    for top in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
+        path = Path("/") / top
+        if path.is_symlink():
+            args += ["--symlink", os.readlink(path), str(path)]
+        elif path.is_dir():
+            args += ["--ro-bind", str(path), str(path)]
+    for etc in ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "fonts", "alternatives", "localtime", "mime.types",
+                "ssl/openssl.cnf"):
+        if (Path("/etc") / etc).exists():
+            args += ["--ro-bind", f"/etc/{etc}", f"/etc/{etc}"]
+    prefixes = {Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()} - {Path("/usr")}
+    for prefix in sorted(prefixes):
+        args += ["--ro-bind", str(prefix), str(prefix)]
+    return args
+
+
+def _collection_binds(root: Path) -> list[str]:
+    args = []
+    for part in SHARED:
+        if (root / part).exists():
+            args += ["--ro-bind", str(root / part), str(root / part)]
+    return args
+
+
+def environment(home: Path, root: Path, cpus: float) -> dict[str, str]:
+    """The variables the sandboxed command gets (and no others): its own
+    home and Jupyter folders, the collection on its import path, one thread
+    per core it may use."""
+    threads = str(max(1, int(cpus)))
+    bin_dir = str(Path(sys.executable).parent)
+    return {"HOME": str(home), "USER": "learner", "LOGNAME": "learner", "PATH": f"{bin_dir}:/usr/bin:/bin",
+            "PYTHONPATH": str(root), "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0", "LANG": "C.UTF-8",
+            "TMPDIR": "/tmp", "JUPYTER_RUNTIME_DIR": str(home / "runtime"), "JUPYTER_DATA_DIR": str(home / "data"),
+            "JUPYTER_CONFIG_DIR": str(home / "config"), "IPYTHONDIR": str(home / "ipython"),
+            "MPLCONFIGDIR": str(home / "matplotlib"), "XDG_CACHE_HOME": str(home / "cache"),
+            "OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads}
+
+
+def _files(folder: Path) -> list[str]:
+    """A passwd, group and hosts of the sandbox's own (the machine's name no user's)."""
+    (folder / "passwd").write_text(f"learner:x:{NOBODY}:{NOBODY}:learner:{INSIDE}:/bin/false\n")
+    (folder / "group").write_text(f"learner:x:{NOBODY}:\n")
+    (folder / "hosts").write_text("127.0.0.1 localhost\n::1 localhost\n")
+    return [a for name in ("passwd", "group", "hosts") for a in ("--ro-bind", str(folder / name), f"/etc/{name}")]
+
+
+def bwrap_argv(argv: list[str], files: Path, limits: Limits, root: Path = ROOT) -> list[str]:
+    """The bubblewrap command line that runs `argv` in the sandbox."""
+    home = INSIDE / "home"
+    env = environment(home, root, limits.cpus)
+    return ["bwrap", *_namespaces(), "--disable-userns", "--cap-drop", "ALL", "--uid", str(NOBODY),
+            "--gid", str(NOBODY), "--hostname", "sandbox", "--clearenv",
+            *[a for k, v in env.items() for a in ("--setenv", k, v)],
+            "--size", str(limits.disk), "--tmpfs", "/tmp", "--size", str(limits.disk), "--tmpfs", str(INSIDE),
+            *_system_binds(), *_collection_binds(root), *_files(files),     # after /tmp: a checkout may be in it
+            "--proc", "/proc", "--dev", "/dev",
+            "--dir", str(home), "--dir", str(INSIDE / "work"), "--chdir", str(INSIDE / "work"),
+            "--", *argv]
+
+
+def _prlimit(limits: Limits) -> list[str]:
+    cpu = int(limits.wall * limits.cpus) + 60
+    return ["prlimit", f"--cpu={cpu}", f"--fsize={limits.disk}", "--nofile=4096", "--core=0", "--"]
+
+
+class Cgroup:
+    """A cgroup of the sandbox's own, in each controller we can write
+    (memory, cpu, pids; v1 or v2), or none where the machine lets us make
+    none (then only prlimit's limits hold)."""
+
+    def __init__(self, limits: Limits) -> None:
+        self.name, self.folders, self.enforced = f"grade-{uuid.uuid4().hex[:12]}", [], []
+        settings = self._v2(limits) if (CGROUPS / "cgroup.controllers").exists() else self._v1(limits)
+        for folder, values, what in settings:
+            try:
+                folder.mkdir()
+            except OSError:
+                continue
+            self.folders.append(folder)
+            try:
+                for key, value in values.items():
+                    (folder / key).write_text(value)
+                self.enforced.append(what)
+            except OSError:
+                continue
+
+    def _v1(self, limits: Limits) -> list[tuple[Path, dict[str, str], str]]:
+        period = 100_000
+        return [(CGROUPS / "memory" / self.name, {"memory.limit_in_bytes": str(limits.memory)}, "memory"),
+                (CGROUPS / "cpu" / self.name, {"cpu.cfs_period_us": str(period),
+                                               "cpu.cfs_quota_us": str(int(period * limits.cpus))}, "cpu"),
+                (CGROUPS / "pids" / self.name, {"pids.max": str(limits.tasks)}, "tasks")]
+
+    def _v2(self, limits: Limits) -> list[tuple[Path, dict[str, str], str]]:
+        period = 100_000
+        folder = CGROUPS / self.name
+        return [(folder, {"memory.max": str(limits.memory), "cpu.max": f"{int(period * limits.cpus)} {period}",
+                          "pids.max": str(limits.tasks)}, "memory, cpu, tasks")]
+
+    def task_files(self) -> list[str]:
+        return [str(f / "cgroup.procs") for f in self.folders]
+
+    def pids(self) -> list[int]:
+        found = set()
+        for folder in self.folders:
+            try:
+                found |= {int(p) for p in (folder / "cgroup.procs").read_text().split()}
+            except OSError:
+                continue
+        return sorted(found)
+
+    def peak_memory(self) -> int | None:
+        for folder in self.folders:
+            for name in ("memory.max_usage_in_bytes", "memory.peak"):
+                try:
+                    return int((folder / name).read_text())
+                except (OSError, ValueError):
+                    continue
+        return None
+
+    def remove(self) -> list[int]:
+        """Kill what is still in the cgroup a moment after its sandbox ended
+        (by id), then remove it; returns the pids killed."""
+        deadline = time.monotonic() + 2
+        while self.pids() and time.monotonic() < deadline:     # a pid namespace ending takes a moment
+            time.sleep(0.05)
+        killed = self.pids()
+        for pid in killed:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + 5
+        for folder in self.folders:
+            while True:
+                try:
+                    folder.rmdir()
+                    break
+                except OSError:
+                    if time.monotonic() > deadline:
+                        break
+                    time.sleep(0.05)
+        return killed
+
+
+# Puts the shell into each cgroup named before "--", then becomes the command after it.
+_ENTER = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"'
+
+
+def _reader(stream, cap: int, keep_end: bool, into: list[bytes], over: list[bool]) -> None:
+    size = 0
+    while True:
+        chunk = stream.read(65536)
+        if not chunk:
+            return
+        size += len(chunk)
+        if keep_end:
+            into.append(chunk)
+            while sum(map(len, into)) > cap and len(into) > 1:
+                into.pop(0)
+        elif size <= cap:
+            into.append(chunk)
+        else:
+            over.append(True)
+
+
+def run(argv: list[str], stdin: bytes, limits: Limits = Limits(), *, unisolated: bool = False,
+        root: Path = ROOT) -> Outcome:
+    """Run `argv` in a sandbox of its own (or, with `unisolated`, as a plain
+    process group with its own temporary home), feeding it `stdin`; kill it
+    at `limits.wall` seconds or when its stdout passes OUTPUT_CAP."""
+    cgroup = None if unisolated else Cgroup(limits)
+    with tempfile.TemporaryDirectory(prefix="grade-sandbox-") as files:
+        if unisolated:
+            home = Path(files) / "home"
+            home.mkdir()
+            command, env, cwd = argv, environment(home, root, limits.cpus), home
+        else:
+            command = ["/bin/sh", "-c", _ENTER, "sh", *cgroup.task_files(), "--", *_prlimit(limits),
+                       *bwrap_argv(argv, Path(files), limits, root)]
+            env, cwd = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}, Path(files)
+        process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   env=env, cwd=cwd, start_new_session=True)
+        out, err, over = [], [], []
+        readers = [threading.Thread(target=_reader, args=(process.stdout, OUTPUT_CAP, False, out, over), daemon=True),
+                   threading.Thread(target=_reader, args=(process.stderr, ERRORS_CAP, True, err, []), daemon=True)]
+        for reader in readers:
+            reader.start()
+        try:
+            process.stdin.write(stdin)
+            process.stdin.close()
+        except BrokenPipeError:
+            pass
+        stopped, deadline = "", time.monotonic() + limits.wall
+        while process.poll() is None:
+            if time.monotonic() > deadline:
+                stopped = f"killed at the wall-clock limit of {limits.wall:g} s"
+            elif over:
+                stopped = f"killed: it wrote more than {OUTPUT_CAP // 2 ** 20} MB of output"
+            if stopped:
+                _kill_group(process)
+                break
+            time.sleep(0.1)
+        process.wait()
+        for reader in readers:
+            reader.join(timeout=5)
+        peak = cgroup.peak_memory() if cgroup else None
+        leftovers = cgroup.remove() if cgroup else _kill_group(process)
+        enforced = ("namespaces", "prlimit", *(cgroup.enforced if cgroup else ())) if not unisolated else ()
+        return Outcome(None if stopped else process.returncode, b"".join(out),
+                       b"".join(err).decode(errors="replace"), stopped, leftovers, enforced, peak)
+
+
+def _kill_group(process: subprocess.Popen) -> list[int]:
+    """SIGKILL the process group this run started (its own session); returns
+    [its id] when anything of it was still there."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+        return [process.pid] if process.poll() is None else []
+    except ProcessLookupError:
+        return []
