@@ -107,9 +107,10 @@ load: system-browser $(DEV_STAMP)
 	$(BIN)/python -m tools.classroom.load $(if $(SEQUENCE),--sequence $(if $(KEEP),--keep-kernels),-n $(or $(N),20))
 
 # Grade submitted notebooks (SUBMISSIONS=dir, default hub-learners/) with the collection's own
-# checks: build/grades/grades.csv and summary.md.
+# checks, each in a sandbox of its own (bubblewrap; UNISOLATED=1 runs them without one, only for
+# submissions you trust): build/grades/grades.csv and summary.md.
 grade: setup $(DEV_STAMP)
-	$(BIN)/python -m tools.classroom.grade $(or $(SUBMISSIONS),hub-learners)
+	$(BIN)/python -m tools.classroom.grade $(or $(SUBMISSIONS),hub-learners) $(if $(UNISOLATED),--unisolated)
 
 # Re-resolve requirements.txt and requirements-dev.txt for Python 3.10 to 3.13 (needs an
 # interpreter of each: python3.X on PATH or pyenv's, or PYTHONS="3.10=/path ...").

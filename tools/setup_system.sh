@@ -1,6 +1,7 @@
 #!/bin/sh
 # Make sure the system programs the collection needs are present: Python's
-# venv module (always), Graphviz's `dot` (wanted), and with --browser
+# venv module (always), Graphviz's `dot` (wanted), bubblewrap on Linux (make
+# grade's sandbox: grading refuses without it), and with --browser
 # Debian's chromium for the browser tests and Node.js with npm for the class
 # hub's tests. Installs them with apt-get where it can (as root, or with
 # sudo); elsewhere says in one line how to get them. Only a missing venv
@@ -37,6 +38,10 @@ optional=""
 if [ "${1:-}" = "--browser" ] && [ ! -x /usr/bin/chromium ]; then
     optional=" chromium"
 fi
+# bubblewrap: make grade's sandbox, one per submission (Linux only; grading refuses without it)
+if [ "$(uname -s 2>/dev/null || true)" = Linux ] && ! command -v bwrap >/dev/null 2>&1; then
+    optional="$optional bubblewrap"
+fi
 # Node.js and npm: the class hub's proxy (configurable-http-proxy) comes from npm
 if [ "${1:-}" = "--browser" ] && ! command -v npm >/dev/null 2>&1; then
     optional="$optional nodejs npm"
@@ -55,7 +60,7 @@ if has_apt && [ "$sudo" != "none" ]; then
         [ -n "$optional" ] && [ -n "$needed$wanted" ] &&
             $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $needed $wanted >/dev/null; } || true
 fi
-if [ -n "$optional" ] && [ ! -x /usr/bin/chromium ]; then
+if [ "${1:-}" = "--browser" ] && [ ! -x /usr/bin/chromium ]; then
     echo "Browser tests need Debian's chromium (sudo apt-get install chromium); they will be skipped." >&2
 fi
 if ! has_venv; then
