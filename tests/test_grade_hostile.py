@@ -17,6 +17,7 @@ its sandbox; here none may.
 GRADE_UNDER_TEST=/path names another copy of the collection whose grader to
 test (an older commit's files, to see these tests fail there)."""
 
+import contextlib
 import json
 import os
 import re
@@ -264,10 +265,8 @@ def hostile(tmp_path_factory):
     run["listener"] = listener
     yield run
     for pid in leftovers(LEFTOVER):         # the test's own clean-up, only what its answers started
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.kill(pid, 9)
-        except ProcessLookupError:
-            pass
 
 
 def statuses(run, learner):
