@@ -68,15 +68,21 @@ def shown_saved(node: Node) -> list[Saved]:
     return [s for s in node.saved if "_sym_" not in s.name]
 
 
+def counted(number: int, noun: str, plural: str = "") -> str:
+    """`number` and `noun`, agreeing: "1 operation", "2 operations", "0
+    operations" (`plural` where adding an s is wrong: "leaf", "leaves")."""
+    return f"{number:,} {noun if number == 1 else plural or noun + 's'}"
+
+
 def cut_notice(graph: Graph) -> str:
     """The line that says how much of the graph was left out (at least how
     much, when the walk stopped counting: `Graph.counted` False)."""
     if not graph.counted:
-        return (f"... at least {graph.omitted:,} more nodes not drawn: {len(graph.nodes)} shown, "
+        return (f"... at least {counted(graph.omitted, 'more node')} not drawn: {len(graph.nodes)} shown, "
                 f"nearest the output first (raise max_nodes to see more)")
     total = len(graph.nodes) + graph.omitted
     return (
-        f"... {graph.omitted} more nodes not drawn: {len(graph.nodes)} of {total} shown, "
+        f"... {counted(graph.omitted, 'more node')} not drawn: {len(graph.nodes):,} of {total:,} shown, "
         f"nearest the output first (raise max_nodes to see more)"
     )
 

@@ -18,6 +18,7 @@ import torch
 from .arguments import wrong
 from .draw import Drawing, Figure, draw_graph, natural_width
 from .graph import autograd_nodes, node_label
+from .layout import counted as counted  # the lessons count their captions with it
 from .models import TanhRNNCell, run_sequence
 from .quiz import MultipleChoice, feedback
 from .svg import LAYOUT_LIMIT, DotUnavailable, node_count
@@ -34,12 +35,6 @@ QUIZ_COLOURS = {True: "#2e7d32", False: "#c62828", None: "#555555"}
 # How a long sequence's graph is drawn: its repeated steps rolled into one
 # node, cut to the nodes nearest the output, or every node.
 VIEWS = ("rolled", "cut", "unrolled")
-
-
-def counted(number: int, noun: str, plural: str = "") -> str:
-    """`number` and `noun`, agreeing: "1 operation", "2 operations", "0
-    operations" (`plural` where adding an s is wrong: "leaf", "leaves")."""
-    return f"{number:,} {noun if number == 1 else plural or noun + 's'}"
 
 
 def unrolled(cell: TanhRNNCell, sequence: torch.Tensor, prefix: str, view: str) -> Figure:

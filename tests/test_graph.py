@@ -289,7 +289,7 @@ def test_a_graph_walked_in_part_says_at_least_how_many_more():
     w, h = rnn(1_000)
     graph = trace_graph(h, max_nodes=300)
     assert (graph.counted, graph.omitted) == (True, 2_003 - 300)
-    assert "... 1703 more nodes not drawn: 300 of 2003 shown, nearest the output first" in str(draw_graph(h))
+    assert "... 1,703 more nodes not drawn: 300 of 2,003 shown, nearest the output first" in str(draw_graph(h))
 
 
 def test_a_shared_leaf_of_a_graph_walked_in_part_says_at_least_how_many_uses():
