@@ -33,8 +33,6 @@ ALT_LIMIT = 400
 # 11 pt and the smallest text 8 pt, so a drawing may shrink to SMALLEST of
 # its natural size (names 11 px, smallest text 8 px) and scrolls beyond that.
 SMALLEST = 0.75
-# A widget's drawing scrolls within this height, so its controls stay in view.
-WIDGET_HEIGHT = "min(60vh, 520px)"
 # Output metadata that keeps a stored SVG at its natural size in JupyterLab.
 UNCONFINED = {"image/svg+xml": {"unconfined": True}}
 
@@ -62,15 +60,16 @@ def opens_at_right(svg: str) -> bool:
     return bool(top) and sum(top) / len(top) > width / 2
 
 
-def fitted(svg: str, max_height: str = "") -> str:
+def fitted(svg: str) -> str:
     """The SVG as HTML in a box of its own: it fills the box's width, shrinks
     with a narrow box down to SMALLEST of its natural size, and scrolls
-    beyond that (and beyond `max_height`, a CSS length, if given). A box
+    sideways beyond that; it is never cut in height (no box of its own
+    catches the page's mouse wheel: a tall drawing makes the page longer). A box
     whose drawing starts on the right opens scrolled to its right edge
     (`direction:rtl` on the box; the drawing itself stays left to right)."""
     points = natural_width(svg)
     size = f"width:100%;min-width:{points * 4 / 3 * SMALLEST:.0f}px;max-width:{points * 4 / 3:.0f}px;height:auto"
-    box = "overflow:auto;max-width:100%" + (f";max-height:{max_height}" if max_height else "")
+    box = "overflow-x:auto;overflow-y:hidden;max-width:100%"
     if opens_at_right(svg):
         box, size = box + ";direction:rtl", size + ";direction:ltr"
     return f'<div class="autograd-drawing" style="{box}">' + svg.replace("<svg ", f'<svg style="{size}" ', 1) + "</div>"
@@ -110,14 +109,14 @@ class Drawing:
         more = f"; and {len(lines)} more lines (print the drawing for all of them)" if lines else ""
         return "autograd graph: " + "; ".join(kept) + more
 
-    def html(self, caption: str = "", max_height: str = "") -> str:
+    def html(self, caption: str = "") -> str:
         """The SVG as HTML (under a one-line `caption`, if given), in a box
         that scrolls rather than shrink the text below the legibility budget
         (see `fitted`), or the text drawing with the reason in a <pre>."""
         if caption:
             return Figure(caption, self).html()
         try:
-            return fitted(self._labelled_svg(), max_height)
+            return fitted(self._labelled_svg())
         except DotUnavailable as err:
             return f"<pre>{escape(str(err))}\n{escape(self.text)}</pre>"
 
@@ -157,7 +156,7 @@ class Figure:
     def html(self) -> str:
         style = "font-family:monospace;margin:0 0 0.5em 0" + (f";color:{self.colour}" if self.colour else "")
         caption = f'<figcaption style="{style}">{escape(self.caption)}</figcaption>'
-        drawing = self.drawing.html(max_height=WIDGET_HEIGHT) if self.drawing is not None else ""
+        drawing = self.drawing.html() if self.drawing is not None else ""
         return f'<figure style="margin:0">{caption}{drawing}</figure>'
 
 

@@ -87,15 +87,11 @@ PANEL_CLASS = "autograd-panel"
 #   its drawing's smallest legible width, so the drawing box never scrolls, the panel
 #   scrolls sideways with its controls, and a drawing that opens at its right edge shows
 #   only the empty left of its picture).
-# - The drawing box scrolls sideways only: no height limit, no vertical scroller to catch
-#   the page's mouse wheel; a tall drawing makes the page longer.
 # - A view shown from the notebook's stored state with no kernel (ipywidgets marks it
 #   disconnected, with a broken-link glyph on each of its parts: a first open shows five or
 #   six) says once, above its controls, what to do instead.
 RUN_TO_USE = "Saved output: run the notebook up to this cell to use its controls."
 STYLE = (f"<style>.{PANEL_CLASS} .widget-html-content{{min-width:0}}"
-         f".{PANEL_CLASS} .autograd-drawing{{max-height:none!important;overflow-x:auto!important;"
-         f"overflow-y:hidden!important}}"
          f".{PANEL_CLASS} .jupyter-widgets-disconnected::before{{content:none!important;display:none!important}}"
          f".{PANEL_CLASS}.jupyter-widgets-disconnected::before{{content:\"{RUN_TO_USE}\"!important;"
          "display:block!important;font:italic var(--jp-ui-font-size1,13px) var(--jp-ui-font-family,sans-serif)"
