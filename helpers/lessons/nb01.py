@@ -3,6 +3,7 @@ in one place: its widgets' views, its widgets (what the browser test and the
 bench change on each, and what they check) and its exercises (the checks under
 its answer slots). Its wrong answers are test data, in tests/answers/nb01.py."""
 
+import random
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -11,7 +12,7 @@ import torch
 from ..arguments import learner_facing, wrong
 from ..draw import Figure, draw_graph
 from ..exercises.answers import CHECKER, answer_from, filled, filled_function
-from ..exercises.behaviour import data, graph
+from ..exercises.behaviour import data, difference, graph
 from ..exercises.exercise import Lesson, Verdict, choose, predict, write
 from ..exercises.feedback import shown
 from ..exercises.judges import known, op_labels, value
@@ -140,18 +141,29 @@ def sign_forward(x):
 '''
 
 
-# Inputs on both sides of 0, at it, near it, far from it, and random ones.
+# Inputs on both sides of 0, at it, near it, far from it; then seeded random ones and a grid.
 EDGES = (2.0, 0.5, -2.0, 0.0, 1e-6, -1e-6, 0.1, 0.25, 1.0, -0.5, -3.0, 100.0)
+FRESH = 4           # magnitudes drawn anew for every check, each tried with both signs
 
 
 def _inputs() -> tuple[float, ...]:
     randoms = torch.randn(8, generator=torch.Generator().manual_seed(1)) * 3
-    return EDGES + tuple(round(v, 4) for v in randoms.tolist())
+    grid = tuple(k / 8 for k in range(-40, 41) if k / 8 not in EDGES)
+    return EDGES + tuple(round(v, 4) for v in randoms.tolist()) + grid
+
+
+def _fresh() -> tuple[float, ...]:
+    """Inputs no answer can know in advance: FRESH magnitudes from 0.01 to
+    50, drawn anew at every call (from the system's randomness, so torch's
+    and Python's random numbers are left as they were), each with both signs."""
+    draw = random.SystemRandom()
+    magnitudes = [round(10 ** draw.uniform(-2, 1.7), 4) for _ in range(FRESH)]
+    return tuple(sign * m for m in magnitudes for sign in (1, -1))
 
 
 def _sign_forward(answer: Any, _lesson: Lesson) -> Verdict:
     answer, asked = filled_function(answer), answer_from(SIGN_FORWARD, "sign_forward", None, CHECKER)
-    for start in _inputs():
+    for start in _inputs() + _fresh():
         x, x_ref = torch.tensor(start, requires_grad=True), torch.tensor(start, requires_grad=True)
         y, y_ref = filled(answer(x)), asked(x_ref)
         if not isinstance(y, torch.Tensor):
@@ -184,15 +196,22 @@ def _sign_forward(answer: Any, _lesson: Lesson) -> Verdict:
                   "and backward follows that branch's derivative.")
 
 
+def _sign_case(function: Callable[[torch.Tensor], Any], start: float) -> dict[str, Any]:
+    """The result's value and graph, and x.grad, for x = start."""
+    x = torch.tensor(start, requires_grad=True)
+    y = function(x)
+    if isinstance(y, torch.Tensor) and y.grad_fn is not None and y.numel() == 1:
+        y.backward()
+    return {"value": data(y), "graph": graph(y), "x.grad": data(x.grad)}
+
+
 def _sign_probe(answer: Any, _lesson: Lesson) -> dict[str, Any]:
-    """For each input: the result's value and graph, and x.grad."""
-    observed = {}
-    for start in _inputs():
-        x = torch.tensor(start, requires_grad=True)
-        y = answer(x)
-        if isinstance(y, torch.Tensor) and y.grad_fn is not None and y.numel() == 1:
-            y.backward()
-        observed[f"x = {start:g}"] = {"value": data(y), "graph": graph(y), "x.grad": data(x.grad)}
+    """For each input: the result's value and graph, and x.grad; and whether
+    the answer does as the solution does on fresh inputs drawn for this probe."""
+    observed: dict[str, Any] = {f"x = {start:g}": _sign_case(answer, start) for start in _inputs()}
+    asked = answer_from(SIGN_FORWARD, "sign_forward", None, CHECKER)
+    observed[f"{2 * FRESH} fresh random x"] = {"as asked": all(
+        difference(_sign_case(answer, start), _sign_case(asked, start)) is None for start in _fresh())}
     return observed
 
 

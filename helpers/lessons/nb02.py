@@ -4,18 +4,21 @@ browser test and the bench change on each, and what they check) and its
 exercises (the checks under its answer slots). Its wrong answers are test data,
 in tests/answers/nb02.py."""
 
+import sys
 from collections.abc import Callable
+from types import FrameType
 from typing import Any
 
 import torch
 
+from .. import walk
 from ..arguments import learner_facing, wrong
 from ..draw import Figure, draw_graph
 from ..engine import record_backward
 from ..exercises.answers import filled, filled_function
 from ..exercises.exercise import Lesson, Verdict, choose, predict, write
 from ..exercises.feedback import shown
-from ..exercises.judges import known, plural, value
+from ..exercises.judges import canonical, known, plural, value
 from ..graph import trace_graph
 from ..quiz import MultipleChoice, Option
 from .widget import Check, Widget, press
@@ -145,12 +148,42 @@ DIAGNOSES = {
 }
 
 
+LEFT_TO_THE_COLLECTION = (
+    "your count_leaves leaves the walk to the collection's own (trace_graph, draw_graph and autograd_nodes walk "
+    "the graph for you), so the count is not yours: the exercise is that walk. Follow next_functions from "
+    "tensor.grad_fn yourself, as hand_walk does: a queue, a set of the nodes seen, None entries skipped.")
+
+
+def _counted_by(count: Callable[[torch.Tensor], Any], tensor: torch.Tensor) -> tuple[Any, bool]:
+    """count(tensor), and whether that call ran the collection's own walk
+    (helpers/walk.py, which trace_graph, draw_graph and autograd_nodes use),
+    watched with a profile function while it runs: what the answer does,
+    however it reached those functions."""
+    walked, previous = False, sys.getprofile()
+
+    def watch(frame: FrameType, event: Any, arg: Any) -> None:
+        nonlocal walked
+        if event == "call" and frame.f_code.co_filename == walk.__file__:
+            walked = True
+        if previous is not None:
+            previous(frame, event, arg)
+
+    sys.setprofile(watch)
+    try:
+        result = count(tensor)
+    finally:
+        sys.setprofile(previous)
+    return canonical(result), walked       # a numpy integer is a number too (judges.FORMS)
+
+
 def _count_leaves(answer: Any, _lesson: Lesson) -> Verdict:
     answer = filled_function(answer)
     counted, tallies = {}, {}
     for name, tensor in _graphs_to_count().items():
         try:
-            counted[name] = answer(tensor)
+            counted[name], walked = _counted_by(answer, tensor)
+            if walked:
+                return False, LEFT_TO_THE_COLLECTION
         except AttributeError as error:
             if "NoneType" in str(error):
                 example = f" (here {NONE_INPUTS[name]})" if name in NONE_INPUTS else ""
@@ -180,8 +213,9 @@ def _count_leaves(answer: Any, _lesson: Lesson) -> Verdict:
 
 
 def _count_probe(answer: Any, _lesson: Lesson) -> dict[str, Any]:
-    """The count on each graph of the check."""
-    return {name: {"count": answer(tensor)} for name, tensor in _graphs_to_count().items()}
+    """The count on each graph of the check, and whether the collection's own walk made it."""
+    return {name: dict(zip(("count", "left to the collection's walk"), _counted_by(answer, tensor), strict=True))
+            for name, tensor in _graphs_to_count().items()}
 
 
 def _before_the_product(_lesson: Lesson) -> str:

@@ -46,17 +46,25 @@ def _survives_twice(make: Callable[[torch.Tensor], torch.Tensor]) -> bool:
     return True
 
 
+def _named(answer: Any) -> set[Any]:
+    """The answer's names as the question spells them: a name in any case,
+    with spaces around it or not (judges.FORMS); one that matches none
+    stays as given."""
+    spelled = {name.lower(): name for name in CANDIDATES}
+    return {spelled.get(item.strip().lower(), item) if isinstance(item, str) else item for item in canonical(answer)}
+
+
 def _which_survive(answer: Any, _lesson: Lesson) -> Verdict:
     answer = filled(answer)
     if kind(answer) != "set":
         return False, f"give a set of the names as written, such as {{'a', 'b'}}, chosen from {sorted(CANDIDATES)}."
-    unknown = sorted(map(str, canonical(answer) - set(CANDIDATES)))
+    unknown = sorted(map(str, _named(answer) - set(CANDIDATES)))
     if unknown:
         verb = "is not one of the names" if len(unknown) == 1 else "are not among the names"
         return False, (f"{', '.join(map(repr, unknown))} {verb}: write each as the question does, chosen from "
                        f"{sorted(CANDIDATES)}.")
     truth = {name for name, make in CANDIDATES.items() if _survives_twice(make)}
-    chosen = set(canonical(answer))
+    chosen = _named(answer)
     for name in sorted(chosen - truth):
         return False, f"{name} raises on the second call. " + WHY_NOT.get(name, "")
     missing = len(truth - chosen)

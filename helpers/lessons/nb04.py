@@ -16,6 +16,7 @@ from ..exercises.watch import KeptGraphs, watched
 from ..graph import trace_graph
 from ..models import TanhRNNCell
 from ..quiz import MultipleChoice, Option
+from ..saved_memory import SavedTensors
 
 # The widgets, each found by its cell's tag (widget-<name>); see helpers/lessons/widget.py.
 WIDGETS = ()
@@ -50,7 +51,7 @@ def _train(answer: Any, _lesson: Lesson) -> Verdict:
     for seed, lengths in TRAIN_CASES:
         cell, batches = _cell_and_batches(seed, lengths)
         try:
-            with KeptGraphs() as watch:
+            with SavedTensors() as saved, KeptGraphs() as watch:
                 losses = answer(cell, batches)
         except RuntimeError as error:
             if "second time" in str(error):
@@ -66,14 +67,57 @@ def _train(answer: Any, _lesson: Lesson) -> Verdict:
         if verdict:
             return False, verdict
         reference, reference_batches = _cell_and_batches(seed, lengths)
-        if not all(torch.allclose(a, b) for a, b in zip(losses, asked(reference, reference_batches), strict=True)):
+        asked_losses, asked_peak, _ = watched(asked, reference, reference_batches)
+        if not all(torch.allclose(a, b) for a, b in zip(losses, asked_losses, strict=True)):
             return False, ("each batch's graph is right, but the losses' values differ: the values of h must carry "
                            "over from one batch to the next, only its history is cut.")
-        if any(p.grad is None or not torch.allclose(p.grad, known(q.grad, "q.grad"))
-               for p, q in zip(cell.parameters(), reference.parameters(), strict=True)):
-            return False, "the cell's gradients are not those of every batch's loss: does each loss get its " \
-                          "backward()?"
-    return True, "h.detach() keeps the values and drops the history: every batch has a graph of its own steps."
+        wrong = _train_gradients(cell, reference, (seed, lengths)) or _train_memory(
+            (saved.peak_bytes, asked_peak), watch.retained)
+        if wrong:
+            return False, wrong
+    return True, ("h.detach() keeps the values and drops the history: every batch has a graph of its own steps, "
+                  "freed by its own backward().")
+
+
+def _train_gradients(cell: TanhRNNCell, reference: TanhRNNCell, case: tuple[int, tuple[int, ...]]) -> str:
+    """What is wrong with the gradients a train() left; '' when nothing."""
+    given = list(cell.parameters())
+    if any(p.grad is None for p in given):
+        return "the cell has no gradient: does each loss get its backward()?"
+    if all(torch.allclose(known(p.grad, "p.grad"), known(q.grad, "q.grad"))
+           for p, q in zip(given, reference.parameters(), strict=True)):
+        return ""
+    if len(case[1]) > 1 and all(torch.allclose(known(p.grad, "p.grad"), last, atol=1e-6)
+                                for p, last in zip(given, _last_batch_grads(*case), strict=True)):
+        return ("the cell's gradients hold only the last batch's loss: .grad was reset between batches "
+                "(zero_grad()?). With no optimizer step in this loop, each batch's backward() adds to .grad, as "
+                "in the code given: change only how h carries over.")
+    return "the cell's gradients are not the sum of every batch's loss gradients: is something reset or scaled " \
+           "between batches?"
+
+
+def _last_batch_grads(seed: int, lengths: tuple[int, ...]) -> list[torch.Tensor]:
+    """The cell's gradients from the last batch's loss alone (h still carried
+    over from the batches before): all batches' minus all but the last's."""
+    asked = answer_from(TRAIN, "train", None, CHECKER)
+    (every, batches), (before, _) = _cell_and_batches(seed, lengths), _cell_and_batches(seed, lengths)
+    asked(every, batches)
+    asked(before, batches[:-1])
+    return [known(p.grad, "p.grad") - known(q.grad, "q.grad")
+            for p, q in zip(every.parameters(), before.parameters(), strict=True)]
+
+
+def _train_memory(peaks: tuple[int, int], retained: bool) -> str:
+    """What is wrong with the saved tensors a train() kept alive at once; '' when nothing."""
+    if peaks[0] <= peaks[1]:
+        return ""
+    if retained:
+        return (f"{peaks[0]} bytes of saved tensors were alive at once against {peaks[1]} for one batch at a time: "
+                "retain_graph=True keeps each batch's saved tensors after its backward, and the losses you return "
+                "keep them all. Drop retain_graph: each graph is walked once.")
+    return (f"every batch's graph was alive at once ({peaks[0]} bytes of saved tensors against {peaks[1]} for one "
+            "batch at a time): a backward after the loop frees them only at its end. Give each batch's loss its "
+            "own backward() inside the loop, so that batch's graph is freed before the next one is built.")
 
 
 def _train_losses(losses: Any, lengths: tuple[int, ...]) -> str:
@@ -94,15 +138,19 @@ def _train_losses(losses: Any, lengths: tuple[int, ...]) -> str:
 
 
 def _train_probe(answer: Any, _lesson: Lesson) -> dict[str, Any]:
-    """For each case: the losses' values and steps, and the cell's gradients."""
-    observed = {}
+    """For each case: the losses' values and steps, the cell's gradients, and
+    whether at most one batch's saved tensors were alive at once."""
+    observed, asked = {}, answer_from(TRAIN, "train", None, CHECKER)
     for seed, lengths in TRAIN_CASES:
-        cell, batches = _cell_and_batches(seed, lengths)
-        losses = answer(cell, batches)
+        (cell, batches), (reference, reference_batches) = _cell_and_batches(seed, lengths), \
+            _cell_and_batches(seed, lengths)
+        losses, peak, _ = watched(answer, cell, batches)
+        _, asked_peak, _ = watched(asked, reference, reference_batches)
         steps = [len(trace_graph(loss).find("TanhBackward0")) if isinstance(loss, torch.Tensor) else None
                  for loss in losses]
         observed[f"batches of {lengths} steps"] = {"losses": [data(loss) for loss in losses], "steps": steps,
-                                                   "gradients": grads(cell)}
+                                                   "gradients": grads(cell), "one batch's graph at a time":
+                                                   peak <= asked_peak}
     return observed
 
 

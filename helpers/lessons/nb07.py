@@ -106,12 +106,21 @@ def _counted(value_class: type) -> tuple[Any, list[int]]:
     return Counted, products
 
 
+def _called(mul: Any, products: list[int], a: Any, b: Any) -> tuple[Any, int]:
+    """mul(a, b), and how many products Value's own * computed during that
+    call (not later: a product built with type(a)(...) is a Counted, and a
+    check's own mul(a, b) * 3 then runs the engine's * outside mul)."""
+    before = len(products)
+    out = mul(a, b)
+    return out, len(products) - before
+
+
 def _mul(answer: Any, lesson: Lesson) -> Verdict:
     answer, (counted, products) = filled_function(answer), _counted(lesson["Value"])
     for a_data, b_data in _pairs():
         a, b = counted(a_data), counted(b_data)
-        out = answer(a, b)
-        if products:
+        out, engine_products = _called(answer, products, a, b)
+        if engine_products:
             return False, ("your mul calls a * b, the engine's own product, so the rule this exercise asks you to "
                            "fix never runs: build the Value and its rule yourself.")
         if not isinstance(out, lesson["Value"]) or not math.isclose(out.data, a_data * b_data, abs_tol=1e-9):
@@ -150,26 +159,39 @@ def _product_rule(mul: Any, value_class: type, a_data: float, b_data: float) -> 
     if not math.isclose(x.grad, 2 * a_data):
         return (f"mul(x, x) at x = {a_data:g} gives x.grad = {shown(x.grad)}: with a and b the same value, the "
                 "second line overwrites what the first put there. Add to grad instead.")
+    x = value_class(a_data)
+    (mul(x, x) + x).backward()               # the + x's rule runs first and puts 1 in x.grad
+    if not math.isclose(x.grad, 2 * a_data + 1):
+        return (f"mul(x, x) + x at x = {a_data:g} gives x.grad = {shown(x.grad)} (want 2x + 1): x is used outside "
+                "mul too, and when a and b are the same value your rule overwrites the 1 the + x put in x.grad. "
+                "Add to grad in every case.")
     return ""
 
 
 def _mul_probe(answer: Any, lesson: Lesson) -> dict[str, Any]:
     """For each pair: the product's value, operation and inputs, the
-    gradients in three uses of it, and whether it used Value's own *."""
+    gradients in four uses of it (one with a and b the same value, used
+    outside mul too), and whether mul used Value's own *."""
     observed, (counted, products) = {}, _counted(lesson["Value"])
     for a_data, b_data in _pairs():
-        a, b, x = counted(a_data), counted(b_data), counted(a_data)
-        out = answer(a, b)
+        a, b, x, x2 = counted(a_data), counted(b_data), counted(a_data), counted(a_data)
+        out, engine_products = _called(answer, products, a, b)
         shape = (getattr(out, "data", None), getattr(out, "op", None),
                  tuple("a" if v is a else "b" if v is b else "other" for v in getattr(out, "inputs", ())))
         out.backward()
         plain = (a.grad, b.grad)
         a2, b2 = counted(a_data), counted(b_data)
-        (answer(a2, b2) * 3 + a2).backward()
-        answer(x, x).backward()
+        scaled, used = _called(answer, products, a2, b2)
+        (scaled * 3 + a2).backward()
+        engine_products += used
+        square, used = _called(answer, products, x, x)
+        square.backward()
+        square_and_x, used_too = _called(answer, products, x2, x2)
+        (square_and_x + x2).backward()
         observed[f"a = {a_data:g}, b = {b_data:g}"] = {
             "product": shape, "gradients": plain, "gradients in mul(a, b) * 3 + a": (a2.grad, b2.grad),
-            "gradient in mul(x, x)": x.grad, "uses of Value's own *": len(products)}
+            "gradient in mul(x, x)": x.grad, "gradient in mul(x, x) + x": x2.grad,
+            "uses of Value's own *": engine_products + used + used_too}
     return observed
 
 

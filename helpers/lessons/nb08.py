@@ -217,7 +217,10 @@ def _train(answer: Any, _lesson: Lesson) -> Verdict:
 
 
 def _graph_freed(loss: torch.Tensor) -> bool:
-    """Whether backward freed the saved values of the returned loss's graph (no retain_graph)."""
+    """Whether backward freed the saved values of the returned loss's graph (no retain_graph); a loss
+    returned without its graph (loss.detach()) keeps nothing, so nothing of it is left to free."""
+    if loss.grad_fn is None:
+        return True
     return any(saved.freed for node in trace_graph(loss).nodes for saved in node.saved)
 
 

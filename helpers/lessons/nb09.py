@@ -72,6 +72,10 @@ def clipped(x):
 # Inputs whose largest doubled value is below 1, exactly 1, above it, negative, exactly 0; random ones.
 VECTORS = ((0.1, 0.2), (0.5, 0.25), (1.0, -3.0), (-1.0, -2.0), (0.0, 0.3), (2.0, 2.0), (0.0, -1.0), (0.0, 0.0))
 Boundary = Callable[[tuple[float, ...], list[float]], str | None]
+# Where the asked function's two ways meet (the same values either way, a kink): None for an x that is no such
+# point, else whether x.grad is one that point allows, any from one way's gradient to the other's (arguments: x,
+# the answer's x.grad, the asked function's).
+Tie = Callable[[tuple[float, ...], torch.Tensor | None, torch.Tensor], bool | None]
 
 
 def _vectors() -> list[tuple[float, ...]]:
@@ -89,8 +93,9 @@ def _run(function: Callable[[torch.Tensor], Any], start: tuple[float, ...]) -> t
 
 
 def _compared(answer: Callable[[torch.Tensor], Any], asked: Callable[[torch.Tensor], Any],
-              name: str, boundary: Boundary) -> str | None:
-    """What the answer gets wrong against `asked` on every input, or None."""
+              name: str, boundary: Boundary, tie: Tie) -> str | None:
+    """What the answer gets wrong against `asked` on every input, or None;
+    where the two ways meet (`tie`), any x.grad between theirs is right."""
     for start in _vectors():
         mine, grad = _run(answer, start)
         wanted, wanted_grad = _run(asked, start)
@@ -98,9 +103,36 @@ def _compared(answer: Callable[[torch.Tensor], Any], asked: Callable[[torch.Tens
             return f"for x = {list(start)} {name} returned {shown(mine)}: return a tensor of x's shape."
         if not torch.allclose(mine, wanted, atol=1e-6):
             return f"for x = {list(start)} {name} gives {shown(mine.tolist())}, not {shown(wanted.tolist())}."
-        if grad is None or not torch.allclose(grad, wanted_grad, atol=1e-6):
+        if (grad is None or not torch.allclose(grad, wanted_grad, atol=1e-6)) and not tie(start, grad, wanted_grad):
             return _gradient_hint(start, grad, wanted_grad, boundary)
     return None
+
+
+def _between(grad: torch.Tensor, one: torch.Tensor, other: torch.Tensor) -> bool:
+    """Whether `grad` lies on the segment from `one` to `other` (within 1e-6)."""
+    step = other - one
+    length = float((step * step).sum())
+    share = 0.0 if length == 0 else min(1.0, max(0.0, float(((grad - one) * step).sum()) / length))
+    return bool(torch.allclose(grad, one + share * step, atol=1e-6))
+
+
+def _clipped_tie(start: tuple[float, ...], grad: torch.Tensor | None, _wanted: torch.Tensor) -> bool | None:
+    """Exercise 2's tie: the doubled x's largest element exactly 1, where y and y / y.max() are the same."""
+    if max(2 * v for v in start) != 1.0:
+        return None
+    undivided, divided = (_run(way, start)[1] for way in (lambda x: x * 2, lambda x: x * 2 / (x * 2).max()))
+    return grad is not None and grad.shape == undivided.shape and _between(grad, undivided, divided)
+
+
+def _leaky_tie(start: tuple[float, ...], grad: torch.Tensor | None, wanted: torch.Tensor) -> bool | None:
+    """Exercise 4's ties: the elements where x is 0, where x and 0.1 * x are the same; x.grad from 0.1 to 1
+    there, the asked one elsewhere."""
+    if 0.0 not in start:
+        return None
+    if grad is None or grad.shape != wanted.shape:
+        return False
+    return all(0.1 - 1e-6 <= g <= 1 + 1e-6 if v == 0.0 else abs(g - w) <= 1e-6
+               for v, g, w in zip(start, grad.tolist(), wanted.tolist(), strict=True))
 
 
 def _gradient_hint(start: tuple[float, ...], grad: torch.Tensor | None, wanted: torch.Tensor,
@@ -120,19 +152,21 @@ def _gradient_hint(start: tuple[float, ...], grad: torch.Tensor | None, wanted: 
 
 
 def _at_max_one(start: tuple[float, ...], _differing: list[float]) -> str | None:
-    """Exercise 2's boundary: the doubled x's largest element exactly 1, where the if does not divide."""
+    """Exercise 2's boundary: the doubled x's largest element exactly 1, where dividing or not gives the same."""
     if max(2 * v for v in start) != 1.0:
         return None
-    return (f"for x = {list(start)} y.max() is exactly 1, and 1 > 1 is false: the if returns y undivided, so x.grad "
-            "is 2 for every element. Your gradient differs there: at that boundary it still goes through y.max().")
+    return (f"for x = {list(start)} y.max() is exactly 1, where dividing by it or not gives the same values: "
+            "x.grad may be either way's (2 for every element undivided, or that of y / y.max()) or one between "
+            "them, and yours is none of these. Divide by a divisor that is y.max() above 1 and 1 otherwise.")
 
 
 def _at_zero(start: tuple[float, ...], differing: list[float]) -> str | None:
     """Exercise 4's boundary: x.grad wrong only where x is 0."""
     if not differing or not all(v == 0.0 for v in differing):
         return None
-    return (f"for x = {list(start)} the values are right, but x.grad differs where x is 0: 0 is not > 0, so "
-            "there the asked function takes its other branch, and that branch's gradient.")
+    return (f"for x = {list(start)} the values are right, but x.grad where x is 0 is not one that counts: the two "
+            "pieces meet there, so x.grad may be anything from 0.1 to 1 (from 0.1 * x's slope to x's), and yours "
+            "is outside that.")
 
 
 def _breaks(answer: Callable[[torch.Tensor], Any]) -> str | None:
@@ -146,24 +180,35 @@ def _breaks(answer: Callable[[torch.Tensor], Any]) -> str | None:
     return None
 
 
-def _probe(answer: Any, _lesson: Lesson) -> dict[str, Any]:
-    """What an answer does on every input of the check: values, x.grad, graph breaks."""
-    observed: dict[str, Any] = {}
-    for start in _vectors():
-        result, grad = _run(answer, start)
-        observed[f"x = {list(start)}"] = {"value": data(result), "x.grad": data(grad)}
-    observed["graph breaks"] = graph_breaks(answer, torch.tensor((1.0, -3.0))).count
-    return observed
+def _probe_with(code: str, name: str, tie: Tie) -> Callable[[Any, Lesson], dict[str, Any]]:
+    """A probe of what an answer does on every input of the check: values,
+    x.grad (at a tie, whether it is one the tie allows), graph breaks;
+    `code` defines the asked function, `name`."""
+
+    def probe(answer: Any, _lesson: Lesson) -> dict[str, Any]:
+        asked = answer_from(code, name, None, CHECKER)
+        observed: dict[str, Any] = {}
+        for start in _vectors():
+            result, grad = _run(answer, start)
+            wanted = _run(asked, start)[1]
+            at_tie = tie(start, grad, wanted)
+            gradient = {"x.grad": data(grad)} if at_tie is None else {"x.grad one the tie allows": at_tie}
+            observed[f"x = {list(start)}"] = {"value": data(result), **gradient}
+        observed["graph breaks"] = graph_breaks(answer, torch.tensor((1.0, -3.0))).count
+        return observed
+
+    return probe
 
 
 def _clipped(answer: Any, _lesson: Lesson) -> Verdict:
     answer = filled_function(answer)
     asked = answer_from(CLIPPED, "clipped", None, CHECKER)
-    wrong = _compared(answer, asked, "your clipped", _at_max_one) or _breaks(answer)
+    wrong = _compared(answer, asked, "your clipped", _at_max_one, _clipped_tie) or _breaks(answer)
     if wrong:
         return False, wrong
     return True, ("the choice is now an operation on tensors, so dynamo captures the whole function: one graph, "
-                  "no break, the same values and gradients as the if.")
+                  "no break, the same values and gradients as the if (at y.max() exactly 1, where dividing or not "
+                  "gives the same, either way's gradient counts).")
 
 
 # Exercise 4: what the learner's leaky must do, elementwise.
@@ -177,7 +222,7 @@ def _leaky(answer: Any, _lesson: Lesson) -> Verdict:
     answer = filled_function(answer)
     asked = answer_from(LEAKY, "leaky", None, CHECKER)
     try:
-        wrong = _compared(answer, asked, "your leaky", _at_zero)
+        wrong = _compared(answer, asked, "your leaky", _at_zero, _leaky_tie)
     except RuntimeError as error:
         if "ambiguous" not in str(error):
             raise
@@ -233,12 +278,12 @@ EXERCISES = (
             hint="A captured graph holds only the branches taken, and guards on the flags' values: which calls "
                  "find a graph whose guards hold?",
             answer="3"),
-    fix(2, "remove a graph break", _clipped, CLIPPED_FIXED, probe=_probe,
+    fix(2, "remove a graph break", _clipped, CLIPPED_FIXED, probe=_probe_with(CLIPPED_FIXED, "clipped", _clipped_tie),
         hint="Let a tensor operation make the choice, torch.where (or torch.cond), and keep what it does not "
              "choose finite too: backward runs through both."),
     choose(3, "the grad_fn of an eager-backend output", EAGER_BACKEND, answer="b",
            hint="Which part of torch.compile makes CompiledFunctionBackward, and does the eager backend use it?"),
-    write(4, "an elementwise choice with no graph break", _leaky, LEAKY, probe=_probe,
+    write(4, "an elementwise choice with no graph break", _leaky, LEAKY, probe=_probe_with(LEAKY, "leaky", _leaky_tie),
           hint="x where x > 0, else 0.1 * x, element by element: which tensor operation picks between two "
                "tensors per element?"),
 )

@@ -18,6 +18,16 @@ THROUGH_Y = CUBE.replace("ctx.save_for_backward(x)\n        return x ** 3",
     "(x,) = ctx.saved_tensors\n        return 3 * x ** 2 * grad",
     "x, y = ctx.saved_tensors\n        return 3 * y / x * grad")
 
+# 07 q2: the rule adds, except when a and b are one value: then it overwrites (right only on a fresh x).
+OVERWRITES_A_SQUARE = MUL.replace("""        a.grad += b.data * out.grad
+        b.grad += a.data * out.grad
+""", """        if a is b:
+            a.grad = 2 * a.data * out.grad
+        else:
+            a.grad += b.data * out.grad
+            b.grad += a.data * out.grad
+""")
+
 
 WRONG = {
     1: (("answer_1 = 4", "three times"), ("answer_1 = 1", "only one")),
@@ -26,7 +36,8 @@ WRONG = {
         (MUL.replace(" * out.grad", ""), "scale by the grad it receives"),
         (MUL.replace("b.grad += a.data", "b.grad += b.data"), "check both factors"),
         (SUM_NOT_PRODUCT, "out holds a.data * b.data"), (ONE_INPUT, "both inputs"),
-        ("def mul(a, b):\n    return a * b", "the engine's own product")),
+        ("def mul(a, b):\n    return a * b", "the engine's own product"),
+        (OVERWRITES_A_SQUARE, "mul(x, x) + x")),
     3: ((CUBE.replace("        ctx.save_for_backward(x)\n", "        ctx.x = x\n").replace(
             "(x,) = ctx.saved_tensors", "x = ctx.x"), "save_for_backward"),
         (CUBE.replace("3 * x ** 2 * grad", "x ** 2 * grad"), "gradcheck"),
@@ -41,5 +52,7 @@ WRONG = {
 # Right answers written otherwise than the solution: each must be right too.
 RIGHT = {
     2: (MUL.replace("b.data * out.grad", "out.grad * b.data").replace(
-        "        b.grad += a.data * out.grad\n", "        b.grad = b.grad + a.data * out.grad\n"),),
+        "        b.grad += a.data * out.grad\n", "        b.grad = b.grad + a.data * out.grad\n"),
+        # the product made with the inputs' own class
+        MUL.replace("out = Value(", "out = type(a)("),),
 }
