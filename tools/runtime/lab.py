@@ -2,7 +2,8 @@
 learner's working copy (tools/runtime/working_copy.py): loopback only, token kept
 on, opening the index notebook, with the learners' settings of jupyter/:
 no news pop-up, a notebook's kernel shut down when its tab closes, idle
-kernels culled. The user's own ~/.jupyter is never written.
+kernels culled, every widget output saved with its widget state
+(tools/runtime/widget_state.py). The user's own ~/.jupyter is never written.
 
     python -m tools.runtime.lab [--notebook] [--copy DIR] [--port N] [--no-browser]
     python -m tools.runtime.lab --refresh         `make refresh`
@@ -31,7 +32,8 @@ URLS = {"jupyterlab": "--LabApp.default_url=/lab/tree/{}", "notebook": "--Jupyte
 
 
 def server_options():
-    """jupyter/jupyter_server_config.json as command-line options."""
+    """jupyter/jupyter_server_config.json as command-line options (kernel
+    culling, the save hook that keeps widget outputs drawable)."""
     config = json.loads((SETTINGS / "jupyter_server_config.json").read_text(encoding="utf-8"))
     return [f"--{section}.{name}={value}" for section, traits in config.items() for name, value in traits.items()]
 

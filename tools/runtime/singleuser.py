@@ -17,7 +17,7 @@ def main(args):
     learner's home, here or in the course image on Kubernetes): their working
     copy made as `make lab` makes it (tools/runtime/lab.py --prepare-only), then
     jupyterhub-singleuser serving it, with the server options of jupyter/
-    (idle kernels culled)."""
+    (idle kernels culled, widget outputs saved with their widget state)."""
     copy = Path(os.environ["HOME"]) / "my-notebooks"
     lab.main(["--prepare-only", "--copy", str(copy)])
     command = [str(Path(sys.executable).parent / "jupyterhub-singleuser"), f"--ServerApp.root_dir={copy}",

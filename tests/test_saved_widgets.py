@@ -1,0 +1,283 @@
+"""A notebook the learner saved reopens with a drawing in every widget, after
+its kernel is gone: in JupyterLab (`make lab`) and in Notebook 7 (`make
+notebook`), and after `make refresh`, for the refreshed notebook and the
+learner's backup alike. In headless Chromium, on a new learner's working copy:
+run the notebook, change its widget as its declaration says, save, close it
+(the kernel shut down), reopen it. Every widget output must show a drawing
+(a Graphviz <svg>), none "Error displaying widget: model not found", and what
+it shows is the stored drawing (the choice made in CONTRIBUTING.md, "A
+learner's working copy and settings"). Run again, the widget redraws as
+declared.
+
+Notebook 02 stands for every widget notebook: a saved widget output names
+its model, and what matters is whether the saved widget state holds that
+model. Every widget of the collection is a `panel` (the same models: boxes,
+controls, one HTML view), so 02's one widget meets what 01's four, 05's and
+the others meet; 02 runs in a few seconds."""
+
+import os
+import subprocess
+import sys
+import time
+from functools import partial
+
+import nbformat
+import pytest
+from learner import api, attached, chromium, kernel_of, new_learner, until, wait_for_kernels
+
+from helpers.lessons import of
+from tools.runtime.lab import ROOT, lab_argv
+from tools.testkit import browser as lab_browser
+from tools.testkit.browser import open_notebook, run_all, serve, stop
+from tools.testkit.first_open import WIDGET_STATE, WIDGET_VIEW, graphviz_svgs
+from tools.testkit.widget_cells import cell_index
+from tools.testkit.widget_page import VIEW, change_and_wait, redraw, widget_cell
+
+LESSON = "02-inspecting-the-graph"
+NAME = f"{LESSON}.ipynb"
+VIEWPORT = {"width": 1366, "height": 768}
+LAB_NB = lab_browser.NB                           # JupyterLab's active notebook
+NB7_NB = ".jp-NotebookPanel"                      # Notebook 7's one notebook
+TAB = "#jp-main-dock-panel .lm-TabBar-tab.lm-mod-current"
+SHOWN_WITHIN = 60.0             # seconds for a reopened notebook's widgets to be drawn (2 busy cores)
+# Each widget output in the page (the widget manager's renderer, which shows
+# a view or, in its place, an error): the error, whether it holds a Graphviz
+# drawing, its caption.
+WIDGET_OUTPUTS = """panel => [...panel.querySelectorAll('.jp-OutputArea-output')]
+  .filter(o => o.classList.contains('jupyter-widgets') || o.querySelector(':scope > .jupyter-widgets'))
+  .map(o => ({error: o.textContent.includes('Error displaying widget') ? o.textContent.trim().slice(0, 200) : '',
+              drawing: !!o.querySelector('svg g.node'),
+              caption: (o.querySelector('figcaption') || {textContent: ''}).textContent.trim()}))"""
+
+
+def widget_views(path):
+    """The widget outputs the notebook file at `path` holds, each as
+    (model id, whether its model is in the file's widget state)."""
+    nb = nbformat.read(path, as_version=4)
+    state = nb.metadata.get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
+    return [(o.data[WIDGET_VIEW]["model_id"], o.data[WIDGET_VIEW]["model_id"] in state)
+            for cell in nb.cells if cell.cell_type == "code" for o in cell.outputs
+            if WIDGET_VIEW in o.get("data", {})]
+
+
+def stored_captions(path):
+    """The captions of the drawings in the widget state of the file at `path`."""
+    nb = nbformat.read(path, as_version=4)
+    state = nb.metadata.get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
+    htmls = [m["state"].get("value", "") for m in state.values() if m["model_name"] == "HTMLModel"]
+    return sorted(h.split("<figcaption")[1].split(">", 1)[1].split("</figcaption>")[0].strip()
+                  for h in htmls if graphviz_svgs(h) and "<figcaption" in h)
+
+
+def shown(page, panel, count):
+    """What each widget output of the notebook shows once `count` of them are
+    in the page and each shows a drawing or an error (or after SHOWN_WITHIN)."""
+    deadline = time.monotonic() + SHOWN_WITHIN
+    while True:
+        outputs = page.locator(panel).first.evaluate(WIDGET_OUTPUTS)
+        settled = len(outputs) == count and all(o["drawing"] or o["error"] for o in outputs)
+        if settled or time.monotonic() > deadline:
+            return outputs
+        time.sleep(0.25)
+
+
+def check_reopened(page, panel, folder, path, what, timings):
+    """The reopened notebook's file holds the models of each of its widget
+    outputs, and the page shows a drawing in every one, none an error, each
+    the one the file's widget state holds.
+
+    JupyterLab's widget manager can say it has restored its widgets once the
+    kernel's connection is restored, before the notebook's stored state is
+    read; an output drawn in between says "model not found" for good (its
+    renderer retries only outputs it had not failed). On a busy machine that
+    happens on a first open too (tests/test_lab.py says so), so with the file
+    right the page is loaded once more, and the figures say it was."""
+    views = widget_views(folder / path)
+    assert views, f"{path} holds no widget output: nothing to check"
+    assert all(kept for _, kept in views), (
+        f"{what}: the saved file's widget outputs name models its widget state lacks: {views}. A saved notebook "
+        "must keep in its widget state the model of every widget output it holds (tools/runtime/widget_state.py)")
+    outputs = shown(page, panel, len(views))
+    if any(o["error"] for o in outputs):
+        timings.append(f"{what}: a widget said {outputs[0]['error']!r} with the file right; the page was loaded again")
+        page.reload()
+        page.locator(f"{panel} .jp-CodeCell").first.wait_for(timeout=90_000)
+        outputs = shown(page, panel, len(views))
+    assert len(outputs) == len(views), f"{what}: the file holds {len(views)} widget outputs, the page shows {outputs}"
+    errors = [o["error"] for o in outputs if o["error"]]
+    assert not errors, f"{what}: a widget shows {errors[0]!r}, its model in the file's widget state"
+    assert all(o["drawing"] for o in outputs), f"{what}: a widget output shows no drawing: {outputs}"
+    assert sorted(o["caption"] for o in outputs) == stored_captions(folder / path), what
+    return outputs
+
+
+def change_widget(page, panel_cell):
+    """Make the widget's declared changes; each redraws as declared."""
+    widget = of(LESSON)[0]
+    panel_cell.scroll_into_view_if_needed()       # a cell out of view is not laid out (content-visibility)
+    for check in widget.checks:
+        seen, _ = redraw(page, panel_cell, widget, check.change, timeout=30)
+        assert check.problems(seen) == [], (widget.name, check.change)
+
+
+def save(page, path, tab=None):
+    """Ctrl+S, as a learner saves; returns once the file on disk changed
+    (and, in JupyterLab, the tab is no longer marked changed)."""
+    before = path.stat().st_mtime_ns
+    page.keyboard.press("Control+s")
+    until(lambda: path.stat().st_mtime_ns, lambda mtime: mtime != before, 30, f"{path.name} not saved")
+    if tab:
+        page.locator(f"{tab}.jp-mod-dirty").wait_for(state="detached", timeout=30_000)
+
+
+def gone(info, kernel):
+    wait_for_kernels(info, lambda kernels: kernel["id"] not in [k["id"] for k in kernels], timeout=30)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with chromium() as browser:
+        yield browser
+
+
+def learner_server(folder, app="jupyterlab"):
+    """A new learner and the server `make lab` (or `make notebook`) starts
+    for them, which hands its page the learners' settings: a notebook's
+    kernel shut down when it closes, the widget manager's saveState left
+    off (CONTRIBUTING.md says why)."""
+    learner = new_learner(folder)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(lab_browser, "lab_argv", partial(lab_argv, app=app))
+        proc, info = serve(learner.copy, learner.home / "runtime", learner.env)
+    try:
+        tracker = api(info, "/lab/api/settings/@jupyterlab/notebook-extension:tracker")
+        widgets = api(info, "/lab/api/settings/@jupyter-widgets/jupyterlab-manager:plugin")
+        assert tracker["schema"]["properties"]["kernelShutdown"]["default"] is True, app
+        assert widgets["schema"]["properties"]["saveState"]["default"] is False, app
+    except BaseException:
+        stop(proc)
+        raise
+    return learner, proc, info
+
+
+def lab_reopen(page, base, info, path):
+    """Open `path` again, in a fresh JupyterLab page state."""
+    page.goto(f"{base}/lab/workspaces/reopen-{time.monotonic_ns()}/tree/{path}?token={info['token']}")
+    page.locator(f"{LAB_NB} .jp-Cell").first.wait_for(timeout=90_000)
+
+
+def lab_close(page, info, path):
+    """Close the notebook's tab; the learners' settings shut its kernel down."""
+    kernel = kernel_of(info, path)
+    page.locator(f"{TAB} .lm-TabBar-tabCloseIcon").click()
+    page.locator(f"#jp-main-dock-panel .lm-TabBar-tab:has-text('{path.split('/')[-1]}')").wait_for(
+        state="detached", timeout=30_000)
+    gone(info, kernel)
+
+
+def test_jupyterlab_reopens_saved_widgets_and_after_refresh(tmp_path, browser, timings):
+    """Run 02, change its widget, edit a cell, save, close: reopened, every
+    widget shows its drawing, and saved before anything runs it keeps them;
+    run again, the widget redraws. Then `make refresh` backs the changed
+    notebook up and copies the collection's: both open with every widget
+    drawn."""
+    learner, proc, info = learner_server(tmp_path)
+    base, copy, started = f"http://127.0.0.1:{info['port']}", learner.copy, time.perf_counter()
+    sizes, first = [(copy / NAME).stat().st_size], stored_captions(copy / NAME)
+    try:
+        page = browser.new_page(viewport=VIEWPORT)
+        page.set_default_navigation_timeout(90_000)
+        open_notebook(page, base, info["token"], NAME)
+        run_all(page, base, info["token"], NAME)
+        change_widget(page, widget_cell(page, cell_index(LESSON, of(LESSON)[0].tag, copy)))
+        last = page.locator(f"{LAB_NB} .jp-CodeCell .cm-content").last     # the learner's own line
+        last.click()
+        page.keyboard.press("Control+End")
+        page.keyboard.type("\n# my note")
+        save(page, copy / NAME, TAB)
+        sizes.append((copy / NAME).stat().st_size)
+        lab_close(page, info, NAME)
+        lab_reopen(page, base, info, NAME)
+        outputs = check_reopened(page, LAB_NB, copy, NAME, "JupyterLab, reopened after a save", timings)
+        assert sorted(o["caption"] for o in outputs) == first, "a reopened widget shows another than the stored drawing"
+        # saved again before anything runs (autosave, or Save on closing): no live widget
+        # sends its state, and the file must keep every model its widget outputs name
+        save(page, copy / NAME)
+        assert [kept for _, kept in widget_views(copy / NAME)] == [True], (
+            "reopened and saved before running, the notebook lost the state of its widget outputs")
+        # run again: the widget is live and redraws as declared; saved again
+        kernel_of(info, NAME, attached, timeout=90)
+        run_all(page, base, info["token"], NAME)
+        change_widget(page, widget_cell(page, cell_index(LESSON, of(LESSON)[0].tag, copy)))
+        save(page, copy / NAME, TAB)
+        sizes.append((copy / NAME).stat().st_size)
+        lab_close(page, info, NAME)
+        timings.append(f"JupyterLab: {NAME} in bytes as copied, saved, saved after a reopen and a run: {sizes}")
+        # make refresh: the changed notebook backed up, the collection's copied
+        done = subprocess.run([sys.executable, "-m", "tools.runtime.lab", "--refresh", "--copy", str(copy)],
+                              cwd=ROOT, env={**os.environ, **learner.env}, capture_output=True, text=True,
+                              check=True)
+        backups = sorted((copy / "backups").glob(f"*/{NAME}"))
+        assert len(backups) == 1, f"make refresh kept no backup of the changed {NAME}: {done.stdout}"
+        for path in (NAME, backups[0].relative_to(copy).as_posix()):
+            lab_reopen(page, base, info, path)
+            check_reopened(page, LAB_NB, copy, path, f"JupyterLab, {path} after make refresh", timings)
+            lab_close(page, info, path)
+        timings.append(f"JupyterLab: saved widgets reopened, and after make refresh, in "
+                       f"{time.perf_counter() - started:.1f} s")
+    finally:
+        stop(proc)
+
+
+def click_slider(page, panel_cell, path):
+    """Click the widget's slider 30% along its track, as a learner
+    does with the mouse; the widget redraws another step than the stored
+    one. (Notebook 7 runs its key bindings before the slider sees a key:
+    ArrowRight on a focused slider moves to the next heading.)"""
+    track = panel_cell.locator(".noUi-target").first
+    box = track.bounding_box()
+    view = panel_cell.locator(VIEW)
+    # Playwright's click scrolls the track into view and waits until nothing covers it
+    change_and_wait(page, view, lambda: track.click(position={"x": box["width"] * 0.3, "y": box["height"] / 2}), 30)
+    caption = view.evaluate("v => v.querySelector('figcaption').textContent.trim()")
+    assert caption.startswith("step ") and caption not in stored_captions(path), caption
+
+
+def notebook7_run_all(page):
+    """Clear every output, then Run All, in Notebook 7; returns once every
+    cell ran, in order, in the fresh kernel."""
+    prompts = lambda: page.evaluate(lab_browser.PROMPTS.replace(LAB_NB, NB7_NB))  # noqa: E731
+    page.locator(f"{NB7_NB} .jp-Cell").first.click()
+    lab_browser.menu(page, "Edit", "Clear Outputs of All Cells")
+    until(prompts, lambda seen: seen and all(p == "[ ]:" for p in seen), 30, "outputs not cleared")
+    lab_browser.menu(page, "Run", "Run All Cells")
+    until(prompts, lambda seen: seen == [f"[{n}]:" for n in range(1, len(seen) + 1)], 300, "Run All did not finish")
+
+
+def test_notebook7_reopens_saved_widgets(tmp_path, browser, timings):
+    """The same in Notebook 7: run 02, change its widget, save, Close and Shut
+    Down, reopen: every widget shows its drawing."""
+    learner, proc, info = learner_server(tmp_path, "notebook")
+    base, copy, started = f"http://127.0.0.1:{info['port']}", learner.copy, time.perf_counter()
+    url, first = f"{base}/notebooks/{NAME}?token={info['token']}", stored_captions(copy / NAME)
+    try:
+        page = browser.new_page(viewport=VIEWPORT)
+        page.goto(url)
+        page.locator(f"{NB7_NB} .jp-CodeCell").first.wait_for(timeout=90_000)
+        kernel = kernel_of(info, NAME, attached, timeout=90)
+        notebook7_run_all(page)
+        click_slider(page, widget_cell(page, cell_index(LESSON, of(LESSON)[0].tag, copy)), copy / NAME)
+        save(page, copy / NAME)
+        page.locator(".lm-MenuBar-itemLabel", has_text="File").first.click()
+        page.get_by_role("menuitem", name="Close and Shut Down Notebook").click()
+        page.get_by_role("button", name="Shut Down").click()
+        gone(info, kernel)
+        page.close()
+        page = browser.new_page(viewport=VIEWPORT)
+        page.goto(url)
+        page.locator(f"{NB7_NB} .jp-CodeCell").first.wait_for(timeout=90_000)
+        outputs = check_reopened(page, NB7_NB, copy, NAME, "Notebook 7, reopened after a save", timings)
+        assert sorted(o["caption"] for o in outputs) == first, "a reopened widget shows another than the stored drawing"
+        timings.append(f"Notebook 7: saved widgets reopened in {time.perf_counter() - started:.1f} s")
+    finally:
+        stop(proc)

@@ -1,0 +1,162 @@
+"""A saved notebook keeps the widget state of every widget output it holds,
+so that it reopens with each widget drawn after its kernel is gone
+(jupyter/README.md, `ContentsManager.pre_save_hook`).
+
+A widget output names its model; the front end draws it, with no kernel, from
+the notebook's widget state (metadata.widgets). JupyterLab and Notebook 7 save
+the state the page's widget manager holds only when the learner's setting
+`saveState` is on, and then only the models of a live kernel. Otherwise a
+notebook whose widget cell ran again is saved with outputs that name the
+session's models and the state of the ones it was opened with, and reopens
+with "Error displaying widget: model not found" in each widget.
+
+Before each save the server makes the two agree. A widget output whose models
+the saved state holds stays as it is (the last state, when `saveState` is on).
+One whose models it lacks is given back the output the same cell (by its id)
+holds in the file being replaced, with that output's models: the stored
+drawing, the one the notebook was opened with. One with neither keeps its text
+form only. The saved state is then the models the outputs use, and no others,
+so saving never makes a notebook grow with the models of earlier runs."""
+
+import copy
+import json
+from pathlib import Path
+
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+REFERENCE = "IPY_MODEL_"          # how one widget model names another in its state
+
+
+def pre_save(model, path, contents_manager, **_):
+    """jupyter_server's pre-save hook: make the notebook about to be saved
+    at `path` hold the models of every widget output it holds (see the
+    module's docstring). Other files are saved as they come."""
+    if model.get("type") != "notebook" or not isinstance(model.get("content"), dict):
+        return
+    keep_widget_views(model["content"], lambda: _read(Path(contents_manager.root_dir) / path))
+
+
+def keep_widget_views(nb, replaced=lambda: None):
+    """Make `nb` (a notebook's JSON, changed in place) hold in its widget
+    state the models of each widget output, from its own state or, for the
+    outputs whose models it lacks, from `replaced()` (the notebook's JSON on
+    disk, or None), else leave that output its text form. Returns how many
+    outputs were given back their stored form and how many lost their view."""
+    sent = _state(nb)
+    views = [(cell, i) for cell in _code_cells(nb) for i, output in enumerate(cell.get("outputs", []))
+             if _model_id(output)]
+    if not views and not nb.get("metadata", {}).get("widgets"):
+        return 0, 0
+    earlier, kept, restored, text_only = None, {}, 0, 0
+    for cell, i in views:
+        output = cell["outputs"][i]
+        models = _closure(_model_id(output), sent)
+        if models is None:
+            earlier = earlier if earlier is not None else _stored_views(replaced())
+            stored = earlier.get(cell.get("id"), [])
+            if stored:
+                cell["outputs"][i], models = _as_sent(stored.pop(0), output)
+                restored += 1
+            else:
+                cell["outputs"][i] = _text_form(output)
+                text_only += 1
+        kept.update(models or {})
+    for cell in _code_cells(nb):
+        cell["outputs"] = [o for o in cell.get("outputs", []) if o is not None]
+    _set_state(nb, kept)
+    return restored, text_only
+
+
+def _stored_views(nb):
+    """{cell id: [(widget output, its models)]} of the notebook JSON `nb`
+    (None: no file), for the outputs whose models its state holds."""
+    if not nb:
+        return {}
+    state, found = _state(nb), {}
+    for cell in _code_cells(nb):
+        for output in cell.get("outputs", []):
+            models = _closure(_model_id(output), state) if _model_id(output) else None
+            if models is not None:
+                found.setdefault(cell.get("id"), []).append((output, models))
+    return found
+
+
+def _as_sent(stored, output):
+    """The stored widget output (and its models), numbered as the one it replaces."""
+    stored_output, models = stored
+    stored_output = copy.deepcopy(stored_output)
+    if "execution_count" in stored_output:
+        stored_output["execution_count"] = output.get("execution_count")
+    return stored_output, models
+
+
+def _text_form(output):
+    """The output without its widget view (its text/plain stays), or None
+    when nothing else is left of it."""
+    data = {k: v for k, v in output.get("data", {}).items() if k != WIDGET_VIEW}
+    return {**output, "data": data} if data else None
+
+
+def _closure(model_id, state):
+    """The models `model_id` needs (itself and every model its state names,
+    through children, layouts, styles...), or None when `state` lacks one."""
+    found, todo = {}, [model_id]
+    while todo:
+        name = todo.pop()
+        if name in found:
+            continue
+        if name not in state:
+            return None
+        found[name] = state[name]
+        todo.extend(_references(state[name].get("state", {})))
+    return found
+
+
+def _references(value):
+    """The model ids a model's state names ("IPY_MODEL_<id>" strings, and
+    the widget views an Output widget's outputs hold, nested anywhere in
+    lists and dicts), walked without recursion."""
+    todo, found = [value], []
+    while todo:
+        item = todo.pop()
+        if isinstance(item, dict):
+            if isinstance(item.get(WIDGET_VIEW), dict) and item[WIDGET_VIEW].get("model_id"):
+                found.append(item[WIDGET_VIEW]["model_id"])
+            todo.extend(item.values())
+        elif isinstance(item, list):
+            todo.extend(item)
+        elif isinstance(item, str) and item.startswith(REFERENCE):
+            found.append(item.removeprefix(REFERENCE))
+    return found
+
+
+def _set_state(nb, models):
+    """Write `models` as `nb`'s widget state, keeping its format's version."""
+    metadata = nb.setdefault("metadata", {})
+    if not models and not metadata.get("widgets"):
+        return
+    versions = metadata.get("widgets", {}).get(WIDGET_STATE, {})
+    metadata["widgets"] = {WIDGET_STATE: {"version_major": versions.get("version_major", 2),
+                                          "version_minor": versions.get("version_minor", 0),
+                                          "state": models}}
+
+
+def _state(nb):
+    return ((nb or {}).get("metadata", {}).get("widgets") or {}).get(WIDGET_STATE, {}).get("state") or {}
+
+
+def _code_cells(nb):
+    return [cell for cell in nb.get("cells", []) if cell.get("cell_type") == "code"]
+
+
+def _model_id(output):
+    view = output.get("data", {}).get(WIDGET_VIEW) if isinstance(output, dict) else None
+    return view.get("model_id") if isinstance(view, dict) else None
+
+
+def _read(path):
+    """The notebook's JSON at `path`, or None (no file yet, not JSON)."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
