@@ -10,7 +10,7 @@ from ..arguments import wrong
 from ..quiz import MultipleChoice
 from .answers import CHECKER, answer_from
 from .behaviour import Probe, described, difference
-from .judges import choice_verdict
+from .judges import builtin, choice_verdict
 
 Kind = Literal["predict", "write", "fix", "choose"]
 KINDS: tuple[str, ...] = get_args(Kind)
@@ -57,9 +57,13 @@ class Exercise:
                                    "the check's inputs (helpers/exercises/behaviour.py)")
 
     def verdict(self, answer: Any, lesson: Lesson) -> Verdict:
-        """(right, text) for an answer; NotAnswered on the placeholder. Code
-        the judge finds right must also behave as the solution does on every
-        input of the check (its probe)."""
+        """(right, text) for an answer; NotAnswered on the placeholder. A
+        prediction or a letter reaches its judge as exact built-in types
+        (judges.builtin), whatever its class claims. Code the judge finds
+        right must also behave as the solution does on every input of the
+        check (its probe)."""
+        if self.kind in ("predict", "choose"):
+            answer = builtin(answer)
         if isinstance(self.judge, MultipleChoice):
             return choice_verdict(self.judge, answer, lesson)
         right, text = self.judge(answer, lesson)

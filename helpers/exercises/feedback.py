@@ -7,10 +7,10 @@ from dataclasses import dataclass
 from html import escape
 from typing import Any, Literal
 
-Status = Literal["blank", "right", "wrong", "error"]
+Status = Literal["blank", "right", "wrong", "error", "interrupted"]
 STATUS: dict[str, tuple[str, str]] = {
     "blank": ("Not answered yet", "#555555"), "right": ("Right", "#2e7d32"), "wrong": ("Not quite", "#c62828"),
-    "error": ("The check failed", "#6a1b9a")}
+    "error": ("The check failed", "#6a1b9a"), "interrupted": ("Interrupted", "#8d4a00")}
 TEXT_LIMIT = 1000           # characters of feedback at most
 QUOTE_LIMIT = 120           # characters of the line that quotes the answer judged
 SHOWN = reprlib.Repr()          # how much of a learner's value feedback quotes

@@ -21,10 +21,51 @@ FORMS = ("A number is a plain number, 41 or 41.0 or a numpy number, not a tensor
          "names in quotes, in any order; a letter or a name goes in quotes, in any case.")
 
 
+MAX_DEPTH = 20      # levels of nested containers `builtin` converts
+
+
+def builtin(answer: Any, depth: int = 0) -> Any:
+    """`answer` as exact built-in types, read with the built-in types' own
+    methods, never a method of the answer's class: a subclass of str, int,
+    float, list, tuple, set, frozenset or dict by the value it holds
+    (`str.__str__`, `int.__int__`, `list.__iter__`, ...), a numpy scalar by
+    its `item()`, containers item by item; anything else (None, a tensor, a
+    function, the placeholder) as it is. So a class that lies in its
+    `__eq__`, `__int__` or `__iter__` is judged by what it holds."""
+    if answer is None or type(answer) in (bool, int, float, str) or depth > MAX_DEPTH:
+        return answer
+    if isinstance(answer, numpy.generic):
+        return builtin(numpy.generic.item(answer), depth + 1)
+    if isinstance(answer, int):
+        return int.__int__(answer)
+    if isinstance(answer, float):
+        return float.__float__(answer)
+    if isinstance(answer, str):
+        return str.__str__(answer)
+    if isinstance(answer, dict):
+        pairs = [(builtin(k, depth + 1), builtin(v, depth + 1)) for k, v in dict.items(answer)]
+        return _made(dict, pairs, pairs)
+    containers: tuple[Any, ...] = (list, tuple, set, frozenset)
+    for container in containers:
+        if isinstance(answer, container):
+            items = [builtin(item, depth + 1) for item in container.__iter__(answer)]
+            return _made(container, items, tuple(items))
+    return answer
+
+
+def _made(kind_: Any, items: Any, otherwise: Any) -> Any:
+    try:
+        return kind_(items)
+    except TypeError:       # an unhashable item in a set or a key
+        return otherwise
+
+
 def canonical(answer: Any) -> Any:
-    """An answer in one form per kind, as FORMS states them: a bool (numpy's
-    too), an int or a float (numpy's too), a frozenset (for a set, frozenset,
-    list or tuple of hashable items); anything else as it is."""
+    """An answer in one form per kind, as FORMS states them, made of exact
+    built-in types (`builtin`): a bool (numpy's too), an int or a float
+    (numpy's too), a frozenset (for a set, frozenset, list or tuple of
+    hashable items); anything else as it is."""
+    answer = builtin(answer)
     if isinstance(answer, (set, frozenset, list, tuple)):
         try:
             return frozenset(_scalar(item) for item in answer)
@@ -56,7 +97,8 @@ def kind(answer: Any) -> str:
 def same(answer: Any, expected: Any, tolerance: float = 1e-6) -> bool:
     """Equal as the learner means it, in any of the forms FORMS states: 11
     and 11.0 but not True; numbers within `tolerance` (relative, at least
-    absolute); a set's items in any order; text in any case."""
+    absolute); a set's items in any order; text in any case. Only exact
+    built-in values are compared (`canonical`), or two of one type."""
     answer, expected = canonical(answer), canonical(expected)
     if kind(answer) != kind(expected):
         return False
@@ -64,7 +106,7 @@ def same(answer: Any, expected: Any, tolerance: float = 1e-6) -> bool:
         return bool(abs(answer - expected) <= tolerance * max(1.0, abs(expected)))
     if kind(expected) == "text":
         return bool(answer.strip().lower() == expected.strip().lower())
-    return bool(answer == expected)
+    return type(answer) is type(expected) and bool(expected == answer)
 
 
 def _form(expected: Any, answer: Any) -> str:
@@ -116,8 +158,8 @@ def _every_element(answer: Any, expected: Any, tolerance: float) -> bool:
 def choice_verdict(question: MultipleChoice, answer: Any, lesson: Mapping[str, Any]) -> tuple[bool, str]:
     """A choose exercise's verdict: the letter in quotes, judged by its
     MultipleChoice (which finds the right letter by running torch now)."""
-    answer = filled(answer)
-    letter = answer.strip().lower() if isinstance(answer, str) else None
+    answer = builtin(filled(answer))
+    letter = answer.strip().lower() if type(answer) is str else None
     if letter not in question.letters:
         return False, f"answer with one of the letters {', '.join(map(repr, question.letters))}, in quotes."
     return question.verdict(letter, lesson)

@@ -1,10 +1,14 @@
-"""Where a check runs: as in a fresh session (gradient recording on, the
+"""How a check runs: as in a fresh session (gradient recording on, the
 default dtype and device, its own random numbers), under a time limit, and
 with the session given back exactly as it was found, whatever the answer
-did. An error is then the learner's when it passed through their code,
-else the checker's."""
+did (torch's settings, random states and namespaces: NAMESPACES). An error
+is then the learner's when it passed through their code, else the
+checker's. The limit here is raised inside the running code, which an
+answer can escape; apart.py runs each learner's check where a hard limit
+holds."""
 
 import ctypes
+import os
 import random
 import signal
 import sys
@@ -12,8 +16,8 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
-from types import FrameType
-from typing import TypeVar
+from types import FrameType, ModuleType
+from typing import Any, TypeVar
 
 import torch
 
@@ -23,10 +27,18 @@ T = TypeVar("T")
 SEED = 0
 TIME_LIMIT = 10.0           # seconds a check may take, the learner's code included
 GRACE = 0.5                 # seconds more, each time the limit finds an import running
+PAUSED = 1e6               # seconds: a limit's deadline while an import runs (_ThreadLimit)
 RETRY = 0.005               # seconds more, each time the limit finds a thread being started (_ring)
 # Code that is not the learner's besides arguments.MACHINERY: the lesson and solution code
 # the checks compile themselves (file names in angle brackets).
 CHECKER_FILES = ("<stored notebook", "<exercise")
+
+
+def _namespaces() -> tuple[Any, ...]:
+    """What an answer may patch that a check gives back: torch's own
+    namespaces and the classes autograd lessons use."""
+    return (torch, torch.Tensor, torch.autograd, torch.autograd.Function, torch.nn, torch.nn.functional,
+            torch.nn.Module, torch.nn.init, torch.optim, torch.optim.Optimizer)
 
 
 class TimedOut(BaseException):
@@ -65,13 +77,33 @@ def _state() -> Callable[[], None]:
         if cuda_rng is not None:
             torch.cuda.set_rng_state_all(cuda_rng)
 
-    return restore
+    namespaces = [(owner, dict(vars(owner))) for owner in _namespaces()]
+
+    def restore_all() -> None:
+        restore()
+        for owner, before in namespaces:
+            _put_back(owner, before)
+
+    return restore_all
+
+
+def _put_back(owner: Any, before: dict[str, Any]) -> None:
+    """Give `owner` (a module or class) back the attributes it had: a changed
+    or deleted one rebound, an added one removed, unless it is a module (an
+    import binds its submodules there, and they stay imported)."""
+    now = vars(owner)
+    for name in [name for name in now if name not in before and not isinstance(now[name], ModuleType)]:
+        delattr(owner, name)
+    for name, value in before.items():
+        if name not in now or now[name] is not value:
+            setattr(owner, name, value)
 
 
 @contextmanager
 def hermetic(seed: int = SEED) -> Iterator[None]:
-    """Run the block as in a fresh session; afterwards torch's settings and
-    random states are what they were before, whatever the block did."""
+    """Run the block as in a fresh session; afterwards torch's settings,
+    random states and namespaces are what they were before, whatever the
+    block did."""
     restore = _state()
     try:
         with torch.inference_mode(False):
@@ -87,10 +119,40 @@ def hermetic(seed: int = SEED) -> Iterator[None]:
         restore()
 
 
+@contextmanager
+def imports_timed(began: Callable[[], None], ended: Callable[[float], None]) -> Iterator[None]:
+    """Call `began()` as an import of a module not yet loaded starts in this
+    thread and `ended(seconds)` as it ends (outermost imports only), in the
+    block: every such import goes through importlib's _find_and_load. A
+    wrapper that another one wrapped in the meantime stays in place, inactive."""
+    bootstrap: Any = sys.modules["_frozen_importlib"]
+    find, depth, thread, active = bootstrap._find_and_load, [0], threading.get_ident(), [True]
+
+    def timed(name: str, import_: Any) -> Any:
+        if depth[0] or not active[0] or threading.get_ident() != thread:
+            return find(name, import_)
+        depth[0], start = 1, time.monotonic()
+        began()
+        try:
+            return find(name, import_)
+        finally:
+            depth[0] = 0
+            ended(time.monotonic() - start)
+
+    bootstrap._find_and_load = timed
+    try:
+        yield
+    finally:
+        active[0] = False
+        if bootstrap._find_and_load is timed:
+            bootstrap._find_and_load = find
+
+
 def time_limit(seconds: float) -> AbstractContextManager[None]:
     """Raise TimedOut in the block after `seconds`, not counting time spent
     importing modules (torch imports some on first use: an optimizer's first
-    step loads torch._dynamo). In the main thread where there is SIGALRM
+    step loads torch._dynamo): the limit waits while one runs (imports_timed),
+    and, should it ring during one all the same, asks again GRACE later. In the main thread where there is SIGALRM
     (Unix; a Jupyter kernel runs cells there), a signal; elsewhere (Windows,
     another thread) a thread that raises TimedOut in the block's thread
     (`_ThreadLimit`). Either way a long call inside torch's C++ code is
@@ -109,10 +171,19 @@ def _signal_limit(seconds: float) -> Iterator[None]:
             return
         raise TimedOut
 
+    left = [seconds]
+
+    def began() -> None:                   # an import: the limit waits for it
+        left[0] = signal.setitimer(signal.ITIMER_REAL, 0)[0]
+
+    def ended(_seconds: float) -> None:
+        signal.setitimer(signal.ITIMER_REAL, max(left[0], 1e-3))
+
     start, previous = time.monotonic(), signal.signal(signal.SIGALRM, ring)
     earlier, _ = signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
-        yield
+        with imports_timed(began, ended):
+            yield
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
@@ -130,6 +201,19 @@ _LOCK = threading.Lock()
 _WAKE = threading.Condition(_LOCK)
 
 
+def _after_fork_in_child() -> None:
+    """A forked child (apart.py) has none of its parent's other threads: no
+    watcher, no limits running there, no thread waiting on _WAKE."""
+    _RUNNING.clear()
+    _WATCHER.clear()
+    _WAKE._waiters.clear()           # type: ignore[attr-defined]
+    _LOCK.release()
+
+
+if hasattr(os, "register_at_fork"):      # the lock is held across fork, so the child's is never left taken
+    os.register_at_fork(before=_LOCK.acquire, after_in_parent=_LOCK.release, after_in_child=_after_fork_in_child)
+
+
 class _ThreadLimit:
     """A time limit without SIGALRM: the watcher thread (_watch) makes the
     block's thread raise TimedOut (PyThreadState_SetAsyncExc), which it does
@@ -141,9 +225,20 @@ class _ThreadLimit:
     cannot raise later."""
 
     def __init__(self, seconds: float) -> None:
-        self.seconds, self.thread, self.depth, self.deadline = seconds, 0, 0, 0.0
+        self.seconds, self.thread, self.depth, self.deadline, self.left = seconds, 0, 0, 0.0, 0.0
+        self.imports: AbstractContextManager[None] = imports_timed(self._began, self._ended)
+
+    def _began(self) -> None:              # an import: the limit waits for it
+        with _LOCK:
+            self.left, self.deadline = self.deadline - time.monotonic(), time.monotonic() + PAUSED
+
+    def _ended(self, _seconds: float) -> None:
+        with _LOCK:
+            self.deadline = time.monotonic() + max(self.left, 0.0)
+            _WAKE.notify()
 
     def __enter__(self) -> None:
+        self.imports.__enter__()
         with _LOCK:
             if not (_WATCHER and _WATCHER[0].is_alive()):
                 _WATCHER[:] = [threading.Thread(target=_watch, name="exercise time limits", daemon=True)]
@@ -157,6 +252,7 @@ class _ThreadLimit:
     def __exit__(self, *exc: object) -> None:
         with _LOCK:
             _stop(self)
+        self.imports.__exit__(None, None, None)
 
 
 def _watch() -> None:
@@ -216,11 +312,16 @@ def learners_frame(error: BaseException) -> tuple[str, int] | None:
     the error passed through; None when it passed through none."""
     found, tb = None, error.__traceback__
     while tb is not None:
-        name = tb.tb_frame.f_code.co_filename
-        if not name.startswith(MACHINERY) and not name.startswith(CHECKER_FILES):
+        if learners_file(tb.tb_frame.f_code.co_filename):
             found = (tb.tb_frame.f_code.co_name, tb.tb_lineno)
         tb = tb.tb_next
     return found
+
+
+def learners_file(name: str) -> bool:
+    """Whether code of this file name is the learner's (not the helpers',
+    a library's or the checker's own)."""
+    return not name.startswith(MACHINERY) and not name.startswith(CHECKER_FILES)
 
 
 def in_sandbox(run: Callable[[], T]) -> T:

@@ -7,11 +7,11 @@ from types import FunctionType
 from typing import Any
 
 from ..arguments import learner_facing, wrong
-from . import cells, sandbox
+from . import apart, cells, sandbox
 from .answers import NotAnswered
 from .cells import MISSING, Run
 from .exercise import Exercise, Lesson
-from .feedback import Feedback, Score, ScoreRow, Shown, Status, error_line, shown
+from .feedback import STATUS, Feedback, Score, ScoreRow, Shown, Status, error_line, shown
 from .lesson import Resolved, rebound, resolve, stored_definitions
 from .sandbox import TimedOut, hermetic, in_sandbox, learners_frame
 
@@ -25,11 +25,13 @@ class SessionExercise:
     repr show no answer."""
 
     def __init__(self, exercise: Exercise, results: dict[int, Status],
-                 names: Callable[[tuple[str, ...]], Resolved], lesson: Lesson | None = None) -> None:
+                 names: Callable[[tuple[str, ...]], Resolved], lesson: Lesson | None = None,
+                 notebook: str = "") -> None:
         self._exercise = exercise
         self._results = results
         self._names = names
         self._lesson: Lesson = {} if lesson is None else lesson
+        self._notebook = notebook
 
     def __repr__(self) -> str:
         e = self._exercise
@@ -40,8 +42,10 @@ class SessionExercise:
         return ["check", "hint", "solution"]
 
     def check(self, answer: Any) -> Feedback:
-        """Check an answer in a fresh session, under a time limit; the
-        verdict, whatever it is, becomes this exercise's line of `score()`.
+        """Check an answer in a fresh session, under a time limit that holds
+        (apart.py: in a child process where there is fork); the verdict,
+        whatever it is, becomes this exercise's line of `score()`, and an
+        interrupt (KeyboardInterrupt) makes it "interrupted" and goes on.
         An answer the notebook holds under the exercise's name although the
         cell that sets it last raised before setting it is not judged: the
         check says what the cell raised (cells.py)."""
@@ -54,17 +58,41 @@ class SessionExercise:
             feedback = Feedback("blank", f"this check uses {', '.join(names.missing)} from the notebook: run the "
                                          "cells above it first (Run > Run All Above Selected Cell).")
         else:
-            feedback = judged(e, rebound(answer, names.values), names.values)
+            try:
+                feedback = self._apart(answer, run, names.values)
+            except KeyboardInterrupt:
+                self._results[e.number] = "interrupted"
+                raise
         if feedback.status == "blank":
             self._results.pop(e.number, None)
         else:
             self._results[e.number] = feedback.status
-            feedback = Feedback(feedback.status, feedback.text, quoted(answer, run))
         if names.changed and not (run is not None and not run.set):
             changed = ", ".join(f"`{name}`" for name in names.changed)
             feedback = Feedback(feedback.status, f"{feedback.text} Note: you changed {changed}; this check uses "
                                                  "the notebook's version.", feedback.judged)
         return feedback
+
+    def _apart(self, answer: Any, run: Run | None, lesson: Lesson) -> Feedback:
+        """The feedback on `answer`, everything that touches it (the judge,
+        the quote of the answer, an error's message) computed where the time
+        limit holds; what comes back is three strings."""
+        e = self._exercise
+
+        def result(found: Feedback) -> apart.Result:
+            return found.status, found.text, quoted(answer, run) if found.status != "blank" else ""
+
+        def work() -> apart.Result:
+            return result(judged(e, rebound(answer, lesson), lesson))
+
+        done = apart.run(work, lambda error: result(_failed(error)), self._notebook, e.number)
+        if isinstance(done, apart.Stopped):
+            safe = quoted(answer, run) if type(answer) is FunctionType else ""
+            return Feedback("wrong" if done.why == "time" else "error", apart.stopped_text(done), safe)
+        status, text, line = done
+        if status not in STATUS or status == "interrupted":
+            return Feedback("error", f"the check sent back no verdict it can give ({status!r}). {REPORT}")
+        return Feedback(status, text, line)     # type: ignore[arg-type]
 
     def _run(self, answer: Any) -> Run | None:
         """The latest run of the cell that sets this exercise's answer, when
@@ -115,7 +143,7 @@ def judged(exercise: Exercise, answer: Any, lesson: Lesson) -> Feedback:
         return Feedback("blank", f"replace ____ with {exercise.slot}, run that cell, then this one. Stuck? "
                                  f"ex.q{n}.hint() gives a hint, ex.q{n}.solution() the answer.")
     except KeyboardInterrupt:
-        raise
+        raise       # the learner's interrupt, in the session: check() records it
     except BaseException as error:     # an answer may raise anything, SystemExit included
         return _failed(error)
     return Feedback("right" if right else "wrong", text)
@@ -128,8 +156,8 @@ def _failed(error: BaseException) -> Feedback:
         return Feedback("error", f"the check itself failed ({what}). {REPORT}")
     place = f"in {where[0]}, line {where[1]}"
     if isinstance(error, TimedOut):
-        return Feedback("wrong", f"your function did not return within {sandbox.TIME_LIMIT:g} s (it was {place}): "
-                                 "is there a loop that never ends?")
+        return Feedback("wrong", f"your function did not return within the time limit of {sandbox.TIME_LIMIT:g} s "
+                                 f"(it was {place}): is there a loop that never ends?")
     return Feedback("wrong", f"running your answer raised {_described(error)} {place}.")
 
 
@@ -144,14 +172,15 @@ class ExerciseSet:
     as the stored notebook defines them (checks use those)."""
 
     def __init__(self, exercises: Sequence[Exercise], lesson: Lesson | None = None,
-                 stored: Callable[[], Mapping[str, Any]] | None = None) -> None:
+                 stored: Callable[[], Mapping[str, Any]] | None = None, notebook: str = "") -> None:
         numbers = [e.number for e in exercises]
         if numbers != list(range(1, len(exercises) + 1)):
             raise wrong(ValueError, f"exercises must be numbered 1, 2, ... in order; got {numbers}")
         self._results: dict[int, Status] = {}
         self._lesson, self._load = lesson or {}, stored
         self._stored: dict[str, Any] | None = None
-        self._questions = tuple(SessionExercise(e, self._results, self._names, self._lesson) for e in exercises)
+        self._questions = tuple(SessionExercise(e, self._results, self._names, self._lesson, notebook)
+                                for e in exercises)
 
     def _names(self, needs: tuple[str, ...]) -> Resolved:
         if self._stored is None and needs:
@@ -199,7 +228,11 @@ def exercises(notebook: str, lesson: Lesson | None = None) -> ExerciseSet:
     they need from the collection's stored notebook (from `lesson`, the
     notebook's globals, when it cannot be found). In IPython, with `lesson`
     the kernel's own globals, the runs of the cells that set the answers
-    are recorded from now on (cells.py)."""
+    are recorded from now on (cells.py). When the kernel was ended by a
+    check that did not stop (apart.py, without fork), it says so, once."""
     found = declared(notebook)
     cells.watch((e.answer_name for e in found), lesson)
-    return ExerciseSet(found, lesson, partial(stored_definitions, notebook))
+    said = apart.notice(notebook)
+    if said:
+        print(said)
+    return ExerciseSet(found, lesson, partial(stored_definitions, notebook), notebook)

@@ -1,0 +1,334 @@
+"""Where a learner's check runs, so that its time limit holds whatever the
+answer does. Where there is `os.fork` (Linux, macOS), in a child process
+forked from the session: it holds everything the check needs (the lesson's
+names, tensors, the learner's own function, which no pickling could send),
+nothing it does reaches the session (a patch of torch, a changed setting),
+and past the limit and HARD_MARGIN it is killed, however the answer resists
+(a bare `except:` that swallows the limit's TimedOut, one long call into C,
+an exception whose `__str__` never returns). Only plain data comes back:
+the feedback's three strings, and what the answer printed.
+
+Without fork (Windows) the check runs in the session, under the same soft
+limit (sandbox.time_limit), and the hard stop is faulthandler's watchdog,
+a thread in C that needs no GIL: past the limit and HARD_MARGIN it writes
+where the check was to a file and ends the kernel, which Jupyter restarts.
+`notice(notebook)`, called by the next `exercises(...)` of that notebook,
+reads the file and says what happened.
+
+Time spent importing modules does not count, for the soft limit as for the
+hard one (at most IMPORT_ALLOWANCE seconds of it)."""
+
+import faulthandler
+import importlib
+import json
+import mmap
+import os
+import re
+import select
+import signal
+import struct
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, NoReturn
+
+import torch
+
+from . import sandbox
+from .cells import _shell
+
+HARD_MARGIN = 2.0           # seconds past the time limit before the check is ended from outside
+IMPORT_ALLOWANCE = 60.0     # seconds of importing, at most, that extend the hard limit
+OUTPUT_LIMIT = 20_000       # characters of an answer's prints passed on, per stream
+DUMP_WAIT = 0.5             # seconds given to the child to write where it was, before it is killed
+WARMED = ("torch.", "numpy.")  # modules a check imported that the session imports after it, so the next is fast
+FRAME = re.compile(r'File "(.*)", line (\d+) in (\S+)')
+Result = tuple[str, str, str]
+
+
+@dataclass(frozen=True)
+class Stopped:
+    """A check ended from outside: `why` is "time" (past the limit) or
+    "ended" (the child died by itself); `where` the innermost frame of
+    the learner's code when it was known; `detail` how the child ended."""
+
+    why: str
+    where: tuple[str, int] | None = None
+    detail: str = ""
+
+
+def forks() -> bool:
+    """Whether checks run in a child process here (False on Windows)."""
+    return hasattr(os, "fork") and sys.platform != "win32"
+
+
+def run(work: Callable[[], Result], interrupted: Callable[[KeyboardInterrupt], Result], notebook: str = "",
+        number: int = 0) -> Result | Stopped:
+    """`work()`, the feedback's (status, text, judged line), computed in a
+    child process where there is fork, else in the session with the hard
+    stop that ends the kernel. In the child, which ignores the learner's
+    interrupt, a KeyboardInterrupt is the answer's own: `interrupted(it)`
+    is the result; in the session it goes on."""
+    if forks():
+        return _in_child(work, interrupted)
+    with _hard_stop(notebook, number):
+        return work()
+
+
+# --- in a child process ------------------------------------------------------------------------------------------
+
+class _Pipe:
+    """A child's sys.stdout or sys.stderr: each write goes straight down a
+    pipe (nothing is left in a buffer when the child is killed), the first
+    OUTPUT_LIMIT characters only."""
+
+    encoding, errors = "utf-8", "replace"
+
+    def __init__(self, fd: int) -> None:
+        self.fd, self.left = fd, OUTPUT_LIMIT
+
+    def write(self, text: str) -> int:
+        text = str.__str__(text) if isinstance(text, str) else str(text)
+        part, self.left = text[: max(self.left, 0)], self.left - len(text)
+        if part:
+            data = part.encode("utf-8", "replace")
+            while data:
+                data = data[os.write(self.fd, data):]
+        return len(text)
+
+    def flush(self) -> None:
+        return None
+
+    def isatty(self) -> bool:
+        return False
+
+
+def _quiet_display() -> None:
+    """IPython's display() in the child prints its text form: the kernel's
+    own publisher would write to sockets the child must not touch."""
+    shell = _shell()
+    if shell is not None:
+        from IPython.core.displaypub import DisplayPublisher
+
+        shell.display_pub = DisplayPublisher(shell=shell)      # type: ignore[no-untyped-call]
+
+
+def _child(work: Callable[[], Result], interrupted: Callable[[KeyboardInterrupt], Result], result: int, out: int,
+           err: int, dump: int, shared: mmap.mmap) -> NoReturn:
+    """The child's whole life: run the check, send back its result as JSON,
+    end without running any of the session's exit code."""
+    code = 3
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)     # the learner's interrupt is the session's to handle
+        faulthandler.register(signal.SIGUSR1, file=dump, all_threads=False)
+        sys.stdout, sys.stderr = _Pipe(out), _Pipe(err)
+        torch.set_num_threads(1)           # OpenMP's threads are the parent's: a parallel region would hang
+        _quiet_display()
+
+        def began() -> None:
+            struct.pack_into("d", shared, 8, time.monotonic())
+
+        def ended(seconds: float) -> None:
+            struct.pack_into("dd", shared, 0, struct.unpack_from("d", shared, 0)[0] + seconds, 0.0)
+
+        loaded = set(sys.modules)
+        with sandbox.imports_timed(began, ended):
+            try:
+                found = work()
+            except KeyboardInterrupt as error:
+                found = interrupted(error)
+        new = sorted(name for name in set(sys.modules) - loaded if name.startswith(WARMED))
+        data = json.dumps([*(str.__str__(part) for part in found), new]).encode()
+        while data:
+            data = data[os.write(result, data):]
+        code = 0
+    finally:
+        os._exit(code)
+
+
+def _in_child(work: Callable[[], Result], interrupted: Callable[[KeyboardInterrupt], Result]) -> Result | Stopped:
+    pipes = [os.pipe() for _ in range(4)]            # result, stdout, stderr, where it was
+    shared = mmap.mmap(-1, 16)                       # seconds spent importing; when the import running began
+    pid = os.fork()
+    if pid == 0:
+        for read, _ in pipes:
+            os.close(read)
+        _child(work, interrupted, pipes[0][1], pipes[1][1], pipes[2][1], pipes[3][1], shared)
+    for _, write in pipes:
+        os.close(write)
+    reads = [read for read, _ in pipes]
+    try:
+        return _wait(pid, reads, shared)
+    finally:
+        _end(pid)
+        for fd in reads:
+            os.close(fd)
+        shared.close()
+
+
+def _wait(pid: int, reads: list[int], shared: mmap.mmap) -> Result | Stopped:
+    """Read the child's result and output until it ends, or stop it once
+    past its hard limit; print what it printed."""
+    received: dict[int, bytearray] = {fd: bytearray() for fd in reads}
+    open_fds, start = set(reads[:3]), time.monotonic()
+    try:
+        while open_fds:
+            total, importing = struct.unpack_from("dd", shared, 0)
+            now = time.monotonic()
+            allowance = min(total + (now - importing if importing else 0.0), IMPORT_ALLOWANCE)
+            due = start + sandbox.TIME_LIMIT + HARD_MARGIN + allowance
+            if now >= due:
+                return _stopped(pid, reads[3])
+            ready, _, _ = select.select(list(open_fds), [], [], min(due - now, 0.25))
+            for fd in ready:
+                chunk = os.read(fd, 65536)
+                received[fd] += chunk
+                if not chunk:
+                    open_fds.discard(fd)
+    finally:
+        _pass_on(received[reads[1]], sys.stdout)
+        _pass_on(received[reads[2]], sys.stderr)
+    _, status = os.waitpid(pid, 0)
+    return _result(bytes(received[reads[0]]), status)
+
+
+def _pass_on(data: bytearray, stream: IO[str]) -> None:
+    if data:
+        stream.write(data.decode("utf-8", "replace"))
+        stream.flush()
+
+
+def _result(data: bytes, status: int) -> Result | Stopped:
+    try:
+        found = json.loads(data.decode()) if data else None
+    except ValueError:
+        found = None
+    if type(found) is list and len(found) == 4 and all(type(part) is str for part in found[:3]):
+        _warm(found[3])
+        return found[0], found[1], found[2]
+    if os.WIFSIGNALED(status):
+        how = f"signal {signal.Signals(os.WTERMSIG(status)).name}"
+    else:
+        how = f"exit status {os.WEXITSTATUS(status)}"
+    return Stopped("ended", None, how)
+
+
+def _warm(names: object) -> None:
+    """Import in the session the modules of torch and numpy the check's
+    child imported (torch loads some on first use, torch._dynamo for an
+    optimizer's first step: seconds), so that the next check need not."""
+    for name in names if type(names) is list else []:
+        if type(name) is str and name.startswith(WARMED) and name not in sys.modules:
+            with suppress(Exception):
+                importlib.import_module(name)
+
+
+def _stopped(pid: int, dump: int) -> Stopped:
+    """The child past its hard limit: ask where it is (faulthandler writes
+    its traceback on SIGUSR1 without needing the GIL), then kill it."""
+    os.kill(pid, signal.SIGUSR1)
+    text, end = b"", time.monotonic() + DUMP_WAIT
+    while time.monotonic() < end:
+        ready, _, _ = select.select([dump], [], [], end - time.monotonic())
+        if not ready:
+            break
+        chunk = os.read(dump, 65536)
+        text += chunk
+        if not chunk or b"most recent call first" in text and text.endswith(b"\n") and b"File" in text:
+            break
+    _end(pid)
+    return Stopped("time", learners_line(text.decode("utf-8", "replace")))
+
+
+def _end(pid: int) -> None:
+    """Kill the child if it still runs, and reap it."""
+    with suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
+    with suppress(ChildProcessError):
+        os.waitpid(pid, 0)
+
+
+def learners_line(dump: str) -> tuple[str, int] | None:
+    """(function, line) of the innermost frame of the learner's code in a
+    faulthandler traceback (most recent call first)."""
+    for name, line, function in FRAME.findall(dump):
+        if sandbox.learners_file(name):
+            return function, int(line)
+    return None
+
+
+# --- in the session, without fork --------------------------------------------------------------------------------
+
+def _marker(notebook: str) -> Path:
+    return Path(tempfile.gettempdir()) / f"graph-notebooks-check-{notebook or 'any'}.txt"
+
+
+@contextmanager
+def _hard_stop(notebook: str, number: int) -> Iterator[None]:
+    """End the kernel (faulthandler's watchdog, in C) if the block runs past
+    the time limit and HARD_MARGIN, not counting time spent importing;
+    first it writes where the block was to the notebook's marker file."""
+    path, start, imported = _marker(notebook), time.monotonic(), [0.0]
+    with path.open("w", encoding="utf-8") as marker:
+        marker.write(json.dumps({"exercise": number, "limit": sandbox.TIME_LIMIT}) + "\n")
+        marker.flush()
+
+        def arm(extra: float) -> None:
+            due = start + sandbox.TIME_LIMIT + HARD_MARGIN + extra
+            faulthandler.dump_traceback_later(max(due - time.monotonic(), 0.01), exit=True, file=marker)
+
+        def ended(seconds: float) -> None:
+            imported[0] = min(imported[0] + seconds, IMPORT_ALLOWANCE)
+            arm(imported[0])
+
+        arm(0.0)
+        try:
+            with sandbox.imports_timed(lambda: arm(IMPORT_ALLOWANCE), ended):
+                yield
+        finally:
+            faulthandler.cancel_dump_traceback_later()
+    path.unlink(missing_ok=True)
+
+
+def notice(notebook: str) -> str | None:
+    """What to tell the learner when the kernel was ended by a check's hard
+    stop (its marker file holds faulthandler's traceback); None otherwise.
+    The marker is removed: the notice is given once."""
+    path = _marker(notebook)
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    path.unlink(missing_ok=True)
+    if "Timeout (" not in text:
+        return None
+    try:
+        header = json.loads(text.splitlines()[0])
+        number, limit = int(header["exercise"]), float(header["limit"])
+    except (ValueError, KeyError, TypeError, IndexError):
+        number, limit = 0, sandbox.TIME_LIMIT
+    return (f"The kernel was restarted: the check of exercise {number} ran past its time limit of {limit:g} s and "
+            f"did not stop{_at(learners_line(text))}, so it was ended. {LOOK_FOR} Then run the cells above again "
+            "(Run > Run All Above Selected Cell).")
+
+
+LOOK_FOR = ("Look for a loop that never ends, an `except:` that catches everything (the time limit too: catch "
+            "`Exception` instead), or one call that runs for long, such as sum(range(10**10)).")
+
+
+def _at(where: tuple[str, int] | None) -> str:
+    return f" (it was in {where[0]}, line {where[1]})" if where else ""
+
+
+def stopped_text(stopped: Stopped) -> str:
+    """The feedback for a check ended from outside."""
+    if stopped.why == "time":
+        return (f"your answer ran past the time limit of {sandbox.TIME_LIMIT:g} s and did not stop when the limit "
+                f"asked it to{_at(stopped.where)}, so the check ended it. {LOOK_FOR}")
+    return (f"the process running this check ended ({stopped.detail}) before it gave a verdict: if your answer ends "
+            "its process (os._exit, a crash in C code it calls), that is the cause; if not, this is a bug in the "
+            "exercise: please report it, with this message, to the collection's maintainers.")

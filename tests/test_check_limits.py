@@ -1,0 +1,370 @@
+"""A check's limits hold whatever the answer does: its time limit cannot be
+escaped (a retry loop with a bare `except:`, one long call into C, an
+exception whose `__str__` never returns), on Unix by ending the child
+process the check ran in, and where there is no fork (Windows) by ending
+the kernel, which the next session reports; a KeyboardInterrupt never
+leaves an earlier verdict in the score; a patch of torch made by an answer
+does not outlive its check; and a prediction or a letter is judged by its
+built-in value, whatever its class claims.
+
+The tests that could hang on a limit that does not hold run their check in
+a process of their own, under a timeout of the test's."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy
+import pytest
+import torch
+
+from helpers.exercises import declared, exercises
+from helpers.exercises.judges import canonical
+from tools.testkit.lessons import lesson_function
+
+ROOT = Path(__file__).resolve().parents[1]
+SIGN = declared("01")[1].solution          # the right sign_forward
+LIMIT = 0.5                                # seconds, the limit these tests set
+HANG = 40                                  # seconds after which a check counts as hung
+
+# Answers that escape a limit raised inside the kernel.
+ESCAPES = {
+    "a retry loop with a bare except": "def sign_forward(x):\n    while True:\n        try:\n"
+                                       "            while True:\n                pass\n        except:\n"
+                                       "            pass\n",
+    "one long call into C": "def sign_forward(x):\n    return sum(range(10**12))\n",
+    "an exception whose __str__ never returns": "class Endless(Exception):\n    def __str__(self):\n"
+                                                "        while True:\n            pass\n\n"
+                                                "def sign_forward(x):\n    raise Endless\n",
+}
+
+# Checks a learner's session runs, as a script: the answer's check, then a right answer's.
+SESSION = """
+import json, os, sys, time
+{before}
+import torch
+from helpers.exercises import declared, exercises, sandbox
+from tools.testkit.lessons import lesson_function
+sandbox.TIME_LIMIT = {limit}
+ex = exercises("01", {{}})
+scope = {{"torch": torch}}
+exec({answer!r}, scope)
+start = time.monotonic()
+first = ex.q2.check(scope["sign_forward"])
+took = time.monotonic() - start
+right = {{"torch": torch}}
+exec({right!r}, right)
+second = ex.q2.check(right["sign_forward"])
+print(json.dumps([first.status, first.text, took, second.status, repr(ex.score())]))
+"""
+
+# As on Windows: no fork, no SIGALRM.
+WINDOWS = """
+import os, signal
+del os.fork
+for name in ("SIGALRM", "setitimer", "getitimer", "ITIMER_REAL", "alarm"):
+    delattr(signal, name)
+"""
+
+
+def _session(source, env=None):
+    done = subprocess.run([sys.executable, "-c", source], cwd=ROOT, capture_output=True, text=True, timeout=HANG,
+                          env={**os.environ, **(env or {})})
+    return done
+
+
+def _run(answer, before=""):
+    """[status, text, seconds, the right answer's status, the score] from a fresh process."""
+    source = SESSION.format(before=before, limit=LIMIT, answer=answer, right=SIGN)
+    try:
+        done = _session(source)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"the check was still running after {HANG} s: the time limit of {LIMIT} s did not hold")
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("answer", ESCAPES.values(), ids=ESCAPES.keys())
+def test_an_answer_cannot_escape_the_time_limit(answer):
+    status, text, took, then, score = _run(answer)
+    assert status == "wrong" and f"{LIMIT:g} s" in text and "time limit" in text, text
+    assert took < LIMIT + 6, f"the check took {took:.1f} s under a limit of {LIMIT} s"
+    assert then == "right", "the session did not work as before after the check was stopped"
+    assert "2. a graph that follows a sign (write): right" in score
+
+
+def test_an_escaping_answer_is_told_what_to_look_for():
+    status, text, *_ = _run(ESCAPES["a retry loop with a bare except"])
+    assert status == "wrong" and "except" in text and "sign_forward" in text, text
+
+
+def test_an_answers_prints_reach_the_notebook():
+    _, _, _, then, _ = _run("def sign_forward(x):\n    print('looking at', float(x))\n    return x * 3\n")
+    assert then == "right"
+    source = SESSION.format(before="", limit=LIMIT, answer="def sign_forward(x):\n    print('looking at', 2)\n"
+                                                          "    return x * 3\n", right=SIGN)
+    assert "looking at 2" in _session(source).stdout
+
+
+@pytest.mark.parametrize("answer", ESCAPES.values(), ids=ESCAPES.keys())
+def test_without_fork_the_kernel_is_stopped_and_the_next_session_says_why(answer, tmp_path):
+    """Windows: the check runs in the kernel itself; past its limit and a
+    margin the kernel is ended (Jupyter restarts it), and the next
+    `exercises(...)` of that notebook says what happened."""
+    env = {"TMPDIR": str(tmp_path), "TEMP": str(tmp_path), "TMP": str(tmp_path)}
+    source = SESSION.format(before=WINDOWS + "from helpers.exercises import apart\napart.HARD_MARGIN = 1.0\n",
+                            limit=LIMIT, answer=answer, right=SIGN)
+    start = time.monotonic()
+    try:
+        done = _session(source, env)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"the kernel was still running after {HANG} s: the limit did not hold without fork")
+    took = time.monotonic() - start
+    assert done.returncode != 0 and took < HANG, done.stdout + done.stderr[-2000:]
+    after = _session(WINDOWS + "from helpers.exercises import exercises\nexercises('01', {})\n", env)
+    assert "exercise 2" in after.stdout and "time limit" in after.stdout and "restart" in after.stdout, \
+        after.stdout + after.stderr[-2000:]
+    again = _session(WINDOWS + "from helpers.exercises import exercises\nexercises('01', {})\n", env)
+    assert "time limit" not in again.stdout, "the notice is given once"
+
+
+def test_without_fork_a_slow_import_is_not_the_kernels_end(tmp_path):
+    """torch imports modules on first use: time spent importing counts
+    neither for the limit nor for its margin."""
+    (tmp_path / "slow_to_import.py").write_text("import time\ntime.sleep(2.0)\n")
+    answer = SIGN.replace("(x):", "(x):\n    import slow_to_import")
+    before = (WINDOWS + f"import sys\nsys.path.insert(0, {str(tmp_path)!r})\n"
+              "from helpers.exercises import apart\napart.HARD_MARGIN = 1.0\n")
+    env = {"TMPDIR": str(tmp_path), "TEMP": str(tmp_path), "TMP": str(tmp_path)}
+    done = _session(SESSION.format(before=before, limit=LIMIT, answer=answer, right=SIGN), env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout.strip().splitlines()[-1])[0] == "right"
+
+
+def test_a_slow_import_in_the_child_does_not_end_the_check(tmp_path):
+    (tmp_path / "slow_to_import.py").write_text("import time\ntime.sleep(2.0)\n")
+    answer = SIGN.replace("(x):", "(x):\n    import slow_to_import")
+    status, text, *_ = _run(answer, before=f"import sys\nsys.path.insert(0, {str(tmp_path)!r})\n")
+    assert status == "right", text
+
+
+# --- KeyboardInterrupt -----------------------------------------------------------------------------------------
+
+def _lesson():
+    return {need: lesson_function("01-dynamic-control-flow", need) for e in declared("01") for need in e.needs}
+
+
+def _defined(source):
+    scope = {"torch": torch}
+    exec(source, scope)
+    return scope["sign_forward"]
+
+
+RAISES_INTERRUPT = "def sign_forward(x):\n    raise KeyboardInterrupt\n"
+ROW = "2. a graph that follows a sign (write): "
+
+
+@pytest.fixture(params=["fork", "no fork"])
+def route(request, monkeypatch):
+    """Where the check runs: in a child process (Unix), or in the session
+    itself (Windows: no fork)."""
+    if request.param == "no fork":
+        monkeypatch.delattr(os, "fork")
+    return request.param
+
+
+def test_an_answer_that_raises_keyboard_interrupt_leaves_no_earlier_right(route):
+    ex = exercises("01", _lesson())
+    assert ex.q2.check(_defined(SIGN)).status == "right"
+    if route == "fork":
+        try:
+            feedback = ex.q2.check(_defined(RAISES_INTERRUPT))
+        except KeyboardInterrupt:
+            pytest.fail("the answer's own KeyboardInterrupt went through the check, the earlier verdict kept: "
+                        f"{ex.score()!r}")
+        assert feedback.status == "wrong" and "KeyboardInterrupt" in feedback.text, feedback
+        assert ROW + "not quite" in repr(ex.score())
+    else:
+        with pytest.raises(KeyboardInterrupt):
+            ex.q2.check(_defined(RAISES_INTERRUPT))
+        assert ROW + "interrupted" in repr(ex.score())
+
+
+def test_the_learners_interrupt_stops_the_check_and_its_verdict(route):
+    """Jupyter's interrupt (SIGINT to the kernel) during a check: the check
+    stops, KeyboardInterrupt goes on (so Run All stops too), and the score
+    no longer shows the earlier verdict."""
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("SIGINT is handled in the main thread")
+    ex = exercises("01", _lesson())
+    assert ex.q2.check(_defined(SIGN)).status == "right"
+    slow = _defined("import time\n\ndef sign_forward(x):\n    time.sleep(3)\n    return x * 3\n")
+    timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    start = time.monotonic()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            ex.q2.check(slow)
+    finally:
+        timer.cancel()
+    assert time.monotonic() - start < 2.5
+    assert ROW + "interrupted" in repr(ex.score())
+
+
+# --- patches of torch -------------------------------------------------------------------------------------------
+
+PATCHES = {
+    "torch.Tensor.backward": "torch.Tensor.backward = lambda self, *a, **k: None",
+    "torch.autograd.backward": "torch.autograd.backward = lambda *a, **k: None",
+    "torch.Tensor.__mul__": "torch.Tensor.__mul__ = lambda self, other: self",
+    "torch.nn.functional.relu": "torch.nn.functional.relu = lambda x, inplace=False: x",
+    "torch.tanh": "torch.tanh = lambda x: x",
+    "del torch.Tensor.backward": "del torch.Tensor.backward",
+}
+
+
+def _where(path):
+    owner, name = path.removeprefix("del ").rsplit(".", 1)
+    thing = torch
+    for part in owner.split(".")[1:]:
+        thing = getattr(thing, part)
+    return thing, name
+
+
+@pytest.mark.parametrize("patch", PATCHES.values(), ids=PATCHES.keys())
+def test_a_patch_of_torch_does_not_outlive_its_check(patch, route):
+    owner, name = _where(next(k for k, v in PATCHES.items() if v == patch))
+    original = owner.__dict__.get(name, getattr(owner, name))
+    ex = exercises("01", _lesson())
+    patching = _defined(f"def sign_forward(x):\n    {patch}\n    return x * 3 if x > 0 else x ** 2\n")
+    try:
+        ex.q2.check(patching)
+        now = getattr(owner, name, None)
+        assert now is original or (isinstance(owner, type) and owner.__dict__.get(name) is original), \
+            f"{name} is still patched after the check"
+        assert ex.q2.check(_defined(SIGN)).status == "right"
+    finally:
+        setattr(owner, name, original)
+
+
+# --- liars ------------------------------------------------------------------------------------------------------
+
+class AlwaysEqualStr(str):
+    def __eq__(self, other):
+        return True
+
+    def __hash__(self):
+        return hash("b")
+
+    def strip(self, *args):
+        return self
+
+    def lower(self):
+        return AlwaysEqualStr("b")
+
+
+class LyingInt(int):
+    def __int__(self):
+        return 38
+
+    def __index__(self):
+        return 38
+
+    def __eq__(self, other):
+        return True
+
+    def __hash__(self):
+        return hash(38)
+
+    def __sub__(self, other):
+        return 0
+
+    def __rsub__(self, other):
+        return 0
+
+    def __abs__(self):
+        return 0
+
+
+class LyingFloat(float):
+    def __float__(self):
+        return 0.675
+
+    def __eq__(self, other):
+        return True
+
+    def __hash__(self):
+        return hash(0.675)
+
+    def __sub__(self, other):
+        return 0.0
+
+    def __rsub__(self, other):
+        return 0.0
+
+
+class LyingBool(numpy.bool_):
+    def __bool__(self):
+        return True
+
+    def __eq__(self, other):
+        return True
+
+    def __hash__(self):
+        return hash(True)
+
+
+class LyingSet(set):
+    def __iter__(self):
+        return iter(["p", "r"])
+
+    def __eq__(self, other):
+        return True
+
+    def __len__(self):
+        return 2
+
+
+class LyingList(list):
+    def __iter__(self):
+        return iter(["p", "r"])
+
+    def __len__(self):
+        return 2
+
+
+LIARS = [  # (notebook, exercise, a wrong answer whose class claims the right one)
+    ("01", 4, AlwaysEqualStr("a")),          # choose: the right letter is 'b'
+    ("01", 4, AlwaysEqualStr("z")),
+    ("01", 1, LyingInt(37)),                 # predict: 38
+    ("05", 1, LyingFloat(0.5)),              # predict: 0.675
+    ("02", 1, LyingBool(False)),             # predict: True
+    ("05", 3, LyingSet({"q"})),              # predict: {'p', 'r'}
+    ("05", 3, LyingList(["q"])),
+    ("02", 2, AlwaysEqualStr("_saved_self")),    # a judge of its own: '_saved_result'
+]
+
+
+@pytest.mark.parametrize(("notebook", "number", "answer"), LIARS,
+                         ids=[f"nb{n}-q{q}-{type(a).__name__}" for n, q, a in LIARS])
+def test_a_liar_is_judged_by_its_built_in_value(notebook, number, answer):
+    lesson = {need: lesson_function(path.stem, need) for path in sorted((ROOT / "notebooks").glob(f"{notebook}-*"))
+              for e in declared(notebook) for need in e.needs}
+    feedback = getattr(exercises(notebook, lesson), f"q{number}").check(answer)
+    assert feedback.status == "wrong", feedback
+
+
+@pytest.mark.parametrize(("answer", "plain"), [
+    (AlwaysEqualStr("a"), "a"), (LyingInt(37), 37), (LyingFloat(0.5), 0.5), (LyingBool(False), False),
+    (LyingSet({"q"}), frozenset({"q"})), (LyingList(["q"]), frozenset({"q"})),
+    (numpy.int64(3), 3), (numpy.float32(0.5), 0.5), (True, True), ([1, 2.5], frozenset({1, 2.5}))])
+def test_canonical_gives_exact_built_in_types(answer, plain):
+    made = canonical(answer)
+    assert type(made) is type(plain) and made == plain
+    if isinstance(made, frozenset):
+        assert all(type(item) in (str, int, float, bool) for item in made)
