@@ -87,10 +87,12 @@ PANEL_CLASS = "autograd-panel"
 #   its drawing's smallest legible width, so the drawing box never scrolls, the panel
 #   scrolls sideways with its controls, and a drawing that opens at its right edge shows
 #   only the empty left of its picture).
-# - A view shown from the notebook's stored state with no kernel (ipywidgets marks it
-#   disconnected, with a broken-link glyph on each of its parts: a first open shows five or
-#   six) says once, above its controls, what to do instead.
-RUN_TO_USE = "Saved output: run the notebook up to this cell to use its controls."
+# - A view with no kernel behind it (ipywidgets marks it disconnected, with a broken-link
+#   glyph on each of its parts: a first open shows five or six) says once, above its
+#   controls, what to do instead. That is a view shown from the notebook's stored state,
+#   and a live one whose kernel stopped (shut down, restarted, or its server gone).
+RUN_TO_USE = ("No kernel behind these controls (a saved output, or the kernel stopped): run the cells "
+              "from the top down to this one to use them.")
 STYLE = (f"<style>.{PANEL_CLASS} .widget-html-content{{min-width:0}}"
          f".{PANEL_CLASS} .jupyter-widgets-disconnected::before{{content:none!important;display:none!important}}"
          f".{PANEL_CLASS}.jupyter-widgets-disconnected::before{{content:\"{RUN_TO_USE}\"!important;"

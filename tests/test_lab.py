@@ -11,6 +11,7 @@ shown failing on an untrusted notebook and with the settings turned off."""
 
 import contextlib
 import json
+import re
 import shutil
 import sys
 import time
@@ -123,7 +124,8 @@ def test_idle_kernels_are_culled(lab):
 def test_server_options_come_from_jupyter_folder():
     argv = lab_argv()
     for option in ("--MappingKernelManager.cull_idle_timeout=1800", "--MappingKernelManager.cull_interval=60",
-                   "--MappingKernelManager.cull_connected=False", "--MappingKernelManager.cull_busy=False"):
+                   "--MappingKernelManager.cull_connected=False", "--MappingKernelManager.cull_busy=False",
+                   "--ServerApp.session_manager_class=tools.runtime.sessions.OneViewLeft"):
         assert option in argv
     with pytest.raises(ValueError, match="app must be one of"):
         lab_argv(app="voila")
@@ -293,3 +295,29 @@ def test_checks_fail_untrusted_and_with_settings_off(lab, browser):
         for session in api(info, "/api/sessions"):
             if session["path"] == path:
                 api(info, f"/api/sessions/{session['id']}", "DELETE")
+
+
+def test_two_tabs_of_one_notebook_keep_its_kernel(lab, browser):
+    """A notebook open in two pages: closing one leaves the kernel to the
+    other (tools/runtime/sessions.py), which still runs a cell; closing the
+    last shuts the kernel down."""
+    learner, info, _ = lab
+    name = "03-retain-graph.ipynb"
+    pages = [open_page(browser, info, name)]
+    try:
+        first = kernel_of(info, name, attached)
+        pages.append(open_page(browser, info, name))
+        kernel_of(info, name, lambda kernel: kernel["id"] == first["id"] and kernel["connections"] >= 2)
+        close_tab(pages[0])
+        time.sleep(3)           # the session manager answers within SETTLE; a shut-down kernel goes in a second
+        kernels = api(info, "/api/kernels")
+        assert first["id"] in [k["id"] for k in kernels], "closing one of two tabs shut the notebook's kernel down"
+        cell = pages[1].locator(f"{NB} .jp-CodeCell").first
+        cell.locator(".jp-InputArea-editor").click()
+        pages[1].keyboard.press("Shift+Enter")
+        cell.locator(".jp-InputPrompt").filter(has_text=re.compile(r"\[\d+\]")).wait_for(timeout=60_000)
+        close_tab(pages[1], discard=True)       # the run marked it changed
+        wait_for_kernels(info, lambda kernels: first["id"] not in [k["id"] for k in kernels], timeout=30)
+    finally:
+        for page in pages:
+            page.close()

@@ -1,0 +1,54 @@
+"""A notebook open in two tabs keeps its kernel when one of them closes.
+
+The learners' settings shut a notebook's kernel down when its tab closes
+(`kernelShutdown`: one kernel of these notebooks holds 260-450 MB). JupyterLab
+and Notebook 7 do it by deleting the notebook's session; but two tabs of one
+notebook share that session and its kernel, so closing either used to stop
+the kernel under the other, whose widgets then looked live and never redrew.
+
+`OneViewLeft`, the server's session manager (named in
+jupyter/jupyter_server_config.json), deletes a session only when no page is
+connected to its kernel any more. JupyterLab closes the page's connection
+before it asks (measured: with two tabs open, the kernel has one connection
+when the request comes), but the two travel apart, so the closing page's may
+still be counted: the request waits up to `SETTLE` seconds for the count to
+reach 0. A kernel still connected after that has another view: the request
+is answered as done, and the session and kernel stay for that view. When the
+last view closes, its request stops the kernel as before. A page that went
+away without asking (a laptop's lid closed) leaves its kernel to the culler,
+as before."""
+
+import asyncio
+import time
+
+from jupyter_server.services.sessions.sessionmanager import SessionManager
+
+SETTLE = 1.0           # seconds for the closing page's own connection to be counted closed
+
+
+class OneViewLeft(SessionManager):  # type: ignore[misc]
+    """Deletes a session, and stops its kernel, only when the page asking
+    is the last one connected to that kernel."""
+
+    def views(self, kernel_id: str) -> int:
+        """How many pages are connected to the kernel."""
+        connections: int = getattr(self.kernel_manager, "_kernel_connections", {}).get(kernel_id, 0)
+        return connections
+
+    async def other_views(self, kernel_id: str, settle: float = SETTLE) -> int:
+        """The pages connected to the kernel once the closing page's own
+        connection has had `settle` seconds to be counted closed."""
+        deadline = time.monotonic() + settle
+        while self.views(kernel_id) and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        return self.views(kernel_id)
+
+    async def delete_session(self, session_id: str) -> None:
+        session = await self.get_session(session_id=session_id)
+        kernel = (session.get("kernel") or {}).get("id")
+        others = await self.other_views(kernel) if kernel else 0
+        if others:
+            self.log.info("Session %s for %s kept: %d other page(s) still show it", session_id,
+                          session.get("path"), others)
+            return
+        await super().delete_session(session_id)
