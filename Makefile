@@ -96,15 +96,18 @@ bench: system-browser $(DEV_STAMP)
 	$(BIN)/python -m tools.bench
 
 # A class on one machine (docs/teaching.md): JupyterHub on 127.0.0.1 (IP=, PORT= to change),
-# each learner's server in hub-learners/<name>/ with their own working copy.
+# each learner's server in hub-learners/<name>/ as a Unix user of their own, with their own
+# working copy and enforced limits (MEM_LIMIT=1.1G to change the memory). Ctrl-C stops the
+# hub only (the class keeps running; make hub again takes it back); STOP=1 stops the class.
 hub: system-browser $(DEV_STAMP)
-	$(BIN)/python -m tools.classroom.hub $(if $(IP),--ip $(IP)) $(if $(PORT),--port $(PORT))
+	$(if $(MEM_LIMIT),HUB_MEM_LIMIT=$(MEM_LIMIT)) $(BIN)/python -m tools.classroom.hub $(if $(IP),--ip $(IP)) $(if $(PORT),--port $(PORT)) $(if $(STOP),--stop-class)
 
 # The load test on loopback: N simulated learners (default 20) log in, start, Run All of 01
 # and change its widgets; SEQUENCE=1: one learner through every notebook (KEEP=1 keeps
-# every kernel, as without kernelShutdown).
+# every kernel, as without kernelShutdown). URL=http://host:8000 sends them to a running class
+# hub instead (its class password from HUB_PASSWORD, or read from the hub's state as root).
 load: system-browser $(DEV_STAMP)
-	$(BIN)/python -m tools.classroom.load $(if $(SEQUENCE),--sequence $(if $(KEEP),--keep-kernels),-n $(or $(N),20))
+	$(BIN)/python -m tools.classroom.load $(if $(SEQUENCE),--sequence $(if $(KEEP),--keep-kernels),-n $(or $(N),20)) $(if $(URL),--url $(URL))
 
 # Grade submitted notebooks (SUBMISSIONS=dir, default hub-learners/) with the collection's own
 # checks, each in a sandbox of its own (bubblewrap; UNISOLATED=1 runs them without one, only for

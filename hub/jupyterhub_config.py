@@ -1,12 +1,20 @@
 # JupyterHub for a class on one machine: `make hub` (tools/classroom/hub.py) runs it.
 #
 # Each learner logs in with a name and the class password, and gets a Jupyter
-# server of their own, started as a local process under the same system user
-# (no system accounts are made), in a home folder hub-learners/<name>/ (kept out
-# of git and out of build/, which `make clean` removes)
-# that holds their working copy of the notebooks, made the way `make lab` makes
-# one (tools/runtime/working_copy.py: copied once, trusted, never overwritten), with the
-# learners' JupyterLab settings and kernel culling of jupyter/.
+# server of their own, started as a local process under a Unix user of their own
+# (tools/classroom/hub_spawner.py, hub_users.py: made on the first start, never
+# root), in a home folder hub-learners/<name>/ only they can open (kept out of
+# git and out of build/, which `make clean` removes), with a view of /proc that
+# shows only their own processes, their own /tmp, and a cgroup that enforces
+# their memory, CPU and task limits. The home holds their working copy of the
+# notebooks, made the way `make lab` makes one (tools/runtime/working_copy.py:
+# copied once, trusted, never overwritten), with the learners' JupyterLab
+# settings and kernel culling of jupyter/.
+#
+# The hub restarts without stopping the class: the learners' servers are kept
+# (cleanup_servers off) and taken back by the next hub, the proxy is started and
+# kept by tools/classroom/hub.py (it holds the learners' open pages meanwhile),
+# and the idle culler ends with the hub that started it.
 #
 # Everything listens on 127.0.0.1 unless HUB_IP says otherwise. tools/classroom/hub.py
 # sets the variables read below; the figures behind each number are measured by
@@ -18,7 +26,7 @@ from pathlib import Path
 
 import psutil
 
-from tools.classroom import deploy
+from tools.classroom import deploy, hub_spawner
 
 c = get_config()  # noqa: F821 (JupyterHub defines get_config for its config file)
 
@@ -29,31 +37,48 @@ IP = os.environ.get("HUB_IP", "127.0.0.1")
 LOOPBACK = "127.0.0.1"
 
 # ----- measured figures: tools/classroom/deploy.py holds them (`make load`, docs/teaching.md) -----
-RESERVED_GB = 2.0           # the hub, the proxy and the system itself
+RESERVED_GB = deploy.RESERVED_GB        # the hub, the proxy and the system itself
 
-# ----- where things are -----
+# ----- where things are; only root reads the state (the database, the cookie secret, the password) -----
 STATE.mkdir(parents=True, exist_ok=True)
+STATE.chmod(0o700)
+
+
+def kept(name, variable):
+    """A secret tools/classroom/hub.py keeps in the state folder (else, for a
+    config read on its own, the environment's)."""
+    path = STATE / name
+    return path.read_text().strip() if path.exists() else os.environ.get(variable, "")
+
+
 c.JupyterHub.bind_url = f"http://{IP}:{os.environ.get('HUB_PORT', '8000')}"
 c.JupyterHub.hub_bind_url = f"http://{LOOPBACK}:{os.environ.get('HUB_API_PORT', '8081')}"
 c.ConfigurableHTTPProxy.api_url = f"http://{LOOPBACK}:{os.environ.get('HUB_PROXY_API_PORT', '8001')}"
-c.ConfigurableHTTPProxy.command = [os.environ.get("HUB_PROXY", "configurable-http-proxy")]
+# tools/classroom/hub.py runs the proxy and keeps it across the hub's restarts
+c.ConfigurableHTTPProxy.should_start = False
+c.ConfigurableHTTPProxy.auth_token = kept("proxy-token", "CONFIGPROXY_AUTH_TOKEN")
 c.JupyterHub.db_url = f"sqlite:///{STATE / 'jupyterhub.sqlite'}"
 c.JupyterHub.cookie_secret_file = str(STATE / "jupyterhub_cookie_secret")
 c.JupyterHub.pid_file = str(STATE / "jupyterhub.pid")
-c.JupyterHub.cleanup_servers = True        # stopping the hub stops every learner's server
-c.JupyterHub.cleanup_proxy = True
+c.JupyterHub.cleanup_servers = False       # a restarted hub takes the running servers back
+c.JupyterHub.cleanup_proxy = False
+if os.environ.get("HUB_SSL_CERT"):         # TLS on the hub's own address (docs/teaching.md)
+    c.JupyterHub.ssl_cert = os.environ["HUB_SSL_CERT"]
+    c.JupyterHub.ssl_key = os.environ["HUB_SSL_KEY"]
 
-# ----- who may log in: any name with the class password (a trial) -----
+# ----- who may log in: any name with the class password (a trial), failed logins limited -----
 # For a real course put an authenticator of your institution here, for example
 # OAuthenticator's GitHubOAuthenticator or GenericOAuthenticator, or LTI from the
 # course platform, and list who may log in (docs/teaching.md says how).
-c.JupyterHub.authenticator_class = "shared-password"
-c.SharedPasswordAuthenticator.user_password = os.environ["HUB_PASSWORD"]
+c.JupyterHub.authenticator_class = hub_spawner.ClassPassword
+c.ClassPassword.user_password = kept("class-password", "HUB_PASSWORD")
 c.Authenticator.allow_all = True
 
-# ----- each learner's server: a local process, in its own home -----
-c.JupyterHub.spawner_class = "simple"      # SimpleLocalProcessSpawner: no system users
-c.SimpleLocalProcessSpawner.home_dir_template = str(LEARNERS / "{username}")
+# ----- each learner's server: a local process, as a Unix user of their own, in its own home -----
+c.JupyterHub.spawner_class = hub_spawner.ClassSpawner
+c.ClassSpawner.learners_dir = str(LEARNERS)
+c.ClassSpawner.isolate = os.environ.get("HUB_ISOLATE", "1") == "1"
+c.ClassSpawner.cgroup_parent = os.environ.get("HUB_CGROUP", "class-hub")
 c.Spawner.ip = LOOPBACK
 # tools/runtime/singleuser.py makes the learner's working copy (my-notebooks/ in their
 # home, as `make lab --prepare-only` does) and then runs jupyterhub-singleuser on it.
@@ -63,7 +88,7 @@ c.Spawner.environment = {
     "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",   # Graphviz's dot is on it
     "LANG": "C.UTF-8",
 }
-if os.geteuid() == 0:                      # jupyter_server refuses root without it
+if os.geteuid() == 0 and not c.ClassSpawner.isolate:    # jupyter_server refuses root without it
     c.Spawner.args = ["--allow-root"]
 
 # A class that logs in at once starts all its servers at once. A first start costs
@@ -81,26 +106,28 @@ c.Spawner.http_timeout = deploy.START_TIMEOUT
 # end within half of start_timeout, 90 s, on this machine's cores:
 # N x 7.5 / K <= 90 gives N <= 12 K (24 on 2 cores), deploy.concurrent_starts.
 c.JupyterHub.concurrent_spawn_limit = deploy.concurrent_starts(psutil.cpu_count() or 1)
-# At most this many servers running: the machine's memory less RESERVED_GB, at a
-# server and one notebook each (deploy.memory_guarantee_gb(): 0.15 + 0.45 = 0.6 GB
-# RSS; 24 GB: (24 - 2) / 0.6 = 36 learners). Pages shared between learners' processes
-# (PSS is ~0.1 GB less each) are the margin for a learner with a second notebook open.
-MEMORY_GB = psutil.virtual_memory().total / 1e9
-c.JupyterHub.active_server_limit = max(1, int((MEMORY_GB - RESERVED_GB) / deploy.memory_guarantee_gb()))
-# Per-learner memory and CPU: with local processes these are told to the server
-# (MEM_LIMIT and CPU_LIMIT) but not enforced; on Kubernetes (hub/values.yaml) they
-# are. deploy.memory_limit_gb(): a server and three notebooks, 0.15 + 3 x 0.45 = 1.5 GB;
-# one core: a Run All or a start is one Python thread.
-c.Spawner.mem_limit = f"{int(deploy.memory_limit_gb() * 1000)}M"
+# Per-learner memory and CPU, enforced by each learner's cgroup (hub_users.Group):
+# deploy.memory_limit_gb(), a server and three notebooks, 0.15 + 3 x 0.45 = 1.5 GB
+# unless HUB_MEM_LIMIT (make hub MEM_LIMIT=1.1G) says otherwise; past it the kernel
+# kills the learner's largest process (a kernel) and JupyterLab restarts it. One core:
+# a Run All or a start is one Python thread.
+MEM_LIMIT_GB = deploy.gigabytes(os.environ.get("HUB_MEM_LIMIT") or f"{deploy.memory_limit_gb()}G")
+c.Spawner.mem_limit = int(MEM_LIMIT_GB * 1e9)
 c.Spawner.cpu_limit = 1.0
+# At most this many servers running: every learner may reach their enforced limit at
+# once and the machine still keeps RESERVED_GB (24 GB: (24 - 2) / 1.5 = 14 learners;
+# MEM_LIMIT=1.1G: 20), deploy.server_cap.
+c.JupyterHub.active_server_limit = deploy.server_cap(psutil.virtual_memory().total / 1e9, MEM_LIMIT_GB)
 
 # ----- idle servers stopped (kernels are culled inside each server, jupyter/) -----
 # A learner's server holds ~0.2 GB with no kernel and its kernels are culled after
 # 30 idle minutes (jupyter/jupyter_server_config.json); the server itself is stopped
-# after an hour without activity, so a learner who leaves frees their share.
+# after an hour without activity, so a learner who leaves frees their share. The culler
+# is the hub's child and ends with it, however the hub ends (tools/classroom/hub_service.py).
 c.JupyterHub.services = [{
     "name": "idle-culler",
-    "command": [sys.executable, "-m", "jupyterhub_idle_culler", "--timeout=3600", "--cull-every=300"],
+    "command": [sys.executable, "-m", "tools.classroom.hub_service",
+                sys.executable, "-m", "jupyterhub_idle_culler", "--timeout=3600", "--cull-every=300"],
 }]
 c.JupyterHub.load_roles = [{
     "name": "idle-culler",
@@ -108,7 +135,7 @@ c.JupyterHub.load_roles = [{
     "services": ["idle-culler"],
 }]
 
-# ----- a token for this project's tools (tools/classroom/load.py, the tests), when they set one -----
+# ----- a token for this project's tools (the tests, make load's own hub), only when they start the hub -----
 if os.environ.get("HUB_TOOLS_TOKEN"):
     c.JupyterHub.services.append({"name": "course-tools", "api_token": os.environ["HUB_TOOLS_TOKEN"]})
     c.JupyterHub.load_roles.append({

@@ -38,6 +38,7 @@ SLOWEST_START = 101         # seconds: the slowest of 20 learners logging in wit
 START_TIMEOUT = 180         # seconds: a start may take (hub and chart), 1.8 x SLOWEST_START
 OPEN_AT_ONCE = 3            # notebooks a learner may keep open (kernelShutdown closes the others)
 NODE_CORES = 4              # cores of a Kubernetes node the chart's numbers assume
+RESERVED_GB = 2.0           # what a machine of `make hub` keeps for the hub, the proxy and the system
 
 
 def concurrent_starts(cores):
@@ -54,6 +55,22 @@ def memory_guarantee_gb():
 def memory_limit_gb():
     """Where a learner's memory stops: a server and OPEN_AT_ONCE notebooks."""
     return round(SERVER_GB + OPEN_AT_ONCE * KERNEL_GB, 2)
+
+
+def gigabytes(quantity):
+    """A memory quantity ("1.5G", "800M", "2Gi", "1500000000") in GB (1e9 bytes)."""
+    units = {"": 1e-9, "K": 1e-6, "M": 1e-3, "G": 1.0, "T": 1e3, "Ki": 2 ** 10 / 1e9, "Mi": 2 ** 20 / 1e9,
+             "Gi": 2 ** 30 / 1e9}
+    found = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([KMGT]i?)?B?\s*", str(quantity))
+    if not found:
+        raise ValueError(f"{quantity!r} is not a memory size: write it as 1.5G, 800M or 2Gi")
+    return float(found[1]) * units[found[2] or ""]
+
+
+def server_cap(machine_gb, limit_gb):
+    """Servers a machine of `machine_gb` runs at once when each may reach its
+    enforced limit of `limit_gb` and RESERVED_GB stay free: (24 - 2) / 1.5 = 14."""
+    return max(1, int((machine_gb - RESERVED_GB) / limit_gb))
 
 
 def project_python(environment=ROOT / "environment.yml"):

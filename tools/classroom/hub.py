@@ -3,27 +3,42 @@ on 127.0.0.1 unless told otherwise, with configurable-http-proxy from npm
 installed into build/hub/proxy/ (hub/package.json pins it).
 
     python -m tools.classroom.hub [--port 8000] [--ip 127.0.0.1]   run until Ctrl-C
+    python -m tools.classroom.hub --stop-class                      stop every learner's server too
     (a learner's server is started as python -m tools.runtime.singleuser)
 
-Learners log in with any name and the class password (HUB_PASSWORD, made up
-and printed when unset). `Hub` runs one for tools/classroom/load.py and the tests:
-on free loopback ports, with a state folder of its own, and stopped with
-everything it started, which `leftovers` checks."""
+Learners log in with any name and the class password: HUB_PASSWORD when set
+(then kept), else the one kept from the last run, else a new one; it is kept
+in the hub's state folder, which only root reads. Each learner's server runs as
+a Unix user of their own with enforced limits (tools/classroom/hub_spawner.py).
+
+The hub restarts without stopping the class: Ctrl-C, a crash, SIGTERM or
+SIGKILL stop the hub only; the proxy (run here, beside the hub) and every
+learner's server and kernels keep running, and the next `make hub` takes them
+back. `--stop-class` ends them all. The log (build/hub/hub.log) is appended
+to, and rotated past LOG_BYTES.
+
+`Hub` runs one for tools/classroom/load.py and the tests: on free loopback
+ports, with a state folder of its own, a token with admin rights that lives as
+long as it does, and stopped with everything it started, which `leftovers` checks."""
 
 import argparse
+import contextlib
 import json
 import os
 import secrets
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
 import urllib.request
+from datetime import datetime
 from pathlib import Path
 
 import psutil
 
+from tools.classroom import deploy, hub_users
 from tools.loopback import free_port, rest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,6 +48,10 @@ LEARNERS = ROOT / "hub-learners"          # the class's homes: out of git, and o
 PROXY_BIN = "node_modules/.bin/configurable-http-proxy"
 NODE_HELP = "the hub's proxy needs Node.js and npm (Debian: sudo apt-get install nodejs npm)"
 READY_WITHIN = 60          # seconds for the hub and its proxy to answer
+LOG_BYTES = 20 * 2 ** 20   # hub.log is rotated to hub.log.1 (then .2, .3) past this size
+PASSWORD_LENGTH = 8        # JupyterHub's own minimum for a shared password
+UNENCRYPTED = ("WARNING: plain HTTP on a network: the class password and every notebook cross it unencrypted. "
+               "Put TLS in front (HUB_SSL_CERT= and HUB_SSL_KEY=, or a reverse proxy: docs/teaching.md).")
 
 
 def proxy(folder=BUILD / "proxy"):
@@ -51,33 +70,148 @@ def proxy(folder=BUILD / "proxy"):
     return folder / PROXY_BIN
 
 
-class Hub:
-    """A running hub: `with Hub(state) as hub:` starts it on free loopback
-    ports and waits until it answers; leaving the block stops it and every
-    process it started. `hub.url`, `hub.password`, `hub.token` (a service
-    token with admin rights over users and servers, for the tools)."""
+def password_problem(password):
+    """What is wrong with a class password, in one line; None when nothing is."""
+    if len(password) < PASSWORD_LENGTH:
+        return f"HUB_PASSWORD is {len(password)} characters long; the class password needs at least {PASSWORD_LENGTH}"
+    if password != password.strip() or not password.isprintable():
+        return "HUB_PASSWORD has spaces at its ends or characters that cannot be typed; choose another"
+    return None
 
-    def __init__(self, state, port=None, ip="127.0.0.1", learners=None):
+
+def kept_secret(path, make):
+    """The secret in `path` (only root reads it), made by `make()` and
+    written there when the file is missing."""
+    path = Path(path)
+    if not path.exists() or not path.read_text().strip():
+        path.touch(mode=0o600)
+        path.write_text(make() + "\n")
+    path.chmod(0o600)
+    return path.read_text().strip()
+
+
+def rotate(log, limit=LOG_BYTES, keep=3):
+    """Move `log` to .1 (and .1 to .2 ...) once it is past `limit` bytes."""
+    if log.exists() and log.stat().st_size > limit:
+        for n in range(keep - 1, 0, -1):
+            older = log.with_name(f"{log.name}.{n}")
+            if older.exists():
+                older.replace(log.with_name(f"{log.name}.{n + 1}"))
+        log.replace(log.with_name(f"{log.name}.1"))
+
+
+def addresses(ip):
+    """The addresses learners type: `ip` itself, or for 0.0.0.0 this
+    machine's non-loopback IPv4 addresses and its name."""
+    if ip not in ("0.0.0.0", ""):
+        return [ip]
+    found = [a.address for links in psutil.net_if_addrs().values() for a in links
+             if a.family == socket.AF_INET and not a.address.startswith("127.")]
+    return [*found, socket.getfqdn()]
+
+
+def why(returncode, log):
+    """Why the hub's process ended, in one line."""
+    if returncode is None:
+        return "it is still running"
+    if returncode < 0:
+        return f"it was killed by {signal.Signals(-returncode).name}"
+    if returncode == 0:
+        return "it was stopped (SIGTERM or Ctrl-C)"
+    errors = [line for line in Path(log).read_text(errors="replace").splitlines()[-200:]
+              if line.startswith(("[E ", "[C ")) or "Error" in line]
+    return f"it exited with status {returncode}" + (f": {errors[-1].strip()[:300]}" if errors else "")
+
+
+class Hub:
+    """A running hub: `with Hub(state) as hub:` starts it (and its proxy)
+    and waits until it answers; leaving the block stops it, every learner's
+    server and the proxy. Entering again (after the hub's process ended)
+    starts the hub again on the same ports, state, password and proxy.
+    `hub.url`, `hub.password`, `hub.token` (a service token with admin rights
+    over users and servers, for the tools; None with tools_token=False)."""
+
+    def __init__(self, state, port=None, ip="127.0.0.1", learners=None, tools_token=True, ports=None):
         self.state, self.ip = Path(state), ip
         self.learners = Path(learners) if learners else self.state / "learners"
-        self.ports = {"HUB_PORT": port or free_port(), "HUB_API_PORT": free_port(), "HUB_PROXY_API_PORT": free_port()}
+        self.ports = ports or {"HUB_PORT": port or free_port(), "HUB_API_PORT": free_port(),
+                               "HUB_PROXY_API_PORT": free_port()}
         self.url = f"http://127.0.0.1:{self.ports['HUB_PORT']}"
-        self.password = os.environ.get("HUB_PASSWORD") or secrets.token_urlsafe(12)
-        self.token = secrets.token_hex(32)
-        self.process, self.started = None, []
+        self.token = secrets.token_hex(32) if tools_token else None
+        self.secrets = self.state / "state"
+        self.cgroup = f"class-hub-{abs(hash(str(self.state.resolve()))) % 10 ** 8:08d}" if tools_token \
+            else "class-hub"
+        self.process = self.proxy_process = self.log = None
+        self.started = []
+        self._prepare()
+
+    def _prepare(self):
+        self.state.mkdir(parents=True, exist_ok=True)
+        self.secrets.mkdir(parents=True, exist_ok=True)
+        self.secrets.chmod(0o700)
+        given = os.environ.get("HUB_PASSWORD")
+        if given:
+            problem = password_problem(given)
+            if problem:
+                raise ValueError(problem)
+            (self.secrets / "class-password").unlink(missing_ok=True)      # the teacher's choice replaces it
+            kept_secret(self.secrets / "class-password", lambda: given)
+        self.password = kept_secret(self.secrets / "class-password", lambda: secrets.token_urlsafe(12))
+        self.proxy_token = kept_secret(self.secrets / "proxy-token", lambda: secrets.token_hex(32))
+        self.learners.mkdir(parents=True, exist_ok=True)
+        self.learners.chmod(0o711)         # a learner reaches their own home, lists no one else's
 
     def env(self):
-        return {**os.environ, **{k: str(v) for k, v in self.ports.items()},
-                "HUB_STATE": str(self.state / "state"), "HUB_LEARNERS": str(self.learners), "HUB_IP": self.ip,
-                "HUB_PASSWORD": self.password,
-                "HUB_TOOLS_TOKEN": self.token, "HUB_PROXY": str(proxy()),
-                "CONFIGPROXY_AUTH_TOKEN": secrets.token_hex(32)}
+        keep = {k: v for k, v in os.environ.items() if k not in ("HUB_PASSWORD", "CONFIGPROXY_AUTH_TOKEN")}
+        return {**keep, **{k: str(v) for k, v in self.ports.items()},
+                "HUB_STATE": str(self.secrets), "HUB_LEARNERS": str(self.learners), "HUB_IP": self.ip,
+                "HUB_CGROUP": self.cgroup, **({"HUB_TOOLS_TOKEN": self.token} if self.token else {})}
+
+    def _open_log(self, name):
+        log = self.state / name
+        rotate(log)
+        handle = open(log, "a")     # noqa: SIM115 (closed in stop)
+        os.chmod(log, 0o600)
+        handle.write(f"\n----- {datetime.now().isoformat(timespec='seconds')}: started by tools/classroom/hub.py "
+                     f"-----\n")
+        handle.flush()
+        return handle
+
+    def start_proxy(self):
+        """The proxy kept from an earlier run (the same ports, still
+        running), else a new one, in a session of its own."""
+        pid_file = self.secrets / "proxy.pid"
+        want = ["--port", str(self.ports["HUB_PORT"]), "--api-port", str(self.ports["HUB_PROXY_API_PORT"])]
+        with contextlib.suppress(OSError, ValueError, psutil.Error):
+            kept = psutil.Process(int(pid_file.read_text()))
+            line = kept.cmdline()
+            if any("configurable-http-proxy" in part for part in line) and all(w in line for w in want):
+                self.proxy_process = kept
+                return kept
+            if any("configurable-http-proxy" in part for part in line):
+                kept.terminate()
+                kept.wait(10)
+        command = [str(proxy()), "--ip", self.ip, *want, "--api-ip", "127.0.0.1",
+                   "--error-target", f"http://127.0.0.1:{self.ports['HUB_API_PORT']}/hub/error"]
+        if os.environ.get("HUB_SSL_CERT"):
+            command += ["--ssl-cert", os.environ["HUB_SSL_CERT"], "--ssl-key", os.environ["HUB_SSL_KEY"]]
+        log = self._open_log("proxy.log")
+        started = subprocess.Popen(command, env={**os.environ, "CONFIGPROXY_AUTH_TOKEN": self.proxy_token},
+                                   stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        log.close()
+        pid_file.write_text(str(started.pid))
+        self.proxy_process = psutil.Process(started.pid)
+        return self.proxy_process
 
     def __enter__(self):
-        self.state.mkdir(parents=True, exist_ok=True)
-        self.log = open(self.state / "hub.log", "w")     # noqa: SIM115 (closed in stop)
+        if self.process is not None and self.process.poll() is None:
+            raise RuntimeError("the hub is already running")
+        self.start_proxy()
+        if self.log:
+            self.log.close()
+        self.log = self._open_log("hub.log")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "jupyterhub", "-f", str(CONFIG)], cwd=self.state, env=self.env(),
+            [sys.executable, "-m", "jupyterhub", "-f", str(CONFIG)], cwd=self.secrets, env=self.env(),
             stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
         try:
             self.wait_ready()
@@ -93,7 +227,8 @@ class Hub:
         deadline = time.monotonic() + timeout
         while True:
             if self.process.poll() is not None:
-                raise RuntimeError(f"jupyterhub exited with {self.process.returncode}; see {self.state / 'hub.log'}")
+                raise RuntimeError(f"jupyterhub stopped: {why(self.process.returncode, self.state / 'hub.log')}; "
+                                   f"see {self.state / 'hub.log'}")
             try:
                 with urllib.request.urlopen(f"{self.url}/hub/health", timeout=5) as reply:
                     if reply.status == 200:
@@ -109,19 +244,34 @@ class Hub:
         return rest(f"{self.url}/hub/api{path}", self.token, method)
 
     def processes(self):
-        """The hub and everything it started (proxy, culler, servers, kernels)."""
-        try:
-            hub = psutil.Process(self.process.pid)
-            return [hub, *hub.children(recursive=True)]
-        except psutil.NoSuchProcess:
-            return []
+        """The hub and everything it started (culler, servers, kernels), and the proxy."""
+        found = []
+        for root in (self.process and self.process.pid, self.proxy_process and self.proxy_process.pid):
+            with contextlib.suppress(psutil.NoSuchProcess, TypeError):
+                top = psutil.Process(root)
+                found += [top, *top.children(recursive=True)]
+        return found
 
-    def stop(self, grace=30):
-        """SIGTERM to the hub (which stops the learners' servers and the
-        proxy), then SIGKILL to any process of its tree still there."""
+    def stop_servers(self, grace=30):
+        """Ask the hub to stop every learner's server (with the tools' token)."""
+        with contextlib.suppress(Exception):
+            for user in self.api("/users"):
+                if user.get("servers"):
+                    with contextlib.suppress(Exception):
+                        self.api(f"/users/{user['name']}/server", "DELETE")
+            deadline = time.monotonic() + grace
+            while any(u.get("servers") for u in self.api("/users")) and time.monotonic() < deadline:
+                time.sleep(0.5)
+
+    def stop(self, grace=30, keep_class=False):
+        """Stop the hub (SIGTERM, then SIGKILL). Unless `keep_class`: every
+        learner's server first, then the proxy, then whatever is left in the
+        learners' cgroups."""
         if self.process is None:
             return
         self.started = self.processes() or self.started
+        if not keep_class and self.process.poll() is None and self.token:
+            self.stop_servers(grace)
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
             try:
@@ -129,20 +279,63 @@ class Hub:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait(timeout=10)
-        _, alive = psutil.wait_procs([p for p in self.started if p.is_running()], timeout=10)
-        for p in alive:
-            p.kill()
-        psutil.wait_procs(alive, timeout=10)
-        self.log.close()
+        if not keep_class:
+            self.started += [p for p in self.processes() if p not in self.started]
+            if self.proxy_process is not None:
+                with contextlib.suppress(psutil.NoSuchProcess):
+                    self.proxy_process.terminate()
+                (self.secrets / "proxy.pid").unlink(missing_ok=True)
+            _, alive = psutil.wait_procs([p for p in self.started if p.is_running()], timeout=10)
+            for p in alive:
+                with contextlib.suppress(psutil.NoSuchProcess):
+                    p.kill()
+            psutil.wait_procs(alive, timeout=10)
+            hub_users.remove_hub_groups(self.cgroup)
+        if self.log:
+            self.log.close()
 
     def leftovers(self):
         """What is still running or listening after `stop`: processes of the
-        hub's tree, and listening sockets on the hub's ports."""
+        hub's tree and the learners' cgroups, and listening sockets on the hub's ports."""
         running = [p.pid for p in self.started if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
         ports = set(self.ports.values())
         listening = [c.laddr.port for c in psutil.net_connections(kind="inet")
                      if c.status == psutil.CONN_LISTEN and c.laddr.port in ports]
-        return running + listening
+        groups = [str(p) for p in (hub_users.CGROUPS / "memory" / self.cgroup,
+                                   hub_users.CGROUPS / self.cgroup) if p.exists()]
+        return running + listening + groups
+
+
+def stop_class(hub):
+    """Everything of the class: the hub, every learner's server and kernels, the proxy."""
+    for pid_file in (hub.secrets / "jupyterhub.pid", hub.secrets / "proxy.pid"):
+        with contextlib.suppress(OSError, ValueError, psutil.Error):
+            process = psutil.Process(int(pid_file.read_text()))
+            process.terminate()
+            process.wait(15)
+        pid_file.unlink(missing_ok=True)
+    return hub_users.remove_hub_groups(hub.cgroup)
+
+
+def banner(hub, ip, isolation):
+    cap = deploy.server_cap(psutil.virtual_memory().total / 1e9, deploy.gigabytes(
+        os.environ.get("HUB_MEM_LIMIT") or f"{deploy.memory_limit_gb()}G"))
+    scheme = "https" if os.environ.get("HUB_SSL_CERT") else "http"
+    where = ", ".join(f"{scheme}://{a}:{hub.ports['HUB_PORT']}" for a in addresses(ip))
+    lines = [f"JupyterHub for the class: learners open {where}",
+             f"Learners log in with any name and the class password: {hub.password} "
+             f"(kept in {hub.secrets / 'class-password'}; HUB_PASSWORD=... make hub changes it)",
+             f"Their notebooks: {hub.learners}/<name>/my-notebooks. The hub's log: {hub.state / 'hub.log'}.",
+             f"At most {cap} learners at a time, {os.environ.get('HUB_MEM_LIMIT') or f'{deploy.memory_limit_gb()}G'} "
+             "of memory each (MEM_LIMIT=... make hub to change).",
+             "Each learner runs as a Unix user of their own, with enforced limits." if isolation is None else
+             f"WARNING: no isolation between learners ({isolation}): every server runs as {os.getlogin()}, "
+             "and a learner's code can read the others' files.",
+             "Ctrl-C stops the hub only: the learners' servers keep running and the next make hub takes them back; "
+             "make hub STOP=1 stops the class."]
+    if ip not in ("127.0.0.1", "localhost", "::1") and scheme == "http":
+        lines.append(UNENCRYPTED)
+    return "\n".join(lines)
 
 
 def main(argv=None):
@@ -150,18 +343,40 @@ def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m tools.classroom.hub", description=__doc__.split("\n\n")[0])
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--ip", default="127.0.0.1", help="0.0.0.0 to serve a room (put TLS in front first)")
+    parser.add_argument("--stop-class", action="store_true", help="stop the hub, every learner's server, the proxy")
     args = parser.parse_args(argv)
-    hub = Hub(BUILD, args.port, args.ip, LEARNERS)
-    with hub:
-        print(f"JupyterHub for the class: {hub.url} (listening on {args.ip})\n"
-              f"Learners log in with any name and the class password: {hub.password}\n"
-              f"Their notebooks: {LEARNERS}/<name>/my-notebooks. The hub's log: {BUILD / 'hub.log'}.\n"
-              "Ctrl-C stops the hub and every learner's server.")
-        try:
-            hub.process.wait()
-        except KeyboardInterrupt:
-            print("stopping the hub and the learners' servers ...")
-    return hub.process.returncode
+    problem = password_problem(os.environ["HUB_PASSWORD"]) if os.environ.get("HUB_PASSWORD") else None
+    if problem:
+        print(f"make hub: {problem}.", file=sys.stderr)
+        return 2
+    ports = {"HUB_PORT": args.port, "HUB_API_PORT": 8081, "HUB_PROXY_API_PORT": 8001}
+    hub = Hub(BUILD, ip=args.ip, learners=LEARNERS, tools_token=False, ports=ports)
+    BUILD.chmod(0o700)
+    if args.stop_class:
+        killed = stop_class(hub)
+        print(f"the class is stopped: the hub, the proxy and every learner's server ({len(killed)} processes "
+              "ended); their notebooks stay in", hub.learners)
+        return 0
+    isolation = hub_users.missing()
+    if isolation is not None:
+        os.environ["HUB_ISOLATE"] = "0"
+    try:
+        hub.__enter__()
+    except RuntimeError as error:
+        print(f"make hub: {error}", file=sys.stderr)
+        return 1
+    print(banner(hub, args.ip, isolation), flush=True)
+    try:
+        hub.process.wait()
+        print(f"make hub: the hub stopped: {why(hub.process.returncode, hub.state / 'hub.log')}. The learners' "
+              "servers and the proxy keep running; make hub starts it again and takes them back.", file=sys.stderr)
+    except KeyboardInterrupt:
+        print("stopping the hub; the learners' servers keep running (make hub STOP=1 stops them) ...")
+        hub.stop(keep_class=True)
+        return 0
+    finally:
+        hub.log.close()
+    return hub.process.returncode or 1
 
 
 if __name__ == "__main__":

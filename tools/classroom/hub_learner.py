@@ -124,10 +124,17 @@ class Notebook:
 
     def __init__(self, learner, session, nb):
         self.learner, self.session, self.nb = learner, session, nb
-        url = learner.server_url(f"api/kernels/{session['kernel']['id']}/channels?session_id={uuid.uuid4().hex}")
+        self.ws = None
+        self.connect()
+        self.models = {}      # comm id -> the widget's state, from the kernel's comm_open
+
+    def connect(self):
+        """(Re)open the kernel's websocket, as a page does after the server
+        closed it (a websocket left unread past its ping timeout is closed)."""
+        learner = self.learner
+        url = learner.server_url(f"api/kernels/{self.session['kernel']['id']}/channels?session_id={uuid.uuid4().hex}")
         cookies = "; ".join(f"{c.name}={c.value}" for c in learner.http.cookies)
         self.ws = websocket.create_connection(url.replace("http", "ws", 1), cookie=cookies, timeout=WAIT)
-        self.models = {}      # comm id -> the widget's state, from the kernel's comm_open
 
     def send(self, msg_type, content, channel="shell"):
         msg_id = uuid.uuid4().hex

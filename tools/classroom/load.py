@@ -10,7 +10,17 @@ PSS, which counts pages shared between processes once), failures; then the
 class's summary and the CPU the idle class uses.
 
     python -m tools.classroom.load [-n 20] [--ramp 4] [--changes 3]
+    python -m tools.classroom.load --url http://127.0.0.1:8000 [-n 20]   a running class hub
     python -m tools.classroom.load --sequence [--keep-kernels]
+
+--url: the learners go to a class hub already running (`make hub`), with the
+class password of HUB_PASSWORD, or, run as root on the hub's machine, the one
+it keeps (build/hub/state/class-password). No admin token is needed: memory
+and CPU are read from the processes of each learner's Unix user (on the hub's
+machine only), and each learner stops their own server at the end.
+The hub load starts itself runs each learner at the memory limit that lets N
+of them run at once (at most the hub's default), as Unix users hubload-NN
+removed at the end.
 
 --sequence: one learner goes through every notebook, closing each as
 JupyterLab does with kernelShutdown on (or keeping each kernel, as before
@@ -20,6 +30,7 @@ Bounded: every step has a timeout, the whole run DEADLINE seconds; the hub
 and everything it started are stopped at the end, failed or not."""
 
 import argparse
+import contextlib
 import os
 import shutil
 import statistics
@@ -30,6 +41,7 @@ from dataclasses import dataclass, field
 
 import psutil
 
+from tools.classroom import deploy, hub_users
 from tools.classroom.hub import BUILD, Hub
 from tools.classroom.hub_learner import Learner
 from tools.classroom.load_measure import GB, cpu_seconds, idle_cpu, memory, tree
@@ -37,6 +49,21 @@ from tools.classroom.load_sequence import sequence, sequence_table
 
 NOTEBOOK = "01-dynamic-control-flow.ipynb"
 DEADLINE = 1200            # seconds for the whole run
+KEEP_LIMIT = "6G"          # --sequence --keep-kernels: every notebook's kernel at once (3.5 GB measured)
+USERS = "hubload-"         # the Unix users of the hub load starts (removed at the end)
+
+
+@dataclass
+class RunningHub:
+    """A class hub load did not start: its URL and class password (no token)."""
+
+    url: str
+    password: str
+    prefix: str = hub_users.PREFIX
+    token: None = None
+
+    def leftovers(self):
+        return []
 PAUSE = 0.5                # seconds between a learner's widget changes (a person's pace)
 
 
@@ -95,22 +122,53 @@ def fresh(state):
     return state
 
 
-def run_class(n, ramp, changes, state=BUILD / "load"):
-    """Run the class; returns (results, idle CPU %, load average before)."""
-    load_before = os.getloadavg()[0]
-    results = [Result(f"learner{i:02d}") for i in range(n)]
-    opened = []
-    # the hub stops before the pool waits for its threads: a learner still waiting then fails at once
-    with ThreadPoolExecutor(max_workers=n) as pool, Hub(fresh(state)) as hub:
+def class_limit(n, machine_gb=None):
+    """The memory limit (GB) that lets n learners run at once on this
+    machine, at most the hub's default (deploy.memory_limit_gb)."""
+    machine_gb = machine_gb or psutil.virtual_memory().total / GB
+    fits = int((machine_gb - deploy.RESERVED_GB) / n * 20) / 20        # rounded down to 0.05 GB
+    return min(deploy.memory_limit_gb(), fits)
+
+
+def learners_on(hub, n, ramp, changes, results, opened):
+    with ThreadPoolExecutor(max_workers=n) as pool:
         futures = [pool.submit(one_learner, hub, r.name, ramp * i / n, changes, r, opened)
                    for i, r in enumerate(results)]
         _, late = wait(futures, timeout=DEADLINE)
         for future, result in zip(futures, results, strict=True):
             if future in late:
                 result.failure = result.failure or f"not done within {DEADLINE} s"
-        idle = idle_cpu(hub, [r.name for r in results])
-        for notebook in opened:
-            notebook.ws.close()
+        return idle_cpu(hub, [r.name for r in results])
+
+
+def run_class(n, ramp, changes, state=BUILD / "load", url=None):
+    """Run the class (on a hub of its own, or the running one at `url`);
+    returns (results, idle CPU %, load average before, what was left running)."""
+    load_before = os.getloadavg()[0]
+    results = [Result(f"learner{i:02d}") for i in range(n)]
+    opened = []
+    if url:
+        password = os.environ.get("HUB_PASSWORD") or (BUILD / "state" / "class-password").read_text().strip()
+        hub = RunningHub(url, password)
+        try:
+            idle = learners_on(hub, n, ramp, changes, results, opened)
+        finally:
+            for notebook in opened:
+                with contextlib.suppress(Exception):
+                    notebook.close()
+                    notebook.learner.stop()
+        return results, idle, load_before, []
+    limit = class_limit(n)
+    os.environ.update(HUB_MEM_LIMIT=f"{limit}G", HUB_USER_PREFIX=USERS)
+    print(f"each learner's memory limit: {limit} GB ({n} learners fit)")
+    try:
+        with Hub(fresh(state)) as hub:
+            hub.prefix = USERS
+            idle = learners_on(hub, n, ramp, changes, results, opened)
+            for notebook in opened:
+                notebook.ws.close()
+    finally:
+        hub_users.remove_users(USERS)
     shutil.rmtree(state, ignore_errors=True)
     return results, idle, load_before, hub.leftovers()
 
@@ -175,17 +233,26 @@ def main(argv=None):
     parser.add_argument("--changes", type=int, default=3, help="changes of each widget per learner")
     parser.add_argument("--sequence", action="store_true", help="one learner through every notebook")
     parser.add_argument("--keep-kernels", action="store_true", help="with --sequence: never close a notebook")
+    parser.add_argument("--url", help="a running class hub's address (make hub), instead of one of its own")
     args = parser.parse_args(argv)
+    if args.url and not (os.environ.get("HUB_PASSWORD") or os.access(BUILD / "state" / "class-password", os.R_OK)):
+        parser.error("--url needs the hub's class password: set HUB_PASSWORD=..., or run as root on the hub's "
+                     "machine (it is kept in build/hub/state/class-password)")
     if not 1 <= args.n <= 100 or not 0 <= args.changes <= 20:
         parser.error("-n must be 1 to 100 and --changes 0 to 20")
     print(f"{psutil.cpu_count()} cores, {psutil.virtual_memory().total / GB:.0f} GB, "
           f"load average {os.getloadavg()[0]:.1f}")
     if args.sequence:
-        rows, left = sequence(args.keep_kernels, BUILD / "load")
+        # every kernel kept: 0.15 GB and 0.45 GB a notebook, past the default limit (KEEP_LIMIT)
+        os.environ.update(HUB_USER_PREFIX=USERS, **({"HUB_MEM_LIMIT": KEEP_LIMIT} if args.keep_kernels else {}))
+        try:
+            rows, left = sequence(args.keep_kernels, BUILD / "load")
+        finally:
+            hub_users.remove_users(USERS)
         print(sequence_table(rows, args.keep_kernels))
         failed = any(row[-1] for row in rows)
     else:
-        results, idle, load_before, left = run_class(args.n, args.ramp, args.changes)
+        results, idle, load_before, left = run_class(args.n, args.ramp, args.changes, url=args.url)
         print(learner_table(results), "", SUMMARY_HEAD, summary_row(results, idle, load_before), sep="\n")
         failed = any(r.failure for r in results)
     print("left running or listening after the hub stopped:", left or "nothing")

@@ -4,18 +4,33 @@ which counts pages shared between processes once), its CPU time, and the
 idle class's CPU use."""
 
 import contextlib
+import pwd
 import time
 
 import psutil
+
+from tools.classroom import hub_users
 
 GB = 1e9
 IDLE_SECONDS = 10          # how long the idle class's CPU is measured
 
 
 def tree(hub, name):
-    """A learner's server process and everything it started (kernels)."""
-    server = psutil.Process(hub.api(f"/users/{name}")["servers"][""]["state"]["pid"])
-    return [server, *server.children(recursive=True)]
+    """A learner's server process and everything it started (kernels): from
+    the hub's record of its pid with the tools' token, else (a running hub
+    on this machine) the processes of the learner's Unix user, oldest first."""
+    if getattr(hub, "token", None):
+        server = psutil.Process(hub.api(f"/users/{name}")["servers"][""]["state"]["pid"])
+        return [server, *server.children(recursive=True)]
+    try:
+        uid = pwd.getpwnam(hub_users.unix_name(name, hub.prefix)).pw_uid
+    except KeyError:
+        return []
+    found = []
+    for pid in hub_users.user_processes(uid):
+        with contextlib.suppress(psutil.NoSuchProcess):
+            found.append(psutil.Process(pid))
+    return sorted(found, key=lambda p: p.create_time())
 
 
 def cpu_seconds(processes):
