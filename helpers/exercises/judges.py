@@ -97,7 +97,8 @@ def kind(answer: Any) -> str:
 def same(answer: Any, expected: Any, tolerance: float = 1e-6) -> bool:
     """Equal as the learner means it, in any of the forms FORMS states: 11
     and 11.0 but not True; numbers within `tolerance` (relative, at least
-    absolute); a set's items in any order; text in any case. Only exact
+    absolute); a set's items in any order; text and names in any case, spaces
+    around them dropped. Only exact
     built-in values are compared (`canonical`), or two of one type."""
     answer, expected = canonical(answer), canonical(expected)
     if kind(answer) != kind(expected):
@@ -106,7 +107,15 @@ def same(answer: Any, expected: Any, tolerance: float = 1e-6) -> bool:
         return bool(abs(answer - expected) <= tolerance * max(1.0, abs(expected)))
     if kind(expected) == "text":
         return bool(answer.strip().lower() == expected.strip().lower())
+    if kind(expected) == "set":
+        return _names(answer) == _names(expected)
     return type(answer) is type(expected) and bool(expected == answer)
+
+
+def _names(items: frozenset[Any]) -> frozenset[Any]:
+    """A set's names as FORMS lets the learner write them: in any case, with
+    spaces around them or not."""
+    return frozenset(item.strip().lower() if type(item) is str else item for item in items)
 
 
 def _form(expected: Any, answer: Any) -> str:

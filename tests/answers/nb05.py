@@ -28,3 +28,9 @@ WRONG = {
     4: (("answer_4 = 'a'", "compiles nothing"), ("answer_4 = 'c'", "neither loops nor recursion"),
         ("answer_4 = 'd'", "for speed")),
 }
+
+# Right answers written otherwise than the solution: each must be right too.
+RIGHT = {
+    # names with spaces around them, in another case, in a list (judges.FORMS)
+    3: ("answer_3 = {' p', 'R '}", "answer_3 = ['r', 'P']"),
+}
