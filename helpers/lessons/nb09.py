@@ -142,7 +142,7 @@ def _gradient_hint(start: tuple[float, ...], grad: torch.Tensor | None, wanted: 
     if grad is not None and bool(grad.isnan().any()) and not bool(wanted.isnan().any()):
         return (f"for x = {list(start)} the values are right but x.grad is {shown(grad.tolist())}: backward runs "
                 "through both branches of torch.where, the one not chosen too, and an infinite gradient there "
-                "times where's 0 is NaN. Keep each branch finite for every x, chosen or not.")
+                "times where's 0 is NaN. Give each branch an input where its derivative is finite, chosen or not.")
     differing = [] if grad is None else [v for v, g, w in zip(start, grad.tolist(), wanted.tolist(), strict=True)
                                          if not abs(g - w) <= 1e-6]
     shown_grad = shown(None if grad is None else grad.tolist())
@@ -279,8 +279,8 @@ EXERCISES = (
                  "find a graph whose guards hold?",
             answer="3"),
     fix(2, "remove a graph break", _clipped, CLIPPED_FIXED, probe=_probe_with(CLIPPED_FIXED, "clipped", _clipped_tie),
-        hint="Let a tensor operation make the choice, torch.where (or torch.cond), and keep what it does not "
-             "choose finite too: backward runs through both."),
+        hint="Let a tensor operation make the choice, torch.where (or torch.cond), and give what it does not "
+             "choose a safe input, where its derivative is finite too: backward runs through both."),
     choose(3, "the grad_fn of an eager-backend output", EAGER_BACKEND, answer="b",
            hint="Which part of torch.compile makes CompiledFunctionBackward, and does the eager backend use it?"),
     write(4, "an elementwise choice with no graph break", _leaky, LEAKY, probe=_probe_with(LEAKY, "leaky", _leaky_tie),
