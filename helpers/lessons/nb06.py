@@ -20,11 +20,11 @@ from .widget import Check, Widget, click, in_turn
 # The widgets, each found by its cell's tag (widget-<name>); see helpers/lessons/widget.py.
 WIDGETS = (
     Widget("quiz", {"choice": "RadioButtons"},
-           (Check(click("choice", "deleted the graph's nodes"), "Not quite. The nodes survive backward()"),
-            Check(click("choice", "freed the tensors"), "Right. Backward frees the intermediate values")),
+           (Check(click("choice", "deleted y's grad_fn"), "Not quite. The nodes survive backward()"),
+            Check(click("choice", "freed the tensors"), "Right. What is freed is the saved tensors")),
            {"quiz choices": in_turn([click("choice", words) for words in
-                                     ("deleted the graph", "freed the tensors", "forbids computing",
-                                      "refuses to overwrite")])}),
+                                     ("deleted y's grad_fn", "freed the tensors", "nothing of y's graph",
+                                      "replaces x.grad")])}),
 )
 
 
@@ -191,18 +191,19 @@ EXERCISES = (
 
 
 PRACTICE_QUESTION = MultipleChoice(
-    "Why does a second y.backward() without retain_graph=True raise an error?",
+    "x = torch.tensor(3.0, requires_grad=True); y = x * x; z = y + 1; z.backward().\n"
+    "What does y.backward(), called now for the first time, do?",
     (
-        Option("The gradient was already computed, and PyTorch forbids computing it twice.",
-               "Computing a gradient twice is allowed: with retain_graph=True it works and the results add up."),
-        Option("The first backward() freed the tensors the graph saved for it, which the second call would need.",
-               "Backward frees the intermediate values (the saved tensors) to save memory; the nodes stay, "
-               "but a node that needs a freed value cannot run again."),
-        Option("The first backward() deleted the graph's nodes, so y.grad_fn is None afterwards.",
-               "The nodes survive backward(): y.grad_fn is still there and still names its operation."),
-        Option("x.grad is already set, and backward() refuses to overwrite it.",
-               "backward() never overwrites .grad; it adds to it: a second call that runs adds its gradient to "
-               "the first (the fix in section 2 shows it)."),
+        Option("It runs: backward was never called on y, so nothing of y's graph was freed.",
+               "z's graph is y's graph plus one node: z.backward() walked through y's MulBackward0 and freed "
+               "what it saved, so the graph y starts from has lost its tensors."),
+        Option("It raises: z.backward() freed the tensors y's MulBackward0 saved, which y.backward() needs.",
+               "What is freed is the saved tensors of every node the walk passed, whichever output it started "
+               "from: y's node is one of them, so y.backward() raises though it is y's first."),
+        Option("It raises: z.backward() deleted y's grad_fn, so y has no graph left.",
+               "The nodes survive backward(): y.grad_fn is still MulBackward0; what is gone is what it saved."),
+        Option("It runs and replaces x.grad with y's gradient, 6.",
+               "backward() never replaces .grad, it adds to it; and here the call does not get that far."),
     ),
     right="b",
 )
