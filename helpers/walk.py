@@ -23,6 +23,10 @@ from .arguments import Start
 # A walk cut to max_nodes counts the whole graph up to COUNTED times max_nodes nodes
 # (at least COUNTED_AT_LEAST); past that it stops, and totals are lower bounds.
 COUNTED, COUNTED_AT_LEAST = 10, 1_000
+# A walk that met more than SHALLOW_FROM nodes leaves each node it stepped owning its
+# inputs' Python wrappers (`hold_inputs`), so freeing the graph later stays shallow.
+SHALLOW_FROM = 1_000
+HELD = "helpers: inputs held so that freeing this graph stays shallow"
 # What a walk meets: a tensor (an output or a leaf root), an autograd node, or
 # None (a constant); links are (src, dst, slot, output_nr) positions in walk order.
 Item: TypeAlias = torch.Tensor | Node | None
@@ -95,6 +99,7 @@ class Walker:
         self.links: list[Link] = []
         self.index: dict[Node, int] = {}
         self.queue: deque[Node] = deque()
+        self.stepped: list[tuple[Node, tuple[tuple[Node | None, int], ...]]] = []
         self.leaf_roots: dict[int, int] = {}     # a leaf passed as a root is one node with its AccumulateGrad
         outputs = [s for s in starts if isinstance(s, torch.Tensor)]
         for tensor in outputs:
@@ -124,7 +129,10 @@ class Walker:
         """Take the next node from the queue and meet its inputs."""
         fn = self.queue.popleft()
         dst = self.index[fn]
-        for slot, (child, output_nr) in enumerate(fn.next_functions):
+        inputs = fn.next_functions
+        if inputs:
+            self.stepped.append((fn, inputs))
+        for slot, (child, output_nr) in enumerate(inputs):
             if child is None:
                 self.items.append(None)
                 self.links.append((len(self.items) - 1, dst, slot, output_nr))
@@ -154,9 +162,12 @@ def walk_for(starts: Sequence[Start], limit: int | None) -> tuple[Walker, Sequen
     walker = Walker(starts)
     if limit is None:
         walker.run()
+        hold_inputs(walker)
         return walker, range(len(walker.items)), False
     kept = nearest(walker, limit)
-    return walker, kept, walker.run(counted(limit))
+    more = walker.run(counted(limit))
+    hold_inputs(walker)
+    return walker, kept, more
 
 
 def counted(limit: int) -> int:
@@ -170,7 +181,37 @@ def walk(starts: Sequence[Start]) -> tuple[list[Item], list[Link]]:
     """The whole breadth-first walk: (items, links), as `Walker` has them."""
     walker = Walker(starts)
     walker.run()
+    hold_inputs(walker)
     return walker.items, walker.links
+
+
+def hold_inputs(walker: Walker) -> None:
+    """Keep freeing a big walked graph shallow: each node the walk stepped
+    holds, in its `metadata`, the tuple of its inputs' wrappers that
+    `next_functions` gave it.
+
+    Why: reading `next_functions` gives each input node a Python wrapper that
+    its C++ node then owns for as long as anything else holds the node
+    (torch's PyObject preservation, `c10::intrusive_ptr`). Freed later (a
+    `del`, a reassignment, after `backward()`), a node that drops its last
+    edge to an input frees that input's wrapper, whose dealloc frees the
+    input, which frees its own input's wrapper, ...: one C stack frame set
+    per node, past torch's iterative deleter, so a chain some 30,000 nodes
+    deep overflows an 8 MB stack (SIGSEGV). Held in a tuple in the node's
+    metadata dict, an input's wrapper is released by the dict's and the
+    tuple's dealloc instead, and CPython's trashcan defers those past 50
+    nested deallocs: the freeing goes on iteratively, at any depth. Nothing
+    is kept alive longer: a node's inputs live as long as it does anyway.
+    Small walks (at most SHALLOW_FROM nodes, every lesson graph) leave
+    `metadata` as it was; their frees nest at most that deep."""
+    if len(walker.items) <= SHALLOW_FROM:
+        return
+    for fn, inputs in walker.stepped:
+        try:
+            fn.metadata[HELD] = inputs          # type: ignore[index]  # a property; the stubs call it a method
+        except (RuntimeError, AttributeError):      # a node without metadata: nothing to hold it in
+            continue
+    walker.stepped.clear()
 
 
 def leaf_variable(fn: Node) -> torch.Tensor | None:

@@ -170,9 +170,10 @@ def nbval_times():
 
 def in_a_big_stack(part):
     """Run `part` in a thread with a 512 MB stack. Freeing a graph tens of
-    thousands of nodes deep, once it has been walked from Python, recurses in
-    torch's C++ deleter and overflows the usual 8 MB stack (a crash of the
-    process, torch's own limit: a plain loop over next_functions does it)."""
+    thousands of nodes deep, once it has been walked from plain Python,
+    recurses in torch's C++ deleter and overflows the usual 8 MB stack
+    (torchviz's walk does it; the helpers' walks leave graphs that free
+    shallowly, `walk.hold_inputs`)."""
     result = []
     threading.stack_size(512 * 2**20)
     worker = threading.Thread(target=lambda: result.append(part()))

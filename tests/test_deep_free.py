@@ -1,0 +1,40 @@
+"""A graph walked whole by the helpers is freed without crashing, at any depth.
+
+Reading `next_functions` gives each node a Python wrapper that torch keeps on
+the C++ node; freeing such a chain recursed once per node in torch's C++ and
+overflowed the stack (SIGSEGV) at some 30,000 nodes (`walk.hold_inputs`).
+Each case runs in a child process, since the crash would end pytest."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+BUILD = {"rnn": "h = torch.tanh(w @ h)", "chain": "h = h * 1.0"}
+CALLS = {
+    "trace_graph": "trace_graph(h)",
+    "roll": "draw_graph(h, roll=True)",
+    "whole": "draw_graph(h, max_nodes=None)",
+    "record_backward": "record_backward(h.sum())",    # walks for its hooks, then runs backward()
+}
+# backward() then del; a plain del, and a reassignment, free the same way.
+CASES = [(shape, steps, call, "del h" if call == "record_backward" else "h.sum().backward(); del h")
+         for shape, steps in (("rnn", 40_000), ("chain", 200_000)) for call in CALLS]
+CASES += [("rnn", 40_000, "trace_graph", "del h"), ("chain", 200_000, "trace_graph", "h = None")]
+
+
+def run_child(shape: str, steps: int, call: str, then: str) -> subprocess.CompletedProcess[str]:
+    lines = ["import torch", "from helpers import draw_graph, trace_graph",
+             "from helpers.engine import record_backward",
+             "w = torch.randn(4, 4, requires_grad=True)", "h = torch.randn(4, requires_grad=True)",
+             f"for _ in range({steps}):", f"    {BUILD[shape]}", CALLS[call], *then.split("; "), "print('freed')"]
+    return subprocess.run([sys.executable, "-c", "\n".join(lines)], cwd=ROOT, capture_output=True, text=True,
+                          timeout=600, check=False)
+
+
+@pytest.mark.parametrize(("shape", "steps", "call", "then"), CASES)
+def test_a_deep_graph_walked_whole_is_freed_without_a_crash(shape, steps, call, then):
+    done = run_child(shape, steps, call, then)
+    assert done.returncode == 0 and done.stdout.strip().endswith("freed"), (done.returncode, done.stderr[-2000:])
