@@ -274,8 +274,8 @@ EXERCISES = (
                  "gets none). Each leaf gets one AccumulateGrad node, however often it is used.",
             answer=str(3 * ROUNDS + 2)),
     write(2, "a graph that follows a sign", _sign_forward, SIGN_FORWARD, probe=_sign_probe,
-          hint="Inside the function, `if x > 0:` works on a one-element tensor (Python asks for its truth value). "
-               "Return x * 3 in one branch and x ** 2 in the other."),
+          hint="A Python if works on a one-element tensor: Python asks for its truth value, True or False. "
+               "Which case does the question put first, and what does each case return?"),
     predict(3, "halvings of 200", "a whole number",
             value(_halvings_of_200, "200 → 100 → 50 → 25 → 12.5 → 6.25 → 3.125 → 1.5625 → 0.78125: eight rounds, "
                   "eight DivBackward0 nodes.",
