@@ -14,7 +14,7 @@ BY_DRAW_GRAPH = ("from helpers import draw_graph\n\ndef count_leaves(t):\n"
 
 
 WRONG = {
-    1: (("answer_1 = False", "with `is`"), ("answer_1 = 'yes'", "True or False")),
+    1: (("answer_1 = False", "with Python's is"), ("answer_1 = 'yes'", "True or False")),
     2: (("answer_2 = '_saved_self'", "without it"), ("answer_2 = 'saved_other'", "multiplication"),
         ("answer_2 = 2", "in quotes"), ("answer_2 = 'result'", "_saved_ prefix"),
         ("answer_2 = 'saved_result'", "_saved_ prefix"),
