@@ -247,7 +247,7 @@ EAGER_BACKEND = MultipleChoice(
     "`eager` backend runs its operations as they are, no AOTAutograd. What is `grad_fn` of the output?",
     (
         Option("`CompiledFunctionBackward`: one node for the whole compiled graph, as with `aot_eager`.",
-               "that node comes from AOTAutograd, which `aot_eager` uses and `eager` does not: without it, "
+               "that node comes from AOTAutograd, which the aot_eager backend uses and eager does not: without it, "
                "nothing folds the graph into one autograd node."),
         Option("`MulBackward0`: each operation runs eagerly, and autograd records it as in notebook 02.",
                "the captured graph's operations run one by one, in eager PyTorch, so autograd records "
