@@ -45,6 +45,10 @@ MARK = "_graph_notebooks_short_tracebacks"
 # theme keeps readable on its error background; IPython's cyan and green are faint on a light one)
 RED, RESET = "\x1b[1;31m", "\x1b[0m"
 FULL = "%tb prints the full traceback"
+# A name not defined is most often a cell above not run yet in this kernel: after a restart, or
+# on coming back to a saved notebook, whose outputs are there but not its variables.
+NOT_RUN = ("(a cell above not run in this kernel? After a restart or on coming back to a notebook, run the "
+           "cells from the top down to here: Run > Run All Above Selected Cell)")
 
 
 def owner(filename: str) -> str | None:
@@ -115,6 +119,8 @@ def short_form(error: BaseException, form: Form | None = None) -> list[str]:
         total = sum(hidden.values())
         where = " and ".join(hidden)
         lines.append(f"({total} frame{'s' if total > 1 else ''} inside {where} not shown: {FULL})")
+    if type(error) is NameError:
+        lines.append(NOT_RUN)
     return lines
 
 

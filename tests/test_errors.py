@@ -16,7 +16,7 @@ from nbformat.v4 import new_code_cell, new_notebook
 from nbval.kernel import CURRENT_ENV_KERNEL_NAME, NbvalKernelspecManager
 
 from helpers.arguments import MACHINERY
-from helpers.errors import full_tracebacks, in_force, owner, short_tracebacks
+from helpers.errors import NOT_RUN, full_tracebacks, in_force, owner, short_form, short_tracebacks
 from tools.build.nav import INSTALL, install_source
 from tools.notebooks import NOTEBOOKS, notebook_paths
 
@@ -226,3 +226,17 @@ def test_in_a_kernel_the_error_output_keeps_its_name_and_message(tmp_path):
     assert short[0] == f"RuntimeError: {expected.evalue}" and "torch/" not in "\n".join(short)
     assert "torch/autograd/graph.py" in ANSI.sub("", "\n".join(full.traceback))
     assert nb.cells[0].outputs == [], "the set-up cell prints nothing where the helpers import"
+
+
+def test_a_name_not_defined_says_how_to_run_the_cells_above():
+    """After a kernel restart a lesson's names are gone while its outputs
+    stay: the short form of a NameError says what to do."""
+    try:
+        exec("undefined_in_this_kernel + 1", {})
+    except NameError as error:
+        lines = short_form(error)
+    assert lines[-1] == NOT_RUN and "Run All Above Selected Cell" in NOT_RUN
+    try:
+        exec("int('x')", {})
+    except ValueError as error:
+        assert NOT_RUN not in short_form(error)

@@ -587,3 +587,12 @@ def test_each_feedback_quotes_the_answer_it_judged_on_one_short_line():
     mine = cell(declared("01")[1].solution, {"torch": torch})["sign_forward"]
     assert repr(_check("01", 2, mine)).splitlines()[1:] == ["Judged your sign_forward."]
     assert "\n" not in repr(_check("01", 1, ____))              # the placeholder: nothing to quote
+
+
+@pytest.mark.parametrize("value", [1, "sign_forward", None])
+def test_a_value_where_a_function_goes_is_the_learners_mistake(value):
+    """`sign_forward = 1` in a write exercise's slot: feedback that says what
+    to do, not a bug of the check."""
+    feedback = _check("01", 2, value)
+    assert feedback.status == "wrong", feedback
+    assert "must be a function you define with def" in str(feedback) and "bug" not in str(feedback)

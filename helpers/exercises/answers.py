@@ -23,6 +23,12 @@ class NotAnswered(Exception):
     """Raised by a judge that meets the placeholder."""
 
 
+class WrongForm(Exception):
+    """Raised by a judge whose answer is not the kind of thing the exercise
+    asks for (a number where a function goes): the learner's mistake, told
+    as feedback, never as a bug of the check."""
+
+
 def filled(value: Any) -> Any:
     """`value`, unless it is or holds the placeholder (then NotAnswered)."""
     parts = value.values() if isinstance(value, dict) else value
@@ -39,7 +45,8 @@ def filled_function(answer: Any) -> Any:
     if isinstance(answer, Blank) or (code is not None and "____" in code.co_names):
         raise NotAnswered
     if not callable(answer):
-        raise TypeError(f"this answer must be a function (def ...); got a {type(answer).__name__}")
+        raise WrongForm(f"this answer must be a function you define with def, not a value of type "
+                        f"{type(answer).__name__}: run the cell that defines it again (was its name reused?)")
     return answer
 
 

@@ -15,7 +15,7 @@ from typing import Any
 import numpy
 import torch
 
-from .answers import Blank, NotAnswered, ____
+from .answers import Blank, NotAnswered, WrongForm, ____
 from .behaviour import described, difference
 from .exercise import Exercise
 from .sandbox import TimedOut, hermetic, in_sandbox, learners_frame
@@ -142,6 +142,8 @@ def observe(exercise: Exercise, answer: Any, lesson: Mapping[str, Any]) -> dict[
         right, text = in_sandbox(lambda: exercise.judge(answer, lesson))    # type: ignore[operator]
     except NotAnswered:
         return {"kind": "code", "blank": True}
+    except WrongForm as error:          # not a function where one goes: wrong, as the session says
+        return {"kind": "code", "judge": [False, str(error)]}
     except BaseException as error:     # an answer may raise anything, KeyboardInterrupt and SystemExit included
         return {"kind": "code", "judge": _raised(error)}
     found: dict[str, Any] = {"kind": "code", "judge": [right is True, str(text) if isinstance(text, str) else ""]}

@@ -8,7 +8,7 @@ from typing import Any
 
 from ..arguments import learner_facing, wrong
 from . import apart, cells, sandbox
-from .answers import NotAnswered
+from .answers import NotAnswered, WrongForm
 from .cells import MISSING, Run
 from .exercise import Exercise, Lesson
 from .feedback import STATUS, Feedback, Score, ScoreRow, Shown, Status, error_line, shown
@@ -142,6 +142,8 @@ def judged(exercise: Exercise, answer: Any, lesson: Lesson) -> Feedback:
         n = exercise.number
         return Feedback("blank", f"replace ____ with {exercise.slot}, run that cell, then this one. Stuck? "
                                  f"ex.q{n}.hint() gives a hint, ex.q{n}.solution() the answer.")
+    except WrongForm as error:
+        return Feedback("wrong", str(error))
     except KeyboardInterrupt:
         raise       # the learner's interrupt, in the session: check() records it
     except BaseException as error:     # an answer may raise anything, SystemExit included
