@@ -23,7 +23,7 @@ from tools.runtime.lab import SETTINGS, lab_argv, server_options
 from tools.runtime.widget_state import REFERENCE, WIDGET_STATE, WIDGET_VIEW, keep_widget_views
 
 STORED = NOTEBOOKS / "02-inspecting-the-graph.ipynb"
-HOOK = "tools.runtime.widget_state.pre_save"
+HOOK = "tools.runtime.saving.pre_save"
 
 
 def stored():

@@ -33,7 +33,7 @@ def pre_save(model, path, contents_manager, **_):
     module's docstring). Other files are saved as they come."""
     if model.get("type") != "notebook" or not isinstance(model.get("content"), dict):
         return
-    keep_widget_views(model["content"], lambda: _read(Path(contents_manager.root_dir) / path))
+    keep_widget_views(model["content"], lambda: stored_json(Path(contents_manager.root_dir) / path))
 
 
 def keep_widget_views(nb, replaced=lambda: None):
@@ -154,7 +154,7 @@ def _model_id(output):
     return view.get("model_id") if isinstance(view, dict) else None
 
 
-def _read(path):
+def stored_json(path):
     """The notebook's JSON at `path`, or None (no file yet, not JSON)."""
     try:
         return json.loads(path.read_text(encoding="utf-8"))
