@@ -98,6 +98,9 @@ def compile_calls(function: Callable[..., Any], calls: Sequence[Sequence[Any]],
         raise wrong(TypeError, "calls is a list of argument tuples, one per call, such as [(x, True), (x, False)]")
     if not callable(function):
         raise wrong(TypeError, f"give the function to compile, such as dynamic_forward; got {type(function).__name__}")
+    if dynamic is not None and not isinstance(dynamic, bool):
+        raise wrong(TypeError, f"dynamic is True, False or None (torch.compile decides), as torch.compile takes it; "
+                    f"got {dynamic!r}")
     recorder, captured = _Recorder(), Captured()
     torch._dynamo.reset()
     compiled = torch._dynamo.optimize(recorder.backend, guard_fail_fn=recorder.guard_failed,
@@ -152,11 +155,20 @@ class Split:
 
 
 @learner_facing
-def aot_split(function: Callable[..., torch.Tensor], *args: Any, recompute: bool = False) -> Split:
+def aot_split(function: Callable[..., Any], *args: Any, recompute: bool = False) -> Split:
     """The forward and backward graphs AOTAutograd makes of `function` for
-    `args` (backward run once, with ones as the output's gradient);
+    `args` (backward run once, with ones as each output's gradient);
     `recompute`: let the partitioner recompute cheap values in backward
-    instead of saving them (min-cut rematerialisation)."""
+    instead of saving them (min-cut rematerialisation).
+
+    function: a function of tensors returning a tensor or a tuple of them,
+    or an `nn.Module` (its parameters become graph inputs). Nothing of the
+    learner's changes: the tensors in `args` are traced as detached copies
+    and the gradients are taken with `torch.autograd.grad`, so no `.grad`
+    is written."""
+    if not callable(function):
+        raise wrong(TypeError, f"give the function to split, such as lambda x: x.sin().sum(); "
+                    f"got {type(function).__name__}")
     kept: list[torch.fx.GraphModule] = []
 
     def keep(graph: torch.fx.GraphModule, _example_inputs: object) -> Callable[..., Any]:
@@ -165,10 +177,39 @@ def aot_split(function: Callable[..., torch.Tensor], *args: Any, recompute: bool
         return boxed
 
     partition = aot.min_cut_rematerialization_partition if recompute else aot.default_partition
-    compiled = aot.aot_function(function, fw_compiler=keep, bw_compiler=keep, partition_fn=partition)
-    output = compiled(*args)
+    copies = tuple(_copy(a) for a in args)
+    wants = [a for a in copies if isinstance(a, torch.Tensor) and a.requires_grad]
+    if isinstance(function, torch.nn.Module):
+        wants += [p for p in function.parameters() if p.requires_grad]
+        compiled = aot.aot_module(function, fw_compiler=keep, bw_compiler=keep, partition_fn=partition)
+    else:
+        compiled = aot.aot_function(function, fw_compiler=keep, bw_compiler=keep, partition_fn=partition)
+    outputs = _traced(compiled, copies)
+    if not wants or not outputs:
+        raise wrong(ValueError, "aot_split needs an output computed from an input that requires grad, "
+                    "such as x = torch.randn(3, requires_grad=True)")
     before = len(kept)
-    output.backward(torch.ones_like(output))
+    torch.autograd.grad(outputs, wants, [torch.ones_like(o) for o in outputs], allow_unused=True)
     return Split(kept[0], kept[1], before)
 
 
+def _copy(value: Any) -> Any:
+    """A tensor argument as a detached copy that requires grad as it did."""
+    if isinstance(value, torch.Tensor):
+        return value.detach().requires_grad_(value.requires_grad)
+    return value
+
+
+def _traced(compiled: Callable[..., Any], args: tuple[Any, ...]) -> list[torch.Tensor]:
+    """Run the AOT-compiled function; its outputs that have a graph."""
+    try:
+        result = compiled(*args)
+    except AssertionError as error:          # fake tensors met a tensor that was not an argument
+        if "FakeTensor" not in str(error):
+            raise
+        raise wrong(TypeError, "aot_split traces a function of its arguments only; this one uses a tensor "
+                    "it was not given (a module's parameters, read inside a lambda). Pass the module itself, "
+                    "aot_split(model, x), or its parameters as an argument: aot_split(lambda params, x: "
+                    "torch.func.functional_call(model, params, (x,)), dict(model.named_parameters()), x)") from None
+    leaves = torch.utils._pytree.tree_leaves(result)
+    return [t for t in leaves if isinstance(t, torch.Tensor) and t.grad_fn is not None]

@@ -84,7 +84,36 @@ def test_aot_autograd_splits_the_notes_example_into_a_forward_and_a_backward_gra
     assert operations(split.forward) == ["pow", "mul"]
     assert operations(split.backward) == ["mul", "pow", "mul", "mul"]
     assert split.saved_count() == 1 and split.before_backward == 1
-    assert torch.equal(x.grad, torch.tensor([6.0, 12.0]))
+
+
+def test_aot_split_writes_no_grad_of_the_learners_tensors():
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    aot_split(_square_times_three, x)
+    aot_split(_square_times_three, x)
+    assert x.grad is None
+    _square_times_three(x).sum().backward()
+    assert torch.equal(x.grad, torch.tensor([6.0, 12.0]))       # the learner's own backward, once
+
+
+def test_aot_split_takes_a_module_and_a_function_returning_a_tuple():
+    model, x = torch.nn.Linear(3, 2), torch.randn(4, 3, requires_grad=True)
+    split = aot_split(model, x)
+    assert "addmm" in operations(split.forward) and "mm" in operations(split.backward)
+    assert model.weight.grad is None and model.bias.grad is None and x.grad is None
+    both = aot_split(lambda a: (a.sin(), a.cos()), x)
+    assert operations(both.forward) == ["sin", "cos"] and x.grad is None
+    params = dict(model.named_parameters())
+    functional = aot_split(lambda p, a: torch.func.functional_call(model, p, (a,)).sum(), params, x)
+    assert "addmm" in operations(functional.forward) and model.weight.grad is None
+
+
+def test_aot_split_refuses_a_lambda_over_a_module_with_what_to_pass():
+    model = torch.nn.Linear(3, 2)
+    with pytest.raises(TypeError, match="functional_call") as caught:
+        aot_split(lambda a: model(a).sum(), torch.randn(4, 3))
+    assert getattr(caught.value, MARK, False) and "aot_split(model, x)" in str(caught.value)
+    with pytest.raises(ValueError, match="requires grad"):
+        aot_split(lambda a: a * 2, torch.randn(3))
 
 
 def test_the_partitioner_saves_less_by_recomputing():
@@ -175,6 +204,9 @@ def test_bad_arguments_say_what_to_pass():
         compile_calls(_square_times_three, [torch.tensor(1.0)])
     with pytest.raises(TypeError, match="give the function to compile"):
         compile_calls("f", [()])
+    with pytest.raises(TypeError, match="dynamic is True, False or None") as caught:
+        compile_calls(_square_times_three, [(torch.ones(2),)], dynamic="yes")
+    assert getattr(caught.value, MARK, False)
     with pytest.raises(TypeError, match="give the function to explain"):
         graph_breaks(None, torch.tensor(1.0))
 
