@@ -263,7 +263,7 @@ EXERCISES = (
             answer="'_saved_result'", optional=True),
     write(3, "count the leaves", _count_leaves, COUNT_LEAVES, probe=_count_probe,
           hint="Walk as hand_walk does (a queue and a set of seen nodes), skip None entries, and count the nodes "
-               "whose name() ends with 'AccumulateGrad'."),
+               "whose name() ends with 'AccumulateGrad'.", optional=True),
     choose(4, "what must run first?", BEFORE_MUL, answer="b",
            hint="A node runs once every gradient for its output has arrived. Which nodes used p?", optional=True),
     predict(5, "leaves of a deeper model", "a whole number",
