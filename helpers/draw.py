@@ -15,10 +15,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from html import escape
 
-from .arguments import MAX_NODES, Params, Root, check_flag, check_walked, learner_facing, wrong
+from .arguments import MAX_NODES, Params, Root, check_flag, check_max_nodes, check_walked, learner_facing, wrong
 from .dot import legend_text, to_dot
 from .from_scratch import ScratchValue, is_scratch_value, trace_scratch
-from .graph import Graph, trace_graph
+from .graph import Graph, as_number, trace_graph
 from .node_arguments import check_highlight, check_notes
 from .roll import roll as roll_up
 from .svg import DotUnavailable, to_svg
@@ -201,7 +201,7 @@ def draw_graph(root: Drawable, params: Params | None = None, *,
         check_walked("scratch", params, max_nodes, roll)
         graph, scratch = trace_scratch(root), True
     elif roll:
-        graph, scratch = roll_up(trace_graph(root, params, saved=False), max_nodes), False
+        graph, scratch = roll_up(trace_graph(root, params, saved=False), check_max_nodes(as_number(max_nodes))), False
     else:
         graph, scratch = trace_graph(root, params, max_nodes), False
     lit = check_highlight(highlight, graph, constants)

@@ -13,6 +13,7 @@ that used it, as in every drawing of the collection.
 
 from __future__ import annotations
 
+import re
 from collections import Counter, deque
 from collections.abc import Sequence
 from dataclasses import replace
@@ -21,10 +22,12 @@ from typing import Any
 import torch
 import torch.fx
 
-from .arguments import learner_facing, wrong
+from .arguments import MAX_NODES, check_flag, check_max_nodes, learner_facing, wrong
 from .dot import LEAF_LINES
 from .draw import Drawing, draw_graph
-from .graph import Edge, Graph, Node
+from .graph import Edge, Graph, Node, as_number
+from .roll import cut_rolled
+from .roll import roll as roll_up
 from .saved_values import MAX_LABEL, one_line, shape_text
 
 # The second line of an FX input's box: it is an input of the captured
@@ -40,6 +43,11 @@ def fx_of(source: object) -> torch.fx.Graph:
         return source.graph
     if isinstance(source, torch.fx.Graph):
         return source
+    if isinstance(getattr(source, "graph_module", None), torch.fx.GraphModule):     # torch.export's ExportedProgram
+        raise wrong(TypeError, "an ExportedProgram holds its FX graph in .graph_module: draw_fx(exported.graph_module)")
+    if isinstance(source, torch.nn.Module):
+        raise wrong(TypeError, f"a {type(source).__name__} is not a captured graph: draw its autograd graph, "
+                    f"draw_graph(model(x)), or capture its FX graph first, {FX_EXAMPLE}")
     raise wrong(TypeError, f"give a torch.fx.GraphModule or torch.fx.Graph, {FX_EXAMPLE}; "
                            f"got {type(source).__name__}")
 
@@ -53,9 +61,10 @@ def fx_graph(source: torch.fx.GraphModule | torch.fx.Graph) -> Graph:
     starts = [node for node in every if node.op == "output"]
     ids = {node: f"n{i}" for i, node in enumerate(starts)}
     nodes, edges, queue = [_node(ids[node], node) for node in starts], [], deque(starts)
+    unused = iter(every)
     while queue or len(ids) < len(every):
         if not queue:                   # a node the output does not use: on from the first of them
-            rest = next(node for node in every if node not in ids)
+            rest = next(node for node in unused if node not in ids)
             ids[rest] = f"n{len(nodes)}"
             nodes.append(_node(ids[rest], rest))
             queue.append(rest)
@@ -97,9 +106,24 @@ def _node(node_id: str, node: torch.fx.Node) -> Node:
 
 
 def _input_name(node: torch.fx.Node) -> str:
-    """An input's name as the learner wrote it: dynamo's L_x_ is x."""
+    """An input's name as the learner wrote it, from the name dynamo made of
+    its source: L_x_ is x, L_args_0_ is args[0]; a parameter of the module
+    compiled (L_self_..., L_fn_...) is named as its `named_parameters()`
+    names it (L_fn_modules_0_parameters_weight_ is 0.weight), one of another
+    module as written (G_m_modules_0_parameters_weight_ is m[0].weight)."""
     name = str(node.target)
-    return name[2:-1] if name.startswith("L_") and name.endswith("_") else name
+    if not (name[:2] in ("L_", "G_") and name.endswith("_")):
+        return name
+    root, *path = _SOURCE_PARTS.split(name[2:-1])
+    names = path[1::2]
+    if root in ("self", "fn") and names:
+        return ".".join(names)
+    spelled = "".join(f"[{n}]" if n.isdigit() else f".{n}" for n in names)
+    return re.sub(r"^(args)_(\d+)$", r"\1[\2]", root) + spelled
+
+
+# Dynamo names an input by its source, each attribute step spelled _modules_, _parameters_ or _buffers_.
+_SOURCE_PARTS = re.compile(r"_(modules|parameters|buffers)_")
 
 
 def operation_name(node: torch.fx.Node) -> str:
@@ -125,10 +149,25 @@ def operations(source: torch.fx.GraphModule | torch.fx.Graph) -> list[str]:
 
 
 @learner_facing
-def draw_fx(source: torch.fx.GraphModule | torch.fx.Graph, **options: Any) -> Drawing:
+def draw_fx(source: torch.fx.GraphModule | torch.fx.Graph, *, max_nodes: int | None = MAX_NODES,
+            roll: bool = False, **options: Any) -> Drawing:
     """`draw_graph(fx_graph(source), **options)`: each input's second line
-    says it is a graph input (an FX graph has no AccumulateGrad nodes)."""
-    return draw_graph(fx_graph(source), **options)
+    says it is a graph input (an FX graph has no AccumulateGrad nodes).
+
+    max_nodes: draw at most this many nodes, nearest the output first, as
+        draw_graph does (None: all); the FX graph is read whole first.
+    roll: roll each run of repeated steps (a stack of layers) into one
+        node marked "x N steps", then cut to max_nodes.
+    The other options (constants, highlight, notes) are draw_graph's; there
+    is no params: an FX graph's inputs are named by the capture."""
+    if "params" in options:
+        raise wrong(TypeError, "draw_fx takes no params: an FX graph names its own inputs (x for dynamo's L_x_, "
+                    "0.weight for a parameter of the module compiled); to name leaves, draw the autograd graph: "
+                    "draw_graph(model(x), model)")
+    limit = check_max_nodes(as_number(max_nodes))
+    graph = fx_graph(source)
+    graph = roll_up(graph, limit) if check_flag(roll, "roll") else cut_rolled(graph, limit)
+    return draw_graph(graph, **options)
 
 
 def joined(parts: Sequence[tuple[str, Graph]]) -> Graph:

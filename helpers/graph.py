@@ -110,6 +110,15 @@ class Graph:
         return all(position[e.dst] < position[e.src] for e in self.edges if e.src in position and e.dst in position)
 
 
+def as_number(value: object) -> object:
+    """A whole number of another library (numpy's int64) as an int, so
+    max_nodes=np.int64(5) is taken; anything else as it is, for the checks."""
+    index = getattr(value, "__index__", None)
+    if index is not None and not isinstance(value, (bool, int)):
+        return index()
+    return value
+
+
 @learner_facing
 def trace_graph(root: Root, params: Params | None = None, max_nodes: int | None = None, saved: bool = True) -> Graph:
     """Walk the autograd graph behind `root` and return a `Graph`.
@@ -131,7 +140,7 @@ def trace_graph(root: Root, params: Params | None = None, max_nodes: int | None 
     The walk runs no user code: no hook, no saved-value unpacking, no
     tensor subclass's `__torch_function__`.
     """
-    limit, saved = check_max_nodes(max_nodes), check_flag(saved, "saved")
+    limit, saved = check_max_nodes(as_number(max_nodes)), check_flag(saved, "saved")
     with collector_paused(), no_torch_function():
         names = leaf_names(params)
         walker, kept, more = walk_for(roots_of(root), limit)

@@ -115,3 +115,56 @@ def test_an_input_used_more_than_the_shared_limit_is_a_graph_input_in_every_copy
 
     source = draw_fx(torch.fx.symbolic_trace(five_uses)).source
     assert source.count(INPUT_LINE) == 5 and "AccumulateGrad" not in source
+
+
+def _encoder_backward(layers=4):
+    """AOTAutograd's backward graph of a small transformer encoder, hundreds of nodes."""
+    from helpers.compiled import aot_split
+    torch.manual_seed(0)
+    layer = torch.nn.TransformerEncoderLayer(16, 2, 32, dropout=0.0)
+    encoder = torch.nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
+    return aot_split(encoder, torch.randn(5, 2, 16, requires_grad=True)).backward
+
+
+def test_a_big_fx_graph_is_cut_to_max_nodes_as_draw_graph_cuts():
+    backward = _encoder_backward()
+    whole = fx_graph(backward)
+    assert len(whole.nodes) > 300
+    default, small = draw_fx(backward), draw_fx(backward, max_nodes=100)
+    assert len(default.graph.nodes) == 300 and len(small.graph.nodes) == 100
+    assert small.graph.omitted == len(whole.nodes) - 100 and small.graph.cut
+    assert "not drawn" in small.text
+    assert len(draw_fx(backward, max_nodes=None).graph.nodes) == len(whole.nodes)
+
+
+def test_draw_fx_says_why_it_takes_no_params_and_rolls_when_asked():
+    traced = torch.fx.symbolic_trace(_square_times_three)
+    with pytest.raises(TypeError, match="FX graph names its own inputs") as caught:
+        draw_fx(traced, params={"x": torch.ones(1)})
+    assert getattr(caught.value, MARK, False)
+    assert draw_fx(traced, roll=True).graph.rolled            # nothing repeats here, and the drawing says so
+    with pytest.raises(TypeError, match="roll must be True or False"):
+        draw_fx(traced, roll="yes")
+
+
+def test_fx_inputs_are_named_as_the_learner_wrote_them():
+    model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU(), torch.nn.Linear(4, 1))
+
+    def through(*args):
+        return model(args[0]).sum()
+
+    (of_function,) = _captured(through, torch.randn(2, 3))
+    (of_module,) = _captured(model, torch.randn(2, 3))
+    inputs = [sorted(n.label for n in fx_graph(g).nodes if n.kind == "leaf") for g in (of_function, of_module)]
+    assert inputs == [["args[0]", "model[0].bias", "model[0].weight", "model[2].bias", "model[2].weight"],
+                      ["0.bias", "0.weight", "2.bias", "2.weight", "args[0]"]]
+
+
+def test_an_exported_program_or_a_module_says_what_to_pass():
+    model = torch.nn.Linear(3, 2)
+    with pytest.raises(TypeError, match="draw_graph\\(model\\(x\\)\\)"):
+        draw_fx(model)
+    exported = torch.export.export(model, (torch.randn(2, 3),))
+    with pytest.raises(TypeError, match="graph_module"):
+        draw_fx(exported)
+    assert draw_fx(exported.graph_module).graph.count("op")

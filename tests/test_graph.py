@@ -383,3 +383,12 @@ def test_a_from_scratch_engines_labels_are_one_bounded_line():
     graph = draw_graph(z).graph
     assert all(n.label.isprintable() and len(n.label) <= MAX_LABEL for n in graph.nodes)
     assert graph.find("x with a newline\\x07" + "y" * (MAX_LABEL - 21) + "…")
+
+
+def test_max_nodes_takes_a_numpy_integer():
+    np = pytest.importorskip("numpy")
+    x = torch.randn(3, requires_grad=True)
+    y = (x * 2).sin().sum()
+    assert len(trace_graph(y, max_nodes=np.int64(2)).nodes) == 2
+    assert len(draw_graph(y, max_nodes=np.int64(2)).graph.nodes) == 2
+    assert len(draw_graph(y, max_nodes=np.int32(3), roll=True).graph.nodes) == 3
