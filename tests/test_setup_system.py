@@ -18,7 +18,7 @@ APT_INSTALLS = ('echo "$@" >> "$APT_LOG"\n'
 ROOT_USER, A_USER = "echo 0\n", "echo 1000\n"
 
 
-def setup(tmp_path, system, user=ROOT_USER, apt=None, dot=False, venv=True):
+def setup(tmp_path, system, user=ROOT_USER, apt=None, dot=False, venv=True, args=()):
     """Run the script with PATH holding only `env`, `chmod`, a `uname` that
     names `system`, an `id` that prints the user's id, and apt-get and dot
     when asked. Returns (exit status, stderr, what apt-get was asked)."""
@@ -37,7 +37,7 @@ def setup(tmp_path, system, user=ROOT_USER, apt=None, dot=False, venv=True):
     log = tmp_path / "apt.log"
     env = {"PATH": str(folder), "PYTHON": sys.executable, "HOME": str(tmp_path), "BIN": str(folder),
            "APT_LOG": str(log), **({} if venv else {"PYTHONPATH": str(shadow)})}
-    done = subprocess.run(["/bin/sh", str(SCRIPT)], env=env, capture_output=True, text=True, timeout=60)
+    done = subprocess.run(["/bin/sh", str(SCRIPT), *args], env=env, capture_output=True, text=True, timeout=60)
     return done.returncode, done.stderr, log.read_text() if log.exists() else ""
 
 
@@ -80,3 +80,10 @@ def test_on_debian_a_python_without_venv_stops_make_after_apt_fails(tmp_path):
     status, said, asked = setup(tmp_path, "Linux", apt=APT_FAILS, venv=False)
     assert "install -y -qq python3-venv graphviz" in asked
     assert status == 1 and "sudo apt-get install python3-venv" in said, said
+
+
+def test_for_the_tests_it_installs_a_compiler_for_inductor(tmp_path):
+    """make test's set-up (--browser): notebook 09 runs inductor once, which
+    needs a C++ compiler; this PATH has none."""
+    _, _, asked = setup(tmp_path, "Linux", apt=APT_INSTALLS, dot=True, args=("--browser",))
+    assert "g++" in asked.split(), asked
