@@ -9,6 +9,8 @@ from tools.build.run_notebooks import output_text, raises
 
 HEADINGS = ("Learning goals", "Exercises", "Summary", "Your score")
 LINK = re.compile(r"\]\(([^)#\s:]+\.ipynb)\)")      # a link to another notebook: no scheme
+# a file of the repository the prose names, `helpers/lessons/nb01.py`: it must be there
+REPOSITORY_FILE = re.compile(r"`((?:helpers|tools|tests|jupyter|docs)/[\w/.-]+\.(?:py|md|json|cfg|sh))`")
 # The longest code line a notebook may hold: what a code cell on the site
 # shows without scrolling sideways in a window 1280 pixels wide (14 px
 # DejaVu Sans Mono: 684 px, 77.4 characters; tests/test_site.py checks the
@@ -72,6 +74,8 @@ def _common(nb, folder):
     for cell in cells:
         if cell.cell_type == "markdown":
             found += [f"broken link to {t}" for t in LINK.findall(cell.source) if not (Path(folder) / t).exists()]
+            found += [f"the prose names {t}, which is not in the repository" for t in REPOSITORY_FILE.findall(cell.source)
+                      if not (Path(folder).parent / t).exists()]
     return found + long_lines(cells) + machine_paths(cells)
 
 

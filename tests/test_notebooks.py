@@ -73,6 +73,7 @@ def _break(change):
     (lambda c: c.insert(3, new_markdown_cell("# Second title")), "one H1"),
     (lambda c: c.pop(1), "navigation"),
     (lambda c: setattr(c[3], "execution_count", 7), "executed once, in order"),
+    (lambda c: setattr(c[2], "source", c[2].source + " (`helpers/no_such_module.py`)"), "not in the repository"),
     (lambda c: setattr(c[7], "execution_count", 5), "stores no run number"),
     (lambda c: setattr(c[3], "source", c[3].source + "\n%pip install torch"), "no pip install"),
     (lambda c: setattr(c[8], "metadata", {"tags": ["answer-check", "nbval-skip"]}), "skipped cell"),
