@@ -26,6 +26,7 @@ from .layout import (
     edge_ends,
     fans,
     input_copies,
+    rolled_out_notice,
     settings,
     shown_saved,
     use_copies,
@@ -112,6 +113,8 @@ def to_dot(graph: Graph, constants: bool = True, highlight: Collection[str] = fr
     # notes, not wired to any node: edges from one note to many nodes make dot slow
     if graph.omitted:
         lines.append(_dot_note("cut", _lines(cut_notice(graph))))
+    if graph.rolled_out:
+        lines.append(_dot_note("rolled_out", _lines(rolled_out_notice(graph))))
     if NO_REPEATS in graph.rolled:
         lines.append(_dot_note("no_repeats", NO_REPEATS_TEXT.replace(": ", ":\\n", 1).replace(", so", ",\\nso", 1)))
     lines.append("}")

@@ -73,7 +73,9 @@ class Graph:
     entry per group of repeated steps (roll.py). `counted` is False when the
     graph was too big to walk whole for a cut (`walk.counted`): then `omitted`, and a leaf's `uses`, count only the
     nodes the walk met, and are lower bounds. `inputs` names the leaves that are an FX graph's inputs (`fx.py`),
-    drawn as graph inputs rather than leaves with an AccumulateGrad node."""
+    drawn as graph inputs rather than leaves with an AccumulateGrad node.
+    `rolled_out` lists the groups of repeated steps a cut left out (roll.py),
+    which the cut notice names."""
 
     nodes: tuple[Node, ...]
     edges: tuple[Edge, ...]
@@ -82,6 +84,7 @@ class Graph:
     rolled: tuple[Rolled, ...] = ()
     counted: bool = True
     inputs: tuple[str, ...] = ()
+    rolled_out: tuple[Rolled, ...] = ()
 
     def find(self, label: str) -> list[Node]:
         """The nodes whose label is `label`, in walk order."""

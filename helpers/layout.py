@@ -87,6 +87,16 @@ def cut_notice(graph: Graph) -> str:
     )
 
 
+def rolled_out_notice(graph: Graph) -> str:
+    """The line that says the cut left out groups of rolled steps ("" when
+    it left out none), so a rolled drawing is never silently unrolled-looking."""
+    if not graph.rolled_out:
+        return ""
+    steps = sum(r.steps for r in graph.rolled_out)
+    return (f"roll=True: the cut left out {counted(len(graph.rolled_out), 'rolled group')} "
+            f"({counted(steps, 'step')} folded): raise max_nodes to draw them")
+
+
 def fans(nodes: Sequence[Node], edges: Sequence[Edge]) -> tuple[dict[str, int], dict[str, int]]:
     """(node id -> drawn uses, for nodes drawn once per use; node id ->
     drawn inputs from other operations, for nodes drawn once per such

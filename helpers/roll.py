@@ -111,20 +111,36 @@ def _runs(anchors: Sequence[str], inputs: Mapping[str, Sequence[str]], shared: C
     reaches anchor k - 1."""
     reached: set[str] = set()
     runs: list[list[Step]] = [[]]
+    earlier: list[Step] = [[]]          # per run: the step before it, when its first step reached that one
     signature: tuple[str, ...] = ()
     before = ""
+    last: Step = []
     for count, anchor in enumerate(anchors):
         step, linked = _new_reach(anchor, before, inputs, shared, reached)
         mine = tuple(sorted(kinds[i].label for i in step))
         if linked and step and mine == signature:
             runs[-1].append(step)
         else:
+            earlier.append(last if linked and step and len(runs[-1]) < MIN_REPEATS else [])
             runs.append([step] if step else [])
             signature = mine
         if count >= GIVE_UP and max(map(len, runs)) < 2:
             break
-        before = anchor
-    return [run for run in runs if len(run) >= MIN_REPEATS]
+        before, last = anchor, step
+    whole = [[first, *run] if first and run and _starts_alike(run[0], first, inputs, kinds) else run
+             for run, first in zip(runs, earlier, strict=True)]
+    return [run for run in whole if len(run) >= MIN_REPEATS]
+
+
+def _starts_alike(step: Step, first: Step, inputs: Mapping[str, Sequence[str]], kinds: Mapping[str, Node]) -> bool:
+    """Whether `first`, the step before a run (a stack's first layer, whose
+    step also took everything upstream of it), begins as the run's step
+    `step` does: the same anchor with inputs of the same kinds and labels,
+    in order. Then it counts as the run's first step (drawn, never folded):
+    a stack of N layers folds N - 2 of them, an RNN of T steps T - 2."""
+    def begins(anchor: str) -> list[tuple[str, str]]:
+        return [(kinds[i].kind, kinds[i].label) for i in (anchor, *inputs[anchor])]
+    return begins(step[0]) == begins(first[0])
 
 
 def _new_reach(anchor: str, before: str, inputs: Mapping[str, Sequence[str]], shared: Collection[str],
@@ -192,4 +208,5 @@ def cut_rolled(graph: Graph, limit: int | None) -> Graph:
     return replace(graph, nodes=tuple(n for n in graph.nodes if n.id in keep),
                    edges=tuple(e for e in graph.edges if e.src in keep and e.dst in keep),
                    omitted=graph.omitted + omitted, cut=cut,
-                   rolled=tuple(r for r in graph.rolled if r.group in keep or r == NO_REPEATS))
+                   rolled=tuple(r for r in graph.rolled if r.group in keep or r == NO_REPEATS),
+                   rolled_out=graph.rolled_out + tuple(r for r in graph.rolled if r.steps and r.group not in keep))

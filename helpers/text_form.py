@@ -11,7 +11,7 @@ cut notice) and imports `layout.py` and the graph floor (`graph.py`,
 from collections.abc import Collection, Mapping
 
 from .graph import Edge, Graph
-from .layout import CUT_MARK, counted, cut_notice, shown_saved, visible
+from .layout import CUT_MARK, counted, cut_notice, rolled_out_notice, shown_saved, visible
 from .roll import NO_REPEATS, NO_REPEATS_TEXT
 
 HIGHLIGHT_MARK = "[highlighted]"
@@ -36,6 +36,8 @@ def to_text(graph: Graph, constants: bool = True, highlight: Collection[str] = f
     lines += [f"{e.src} -> {e.dst}" + _edge_note(e) for e in edges]
     if graph.omitted:
         lines.append(cut_notice(graph))
+    if graph.rolled_out:
+        lines.append(rolled_out_notice(graph))
     if NO_REPEATS in graph.rolled:
         lines.append(NO_REPEATS_TEXT + ": the whole graph is drawn" + (", cut to max_nodes" if graph.omitted else ""))
     return "\n".join(lines)

@@ -104,3 +104,34 @@ def test_when_nothing_repeats_the_drawing_says_so(note_example):
 def test_roll_must_be_true_or_false(note_example):
     with pytest.raises(TypeError, match="roll must be True or False"):
         draw_graph(note_example[2], roll="yes")
+
+
+def _encoder_loss(layers):
+    torch.manual_seed(0)
+    layer = torch.nn.TransformerEncoderLayer(16, 2, 32, dropout=0.0)
+    encoder = torch.nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
+    return encoder(torch.randn(5, 2, 16)).sum()
+
+
+@pytest.mark.parametrize("layers", [4, 5, 6])
+def test_a_stack_of_four_or_more_identical_layers_rolls(layers):
+    """The first layer's step also takes everything upstream of it; it starts
+    as the others do, so it counts as the run's first step."""
+    drawing = draw_graph(_encoder_loss(layers), roll=True)
+    (_, steps, _), = drawing.graph.rolled
+    assert steps == layers - 2 and NO_REPEATS_TEXT not in drawing.text
+
+
+def test_three_identical_layers_are_not_a_run():
+    assert draw_graph(_encoder_loss(3), roll=True).graph.rolled == (NO_REPEATS,)
+
+
+def test_a_cut_that_leaves_out_a_rolled_group_says_so():
+    w, x = torch.randn(4, 4, requires_grad=True), torch.randn(4, requires_grad=True)
+    h = torch.tanh(w @ (x * 2))
+    for _ in range(50):
+        h = torch.tanh(w @ h)
+    drawing = draw_graph((h * 3).sin().cos().exp(), roll=True, max_nodes=4)
+    assert not drawing.graph.rolled and [r.steps for r in drawing.graph.rolled_out] == [49]
+    assert "the cut left out 1 rolled group (49 steps folded)" in drawing.text
+    assert "the cut left out 1 rolled group" in drawing.source
