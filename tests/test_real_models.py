@@ -11,7 +11,7 @@ from graph_check import check_graph, unconnected
 from torch.utils.checkpoint import checkpoint
 
 from helpers import draw_graph, trace_graph
-from tools.testkit.real_models import LOOPS, REAL
+from tools.testkit.real_models import LOOPS, REAL, _checkpointed_encoder
 
 
 @pytest.mark.parametrize("build", REAL.values(), ids=REAL.keys())
@@ -91,8 +91,16 @@ def test_a_custom_function_with_400_saved_tensors_gets_bounded_labels():
             return grad
 
     _, drawing = check_graph(Many.apply(torch.randn(3, requires_grad=True)).sum())
-    assert max(len(line) for line in str(drawing).splitlines()) < 200
+    assert max(len(line) for line in str(drawing).splitlines()) <= 120
     assert max(len(line) for line in drawing.source.splitlines()) < 600
+
+
+@pytest.mark.parametrize("name", [*REAL, "checkpointed encoder"])
+def test_every_line_of_a_real_models_text_form_is_at_most_120_characters(name):
+    torch.manual_seed(0)
+    root = _checkpointed_encoder() if name == "checkpointed encoder" else REAL[name]()
+    lines = str(draw_graph(root)).splitlines()
+    assert max(map(len, lines)) <= 120, max(lines, key=len)
 
 
 def test_nested_tensors_strided_and_jagged():
