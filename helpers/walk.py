@@ -132,12 +132,14 @@ class Walker:
         inputs = fn.next_functions
         if inputs:
             self.stepped.append((fn, inputs))
+        items, links, index = self.items, self.links, self.index
         for slot, (child, output_nr) in enumerate(inputs):
             if child is None:
-                self.items.append(None)
-                self.links.append((len(self.items) - 1, dst, slot, output_nr))
+                items.append(None)
+                links.append((len(items) - 1, dst, slot, output_nr))
             else:
-                self.links.append((self.visit(child), dst, slot, output_nr))
+                position = index.get(child)         # met before (a shared weight's node): most inputs of a loop
+                links.append((self.visit(child) if position is None else position, dst, slot, output_nr))
 
     def through(self, position: int) -> bool:
         """Walk until every node up to `position` has its links; False when

@@ -113,6 +113,8 @@ def big_walks():
     rows = ["| h = tanh(W @ h), T = 100,000 (200,003 nodes) | time |", "|---|---:|",
             f"| trace_graph, saved values read | {median_time(lambda: trace_graph(h), 3):.2f} s |",
             f"| trace_graph(saved=False) | {median_time(lambda: trace_graph(h, saved=False), 3):.2f} s |",
+            f"| draw_graph(roll=True), the whole graph rolled | "
+            f"{median_time(lambda: draw_graph(h, {'W': w}, roll=True), 3):.2f} s |",
             f"| draw_graph (300 nodes drawn) + SVG | {median_time(lambda: draw_graph(h, {'W': w}).svg(), 3):.2f} s |",
             f"| draw_graph (300 nodes drawn), T = 1,000 / T = 100,000 | {short * 1000:.1f} ms / "
             f"{long * 1000:.1f} ms (ratio {long / short:.2f}) |",
