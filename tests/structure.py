@@ -74,8 +74,8 @@ def _common(nb, folder):
     for cell in cells:
         if cell.cell_type == "markdown":
             found += [f"broken link to {t}" for t in LINK.findall(cell.source) if not (Path(folder) / t).exists()]
-            found += [f"the prose names {t}, which is not in the repository" for t in REPOSITORY_FILE.findall(cell.source)
-                      if not (Path(folder).parent / t).exists()]
+            found += [f"the prose names {t}, which is not in the repository"
+                      for t in REPOSITORY_FILE.findall(cell.source) if not (Path(folder).parent / t).exists()]
     return found + long_lines(cells) + machine_paths(cells)
 
 

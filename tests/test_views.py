@@ -139,7 +139,7 @@ def test_long_sequence_is_drawn_bounded():
 def test_a_long_sequence_rolled_up_counts_every_step():
     figure = sequence_view(TanhRNNCell(3, 4), [torch.randn(300, 3)], 0, view="rolled")
     assert figure.caption.endswith("300 cell steps counted in its graph (rolled)")
-    assert [n.label for n in figure.drawing.graph.nodes if n.kind == "group"] == ["× 297 steps"]
+    assert [n.label for n in figure.drawing.graph.nodes if n.kind == "group"] == ["× 298 steps"]
     with pytest.raises(ValueError, match="view must be one of rolled, cut, unrolled"):
         length_view(TanhRNNCell(3, 4), 5, view="sideways")
 
@@ -222,11 +222,12 @@ def _size(figure):
 
 def test_rolled_only_where_it_shortens_the_drawing():
     cell = TanhRNNCell(3, 4)
-    short, unrolled = length_view(cell, MIN_FOLDED + 2, "rolled"), length_view(cell, MIN_FOLDED + 2, "unrolled")
+    # a sequence of T steps folds T - 2 of them: the first and the last stay drawn
+    short, unrolled = length_view(cell, MIN_FOLDED + 1, "rolled"), length_view(cell, MIN_FOLDED + 1, "unrolled")
     assert len(short.drawing.graph.nodes) == len(unrolled.drawing.graph.nodes) and not short.drawing.graph.rolled
     assert short.caption.endswith(f"(rolled): drawn unrolled, as rolling would fold {MIN_FOLDED - 1} steps "
                                   f"(the view rolls only when it folds {MIN_FOLDED} steps or more)")
-    folded, unrolled = length_view(cell, MIN_FOLDED + 3, "rolled"), length_view(cell, MIN_FOLDED + 3, "unrolled")
+    folded, unrolled = length_view(cell, MIN_FOLDED + 2, "rolled"), length_view(cell, MIN_FOLDED + 2, "unrolled")
     assert [g.steps for g in folded.drawing.graph.rolled] == [MIN_FOLDED]
     assert _size(folded)[1] < _size(unrolled)[1] / 2
 

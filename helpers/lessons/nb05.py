@@ -36,7 +36,7 @@ WIDGETS = (
     Widget("length", {"length": "IntSlider", "view": "ToggleButtons"},
            (Check(press("length"), "length 4, 4 cell steps counted in its graph (rolled)", {"TanhBackward0": 4}),
             Check(press("length", "End"), "length 30, 30 cell steps counted in its graph (rolled)",
-                  shows=("× 27 steps",))),
+                  shows=("× 28 steps",))),
            {"length slider": in_turn([press("length")]), "rolled / cut / unrolled": views_in_turn("view")}),
 )
 
