@@ -12,9 +12,11 @@ connected to its kernel any more. JupyterLab closes the page's connection
 before it asks (measured: with two tabs open, the kernel has one connection
 when the request comes), but the two travel apart, so the closing page's may
 still be counted: the request waits up to `SETTLE` seconds for the count to
-reach 0. A kernel still connected after that has another view: the request
-is answered as done, and the session and kernel stay for that view. When the
-last view closes, its request stops the kernel as before. A page that went
+reach 0. Notebook 7 asks first and closes its page after the answer, so a
+kernel still connected then is watched for `AFTER` seconds more: once no page
+is connected, the session ends and the kernel stops. A kernel still connected
+after that has another view: the session and kernel stay for that view. When
+the last view closes, its request stops the kernel as before. A page that went
 away without asking (a laptop's lid closed) leaves its kernel to the culler,
 as before."""
 
@@ -24,6 +26,7 @@ import time
 from jupyter_server.services.sessions.sessionmanager import SessionManager
 
 SETTLE = 1.0           # seconds for the closing page's own connection to be counted closed
+AFTER = 15.0           # seconds more, after answering, for a page that closes once answered
 
 
 class OneViewLeft(SessionManager):  # type: ignore[misc]
@@ -48,7 +51,17 @@ class OneViewLeft(SessionManager):  # type: ignore[misc]
         kernel = (session.get("kernel") or {}).get("id")
         others = await self.other_views(kernel) if kernel else 0
         if others:
-            self.log.info("Session %s for %s kept: %d other page(s) still show it", session_id,
-                          session.get("path"), others)
+            asyncio.ensure_future(self._delete_once_unseen(session_id, kernel, session.get("path")))
             return
         await super().delete_session(session_id)
+
+    async def _delete_once_unseen(self, session_id: str, kernel: str, path: object) -> None:
+        """End the session once no page is connected to its kernel, within
+        AFTER seconds; else keep it for the page that still shows it."""
+        if await self.other_views(kernel, AFTER):
+            self.log.info("Session %s for %s kept: another page still shows it", session_id, path)
+            return
+        try:
+            await super().delete_session(session_id)
+        except Exception:           # gone already: the other page's close ended it, or the kernel died
+            self.log.debug("Session %s for %s already ended", session_id, path)
