@@ -1,0 +1,97 @@
+"""Tiny Hugging Face models built from their configs with random weights:
+nothing is downloaded (the hub is switched off before transformers is
+imported). Each builder makes a model, runs one training step's forward
+pass and returns the model and the scalar loss with its graph; BUILDERS maps
+a name to it, HF to the loss alone (as REAL in tools/testkit/real_models.py). They are kept tiny (hidden size
+16 to 32, vocabulary 64, sequences of 6 tokens) so the whole set builds in
+a few seconds."""
+
+import logging
+import os
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1")
+
+import torch  # noqa: E402
+import transformers  # noqa: E402
+
+transformers.logging.set_verbosity_error()           # e.g. Mamba's "the fast path is not available"
+logging.getLogger("transformers").setLevel(logging.ERROR)
+
+VOCAB, SEQ, BATCH = 64, 6, 2
+
+
+def _ids(seq=SEQ):
+    return torch.randint(0, VOCAB, (BATCH, seq))
+
+
+def _train(model, checkpointing=False):
+    """The model in train mode (dropout on, as in a training step), with
+    gradient checkpointing turned on when asked."""
+    model.train()
+    if checkpointing:               # gradient_checkpointing_enable before transformers 5.x renamed it
+        enable = getattr(model, "activation_checkpointing_enable", None) or model.gradient_checkpointing_enable
+        enable({"use_reentrant": False})
+    return model
+
+
+def gpt2(layers, checkpointing=False):
+    config = transformers.GPT2Config(vocab_size=VOCAB, n_positions=16, n_embd=32, n_layer=layers, n_head=2)
+    model = _train(transformers.GPT2LMHeadModel(config), checkpointing)
+    ids = _ids()
+    return model, model(input_ids=ids, labels=ids).loss
+
+
+def bert(layers):
+    config = transformers.BertConfig(vocab_size=VOCAB, hidden_size=32, num_hidden_layers=layers,
+                                     num_attention_heads=2, intermediate_size=64, max_position_embeddings=16)
+    model = _train(transformers.BertForMaskedLM(config))
+    ids = _ids()
+    return model, model(input_ids=ids, attention_mask=torch.ones_like(ids), labels=ids).loss
+
+
+def llama(layers):
+    config = transformers.LlamaConfig(vocab_size=VOCAB, hidden_size=32, intermediate_size=64,
+                                      num_hidden_layers=layers, num_attention_heads=4, num_key_value_heads=2,
+                                      max_position_embeddings=16)
+    model = _train(transformers.LlamaForCausalLM(config))
+    ids = _ids()
+    return model, model(input_ids=ids, labels=ids).loss
+
+
+def t5(layers):
+    config = transformers.T5Config(vocab_size=VOCAB, d_model=32, d_kv=8, d_ff=64, num_layers=layers,
+                                   num_decoder_layers=layers, num_heads=4, decoder_start_token_id=0)
+    model = _train(transformers.T5ForConditionalGeneration(config))
+    return model, model(input_ids=_ids(), labels=_ids(SEQ - 1)).loss
+
+
+def mamba(layers):
+    config = transformers.MambaConfig(vocab_size=VOCAB, hidden_size=16, state_size=4, num_hidden_layers=layers,
+                                      expand=2, conv_kernel=3, use_mambapy=False)
+    model = _train(transformers.MambaForCausalLM(config))
+    ids = _ids()
+    return model, model(input_ids=ids, labels=ids).loss
+
+
+BUILDERS = {
+    "GPT-2, 2 layers": lambda: gpt2(2), "GPT-2, 4 layers": lambda: gpt2(4), "GPT-2, 6 layers": lambda: gpt2(6),
+    "BERT, 2 layers": lambda: bert(2), "BERT, 4 layers": lambda: bert(4), "BERT, 6 layers": lambda: bert(6),
+    "Llama, 2 layers": lambda: llama(2), "Llama, 4 layers": lambda: llama(4), "Llama, 6 layers": lambda: llama(6),
+    "T5, 2 layers": lambda: t5(2), "T5, 6 layers": lambda: t5(6),
+    "Mamba, 2 layers": lambda: mamba(2), "Mamba, 6 layers": lambda: mamba(6),
+    "GPT-2, 2 layers, gradient checkpointing": lambda: gpt2(2, checkpointing=True),
+}
+"""name -> a function returning (model, loss)."""
+
+
+def _loss_of(builder):
+    return lambda: builder()[1]
+
+
+HF = {name: _loss_of(builder) for name, builder in BUILDERS.items()}
+"""name -> a function returning the loss alone, as REAL's builders do."""
+
+# Stacks of 4 identical layers, which roll=True must fold.
+FOUR_LAYERS = ("GPT-2, 4 layers", "BERT, 4 layers", "Llama, 4 layers")
