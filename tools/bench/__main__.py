@@ -13,7 +13,6 @@ import gc
 import statistics
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -26,6 +25,7 @@ from helpers.lessons.nb01 import branch_view
 from helpers.svg import _laid_out
 from tools.bench.check_timing import rows as check_rows
 from tools.bench.redraw_timing import in_page_rows
+from tools.bench.walk_timing import in_a_big_stack, rnn
 from tools.notebooks import notebook_paths
 from tools.testkit.lessons import lesson_function
 from tools.testkit.real_models import REAL, _checkpointed_encoder, _plain_encoder
@@ -44,14 +44,6 @@ def median_time(run, repeats):
         run()
         times.append(time.perf_counter() - start)
     return statistics.median(times)
-
-
-def rnn(steps):
-    w = torch.randn(8, 8, requires_grad=True)
-    h = torch.randn(8)
-    for _ in range(steps):
-        h = torch.tanh(w @ h)
-    return w, h
 
 
 def torchviz_times(h, w, repeats):
@@ -168,21 +160,6 @@ def nbval_times():
         name = "all notebooks, one run" if target.is_dir() else target.name
         rows.append(f"| {name} | {time.perf_counter() - start:.1f} s{status} |")
     return rows
-
-
-def in_a_big_stack(part):
-    """Run `part` in a thread with a 512 MB stack. Freeing a graph tens of
-    thousands of nodes deep, once it has been walked from plain Python,
-    recurses in torch's C++ deleter and overflows the usual 8 MB stack
-    (torchviz's walk does it; the helpers' walks leave graphs that free
-    shallowly, `walk.hold_inputs`)."""
-    result = []
-    threading.stack_size(512 * 2**20)
-    worker = threading.Thread(target=lambda: result.append(part()))
-    worker.start()
-    worker.join()
-    threading.stack_size(0)
-    return result[0]
 
 
 def main():
