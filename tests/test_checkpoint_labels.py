@@ -1,0 +1,125 @@
+"""The label of a value saved under an activation checkpoint is true for what
+it is: a leaf and the checkpoint's input are read again, never recomputed,
+with or without a selective policy; what the checkpointed function made is
+recomputed (or kept, as the policy says)."""
+
+import gc
+import weakref
+from functools import partial
+
+import pytest
+import torch
+from torch.utils.checkpoint import CheckpointPolicy, checkpoint, create_selective_checkpoint_contexts
+
+from helpers import draw_graph, trace_graph
+from helpers.checkpoint_policy import (
+    EITHER,
+    INPUT,
+    KEPT,
+    LEAF,
+    LEAF_VIEW,
+    NO_GRAD,
+    NO_GRAD_POLICY,
+    RECOMPUTED,
+)
+
+
+def _keep_matmuls(ctx, func, *args, **kwargs):
+    matmul = func in (torch.ops.aten.mm.default, torch.ops.aten.addmm.default)
+    return CheckpointPolicy.MUST_SAVE if matmul else CheckpointPolicy.PREFER_RECOMPUTE
+
+
+def _run(block, data, how):
+    options = {} if how == "plain" else {"context_fn": partial(create_selective_checkpoint_contexts, _keep_matmuls)}
+    return checkpoint(block, data, use_reentrant=False, **options)
+
+
+def _texts(output):
+    return {(node.label, saved.name): saved.text for node in trace_graph(output).nodes for saved in node.saved}
+
+
+@pytest.fixture
+def block():
+    torch.manual_seed(0)
+    return torch.nn.Sequential(torch.nn.LayerNorm(4), torch.nn.Linear(4, 4), torch.nn.Tanh())
+
+
+@pytest.mark.parametrize("how", ["plain", "policy"])
+def test_a_checkpointed_blocks_weights_are_read_again_both_ways(block, how):
+    """LayerNorm's weight and bias, saved by its own node, are leaves; what
+    Linear saved is its weight's transpose, a view of a leaf. A plain
+    checkpoint once called them recomputed, a policy a leaf."""
+    texts = _texts(_run(block, torch.randn(2, 3, 4, requires_grad=True) * 2, how))
+    assert texts[("NativeLayerNormBackward0", "weight")] == LEAF
+    assert texts[("NativeLayerNormBackward0", "bias")] == LEAF
+    assert texts[("AddmmBackward0", "mat2")] == LEAF_VIEW
+    assert texts[("NativeLayerNormBackward0", "input")] == INPUT      # x * 2, made before the checkpoint
+    assert texts[("NativeLayerNormBackward0", "result1")] == RECOMPUTED  # the mean: an output of the op
+    assert texts[("AddmmBackward0", "mat1")] == RECOMPUTED            # LayerNorm's output, seen through a view
+    assert texts[("TanhBackward0", "result")] == RECOMPUTED
+
+
+@pytest.mark.parametrize("how", ["plain", "policy"])
+def test_a_leaf_input_is_read_again_both_ways(block, how):
+    data = torch.randn(2, 3, 4, requires_grad=True)
+    assert _texts(_run(block, data, how))[("NativeLayerNormBackward0", "input")] == LEAF
+
+
+def test_what_the_policy_kept_says_kept():
+    torch.manual_seed(0)
+    w = torch.randn(4, 4, requires_grad=True)
+    context = partial(create_selective_checkpoint_contexts, _keep_matmuls)
+    y = checkpoint(lambda x: (x @ w).sin(), torch.randn(3, 4) * 1, use_reentrant=False, context_fn=context)
+    texts = _texts(y)
+    assert texts[("SinBackward0", "self")] == KEPT
+    assert texts[("MmBackward0", "self")] == NO_GRAD_POLICY           # needs no grad: not told apart
+
+
+def test_the_labels_say_what_the_checkpoint_holds():
+    """What the labels claim, measured: the checkpoint holds its input (kept),
+    a tensor the function made is gone after the forward (recomputed), and a
+    tensor that needs no grad is held if passed in, gone if made inside."""
+    torch.manual_seed(0)
+    w = torch.randn(4, 4, requires_grad=True)
+    made = {}
+
+    def function(x, mask):
+        inner = x @ w
+        made["inner"], made["ones"] = weakref.ref(inner), weakref.ref(ones := torch.ones(3, 4))
+        return (inner.sin() * mask * ones).sum()
+
+    x, mask = torch.randn(3, 4, requires_grad=True).exp(), torch.rand(3, 4)
+    kept_x, kept_mask = weakref.ref(x), weakref.ref(mask)
+    y = checkpoint(function, x, mask, use_reentrant=False)
+    texts = _texts(y)
+    del x, mask
+    gc.collect()
+    assert texts[("MmBackward0", "self")] == INPUT and kept_x() is not None
+    assert texts[("SinBackward0", "self")] == RECOMPUTED and made["inner"]() is None
+    assert texts[("MulBackward0", "other")] == NO_GRAD
+    assert kept_mask() is not None and made["ones"]() is None
+    y.backward()
+
+
+def test_a_per_call_policy_still_says_either():
+    torch.manual_seed(0)
+    w, calls = torch.randn(4, 4, requires_grad=True), []
+
+    def first_mm_only(ctx, func, *args, **kwargs):
+        calls.append(func)
+        keep = func == torch.ops.aten.mm.default and len(calls) == 1
+        return CheckpointPolicy.MUST_SAVE if keep else CheckpointPolicy.PREFER_RECOMPUTE
+
+    context = partial(create_selective_checkpoint_contexts, first_mm_only)
+    y = checkpoint(lambda x: ((x @ w).sin() @ w).tanh(), torch.randn(3, 4, requires_grad=True),
+                   use_reentrant=False, context_fn=context)
+    assert _texts(y)[("SinBackward0", "self")] == EITHER
+
+
+def test_a_checkpointed_model_draws_its_weights_as_read_again():
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(*[torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.Tanh()) for _ in range(3)])
+    data = torch.randn(2, 8, requires_grad=True)
+    text = str(draw_graph(checkpoint(model, data, use_reentrant=False).sum(), max_nodes=None))
+    assert f"mat2: {LEAF_VIEW}" in text and f"mat1: {LEAF}" in text and f"result: {RECOMPUTED}" in text
+    assert "mat2: not kept" not in text
