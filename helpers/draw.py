@@ -21,7 +21,7 @@ from .from_scratch import ScratchValue, is_scratch_value, trace_scratch
 from .graph import Graph, as_number, trace_graph
 from .node_arguments import check_highlight, check_notes
 from .roll import roll as roll_up
-from .svg import DotUnavailable, to_svg
+from .svg import SMALLER, DotUnavailable, to_svg
 from .text_form import to_text
 
 # What draw_graph draws: tensors or grad_fn nodes (one or a sequence), a Graph,
@@ -85,10 +85,12 @@ class Drawing:
     .svg()  the SVG text; raises DotUnavailable with advice
     """
 
-    def __init__(self, graph: Graph, source: str, text: str) -> None:
+    def __init__(self, graph: Graph, source: str, text: str, constants: bool = True, advice: str = SMALLER) -> None:
         self.graph = graph
         self.source = source
         self.text = text
+        self._constants = constants     # whether the drawing shows constants: which nodes it counts
+        self._advice = advice           # what to do when the graph is too big to lay out
 
     def __str__(self) -> str:
         return self.text
@@ -96,8 +98,12 @@ class Drawing:
     __repr__ = __str__
 
     def svg(self) -> str:
-        svg: str = to_svg(self.source)
+        svg: str = to_svg(self.source, self._node_count, self._advice)
         return svg
+
+    def _node_count(self) -> int:
+        """The nodes drawn, as the text form counts them (a shared leaf drawn beside each use is one)."""
+        return sum(1 for n in self.graph.nodes if self._constants or n.kind != "const")
 
     def alternative(self) -> str:
         """The text a screen reader reads for the drawing: its text form on
@@ -206,7 +212,18 @@ def draw_graph(root: Drawable, params: Params | None = None, *,
         graph, scratch = trace_graph(root, params, max_nodes), False
     lit = check_highlight(highlight, graph, constants)
     notes = check_notes(notes, graph, constants)
-    return Drawing(graph, to_dot(graph, constants, lit, notes, scratch), to_text(graph, constants, lit, notes))
+    return Drawing(graph, to_dot(graph, constants, lit, notes, scratch), to_text(graph, constants, lit, notes),
+                   constants, _advice(root, graph, scratch))
+
+
+def _advice(root: Drawable, graph: Graph, scratch: bool) -> str:
+    """What to do when the graph drawn is too big to lay out."""
+    if isinstance(root, Graph):
+        return "trace the nodes nearest the output (trace_graph(y, max_nodes=300)) and draw that Graph"
+    if scratch:
+        return "draw a value computed in fewer steps"
+    smaller = "pass a smaller max_nodes (the nodes nearest the output are drawn)"
+    return smaller if graph.rolled else smaller + ", or roll=True to fold a loop's repeated steps"
 
 
 draw_graph.__doc__ = (draw_graph.__doc__ or "") + "\n    " + legend_text().replace("\n", "\n    ") + "\n"

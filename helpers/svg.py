@@ -12,7 +12,9 @@ made (no symlinks, an unusual installation), `dot` runs as installed.
 Layout is bounded by size rather than by a clock: a source with more than
 `LAYOUT_LIMIT` nodes is not handed to `dot` (its layout time grows much
 faster than the node count), and the drawing falls back to text with a
-line saying what to do. The SVG of a source already laid out is cached,
+line saying what to do. The limit counts the boxes the source declares; the
+message counts the graph's nodes, as the learner does (a leaf or operation
+with many uses is one node drawn as one box beside each use). The SVG of a source already laid out is cached,
 so toggling a widget back and forth does not run `dot` again.
 
 Floor: svg, the bottom of the drawing path: it takes DOT text, not a
@@ -26,6 +28,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 INSTALL_HINT = (
@@ -36,6 +39,7 @@ INSTALL_HINT = (
 LAYOUT_LIMIT = 1500
 PLUGINS = ("libgvplugin_core", "libgvplugin_dot_layout")
 TIMEOUT = 120
+SMALLER = "pass a smaller max_nodes"
 
 
 class DotUnavailable(RuntimeError):
@@ -57,13 +61,22 @@ def node_count(source: str) -> int:
 _DECLARATION = re.compile(r"^\s*(\w+)\s*\[", re.MULTILINE)
 
 
-def to_svg(source: str) -> str:
-    """The SVG that `dot` makes of this DOT source."""
-    nodes = node_count(source)
-    if nodes > LAYOUT_LIMIT:
-        raise DotUnavailable(f"{nodes} nodes are more than dot lays out quickly ({LAYOUT_LIMIT}), so this is "
-                             f"the text drawing: pass a smaller max_nodes")
+def to_svg(source: str, nodes: Callable[[], int] | None = None, advice: str = SMALLER) -> str:
+    """The SVG that `dot` makes of this DOT source. For the message of a
+    source too big to lay out: `nodes` gives how many nodes the graph drawn
+    has (called only then; None: the source's own count), `advice` says
+    what to do."""
+    boxes = node_count(source)
+    if boxes > LAYOUT_LIMIT:
+        raise DotUnavailable(too_big(boxes, boxes if nodes is None else nodes(), advice))
     return _laid_out(source)
+
+
+def too_big(boxes: int, nodes: int, advice: str = SMALLER) -> str:
+    """Why a source of `boxes` boxes, drawing a graph of `nodes` nodes, is not laid out."""
+    drawn = "" if boxes == nodes else f" ({boxes:,} boxes: a leaf or operation with many uses is drawn beside each)"
+    return (f"{nodes:,} nodes{drawn} are more than dot lays out quickly ({LAYOUT_LIMIT:,} boxes), "
+            f"so this is the text drawing: {advice}")
 
 
 @functools.lru_cache(maxsize=32)
@@ -72,8 +85,7 @@ def _laid_out(source: str) -> str:
     try:
         done = subprocess.run([dot, "-Tsvg"], input=source.encode(), capture_output=True, env=env, timeout=TIMEOUT)
     except subprocess.TimeoutExpired:
-        raise DotUnavailable(f"dot took more than {TIMEOUT} s, so this is the text drawing: "
-                             "pass a smaller max_nodes") from None
+        raise DotUnavailable(f"dot took more than {TIMEOUT} s, so this is the text drawing: {SMALLER}") from None
     if done.returncode:
         lines = done.stderr.decode(errors="replace").strip().splitlines()
         raise DotUnavailable(f"dot failed ({lines[-1] if lines else 'no message'}), so this is the text drawing")

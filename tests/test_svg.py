@@ -74,8 +74,58 @@ def test_without_dot_in_process(note_example, monkeypatch):
 
 def test_a_graph_too_big_to_lay_out_gets_the_text_drawing():
     source = "digraph {\n" + "".join(f'  a{i} [label="a"];\n' for i in range(LAYOUT_LIMIT + 1)) + "}\n"
-    with pytest.raises(DotUnavailable, match=f"{LAYOUT_LIMIT + 1} nodes are more than dot lays out quickly"):
+    with pytest.raises(DotUnavailable, match=f"^{LAYOUT_LIMIT + 1:,} nodes are more than dot lays out quickly"):
         to_svg(source)
+
+
+def _shared_loop(steps):
+    torch.manual_seed(0)
+    w, h = torch.randn(4, 4, requires_grad=True), torch.zeros(4)
+    for _ in range(steps):
+        h = torch.tanh(w @ h)
+    return h, w
+
+
+def test_a_refused_drawing_counts_the_graphs_nodes_not_the_boxes_dot_gets(monkeypatch):
+    """The shared weight is drawn beside each of its uses: 1,103 nodes make
+    1,652 boxes. The limit still counts boxes (dot's time), the message
+    names the learner's count, the one the text form starts with, and says
+    what to pass."""
+    monkeypatch.setattr(svg, "_laid_out", lambda source: pytest.fail("dot should not run"))
+    h, w = _shared_loop(550)
+    drawing = draw_graph(h, {"W": w}, max_nodes=None)
+    assert (len(drawing.graph.nodes), svg.node_count(drawing.source)) == (1103, 1652) > (1103, LAYOUT_LIMIT)
+    assert str(drawing).startswith("1,103 nodes,")
+    with pytest.raises(DotUnavailable) as refused:
+        drawing.svg()
+    message = str(refused.value)
+    assert message.startswith("1,103 nodes (1,652 boxes: a leaf or operation with many uses is drawn beside each)")
+    assert "1603" not in message and "1652 nodes" not in message and "1,652 nodes" not in message
+    assert "pass a smaller max_nodes" in message and "roll=True" in message
+    assert drawing._repr_mimebundle_()[0]["text/plain"] == f"{message}\n{drawing}"
+
+
+def test_a_refused_drawing_without_constants_counts_what_it_shows(monkeypatch):
+    monkeypatch.setattr(svg, "LAYOUT_LIMIT", 20)
+    h, w = _shared_loop(10)
+    drawing = draw_graph(h, {"W": w}, constants=False)
+    shown = sum(node.kind != "const" for node in drawing.graph.nodes)
+    assert shown < len(drawing.graph.nodes) and str(drawing).startswith(f"{shown} nodes,")
+    with pytest.raises(DotUnavailable, match=f"^{shown} nodes \\("):
+        drawing.svg()
+
+
+def test_the_refusal_says_what_applies_to_what_was_drawn(monkeypatch):
+    """roll=True is offered only when the drawing is not rolled already; a
+    Graph drawn as given is cut by trace_graph, not by draw_graph."""
+    from helpers import trace_graph
+
+    monkeypatch.setattr(svg, "LAYOUT_LIMIT", 5)
+    h, w = _shared_loop(10)
+    rolled = str(pytest.raises(DotUnavailable, draw_graph(h, {"W": w}, roll=True).svg).value)
+    assert "pass a smaller max_nodes" in rolled and "roll=True" not in rolled
+    graph = str(pytest.raises(DotUnavailable, draw_graph(trace_graph(h, max_nodes=None)).svg).value)
+    assert "trace_graph(y, max_nodes=300)" in graph and "pass a smaller max_nodes" not in graph
 
 
 @pytest.mark.system
@@ -139,5 +189,5 @@ def test_the_layout_limit_counts_nodes_not_labelled_edges(monkeypatch):
     monkeypatch.setattr(svg, "_laid_out", lambda source: "<svg/>")
     assert to_svg(drawing.source) == "<svg/>"
     monkeypatch.setattr(svg, "LAYOUT_LIMIT", 7)
-    with pytest.raises(DotUnavailable, match="^8 nodes are more than"):
+    with pytest.raises(DotUnavailable, match="^8 nodes are more than dot lays out quickly"):
         to_svg(drawing.source)
