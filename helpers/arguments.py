@@ -110,8 +110,14 @@ def _is_batched(tensor: torch.Tensor) -> bool:
 
 def _wrong_type(item: object, where: str) -> str:
     wanted = "a tensor that requires grad, its grad_fn, or a list of such tensors"
+    if isinstance(item, torch.nn.Module):
+        return f"{where}expected {wanted}; got {_module_hint(item)}"
+    if isinstance(item, Mapping) and _tensor_fields(item):
+        return f"{where}expected {wanted}; got {_outputs_hint(item)}"
     if item is None:
-        hint = "None (did the function that made it forget to return?)"
+        hint = ("None. A leaf's .grad_fn is None: a tensor made with requires_grad=True, or a parameter, is a "
+                "leaf and has no grad_fn, so pass the tensor itself, or an output computed from it (a function "
+                "that forgot to return gives None too)")
     elif isinstance(item, (int, float, complex, bool)):
         hint = f"the Python number {item!r}, which has no autograd graph"
     elif isinstance(item, str):
@@ -119,6 +125,35 @@ def _wrong_type(item: object, where: str) -> str:
     else:
         hint = f"a {type(item).__name__}"
     return f"{where}expected {wanted}; got {hint}. {EXAMPLE[0].upper()}{EXAMPLE[1:]}"
+
+
+def _module_hint(module: torch.nn.Module) -> str:
+    inner = uncompiled(module)
+    kind = type(inner).__name__ if inner is module else f"{type(inner).__name__} compiled by torch.compile"
+    return (f"a module ({kind}). A module is not part of the graph, what it computes is: pass its output, "
+            "model(x), not the model, and the module as params to name its parameters: draw_graph(model(x), model)")
+
+
+def _tensor_fields(outputs: Mapping[object, object]) -> list[str]:
+    """How to reach each tensor of a dict-like result: `.loss` where the
+    object has the attribute (a Hugging Face ModelOutput), else `["loss"]`;
+    those that have a graph first."""
+    found = []
+    for key, value in outputs.items():
+        if isinstance(value, torch.Tensor):
+            named = isinstance(key, str) and key.isidentifier() and getattr(outputs, key, None) is value
+            found.append((not value.requires_grad, f".{key}" if named else f"[{key!r}]"))
+    return [field for _, field in sorted(found, key=lambda pair: pair[0])]
+
+
+def _outputs_hint(outputs: Mapping[object, object]) -> str:
+    """A dict of tensors, or a model's output object that is one (a Hugging
+    Face ModelOutput, an OrderedDict with .loss and .logits): name its tensors."""
+    fields = _tensor_fields(outputs)
+    shown = ", ".join(fields[:6]) + (", ..." if len(fields) > 6 else "")
+    kind = type(outputs).__name__
+    return (f"a {kind}, which holds the tensors {shown}: pass one of them, such as output{fields[0]} "
+            f"(output being what you passed), or a list of them")
 
 
 def _unique(items: Sequence[Start]) -> list[Start]:

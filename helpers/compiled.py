@@ -169,6 +169,10 @@ def aot_split(function: Callable[..., Any], *args: Any, recompute: bool = False)
     if not callable(function):
         raise wrong(TypeError, f"give the function to split, such as lambda x: x.sin().sum(); "
                     f"got {type(function).__name__}")
+    if type(function).__name__ == "OptimizedModule" or hasattr(function, "_torchdynamo_orig_callable"):
+        raise wrong(TypeError, "aot_split compiles what it is given, so give it what torch.compile was given: "
+                    "aot_split(f, x) for compiled = torch.compile(f), aot_split(model._orig_mod, x) for a "
+                    "compiled model")
     kept: list[torch.fx.GraphModule] = []
 
     def keep(graph: torch.fx.GraphModule, _example_inputs: object) -> Callable[..., Any]:

@@ -16,7 +16,7 @@ def _no_grad_result():
 
 
 @pytest.mark.parametrize("root, error, words", [
-    (None, TypeError, "forget to return"),
+    (None, TypeError, "forgot to return"),
     (3, TypeError, "Python number 3"),
     (2.5, TypeError, "Python number 2.5"),
     ("y", TypeError, "not its name"),
@@ -190,3 +190,71 @@ def test_a_scratch_value_refuses_what_it_does_not_use():
                            ({"roll": True}, "roll is not used"), ({"params": {}}, "params is not used")):
         with pytest.raises(ValueError, match=words):
             draw_graph(z, **options)
+
+
+class _Output(dict):
+    """A model's output as Hugging Face's ModelOutput is: a dict whose fields
+    are attributes too (helpers import nothing from transformers)."""
+
+    def __getattr__(self, name):
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
+def _model_output():
+    x = torch.randn(2, 3, requires_grad=True)
+    logits = x * 2
+    return _Output(loss=logits.sum(), logits=logits, labels=torch.ones(2))
+
+
+@pytest.mark.parametrize("helper", [trace_graph, draw_graph])
+def test_a_model_output_names_its_tensors(helper):
+    with pytest.raises(TypeError, match="got a _Output, which holds the tensors .loss, .logits, .labels: pass one "
+                       "of them, such as output.loss") as caught:
+        helper(_model_output())
+    assert "For example" not in str(caught.value)
+    with pytest.raises(TypeError, match=r"holds the tensors \['y'\]: pass one of them, such as output\['y'\]"):
+        helper({"y": torch.ones(1, requires_grad=True) * 2})
+    with pytest.raises(TypeError, match="item 1 of the list: .* got a _Output"):
+        helper([torch.ones(1, requires_grad=True) * 2, _model_output()])
+    output = _model_output()
+    assert helper(output.loss) and helper([output.loss, output.logits])
+
+
+def test_a_hugging_face_model_output_names_loss_and_logits():
+    transformers = pytest.importorskip("transformers")
+    config = transformers.LlamaConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=1,
+                                      num_attention_heads=2, num_key_value_heads=2, vocab_size=64)
+    torch.manual_seed(0)
+    ids = torch.randint(0, 64, (1, 8))
+    output = transformers.LlamaForCausalLM(config)(input_ids=ids, labels=ids)
+    with pytest.raises(TypeError, match=f"got a {type(output).__name__}, which holds the tensors .loss, .logits: "
+                       "pass one of them, such as output.loss"):
+        draw_graph(output)
+    assert draw_graph(output.loss).graph.count("op")
+
+
+def test_a_leafs_grad_fn_says_it_is_a_leaf():
+    x = torch.randn(3, requires_grad=True)
+    weight = torch.nn.Linear(3, 2).weight
+    for helper in (trace_graph, draw_graph):
+        for root in (x.grad_fn, weight.grad_fn, [x.grad_fn]):
+            with pytest.raises(TypeError, match="A leaf's .grad_fn is None") as caught:
+                helper(root)
+            assert "pass the tensor itself, or an output computed from it" in str(caught.value)
+    assert draw_graph(x).graph.count("leaf") == 1
+
+
+@pytest.mark.parametrize("compiled", [False, True])
+def test_a_module_says_to_draw_its_output(compiled):
+    model = torch.nn.Linear(3, 2)
+    given = torch.compile(model) if compiled else model
+    kind = "Linear compiled by torch.compile" if compiled else "Linear"
+    for helper in (trace_graph, draw_graph):
+        with pytest.raises(TypeError, match=f"got a module \\({kind}\\)") as caught:
+            helper(given)
+        assert "pass its output, model(x), not the model" in str(caught.value)
+        assert "draw_graph(model(x), model)" in str(caught.value)
+    assert draw_graph(model(torch.randn(1, 3)), model).graph.find("weight")

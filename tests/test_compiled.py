@@ -116,6 +116,16 @@ def test_aot_split_refuses_a_lambda_over_a_module_with_what_to_pass():
         aot_split(lambda a: a * 2, torch.randn(3))
 
 
+def test_aot_split_of_what_torch_compile_returns_says_to_pass_what_was_compiled():
+    """A compiled model failed from deep inside torch (FunctionalTensor used on its own)."""
+    model, x = torch.nn.Linear(3, 2), torch.randn(4, 3)
+    for compiled in (torch.compile(model), torch.compile(_square_times_three)):
+        with pytest.raises(TypeError, match="give it what torch.compile was given") as caught:
+            aot_split(compiled, x)
+        assert getattr(caught.value, MARK, False) and "aot_split(model._orig_mod, x)" in str(caught.value)
+    assert operations(aot_split(torch.compile(model)._orig_mod, x).forward)
+
+
 def test_the_partitioner_saves_less_by_recomputing():
     x = torch.randn(1000, requires_grad=True)
     kept, recomputed = aot_split(_sin_cos, x), aot_split(_sin_cos, x, recompute=True)

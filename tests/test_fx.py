@@ -11,7 +11,7 @@ import torch
 import torch.fx
 
 from helpers.arguments import MARK
-from helpers.compiled import compile_calls
+from helpers.compiled import aot_split, compile_calls
 from helpers.fx import INPUT_LINE, draw_fx, fx_graph, joined, operation_name, operations
 from helpers.graph import trace_graph
 from tools.testkit.lessons import lesson_function
@@ -91,7 +91,7 @@ def test_inputs_are_drawn_as_graph_inputs_and_autograd_leaves_keep_their_line():
     assert named.source.count(INPUT_LINE) == 1 and named.source.count("AccumulateGrad") == 1
 
 
-@pytest.mark.parametrize("bad", [42, torch.tensor(1.0), "graph", None, _square_times_three])
+@pytest.mark.parametrize("bad", [42, "graph", None])
 def test_bad_input_says_what_to_pass(bad):
     with pytest.raises(TypeError, match="torch.fx.GraphModule or torch.fx.Graph") as caught:
         fx_graph(bad)
@@ -162,9 +162,41 @@ def test_fx_inputs_are_named_as_the_learner_wrote_them():
 
 def test_an_exported_program_or_a_module_says_what_to_pass():
     model = torch.nn.Linear(3, 2)
-    with pytest.raises(TypeError, match="draw_graph\\(model\\(x\\)\\)"):
+    with pytest.raises(TypeError, match="draw_graph\\(model\\(x\\)\\)") as caught:
         draw_fx(model)
+    assert "compile_calls(model, [(x,)]).graphs[0]" in str(caught.value)
     exported = torch.export.export(model, (torch.randn(2, 3),))
-    with pytest.raises(TypeError, match="graph_module"):
+    with pytest.raises(TypeError, match="draw_fx\\(exported.graph_module\\)"):
         draw_fx(exported)
     assert draw_fx(exported.graph_module).graph.count("op")
+
+
+def test_what_torch_compile_returns_says_how_to_get_its_graphs():
+    """A compiled model or function is not a graph: the message names the
+    helpers that capture one, given what was compiled, and they work."""
+    model = torch.nn.Linear(3, 2)
+    with pytest.raises(TypeError, match="compiled by torch.compile keeps no FX graph") as caught:
+        draw_fx(torch.compile(model))
+    assert "compile_calls(model._orig_mod, [(x,)]).graphs[0]" in str(caught.value)
+    assert "aot_split(model._orig_mod, x).forward" in str(caught.value)
+    with pytest.raises(TypeError, match="function compiled by torch.compile") as caught:
+        fx_graph(torch.compile(_square_times_three))
+    assert "compile_calls(f, [(x,)])" in str(caught.value)
+    x = torch.randn(4, 3)
+    assert draw_fx(compile_calls(model, [(x,)]).graphs[0]).graph.count("op")
+    assert draw_fx(aot_split(model, x).backward).graph.count("op")
+
+
+@pytest.mark.parametrize("bad, words", [(torch.tensor(1.0), "a tensor is not an FX graph: draw its autograd graph"),
+                                        (_square_times_three, "a function is not a captured graph")])
+def test_a_tensor_or_a_function_says_how_to_capture_a_graph(bad, words):
+    for helper in (fx_graph, draw_fx, operations):
+        with pytest.raises(TypeError, match=words) as caught:
+            helper(bad)
+        assert "compile_calls(f, [(x,)])" in str(caught.value) and getattr(caught.value, MARK, False)
+
+
+def test_draw_fx_takes_a_numpy_integer_for_max_nodes():
+    np = pytest.importorskip("numpy")
+    traced = torch.fx.symbolic_trace(_square_times_three)
+    assert len(draw_fx(traced, max_nodes=np.int64(3)).graph.nodes) == 3
