@@ -3,19 +3,34 @@ the graph's own repeated structure, become one group node marked "× N steps".
 
 How steps are found. Anchors are operations of one kind, one per step: the
 TanhBackward0 of every RNN step, the UnsafeSplitBackward0 (the gates) of
-every LSTMCell step. A kind is first an operation's name; when no name gives
-a run of steps (a two-layer RNN has two TanhBackward0 per step), names are
-refined by what feeds each node, a few operations deep (colour refinement),
-until the TanhBackward0 of one layer differs from the other's. Taking the
-anchors from the input end, step k is what anchor k reaches through its
-inputs that no anchor before it reached: one period of the loop (leaves
-shared by several steps stay apart). Anchor k must reach anchor k - 1, so
-parallel operations (the sin of every piece of an unbind) are no chain. A
-run of consecutive steps recording the same operations is rolled: its
-first and last step stay drawn, the ones between become a group node.
+every LSTMCell step, the RsqrtBackward0 of every layer's norm in a stack of
+layers. A kind is first an operation's name; when no name gives a run of
+steps (a two-layer RNN has two TanhBackward0 per step), names are refined by
+what feeds each node, a few operations deep (colour refinement), until the
+TanhBackward0 of one layer differs from the other's. Taking the anchors from
+the input end, step k is what anchor k reaches through its inputs that no
+anchor before it reached: one period of the loop (leaves shared by several
+steps stay apart). Anchor k must reach anchor k - 1, so parallel operations
+(the sin of every piece of an unbind) are no chain. A run of consecutive
+steps recording the same operations, wired alike, is rolled: its first and
+last step stay drawn, the ones between become a group node. Of all the kinds
+that give runs, the one whose runs cover the most nodes is rolled: a stack
+of six layers rather than the short scan inside each of them. The rolled
+graph is then searched again, the groups kept apart, so a scan inside a
+layer that stayed drawn is rolled too.
+
+A leaf counts by its shape, not its name: with a model's parameters named,
+every layer's weight has a name of its own, and the layers still repeat.
 Nothing is lost: the graph's `rolled` field says how many steps and nodes
 each group holds, and when nothing repeats it holds `NO_REPEATS`, which the
-drawing states. `cut_rolled` then keeps the drawing within `max_nodes`.
+drawing states. `cut_rolled` then keeps the drawing within `max_nodes`, and
+records the groups it left out in `rolled_out`, which the drawing states too.
+
+Speed: nodes are numbered by their place in `graph.nodes` and every table
+is a list indexed by that number; a walked graph's order, reversed, already
+puts inputs first, so the topological sort is only needed for other graphs.
+The 200,003-node RNN of the bench rolls in about half a second
+(tools/bench/roll_timing.py).
 
 Floor: graph, beside `from_scratch.py` and over `graph.py`, whose `Graph` it
 rolls. It imports `graph.py`, `walk.py` (the collector pause), `arguments.py` and
@@ -24,8 +39,8 @@ rolls. It imports `graph.py`, `walk.py` (the collector pause), `arguments.py` an
 """
 
 from collections import Counter, deque
-from collections.abc import Collection, Iterator, Mapping, Sequence
-from dataclasses import replace
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
 from typing import TypeAlias
 
 from .arguments import check_max_nodes
@@ -33,14 +48,17 @@ from .graph import Edge, Graph, Node, Rolled
 from .saved_values import MAX_LABEL, one_line
 from .walk import collector_paused
 
-# A step: the ids of the nodes one round of the loop recorded.
-Step: TypeAlias = list[str]
+# A step: the places (in graph.nodes) of the nodes one round of the loop recorded, anchor first.
+Step: TypeAlias = list[int]
+Run: TypeAlias = list[Step]
 
 MIN_REPEATS = 4
 # Colour refinement goes at most this many operations deep.
 ROUNDS = 6
 # A kind whose first this many anchors give no two equal steps in a row is given up.
 GIVE_UP = 12
+# How many times the graph is searched: once, then again in what the folds left drawn.
+PASSES = 3
 # `rolled` holds this entry when the graph was searched and nothing repeats.
 NO_REPEATS = Rolled("", 0, 0)
 NO_REPEATS_TEXT = (f"roll=True: no run of {MIN_REPEATS} or more identical steps of a loop was found, "
@@ -53,152 +71,218 @@ def roll(graph: Graph, max_nodes: int | None = None) -> Graph:
     nodes nearest the outputs."""
     limit = check_max_nodes(max_nodes)
     with collector_paused():        # hundreds of thousands of small lists, none in a cycle
-        return _rolled(graph, limit)
+        folded = _folded(_Tables(graph))
+        if folded is None:
+            return cut_rolled(replace(graph, rolled=(*graph.rolled, NO_REPEATS)), limit)
+        for _ in range(PASSES - 1):
+            again = _folded(_Tables(folded))
+            if again is None:
+                break
+            folded = again
+        return cut_rolled(folded, limit)
 
 
-def _rolled(graph: Graph, limit: int | None) -> Graph:
-    inputs: dict[str, list[str]] = {n.id: [] for n in graph.nodes}
-    for edge in graph.edges:
-        inputs[edge.dst].append(edge.src)
-    kinds = {n.id: n for n in graph.nodes}
-    shared = {n.id for n in graph.nodes if n.kind == "leaf" and n.uses > 1}
-    order = _inputs_first(inputs)
-    runs: list[list[Step]] = []
-    for candidates in _anchor_kinds(graph, inputs):
+@dataclass
+class _Tables:
+    """A graph's nodes as numbers (their places in `graph.nodes`), with the
+    lists the search reads: each node's inputs, each edge's ends, what a
+    step's signature names each node by, which nodes no step takes."""
+
+    graph: Graph
+
+    def __post_init__(self) -> None:
+        nodes = self.graph.nodes
+        place = {node.id: k for k, node in enumerate(nodes)}
+        self.src = [place[e.src] for e in self.graph.edges]
+        self.dst = [place[e.dst] for e in self.graph.edges]
+        self.inputs: list[list[int]] = [[] for _ in nodes]
+        for s, d in zip(self.src, self.dst, strict=True):
+            self.inputs[d].append(s)
+        names: dict[tuple[str, str], int] = {}
+        # An operation by its name, a leaf by its shape (its name differs from layer to layer).
+        self.name = [names.setdefault((n.kind, n.detail if n.kind == "leaf" else n.label), len(names))
+                     for n in nodes]
+        # Leaves several steps share, and groups an earlier pass made, belong to no step.
+        self.apart = bytearray(n.kind == "group" or (n.kind == "leaf" and n.uses > 1) for n in nodes)
+
+    def inputs_first(self) -> list[int]:
+        """Each node's rank in an order where every node comes after its
+        inputs. Nodes without inputs (leaves, constants) come first; the
+        others in the walk's order reversed when that is such an order (a
+        walk meets a node's users before it, but for a node also used nearer
+        the output), else in the order of Kahn's algorithm (graphlib's
+        TopologicalSorter took 2 s at 200,000 nodes)."""
+        inputs, count = self.inputs, len(self.inputs)
+        if all(s > d or not inputs[s] for s, d in zip(self.src, self.dst, strict=True)):
+            return [count - k if srcs else 0 for k, srcs in enumerate(inputs)]
+        waiting = [len(srcs) for srcs in inputs]
+        users: list[list[int]] = [[] for _ in range(count)]
+        for s, d in zip(self.src, self.dst, strict=True):
+            users[s].append(d)
+        ready = [k for k in range(count) if not waiting[k]]
+        for node in ready:                  # grows as it goes
+            for user in users[node]:
+                waiting[user] -= 1
+                if not waiting[user]:
+                    ready.append(user)
+        rank = [count] * count
+        for k, node in enumerate(ready):
+            rank[node] = k
+        return rank
+
+
+def _folded(tables: _Tables) -> Graph | None:
+    """The graph with the runs of the kind of anchor whose runs cover the
+    most nodes rolled up, or None when no kind gives a run."""
+    rank = tables.inputs_first()
+    best: list[Run] = []
+    covered, step_of = 0, [0] * len(rank)
+    for candidates in _anchor_kinds(tables):
         for anchors in candidates:
-            found = _runs(sorted(anchors, key=order.__getitem__), inputs, shared, kinds)
-            runs = max(runs, found, key=lambda r: sum(map(len, r)))
-        if runs:
-            break
-    if not runs:
-        return cut_rolled(replace(graph, rolled=(*graph.rolled, NO_REPEATS)), limit)
-    for run in runs:
-        graph = _grouped(graph, {node_id for step in run[1:-1] for node_id in step}, len(run) - 2, kinds)
-    return cut_rolled(graph, limit)
+            if best and _same_period(anchors, step_of):
+                continue
+            found = _runs(sorted(anchors, key=rank.__getitem__), tables)
+            size = sum(len(step) for run in found for step in run)
+            if size > covered:
+                best, covered, step_of = found, size, _step_numbers(found, len(rank))
+        if best:
+            return _grouped(tables, best)
+    return None
 
 
-def _inputs_first(inputs: Mapping[str, Sequence[str]]) -> dict[str, int]:
-    """Each node's place in an order where every node comes after its inputs
-    (Kahn's algorithm; graphlib's TopologicalSorter took 2 s at 200,000 nodes)."""
-    waiting = {node: len(srcs) for node, srcs in inputs.items()}
-    users: dict[str, list[str]] = {node: [] for node in inputs}
-    for node, srcs in inputs.items():
-        for src in srcs:
-            users[src].append(node)
-    ready = [node for node, count in waiting.items() if not count]
-    for node in ready:                  # grows as it goes
-        for user in users[node]:
-            waiting[user] -= 1
-            if not waiting[user]:
-                ready.append(user)
-    return {node: k for k, node in enumerate(ready)}
+def _step_numbers(runs: Sequence[Run], count: int) -> list[int]:
+    """Each node's step, numbered from 1 across the runs (0: in none)."""
+    step_of = [0] * count
+    for number, step in enumerate((step for run in runs for step in run), start=1):
+        for node in step:
+            step_of[node] = number
+    return step_of
 
 
-def _anchor_kinds(graph: Graph, inputs: Mapping[str, Sequence[str]]) -> Iterator[list[list[str]]]:
+def _same_period(anchors: Sequence[int], step_of: Sequence[int]) -> bool:
+    """Whether these anchors sit one to a step in the steps numbered in
+    `step_of` (but for two, before or after the runs): the MvBackward0 of
+    every RNN step once its TanhBackward0 gave the runs. Their runs would be
+    the same steps cut at another point, so they are not searched."""
+    hit = [step_of[a] for a in anchors if step_of[a]]
+    return len(anchors) - len(hit) <= 2 and len(hit) == len(set(hit))
+
+
+def _anchor_kinds(tables: _Tables) -> Iterator[list[list[int]]]:
     """Candidate anchors, round by round: operations of one name, then of
     one colour after each round of refinement (each list in walk order, a
     list tried in an earlier round left out). The caller stops asking once
-    a round gave a run."""
-    colour = {n.id: _first_colour(n) for n in graph.nodes}
-    tried: set[tuple[str, ...]] = set()
-    for _ in range(ROUNDS + 1):
-        members: dict[object, list[str]] = {}
-        for node in graph.nodes:
-            if node.kind == "op":
-                members.setdefault(colour[node.id], []).append(node.id)
+    a round gave a run. A colour starts as the node's name, but a leaf used
+    by several steps is a colour of its own (one layer's weights are not
+    another's)."""
+    nodes, name = tables.graph.nodes, tables.name
+    ops = [k for k, n in enumerate(nodes) if n.kind == "op"]
+    colour = name
+    tried: set[tuple[int, ...]] = set()
+    for round_number in range(ROUNDS + 1):
+        members: dict[int, list[int]] = {}
+        for k in ops:
+            members.setdefault(colour[k], []).append(k)
         fresh = [a for a in members.values() if len(a) >= MIN_REPEATS and tuple(a) not in tried]
         tried.update(tuple(a) for a in fresh)
         yield fresh
-        colour = _refined(colour, inputs)
+        if not round_number:
+            colour = [-1 - k if apart else here for k, (here, apart) in enumerate(zip(name, tables.apart, strict=True))]
+        numbers: dict[tuple[int, tuple[int, ...]], int] = {}
+        colour = [numbers.setdefault((here, tuple([colour[i] for i in srcs])), len(numbers))
+                  for here, srcs in zip(colour, tables.inputs, strict=True)]
 
 
-def _first_colour(node: Node) -> object:
-    """An operation by its name; a leaf used by several steps as itself, other leaves by name and shape."""
-    if node.kind == "leaf" and node.uses > 1:
-        return ("shared leaf", node.id)
-    return (node.kind, node.label, node.detail if node.kind == "leaf" else "")
-
-
-def _refined(colour: Mapping[str, object], inputs: Mapping[str, Sequence[str]]) -> dict[str, object]:
-    """Each node's colour with its inputs' colours, renumbered compactly."""
-    numbers: dict[object, int] = {}
-    return {node_id: numbers.setdefault((here, tuple(colour[i] for i in inputs[node_id])), len(numbers))
-            for node_id, here in colour.items()}
-
-
-def _runs(anchors: Sequence[str], inputs: Mapping[str, Sequence[str]], shared: Collection[str],
-          kinds: Mapping[str, Node]) -> list[list[Step]]:
+def _runs(anchors: Sequence[int], tables: _Tables) -> list[Run]:
     """The runs of at least MIN_REPEATS consecutive steps recording the same
     operations. Anchors come inputs first; step k is what anchor k reaches
     that no earlier anchor reached, and continues a run only when anchor k
-    reaches anchor k - 1."""
-    reached: set[str] = set()
-    runs: list[list[Step]] = [[]]
+    reaches anchor k - 1. Steps are alike when their nodes, in the order a
+    breadth-first walk from the anchor meets them, have the same names."""
+    inputs, apart, name = tables.inputs, tables.apart, tables.name
+    reached = bytearray(len(inputs))
+    runs: list[Run] = [[]]
     earlier: list[Step] = [[]]          # per run: the step before it, when its first step reached that one
-    signature: tuple[str, ...] = ()
-    before = ""
+    signature: tuple[int, ...] = ()
+    before, paired = -1, False
     last: Step = []
     for count, anchor in enumerate(anchors):
-        step, linked = _new_reach(anchor, before, inputs, shared, reached)
-        mine = tuple(sorted(kinds[i].label for i in step))
+        step: Step = []
+        linked = False
+        if not reached[anchor]:
+            reached[anchor] = 1
+            step.append(anchor)
+            for node in step:           # grows as it goes: breadth first
+                for source in inputs[node]:
+                    if source == before:
+                        linked = True
+                    if not reached[source] and not apart[source]:
+                        reached[source] = 1
+                        step.append(source)
+        mine = tuple([name[i] for i in step])
         if linked and step and mine == signature:
             runs[-1].append(step)
+            paired = True
         else:
             earlier.append(last if linked and step and len(runs[-1]) < MIN_REPEATS else [])
             runs.append([step] if step else [])
             signature = mine
-        if count >= GIVE_UP and max(map(len, runs)) < 2:
+        if count >= GIVE_UP and not paired:
             break
         before, last = anchor, step
-    whole = [[first, *run] if first and run and _starts_alike(run[0], first, inputs, kinds) else run
+    whole = [[first, *run] if first and run and _starts_alike(run[0], first, tables) else run
              for run, first in zip(runs, earlier, strict=True)]
     return [run for run in whole if len(run) >= MIN_REPEATS]
 
 
-def _starts_alike(step: Step, first: Step, inputs: Mapping[str, Sequence[str]], kinds: Mapping[str, Node]) -> bool:
-    """Whether `first`, the step before a run (a stack's first layer, whose
-    step also took everything upstream of it), begins as the run's step
-    `step` does: the same anchor with inputs of the same kinds and labels,
-    in order. Then it counts as the run's first step (drawn, never folded):
-    a stack of N layers folds N - 2 of them, an RNN of T steps T - 2."""
-    def begins(anchor: str) -> list[tuple[str, str]]:
-        return [(kinds[i].kind, kinds[i].label) for i in (anchor, *inputs[anchor])]
-    return begins(step[0]) == begins(first[0])
+def _starts_alike(step: Step, first: Step, tables: _Tables) -> bool:
+    """Whether `first`, the step before a run, is the run's first step with
+    everything upstream of it taken too (a stack's first layer, an RNN's
+    first step with the initial state): it begins as the run's step `step`
+    does (the same anchor with inputs of the same names, in order) and holds
+    at least half of that step's operations (an anchor in the middle of each
+    layer leaves only the first layer's first part to it). Then it counts as
+    the run's first step (drawn, never folded): a stack of N layers folds
+    N - 2 of them, an RNN of T steps T - 2. The embedding in front of a stack
+    whose anchor is each layer's first operation is no layer: it holds
+    hardly any of a step's operations."""
+    name = tables.name
+    def begins(anchor: int) -> list[int]:
+        return [name[i] for i in (anchor, *tables.inputs[anchor])]
+    shared = Counter(name[i] for i in first) & Counter(name[i] for i in step)
+    return begins(step[0]) == begins(first[0]) and 2 * shared.total() >= len(step)
 
 
-def _new_reach(anchor: str, before: str, inputs: Mapping[str, Sequence[str]], shared: Collection[str],
-               reached: set[str]) -> tuple[Step, bool]:
-    """(the nodes `anchor` reaches through its inputs that are not yet in
-    `reached`, now added to it; whether the walk met `before`)."""
-    if anchor in reached:
-        return [], False
-    reached.add(anchor)
-    step, queue, met = [anchor], deque([anchor]), False
-    while queue:
-        for source in inputs[queue.popleft()]:
-            met = met or source == before
-            if source not in reached and source not in shared:
-                reached.add(source)
-                step.append(source)
-                queue.append(source)
-    return step, met
-
-
-def _grouped(graph: Graph, middle: set[str], count: int, kinds: Mapping[str, Node]) -> Graph:
-    group_id = min(middle, key=lambda i: int(i[1:]))
-    labels = sorted({kinds[i].label for i in middle if kinds[i].kind == "op"})
-    group = Node(group_id, "group", f"× {count:,} steps", one_line("each: " + ", ".join(labels), MAX_LABEL))
-    nodes = [group if n.id == group_id else n for n in graph.nodes if n.id not in middle or n.id == group_id]
+def _grouped(tables: _Tables, runs: Sequence[Run]) -> Graph:
+    """The graph with the middle steps of each run (all but its first and
+    last) as one group node, in the place of the group's first node."""
+    graph, nodes = tables.graph, tables.graph.nodes
+    group_of = [-1] * len(nodes)
+    groups: dict[int, Node] = {}
+    rolled: list[Rolled] = []
+    for number, run in enumerate(runs):
+        middle = [node for step in run[1:-1] for node in step]
+        for node in middle:
+            group_of[node] = number
+        place = min(middle)
+        labels = sorted({nodes[k].label for k in run[1] if nodes[k].kind == "op"})
+        groups[place] = Node(nodes[place].id, "group", f"× {len(run) - 2:,} steps",
+                             one_line("each: " + ", ".join(labels), MAX_LABEL))
+        rolled.append(Rolled(nodes[place].id, len(run) - 2, len(middle)))
+    ids_of = {group_of[place]: nodes[place].id for place in groups}
+    kept = tuple(groups.get(k, node) for k, node in enumerate(nodes) if group_of[k] < 0 or k in groups)
     edges: list[Edge] = []
     seen: set[tuple[str, str]] = set()
-    for edge in graph.edges:
-        src = group_id if edge.src in middle else edge.src
-        dst = group_id if edge.dst in middle else edge.dst
-        if src != dst and (src, dst) not in seen:
+    for edge, s, d in zip(graph.edges, tables.src, tables.dst, strict=True):
+        into, out_of = group_of[d], group_of[s]
+        if into >= 0 and into == out_of:
+            continue
+        src = edge.src if out_of < 0 else ids_of[out_of]
+        dst = edge.dst if into < 0 else ids_of[into]
+        if (src, dst) not in seen:
             seen.add((src, dst))
-            edges.append(Edge(src, dst, edge.slot, edge.output_nr))
-    rolled = (*graph.rolled, Rolled(group_id, count, len(middle)))
-    return replace(graph, nodes=tuple(nodes), edges=tuple(edges), rolled=rolled)
+            edges.append(edge if into < 0 and out_of < 0 else Edge(src, dst, edge.slot, edge.output_nr))
+    return replace(graph, nodes=kept, edges=tuple(edges), rolled=(*graph.rolled, *rolled))
 
 
 def cut_rolled(graph: Graph, limit: int | None) -> Graph:

@@ -8,6 +8,7 @@ from graph_check import unconnected
 from helpers import draw_graph, trace_graph
 from helpers.models import TanhRNNCell, run_sequence
 from helpers.roll import NO_REPEATS, NO_REPEATS_TEXT, roll
+from tools.testkit import hf_models
 from tools.testkit.shapes import SHAPES, STEPS
 
 
@@ -135,3 +136,85 @@ def test_a_cut_that_leaves_out_a_rolled_group_says_so():
     assert not drawing.graph.rolled and [r.steps for r in drawing.graph.rolled_out] == [49]
     assert "the cut left out 1 rolled group (49 steps folded)" in drawing.text
     assert "the cut left out 1 rolled group" in drawing.source
+
+
+def test_named_leaves_do_not_stop_a_loop_from_rolling():
+    """A leaf counts by its shape: with every step's input named (x[0],
+    x[1], ...) an RNN still repeats (it said 'nothing is rolled')."""
+    w, xs = torch.randn(4, 4, requires_grad=True), [torch.randn(4, requires_grad=True) for _ in range(20)]
+    h = torch.zeros(4)
+    for x in xs:
+        h = torch.tanh(w @ h + x)
+    names = {"W": w, **{f"x[{t}]": x for t, x in enumerate(xs)}}
+    (_, steps, nodes), = draw_graph(h, names, roll=True).graph.rolled
+    assert (steps, nodes) == (18, 18 * 4)
+
+
+def test_a_stack_with_its_parameters_named_rolls():
+    """draw_graph(loss, model, roll=True): each layer's weights have names
+    of their own, and the layers still repeat."""
+    torch.manual_seed(0)
+    layer = torch.nn.TransformerEncoderLayer(16, 2, 32, dropout=0.0)
+    encoder = torch.nn.TransformerEncoder(layer, 4, enable_nested_tensor=False)
+    drawing = draw_graph(encoder(torch.randn(5, 2, 16)).sum(), encoder, roll=True)
+    assert [r.steps for r in drawing.graph.rolled] == [2] and NO_REPEATS_TEXT not in drawing.text
+
+
+# Tiny Hugging Face models (tools/testkit/hf_models.py): random weights, nothing downloaded.
+
+@pytest.mark.parametrize("name", hf_models.FOUR_LAYERS)
+@pytest.mark.parametrize("named", [False, True])
+def test_a_hugging_face_stack_of_four_layers_folds_two(name, named):
+    """GPT-2, BERT and Llama of 4 layers: the layers between the first and
+    the last are one group, with the model's parameter names given or not
+    (with them, each layer's weights are named apart: it said nothing repeats)."""
+    torch.manual_seed(0)
+    model, loss = hf_models.BUILDERS[name]()
+    full = trace_graph(loss, saved=False)
+    drawing = draw_graph(loss, model if named else None, roll=True)
+    (_, steps, nodes), = drawing.graph.rolled
+    assert steps == 2 and nodes % 2 == 0 and drawing.graph.omitted == 0 and NO_REPEATS_TEXT not in drawing.text
+    _accounted(full, roll(full))
+
+
+def test_a_six_layer_mamba_folds_its_layers_not_only_its_scans():
+    """Each Mamba layer runs a scan over the sequence: runs of steps inside
+    every layer, and the 6 layers themselves. The layers are rolled (the
+    repetition that covers the most nodes: it rolled the 6 scans, and the
+    default cut then left out every group, so the drawing looked unrolled);
+    the scans of the two layers still drawn are rolled too."""
+    torch.manual_seed(0)
+    model, loss = hf_models.mamba(6)
+    full = trace_graph(loss, saved=False)
+    rolled = roll(full)
+    layers, *scans = rolled.rolled
+    per_layer = len(full.nodes) // 6
+    assert layers.steps == 4 and per_layer - 20 < layers.nodes // 4 <= per_layer
+    assert [s.steps for s in scans] == [hf_models.SEQ - 2] * 2
+    _accounted(full, rolled)
+    drawing = draw_graph(loss, model, roll=True)
+    assert drawing.graph.rolled == rolled.rolled and drawing.graph.rolled_out == ()
+    assert "× 4 steps" in drawing.text and len(drawing.graph.nodes) <= 300
+
+
+def test_a_two_layer_mamba_folds_the_scan_of_each_layer():
+    """Two layers are too few to fold; each layer's scan over 6 tokens is a run."""
+    torch.manual_seed(0)
+    model, loss = hf_models.mamba(2)
+    full = trace_graph(loss, saved=False)
+    rolled = roll(full)
+    assert [r.steps for r in rolled.rolled] == [hf_models.SEQ - 2] * 2
+    _accounted(full, rolled)
+
+
+def test_a_cut_that_leaves_out_some_groups_says_which():
+    """The 6-layer Mamba cut to 40 nodes keeps the group of layers (the
+    residual stream brings it near the output) and leaves out the scans of
+    the layer drawn before it; the note counts those."""
+    torch.manual_seed(0)
+    _, loss = hf_models.mamba(6)
+    drawing = draw_graph(loss, roll=True, max_nodes=40)
+    kept, out = drawing.graph.rolled, drawing.graph.rolled_out
+    assert [r.steps for r in kept] == [4] and len(out) == 2
+    note = f"the cut left out 2 rolled groups ({sum(r.steps for r in out)} steps folded)"
+    assert note in drawing.text and note in drawing.source.replace("\\n", " ")
