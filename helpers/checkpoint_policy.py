@@ -49,7 +49,7 @@ def checkpoint_text(fn: Node, name: str, hook: Any) -> str:
     """The label of saved value `name` of `fn`, packed by checkpoint's `hook`."""
     frame = _cell(hook, "_CheckpointFrame")
     store = _store(frame)
-    if re.fullmatch(r"result\d*", name) or _is_output(fn, name):   # an output of fn, which ran in it
+    if re.fullmatch(r"result\d*", name) or _is_output(_base(fn), name):   # an output of fn, which ran in it
         return RECOMPUTED if store is None else _verdict(_entries(fn, store))
     known, edge = _producer(fn, name)
     if not known:
@@ -118,7 +118,12 @@ def _frame_of(fn: Node) -> Any:
 
 def _base(fn: Node) -> str:
     """The operation a node records, as `_plain` writes it: MmBackward0 -> "mm"."""
-    return re.sub(r"Backward\d*$", "", fn.name().removeprefix("torch::autograd::")).lower()
+    return _base_of(fn.name())
+
+
+@functools.lru_cache(maxsize=1024)
+def _base_of(node_name: str) -> str:
+    return re.sub(r"Backward\d*$", "", node_name.removeprefix("torch::autograd::")).lower()
 
 
 def _operations(fn: Node, store: Mapping[Any, Any]) -> list[Any]:
@@ -135,16 +140,32 @@ def _entries(fn: Node, store: Mapping[Any, Mapping[int, object]]) -> list[object
     return [entry for op in _operations(fn, store) for entry in store[op].values()]
 
 
+def _schemas(base: str) -> tuple[Any, ...]:
+    """The schemas of the aten operations named `base` (as `_plain` writes
+    it) that write none of their arguments."""
+    return _schemas_named(base)
+
+
+@functools.lru_cache(maxsize=1024)                # keyed by strings: holds no node
+def _schemas_named(base: str) -> tuple[Any, ...]:
+    found = []
+    for qualified in _operator_names().get(base, ()):
+        for schema in torch._C._jit_get_schemas_for_operator(qualified):
+            if not any(a.alias_info is not None and a.alias_info.is_write for a in schema.arguments):
+                found.append(schema)
+    return tuple(found)
+
+
 @functools.cache
-def _schemas() -> Mapping[str, tuple[Any, ...]]:
-    """Every aten operation's schemas that write none of their arguments, by
-    `_plain` name (4,000 schemas, read once, in about 10 ms)."""
-    found: dict[str, list[Any]] = {}
-    for schema in torch._C._jit_get_all_schemas():
-        if schema.name.startswith("aten::") and not any(
-                a.alias_info is not None and a.alias_info.is_write for a in schema.arguments):
-            found.setdefault(_plain(schema.name), []).append(schema)
-    return {name: tuple(schemas) for name, schemas in found.items()}
+def _operator_names() -> Mapping[str, tuple[str, ...]]:
+    """Every aten operation's name ("aten::native_layer_norm") by `_plain`
+    name, read once (3,600 names, a few ms; their schemas are read per name)."""
+    found: dict[str, set[str]] = {}
+    for name in torch._C._dispatch_get_all_op_names():
+        if name.startswith("aten::"):
+            qualified = name.split(".")[0]
+            found.setdefault(_plain(qualified), set()).add(qualified)
+    return {plain: tuple(sorted(names)) for plain, names in found.items()}
 
 
 def _producer(fn: Node, name: str) -> tuple[bool, tuple[Node, int] | None]:
@@ -152,30 +173,41 @@ def _producer(fn: Node, name: str) -> tuple[bool, tuple[Node, int] | None]:
     that made it and which of its outputs it is (AccumulateGrad for a leaf),
     None when it has no grad_fn; (False, None) when that cannot be told (no
     schema of the operation, or its schemas disagree)."""
-    places = set()
-    for schema in _schemas().get(_base(fn), ()):
-        tensors = [a.name for a in schema.arguments if str(a.type) in ("Tensor", "Optional[Tensor]")]
-        if name in tensors and len(tensors) == len(fn.next_functions):
-            places.add(tensors.index(name))
-    if len(places) != 1:
+    place = _place(_base(fn), name, len(fn.next_functions))
+    if place is None:
         return False, None
-    node, output = fn.next_functions[places.pop()]
+    node, output = fn.next_functions[place]
     return True, None if node is None else (node, output)
 
 
-def _is_output(fn: Node, name: str) -> bool:
+@functools.lru_cache(maxsize=4096)
+def _place(base: str, name: str, inputs: int) -> int | None:
+    """Which entry of `next_functions` input `name` of an operation is: its
+    place among the schema's tensor arguments; None when no schema or more
+    than one place fits."""
+    places = set()
+    for schema in _schemas(base):
+        tensors = [a.name for a in schema.arguments if str(a.type) in ("Tensor", "Optional[Tensor]")]
+        if name in tensors and len(tensors) == inputs:
+            places.add(tensors.index(name))
+    return places.pop() if len(places) == 1 else None
+
+
+@functools.lru_cache(maxsize=4096)
+def _is_output(base: str, name: str) -> bool:
     """Whether `name` is one of the outputs the operation's schema names
     (scaled_dot_product_attention's `output` and `logsumexp`) and none of its inputs."""
-    schemas = _schemas().get(_base(fn), ())
+    schemas = _schemas(base)
     return any(name in [r.name for r in s.returns] for s in schemas) and \
         not any(name in [a.name for a in s.arguments] for s in schemas)
 
 
-def _is_view(fn: Node) -> bool:
-    """Whether a node records an operation whose output is a view of its first input."""
-    if fn.name() in _VIEWS:
+@functools.lru_cache(maxsize=1024)
+def _is_view(node_name: str) -> bool:
+    """Whether a node of this name records an operation whose output is a view of its first input."""
+    if node_name in _VIEWS:
         return True
-    schemas = _schemas().get(_base(fn), ())
+    schemas = _schemas(_base_of(node_name))
     return bool(schemas) and all(
         bool(s.returns) and s.returns[0].alias_info is not None and bool(s.arguments)
         and s.arguments[0].alias_info is not None for s in schemas)
@@ -188,7 +220,7 @@ def _through_views(edge: tuple[Node, int]) -> tuple[tuple[Node, int], bool]:
     for _ in range(_MAX_VIEWS):
         node = edge[0]
         viewed_node, output = node.next_functions[0] if node.next_functions else (None, 0)
-        if viewed_node is None or not _is_view(node):
+        if viewed_node is None or not _is_view(node.name()):
             break
         edge, viewed = (viewed_node, output), True
     return edge, viewed
