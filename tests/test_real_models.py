@@ -1,16 +1,26 @@
 """The helpers on graphs from code nobody here wrote: torch.nn's own modules,
 custom Functions, checkpointing, saved-tensor hooks, nested and complex
-tensors, torch.compile and torch.func. Every graph must match an
-independent walk of next_functions, draw without raising, and drawing must
-change nothing: no user code run, no model state changed, no saved tensor
-consumed."""
+tensors, torch.compile and torch.func, and tiny Hugging Face models (GPT-2,
+BERT, Llama, T5 and Mamba of 2 to 6 layers, one with gradient checkpointing;
+random weights from a config, nothing downloaded: tools/testkit/hf_models.py).
+Every graph must match an independent walk of next_functions, draw without
+raising, and drawing must change nothing: no user code run, no model state
+changed, no saved tensor consumed. A Hugging Face model must also be freed
+once drawn, give text-form lines of at most 120 characters, and roll its
+stack of 4 or 6 identical layers into one group."""
+
+import gc
+import time
+import weakref
 
 import pytest
 import torch
 from graph_check import check_graph, unconnected
 from torch.utils.checkpoint import checkpoint
 
+import helpers.svg
 from helpers import draw_graph, trace_graph
+from tools.testkit.hf_models import BUILDERS as HF_BUILDERS
 from tools.testkit.real_models import LOOPS, REAL, _checkpointed_encoder
 
 
@@ -195,3 +205,124 @@ def test_a_rolled_loop_accounts_for_every_node(build):
     assert sum(r.steps for r in groups) >= 190
     assert len(rolled.nodes) - len(groups) + sum(r.nodes for r in groups) == len(full.nodes)
     assert unconnected(rolled) == []
+
+
+# Tiny Hugging Face models (tools/testkit/hf_models.py): random weights from a config, nothing downloaded.
+
+def _hf_drawings(loss, model):
+    """Every way a learner draws a model: the default cut, the whole graph,
+    rolled, with the model's parameter names, and the SVG of the first."""
+    drawings = [draw_graph(loss), draw_graph(loss, max_nodes=None), draw_graph(loss, roll=True),
+                draw_graph(loss, model, max_nodes=None)]
+    drawings[0].svg()
+    return drawings
+
+
+@pytest.mark.parametrize("name", HF_BUILDERS)
+def test_hugging_face_graphs_match_an_independent_walk(name, timings):
+    torch.manual_seed(0)
+    _, loss = HF_BUILDERS[name]()
+    check_graph(loss)
+    helpers.svg._laid_out.cache_clear()         # a cut that ends like another model's would be laid out already
+    start = time.perf_counter()
+    drawing = draw_graph(loss)
+    str(drawing), drawing.svg()
+    timings.append(f"{name}: {trace_graph(loss).count('op')} operations, drawn (text form and SVG) "
+                   f"in {time.perf_counter() - start:.3f} s")
+
+
+@pytest.mark.parametrize("name", HF_BUILDERS)
+def test_drawing_a_hugging_face_model_changes_nothing(name):
+    """No forward hook fires, no .grad is written, no buffer changes, and no
+    saved tensor is consumed: backward() afterwards gives the gradients of
+    an undrawn copy built from the same seed."""
+    torch.manual_seed(0)
+    model, loss = HF_BUILDERS[name]()
+    calls = []
+    for module in model.modules():
+        module.register_forward_pre_hook(lambda *_: calls.append("pre"))
+        module.register_forward_hook(lambda *_: calls.append("forward"))
+    buffers = {n: b.clone() for n, b in model.named_buffers()}
+    _hf_drawings(loss, model)
+    assert calls == []
+    assert [n for n, p in model.named_parameters() if p.grad is not None] == []
+    assert [n for n, b in model.named_buffers() if not torch.equal(b, buffers[n])] == []
+    loss.backward()
+    torch.manual_seed(0)
+    undrawn, undrawn_loss = HF_BUILDERS[name]()
+    undrawn_loss.backward()
+    assert torch.equal(loss, undrawn_loss)
+    grads = dict(undrawn.named_parameters())
+    differ = [n for n, p in model.named_parameters() if not torch.equal(p.grad, grads[n].grad)]
+    assert differ == [] and len(grads) > 10
+
+
+def _drawn_hf_model(name):
+    """Build `name`, draw it every way, and return weak references to the
+    model and to a tensor its graph saved (a grad_fn takes no weak reference)."""
+    torch.manual_seed(0)
+    model, loss = HF_BUILDERS[name]()
+    _hf_drawings(loss, model)
+    trace_graph(loss, model)
+    return weakref.ref(model), weakref.ref(loss)
+
+
+@pytest.mark.parametrize("name", HF_BUILDERS)
+def test_drawing_keeps_no_hugging_face_model_alive(name):
+    model, loss = _drawn_hf_model(name)
+    gc.collect()
+    assert (model(), loss()) == (None, None)
+
+
+@pytest.mark.parametrize("name", HF_BUILDERS)
+def test_every_line_of_a_hugging_face_models_text_form_is_at_most_120_characters(name):
+    torch.manual_seed(0)
+    model, loss = HF_BUILDERS[name]()
+    for drawing, how in zip(_hf_drawings(loss, model), ("cut", "whole", "rolled", "named"), strict=True):
+        lines = str(drawing).splitlines()
+        assert max(map(len, lines)) <= 120, (how, max(lines, key=len))
+
+
+STACKS = {name: layers for name in HF_BUILDERS if (layers := int(name.split(", ")[1].split()[0])) >= 4}
+
+
+@pytest.mark.parametrize("name", [n for n in STACKS if not n.startswith("T5")])
+def test_roll_folds_a_hugging_face_layer_stack(name):
+    """roll=True folds N identical layers into a group of N - 2 (the first
+    and last layer stay drawn), one layer a step: the group's node count is
+    N - 2 times the difference a layer makes to the whole graph, and nothing
+    is lost."""
+    torch.manual_seed(0)
+    layers = STACKS[name]
+    _, loss = HF_BUILDERS[name]()
+    full = trace_graph(loss, saved=False)
+    torch.manual_seed(0)
+    smaller = trace_graph(HF_BUILDERS[name.replace(f"{layers} layers", "2 layers")]()[1], saved=False)
+    per_layer = (len(full.nodes) - len(smaller.nodes)) // (layers - 2)
+    drawing = draw_graph(loss, roll=True, max_nodes=None)
+    groups = [r for r in drawing.graph.rolled if r.steps]
+    assert (layers - 2, (layers - 2) * per_layer) in [(r.steps, r.nodes) for r in groups], (per_layer, groups)
+    assert f"× {layers - 2} steps" in str(drawing)
+    assert len(drawing.graph.nodes) - len(groups) + sum(r.nodes for r in groups) == len(full.nodes)
+    assert unconnected(drawing.graph) == []
+
+
+def test_roll_folds_both_stacks_of_a_6_layer_t5():
+    """T5's encoder and decoder: two stacks of 6 layers, two groups of 4."""
+    torch.manual_seed(0)
+    drawing = draw_graph(HF_BUILDERS["T5, 6 layers"]()[1], roll=True, max_nodes=None)
+    assert sorted(r.steps for r in drawing.graph.rolled if r.steps >= 4) == [4, 4]
+
+
+def test_a_checkpointed_hugging_face_models_layer_norm_weights_are_read_again_not_recomputed():
+    """With gradient checkpointing the LayerNorms inside the layers (ln_1 and
+    ln_2 of each) have leaves for weight and bias: backward reads them again,
+    it never recomputes them. ln_f, after the layers, is not checkpointed."""
+    torch.manual_seed(0)
+    model, loss = HF_BUILDERS["GPT-2, 2 layers, gradient checkpointing"]()
+    text = str(draw_graph(loss, model, max_nodes=None)).replace("\n    | ", " | ")
+    norms = [line for line in text.splitlines() if "op: NativeLayerNormBackward0" in line]
+    assert len(norms) == 5 and "weight: tensor of shape (32,)" in norms[0]      # ln_f first: nearest the loss
+    for line in norms[1:]:
+        assert "weight: not recomputed: a leaf, read again in backward" in line, line
+        assert "bias: not recomputed: a leaf, read again in backward" in line, line

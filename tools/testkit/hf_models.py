@@ -1,23 +1,32 @@
 """Tiny Hugging Face models built from their configs with random weights:
 nothing is downloaded (the hub is switched off before transformers is
-imported). Each builder makes a model, runs one training step's forward
-pass and returns the model and the scalar loss with its graph; BUILDERS maps
-a name to it, HF to the loss alone (as REAL in tools/testkit/real_models.py). They are kept tiny (hidden size
-16 to 32, vocabulary 64, sequences of 6 tokens) so the whole set builds in
-a few seconds."""
+imported, on the first build). Each builder makes a model in train mode,
+runs one training step's forward pass and returns the model and the scalar
+loss with its graph. BUILDERS maps a name to such a builder, HF to one that
+returns the loss alone (as REAL in tools/testkit/real_models.py does). They
+are kept tiny (hidden size 16 to 32, vocabulary 64, 6 tokens, batch of 2):
+the whole set builds in well under a second once transformers is imported."""
 
+import functools
 import logging
 import os
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1")
+import torch
 
-import torch  # noqa: E402
-import transformers  # noqa: E402
 
-transformers.logging.set_verbosity_error()           # e.g. Mamba's "the fast path is not available"
-logging.getLogger("transformers").setLevel(logging.ERROR)
+@functools.cache
+def _transformers():
+    """transformers, imported on the first build (it takes about 1.5 s, which
+    collecting the tests should not pay), with the hub switched off and its
+    log quiet: Mamba says once that mamba_ssm's fast kernels are missing."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    import transformers
+
+    transformers.logging.set_verbosity_error()
+    logging.getLogger("transformers").setLevel(logging.ERROR)
+    return transformers
+
 
 VOCAB, SEQ, BATCH = 64, 6, 2
 
@@ -30,47 +39,54 @@ def _train(model, checkpointing=False):
     """The model in train mode (dropout on, as in a training step), with
     gradient checkpointing turned on when asked."""
     model.train()
-    if checkpointing:               # gradient_checkpointing_enable before transformers 5.x renamed it
+    if checkpointing:
+        # activation_checkpointing_enable in transformers 5.24, gradient_checkpointing_enable
+        # (deprecated there) in the 5.20 that Python 3.10 is pinned to
         enable = getattr(model, "activation_checkpointing_enable", None) or model.gradient_checkpointing_enable
         enable({"use_reentrant": False})
     return model
 
 
 def gpt2(layers, checkpointing=False):
-    config = transformers.GPT2Config(vocab_size=VOCAB, n_positions=16, n_embd=32, n_layer=layers, n_head=2)
-    model = _train(transformers.GPT2LMHeadModel(config), checkpointing)
+    hf = _transformers()
+    config = hf.GPT2Config(vocab_size=VOCAB, n_positions=16, n_embd=32, n_layer=layers, n_head=2)
+    model = _train(hf.GPT2LMHeadModel(config), checkpointing)
     ids = _ids()
     return model, model(input_ids=ids, labels=ids).loss
 
 
 def bert(layers):
-    config = transformers.BertConfig(vocab_size=VOCAB, hidden_size=32, num_hidden_layers=layers,
-                                     num_attention_heads=2, intermediate_size=64, max_position_embeddings=16)
-    model = _train(transformers.BertForMaskedLM(config))
+    hf = _transformers()
+    config = hf.BertConfig(vocab_size=VOCAB, hidden_size=32, num_hidden_layers=layers, num_attention_heads=2,
+                           intermediate_size=64, max_position_embeddings=16)
+    model = _train(hf.BertForMaskedLM(config))
     ids = _ids()
     return model, model(input_ids=ids, attention_mask=torch.ones_like(ids), labels=ids).loss
 
 
 def llama(layers):
-    config = transformers.LlamaConfig(vocab_size=VOCAB, hidden_size=32, intermediate_size=64,
-                                      num_hidden_layers=layers, num_attention_heads=4, num_key_value_heads=2,
-                                      max_position_embeddings=16)
-    model = _train(transformers.LlamaForCausalLM(config))
+    hf = _transformers()
+    config = hf.LlamaConfig(vocab_size=VOCAB, hidden_size=32, intermediate_size=64, num_hidden_layers=layers,
+                            num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=16)
+    model = _train(hf.LlamaForCausalLM(config))
     ids = _ids()
     return model, model(input_ids=ids, labels=ids).loss
 
 
 def t5(layers):
-    config = transformers.T5Config(vocab_size=VOCAB, d_model=32, d_kv=8, d_ff=64, num_layers=layers,
-                                   num_decoder_layers=layers, num_heads=4, decoder_start_token_id=0)
-    model = _train(transformers.T5ForConditionalGeneration(config))
+    hf = _transformers()
+    config = hf.T5Config(vocab_size=VOCAB, d_model=32, d_kv=8, d_ff=64, num_layers=layers, num_decoder_layers=layers,
+                         num_heads=4, decoder_start_token_id=0)
+    model = _train(hf.T5ForConditionalGeneration(config))
     return model, model(input_ids=_ids(), labels=_ids(SEQ - 1)).loss
 
 
 def mamba(layers):
-    config = transformers.MambaConfig(vocab_size=VOCAB, hidden_size=16, state_size=4, num_hidden_layers=layers,
-                                      expand=2, conv_kernel=3, use_mambapy=False)
-    model = _train(transformers.MambaForCausalLM(config))
+    hf = _transformers()
+    # use_mambapy=False: the plain sequential scan in torch (no mamba_ssm, no mambapy)
+    config = hf.MambaConfig(vocab_size=VOCAB, hidden_size=16, state_size=4, num_hidden_layers=layers, expand=2,
+                            conv_kernel=3, use_mambapy=False)
+    model = _train(hf.MambaForCausalLM(config))
     ids = _ids()
     return model, model(input_ids=ids, labels=ids).loss
 
