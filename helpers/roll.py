@@ -155,9 +155,10 @@ def _folded(tables: _Tables) -> Graph | None:
 
 
 def _step_numbers(runs: Sequence[Run], count: int) -> list[int]:
-    """Each node's step, numbered from 1 across the runs (0: in none)."""
+    """Each node's step, numbered from 1 across the runs (0: in none, or in
+    a run's first step, which also holds whatever lies upstream of it)."""
     step_of = [0] * count
-    for number, step in enumerate((step for run in runs for step in run), start=1):
+    for number, step in enumerate((step for run in runs for step in run[1:]), start=1):
         for node in step:
             step_of[node] = number
     return step_of
@@ -165,9 +166,11 @@ def _step_numbers(runs: Sequence[Run], count: int) -> list[int]:
 
 def _same_period(anchors: Sequence[int], step_of: Sequence[int]) -> bool:
     """Whether these anchors sit one to a step in the steps numbered in
-    `step_of` (but for two, before or after the runs): the MvBackward0 of
-    every RNN step once its TanhBackward0 gave the runs. Their runs would be
-    the same steps cut at another point, so they are not searched."""
+    `step_of`, but for two (before the runs, or in a run's first step): the
+    MvBackward0 of every RNN step once its TanhBackward0 gave the runs. Their
+    runs would be the same steps cut at another point, so they are not
+    searched. An operation once per layer is no such anchor for the runs of
+    a scan inside each layer: it lies in no step of those runs but their first."""
     hit = [step_of[a] for a in anchors if step_of[a]]
     return len(anchors) - len(hit) <= 2 and len(hit) == len(set(hit))
 
