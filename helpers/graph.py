@@ -12,8 +12,9 @@ Floor: graph, under `draw.py` and `layout.py`, over `walk.py`. It imports
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from graphlib import TopologicalSorter
+from operator import itemgetter
 from typing import Literal, NamedTuple, TypeAlias
 
 import torch
@@ -21,7 +22,7 @@ from torch.autograd.graph import Node as AutogradNode
 
 from .arguments import Params, Root, check_flag, check_max_nodes, leaf_names, learner_facing, roots_of
 from .saved_values import MAX_LABEL, Saved, SavedReader, one_line, shape_text
-from .walk import Item, collector_paused, leaf_variable, no_torch_function, walk, walk_for
+from .walk import Item, Link, collector_paused, leaf_variable, no_torch_function, walk, walk_for
 
 NodeKind: TypeAlias = Literal["output", "op", "leaf", "const", "group"]
 
@@ -147,14 +148,39 @@ def trace_graph(root: Root, params: Params | None = None, max_nodes: int | None 
     with collector_paused(), no_torch_function():
         names = leaf_names(params)
         walker, kept, more = walk_for(roots_of(root), limit)
-        items, links, keep = walker.items, walker.links, set(kept)
-        uses = Counter(s for s, *_ in links)
+        items, links = walker.items, walker.links
         ids = [f"n{i}" for i in range(len(items))]
-        node = _NodeMaker(names, saved).node
-        nodes = tuple(node(ids[i], items[i], uses[i]) for i in kept)
-        edges = tuple(Edge(ids[s], ids[d], slot, nr) for s, d, slot, nr in links if s in keep and d in keep)
+        nodes = _NodeMaker(names, saved).nodes(items, kept, ids, Counter(map(itemgetter(0), links)))
+        if len(kept) == len(items):                 # the whole graph: every link an edge, nothing cut
+            return Graph(nodes, _edges(links, ids), counted=not more)
+        keep = set(kept)
+        edges = _edges([link for link in links if link[0] in keep and link[1] in keep], ids)
     cut = sorted({d for s, d, _, _ in links if d in keep and s not in keep})
     return Graph(nodes, edges, len(items) - len(keep), tuple(ids[d] for d in cut), counted=not more)
+
+
+# Node and Edge made without their __init__ (`_NodeMaker.nodes`, `_edges`): a frozen
+# dataclass's __init__ sets each field through object.__setattr__ from a Python frame of
+# its own, which doubles the cost of making the 500,000 of a 200,000-node walk. These
+# set the same fields, in the same order, from the caller's loop.
+_new, _set = object.__new__, object.__setattr__
+if tuple(f.name for f in fields(Node)) != ("id", "kind", "label", "detail", "saved", "uses") or \
+        tuple(f.name for f in fields(Edge)) != ("src", "dst", "slot", "output_nr") or \
+        hasattr(Node, "__post_init__") or hasattr(Edge, "__post_init__"):
+    raise ImportError("graph.py makes Node and Edge field by field: update _NodeMaker.nodes and _edges")
+
+
+def _edges(links: Sequence[Link], ids: Sequence[str]) -> tuple[Edge, ...]:
+    """The Edge of each link, as `Edge(ids[src], ids[dst], slot, output_nr)` makes it."""
+    edges = []
+    for s, d, slot, nr in links:
+        edge = _new(Edge)
+        _set(edge, "src", ids[s])
+        _set(edge, "dst", ids[d])
+        _set(edge, "slot", slot)
+        _set(edge, "output_nr", nr)
+        edges.append(edge)
+    return tuple(edges)
 
 
 def autograd_nodes(root: Root) -> list[tuple[str, AutogradNode]]:
@@ -176,6 +202,29 @@ class _NodeMaker:
         self.names = names
         self.labels: dict[type, str] = {}
         self.read_saved = SavedReader().read if saved else None
+
+    def nodes(self, items: Sequence[Item], kept: Sequence[int], ids: Sequence[str],
+              uses: Mapping[int, int]) -> tuple[Node, ...]:
+        """The Node of each kept position, as `node` makes it; an operation
+        of a class met before (a loop's: nearly every node) is made here,
+        without a call of `node` or of Node's __init__."""
+        made = []
+        labels, read = self.labels, self.read_saved
+        for i in kept:
+            item = items[i]
+            label = labels.get(type(item))          # only operations' classes are in `labels`
+            if label is None:
+                made.append(self.node(ids[i], item, uses[i]))
+                continue
+            node = _new(Node)
+            _set(node, "id", ids[i])
+            _set(node, "kind", "op")
+            _set(node, "label", label)
+            _set(node, "detail", "")
+            _set(node, "saved", () if read is None else read(item))   # type: ignore[arg-type]
+            _set(node, "uses", 0)
+            made.append(node)
+        return tuple(made)
 
     def node(self, node_id: str, item: Item, uses: int) -> Node:
         if item is None:

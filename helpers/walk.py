@@ -12,7 +12,7 @@ from __future__ import annotations
 import gc
 from collections import Counter, deque
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import TypeAlias
 
 import torch
@@ -37,13 +37,27 @@ Link: TypeAlias = tuple[int, int, int, int]
 def collector_paused() -> Iterator[None]:
     """Pause Python's cyclic garbage collector while a walk makes hundreds of
     thousands of small objects, none of them in a cycle: otherwise its passes
-    over the growing heap take about half the time of a 200,000-node walk."""
+    over the growing heap take about half the time of a 200,000-node walk.
+
+    On the way out, what the collector would look at first (everything made
+    since its last pass: the walk's objects, mostly) goes straight into its
+    oldest generation, which `gc.freeze()` then `gc.unfreeze()` do without
+    looking at any object. Otherwise the first allocation after the walk
+    starts a pass over all of them (0.3 to 0.5 s after a 200,000-node walk),
+    and the next a second one, before they reach that generation anyway. A
+    cycle made just before the walk is then collected by the next full pass
+    rather than the next young one. Not done when the program has frozen
+    objects of its own (`gc.get_freeze_count()`), which unfreezing would
+    release."""
     was_on = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
         if was_on:
+            if not gc.get_freeze_count():
+                gc.freeze()
+                gc.unfreeze()
             gc.enable()
 
 
@@ -98,8 +112,9 @@ class Walker:
         self.items: list[Item] = []
         self.links: list[Link] = []
         self.index: dict[Node, int] = {}
-        self.queue: deque[Node] = deque()
+        self.queue: deque[int] = deque()          # positions of nodes met and not yet stepped, in walk order
         self.stepped: list[tuple[Node, tuple[tuple[Node | None, int], ...]]] = []
+        self.holding = False                      # past SHALLOW_FROM nodes: each step holds its inputs (hold_inputs)
         self.leaf_roots: dict[int, int] = {}     # a leaf passed as a root is one node with its AccumulateGrad
         outputs = [s for s in starts if isinstance(s, torch.Tensor)]
         for tensor in outputs:
@@ -115,36 +130,49 @@ class Walker:
 
     def visit(self, fn: Node) -> int:
         position = self.index.get(fn)
+        return self.meet(fn) if position is None else position
+
+    def meet(self, fn: Node) -> int:
+        """The position of a node not met before: a new one (queued), or a
+        leaf root's for the AccumulateGrad of a leaf passed as a root."""
+        position = None
+        if self.leaf_roots and type(fn) is _ACCUMULATE_GRAD:
+            position = self.leaf_roots.get(id(fn.variable))  # type: ignore[attr-defined]
         if position is None:
-            variable = leaf_variable(fn)
-            position = None if variable is None else self.leaf_roots.get(id(variable))
-            if position is None:
-                position = len(self.items)
-                self.items.append(fn)
-                self.queue.append(fn)
-            self.index[fn] = position
+            position = len(self.items)
+            self.items.append(fn)
+            self.queue.append(position)
+        self.index[fn] = position
         return position
 
     def step(self) -> None:
         """Take the next node from the queue and meet its inputs."""
-        fn = self.queue.popleft()
-        dst = self.index[fn]
+        dst = self.queue.popleft()
+        fn: Node = self.items[dst]                  # type: ignore[assignment]  # the queue holds nodes only
         inputs = fn.next_functions
         if inputs:
-            self.stepped.append((fn, inputs))
+            if not self.holding:
+                self.stepped.append((fn, inputs))
+            else:                                   # `hold`, inlined: a call or a `with` a node costs more
+                try:  # noqa: SIM105
+                    fn.metadata[HELD] = inputs      # type: ignore[index]  # a property; the stubs call it a method
+                except (RuntimeError, AttributeError):
+                    pass
         items, links, index = self.items, self.links, self.index
         for slot, (child, output_nr) in enumerate(inputs):
             if child is None:
+                links.append((len(items), dst, slot, output_nr))
                 items.append(None)
-                links.append((len(items) - 1, dst, slot, output_nr))
             else:
                 position = index.get(child)         # met before (a shared weight's node): most inputs of a loop
-                links.append((self.visit(child) if position is None else position, dst, slot, output_nr))
+                links.append((self.meet(child) if position is None else position, dst, slot, output_nr))
+        if not self.holding and len(items) > SHALLOW_FROM:
+            hold_inputs(self)
 
     def through(self, position: int) -> bool:
         """Walk until every node up to `position` has its links; False when
         the graph has no such position."""
-        while self.queue and (position >= len(self.items) or self.index[self.queue[0]] <= position):
+        while self.queue and (position >= len(self.items) or self.queue[0] <= position):
             self.step()
         return position < len(self.items)
 
@@ -164,11 +192,9 @@ def walk_for(starts: Sequence[Start], limit: int | None) -> tuple[Walker, Sequen
     walker = Walker(starts)
     if limit is None:
         walker.run()
-        hold_inputs(walker)
         return walker, range(len(walker.items)), False
     kept = nearest(walker, limit)
     more = walker.run(counted(limit))
-    hold_inputs(walker)
     return walker, kept, more
 
 
@@ -183,14 +209,15 @@ def walk(starts: Sequence[Start]) -> tuple[list[Item], list[Link]]:
     """The whole breadth-first walk: (items, links), as `Walker` has them."""
     walker = Walker(starts)
     walker.run()
-    hold_inputs(walker)
     return walker.items, walker.links
 
 
 def hold_inputs(walker: Walker) -> None:
     """Keep freeing a big walked graph shallow: each node the walk stepped
     holds, in its `metadata`, the tuple of its inputs' wrappers that
-    `next_functions` gave it.
+    `next_functions` gave it. The walk calls it once it has met more than
+    SHALLOW_FROM nodes, for the nodes stepped so far; from then on, each
+    step holds its node's inputs itself.
 
     Why: reading `next_functions` gives each input node a Python wrapper that
     its C++ node then owns for as long as anything else holds the node
@@ -206,14 +233,16 @@ def hold_inputs(walker: Walker) -> None:
     is kept alive longer: a node's inputs live as long as it does anyway.
     Small walks (at most SHALLOW_FROM nodes, every lesson graph) leave
     `metadata` as it was; their frees nest at most that deep."""
-    if len(walker.items) <= SHALLOW_FROM:
-        return
     for fn, inputs in walker.stepped:
-        try:
-            fn.metadata[HELD] = inputs          # type: ignore[index]  # a property; the stubs call it a method
-        except (RuntimeError, AttributeError):      # a node without metadata: nothing to hold it in
-            continue
+        hold(fn, inputs)
     walker.stepped.clear()
+    walker.holding = True
+
+
+def hold(fn: Node, inputs: tuple[tuple[Node | None, int], ...]) -> None:
+    """`fn` holds `inputs` (its `next_functions`) in its metadata (`hold_inputs`)."""
+    with suppress(RuntimeError, AttributeError):    # a node without metadata: nothing to hold it in
+        fn.metadata[HELD] = inputs              # type: ignore[index]  # a property; the stubs call it a method
 
 
 def leaf_variable(fn: Node) -> torch.Tensor | None:
