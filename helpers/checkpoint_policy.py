@@ -36,8 +36,11 @@ LEAF = "not recomputed: a leaf, read again in backward"
 LEAF_VIEW = "not recomputed: a view of a leaf, read again in backward"
 INPUT = "not recomputed: the checkpoint's input, which it keeps"
 INPUT_VIEW = "not recomputed: a view of the checkpoint's input, which it keeps"
-NO_GRAD = "needs no grad: read again if passed in, else recomputed"
-NO_GRAD_POLICY = "needs no grad: read again if passed in, else as the policy chose"
+NO_GRAD = "needs no grad: read again, or recomputed if made in the checkpoint"
+NO_GRAD_POLICY = "needs no grad: read again, or as the policy chose if made in it"
+UNKNOWN = "recomputed in backward, or read again if made outside the checkpoint"
+UNKNOWN_POLICY = "kept or recomputed as the policy chose, or read again if made outside"
+_NO_EDGE = -1                                     # an input autograd does not differentiate: no next_functions entry
 
 _ACCUMULATE = "torch::autograd::AccumulateGrad"
 _MAX_VIEWS = 32                                   # views followed back to what they view
@@ -52,8 +55,8 @@ def checkpoint_text(fn: Node, name: str, hook: Any) -> str:
     if re.fullmatch(r"result\d*", name) or _is_output(_base(fn), name):   # an output of fn, which ran in it
         return RECOMPUTED if store is None else _verdict(_entries(fn, store))
     known, edge = _producer(fn, name)
-    if not known:
-        return RECOMPUTED if store is None else EITHER
+    if not known:                                 # which input it is cannot be told
+        return UNKNOWN if store is None else UNKNOWN_POLICY
     if edge is None:                              # no grad_fn: a tensor that needs no grad
         return NO_GRAD if store is None else NO_GRAD_POLICY
     (node, output), viewed = _through_views(edge)
@@ -176,6 +179,8 @@ def _producer(fn: Node, name: str) -> tuple[bool, tuple[Node, int] | None]:
     place = _place(_base(fn), name, len(fn.next_functions))
     if place is None:
         return False, None
+    if place == _NO_EDGE:
+        return True, None
     node, output = fn.next_functions[place]
     return True, None if node is None else (node, output)
 
@@ -183,13 +188,21 @@ def _producer(fn: Node, name: str) -> tuple[bool, tuple[Node, int] | None]:
 @functools.lru_cache(maxsize=4096)
 def _place(base: str, name: str, inputs: int) -> int | None:
     """Which entry of `next_functions` input `name` of an operation is: its
-    place among the schema's tensor arguments; None when no schema or more
-    than one place fits."""
+    place among the schema's tensor arguments. When the schema has more of
+    them than the node has entries and the extra ones are optional tensors
+    at the end (batch norm's running_mean, attention's attn_mask), autograd
+    takes no gradient for those: _NO_EDGE. None when no schema or more than
+    one place fits."""
     places = set()
     for schema in _schemas(base):
-        tensors = [a.name for a in schema.arguments if str(a.type) in ("Tensor", "Optional[Tensor]")]
-        if name in tensors and len(tensors) == inputs:
+        arguments = [(a.name, str(a.type)) for a in schema.arguments if str(a.type) in ("Tensor", "Optional[Tensor]")]
+        tensors = [argument for argument, _ in arguments]
+        if name not in tensors:
+            continue
+        if len(tensors) == inputs:
             places.add(tensors.index(name))
+        elif len(tensors) > inputs and all(kind == "Optional[Tensor]" for _, kind in arguments[inputs:]):
+            places.add(tensors.index(name) if tensors.index(name) < inputs else _NO_EDGE)
     return places.pop() if len(places) == 1 else None
 
 

@@ -21,6 +21,7 @@ from helpers.checkpoint_policy import (
     NO_GRAD,
     NO_GRAD_POLICY,
     RECOMPUTED,
+    UNKNOWN,
 )
 
 
@@ -123,3 +124,25 @@ def test_a_checkpointed_model_draws_its_weights_as_read_again():
     text = str(draw_graph(checkpoint(model, data, use_reentrant=False).sum(), max_nodes=None))
     assert f"mat2: {LEAF_VIEW}" in text and f"mat1: {LEAF}" in text and f"result: {RECOMPUTED}" in text
     assert "mat2: not kept" not in text
+
+
+def test_inputs_autograd_takes_no_gradient_for_and_inputs_it_cannot_place():
+    """Batch norm's running statistics and attention's mask are tensor
+    arguments with no next_functions entry; an embedding's indices cannot be
+    placed from the schema, so the label says what it could be rather than
+    "recomputed" (here it is the checkpoint's input)."""
+    torch.manual_seed(0)
+    norm = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.BatchNorm2d(4))
+    texts = _texts(checkpoint(norm, torch.randn(2, 3, 6, 6), use_reentrant=False).sum())
+    assert texts[("NativeBatchNormBackward0", "running_mean")] == NO_GRAD
+    assert texts[("NativeBatchNormBackward0", "weight")] == LEAF
+    assert texts[("NativeBatchNormBackward0", "input")] == RECOMPUTED
+    q = torch.randn(1, 2, 4, 8, requires_grad=True)
+    texts = _texts(checkpoint(lambda a: torch.nn.functional.scaled_dot_product_attention(a * 2, a, a),
+                              q, use_reentrant=False).sum())
+    attention = next(label for label, _ in texts if label.startswith("ScaledDotProduct"))
+    assert (texts[(attention, "query")], texts[(attention, "key")]) == (RECOMPUTED, LEAF)
+    assert texts[(attention, "output")] == RECOMPUTED
+    embedding = torch.nn.Embedding(10, 4)
+    texts = _texts(checkpoint(lambda i: embedding(i).tanh(), torch.randint(0, 10, (3,)), use_reentrant=False).sum())
+    assert texts[("EmbeddingBackward0", "indices")] == UNKNOWN
