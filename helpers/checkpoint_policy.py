@@ -102,7 +102,10 @@ def _inputs(frame: Any) -> set[tuple[Node, int]]:
     found = set()
     for saved in getattr(frame, "saved_args", None) or ():
         if isinstance(saved, torch._C._autograd.SavedTensor) and saved.unpack_hook is None:  # type: ignore[attr-defined]
-            tensor = saved.data                                                            # type: ignore[attr-defined]
+            try:
+                tensor = saved.data                                                        # type: ignore[attr-defined]
+            except RuntimeError:                  # released: then it names no input
+                continue
             if isinstance(tensor, torch.Tensor) and tensor.grad_fn is not None:
                 found.add((tensor.grad_fn, tensor.output_nr))
     return found
