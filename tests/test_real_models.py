@@ -21,6 +21,7 @@ from torch.utils.checkpoint import checkpoint
 import helpers.svg
 from helpers import draw_graph, trace_graph
 from tools.testkit.hf_models import BUILDERS as HF_BUILDERS
+from tools.testkit.hf_models import HF
 from tools.testkit.real_models import LOOPS, REAL, _checkpointed_encoder
 
 
@@ -179,11 +180,11 @@ def test_a_cut_gru_keeps_its_recurrence():
     assert {"SigmoidBackward0", "TanhBackward0", "AddmmBackward0"} <= {n.label for n in cut.nodes}
 
 
-@pytest.mark.parametrize("build", REAL.values(), ids=REAL.keys())
+@pytest.mark.parametrize("build", [*REAL.values(), *HF.values()], ids=[*REAL, *HF])
 def test_after_a_cut_every_drawn_node_leads_to_an_output(build):
     """The per-row cut never keeps an input whose every consumer it dropped
     (a distributions loss at max_nodes=50 kept 3 such nodes, the stacked
-    one-input-beside-many graph 7 of 19)."""
+    one-input-beside-many graph 7 of 19), on the Hugging Face models too."""
     torch.manual_seed(0)
     y = build()
     for max_nodes in (20, 30, 50, 100, 150):
@@ -259,19 +260,21 @@ def test_drawing_a_hugging_face_model_changes_nothing(name):
 
 def _drawn_hf_model(name):
     """Build `name`, draw it every way, and return weak references to the
-    model and to a tensor its graph saved (a grad_fn takes no weak reference)."""
+    model, its loss and its first parameter. A grad_fn takes no weak
+    reference, but the graph's AccumulateGrad nodes hold the parameters:
+    a graph kept alive keeps them alive."""
     torch.manual_seed(0)
     model, loss = HF_BUILDERS[name]()
     _hf_drawings(loss, model)
     trace_graph(loss, model)
-    return weakref.ref(model), weakref.ref(loss)
+    return weakref.ref(model), weakref.ref(loss), weakref.ref(next(model.parameters()))
 
 
 @pytest.mark.parametrize("name", HF_BUILDERS)
 def test_drawing_keeps_no_hugging_face_model_alive(name):
-    model, loss = _drawn_hf_model(name)
+    kept = _drawn_hf_model(name)
     gc.collect()
-    assert (model(), loss()) == (None, None)
+    assert [ref() is None for ref in kept] == [True, True, True]
 
 
 @pytest.mark.parametrize("name", HF_BUILDERS)
