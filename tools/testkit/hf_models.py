@@ -40,8 +40,8 @@ def _train(model, checkpointing=False):
     gradient checkpointing turned on when asked."""
     model.train()
     if checkpointing:
-        # activation_checkpointing_enable in transformers 5.24, gradient_checkpointing_enable
-        # (deprecated there) in the 5.20 that Python 3.10 is pinned to
+        # transformers 5.24 names it activation_checkpointing_enable (the old name is deprecated);
+        # 5.20, which Python 3.10 is pinned to, has only gradient_checkpointing_enable
         enable = getattr(model, "activation_checkpointing_enable", None) or model.gradient_checkpointing_enable
         enable({"use_reentrant": False})
     return model
