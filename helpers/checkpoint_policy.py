@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import re
+import weakref
 from collections.abc import Mapping
 from typing import Any
 
@@ -38,6 +39,7 @@ INPUT = "not recomputed: the checkpoint's input, which it keeps"
 INPUT_VIEW = "not recomputed: a view of the checkpoint's input, which it keeps"
 NO_GRAD = "needs no grad: read again, or recomputed if made in the checkpoint"
 NO_GRAD_POLICY = "needs no grad: read again, or as the policy chose if made in it"
+OUTSIDE = "not recomputed: made before the checkpoint, read again"
 UNKNOWN = "recomputed in backward, or read again if made outside the checkpoint"
 UNKNOWN_POLICY = "kept or recomputed as the policy chose, or read again if made outside"
 _NO_EDGE = -1                                     # an input autograd does not differentiate: no next_functions entry
@@ -64,9 +66,12 @@ def checkpoint_text(fn: Node, name: str, hook: Any) -> str:
         return LEAF_VIEW if viewed else LEAF
     if (node, output) in _inputs(frame):
         return INPUT_VIEW if viewed else INPUT
+    where = _where(node, frame)
+    if where == "outside":                        # a tensor the function read from outside (a closure's)
+        return OUTSIDE
     if store is None:
         return RECOMPUTED
-    if _frame_of(node) is not frame:
+    if where is None:
         return EITHER
     return _verdict(_entries(node, store))
 
@@ -111,15 +116,48 @@ def _inputs(frame: Any) -> set[tuple[Node, int]]:
     return found
 
 
-def _frame_of(fn: Node) -> Any:
-    """The checkpoint frame whose hook packed one of `fn`'s saved values, or None."""
-    for attribute in dir(type(fn)):
-        if attribute.startswith("_raw_saved_"):
-            raw = getattr(fn, attribute, None)
-            frame = _cell(getattr(raw, "unpack_hook", None), "_CheckpointFrame")
-            if frame is not None:
-                return frame
-    return None
+def _where(fn: Node, frame: Any) -> str | None:
+    """"inside" when `frame`'s hook packed one of `fn`'s saved values (fn ran
+    in the checkpoint), "outside" when fn saved values and none of them so
+    (it ran before), None when fn saved nothing to tell by."""
+    saw_other = False
+    for attribute in _raw_names(type(fn)):
+        try:
+            raws = getattr(fn, attribute, None)
+        except RuntimeError:                      # freed by backward
+            continue
+        for raw in raws if isinstance(raws, (list, tuple)) else (raws,):
+            if not isinstance(raw, torch._C._autograd.SavedTensor):
+                continue
+            hook = raw.unpack_hook                                           # type: ignore[attr-defined]
+            if hook is not None and _cell(hook, "_CheckpointFrame") is frame:
+                return "inside"
+            saw_other = saw_other or hook is not None or not _wrapped_number(raw)
+    return "outside" if saw_other else None
+
+
+def _wrapped_number(raw: Any) -> bool:
+    """Whether a value saved without a hook tells nothing of where its node
+    ran: an empty slot, or what may be a Python number (the 2 in `a * 2`),
+    which autograd saves without the checkpoint's hook even inside it (a
+    0-d tensor that needs no grad)."""
+    try:
+        data = raw.data
+    except RuntimeError:
+        return True
+    return not isinstance(data, torch.Tensor) or (data.dim() == 0 and not data.requires_grad)
+
+
+def _raw_names(node_type: type) -> tuple[str, ...]:
+    """The packed-form attributes (`_raw_saved_*`) of a node class, found once per class."""
+    names = _RAW_NAMES.get(node_type)
+    if names is None:
+        names = _RAW_NAMES[node_type] = tuple(a for a in dir(node_type) if a.startswith("_raw_saved_"))
+    return names
+
+
+# node class -> its _raw_names, holding the class weakly (a custom Function's class goes with its cell)
+_RAW_NAMES: weakref.WeakKeyDictionary[type, tuple[str, ...]] = weakref.WeakKeyDictionary()
 
 
 def _base(fn: Node) -> str:

@@ -20,6 +20,7 @@ from helpers.checkpoint_policy import (
     LEAF_VIEW,
     NO_GRAD,
     NO_GRAD_POLICY,
+    OUTSIDE,
     RECOMPUTED,
     UNKNOWN,
 )
@@ -146,3 +147,14 @@ def test_inputs_autograd_takes_no_gradient_for_and_inputs_it_cannot_place():
     embedding = torch.nn.Embedding(10, 4)
     texts = _texts(checkpoint(lambda i: embedding(i).tanh(), torch.randint(0, 10, (3,)), use_reentrant=False).sum())
     assert texts[("EmbeddingBackward0", "indices")] == UNKNOWN
+
+
+@pytest.mark.parametrize("how", ["plain", "policy"])
+def test_a_tensor_read_from_outside_the_checkpoint_is_read_again(how):
+    """A closure's tensor, made before the checkpoint and not passed to it."""
+    torch.manual_seed(0)
+    scale = torch.randn(4, requires_grad=True).exp()          # ExpBackward0 saves its result, without a hook
+    block = torch.nn.Sequential(torch.nn.Linear(4, 4))
+    texts = _texts(_run(lambda x: (block(x) * scale).sin(), torch.randn(2, 4, requires_grad=True), how))
+    assert texts[("MulBackward0", "other")] == OUTSIDE
+    assert texts[("SinBackward0", "self")] == RECOMPUTED
