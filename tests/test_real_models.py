@@ -293,8 +293,8 @@ STACKS = {name: layers for name in HF_BUILDERS if (layers := int(name.split(", "
 def test_roll_folds_a_hugging_face_layer_stack(name):
     """roll=True folds N identical layers into a group of N - 2 (the first
     and last layer stay drawn), one layer a step: the group's node count is
-    N - 2 times the difference a layer makes to the whole graph, and nothing
-    is lost."""
+    N - 2 times the difference a layer makes to the whole graph, nothing is
+    lost, and the default cut keeps the group."""
     torch.manual_seed(0)
     layers = STACKS[name]
     _, loss = HF_BUILDERS[name]()
@@ -308,13 +308,17 @@ def test_roll_folds_a_hugging_face_layer_stack(name):
     assert f"× {layers - 2} steps" in str(drawing)
     assert len(drawing.graph.nodes) - len(groups) + sum(r.nodes for r in groups) == len(full.nodes)
     assert unconnected(drawing.graph) == []
+    cut = draw_graph(loss, roll=True).graph              # the default cut keeps the layers' group
+    assert (layers - 2, (layers - 2) * per_layer) in [(r.steps, r.nodes) for r in cut.rolled] and not cut.rolled_out
 
 
 def test_roll_folds_both_stacks_of_a_6_layer_t5():
     """T5's encoder and decoder: two stacks of 6 layers, two groups of 4."""
     torch.manual_seed(0)
-    drawing = draw_graph(HF_BUILDERS["T5, 6 layers"]()[1], roll=True, max_nodes=None)
-    assert sorted(r.steps for r in drawing.graph.rolled if r.steps >= 4) == [4, 4]
+    loss = HF_BUILDERS["T5, 6 layers"]()[1]
+    for max_nodes in (None, 300):
+        rolled = draw_graph(loss, roll=True, max_nodes=max_nodes).graph
+        assert sorted(r.steps for r in rolled.rolled if r.steps >= 4) == [4, 4], max_nodes
 
 
 def test_a_checkpointed_hugging_face_models_layer_norm_weights_are_read_again_not_recomputed():
