@@ -30,18 +30,19 @@ import torch
 from torch.autograd.graph import Node
 from torch.utils import checkpoint
 
+# Each label is a saved value's text: at most saved_values.MAX_TEXT (60) characters.
 RECOMPUTED = "not kept: recomputed in backward (checkpoint)"
 KEPT = "kept: the checkpoint's policy saved it"
-EITHER = "kept or recomputed, as the checkpoint's policy chose per call"
+EITHER = "kept or recomputed, as the policy chose per call"
 LEAF = "not recomputed: a leaf, read again in backward"
 LEAF_VIEW = "not recomputed: a view of a leaf, read again in backward"
-INPUT = "not recomputed: the checkpoint's input, which it keeps"
-INPUT_VIEW = "not recomputed: a view of the checkpoint's input, which it keeps"
-NO_GRAD = "needs no grad: read again, or recomputed if made in the checkpoint"
-NO_GRAD_POLICY = "needs no grad: read again, or as the policy chose if made in it"
+INPUT = "not recomputed: an input the checkpoint keeps"
+INPUT_VIEW = "not recomputed: a view of an input the checkpoint keeps"
+NO_GRAD = "needs no grad: read again, or recomputed if made inside"
+NO_GRAD_POLICY = "needs no grad: read again, or per the policy if made inside"
 OUTSIDE = "not recomputed: made before the checkpoint, read again"
-UNKNOWN = "recomputed in backward, or read again if made outside the checkpoint"
-UNKNOWN_POLICY = "kept or recomputed as the policy chose, or read again if made outside"
+UNKNOWN = "recomputed in backward, or read again if made outside"
+UNKNOWN_POLICY = "kept or recomputed (policy), or read again if made outside"
 _NO_EDGE = -1                                     # an input autograd does not differentiate: no next_functions entry
 
 _ACCUMULATE = "torch::autograd::AccumulateGrad"

@@ -158,3 +158,13 @@ def test_a_tensor_read_from_outside_the_checkpoint_is_read_again(how):
     texts = _texts(_run(lambda x: (block(x) * scale).sin(), torch.randn(2, 4, requires_grad=True), how))
     assert texts[("MulBackward0", "other")] == OUTSIDE
     assert texts[("SinBackward0", "self")] == RECOMPUTED
+
+
+def test_every_label_is_a_saved_values_bounded_line():
+    from helpers import checkpoint_policy
+    from helpers.saved_values import MAX_TEXT, one_line
+
+    labels = [value for name, value in vars(checkpoint_policy).items() if name.isupper() and isinstance(value, str)
+              and not name.startswith("_")]
+    assert len(labels) == 12
+    assert all(one_line(label) == label and len(label) <= MAX_TEXT for label in labels)
