@@ -79,47 +79,44 @@ class SavedReader:
         names = self._names.get(type(fn))
         if names is None:
             names = self._names[type(fn)] = _saved_names(type(fn))
-        key = _key(fn, names)
-        if key is None:
+        # The key: what `_read(fn, names)` depends on, when every value is of a kind whose
+        # description follows from a plain key; else the node is read in full. It reads no
+        # packed value and runs no user code.
+        key: list[object] = [type(fn)]
+        try:
+            for attr, raw_attr, _ in names:
+                raw = getattr(fn, raw_attr, None)
+                if type(raw) is _SavedTensor and raw.unpack_hook is None:  # type: ignore[attr-defined]
+                    value = getattr(fn, attr)       # a tensor saved without a hook: the usual case
+                    key.append(None if value is None else value.shape)
+                    continue
+                plain = None if raw is not None else _plain_key(getattr(fn, attr))
+                if plain is None:                   # a hook, a list, a tensor without a packed form
+                    return _read(fn, names)
+                key.append(plain)
+        except RuntimeError:                        # freed, modified in place, sizes unreadable
             return _read(fn, names)
-        found = self._found.get(key)
+        whole = tuple(key)
+        found = self._found.get(whole)
         if found is None:
-            found = self._found[key] = _read(fn, names)
+            found = self._found[whole] = _read(fn, names)
         return found
 
 
-def _key(fn: Node, names: tuple[SavedName, ...]) -> tuple[object, ...] | None:
-    """What `_read(fn, names)` depends on, when every value is of a kind
-    whose description follows from a plain key: a tensor saved without a
-    hook (its shape, or None for an empty slot), or a bool, int, str or
-    None (its type and value), a float (its repr: 0.0 and -0.0 are
-    described apart) or a tuple of ints. None for anything else (a hook,
-    a freed or modified value, a list, a nested tensor): read that node
-    in full. Reads no packed value and runs no user code."""
-    key: list[object] = [type(fn)]
-    try:
-        for attr, raw_attr, _ in names:
-            raw = getattr(fn, raw_attr, None)
-            if raw is not None:
-                if type(raw) is not _SavedTensor or raw.unpack_hook is not None:  # type: ignore[attr-defined]
-                    return None
-                value = getattr(fn, attr)
-                key.append(None if value is None else value.shape)
-                continue
-            value = getattr(fn, attr)
-            kind = type(value)
-            if kind is float:
-                key.append((kind, repr(value)))
-            elif kind in _PLAIN or (kind is tuple and all(type(v) is int for v in value)):
-                key.append((kind, value))
-            else:
-                return None
-    except RuntimeError:                            # freed, modified in place, sizes unreadable
-        return None
-    return tuple(key)
+def _plain_key(value: object) -> tuple[type, object] | None:
+    """A key for a saved value that is not a tensor, when its description
+    follows from it: a bool, int, str or None (its type and value), a float
+    (its repr: 0.0 and -0.0 are described apart) or a tuple of ints; None
+    for anything else."""
+    kind = type(value)
+    if kind is float:
+        return kind, repr(value)
+    if kind in _PLAIN or (kind is tuple and all(type(v) is int for v in value)):  # type: ignore[attr-defined]
+        return kind, value
+    return None
 
 
-# Saved values whose description follows from their type and value (`_key`).
+# Saved values whose description follows from their type and value (`_plain_key`).
 _PLAIN = (bool, int, str, type(None))
 
 
