@@ -365,16 +365,18 @@ def test_selective_checkpointing_labels_what_the_policy_keeps():
 def test_selective_checkpointing_chosen_per_call_says_either():
     y, *_ = _selective(lambda call: call == 1)          # keeps the first mm only
     sin = trace_graph(y).find("SinBackward0")[0]
-    assert sin.saved[0].text == "kept or recomputed, as the checkpoint's policy chose per call"
+    assert sin.saved[0].text == "kept or recomputed, as the policy chose per call"
 
 
-def test_a_plain_checkpoint_still_says_recomputed():
+def test_a_plain_checkpoint_recomputes_what_it_made_and_reads_its_leaves_again():
     from torch.utils.checkpoint import checkpoint
 
     w = torch.randn(4, 4, requires_grad=True)
     y = checkpoint(lambda x: (x @ w).sin(), torch.randn(3, 4, requires_grad=True), use_reentrant=False).sum()
-    texts = {s.text for n in trace_graph(y).nodes for s in n.saved if s.name in ("self", "mat2")}
-    assert texts == {"not kept: recomputed in backward (checkpoint)"}
+    texts = {(n.label, s.name): s.text for n in trace_graph(y).nodes for s in n.saved if s.name in ("self", "mat2")}
+    assert texts == {("SinBackward0", "self"): "not kept: recomputed in backward (checkpoint)",
+                     ("MmBackward0", "self"): "not recomputed: a leaf, read again in backward",
+                     ("MmBackward0", "mat2"): "not recomputed: a leaf, read again in backward"}
 
 
 def test_a_from_scratch_engines_labels_are_one_bounded_line():
