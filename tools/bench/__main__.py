@@ -94,8 +94,10 @@ def real_models():
 
 
 def big_walks():
-    """What the size of a graph costs: saved values read or not, many roots;
-    a drawing of 300 nodes at T = 1,000 and 100,000 (only what is drawn is walked)."""
+    """What the size of a graph costs: saved values read or not, the whole
+    graph drawn, many roots; a drawing of 300 nodes at T = 1,000 and 100,000
+    (only what is drawn is walked). Each time after the first is of a graph
+    walked before (tools/bench/walk_timing.py times first walks apart)."""
     w, h = rnn(100_000)
     x = torch.randn(20_000, requires_grad=True)
     pieces = list((x * 2).unbind())
@@ -107,6 +109,8 @@ def big_walks():
             f"| trace_graph(saved=False) | {median_time(lambda: trace_graph(h, saved=False), 3):.2f} s |",
             f"| draw_graph(roll=True), the whole graph rolled | "
             f"{median_time(lambda: draw_graph(h, {'W': w}, roll=True), 3):.2f} s |",
+            f"| draw_graph(max_nodes=None), DOT and text of all of it (no layout) | "
+            f"{median_time(lambda: draw_graph(h, {'W': w}, max_nodes=None), 3):.2f} s |",
             f"| draw_graph (300 nodes drawn) + SVG | {median_time(lambda: draw_graph(h, {'W': w}).svg(), 3):.2f} s |",
             f"| draw_graph (300 nodes drawn), T = 1,000 / T = 100,000 | {short * 1000:.1f} ms / "
             f"{long * 1000:.1f} ms (ratio {long / short:.2f}) |",
