@@ -12,24 +12,37 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-BUILD = {"rnn": "h = torch.tanh(w @ h)", "chain": "h = h * 1.0"}
+# (before the loop, the loop's body, after it): each ends with h, the root to walk
+BUILD = {
+    "rnn": ("", "h = torch.tanh(w @ h)", ""),
+    "chain": ("", "h = h * 1.0", ""),
+    # every step also an input of the last node: each step a short path from the root away, and
+    # freeing the root's inputs in order frees the chain from its far end, one step inside the next
+    "gathered": ("steps = []", "h = h * 1.0; steps.append(h)", "h = torch.stack(steps).sum(); del steps"),
+    # two chains, one feeding the other at each step
+    "summed": ("total = h", "h = h * 1.0; total = total + h", "h = total; del total"),
+}
 CALLS = {
     "trace_graph": "trace_graph(h)",
     "roll": "draw_graph(h, roll=True)",
     "whole": "draw_graph(h, max_nodes=None)",
     "record_backward": "record_backward(h.sum())",    # walks for its hooks, then runs backward()
+    "cut": "trace_graph(h, max_nodes=5_000)",          # a walk that stops after 50,000 nodes
 }
 # backward() then del; a plain del, and a reassignment, free the same way.
 CASES = [(shape, steps, call, "del h" if call == "record_backward" else "h.sum().backward(); del h")
-         for shape, steps in (("rnn", 40_000), ("chain", 200_000)) for call in CALLS]
-CASES += [("rnn", 40_000, "trace_graph", "del h"), ("chain", 200_000, "trace_graph", "h = None")]
+         for shape, steps in (("rnn", 40_000), ("chain", 200_000)) for call in CALLS if call != "cut"]
+CASES += [("rnn", 40_000, "trace_graph", "del h"), ("chain", 200_000, "trace_graph", "h = None"),
+          ("chain", 200_000, "cut", "del h"), ("gathered", 60_000, "trace_graph", "del h"),
+          ("gathered", 60_000, "whole", "h.sum().backward(); del h"), ("summed", 100_000, "trace_graph", "del h")]
 
 
 def run_child(shape: str, steps: int, call: str, then: str) -> subprocess.CompletedProcess[str]:
     lines = ["import torch", "from helpers import draw_graph, trace_graph",
              "from helpers.engine import record_backward",
              "w = torch.randn(4, 4, requires_grad=True)", "h = torch.randn(4, requires_grad=True)",
-             f"for _ in range({steps}):", f"    {BUILD[shape]}", CALLS[call], *then.split("; "), "print('freed')"]
+             BUILD[shape][0], f"for _ in range({steps}):", f"    {BUILD[shape][1]}", BUILD[shape][2], CALLS[call],
+             *then.split("; "), "print('freed')"]
     return subprocess.run([sys.executable, "-c", "\n".join(lines)], cwd=ROOT, capture_output=True, text=True,
                           timeout=600, check=False)
 
