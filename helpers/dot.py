@@ -140,19 +140,29 @@ def _dot_nodes(nodes: Sequence[Node], fanned: tuple[Mapping[str, int], Mapping[s
     uses were all counted (`Graph.counted`), else they are a lower bound."""
     shared, gathered = fanned
     lines = []
+    alike: dict[tuple[str, str, str, int, str], str] = {}
     for node in nodes:
         lit, note, lost = node.id in highlight, notes.get(node.id, ""), node.id in cut
         leaf = LEAF_LINES["input" if node.id in graph_inputs else "scratch" if scratch else
                           "torch" if node.uses else "unused"]
         uses, inputs = shared.get(node.id, 0), gathered.get(node.id, 0)
+        if not (lit or note or lost or uses or inputs):
+            # its line but for the DOT name is that of every such node of the same kind, label, detail
+            # and saved values (a loop's: nearly all), made once; keyed by the saved tuple's identity
+            key = (node.kind, node.label, node.detail, id(node.saved), leaf)
+            rest = alike.get(key)
+            if rest is None:
+                rest = alike[key] = _dot_node("", node, lit, "", note, lost, leaf).removeprefix("  ")
+            lines.append(f"  {node.id}{rest}")
+            continue
         label = "; ".join(([_shared_line(node, uses, whole, counted)] if uses else []) +
                           ([f"one node: {inputs:,} inputs"] if inputs else []))
         if node.kind != "leaf" or not uses:
             lines.append(_dot_node(node.id, node, lit, label, note, lost, leaf))
-        plain = replace(node, saved=())
         copies = (use_copies(node, uses) if uses else []) + (input_copies(node, inputs) if inputs else [])
-        lines += [_dot_node(name, plain if node.kind != "leaf" else node, lit, label, note, leaf=leaf)
-                  for name in copies]
+        if copies:
+            plain = replace(node, saved=()) if node.kind != "leaf" else node
+            lines += [_dot_node(name, plain, lit, label, note, leaf=leaf) for name in copies]
     return lines
 
 

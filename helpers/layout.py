@@ -31,7 +31,6 @@ its x-coordinate rounds grow with those (300 nodes, 7,800 crossed ranks:
 
 from collections import Counter
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
-from graphlib import TopologicalSorter
 
 from .graph import Edge, Graph, Node
 from .saved_values import Saved
@@ -157,11 +156,24 @@ def crossed_ranks(ends: Iterable[tuple[str, str]]) -> int:
     the outputs (a node one rank above its highest use), and every edge
     crossing the ranks between its ends."""
     consumers: dict[str, list[str]] = {}
+    inputs: dict[str, list[str]] = {}
     pairs = list(ends)
     for src, dst in pairs:
         consumers.setdefault(src, []).append(dst)
         consumers.setdefault(dst, [])
+        inputs.setdefault(dst, []).append(src)
+    # consumers first, by Kahn's algorithm in plain dicts (graphlib's TopologicalSorter: 2 to 3 s at 200,000 nodes)
+    waiting = {node: len(uses) for node, uses in consumers.items()}
+    ready = [node for node, count in waiting.items() if not count]
     height: dict[str, int] = {}
-    for node in TopologicalSorter(consumers).static_order():        # consumers first
-        height[node] = max((height[c] + 1 for c in consumers[node]), default=0)
+    while ready:
+        node = ready.pop()
+        uses = consumers[node]
+        height[node] = 1 + max(map(height.__getitem__, uses)) if uses else 0
+        for src in inputs.get(node, ()):
+            waiting[src] -= 1
+            if not waiting[src]:
+                ready.append(src)
+    if len(height) < len(consumers):
+        raise ValueError("crossed_ranks: the edges make a cycle")
     return sum(height[src] - height[dst] - 1 for src, dst in pairs)
