@@ -29,6 +29,8 @@ COUNTED, COUNTED_AT_LEAST = 10, 1_000
 SHALLOW_FROM = 1_000
 HOLD_EVERY = 16
 HELD = "helpers: inputs held so that freeing this graph stays shallow"
+# A paused collector hands what was made to its oldest generation only past this many new objects.
+PROMOTE_FROM = 100_000
 # What a walk meets: a tensor (an output or a leaf root), an autograd node, or
 # None (a constant); links are (src, dst, slot, output_nr) positions in walk order.
 Item: TypeAlias = torch.Tensor | Node | None
@@ -48,16 +50,17 @@ def collector_paused() -> Iterator[None]:
     starts a pass over all of them (0.3 to 0.5 s after a 200,000-node walk),
     and the next a second one, before they reach that generation anyway. A
     cycle made just before the walk is then collected by the next full pass
-    rather than the next young one. Not done when the program has frozen
-    objects of its own (`gc.get_freeze_count()`), which unfreezing would
-    release."""
+    rather than the next young one, so this is done only after a big walk
+    (more than PROMOTE_FROM objects made: not after a widget's redraw of a
+    small graph), and not when the program has frozen objects of its own
+    (`gc.get_freeze_count()`), which unfreezing would release."""
     was_on = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
         if was_on:
-            if not gc.get_freeze_count():
+            if gc.get_count()[0] > PROMOTE_FROM and not gc.get_freeze_count():
                 gc.freeze()
                 gc.unfreeze()
             gc.enable()

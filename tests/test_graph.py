@@ -483,9 +483,20 @@ def test_a_walk_leaves_what_the_program_froze_frozen():
         assert gc.get_freeze_count() == frozen >= len(kept)
     finally:
         gc.unfreeze()
-    graph = trace_graph(rnn(1_000)[1])
+    graph = trace_graph(rnn(60_000)[1])           # some 300,000 objects made: past walk.PROMOTE_FROM
     assert gc.get_freeze_count() == 0
     assert id(graph.nodes[-1]) in {id(o) for o in gc.get_objects(generation=2)}
+
+
+def test_a_small_walk_leaves_young_objects_young():
+    """A widget's redraw walks a small graph many times: handing what was made
+    to the oldest generation there would leave every young cycle of the
+    learner's to the rare full pass."""
+    gc.collect()
+    young = [[]]
+    young.append(young)                             # a cycle, made just before the walk
+    trace_graph(rnn(100)[1])
+    assert id(young) not in {id(o) for o in gc.get_objects(generation=2)}
 
 
 def test_the_descriptions_a_walk_shares_hold_no_tensor_and_no_node():
