@@ -270,15 +270,26 @@ def _median_seconds(runs, repeats=9):
     return [statistics.median(measured) for measured in times]
 
 
-def test_a_drawing_of_max_nodes_costs_about_the_same_at_any_length(timings):
+def test_a_drawing_of_max_nodes_walks_as_much_at_any_length(timings, monkeypatch):
     """Only what can be drawn is walked: h = tanh(W @ h) at T = 100,000
-    (200,003 nodes) draws its 300 nodes within 1.5 times the time of
-    T = 1,000 (a walk of the whole graph took 3 to 40 times as long)."""
+    (200,003 nodes) steps as many nodes as at T = 10,000 when it draws its
+    300 (counted(300) at most), so it costs about the same; the times are
+    printed as figures (a walk of the whole graph took 3 to 40 times as long)."""
+    stepped = []
+    step = Walker.step
+    monkeypatch.setattr(Walker, "step", lambda self, *a, **k: stepped.append(1) or step(self, *a, **k))
+    counts = []
+    for steps in (10_000, 100_000):
+        w, h = rnn(steps)
+        stepped.clear()
+        draw_graph(h, {"W": w})
+        counts.append(len(stepped))
+    assert counts[0] == counts[1] <= counted(300)
+    monkeypatch.undo()
     short, long = rnn(1_000), rnn(100_000)
     seconds = _median_seconds([lambda w=w, h=h: draw_graph(h, {"W": w}) for w, h in (short, long)])
     timings.append(f"draw_graph, 300 of T = 1,000 then 100,000 steps: {seconds[0] * 1000:.1f} ms, "
                    f"{seconds[1] * 1000:.1f} ms (ratio {seconds[1] / seconds[0]:.2f})")
-    assert seconds[1] < 1.5 * seconds[0]
 
 
 def test_a_graph_walked_in_part_says_at_least_how_many_more():
@@ -480,7 +491,8 @@ def test_a_walk_leaves_what_the_program_froze_frozen():
     try:
         frozen = gc.get_freeze_count()
         trace_graph(rnn(1_000)[1])
-        assert gc.get_freeze_count() == frozen >= len(kept)
+        # unfreezing would drop the count to 0; a frozen object freed meanwhile lowers it by one
+        assert frozen - 100 <= gc.get_freeze_count() <= frozen and frozen >= len(kept)
     finally:
         gc.unfreeze()
     graph = trace_graph(rnn(60_000)[1])           # some 300,000 objects made: past walk.PROMOTE_FROM
