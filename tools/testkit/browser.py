@@ -5,6 +5,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import time
 from pathlib import Path
@@ -48,12 +49,27 @@ def serve(root, runtime, env=None):
         proc = subprocess.Popen(lab_argv(free_port(), False, root), env=env, start_new_session=True,
                                 stdout=log, stderr=subprocess.STDOUT)
     deadline = time.monotonic() + 90
-    while not list(runtime.glob("jpserver-*.json")):
+    # jupyter_server writes its jpserver file before its io loop runs the callback that binds
+    # the port, so a request made as soon as the file appears can be refused: wait for both
+    while not (info := _listening(runtime)):
         if proc.poll() is not None or time.monotonic() > deadline:
             stop(proc)
             raise RuntimeError(f"jupyter lab did not start; see {runtime / 'lab.log'}")
         time.sleep(0.3)
-    return proc, json.loads(next(runtime.glob("jpserver-*.json")).read_text())
+    return proc, info
+
+
+def _listening(runtime):
+    """The server info in `runtime`'s jpserver file once its port accepts a connection, else None."""
+    found = list(runtime.glob("jpserver-*.json"))
+    if not found:
+        return None
+    try:
+        info = json.loads(found[0].read_text())
+        socket.create_connection(("127.0.0.1", info["port"]), timeout=5).close()
+    except (ValueError, OSError):            # half written, or not bound yet
+        return None
+    return info
 
 
 def start_lab(root, notebooks):
