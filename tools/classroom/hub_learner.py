@@ -8,8 +8,12 @@ JupyterLab does with kernelShutdown on (the session and its kernel go).
 Every wait is bounded (WAIT seconds unless a caller says otherwise); all
 traffic goes to the hub's URL, which tools/classroom/hub.py keeps on 127.0.0.1."""
 
+import contextlib
 import json
 import math
+import queue
+import socket
+import threading
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -120,21 +124,50 @@ def _date(message):
 
 
 class Notebook:
-    """An open notebook: its session, its kernel's websocket, its widgets."""
+    """An open notebook: its session, its kernel's websocket, its widgets.
+
+    A thread reads the websocket all the time, as a page does, so the
+    server's pings are answered while the learner does something else:
+    jupyter_server closes a websocket whose pings go unanswered for 90 s,
+    and a client that reads only when it waits for a reply then waits on a
+    connection the server has given up on (the pings it still receives
+    reset any timeout set on the socket). `receive` takes what the thread
+    read, and its deadline holds whatever arrives meanwhile."""
 
     def __init__(self, learner, session, nb):
         self.learner, self.session, self.nb = learner, session, nb
         self.ws = None
+        self.inbox = queue.SimpleQueue()
         self.connect()
         self.models = {}      # comm id -> the widget's state, from the kernel's comm_open
 
     def connect(self):
         """(Re)open the kernel's websocket, as a page does after the server
-        closed it (a websocket left unread past its ping timeout is closed)."""
+        closed it, and start reading it."""
+        self.disconnect()
         learner = self.learner
         url = learner.server_url(f"api/kernels/{self.session['kernel']['id']}/channels?session_id={uuid.uuid4().hex}")
         cookies = "; ".join(f"{c.name}={c.value}" for c in learner.http.cookies)
         self.ws = websocket.create_connection(url.replace("http", "ws", 1), cookie=cookies, timeout=WAIT)
+        self.inbox = queue.SimpleQueue()
+        self.reader = threading.Thread(target=_read, args=(self.ws, self.inbox), daemon=True,
+                                       name=f"websocket {self.learner.name} {self.session['id'][:8]}")
+        self.reader.start()
+
+    def disconnect(self):
+        """Close the websocket, leaving the session and its kernel running.
+        (websocket-client's own close() waits for the server's close frame
+        behind the reader's lock, up to the next ping: this sends the close
+        frame, then shuts the socket, which ends the reader at once.)"""
+        ws = self.ws
+        if ws is None or ws.sock is None:
+            return
+        with contextlib.suppress(Exception):
+            ws.send_close()
+        with contextlib.suppress(OSError):
+            ws.sock.shutdown(socket.SHUT_RDWR)
+        self.reader.join(timeout=10)
+        ws.shutdown()
 
     def send(self, msg_type, content, channel="shell"):
         msg_id = uuid.uuid4().hex
@@ -145,8 +178,17 @@ class Notebook:
         return msg_id
 
     def receive(self, deadline):
-        self.ws.settimeout(max(0.1, deadline - time.monotonic()))
-        frame = self.ws.recv()
+        """The next message from the kernel; WebSocketTimeoutException past
+        `deadline` (a time.monotonic() value), or the error that ended the
+        websocket."""
+        try:
+            frame = self.inbox.get(timeout=max(0.0, deadline - time.monotonic()))
+        except queue.Empty:
+            raise websocket.WebSocketTimeoutException(f"{self.learner.name}: no message from the kernel in time") \
+                from None
+        if isinstance(frame, Exception):
+            self.inbox.put(frame)             # every later receive fails the same way
+            raise frame
         if isinstance(frame, bytes):      # a message with buffers: offsets, then the JSON part
             count = int.from_bytes(frame[:4], "big")
             ends = [int.from_bytes(frame[4 + 4 * i:8 + 4 * i], "big") for i in range(1, count + 1)] or [len(frame)]
@@ -213,5 +255,28 @@ class Notebook:
     def close(self):
         """Close the notebook's tab with kernelShutdown on: the session and
         its kernel are shut down."""
-        self.ws.close()
+        self.disconnect()
         self.learner.api("DELETE", f"sessions/{self.session['id']}")
+
+
+def _read(ws, inbox):
+    """Read `ws` until it closes, putting each text or binary message in
+    `inbox`, then the error that ended it. Reading answers the server's pings."""
+    while True:
+        try:
+            frame = ws.recv()
+        except websocket.WebSocketTimeoutException:
+            continue                      # a quiet kernel; a closed connection raises something else
+        except websocket.WebSocketException as error:     # closed by either side
+            inbox.put(error)
+            return
+        except OSError as error:          # the connection reset or shut
+            closed = websocket.WebSocketConnectionClosedException(f"the websocket closed: {error}")
+            closed.__cause__ = error
+            inbox.put(closed)
+            return
+        if not ws.connected:              # the server's close frame
+            inbox.put(websocket.WebSocketConnectionClosedException("the server closed the websocket"))
+            return
+        if frame:                         # "" stands for a frame of another kind
+            inbox.put(frame)

@@ -166,7 +166,7 @@ def run_class(n, ramp, changes, state=BUILD / "load", url=None):
             hub.prefix = USERS
             idle = learners_on(hub, n, ramp, changes, results, opened)
             for notebook in opened:
-                notebook.ws.close()
+                notebook.disconnect()
     finally:
         hub_users.remove_users(USERS)
     shutil.rmtree(state, ignore_errors=True)

@@ -32,7 +32,7 @@ def sequence(keep, state):
             kernel_id = notebook.session["kernel"]["id"]
             opened = (*memory(hub, learner.name), kernel_rss(hub, learner.name, kernel_id))
             if keep:
-                notebook.ws.close()
+                notebook.disconnect()
             else:
                 notebook.close()
                 gone(hub, learner.name, kernel_id)
