@@ -7,6 +7,8 @@ import subprocess
 import sys
 import textwrap
 
+from test_nbval_checks import without_addopts
+
 
 def test_the_suite_stops_a_test_past_ten_minutes(pytestconfig):
     assert float(pytestconfig.getini("faulthandler_timeout")) == 600
@@ -26,7 +28,8 @@ def test_a_hanging_test_fails_the_run_with_its_traceback_and_the_rest_still_runs
     """))
     done = subprocess.run([sys.executable, "-m", "pytest", "-n", "1", "-p", "no:cacheprovider", "-v",
                            "--rootdir", str(tmp_path), "-c", str(tmp_path / "pytest.ini"), str(tmp_path)],
-                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path,
+                          env=without_addopts())
     printed = done.stdout + done.stderr
     assert done.returncode == 1, printed
     assert "crashed while running 'test_hang.py::test_waits_forever'" in printed, printed
