@@ -24,7 +24,9 @@ FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 VARIES = "varies-with-torch"
 # Exercises a lesson needs: a core notebook at least CORE_EXERCISES, of two
 # kinds or more, one of them code to write or fix; an optional one (metadata
-# collection.optional, tools/build/pacing.py) at least OPTIONAL_EXERCISES.
+# collection.optional, tools/build/pacing.py) at least OPTIONAL_EXERCISES. The count takes
+# every exercise of the notebook, those whose question is marked optional (off the core
+# path, for pacing) included: the rule is about what a notebook offers, pacing about the path.
 CORE_EXERCISES = 4
 OPTIONAL_EXERCISES = 1
 
