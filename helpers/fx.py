@@ -120,7 +120,10 @@ def _node(node_id: str, node: torch.fx.Node) -> Node:
         return Node(node_id, "output", "output")
     if node.op in ("placeholder", "get_attr"):
         return Node(node_id, "leaf", one_line(_input_name(node), MAX_LABEL), _shape(node))
-    return Node(node_id, "op", operation_name(node), _shape(node))
+    shape = _shape(node)
+    if node.op == "call_module" and _module_class(node):   # Linear, its path beside the shape: layers alike roll
+        return Node(node_id, "op", operation_name(node), one_line(", ".join(filter(None, (str(node.target), shape)))))
+    return Node(node_id, "op", operation_name(node), shape)
 
 
 def _input_name(node: torch.fx.Node) -> str:
@@ -146,12 +149,28 @@ _SOURCE_PARTS = re.compile(r"_(modules|parameters|buffers)_")
 
 def operation_name(node: torch.fx.Node) -> str:
     """A call's short name: "mul" for operator.mul and for aten.mul.Tensor,
-    a method's or a submodule's name as called."""
+    a method's name as called, a submodule's class ("Linear"; its path,
+    "5.1", when the graph has no module to look it up in)."""
     target = node.target
     if isinstance(target, torch._ops.OpOverload):
         return one_line(target._opname, MAX_LABEL)
+    module_class = _module_class(node)
+    if module_class:
+        return one_line(module_class, MAX_LABEL)
     name = target if isinstance(target, str) else getattr(target, "__name__", repr(target))
     return one_line(str(name), MAX_LABEL)
+
+
+def _module_class(node: torch.fx.Node) -> str:
+    """The class name of the submodule a call_module node calls, or "" (another
+    kind of node, or a graph without the module that owns it)."""
+    owner = node.graph.owning_module
+    if node.op != "call_module" or owner is None or not isinstance(node.target, str):
+        return ""
+    try:
+        return type(owner.get_submodule(node.target)).__name__
+    except AttributeError:
+        return ""
 
 
 def _shape(node: torch.fx.Node) -> str:

@@ -200,3 +200,21 @@ def test_draw_fx_takes_a_numpy_integer_for_max_nodes():
     np = pytest.importorskip("numpy")
     traced = torch.fx.symbolic_trace(_square_times_three)
     assert len(draw_fx(traced, max_nodes=np.int64(3)).graph.nodes) == 3
+
+
+def test_a_traced_stack_of_layers_names_each_call_by_its_class_and_rolls():
+    torch.manual_seed(0)
+    stack = torch.nn.Sequential(torch.nn.Linear(4, 4),
+                                *[torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU()) for _ in range(6)])
+    traced = torch.fx.symbolic_trace(stack)
+    graph = fx_graph(traced)
+    calls = [(n.label, n.detail) for n in graph.nodes if n.kind == "op"]
+    assert calls[:3] == [("ReLU", "6.1"), ("Linear", "6.0"), ("ReLU", "5.1")], calls
+    assert operations(traced) == ["Linear"] + ["Linear", "ReLU"] * 6
+    rolled = draw_fx(traced, roll=True).graph
+    assert [(r.steps, r.nodes) for r in rolled.rolled] == [(4, 8)]    # as an autograd graph rolls: T - 2 steps
+    assert "each: Linear, ReLU" in draw_fx(traced, roll=True).text
+    # a bare Graph has no module to look the path up in: the call is named by its path
+    bare = torch.fx.Graph()
+    bare.output(bare.call_module("layer.0", (bare.placeholder("x"),)))
+    assert [n.label for n in fx_graph(bare).nodes if n.kind == "op"] == ["layer.0"]
