@@ -162,8 +162,11 @@ def aot_split(function: Callable[..., Any], *args: Any, recompute: bool = False)
     instead of saving them (min-cut rematerialisation).
 
     function: a function of tensors returning a tensor or a tuple of them,
-    or an `nn.Module` (its parameters become graph inputs). Nothing of the
-    learner's changes: the tensors in `args` are traced as detached copies
+    or an `nn.Module` (its parameters become graph inputs).
+    args: tensors, or dicts, lists and tuples of them (the state a
+    `torch.func.functional_call` takes), and any other values as they are;
+    the graphs are of the gradients of the tensors that require grad.
+    Nothing of the learner's changes: the tensors in `args` are traced as detached copies
     and the gradients are taken with `torch.autograd.grad`, so no `.grad`
     is written."""
     if not callable(function):
@@ -181,8 +184,8 @@ def aot_split(function: Callable[..., Any], *args: Any, recompute: bool = False)
         return boxed
 
     partition = aot.min_cut_rematerialization_partition if recompute else aot.default_partition
-    copies = tuple(_copy(a) for a in args)
-    wants = [a for a in copies if isinstance(a, torch.Tensor) and a.requires_grad]
+    copies = tuple(torch.utils._pytree.tree_map(_copy, args))    # tensors inside a dict or list too
+    wants = [a for a in torch.utils._pytree.tree_leaves(copies) if isinstance(a, torch.Tensor) and a.requires_grad]
     if isinstance(function, torch.nn.Module):
         wants += [p for p in function.parameters() if p.requires_grad]
         compiled = aot.aot_module(function, fw_compiler=keep, bw_compiler=keep, partition_fn=partition)
@@ -212,8 +215,9 @@ def _traced(compiled: Callable[..., Any], args: tuple[Any, ...]) -> list[torch.T
         if "FakeTensor" not in str(error):
             raise
         raise wrong(TypeError, "aot_split traces a function of its arguments only; this one uses a tensor "
-                    "it was not given (a module's parameters, read inside a lambda). Pass the module itself, "
-                    "aot_split(model, x), or its parameters as an argument: aot_split(lambda params, x: "
-                    "torch.func.functional_call(model, params, (x,)), dict(model.named_parameters()), x)") from None
+                    "it was not given (a module's parameters or buffers, read inside a lambda). Pass the module "
+                    "itself, aot_split(model, x), or its tensors as an argument: aot_split(lambda state, x: "
+                    "torch.func.functional_call(model, state, (x,)), {**dict(model.named_parameters()), "
+                    "**dict(model.named_buffers())}, x)") from None
     leaves = torch.utils._pytree.tree_leaves(result)
     return [t for t in leaves if isinstance(t, torch.Tensor) and t.grad_fn is not None]

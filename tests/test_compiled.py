@@ -116,6 +116,25 @@ def test_aot_split_refuses_a_lambda_over_a_module_with_what_to_pass():
         aot_split(lambda a: a * 2, torch.randn(3))
 
 
+def test_aot_split_takes_a_models_tensors_in_a_dict_with_integer_inputs():
+    """functional_call with a dict of parameters and buffers, and token ids that need no grad
+    (as a language model takes them): the dict's tensors are the ones that need grad. It was
+    refused, as only top-level tensors were looked at; the tensors in the dict are copied too."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Embedding(10, 4), torch.nn.LayerNorm(4), torch.nn.Linear(4, 2))
+    model.register_buffer("scale", torch.tensor(2.0))
+    ids, before = torch.tensor([1, 2, 3]), [p.detach().clone() for p in model.parameters()]
+    state = {**dict(model.named_parameters()), **dict(model.named_buffers())}
+    split = aot_split(lambda st, i: torch.func.functional_call(model, st, (i,)).sum() * st["scale"], state, ids)
+    assert "embedding" in operations(split.forward) and "embedding_dense_backward" in operations(split.backward)
+    assert all(p.grad is None for p in model.parameters())
+    assert all(torch.equal(p, q) for p, q in zip(model.parameters(), before, strict=True))
+    with pytest.raises(TypeError, match="parameters or buffers") as caught:     # a buffer read from outside
+        aot_split(lambda st, i: torch.func.functional_call(model, st, (i,)).sum() * model.scale,
+                  dict(model.named_parameters()), ids)
+    assert "named_buffers" in str(caught.value)
+
+
 def test_aot_split_of_what_torch_compile_returns_says_to_pass_what_was_compiled():
     """A compiled model failed from deep inside torch (FunctionalTensor used on its own)."""
     model, x = torch.nn.Linear(3, 2), torch.randn(4, 3)
