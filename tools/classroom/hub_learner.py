@@ -137,7 +137,6 @@ class Notebook:
     def __init__(self, learner, session, nb):
         self.learner, self.session, self.nb = learner, session, nb
         self.ws = None
-        self.inbox = queue.SimpleQueue()
         self.connect()
         self.models = {}      # comm id -> the widget's state, from the kernel's comm_open
 
