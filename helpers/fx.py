@@ -120,9 +120,10 @@ def _node(node_id: str, node: torch.fx.Node) -> Node:
         return Node(node_id, "output", "output")
     if node.op in ("placeholder", "get_attr"):
         return Node(node_id, "leaf", one_line(_input_name(node), MAX_LABEL), _shape(node))
-    shape = _shape(node)
-    if node.op == "call_module" and _module_class(node):   # Linear, its path beside the shape: layers alike roll
-        return Node(node_id, "op", operation_name(node), one_line(", ".join(filter(None, (str(node.target), shape)))))
+    shape, module_class = _shape(node), _module_class(node)
+    if module_class:                    # Linear, its path beside the shape: layers alike roll
+        return Node(node_id, "op", one_line(module_class, MAX_LABEL),
+                    one_line(", ".join(filter(None, (str(node.target), shape)))))
     return Node(node_id, "op", operation_name(node), shape)
 
 
