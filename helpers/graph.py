@@ -27,7 +27,7 @@ from .walk import Item, Link, collector_paused, leaf_variable, no_torch_function
 NodeKind: TypeAlias = Literal["output", "op", "leaf", "const", "group"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Node:
     """One node of the graph.
 
@@ -47,7 +47,7 @@ class Node:
     uses: int = 0          # for a leaf: its edges in the whole graph, drawn or not (walked, if not counted)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Edge:
     """`src` is an input of `dst`: entry `slot` of dst's `next_functions`,
     which is output number `output_nr` of src. Arrows follow the forward pass."""
@@ -161,25 +161,30 @@ def trace_graph(root: Root, params: Params | None = None, max_nodes: int | None 
 
 # Node and Edge made without their __init__ (`_NodeMaker.nodes`, `_edges`): a frozen
 # dataclass's __init__ sets each field through object.__setattr__ from a Python frame of
-# its own, which doubles the cost of making the 500,000 of a 200,000-node walk. These
-# set the same fields, in the same order, from the caller's loop.
-_new, _set = object.__new__, object.__setattr__
-if tuple(f.name for f in fields(Node)) != ("id", "kind", "label", "detail", "saved", "uses") or \
-        tuple(f.name for f in fields(Edge)) != ("src", "dst", "slot", "output_nr") or \
+# its own, which doubles the cost of making the 400,000 of a 200,000-node walk. These set
+# the same fields, in the same order, through each slot's own descriptor (a C call that
+# the frozen __setattr__ does not see), from the caller's loop.
+_new = object.__new__
+_NODE_FIELDS, _EDGE_FIELDS = ("id", "kind", "label", "detail", "saved", "uses"), ("src", "dst", "slot", "output_nr")
+if tuple(f.name for f in fields(Node)) != _NODE_FIELDS or tuple(f.name for f in fields(Edge)) != _EDGE_FIELDS or \
         hasattr(Node, "__post_init__") or hasattr(Edge, "__post_init__"):
     raise ImportError("graph.py makes Node and Edge field by field: update _NodeMaker.nodes and _edges")
+_node_id, _node_kind, _node_label, _node_detail, _node_saved, _node_uses = (
+    getattr(Node, name).__set__ for name in _NODE_FIELDS)
+_edge_src, _edge_dst, _edge_slot, _edge_nr = (getattr(Edge, name).__set__ for name in _EDGE_FIELDS)
 
 
 def _edges(links: Sequence[Link], ids: Sequence[str]) -> tuple[Edge, ...]:
     """The Edge of each link, as `Edge(ids[src], ids[dst], slot, output_nr)` makes it."""
-    edges = []
+    edges: list[Edge] = []
+    append, new, src, dst, slot_of, nr_of = edges.append, _new, _edge_src, _edge_dst, _edge_slot, _edge_nr
     for s, d, slot, nr in links:
-        edge = _new(Edge)
-        _set(edge, "src", ids[s])
-        _set(edge, "dst", ids[d])
-        _set(edge, "slot", slot)
-        _set(edge, "output_nr", nr)
-        edges.append(edge)
+        edge = new(Edge)
+        src(edge, ids[s])
+        dst(edge, ids[d])
+        slot_of(edge, slot)
+        nr_of(edge, nr)
+        append(edge)
     return tuple(edges)
 
 
@@ -208,22 +213,22 @@ class _NodeMaker:
         """The Node of each kept position, as `node` makes it; an operation
         of a class met before (a loop's: nearly every node) is made here,
         without a call of `node` or of Node's __init__."""
-        made = []
-        labels, read = self.labels, self.read_saved
+        made: list[Node] = []
+        append, labels, read, new = made.append, self.labels, self.read_saved, _new
         for i in kept:
             item = items[i]
             label = labels.get(type(item))          # only operations' classes are in `labels`
             if label is None:
-                made.append(self.node(ids[i], item, uses[i]))
+                append(self.node(ids[i], item, uses[i]))
                 continue
-            node = _new(Node)
-            _set(node, "id", ids[i])
-            _set(node, "kind", "op")
-            _set(node, "label", label)
-            _set(node, "detail", "")
-            _set(node, "saved", () if read is None else read(item))   # type: ignore[arg-type]
-            _set(node, "uses", 0)
-            made.append(node)
+            node = new(Node)
+            _node_id(node, ids[i])
+            _node_kind(node, "op")
+            _node_label(node, label)
+            _node_detail(node, "")
+            _node_saved(node, () if read is None else read(item))   # type: ignore[arg-type]
+            _node_uses(node, 0)
+            append(node)
         return tuple(made)
 
     def node(self, node_id: str, item: Item, uses: int) -> Node:

@@ -10,12 +10,14 @@ from dataclasses import replace
 import pytest
 import torch
 from graph_check import unconnected
+from torch.autograd.graph import Node as AutogradNode
 
+import helpers.graph
 from helpers import draw_graph, trace_graph
 from helpers.arguments import roots_of
 from helpers.graph import Edge, Graph, Node, autograd_nodes
 from helpers.saved_values import MAX_LABEL, Saved
-from helpers.walk import Walker, counted, nearest
+from helpers.walk import Walker, counted, nearest, walk_for
 from tools.bench.__main__ import rnn
 from tools.testkit.lessons import lesson_function
 from tools.testkit.real_models import Counted, subclass_graph
@@ -270,20 +272,25 @@ def _median_seconds(runs, repeats=9):
     return [statistics.median(measured) for measured in times]
 
 
+def _kept(walkers, walked):
+    walkers.append(walked[0])
+    return walked
+
+
 def test_a_drawing_of_max_nodes_walks_as_much_at_any_length(timings, monkeypatch):
     """Only what can be drawn is walked: h = tanh(W @ h) at T = 100,000
     (200,003 nodes) steps as many nodes as at T = 10,000 when it draws its
     300 (counted(300) at most), so it costs about the same; the times are
     printed as figures (a walk of the whole graph took 3 to 40 times as long)."""
-    stepped = []
-    step = Walker.step
-    monkeypatch.setattr(Walker, "step", lambda self, *a, **k: stepped.append(1) or step(self, *a, **k))
+    walkers = []
+    monkeypatch.setattr(helpers.graph, "walk_for", lambda *a: _kept(walkers, walk_for(*a)))
     counts = []
     for steps in (10_000, 100_000):
         w, h = rnn(steps)
-        stepped.clear()
+        walkers.clear()
         draw_graph(h, {"W": w})
-        counts.append(len(stepped))
+        (walker,) = walkers                     # every node met and no longer queued was stepped
+        counts.append(sum(isinstance(item, AutogradNode) for item in walker.items) - len(walker.queue))
     assert counts[0] == counts[1] <= counted(300)
     monkeypatch.undo()
     short, long = rnn(1_000), rnn(100_000)
