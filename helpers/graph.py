@@ -138,8 +138,8 @@ def trace_graph(root: Root, params: Params | None = None, max_nodes: int | None 
         is counted up to 10 times max_nodes or 1,000 nodes (past that,
         `Graph.counted` is False and `omitted` a lower bound).
     saved: describe each kept node's saved values (`Node.saved`); False
-        skips that (a walk of 200,000 nodes then takes about three fifths
-        of the time). Reading them never unpacks a value a hook packed.
+        skips that (a walk of 200,000 nodes then takes about half the
+        time). Reading them never unpacks a value a hook packed.
     A leaf tensor (requires grad, no `grad_fn`) gives a one-node graph.
     The walk runs no user code: no hook, no saved-value unpacking, no
     tensor subclass's `__torch_function__`.
