@@ -95,12 +95,14 @@ site: setup $(DEV_STAMP)
 bench: system-browser $(DEV_STAMP)
 	$(BIN)/python -m tools.bench
 
-# A class on one machine (docs/teaching.md): JupyterHub on 127.0.0.1 (IP=, PORT= to change),
-# each learner's server in hub-learners/<name>/ as a Unix user of their own, with their own
-# working copy and enforced limits (MEM_LIMIT=1.1G to change the memory). Ctrl-C stops the
-# hub only (the class keeps running; make hub again takes it back); STOP=1 stops the class.
+# A class on one machine (docs/teaching.md): JupyterHub on 127.0.0.1 (IP=, PORT= to change;
+# HUB_API_PORT=, HUB_PROXY_API_PORT= for a second class), each learner's server in
+# hub-learners/<name>/ as a Unix user of their own, with their own working copy and enforced
+# limits (MEM_LIMIT=1.1G to change the memory). Where learners cannot be isolated it says why
+# and stops, unless UNISOLATED=1 asks for a class without isolation. Ctrl-C stops the hub only
+# (the class keeps running; make hub again takes it back); STOP=1 stops the class.
 hub: system-browser $(DEV_STAMP)
-	$(if $(MEM_LIMIT),HUB_MEM_LIMIT=$(MEM_LIMIT)) $(BIN)/python -m tools.classroom.hub $(if $(IP),--ip $(IP)) $(if $(PORT),--port $(PORT)) $(if $(STOP),--stop-class)
+	$(if $(MEM_LIMIT),HUB_MEM_LIMIT=$(MEM_LIMIT)) $(BIN)/python -m tools.classroom.hub $(if $(IP),--ip $(IP)) $(if $(PORT),--port $(PORT)) $(if $(STOP),--stop-class) $(if $(UNISOLATED),--unisolated)
 
 # The load test on loopback: N simulated learners (default 20) log in, start, Run All of 01
 # and change its widgets; SEQUENCE=1: one learner through every notebook (KEEP=1 keeps

@@ -72,6 +72,11 @@ if os.environ.get("HUB_SSL_CERT"):         # TLS on the hub's own address (docs/
 # course platform, and list who may log in (docs/teaching.md says how).
 c.JupyterHub.authenticator_class = hub_spawner.ClassPassword
 c.ClassPassword.user_password = kept("class-password", "HUB_PASSWORD")
+# Failed logins are counted per name (5 a minute) and per address; the address is the one the
+# class's proxy saw, which it vouches for with this secret (a client's X-Real-Ip or
+# X-Forwarded-For alone counts for nothing). A reverse proxy in front: HUB_TRUSTED_PROXIES="10.0.0.2".
+c.ClassPassword.proxy_secret = kept("proxy-secret", "HUB_PROXY_SECRET")
+c.ClassPassword.trusted_proxies = os.environ.get("HUB_TRUSTED_PROXIES", "").split()
 c.Authenticator.allow_all = True
 
 # ----- each learner's server: a local process, as a Unix user of their own, in its own home -----
@@ -118,6 +123,11 @@ c.Spawner.cpu_limit = 1.0
 # once and the machine still keeps RESERVED_GB (24 GB: (24 - 2) / 1.5 = 14 learners;
 # MEM_LIMIT=1.1G: 20), deploy.server_cap.
 c.JupyterHub.active_server_limit = deploy.server_cap(psutil.virtual_memory().total / 1e9, MEM_LIMIT_GB)
+# A whole class behind one address (one machine, one NAT) may each mistype 5 times a minute
+# and the address is still not refused: a name is refused after 5 (the per-name limit), so
+# only more names than a class has lock the address (HUB_FAILED_LOGINS_PER_ADDRESS= to change).
+c.ClassPassword.failed_logins_per_address = int(os.environ.get("HUB_FAILED_LOGINS_PER_ADDRESS") or (
+    hub_spawner.FAILED_LOGINS * (max(c.JupyterHub.active_server_limit, 20) + 1)))
 
 # ----- idle servers stopped (kernels are culled inside each server, jupyter/) -----
 # A learner's server holds ~0.2 GB with no kernel and its kernels are culled after

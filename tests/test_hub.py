@@ -273,16 +273,21 @@ def test_the_hub_restarts_without_stopping_the_learners(hub, sessions, how):
         "the hub's log was overwritten by its restart"
 
 
-def test_failed_logins_are_limited(hub):
+def test_failed_logins_are_limited_per_name_through_the_proxy(hub):
     answers = []
     for _ in range(8):
         try:
             Learner(hub.url, "mallory", "not-the-class-password").login()
         except Failed as failed:
             answers.append(str(failed).rsplit(" ", 1)[-1])
-    # 5 wrong passwords from one address a minute (one may be test_a_wrong_password_is_refused's), then 429
+    # 5 wrong passwords for one name a minute (one may be test_a_wrong_password_is_refused's), then 429
     assert "429" in answers and answers.index("429") <= 5, answers
     assert set(answers[answers.index("429"):]) == {"429"}, answers
+    spoofed = Learner(hub.url, "mallory", hub.password)
+    spoofed.http.headers.update({"X-Real-Ip": "10.0.0.77", "X-Forwarded-For": "10.0.0.78", "X-Class-Proxy": "x"})
+    with pytest.raises(Failed, match="429"):
+        spoofed.login()                       # no header resets the count
+    Learner(hub.url, "ada", hub.password).login()     # a classmate behind the same address is let in
 
 
 def test_a_bad_password_setting_gets_one_line():
@@ -295,7 +300,7 @@ def test_a_bad_password_setting_gets_one_line():
 
 def test_the_banner_names_the_address_learners_type_and_warns_on_a_network():
     hub = SimpleNamespace(ports={"HUB_PORT": 8000}, password="p" * 12, secrets=Path("s"), learners=Path("l"),
-                          state=Path("b"))
+                          state=Path("b"), cgroup="class-hub-banner-test")
     text = banner(hub, "0.0.0.0", None)
     assert "0.0.0.0" not in text and UNENCRYPTED in text
     assert all(f"http://{a}:8000" in text for a in addresses("0.0.0.0"))

@@ -23,8 +23,10 @@ long as it does, and stopped with everything it started, which `leftovers` check
 
 import argparse
 import contextlib
+import hashlib
 import json
 import os
+import pwd
 import secrets
 import shutil
 import signal
@@ -39,12 +41,16 @@ from pathlib import Path
 import psutil
 
 from tools.classroom import deploy, hub_users
+from tools.classroom.hub_spawner import PROXY_HEADER
 from tools.loopback import free_port, rest
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "hub" / "jupyterhub_config.py"
-BUILD = ROOT / "build" / "hub"
-LEARNERS = ROOT / "hub-learners"          # the class's homes: out of git, and out of build/ (make clean)
+PROXY_FOLDER = ROOT / "build" / "hub" / "proxy"
+# The hub's folder (state, logs) and the class's homes (out of git, and out of build/, which
+# make clean removes); a second class from the same checkout names its own (docs/teaching.md).
+BUILD = Path(os.environ.get("HUB_DIR") or ROOT / "build" / "hub").absolute()
+LEARNERS = Path(os.environ.get("HUB_LEARNERS") or ROOT / "hub-learners").absolute()
 PROXY_BIN = "node_modules/.bin/configurable-http-proxy"
 NODE_HELP = "the hub's proxy needs Node.js and npm (Debian: sudo apt-get install nodejs npm)"
 READY_WITHIN = 60          # seconds for the hub and its proxy to answer
@@ -54,7 +60,7 @@ UNENCRYPTED = ("WARNING: plain HTTP on a network: the class password and every n
                "Put TLS in front (HUB_SSL_CERT= and HUB_SSL_KEY=, or a reverse proxy: docs/teaching.md).")
 
 
-def proxy(folder=BUILD / "proxy"):
+def proxy(folder=PROXY_FOLDER):
     """The configurable-http-proxy program, installed from hub/package.json
     and hub/package-lock.json into `folder` with `npm ci` when missing."""
     pin = json.loads((ROOT / "hub" / "package.json").read_text())["dependencies"]["configurable-http-proxy"]
@@ -139,8 +145,8 @@ class Hub:
         self.url = f"http://127.0.0.1:{self.ports['HUB_PORT']}"
         self.token = secrets.token_hex(32) if tools_token else None
         self.secrets = self.state / "state"
-        self.cgroup = f"class-hub-{abs(hash(str(self.state.resolve()))) % 10 ** 8:08d}" if tools_token \
-            else "class-hub"
+        # one cgroup parent per class, found again after a crash: a second checkout's class has its own
+        self.cgroup = f"class-hub-{hashlib.sha256(str(self.state.resolve()).encode()).hexdigest()[:10]}"
         self.process = self.proxy_process = self.log = None
         self.started = []
         self._prepare()
@@ -158,6 +164,7 @@ class Hub:
             kept_secret(self.secrets / "class-password", lambda: given)
         self.password = kept_secret(self.secrets / "class-password", lambda: secrets.token_urlsafe(12))
         self.proxy_token = kept_secret(self.secrets / "proxy-token", lambda: secrets.token_hex(32))
+        self.proxy_secret = kept_secret(self.secrets / "proxy-secret", lambda: secrets.token_hex(32))
         self.learners.mkdir(parents=True, exist_ok=True)
         self.learners.chmod(0o711)         # a learner reaches their own home, lists no one else's
 
@@ -181,7 +188,8 @@ class Hub:
         """The proxy kept from an earlier run (the same ports, still
         running), else a new one, in a session of its own."""
         pid_file = self.secrets / "proxy.pid"
-        want = ["--port", str(self.ports["HUB_PORT"]), "--api-port", str(self.ports["HUB_PROXY_API_PORT"])]
+        want = ["--port", str(self.ports["HUB_PORT"]), "--api-port", str(self.ports["HUB_PROXY_API_PORT"]),
+                "--custom-header", f"{PROXY_HEADER}:{self.proxy_secret}"]
         with contextlib.suppress(OSError, ValueError, psutil.Error):
             kept = psutil.Process(int(pid_file.read_text()))
             line = kept.cmdline()
@@ -307,14 +315,28 @@ class Hub:
 
 
 def stop_class(hub):
-    """Everything of the class: the hub, every learner's server and kernels, the proxy."""
+    """Everything of the class: the hub, the proxy, every learner's server
+    and kernels (by their cgroups, their Unix users and their working
+    folders, so a class with no cgroup stops too); returns the ids ended."""
+    ended = []
     for pid_file in (hub.secrets / "jupyterhub.pid", hub.secrets / "proxy.pid"):
         with contextlib.suppress(OSError, ValueError, psutil.Error):
             process = psutil.Process(int(pid_file.read_text()))
             process.terminate()
             process.wait(15)
+            ended.append(process.pid)
         pid_file.unlink(missing_ok=True)
-    return hub_users.remove_hub_groups(hub.cgroup)
+    ended += hub_users.remove_hub_groups(hub.cgroup)
+    ended += hub_users.kill_pids(hub_users.class_processes(hub.learners))
+    return sorted(set(ended))
+
+
+def teacher():
+    """The Unix user running this (no login terminal needed)."""
+    try:
+        return pwd.getpwuid(os.geteuid()).pw_name
+    except KeyError:
+        return f"uid {os.geteuid()}"
 
 
 def banner(hub, ip, isolation):
@@ -328,14 +350,39 @@ def banner(hub, ip, isolation):
              f"Their notebooks: {hub.learners}/<name>/my-notebooks. The hub's log: {hub.state / 'hub.log'}.",
              f"At most {cap} learners at a time, {os.environ.get('HUB_MEM_LIMIT') or f'{deploy.memory_limit_gb()}G'} "
              "of memory each (MEM_LIMIT=... make hub to change).",
-             "Each learner runs as a Unix user of their own, with enforced limits." if isolation is None else
-             f"WARNING: no isolation between learners ({isolation}): every server runs as {os.getlogin()}, "
-             "and a learner's code can read the others' files.",
+             "Each learner runs as a Unix user of their own (hub-<name>), sees only their own processes, and has "
+             "their own /tmp, /var/tmp and /dev/shm; " + limits_line(hub) if isolation is None else
+             f"WARNING: no isolation between learners ({isolation}): every server runs as {teacher()}, "
+             "and a learner's code can read and change the others' files and the hub's secrets.",
              "Ctrl-C stops the hub only: the learners' servers keep running and the next make hub takes them back; "
              "make hub STOP=1 stops the class."]
     if ip not in ("127.0.0.1", "localhost", "::1") and scheme == "http":
         lines.append(UNENCRYPTED)
     return "\n".join(lines)
+
+
+def limits_line(hub):
+    """What enforces each learner's limits here, from a trial cgroup."""
+    trial = hub_users.Group(hub.cgroup, "trial", hub_users.Limits(2 ** 30))
+    enforced = list(trial.enforced)
+    trial.remove()
+    if enforced:
+        return f"their memory, CPU and tasks limited by a cgroup each ({', '.join(enforced)})."
+    return ("no cgroup could be made, so their memory is limited per process and their tasks per user "
+            "(resource limits), and their CPU not at all.")
+
+
+class Stopped(Exception):
+    """SIGTERM to make hub: handled as Ctrl-C is."""
+
+
+def _stopped(*_):
+    raise Stopped
+
+
+UNISOLATED_HELP = ("make hub refuses to start a class whose learners could read each other's work. Fix the cause "
+                   "above, or, for a class of one or of learners you trust, start it without isolation by name: "
+                   "make hub UNISOLATED=1")
 
 
 def main(argv=None):
@@ -344,39 +391,55 @@ def main(argv=None):
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--ip", default="127.0.0.1", help="0.0.0.0 to serve a room (put TLS in front first)")
     parser.add_argument("--stop-class", action="store_true", help="stop the hub, every learner's server, the proxy")
+    parser.add_argument("--unisolated", action="store_true",
+                        help="run every learner's server as this user, with no isolation (make hub UNISOLATED=1)")
     args = parser.parse_args(argv)
     problem = password_problem(os.environ["HUB_PASSWORD"]) if os.environ.get("HUB_PASSWORD") else None
     if problem:
         print(f"make hub: {problem}.", file=sys.stderr)
         return 2
-    ports = {"HUB_PORT": args.port, "HUB_API_PORT": 8081, "HUB_PROXY_API_PORT": 8001}
+    try:
+        ports = {"HUB_PORT": args.port, "HUB_API_PORT": int(os.environ.get("HUB_API_PORT") or 8081),
+                 "HUB_PROXY_API_PORT": int(os.environ.get("HUB_PROXY_API_PORT") or 8001)}
+    except ValueError:
+        print("make hub: HUB_API_PORT and HUB_PROXY_API_PORT must be port numbers.", file=sys.stderr)
+        return 2
     hub = Hub(BUILD, ip=args.ip, learners=LEARNERS, tools_token=False, ports=ports)
     BUILD.chmod(0o700)
     if args.stop_class:
-        killed = stop_class(hub)
-        print(f"the class is stopped: the hub, the proxy and every learner's server ({len(killed)} processes "
+        ended = stop_class(hub)
+        left = hub_users.class_processes(hub.learners)
+        print(f"the class is stopped: the hub, the proxy and every learner's server ({len(ended)} processes "
               "ended); their notebooks stay in", hub.learners)
+        if left:
+            print(f"make hub: {len(left)} processes of the class are still running: {left}", file=sys.stderr)
+            return 1
         return 0
-    isolation = hub_users.missing()
+    isolation = hub_users.missing(hub_users.class_paths(hub.learners))
     if isolation is not None:
+        if not args.unisolated:
+            print(f"make hub: no isolation between learners here: {isolation}.\n{UNISOLATED_HELP}", file=sys.stderr)
+            return 2
         os.environ["HUB_ISOLATE"] = "0"
+    signal.signal(signal.SIGTERM, _stopped)
     try:
-        hub.__enter__()
-    except RuntimeError as error:
-        print(f"make hub: {error}", file=sys.stderr)
-        return 1
-    print(banner(hub, args.ip, isolation), flush=True)
-    try:
+        try:
+            hub.__enter__()
+        except RuntimeError as error:
+            print(f"make hub: {error}", file=sys.stderr)
+            return 1
+        print(banner(hub, args.ip, isolation), flush=True)
         hub.process.wait()
         print(f"make hub: the hub stopped: {why(hub.process.returncode, hub.state / 'hub.log')}. The learners' "
               "servers and the proxy keep running; make hub starts it again and takes them back.", file=sys.stderr)
-    except KeyboardInterrupt:
-        print("stopping the hub; the learners' servers keep running (make hub STOP=1 stops them) ...")
+        return 0 if hub.process.returncode == 0 else 1
+    except (KeyboardInterrupt, Stopped):
+        print("stopping the hub; the learners' servers keep running (make hub STOP=1 stops them) ...", flush=True)
         hub.stop(keep_class=True)
         return 0
     finally:
-        hub.log.close()
-    return hub.process.returncode or 1
+        if hub.log:
+            hub.log.close()
 
 
 if __name__ == "__main__":

@@ -7,10 +7,15 @@ cgroup of their own that enforces their memory, CPU and task limits.
     Group(hub, unix, limits)               the learner's cgroup (v1 or v2), `enforced` says what holds
     preexec(unix, home, group)             what the learner's server process does before it runs
 
-`missing()` says why this machine cannot isolate learners (None when it can):
-`make hub` then says so and runs every server as the teacher's own user."""
+`missing(keep)` says why this machine cannot isolate learners (None when it
+can), by running the mounts a learner's server makes in a trial child, and
+whether a learner's user can reach the folders in `keep` (the environment's
+Python, the collection): `make hub` then refuses to start unless the teacher
+asks for a class without isolation (`make hub UNISOLATED=1`)."""
 
+import contextlib
 import ctypes
+import grp
 import hashlib
 import os
 import pwd
@@ -24,33 +29,76 @@ from dataclasses import dataclass
 from pathlib import Path
 
 CGROUPS = Path("/sys/fs/cgroup")
+ROOT = Path(__file__).resolve().parents[2]
 PREFIX = os.environ.get("HUB_USER_PREFIX", "hub-")
 CLONE_NEWNS = 0x00020000
-MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 16384, 1 << 18
-PRIVATE_TMP = "size=512m,mode=1777"          # a learner's own /tmp and /dev/shm (tmpfs, charged to them)
+MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_BIND, MS_REC, MS_PRIVATE = 2, 4, 8, 4096, 16384, 1 << 18
+PRIVATE_TMP = "size=512m,mode=1777"          # a learner's own /tmp, /var/tmp and /dev/shm (tmpfs, charged to them)
+PRIVATE_FOLDERS = (b"/tmp", b"/var/tmp", b"/dev/shm")
 _LIBC = ctypes.CDLL(None, use_errno=True) if sys.platform.startswith("linux") else None
 
 
+LEARNER = "class hub learner"                 # the comment (GECOS) of every learner's Unix user
+
+
+class Collision(RuntimeError):
+    """A learner's Unix user exists and belongs to someone else."""
+
+
 def unix_name(learner, prefix=PREFIX):
-    """The Unix user of a learner: the prefix and their name where it is a
-    valid short user name, else its letters and a hash of it (names are the
-    learner's choice: "Zoë B" is hub-zob-1a2b3c4d)."""
-    if re.fullmatch(r"[a-z][a-z0-9_-]{0,19}", learner):
+    """The Unix user of a learner, one per name: the prefix and their name
+    where it is a short name of lowercase letters, digits and hyphens, else
+    its letters, an underscore and a hash of the whole name (names are the
+    learner's choice: "Zoë B" is hub-zob_1a2b3c4d5e6f). The first form never
+    holds an underscore and the second always does, so no two names share a user."""
+    if re.fullmatch(r"[a-z][a-z0-9-]{0,19}", learner):
         return f"{prefix}{learner}"
-    letters = re.sub(r"[^a-z0-9]", "", learner.lower())[:10] or "x"
-    return f"{prefix}{letters}-{hashlib.sha256(learner.encode()).hexdigest()[:8]}"
+    letters = re.sub(r"[^a-z0-9]", "", learner.lower())[:10]
+    return f"{prefix}{letters}_{hashlib.sha256(learner.encode()).hexdigest()[:12]}"
+
+
+def _system_uids():
+    """The range useradd --system takes uids from (/etc/login.defs)."""
+    found = {"SYS_UID_MIN": 100, "SYS_UID_MAX": 999}
+    with contextlib.suppress(OSError):
+        for line in Path("/etc/login.defs").read_text().splitlines():
+            key, _, value = line.partition(" ")
+            if key in found and value.strip().isdigit():
+                found[key] = int(value.strip())
+    return found["SYS_UID_MIN"], found["SYS_UID_MAX"]
+
+
+def free_uid(homes):
+    """The highest system uid that no user has and that owns nothing in
+    `homes` (the class's folder): a removed learner's uid is not handed to a
+    new learner while their home is there."""
+    taken = {entry.pw_uid for entry in pwd.getpwall()} | {entry.gr_gid for entry in grp.getgrall()}
+    with contextlib.suppress(OSError):
+        taken |= {child.stat().st_uid for child in Path(homes).iterdir()}
+    low, high = _system_uids()
+    for uid in range(high, low - 1, -1):
+        if uid not in taken:
+            return uid
+    raise RuntimeError(f"no system uid is free between {low} and {high} (/etc/login.defs)")
 
 
 def ensure_user(unix, home):
-    """Make the system user `unix` (its own group, no login shell, no
-    password) unless it exists; returns its pwd entry."""
+    """The system user `unix` of the learner whose home is `home` (made,
+    with its own group, no login shell and no password, unless it exists);
+    returns its pwd entry. A user of that name that is not this learner's
+    (another home, or not a learner's user at all) raises `Collision`."""
     try:
-        return pwd.getpwnam(unix)
+        entry = pwd.getpwnam(unix)
     except KeyError:
-        subprocess.run(["useradd", "--system", "--user-group", "--no-create-home", "--home-dir", str(home),
-                        "--shell", "/usr/sbin/nologin", "--comment", "class hub learner", unix],
+        uid = free_uid(Path(home).parent)
+        subprocess.run(["useradd", "--system", "--uid", str(uid), "--user-group", "--no-create-home",
+                        "--home-dir", str(home), "--shell", "/usr/sbin/nologin", "--comment", LEARNER, unix],
                        check=True, capture_output=True, timeout=60)
-        return pwd.getpwnam(unix)
+        entry = pwd.getpwnam(unix)
+    if entry.pw_gecos != LEARNER or os.path.realpath(entry.pw_dir) != os.path.realpath(home):
+        raise Collision(f"the Unix user {unix} is not this learner's (its home is {entry.pw_dir}, not {home}): "
+                        "log in under another name, or ask the teacher to remove that user")
+    return entry
 
 
 def remove_users(prefix):
@@ -58,11 +106,53 @@ def remove_users(prefix):
     and the load tool's learners), after killing what they still run."""
     removed = []
     for entry in pwd.getpwall():
-        if entry.pw_name.startswith(prefix) and entry.pw_gecos == "class hub learner":
+        if entry.pw_name.startswith(prefix) and entry.pw_gecos == LEARNER:
             kill_user(entry.pw_uid)
             subprocess.run(["userdel", entry.pw_name], capture_output=True, timeout=60)
             removed.append(entry.pw_name)
     return removed
+
+
+def class_processes(learners):
+    """Every process of the class whose homes are in `learners`: those run
+    by a learner's Unix user whose home is there, and those working in it
+    (a server of a class without isolation runs as the teacher)."""
+    learners = os.path.realpath(os.fsencode(learners))
+    uids = {entry.pw_uid for entry in pwd.getpwall()
+            if entry.pw_gecos == LEARNER and _under(os.path.realpath(os.fsencode(entry.pw_dir)), learners)}
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            if entry.stat().st_uid in uids or _under(os.readlink(os.fsencode(entry / "cwd")), learners):
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+def kill_pids(pids, grace=5.0):
+    """SIGTERM, then SIGKILL after `grace` seconds, to each of `pids`;
+    returns those that were running."""
+    def alive():
+        return [pid for pid in pids if Path(f"/proc/{pid}").exists() and not _zombie(pid)]
+    hit = alive()
+    for how in (signal.SIGTERM, signal.SIGKILL):
+        for pid in alive():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, how)
+        deadline = time.monotonic() + grace
+        while alive() and time.monotonic() < deadline:
+            time.sleep(0.1)
+    return hit
+
+
+def _zombie(pid):
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except (OSError, IndexError):
+        return False
 
 
 def user_processes(uid):
@@ -225,28 +315,52 @@ def _check(result, what):
         raise OSError(error, f"{what}: {os.strerror(error)}")
 
 
-def private_mounts(home="/"):
+def _under(path, folder):
+    return path == folder or path.startswith(folder.rstrip(b"/") + b"/")
+
+
+def private_mounts(keep=()):
     """In a new mount namespace: /proc showing only the caller's own
-    processes (hidepid=2) and a /tmp and /dev/shm of its own (not over a
-    folder that holds `home`)."""
+    processes (hidepid=2), and a /tmp, /var/tmp and /dev/shm of its own
+    (tmpfs). A folder of `keep` (the learner's home, the collection, its
+    Python) that lies under one of them is bound back into the new one, so a
+    checkout under /tmp still works and its /tmp is still private."""
+    kept = sorted({os.path.realpath(os.fsencode(k)) for k in keep})
+    kept = [k for k in kept if not any(other != k and _under(k, other) for other in kept)]
     _check(_LIBC.unshare(CLONE_NEWNS), "unshare(CLONE_NEWNS)")
     _check(_LIBC.mount(None, b"/", None, MS_REC | MS_PRIVATE, None), "mount --make-rprivate /")
     _check(_LIBC.mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, b"hidepid=2"),
            "mount proc hidepid=2")
-    for folder in (b"/tmp", b"/dev/shm"):
-        if os.path.isdir(folder) and not os.path.realpath(home).startswith(os.path.realpath(folder) + b"/"):
+    for folder in PRIVATE_FOLDERS:
+        if not os.path.isdir(folder):
+            continue
+        inside = [k for k in kept if _under(k, os.path.realpath(folder))]
+        handles = [os.open(k, os.O_PATH) for k in inside]        # reachable after the folder is covered
+        try:
             _check(_LIBC.mount(b"tmpfs", folder, b"tmpfs", MS_NOSUID | MS_NODEV, PRIVATE_TMP.encode()),
                    f"mount tmpfs {folder.decode()}")
+            for path, handle in zip(inside, handles, strict=True):
+                if os.path.isdir(f"/proc/self/fd/{handle}"):
+                    os.makedirs(path, mode=0o755, exist_ok=True)
+                else:                                    # a file (an interpreter) is bound over an empty one
+                    os.makedirs(os.path.dirname(path), mode=0o755, exist_ok=True)
+                    os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o644))
+                _check(_LIBC.mount(f"/proc/self/fd/{handle}".encode(), path, None, MS_BIND | MS_REC, None),
+                       f"mount --bind {path.decode()}")
+        finally:
+            for handle in handles:
+                os.close(handle)
 
 
-def preexec(entry, home, group, limits):
+def preexec(entry, home, group, limits, keep=()):
     """The function the learner's server runs after fork, before exec, as
-    root: into its cgroup, its own mounts, resource limits (all that holds
-    where no cgroup could be made: tasks per user, memory per process), then
-    the learner's user and home."""
+    root: into its cgroup, its own mounts (`keep`: what must stay reachable
+    besides the home), resource limits (all that holds where no cgroup
+    could be made: tasks per user, memory per process), then the learner's
+    user and home."""
     def run():
         group.join(os.getpid())
-        private_mounts(home.encode())
+        private_mounts([home, *keep])
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         if "pids" not in group.enforced:
             resource.setrlimit(resource.RLIMIT_NPROC, (limits.tasks, limits.tasks))
@@ -259,21 +373,80 @@ def preexec(entry, home, group, limits):
     return run
 
 
-def missing():
+def class_paths(learners):
+    """What a learner's server must reach besides its home: the collection
+    (its code and notebooks), the class's folder of homes, the environment
+    and the Python it runs."""
+    return [ROOT, Path(learners), Path(sys.prefix), Path(os.path.realpath(sys.executable))]
+
+
+def _in_child(work):
+    """Run `work()` in a forked child; returns what it raised, as one line
+    ('' when it returned)."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read)
+        message = ""
+        try:
+            work()
+        except BaseException as error:      # noqa: BLE001 (reported to the parent, whatever it is)
+            message = str(error) or type(error).__name__
+        os.write(write, message.encode(errors="replace")[:2000])
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read, "rb") as pipe:
+        said = pipe.read().decode(errors="replace")
+    _, status = os.waitpid(pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0 and not said:
+        said = f"the trial child ended with status {os.waitstatus_to_exitcode(status)}"
+    return said
+
+
+NOBODY = 65534
+
+
+def unreachable(paths, uid=NOBODY):
+    """The first of `paths` (or a folder above one) that a user with no
+    rights of its own (uid 65534) cannot open, as (path, folder); None when
+    it reaches them all."""
+    def trial():
+        os.setgroups([])
+        os.setgid(uid)
+        os.setuid(uid)
+        for path in map(Path, paths):
+            for folder in reversed(path.parents):
+                if not os.access(folder, os.X_OK):
+                    raise PermissionError(f"{path}\0{folder}")
+            if not os.access(path, os.X_OK if path.is_dir() else os.R_OK):      # a folder entered, a file read
+                raise PermissionError(f"{path}\0{path}")
+    said = _in_child(trial)
+    if not said:
+        return None
+    path, _, folder = said.partition("\0")
+    return path, folder or path
+
+
+def missing(keep=()):
     """Why learners cannot be isolated here, with what to do; None when
-    they can (a trial child made its own mounts)."""
+    they can: a trial child, as root, made the mounts a learner's server
+    makes (keeping `keep` reachable), and a user with no rights of its own
+    can open every folder of `keep`."""
     if not sys.platform.startswith("linux"):
         return f"a user per learner needs Linux; this is {sys.platform}"
     if os.geteuid() != 0:
         return "a user per learner needs root: run make hub as root (sudo make hub)"
-    pid = os.fork()
-    if pid == 0:
+    said = _in_child(lambda: private_mounts(keep))
+    if said:
+        return f"this machine does not let root give each learner a private /proc and /tmp ({said})"
+    blocked = unreachable(keep)
+    if blocked:
+        path, folder = blocked
         try:
-            private_mounts()
-            os._exit(0)
-        except BaseException:
-            os._exit(1)
-    _, status = os.waitpid(pid, 0)
-    if os.waitstatus_to_exitcode(status) != 0:
-        return "this machine does not let root make a mount namespace with a private /proc (hidepid=2)"
+            why = f"{folder} is closed to other users (mode {os.stat(folder).st_mode & 0o777:04o})"
+        except OSError as error:
+            why = f"{folder}: {error.strerror}"
+        return (f"a learner's Unix user cannot reach {path}: {why}. Put the class where every user can read "
+                "it: a clone under /opt or /srv, its environment made with the system's Python "
+                "(make hub PYTHON=/usr/bin/python3)")
     return None
