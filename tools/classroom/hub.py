@@ -23,6 +23,7 @@ long as it does, and stopped with everything it started, which `leftovers` check
 
 import argparse
 import contextlib
+import fcntl
 import hashlib
 import json
 import os
@@ -62,17 +63,20 @@ UNENCRYPTED = ("WARNING: plain HTTP on a network: the class password and every n
 
 def proxy(folder=PROXY_FOLDER):
     """The configurable-http-proxy program, installed from hub/package.json
-    and hub/package-lock.json into `folder` with `npm ci` when missing."""
+    and hub/package-lock.json into `folder` with `npm ci` when missing (one
+    install at a time: two classes starting at once wait for each other)."""
     pin = json.loads((ROOT / "hub" / "package.json").read_text())["dependencies"]["configurable-http-proxy"]
     installed = folder / "node_modules" / "configurable-http-proxy" / "package.json"
-    if not installed.exists() or json.loads(installed.read_text())["version"] != pin:
-        if not shutil.which("npm") or not shutil.which("node"):
-            raise RuntimeError(NODE_HELP)
-        folder.mkdir(parents=True, exist_ok=True)
-        for name in ("package.json", "package-lock.json"):
-            shutil.copyfile(ROOT / "hub" / name, folder / name)
-        subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--prefix", str(folder)],
-                       check=True, timeout=600, stdout=subprocess.DEVNULL)
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / ".installing", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not installed.exists() or json.loads(installed.read_text())["version"] != pin:
+            if not shutil.which("npm") or not shutil.which("node"):
+                raise RuntimeError(NODE_HELP)
+            for name in ("package.json", "package-lock.json"):
+                shutil.copyfile(ROOT / "hub" / name, folder / name)
+            subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--prefix", str(folder)],
+                           check=True, timeout=600, stdout=subprocess.DEVNULL)
     return folder / PROXY_BIN
 
 
@@ -129,6 +133,12 @@ def why(returncode, log):
     return f"it exited with status {returncode}" + (f": {errors[-1].strip()[:300]}" if errors else "")
 
 
+def cgroup_name(state):
+    """The cgroup folder holding a class's learners: one per hub folder, the
+    same after a crash, another for a second class or checkout."""
+    return f"class-hub-{hashlib.sha256(str(Path(state).resolve()).encode()).hexdigest()[:10]}"
+
+
 class Hub:
     """A running hub: `with Hub(state) as hub:` starts it (and its proxy)
     and waits until it answers; leaving the block stops it, every learner's
@@ -145,8 +155,7 @@ class Hub:
         self.url = f"http://127.0.0.1:{self.ports['HUB_PORT']}"
         self.token = secrets.token_hex(32) if tools_token else None
         self.secrets = self.state / "state"
-        # one cgroup parent per class, found again after a crash: a second checkout's class has its own
-        self.cgroup = f"class-hub-{hashlib.sha256(str(self.state.resolve()).encode()).hexdigest()[:10]}"
+        self.cgroup = cgroup_name(self.state)
         self.process = self.proxy_process = self.log = None
         self.started = []
         self._prepare()
@@ -319,12 +328,14 @@ def stop_class(hub):
     and kernels (by their cgroups, their Unix users and their working
     folders, so a class with no cgroup stops too); returns the ids ended."""
     ended = []
-    for pid_file in (hub.secrets / "jupyterhub.pid", hub.secrets / "proxy.pid"):
+    for pid_file, program in ((hub.secrets / "jupyterhub.pid", "jupyterhub"),
+                              (hub.secrets / "proxy.pid", "configurable-http-proxy")):
         with contextlib.suppress(OSError, ValueError, psutil.Error):
             process = psutil.Process(int(pid_file.read_text()))
-            process.terminate()
-            process.wait(15)
-            ended.append(process.pid)
+            if any(program in part for part in process.cmdline()):      # not a process that took a dead one's id
+                process.terminate()
+                process.wait(15)
+                ended.append(process.pid)
         pid_file.unlink(missing_ok=True)
     ended += hub_users.remove_hub_groups(hub.cgroup)
     ended += hub_users.kill_pids(hub_users.class_processes(hub.learners))

@@ -125,7 +125,8 @@ def class_processes(learners):
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
             continue
         try:
-            if entry.stat().st_uid in uids or _under(os.readlink(os.fsencode(entry / "cwd")), learners):
+            if (entry.stat().st_uid in uids or _under(os.readlink(os.fsencode(entry / "cwd")), learners)) \
+                    and not _zombie(entry.name):
                 found.append(int(entry.name))
         except OSError:
             continue
@@ -156,12 +157,12 @@ def _zombie(pid):
 
 
 def user_processes(uid):
-    """Process ids running as `uid`."""
+    """Process ids running as `uid` (not those that ended and wait to be reaped)."""
     found = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
-                if entry.stat().st_uid == uid:
+                if entry.stat().st_uid == uid and not _zombie(entry.name):
                     found.append(int(entry.name))
             except OSError:
                 continue
