@@ -238,6 +238,13 @@ def test_a_learner_past_the_memory_limit_is_stopped_and_another_redraws(hub, ses
     assert "restarting" in outcome["states"] or "dead" in outcome["states"], outcome
     assert redraws and all(r is not None for r in redraws), "bob's redraw did not answer while cy ran away"
     runaway.api("GET", "status")             # cy's server itself still answers
+    deadline, said = time.monotonic() + 60, ""
+    while "memory limit" not in said and time.monotonic() < deadline:      # the restarted kernel says why
+        notebook.disconnect()
+        said = execute(notebook, "1 + 1")[1]
+        time.sleep(0.5)
+    assert f"reached your memory limit of {float(MEM_LIMIT[:-1]):.1f} GB" in said, said
+    assert "memory limit" not in execute(notebook, "2 + 2")[1], "the notice is said once"
 
 
 def restart(hub, how):

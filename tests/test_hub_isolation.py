@@ -258,3 +258,33 @@ def test_the_teachers_name_needs_no_login_terminal():
                           cwd=ROOT, capture_output=True, text=True, stdin=subprocess.DEVNULL, start_new_session=True,
                           timeout=60)
     assert done.returncode == 0 and done.stdout.strip() == pwd.getpwuid(os.geteuid()).pw_name == teacher()
+
+
+# ----- a kernel stopped at the memory limit is named as such -----
+
+@pytest.mark.parametrize("events, limit", [("memory.events", "memory.max"),
+                                           ("memory.oom_control", "memory.limit_in_bytes")], ids=["v2", "v1"])
+def test_the_next_kernel_after_a_memory_kill_says_which_limit(tmp_path, events, limit):
+    from tools.runtime import limit_notice
+    group, seen = tmp_path / "group", tmp_path / "home" / "seen"
+    group.mkdir()
+    (group / limit).write_text("1500000000\n")
+    (group / events).write_text("oom_kill_disable 0\nunder_oom 0\noom_kill 0\n")
+    assert limit_notice.pending(group, seen) is None                    # the first kernel: nothing happened
+    (group / events).write_text("oom_kill_disable 0\nunder_oom 0\noom_kill 1\n")
+    said = limit_notice.pending(group, seen)
+    assert said and "reached your memory limit of 1.5 GB" in said and "Shut Down Kernel" in said
+    assert limit_notice.pending(group, seen) is None                    # said once
+    (group / limit).write_text("max\n")
+    (group / events).write_text("oom_kill 2\n")
+    assert limit_notice.pending(group, seen) is None                    # no limit, nothing to tell
+
+
+def test_the_memory_cgroup_is_found_in_either_layout(tmp_path):
+    from tools.runtime import limit_notice
+    v1, v2 = tmp_path / "v1", tmp_path / "v2"
+    v1.write_text("12:pids:/class/hub-ada\n9:memory:/class/hub-ada\n1:name=systemd:/x\n")
+    v2.write_text("0::/class/hub-ada\n")
+    assert limit_notice.memory_folder(Path("/cg"), v1) == Path("/cg/memory/class/hub-ada")
+    assert limit_notice.memory_folder(Path("/cg"), v2) == Path("/cg/class/hub-ada")
+    assert limit_notice.memory_folder(Path("/cg"), tmp_path / "missing") is None

@@ -9,7 +9,7 @@ import os
 import sys
 from pathlib import Path
 
-from tools.runtime import lab
+from tools.runtime import lab, limit_notice
 
 
 def main(args):
@@ -20,6 +20,7 @@ def main(args):
     (idle kernels culled, widget outputs saved with their widget state)."""
     copy = Path(os.environ["HOME"]) / "my-notebooks"
     lab.main(["--prepare-only", "--copy", str(copy)])
+    limit_notice.write_startup(os.environ["HOME"])     # a kernel stopped at the memory limit is named as such
     command = [str(Path(sys.executable).parent / "jupyterhub-singleuser"), f"--ServerApp.root_dir={copy}",
                *lab.server_options(), *args]
     os.execv(command[0], command)

@@ -1,0 +1,111 @@
+"""Tells a learner on the class hub that their last kernel was stopped at
+their memory limit, with the figure and what to do: JupyterLab by itself only
+says "the kernel died".
+
+The learner's server (tools/runtime/singleuser.py) writes a start-up file
+into their IPython profile that runs `install` in every new kernel. A kernel
+that starts after the kernel counted one more kill in the learner's memory
+cgroup than the last kernel saw prints NOTICE on the first cell the learner
+runs. Outside a cgroup with a memory limit it does nothing."""
+
+import os
+import sys
+from pathlib import Path
+
+CGROUPS = Path("/sys/fs/cgroup")
+SEEN = Path.home() / ".cache" / "class-hub" / "memory-kills-seen"
+NOTICE = ("Your last kernel was stopped: the notebooks you had running reached your memory limit of {limit} "
+          "(your server and all your kernels together). Shut down the kernels of notebooks you are not using "
+          "(Kernel > Shut Down Kernel, or the Running tab), then run this notebook from the top; a cell that "
+          "makes something big, make it smaller.")
+
+
+def memory_folder(cgroups=CGROUPS, own=Path("/proc/self/cgroup")):
+    """This process's memory cgroup folder (v1 or v2), or None."""
+    try:
+        lines = own.read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        _, controllers, path = line.split(":", 2)
+        if "memory" in controllers.split(","):
+            return cgroups / "memory" / path.lstrip("/")
+    for line in lines:
+        if line.startswith("0::"):
+            return cgroups / line[3:].lstrip("/")
+    return None
+
+
+def _read(path):
+    try:
+        return path.read_text()
+    except OSError:
+        return ""
+
+
+def kills_and_limit(folder):
+    """(kernel kills for the memory limit so far, the limit in bytes) of a
+    cgroup folder; (0, None) where there is no limit to tell of."""
+    events = _read(folder / "memory.events") or _read(folder / "memory.oom_control")
+    kills = next((int(value) for key, _, value in (line.partition(" ") for line in events.splitlines())
+                  if key == "oom_kill" and value.strip().isdigit()), 0)
+    limit = (_read(folder / "memory.max") or _read(folder / "memory.limit_in_bytes")).strip()
+    return kills, int(limit) if limit.isdigit() and int(limit) < 2 ** 60 else None
+
+
+def gigabytes(size):
+    return f"{size / 1e9:.1f} GB"
+
+
+def pending(folder, seen=SEEN):
+    """The notice to show, or None; records what this kernel has seen."""
+    kills, limit = kills_and_limit(folder)
+    try:
+        before = int(seen.read_text())
+    except (OSError, ValueError):
+        before = 0
+    _record(seen, kills)
+    if limit is None or kills <= before:
+        return None
+    return NOTICE.format(limit=gigabytes(limit))
+
+
+def _record(seen, kills):
+    try:
+        seen.parent.mkdir(parents=True, exist_ok=True)
+        seen.write_text(str(kills))
+    except OSError:
+        pass
+
+
+def install(ip, folder=None):
+    """In a starting kernel (`ip` is its IPython shell): print the notice,
+    if any, above the first cell's output."""
+    folder = folder or memory_folder()
+    text = pending(folder) if folder else None
+    if not text or ip is None:
+        return
+
+    def once(*_):
+        print(text, file=sys.stderr)
+        ip.events.unregister("pre_run_cell", once)
+    ip.events.register("pre_run_cell", once)
+
+
+STARTUP = """# Written by the class hub's server (tools/runtime/singleuser.py): a kernel started
+# after one was stopped at the memory limit says so, with the limit.
+import importlib.util as _spec_util
+_spec = _spec_util.spec_from_file_location("class_hub_limit_notice", {path!r})
+_notice = _spec_util.module_from_spec(_spec)
+_spec.loader.exec_module(_notice)
+_notice.install(get_ipython())
+del _spec_util, _spec, _notice
+"""
+
+
+def write_startup(home):
+    """The start-up file in the learner's IPython profile (made again at each server start)."""
+    startup = Path(home) / ".ipython" / "profile_default" / "startup" / "00-class-hub-limits.py"
+    startup.parent.mkdir(parents=True, exist_ok=True)
+    startup.write_text(STARTUP.format(path=os.path.abspath(__file__)))
+    return startup
