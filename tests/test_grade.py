@@ -114,6 +114,16 @@ def test_errors_and_flags_are_counted_and_set_the_exit_code():
         assert grade.needs_a_look([grade.Row("ada", STORED.name, 1, status, "", "")])
 
 
+def test_a_notebook_left_blank_is_listed_once_not_given_a_row():
+    made = [grade.Row("ada", STORED.name, 1, "right", "", ""),
+            *(grade.Row("ada", "07-other.ipynb", n, "blank", "", "") for n in (1, 2, 3)),
+            *(grade.Row("bob", STORED.name, n, "blank", "", "") for n in (1, 2))]
+    text = grade.summary(made, [])
+    assert "| ada | 06-practice-question.ipynb | 1 |" in text
+    assert "| ada | 07-other.ipynb" not in text and "| bob |" not in text
+    assert "- ada: 07-other.ipynb" in text and f"- bob: {STORED.name}" in text
+
+
 def test_slots_matched_by_order_when_ids_differ():
     stored = nbformat.read(STORED, as_version=4)
     submitted = nbformat.read(STORED, as_version=4)

@@ -342,9 +342,16 @@ def _judged(ran, judge):
 def summary(all_rows, skipped):
     """The teacher's summary, in Markdown."""
     lines = ["| learner | notebook | " + " | ".join(STATUSES) + " |", "|---|---|" + "---:|" * len(STATUSES)]
+    untouched = {}                 # a notebook with every answer blank is one name in a list, not a row
     for key in sorted({(r.learner, r.notebook) for r in all_rows}):
         mine = [r.status for r in all_rows if (r.learner, r.notebook) == key]
+        if set(mine) == {"blank"}:
+            untouched.setdefault(key[0], []).append(key[1])
+            continue
         lines.append(f"| {key[0]} | {key[1]} | " + " | ".join(str(mine.count(s)) for s in STATUSES) + " |")
+    if untouched:
+        lines += ["", "Notebooks with every answer blank (not counted in the table above):"]
+        lines += [f"- {learner}: {', '.join(notebooks)}" for learner, notebooks in untouched.items()]
     flagged = [r for r in all_rows if r.changed and not r.changed.startswith("checked after")]
     lines += ["", f"Answer cells that changed the checking code: {len(flagged) or 'none'} (the exercises "
               "checked after such a cell are flagged too; a flagged exercise is never counted right)"]
