@@ -42,7 +42,7 @@ pytestmark = pytest.mark.skipif(os.geteuid() != 0 and os.environ.get("CI") != "t
                                 reason="make hub isolates learners as root")
 
 
-def make(*args, env, log, wait=True):
+def make_hub(*args, env, log, wait=True):
     """`make -s hub ARGS` from the checkout, detached from any terminal."""
     # the Python that made .venv, so make does not make it again with another
     command = ["make", "-s", "hub", f"PYTHON={os.path.realpath(sys.executable)}", *args]
@@ -83,14 +83,14 @@ def teacher(tmp_path_factory):
     env = class_env(tmp, learners, ports)
     log_path = tmp / "make-hub.log"
     log = open(log_path, "w")           # noqa: SIM115 (closed below)
-    process = make(f"PORT={ports[0]}", env=env, log=log, wait=False)
+    process = make_hub(f"PORT={ports[0]}", env=env, log=log, wait=False)
     try:
         banner = wait_for(log_path, "make hub STOP=1 stops the class.", process)
         yield {"process": process, "banner": banner, "url": f"http://127.0.0.1:{ports[0]}", "ports": ports,
                "env": env, "learners": learners, "hub": tmp / "hub", "log": log_path, "tmp": tmp}
     finally:
         with open(tmp / "stop.log", "w") as stop_log:
-            make("STOP=1", env=env, log=stop_log)
+            make_hub("STOP=1", env=env, log=stop_log)
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(process.pid, signal.SIGKILL)
         log.close()
@@ -252,7 +252,7 @@ def test_sigterm_stops_the_hub_alone_then_stop_leaves_nothing(teacher, two):
     assert make_process.wait(timeout=120) == 0, Path(teacher["log"]).read_text()[-2000:]
     assert all(psutil.pid_exists(pid) for pid in servers), "the class stopped with the hub"
     with open(teacher["tmp"] / "stop-now.log", "w") as log:
-        stopped = make("STOP=1", env=teacher["env"], log=log)
+        stopped = make_hub("STOP=1", env=teacher["env"], log=log)
     said = (teacher["tmp"] / "stop-now.log").read_text()
     assert stopped.returncode == 0 and "the class is stopped" in said, said
     uids = [pwd.getpwnam(hub_users.unix_name(n, USERS)).pw_uid for n in ("ada", "bob")]
@@ -271,19 +271,19 @@ def test_a_class_that_cannot_be_isolated_is_refused_and_started_only_by_name(tmp
     ports = [free_port(), free_port(), free_port()]
     env = class_env(tmp_path, closed / "learners", ports)
     with open(tmp_path / "refused.log", "w") as log:
-        refused = make(f"PORT={ports[0]}", env=env, log=log)
+        refused = make_hub(f"PORT={ports[0]}", env=env, log=log)
     said = (tmp_path / "refused.log").read_text()
     assert refused.returncode != 0 and "no isolation between learners here" in said and "UNISOLATED=1" in said, said
     assert not psutil.net_connections() or ports[0] not in [c.laddr.port for c in psutil.net_connections(
         kind="inet") if c.status == psutil.CONN_LISTEN]
     log_path = tmp_path / "unisolated.log"
     with open(log_path, "w") as log:
-        process = make(f"PORT={ports[0]}", "UNISOLATED=1", env=env, log=log, wait=False)
+        process = make_hub(f"PORT={ports[0]}", "UNISOLATED=1", env=env, log=log, wait=False)
         try:
             banner = wait_for(log_path, "make hub STOP=1 stops the class.", process)
             assert "WARNING: no isolation between learners" in banner and "Traceback" not in banner
             assert f"the class password: {PASSWORD}" in banner
         finally:
             with open(tmp_path / "stop.log", "w") as stop_log:
-                make("STOP=1", env=env, log=stop_log)
+                make_hub("STOP=1", env=env, log=stop_log)
             process.wait(timeout=60)
