@@ -41,6 +41,7 @@ from helpers.exercises import declared
 from helpers.exercises.lesson import stored_definitions
 from helpers.exercises.observe import judged, reference
 from tools.classroom import sandbox
+from tools.classroom.grade_files import Unreadable, csv_cell, decode, md, read_notebook
 from tools.classroom.grade_probe import MIME
 from tools.runtime.working_copy import collection
 
@@ -50,6 +51,7 @@ CELL_LIMIT = 60.0          # seconds for one cell (then it is interrupted; see g
 NOTEBOOK_LIMIT = 900.0     # seconds for a whole sandbox (then the watchdog kills it)
 KERNELS = 2                # notebooks run at a time
 STATUSES = ("right", "wrong", "blank", "flagged", "error", "not graded")
+OUTPUT_TYPES = ("stream", "display_data", "execute_result", "error")
 LOOK = ("flagged", "error", "not graded")      # what makes a submission need a look (exit 1)
 
 
@@ -83,7 +85,7 @@ def tags(cell):
 
 
 def submissions(folder):
-    """[(learner, stored notebook, submitted file)] and the files that are
+    """[(learner, stored notebook, submitted file, the learner's folder)] and the files that are
     not a notebook of the collection in a learner's folder. The collection's
     notebooks without exercises (the index) are left out without a word."""
     every = {p.name: p for p in collection()}
@@ -94,7 +96,7 @@ def submissions(folder):
         if ".ipynb_checkpoints" in parts or "backups" in parts:
             continue
         if len(parts) > 1 and path.name in stored:
-            found.append((parts[0], stored[path.name], path))
+            found.append((parts[0], stored[path.name], path, folder / parts[0]))
         elif not (len(parts) > 1 and path.name in every):
             skipped.append(path)
     return found, skipped
@@ -176,15 +178,20 @@ def execute(nb, settings):
     outcome = sandbox.run(command, nbformat.writes(nb).encode(), settings.limits, unisolated=settings.unisolated)
     stopped, over = outcome.stopped, []
     try:
-        result = json.loads(outcome.stdout)
+        result = decode(outcome.stdout, "the sandbox's result")
         returned = {c.get("id"): c for c in result["notebook"]["cells"] if isinstance(c, dict)}
+        malformed = 0
         for cell in nb.cells:
             outputs = returned.get(cell.get("id"), {}).get("outputs")
             if cell.cell_type == "code" and isinstance(outputs, list):
-                cell.outputs = [nbformat.from_dict(o) for o in outputs if isinstance(o, dict)]
+                kept = [o for o in outputs if isinstance(o, dict) and o.get("output_type") in OUTPUT_TYPES]
+                malformed += len(outputs) - len(kept)
+                cell.outputs = [nbformat.from_dict(o) for o in kept]
         over = [i for i in result.get("over_limit", []) if isinstance(i, str)]
         stopped = stopped or str(result.get("stopped", ""))[:500]
-    except (ValueError, KeyError, TypeError, AttributeError) as error:
+        if malformed:
+            stopped = "; ".join(filter(None, [stopped, f"{malformed} outputs that are not a notebook's were dropped"]))
+    except (Unreadable, ValueError, KeyError, TypeError, AttributeError) as error:
         end = outcome.stderr.strip().splitlines()[-1:] or [""]
         stopped = stopped or f"no result came back from the sandbox ({type(error).__name__}; {end[0][:300]})"
     if outcome.leftovers:
@@ -301,38 +308,62 @@ def rows(learner, name, executed, slot_ids, sources, judge):
     return found
 
 
-def prepare(learner, stored_path, submitted_path):
-    """(stored notebook, slot ids, sources, note) for one submission."""
+def prepare(learner, stored_path, submitted_path, folder=None):
+    """(stored notebook, slot ids, sources, note) for one submission, read
+    from inside the learner's `folder` (by default the file's own) as
+    untrusted input: Unreadable says why it cannot be graded."""
     stored = nbformat.read(stored_path, as_version=4)
     slot_ids = [c["id"] for c in stored.cells if SLOT in tags(c)]
     if len(slot_ids) != len(declared(stored_path.name[:2])):
         raise wrong(ValueError, f"{stored_path.name} has {len(slot_ids)} answer slots for "
                                 f"{len(declared(stored_path.name[:2]))} exercises: fix the notebook's tags")
-    try:
-        sources, note = answers(stored, nbformat.read(submitted_path, as_version=4))
-    except (OSError, ValueError, AttributeError, KeyError, TypeError) as error:
-        sources, note = [None] * len(slot_ids), f"unreadable notebook ({type(error).__name__}): counted blank"
+    sources, note = answers(stored, read_notebook(submitted_path, folder or Path(submitted_path).parent))
     return stored, slot_ids, sources, note
 
 
-def grade_one(learner, stored_path, submitted_path, out, settings, judge=None):
+def grade_one(learner, stored_path, submitted_path, out, settings, judge=None, folder=None):
     """Rows for one submitted notebook; its executed copy goes under `out`."""
-    return _judged(_run_one(learner, stored_path, submitted_path, out, settings), judge or Judge())
+    return _judged(_run_one(learner, stored_path, submitted_path, out, settings, folder), judge or Judge())
 
 
-def _run_one(learner, stored_path, submitted_path, out, settings):
-    stored, slot_ids, sources, note = prepare(learner, stored_path, submitted_path)
+@dataclass(frozen=True)
+class NotGraded:
+    """A submission that could not be graded, and why (the learner's alone)."""
+
+    why: str
+
+
+def _run_one(learner, stored_path, submitted_path, out, settings, folder=None):
+    """What grading one submission gave; anything it raises is this learner's
+    alone (NotGraded), and grading goes on for everyone else."""
+    try:
+        return _run_checked(learner, stored_path, submitted_path, out, settings, folder)
+    except Unreadable as error:
+        return learner, stored_path.name, NotGraded(f"unreadable: {error}"), None, None, ""
+    except Exception as error:      # noqa: BLE001 (one submission must not stop the class's grading)
+        return (learner, stored_path.name, NotGraded(f"grading this notebook failed ({type(error).__name__}: "
+                                                      f"{str(error)[:200]})"), None, None, "")
+
+
+def _run_checked(learner, stored_path, submitted_path, out, settings, folder):
+    stored, slot_ids, sources, note = prepare(learner, stored_path, submitted_path, folder)
     if untouched(stored, sources):
         return learner, stored_path.name, None, slot_ids, sources, note or "nothing answered: not run"
     executed = execute(probed(stored, sources, stored_path.name[:2]), settings)
     copy = out / "notebooks" / learner / stored_path.name
     copy.parent.mkdir(parents=True, exist_ok=True)
-    nbformat.write(executed.nb, copy)
+    try:
+        nbformat.write(executed.nb, copy)
+    except Exception as error:      # noqa: BLE001 (an output nbformat refuses: the grades still count)
+        copy.write_text(f"the executed notebook could not be written ({type(error).__name__})\n")
     return learner, stored_path.name, executed, slot_ids, sources, note
 
 
 def _judged(ran, judge):
     learner, name, executed, slot_ids, sources, note = ran
+    if isinstance(executed, NotGraded):
+        count = len(declared(name[:2]))
+        return [Row(learner, name, n, "not graded", "", executed.why) for n in range(1, count + 1)]
     if executed is None:
         return [Row(learner, name, n, "blank", "", note) for n in range(1, len(slot_ids) + 1)]
     found = rows(learner, name, executed, slot_ids, sources, judge)
@@ -348,20 +379,21 @@ def summary(all_rows, skipped):
         if set(mine) == {"blank"}:
             untouched.setdefault(key[0], []).append(key[1])
             continue
-        lines.append(f"| {key[0]} | {key[1]} | " + " | ".join(str(mine.count(s)) for s in STATUSES) + " |")
+        lines.append(f"| {md(key[0])} | {md(key[1])} | " + " | ".join(str(mine.count(s)) for s in STATUSES) + " |")
     if untouched:
         lines += ["", "Notebooks with every answer blank (not counted in the table above):"]
-        lines += [f"- {learner}: {', '.join(notebooks)}" for learner, notebooks in untouched.items()]
+        lines += [f"- {md(learner)}: {md(', '.join(notebooks), 2000)}" for learner, notebooks in untouched.items()]
+    # every learner-made text below (names, what a cell raised, what it printed) is escaped onto one line
     flagged = [r for r in all_rows if r.changed and not r.changed.startswith("checked after")]
     lines += ["", f"Answer cells that changed the checking code: {len(flagged) or 'none'} (the exercises "
               "checked after such a cell are flagged too; a flagged exercise is never counted right)"]
-    lines += [f"- {r.learner}, {r.notebook}, exercise {r.exercise}: {r.changed}" for r in flagged]
+    lines += [f"- {md(r.learner)}, {md(r.notebook)}, exercise {r.exercise}: {md(r.changed)}" for r in flagged]
     for status in ("error", "not graded"):
         found = [r for r in all_rows if r.status == status]
         lines += ["", f"{status.capitalize()}: {len(found) or 'none'}"]
-        lines += [f"- {r.learner}, {r.notebook}, exercise {r.exercise}: {r.detail}" for r in found]
+        lines += [f"- {md(r.learner)}, {md(r.notebook)}, exercise {r.exercise}: {md(r.detail)}" for r in found]
     if skipped:
-        names = ", ".join(str(p) for p in skipped[:5]) + (", ..." if len(skipped) > 5 else "")
+        names = md(", ".join(str(p) for p in skipped[:5]), 1000) + (", ..." if len(skipped) > 5 else "")
         lines += ["", f"Not graded, not a notebook of the collection in a learner's folder ({len(skipped)}): {names}"]
     return "\n".join(lines)
 
@@ -383,14 +415,14 @@ def grade(folder, out, settings=Settings()):
                         "make grade UNISOLATED=1 (python -m tools.classroom.grade --unisolated ...)")
     found, skipped = submissions(Path(folder))
     with ThreadPoolExecutor(max_workers=settings.kernels) as pool:       # a run mostly waits on its sandbox
-        ran = list(pool.map(lambda job: _run_one(*job, out, settings), found))
+        ran = list(pool.map(lambda job: _run_one(*job[:3], out, settings, job[3]), found))
     judge = Judge()                                          # verdicts one at a time, here
     all_rows = [row for one in ran for row in _judged(one, judge)]
     out.mkdir(parents=True, exist_ok=True)
     with open(out / "grades.csv", "w", newline="") as f:
         writer = csv.writer(f)
         writer.writerow(["learner", "notebook", "exercise", "status", "changed_checking_code", "detail"])
-        writer.writerows(astuple(r) for r in all_rows)
+        writer.writerows([csv_cell(v) if isinstance(v, str) else v for v in astuple(r)] for r in all_rows)
     text = summary(all_rows, skipped)
     (out / "summary.md").write_text(text + "\n")
     return all_rows, text
