@@ -72,10 +72,11 @@ if os.environ.get("HUB_SSL_CERT"):         # TLS on the hub's own address (docs/
 # course platform, and list who may log in (docs/teaching.md says how).
 c.JupyterHub.authenticator_class = hub_spawner.ClassPassword
 c.ClassPassword.user_password = kept("class-password", "HUB_PASSWORD")
-# Failed logins are counted per name (5 a minute) and per address; the address is the one the
-# class's proxy saw, which it vouches for with this secret (a client's X-Real-Ip or
-# X-Forwarded-For alone counts for nothing). A reverse proxy in front: HUB_TRUSTED_PROXIES="10.0.0.2".
-c.ClassPassword.proxy_secret = kept("proxy-secret", "HUB_PROXY_SECRET")
+# Failed logins are counted per address and told per name; the address is the one the class's
+# proxy saw, believed only on connections the proxy's own uid opened (this process's: a
+# learner's kernel writing X-Forwarded-For to the hub's port counts as "local"; X-Real-Ip is
+# never read). A reverse proxy in front: HUB_TRUSTED_PROXIES="10.0.0.2".
+c.ClassPassword.proxy_uid = os.geteuid()
 c.ClassPassword.trusted_proxies = os.environ.get("HUB_TRUSTED_PROXIES", "").split()
 c.Authenticator.allow_all = True
 
@@ -95,6 +96,11 @@ c.Spawner.environment = {
 }
 if os.geteuid() == 0 and not c.ClassSpawner.isolate:    # jupyter_server refuses root without it
     c.Spawner.args = ["--allow-root"]
+if c.ClassSpawner.isolate:
+    # A kernel's channels as Unix sockets in the learner's private /tmp (JUPYTER_RUNTIME_DIR,
+    # hub_spawner.py), not TCP ports on loopback, where any learner could subscribe to another's
+    # output: a kernel's messages to its server are not signed against readers.
+    c.Spawner.args = ["--KernelManager.transport=ipc"]
 
 # A class that logs in at once starts all its servers at once. A first start costs
 # ~7.5 CPU-s (deploy.START_CPU_SECONDS: JupyterLab, and the working copy made), so N

@@ -287,7 +287,7 @@ def test_the_hub_restarts_without_stopping_the_learners(hub, sessions, how):
         "the hub's log was overwritten by its restart"
 
 
-def test_failed_logins_are_limited_per_name_through_the_proxy(hub):
+def test_failed_logins_are_told_per_name_and_never_lock_out_the_right_password(hub):
     answers = []
     for _ in range(8):
         try:
@@ -297,11 +297,8 @@ def test_failed_logins_are_limited_per_name_through_the_proxy(hub):
     # 5 wrong passwords for one name a minute (one may be test_a_wrong_password_is_refused's), then 429
     assert "429" in answers and answers.index("429") <= 5, answers
     assert set(answers[answers.index("429"):]) == {"429"}, answers
-    spoofed = Learner(hub.url, "mallory", hub.password)
-    spoofed.http.headers.update({"X-Real-Ip": "10.0.0.77", "X-Forwarded-For": "10.0.0.78", "X-Class-Proxy": "x"})
-    with pytest.raises(Failed, match="429"):
-        spoofed.login()                       # no header resets the count
-    Learner(hub.url, "ada", hub.password).login()     # a classmate behind the same address is let in
+    Learner(hub.url, "mallory", hub.password).login()   # whoever typed those, the right password still logs in
+    Learner(hub.url, "ada", hub.password).login()       # and so does a classmate behind the same address
 
 
 def test_a_bad_password_setting_gets_one_line():

@@ -185,6 +185,7 @@ ATTACK = textwrap.dedent("""
         "see any other process": "done" if [p for p in os.listdir("/proc") if p.isdigit()
                                               and os.stat("/proc/" + p).st_uid != os.getuid()] else "absent",
     }}
+    found["list the class's cgroups"] = attempt(lambda: os.listdir(cg + os.path.dirname(given["bob_cgroup"])))
     found["bob's server, no token"] = status(given["bob_port"], "/user/bob/api/contents")
     found["bob's server, ada's token"] = status(given["bob_port"], "/user/bob/api/contents",
                                                 os.environ["JUPYTERHUB_API_TOKEN"])
@@ -227,6 +228,62 @@ def test_from_one_learners_kernel_nothing_of_anothers_or_the_hubs_is_reached(tea
     assert reached == {}, f"ada's kernel reached: {reached}"
     assert psutil.pid_exists(bob_pid), "bob's server was stopped by ada"
     assert execute(two["bob"][1], "print(open('/tmp/bob-was-here').read())")[1].strip() == "b"
+
+
+SUBSCRIBE = textwrap.dedent("""
+    import time, zmq
+    context, heard = zmq.Context(), []
+    sockets = []
+    for address in {addresses!r}:
+        sub = context.socket(zmq.SUB)
+        sub.setsockopt(zmq.SUBSCRIBE, b"")
+        sub.connect(address)
+        sockets.append(sub)
+    poller = zmq.Poller()
+    for sub in sockets:
+        poller.register(sub, zmq.POLLIN)
+    deadline = time.monotonic() + {seconds}
+    while time.monotonic() < deadline:
+        for sub, _ in poller.poll(200):
+            heard.append(b"".join(sub.recv_multipart()))
+    print(sum(b"bob-secret" in message for message in heard), "messages of bob's heard")
+""")
+BOB_TALKS = "import time\nfor i in range(60):\n    print('bob-secret', i)\n    time.sleep(0.1)"
+
+
+def bob_kernel_endpoints(pid):
+    """Every way into bob's kernel, seen as root: its TCP ports, and its Unix
+    sockets reached through its own mount namespace (/proc/<pid>/root)."""
+    kernels = [p for p in psutil.Process(pid).children(recursive=True) if "ipykernel" in " ".join(p.cmdline())]
+    assert kernels, "bob has no kernel"
+    tcp = [f"tcp://127.0.0.1:{c.laddr.port}" for k in kernels for c in k.net_connections(kind="inet")
+           if c.status == psutil.CONN_LISTEN]
+    runtime = Path(f"/proc/{kernels[0].pid}/root/tmp/jupyter-runtime")
+    ipc = [f"ipc://{path}" for path in runtime.glob("kernel-*-ipc-*")] if runtime.exists() else []
+    return tcp, ipc
+
+
+def test_one_learner_cannot_subscribe_to_anothers_kernel(teacher, two):
+    """Kernels' channels are Unix sockets in each learner's private /tmp: ada,
+    subscribing to every TCP port bob's kernel listens on, hears nothing of
+    what bob's cells print; root, through bob's own namespace, hears it."""
+    import threading
+
+    from test_hub import execute
+    bob_pid = learner_server("bob")[0]
+    tcp, ipc = bob_kernel_endpoints(bob_pid)
+    assert ipc, "bob's kernel has no Unix sockets: is the ipc transport off?"
+    talking = threading.Thread(target=lambda: execute(two["bob"][1], BOB_TALKS, timeout=60))
+    talking.start()
+    time.sleep(1)
+    try:
+        status, printed, _ = execute(two["ada"][1], SUBSCRIBE.format(addresses=tcp, seconds=3))
+        root = subprocess.run([sys.executable, "-c", SUBSCRIBE.format(addresses=ipc, seconds=2)], capture_output=True,
+                              text=True, timeout=60)
+    finally:
+        talking.join()
+    assert status == "ok" and printed.strip().endswith("0 messages of bob's heard"), printed
+    assert root.returncode == 0 and not root.stdout.startswith("0 "), f"the probe hears nothing anywhere: {root}"
 
 
 def test_an_address_is_refused_only_past_its_limit_and_no_header_resets_it(teacher, two):

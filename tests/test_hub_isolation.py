@@ -11,6 +11,7 @@ import asyncio
 import os
 import pwd
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -20,19 +21,18 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tornado.httputil import HTTPHeaders
 from tornado.web import HTTPError
 
 from tools.classroom import hub_spawner, hub_users
-from tools.classroom.hub_spawner import PROXY_HEADER, ClassPassword, client_address
+from tools.classroom.hub_spawner import ClassPassword, client_address
 
 ROOT = Path(__file__).resolve().parent.parent
 AS_ROOT = os.geteuid() == 0 and sys.platform.startswith("linux")
 needs_root = pytest.mark.skipif(not AS_ROOT and os.environ.get("CI") != "true",
                                 reason="the mounts and users of make hub need root on Linux")
-SECRET = "s3cret-of-the-class-proxy"
 
 
 # ----- the isolation check make hub runs -----
@@ -156,54 +156,72 @@ def test_tmp_is_private_even_when_the_class_lies_under_it(tmp_path):
 
 # ----- the login limit -----
 
-def request(headers=()):
+PROXY_UID, LEARNER_UID = 0, 990
+
+
+def request(headers=(), uid=PROXY_UID):
+    """A request whose connection was opened by a process of `uid`."""
     held = HTTPHeaders()
     for key, value in headers:
         held.add(key, value)
-    return SimpleNamespace(headers=held, remote_ip="127.0.0.1")
+    return SimpleNamespace(headers=held, remote_ip="127.0.0.1", uid=uid)
 
 
-def test_only_the_class_proxy_vouches_for_an_address():
-    via_proxy = [(PROXY_HEADER, SECRET), ("X-Forwarded-For", "203.0.113.7")]
-    assert client_address(request(via_proxy), SECRET) == "203.0.113.7"
-    assert client_address(request([("X-Forwarded-For", "203.0.113.7")]), SECRET) == "local"
-    assert client_address(request([(PROXY_HEADER, "guess"), ("X-Forwarded-For", "203.0.113.7")]), SECRET) == "local"
-    assert client_address(request(via_proxy), "") == "local"          # a hub with no secret trusts no header
+def address(req, trusted=()):
+    return client_address(req, PROXY_UID, trusted, owner=lambda r: r.uid)
+
+
+def test_only_the_class_proxys_connections_carry_an_address():
+    assert address(request([("X-Forwarded-For", "203.0.113.7")])) == "203.0.113.7"
+    # a learner's kernel writing to the hub's own port: whatever it says, it is this machine
+    assert address(request([("X-Forwarded-For", "203.0.113.7")], uid=LEARNER_UID)) == "local"
+    assert address(request([("X-Forwarded-For", "203.0.113.7")], uid=None)) == "local"
+    assert client_address(request([("X-Forwarded-For", "1.2.3.4")]), None, owner=lambda r: r.uid) == "local"
     # a client's own X-Forwarded-For entries come before the one the proxy appends; X-Real-Ip is never read
-    spoofed = [(PROXY_HEADER, SECRET), ("X-Real-Ip", "10.9.9.9"), ("X-Forwarded-For", "10.1.1.1, 203.0.113.7")]
-    assert client_address(request(spoofed), SECRET) == "203.0.113.7"
+    spoofed = [("X-Real-Ip", "10.9.9.9"), ("X-Forwarded-For", "10.1.1.1, 203.0.113.7")]
+    assert address(request(spoofed)) == "203.0.113.7"
     # behind a reverse proxy the teacher names, the hop before it
-    behind = [(PROXY_HEADER, SECRET), ("X-Forwarded-For", "10.1.1.1, 198.51.100.4, 127.0.0.1")]
-    assert client_address(request(behind), SECRET, ["127.0.0.1"]) == "198.51.100.4"
+    behind = [("X-Forwarded-For", "10.1.1.1, 198.51.100.4, 127.0.0.1")]
+    assert address(request(behind), ["127.0.0.1"]) == "198.51.100.4"
+
+
+def test_the_owner_of_a_loopback_connection_is_found_from_the_kernels_table():
+    from tools.classroom.hub_spawner import socket_owner
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        with socket.create_connection(server.getsockname()):
+            accepted, _ = server.accept()
+            with accepted:
+                assert socket_owner(accepted.getpeername(), accepted.getsockname()) == os.geteuid()
+                assert socket_owner(("127.0.0.1", 1), accepted.getsockname()) is None
 
 
 header_text = st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126), max_size=60).map(str.strip)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.tuples(st.sampled_from(["X-Real-Ip", "X-Forwarded-For", PROXY_HEADER, "Forwarded",
-                                           "X-Client-Ip", "True-Client-Ip"]), header_text), max_size=8),
+@given(st.lists(st.tuples(st.sampled_from(["X-Real-Ip", "X-Forwarded-For", "Forwarded", "X-Client-Ip",
+                                           "True-Client-Ip", "X-Class-Proxy"]), header_text), max_size=8),
        st.sampled_from(["203.0.113.7", "198.51.100.4"]))
 def test_no_header_a_client_sends_chooses_its_address(sent, seen):
-    """What a client sends, followed by what the class's proxy sets: its
-    secret (overwriting the client's) and the address it saw, appended."""
-    theirs = [(k, v) for k, v in sent if k.lower() != PROXY_HEADER.lower()]
-    forwarded = [v for k, v in theirs if k == "X-Forwarded-For"]
-    proxied = [(k, v) for k, v in theirs if k != "X-Forwarded-For"] + [
-        ("X-Forwarded-For", ", ".join([*forwarded, seen])), (PROXY_HEADER, SECRET)]
-    assert client_address(request(proxied), SECRET) == seen
-    assume(SECRET not in (v.strip() for _, v in sent))
-    assert client_address(request(sent), SECRET) == "local"          # straight to the hub's port: no address at all
+    """What a client sends, then what the class's proxy does: append the
+    address it saw to X-Forwarded-For, on a connection of its own uid."""
+    forwarded = [v for k, v in sent if k == "X-Forwarded-For"]
+    proxied = [(k, v) for k, v in sent if k != "X-Forwarded-For"] + [("X-Forwarded-For", ", ".join([*forwarded, seen]))]
+    assert address(request(proxied)) == seen
+    assert address(request(sent, uid=LEARNER_UID)) == "local"       # straight to the hub's port: no address at all
 
 
 def authenticator(per_address=12):
-    return ClassPassword(user_password="the-class-password", proxy_secret=SECRET, failed_logins_per_address=per_address)
+    return ClassPassword(user_password="the-class-password", proxy_uid=PROXY_UID, failed_logins_per_address=per_address)
 
 
-def login(auth, name, password, address="203.0.113.7", extra=()):
+def login(auth, name, password, where="203.0.113.7", extra=(), uid=PROXY_UID):
     """What the hub answers a login that came through the class's proxy from
-    `address`: the name, None (a wrong password), or (429, why)."""
-    handler = SimpleNamespace(request=request([(PROXY_HEADER, SECRET), *extra, ("X-Forwarded-For", address)]))
+    `where`: the name, None (a wrong password), or (429, why)."""
+    handler = SimpleNamespace(request=request([*extra, ("X-Forwarded-For", where)], uid))
+    auth.address = lambda handler: address(handler.request)
     try:
         user = asyncio.run(auth.authenticate(handler, {"username": name, "password": password}))
         return user["name"] if isinstance(user, dict) else user
@@ -214,31 +232,33 @@ def login(auth, name, password, address="203.0.113.7", extra=()):
 def test_a_classmates_typos_never_lock_out_a_learner_with_the_right_password():
     auth = authenticator(per_address=hub_spawner.FAILED_LOGINS * 21)
     for classmate in range(20):                    # a whole class behind one address mistyping 5 times each
-        for _ in range(hub_spawner.FAILED_LOGINS + 2):
+        for _ in range(hub_spawner.FAILED_LOGINS):
             login(auth, f"learner{classmate}", "typo")
-    assert login(auth, "learner0", "the-class-password")[0] == 429        # that name waits ...
-    assert login(auth, "ada", "the-class-password") == "ada"               # ... nobody else does
+    assert login(auth, "ada", "the-class-password") == "ada"
+    assert login(auth, "learner0", "the-class-password") == "learner0"     # the one who mistyped, too
 
 
-def test_a_name_is_limited_and_no_header_resets_it():
-    auth = authenticator()
-    answers = [login(auth, "mallory", "guess") for _ in range(hub_spawner.FAILED_LOGINS)]
-    assert answers == [None] * hub_spawner.FAILED_LOGINS
-    for extra, address in [((), "203.0.113.7"), ((("X-Real-Ip", "10.0.0.99"),), "203.0.113.7"),
-                           ((), "198.51.100.200"), ((("X-Forwarded-For", "10.0.0.1"),), "198.51.100.201")]:
-        status, message = login(auth, "mallory", "the-class-password", address, extra)
-        assert status == 429 and "for the name 'mallory'" in message
+def test_no_one_locks_a_classmate_out_by_guessing_as_them():
+    auth = authenticator(per_address=1000)
+    answers = [login(auth, "ada", "guess", where="198.51.100.66") for _ in range(hub_spawner.FAILED_LOGINS + 3)]
+    assert answers[:hub_spawner.FAILED_LOGINS - 1] == [None] * (hub_spawner.FAILED_LOGINS - 1)
+    assert all(a[0] == 429 and "for the name 'ada'" in a[1] for a in answers[hub_spawner.FAILED_LOGINS - 1:])
+    assert login(auth, "ada", "the-class-password") == "ada"
 
 
 def test_an_address_is_limited_across_names_and_no_header_resets_it():
     auth = authenticator(per_address=12)
     for n in range(12):
-        assert login(auth, f"guess{n}", "wrong") is None
+        assert login(auth, f"guess{n}", "wrong") in (None, (429, f"Too many failed logins for the name 'guess{n}'"))
     status, message = login(auth, "fresh", "the-class-password")
     assert status == 429 and "from your address" in message
     spoof = (("X-Real-Ip", "10.0.0.99"), ("X-Forwarded-For", "10.0.0.98"))
     assert login(auth, "fresh", "the-class-password", extra=spoof)[0] == 429
-    assert login(auth, "fresh", "the-class-password", address="198.51.100.9") == "fresh"   # another address
+    assert login(auth, "fresh", "the-class-password", where="198.51.100.9") == "fresh"   # another address
+    # a learner's kernel posting straight to the hub's port is "local", one address for all of them
+    for n in range(12):
+        login(auth, f"local{n}", "wrong", where=f"10.0.0.{n}", uid=LEARNER_UID)
+    assert login(auth, "fresh", "the-class-password", where="10.0.0.200", uid=LEARNER_UID)[0] == 429
 
 
 def test_failures_are_forgotten_after_the_window():
@@ -288,3 +308,37 @@ def test_the_memory_cgroup_is_found_in_either_layout(tmp_path):
     assert limit_notice.memory_folder(Path("/cg"), v1) == Path("/cg/memory/class/hub-ada")
     assert limit_notice.memory_folder(Path("/cg"), v2) == Path("/cg/class/hub-ada")
     assert limit_notice.memory_folder(Path("/cg"), tmp_path / "missing") is None
+
+
+# ----- make hub STOP=1 finds every process of the class -----
+
+RESPAWN = textwrap.dedent("""
+    import os, signal, sys, time
+    def again(*_):
+        if os.fork() == 0:             # told to stop, it starts another of itself
+            time.sleep(600)
+    signal.signal(signal.SIGTERM, again)
+    if len(sys.argv) > 1:
+        os.setresuid(int(sys.argv[1]), 0, 0)     # a setuid program's view: the learner's real uid, root's effective
+        os.chdir("/")
+    time.sleep(600)
+""")
+
+
+@needs_root
+def test_stop_finds_a_process_that_forks_when_told_to_stop_and_one_running_setuid(tmp_path):
+    learners = tmp_path / "learners"
+    (learners / "ada").mkdir(parents=True)
+    try:
+        entry = hub_users.ensure_user("hubi-stop", learners / "ada")
+        started = [subprocess.Popen([sys.executable, "-c", RESPAWN], cwd=learners / "ada"),
+                   subprocess.Popen([sys.executable, "-c", RESPAWN, str(entry.pw_uid)], cwd="/")]
+        time.sleep(1)
+        found = set(hub_users.class_processes(learners))
+        assert {p.pid for p in started} <= found
+        hub_users.stop_all(lambda: hub_users.class_processes(learners))
+        for process in started:
+            process.wait(timeout=10)
+        assert hub_users.class_processes(learners) == []
+    finally:
+        hub_users.remove_users("hubi-")

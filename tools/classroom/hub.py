@@ -42,7 +42,6 @@ from pathlib import Path
 import psutil
 
 from tools.classroom import deploy, hub_users
-from tools.classroom.hub_spawner import PROXY_HEADER
 from tools.loopback import free_port, rest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -173,7 +172,6 @@ class Hub:
             kept_secret(self.secrets / "class-password", lambda: given)
         self.password = kept_secret(self.secrets / "class-password", lambda: secrets.token_urlsafe(12))
         self.proxy_token = kept_secret(self.secrets / "proxy-token", lambda: secrets.token_hex(32))
-        self.proxy_secret = kept_secret(self.secrets / "proxy-secret", lambda: secrets.token_hex(32))
         self.learners.mkdir(parents=True, exist_ok=True)
         self.learners.chmod(0o711)         # a learner reaches their own home, lists no one else's
 
@@ -197,8 +195,7 @@ class Hub:
         """The proxy kept from an earlier run (the same ports, still
         running), else a new one, in a session of its own."""
         pid_file = self.secrets / "proxy.pid"
-        want = ["--port", str(self.ports["HUB_PORT"]), "--api-port", str(self.ports["HUB_PROXY_API_PORT"]),
-                "--custom-header", f"{PROXY_HEADER}:{self.proxy_secret}"]
+        want = ["--port", str(self.ports["HUB_PORT"]), "--api-port", str(self.ports["HUB_PROXY_API_PORT"])]
         with contextlib.suppress(OSError, ValueError, psutil.Error):
             kept = psutil.Process(int(pid_file.read_text()))
             line = kept.cmdline()
@@ -338,7 +335,7 @@ def stop_class(hub):
                 ended.append(process.pid)
         pid_file.unlink(missing_ok=True)
     ended += hub_users.remove_hub_groups(hub.cgroup)
-    ended += hub_users.kill_pids(hub_users.class_processes(hub.learners))
+    ended += hub_users.stop_all(lambda: hub_users.class_processes(hub.learners))
     return sorted(set(ended))
 
 

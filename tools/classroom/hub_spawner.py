@@ -9,12 +9,12 @@
 - `ClassPassword`: the shared class password, with failed logins limited
   per learner name (FAILED_LOGINS in WINDOW seconds, then 429 and how long
   to wait) and per client address (enough for a class behind one address),
-  the address taken only from what the class's own proxy vouches for.
+  the address believed only from the class's own proxy (by the uid that
+  owns the connection's other end).
 
 Both read their settings from the hub's config (hub/jupyterhub_config.py)."""
 
 import asyncio
-import hmac
 import os
 import pwd
 import shutil
@@ -31,7 +31,6 @@ from tools.runtime import lab
 
 FAILED_LOGINS = 5          # wrong passwords allowed for one learner name ...
 WINDOW = 60                # ... in this many seconds
-PROXY_HEADER = "X-Class-Proxy"    # the class's proxy adds it (tools/classroom/hub.py), with the hub's secret
 
 
 class ClassSpawner(LocalProcessSpawner):
@@ -79,6 +78,8 @@ class ClassSpawner(LocalProcessSpawner):
                    # torch.compile's caches in the learner's own home, not in a /tmp folder named after them
                    TORCHINDUCTOR_CACHE_DIR=str(self.home / ".cache" / "torchinductor"),
                    TRITON_CACHE_DIR=str(self.home / ".cache" / "triton"))
+        if self.isolate:        # the kernels' sockets and connection files, in the learner's private /tmp
+            env.update(JUPYTER_RUNTIME_DIR="/tmp/jupyter-runtime")
         return env
 
     async def stop(self, now=False):
@@ -110,15 +111,43 @@ class Failures:
             self.seen = {k: v for k, v in self.seen.items() if now - v[-1] < self.window}
 
 
-def client_address(request, proxy_secret, trusted=()):
-    """The address a login came from. Only a request that came through the
-    class's own proxy (which adds the header PROXY_HEADER with its secret,
-    overwriting any a client sent) carries an address worth believing: the
-    last one the proxy appended to X-Forwarded-For, or, past proxies the
-    teacher trusts (`trusted`, a reverse proxy in front), the first address
-    from the right that is not one of them. X-Real-Ip is never read. Anything
-    else came straight to the hub's own port, from this machine: "local"."""
-    if not proxy_secret or not hmac.compare_digest(request.headers.get(PROXY_HEADER, ""), proxy_secret):
+def socket_owner(peer, mine, tables=("/proc/net/tcp", "/proc/net/tcp6")):
+    """The uid owning the socket at the other end of a loopback connection
+    whose ends are `peer` and `mine` ((host, port) each), from the kernel's
+    socket tables; None where it is not found."""
+    for table in tables:
+        try:
+            lines = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            fields = line.split()
+            if len(fields) > 7 and int(fields[1].rsplit(":", 1)[1], 16) == peer[1] \
+                    and int(fields[2].rsplit(":", 1)[1], 16) == mine[1]:
+                return int(fields[7])
+    return None
+
+
+def peer_uid(request):
+    """The uid of the process that opened this request's connection (it came over loopback)."""
+    try:
+        sock = request.connection.stream.socket
+        return socket_owner(sock.getpeername(), sock.getsockname())
+    except (AttributeError, OSError, ValueError, IndexError):
+        return None
+
+
+def client_address(request, proxy_uid, trusted=(), owner=peer_uid):
+    """The address a login came from. The hub listens on loopback only, so
+    every request comes from this machine: from the class's proxy (run as
+    `proxy_uid`, the hub's own user), which appends the address it saw to
+    X-Forwarded-For, or from anything else on the machine (a learner's
+    kernel), which could write any header it likes and so is "local". Only
+    for the proxy's connections is the last X-Forwarded-For entry believed,
+    or, past proxies the teacher trusts (`trusted`, a reverse proxy in
+    front), the first entry from the right that is not one of them.
+    X-Real-Ip is never read."""
+    if proxy_uid is None or owner(request) != proxy_uid:
         return "local"
     hops = [hop.strip() for line in request.headers.get_list("X-Forwarded-For") for hop in line.split(",")]
     hops = [hop for hop in hops if hop]
@@ -131,16 +160,20 @@ def client_address(request, proxy_secret, trusted=()):
 
 
 class ClassPassword(SharedPasswordAuthenticator):
-    """The class password, with failed logins limited per learner name
-    (`failed_logins` a window) and per address (`failed_logins_per_address`,
-    enough for a whole class behind one address to mistype): a classmate's
-    typos count against their own name, and only a flood of names locks an address."""
+    """The class password, with failed logins limited per address
+    (`failed_logins_per_address` a window, enough for a whole class behind
+    one address to mistype) and reported per learner name (`failed_logins`).
+    A right password is never refused for what others typed under a name
+    (no one can lock a classmate out by guessing as them); an address past
+    its limit is refused whatever is typed, and no header a client sets
+    chooses the address."""
 
-    failed_logins = Integer(FAILED_LOGINS, config=True, help="wrong passwords allowed for one name per window")
+    failed_logins = Integer(FAILED_LOGINS, config=True, help="wrong passwords for one name before it is told to wait")
     failed_logins_per_address = Integer(FAILED_LOGINS * 20, config=True,
                                         help="wrong passwords allowed from one address per window")
     failed_window = Integer(WINDOW, config=True, help="seconds over which failed logins are counted")
-    proxy_secret = Unicode("", config=True, help=f"what the class's proxy puts in {PROXY_HEADER}")
+    proxy_uid = Integer(os.geteuid(), allow_none=True, config=True,
+                        help="the uid the class's proxy runs as: only its X-Forwarded-For is believed")
     trusted_proxies = List(Unicode(), config=True, help="addresses of reverse proxies in front of the class's proxy")
 
     def __init__(self, **kwargs):
@@ -148,17 +181,25 @@ class ClassPassword(SharedPasswordAuthenticator):
         self._names = Failures(self.failed_logins, self.failed_window)
         self._addresses = Failures(self.failed_logins_per_address, self.failed_window)
 
+    def address(self, handler):
+        return client_address(handler.request, self.proxy_uid, self.trusted_proxies)
+
     async def authenticate(self, handler, data):
         name = self.normalize_username(str((data or {}).get("username", "")))
-        address, now = client_address(handler.request, self.proxy_secret, self.trusted_proxies), time.monotonic()
-        for failures, key, whose in ((self._names, name, f"for the name {name!r}"),
-                                     (self._addresses, address, "from your address")):
-            wait = failures.wait(key, now)
-            if wait:
-                self.log.warning("login refused: too many failed logins %s (%s)", whose, address)
-                raise web.HTTPError(429, f"Too many failed logins {whose}: wait {wait} s and try again.")
+        address, now = self.address(handler), time.monotonic()
+        wait = self._addresses.wait(address, now)
+        if wait:
+            self.log.warning("login refused: too many failed logins from %s", address)
+            raise web.HTTPError(429, f"Too many failed logins from your address: wait {wait} s and try again.")
         user = await super().authenticate(handler, data)
-        if not user:
-            self._names.add(name, now)
-            self._addresses.add(address, now)
-        return user
+        if user:
+            self._names.seen.pop(name, None)
+            return user
+        self._addresses.add(address, now)
+        self._names.add(name, now)
+        wait = self._names.wait(name, now)
+        if wait:
+            self.log.warning("%d failed logins for %r (%s)", len(self._names.seen.get(name, ())), name, address)
+            raise web.HTTPError(429, f"Too many failed logins for the name {name!r}: check the class password "
+                                     f"with your teacher (wait {wait} s before more tries count).")
+        return None

@@ -24,6 +24,7 @@ import resource
 import signal
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +40,7 @@ _LIBC = ctypes.CDLL(None, use_errno=True) if sys.platform.startswith("linux") el
 
 
 LEARNER = "class hub learner"                 # the comment (GECOS) of every learner's Unix user
+_MAKING = threading.Lock()
 
 
 class Collision(RuntimeError):
@@ -87,14 +89,15 @@ def ensure_user(unix, home):
     with its own group, no login shell and no password, unless it exists);
     returns its pwd entry. A user of that name that is not this learner's
     (another home, or not a learner's user at all) raises `Collision`."""
-    try:
-        entry = pwd.getpwnam(unix)
-    except KeyError:
-        uid = free_uid(Path(home).parent)
-        subprocess.run(["useradd", "--system", "--uid", str(uid), "--user-group", "--no-create-home",
-                        "--home-dir", str(home), "--shell", "/usr/sbin/nologin", "--comment", LEARNER, unix],
-                       check=True, capture_output=True, timeout=60)
-        entry = pwd.getpwnam(unix)
+    with _MAKING:                  # two first logins at once must not pick the same uid
+        try:
+            entry = pwd.getpwnam(unix)
+        except KeyError:
+            uid = free_uid(Path(home).parent)
+            subprocess.run(["useradd", "--system", "--uid", str(uid), "--user-group", "--no-create-home",
+                            "--home-dir", str(home), "--shell", "/usr/sbin/nologin", "--comment", LEARNER, unix],
+                           check=True, capture_output=True, timeout=60)
+            entry = pwd.getpwnam(unix)
     if entry.pw_gecos != LEARNER or os.path.realpath(entry.pw_dir) != os.path.realpath(home):
         raise Collision(f"the Unix user {unix} is not this learner's (its home is {entry.pw_dir}, not {home}): "
                         "log in under another name, or ask the teacher to remove that user")
@@ -124,8 +127,8 @@ def class_processes(learners):
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
             continue
-        try:
-            if (entry.stat().st_uid in uids or _under(os.readlink(os.fsencode(entry / "cwd")), learners)) \
+        try:     # any of its uids (a setuid program a learner started keeps theirs as its real uid)
+            if (uids & _uids(entry) or _under(os.readlink(os.fsencode(entry / "cwd")), learners)) \
                     and not _zombie(entry.name):
                 found.append(int(entry.name))
         except OSError:
@@ -133,13 +136,34 @@ def class_processes(learners):
     return found
 
 
-def kill_pids(pids, grace=5.0):
+def _uids(entry):
+    """The real, effective, saved and file-system uids of /proc/<pid>."""
+    for line in (entry / "status").read_text().splitlines():
+        if line.startswith("Uid:"):
+            return {int(u) for u in line.split()[1:]}
+    return set()
+
+
+def stop_all(find, rounds=10):
+    """Kill what `find()` lists until it lists nothing: SIGTERM first, then
+    SIGKILL, and SIGKILL alone for what is found after (a process that forks
+    when it is told to stop); returns every id killed."""
+    killed = []
+    for round_ in range(rounds):
+        pids = find()
+        if not pids:
+            break
+        killed += kill_pids(pids) if round_ == 0 else kill_pids(pids, grace=1.0, signals=(signal.SIGKILL,))
+    return killed
+
+
+def kill_pids(pids, grace=5.0, signals=(signal.SIGTERM, signal.SIGKILL)):
     """SIGTERM, then SIGKILL after `grace` seconds, to each of `pids`;
     returns those that were running."""
     def alive():
         return [pid for pid in pids if Path(f"/proc/{pid}").exists() and not _zombie(pid)]
     hit = alive()
-    for how in (signal.SIGTERM, signal.SIGKILL):
+    for how in signals:
         for pid in alive():
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, how)
@@ -157,12 +181,13 @@ def _zombie(pid):
 
 
 def user_processes(uid):
-    """Process ids running as `uid` (not those that ended and wait to be reaped)."""
+    """Process ids running as `uid`, by any of their uids (not those that
+    ended and wait to be reaped)."""
     found = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
-                if entry.stat().st_uid == uid and not _zombie(entry.name):
+                if uid in _uids(entry) and not _zombie(entry.name):
                     found.append(int(entry.name))
             except OSError:
                 continue
@@ -234,6 +259,7 @@ class Group:
             folder = self.folders[controller]
             try:
                 folder.mkdir(parents=True, exist_ok=True)
+                folder.parent.chmod(0o711)       # a learner reaches their own group, lists no one else's
             except OSError:
                 continue
             written = True
