@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 from types import SimpleNamespace
 
+import psutil
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -285,29 +286,29 @@ def test_the_teachers_name_needs_no_login_terminal():
 @pytest.mark.parametrize("events, limit", [("memory.events", "memory.max"),
                                            ("memory.oom_control", "memory.limit_in_bytes")], ids=["v2", "v1"])
 def test_the_next_kernel_after_a_memory_kill_says_which_limit(tmp_path, events, limit):
-    from tools.runtime import limit_notice
+    from tools.runtime import hub_kernel
     group, seen = tmp_path / "group", tmp_path / "home" / "seen"
     group.mkdir()
     (group / limit).write_text("1500000000\n")
     (group / events).write_text("oom_kill_disable 0\nunder_oom 0\noom_kill 0\n")
-    assert limit_notice.pending(group, seen) is None                    # the first kernel: nothing happened
+    assert hub_kernel.pending(group, seen) is None                    # the first kernel: nothing happened
     (group / events).write_text("oom_kill_disable 0\nunder_oom 0\noom_kill 1\n")
-    said = limit_notice.pending(group, seen)
+    said = hub_kernel.pending(group, seen)
     assert said and "reached your memory limit of 1.5 GB" in said and "Shut Down Kernel" in said
-    assert limit_notice.pending(group, seen) is None                    # said once
+    assert hub_kernel.pending(group, seen) is None                    # said once
     (group / limit).write_text("max\n")
     (group / events).write_text("oom_kill 2\n")
-    assert limit_notice.pending(group, seen) is None                    # no limit, nothing to tell
+    assert hub_kernel.pending(group, seen) is None                    # no limit, nothing to tell
 
 
 def test_the_memory_cgroup_is_found_in_either_layout(tmp_path):
-    from tools.runtime import limit_notice
+    from tools.runtime import hub_kernel
     v1, v2 = tmp_path / "v1", tmp_path / "v2"
     v1.write_text("12:pids:/class/hub-ada\n9:memory:/class/hub-ada\n1:name=systemd:/x\n")
     v2.write_text("0::/class/hub-ada\n")
-    assert limit_notice.memory_folder(Path("/cg"), v1) == Path("/cg/memory/class/hub-ada")
-    assert limit_notice.memory_folder(Path("/cg"), v2) == Path("/cg/class/hub-ada")
-    assert limit_notice.memory_folder(Path("/cg"), tmp_path / "missing") is None
+    assert hub_kernel.memory_folder(Path("/cg"), v1) == Path("/cg/memory/class/hub-ada")
+    assert hub_kernel.memory_folder(Path("/cg"), v2) == Path("/cg/class/hub-ada")
+    assert hub_kernel.memory_folder(Path("/cg"), tmp_path / "missing") is None
 
 
 # ----- make hub STOP=1 finds every process of the class -----
@@ -342,3 +343,53 @@ def test_stop_finds_a_process_that_forks_when_told_to_stop_and_one_running_setui
         assert hub_users.class_processes(learners) == []
     finally:
         hub_users.remove_users("hubi-")
+
+
+def tcp_line(local, remote, state, uid):
+    return f"   0: {local} {remote} {state} 00000000:00000000 00:00000000 00000000 {uid:>5} 0 123 1 0 20 4 30 10 -1"
+
+
+def test_the_proxys_uid_is_believed_only_on_the_exact_live_connection(tmp_path):
+    """A learner cannot borrow root's entries: closed ones on the same ports
+    (TIME_WAIT), one on another address with the same ports, an IPv4-mapped
+    IPv6 twin; only the ESTABLISHED entry of the exact ends counts."""
+    from tools.classroom.hub_spawner import socket_owner
+    head = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode"
+    peer, hub = ("127.0.0.1", 40000), ("127.0.0.1", 8081)
+    tcp, tcp6 = tmp_path / "tcp", tmp_path / "tcp6"
+    here, there = "0100007F:9C40", "0100007F:1F91"
+    tcp.write_text("\n".join([head,
+                              tcp_line(here, there, "06", 0),                      # TIME_WAIT, root's
+                              tcp_line("0300007F:9C40", there, "01", 0),           # 127.0.0.3, same ports
+                              tcp_line(there, here, "01", 0),                      # the hub's own accepted end
+                              tcp_line(here, there, "01", LEARNER_UID)]) + "\n")   # the live connection
+    tcp6.write_text(head + "\n" + tcp_line("0000000000000000FFFF0000" + here, "0000000000000000FFFF0000" + there,
+                                           "01", 0) + "\n")
+    assert socket_owner(peer, hub, (str(tcp), str(tcp6))) == LEARNER_UID
+    tcp.write_text(head + "\n")
+    assert socket_owner(peer, hub, (str(tcp), str(tcp6))) == 0        # the IPv4-mapped entry is the same ends
+    assert socket_owner(("::ffff:127.0.0.1", 40000, 0, 0), hub, (str(tcp), str(tcp6))) == 0
+    assert socket_owner(("127.0.0.2", 40000), hub, (str(tcp), str(tcp6))) is None
+
+
+def test_a_hub_kernel_offers_no_debugger(tmp_path):
+    """The start-up file the learner's server writes: kernel_info names no
+    debugger and a debug request starts none (it would listen on loopback for anyone)."""
+    from jupyter_client.manager import start_new_kernel
+
+    from tools.runtime import hub_kernel
+    hub_kernel.write_startup(tmp_path)
+    env = {**os.environ, "HOME": str(tmp_path), "IPYTHONDIR": str(tmp_path / ".ipython")}
+    manager, client = start_new_kernel(kernel_name="python3", env=env)
+    try:
+        features = client.kernel_info(reply=True, timeout=60)["content"].get("supported_features", [])
+        assert "debugger" not in features
+        before = {c.laddr.port for c in psutil.Process(manager.provisioner.pid).net_connections()}
+        client.control_channel.send(client.session.msg("debug_request", {"type": "request", "seq": 1,
+                                                                          "command": "attach", "arguments": {}}))
+        time.sleep(2)
+        after = {c.laddr.port for c in psutil.Process(manager.provisioner.pid).net_connections()}
+        assert after <= before, "a debugger port was opened"
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=True)

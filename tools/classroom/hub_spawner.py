@@ -15,9 +15,11 @@
 Both read their settings from the hub's config (hub/jupyterhub_config.py)."""
 
 import asyncio
+import ipaddress
 import os
 import pwd
 import shutil
+import sys
 import time
 from pathlib import Path
 
@@ -111,10 +113,32 @@ class Failures:
             self.seen = {k: v for k, v in self.seen.items() if now - v[-1] < self.window}
 
 
+def _endpoint(field):
+    """(address, port) of an entry of /proc/net/tcp or tcp6 ("0100007F:1F90"),
+    an IPv4-mapped IPv6 address as its IPv4 one."""
+    address, port = field.rsplit(":", 1)
+    raw = bytes.fromhex(address)
+    if sys.byteorder == "little":          # the kernel writes each 32-bit word in host order
+        raw = b"".join(raw[i:i + 4][::-1] for i in range(0, len(raw), 4))
+    ip = ipaddress.ip_address(raw)
+    return (ip.ipv4_mapped or ip) if ip.version == 6 else ip, int(port, 16)
+
+
+def _address(host, port):
+    ip = ipaddress.ip_address(host.split("%")[0])
+    return (ip.ipv4_mapped or ip) if ip.version == 6 else ip, port
+
+
+ESTABLISHED = "01"
+
+
 def socket_owner(peer, mine, tables=("/proc/net/tcp", "/proc/net/tcp6")):
-    """The uid owning the socket at the other end of a loopback connection
-    whose ends are `peer` and `mine` ((host, port) each), from the kernel's
-    socket tables; None where it is not found."""
+    """The uid owning the socket at the other end of a live connection
+    whose ends are `peer` and `mine` ((host, port, ...) each): the entry of
+    the kernel's socket tables whose own end is `peer` and far end is
+    `mine`, exactly, and ESTABLISHED (a TIME_WAIT or closing entry on the
+    same ports belongs to no one now); None where there is none."""
+    want = (_address(*peer[:2]), _address(*mine[:2]))
     for table in tables:
         try:
             lines = Path(table).read_text().splitlines()[1:]
@@ -122,9 +146,12 @@ def socket_owner(peer, mine, tables=("/proc/net/tcp", "/proc/net/tcp6")):
             continue
         for line in lines:
             fields = line.split()
-            if len(fields) > 7 and int(fields[1].rsplit(":", 1)[1], 16) == peer[1] \
-                    and int(fields[2].rsplit(":", 1)[1], 16) == mine[1]:
-                return int(fields[7])
+            try:
+                ends = (_endpoint(fields[1]), _endpoint(fields[2])) if len(fields) > 7 else None
+                if fields[3:4] == [ESTABLISHED] and ends == want:
+                    return int(fields[7])
+            except ValueError:
+                continue
     return None
 
 
@@ -135,6 +162,14 @@ def peer_uid(request):
         return socket_owner(sock.getpeername(), sock.getsockname())
     except (AttributeError, OSError, ValueError, IndexError):
         return None
+
+
+def _is_address(text):
+    try:
+        ipaddress.ip_address(text)
+        return True
+    except ValueError:
+        return False
 
 
 def client_address(request, proxy_uid, trusted=(), owner=peer_uid):
@@ -150,7 +185,7 @@ def client_address(request, proxy_uid, trusted=(), owner=peer_uid):
     if proxy_uid is None or owner(request) != proxy_uid:
         return "local"
     hops = [hop.strip() for line in request.headers.get_list("X-Forwarded-For") for hop in line.split(",")]
-    hops = [hop for hop in hops if hop]
+    hops = [hop for hop in hops if _is_address(hop)]
     if not hops:
         return "local"
     for hop in reversed(hops):

@@ -9,7 +9,7 @@ import os
 import sys
 from pathlib import Path
 
-from tools.runtime import lab, limit_notice
+from tools.runtime import hub_kernel, lab
 
 
 def main(args):
@@ -20,7 +20,7 @@ def main(args):
     (idle kernels culled, widget outputs saved with their widget state)."""
     copy = Path(os.environ["HOME"]) / "my-notebooks"
     lab.main(["--prepare-only", "--copy", str(copy)])
-    limit_notice.write_startup(os.environ["HOME"])     # a kernel stopped at the memory limit is named as such
+    hub_kernel.write_startup(os.environ["HOME"])     # no debugger; a kernel stopped at the memory limit says so
     command = [str(Path(sys.executable).parent / "jupyterhub-singleuser"), f"--ServerApp.root_dir={copy}",
                *lab.server_options(), *args]
     os.execv(command[0], command)

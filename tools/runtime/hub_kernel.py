@@ -1,12 +1,14 @@
-"""Tells a learner on the class hub that their last kernel was stopped at
-their memory limit, with the figure and what to do: JupyterLab by itself only
-says "the kernel died".
+"""What every kernel on the class hub does as it starts, from a start-up file
+the learner's server (tools/runtime/singleuser.py) writes into their IPython
+profile:
 
-The learner's server (tools/runtime/singleuser.py) writes a start-up file
-into their IPython profile that runs `install` in every new kernel. A kernel
-that starts after the kernel counted one more kill in the learner's memory
-cgroup than the last kernel saw prints NOTICE on the first cell the learner
-runs. Outside a cgroup with a memory limit it does nothing."""
+- `debugger_off()`: no debugger. ipykernel's debugger listens on a TCP port
+  of loopback with no token once a learner turns it on, and stays open: any
+  other learner on the machine could attach and run code in that kernel.
+- `install(ip)`: a kernel that starts after the kernel counted one more kill
+  in the learner's memory cgroup than the last kernel saw prints NOTICE (the
+  limit, what to do) on the first cell the learner runs; JupyterLab by itself
+  only says "the kernel died". Outside a cgroup with a memory limit it does nothing."""
 
 import os
 import sys
@@ -78,6 +80,16 @@ def _record(seen, kills):
         pass
 
 
+def debugger_off():
+    """Tell ipykernel that no debugger is available: it neither advertises
+    one (kernel_info) nor starts one (debug_request), which it checks at each call."""
+    try:
+        import ipykernel.debugger
+    except ImportError:
+        return
+    ipykernel.debugger._is_debugpy_available = False
+
+
 def install(ip, folder=None):
     """In a starting kernel (`ip` is its IPython shell): print the notice,
     if any, above the first cell's output."""
@@ -92,14 +104,16 @@ def install(ip, folder=None):
     ip.events.register("pre_run_cell", once)
 
 
-STARTUP = """# Written by the class hub's server (tools/runtime/singleuser.py): a kernel started
-# after one was stopped at the memory limit says so, with the limit.
+STARTUP = """# Written by the class hub's server (tools/runtime/singleuser.py): no debugger (it would
+# listen on loopback for anyone), and a kernel started after one was stopped at the memory
+# limit says so, with the limit.
 import importlib.util as _spec_util
-_spec = _spec_util.spec_from_file_location("class_hub_limit_notice", {path!r})
-_notice = _spec_util.module_from_spec(_spec)
-_spec.loader.exec_module(_notice)
-_notice.install(get_ipython())
-del _spec_util, _spec, _notice
+_spec = _spec_util.spec_from_file_location("class_hub_kernel", {path!r})
+_start = _spec_util.module_from_spec(_spec)
+_spec.loader.exec_module(_start)
+_start.debugger_off()
+_start.install(get_ipython())
+del _spec_util, _spec, _start
 """
 
 
