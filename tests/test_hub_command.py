@@ -248,7 +248,7 @@ SUBSCRIBE = textwrap.dedent("""
             heard.append(b"".join(sub.recv_multipart()))
     print(sum(b"bob-secret" in message for message in heard), "messages of bob's heard")
 """)
-BOB_TALKS = "import time\nfor i in range(60):\n    print('bob-secret', i)\n    time.sleep(0.1)"
+BOB_TALKS = "import time\nfor i in range(250):\n    print('bob-secret', i)\n    time.sleep(0.1)"   # 25 s
 
 
 def bob_kernel_endpoints(pid):
@@ -273,13 +273,13 @@ def test_one_learner_cannot_subscribe_to_anothers_kernel(teacher, two):
     bob_pid = learner_server("bob")[0]
     tcp, ipc = bob_kernel_endpoints(bob_pid)
     assert ipc, "bob's kernel has no Unix sockets: is the ipc transport off?"
-    talking = threading.Thread(target=lambda: execute(two["bob"][1], BOB_TALKS, timeout=60))
+    talking = threading.Thread(target=lambda: execute(two["bob"][1], BOB_TALKS, timeout=120))
     talking.start()
-    time.sleep(1)
-    try:
-        status, printed, _ = execute(two["ada"][1], SUBSCRIBE.format(addresses=tcp, seconds=3))
-        root = subprocess.run([sys.executable, "-c", SUBSCRIBE.format(addresses=ipc, seconds=2)], capture_output=True,
+    time.sleep(2)
+    try:       # both listen while bob talks (25 s, enough for a busy machine)
+        root = subprocess.run([sys.executable, "-c", SUBSCRIBE.format(addresses=ipc, seconds=3)], capture_output=True,
                               text=True, timeout=60)
+        status, printed, _ = execute(two["ada"][1], SUBSCRIBE.format(addresses=tcp, seconds=3))
     finally:
         talking.join()
     assert status == "ok" and printed.strip().endswith("0 messages of bob's heard"), printed
