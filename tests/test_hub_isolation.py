@@ -93,34 +93,35 @@ def test_names_the_old_mapping_let_share_a_user_now_differ(one, other):
     assert hub_users.unix_name(one) != hub_users.unix_name(other)
 
 
+@pytest.fixture
+def learners(tmp_path):
+    """A class's folder of homes; the Unix users this test makes (hubi-*) are removed after it."""
+    folder = tmp_path / "learners"
+    (folder / "ada").mkdir(parents=True)
+    try:
+        yield folder
+    finally:
+        hub_users.remove_users("hubi-")
+
+
 @needs_root
-def test_a_user_of_that_name_that_is_not_this_learners_is_refused(tmp_path):
-    learners = tmp_path / "learners"
-    learners.mkdir()
+def test_a_user_of_that_name_that_is_not_this_learners_is_refused(learners):
     unix = "hubi-collide"
-    try:
-        hub_users.ensure_user(unix, learners / "ada")
-        assert hub_users.ensure_user(unix, learners / "ada").pw_name == unix      # the same learner again
-        with pytest.raises(hub_users.Collision, match="is not this learner's"):
-            hub_users.ensure_user(unix, learners / "bob")
-        with pytest.raises(hub_users.Collision, match="is not this learner's"):
-            hub_users.ensure_user("root", learners / "root")
-    finally:
-        hub_users.remove_users("hubi-")
+    hub_users.ensure_user(unix, learners / "ada")
+    assert hub_users.ensure_user(unix, learners / "ada").pw_name == unix      # the same learner again
+    with pytest.raises(hub_users.Collision, match="is not this learner's"):
+        hub_users.ensure_user(unix, learners / "bob")
+    with pytest.raises(hub_users.Collision, match="is not this learner's"):
+        hub_users.ensure_user("root", learners / "root")
 
 
 @needs_root
-def test_a_removed_learners_uid_is_not_handed_on_while_their_home_is_there(tmp_path):
-    learners = tmp_path / "learners"
-    (learners / "old").mkdir(parents=True)
-    try:
-        old = hub_users.ensure_user("hubi-old", learners / "old")
-        os.chown(learners / "old", old.pw_uid, old.pw_gid)
-        subprocess.run(["userdel", "hubi-old"], check=True, capture_output=True)
-        new = hub_users.ensure_user("hubi-new", learners / "new")
-        assert new.pw_uid != old.pw_uid, "the new learner was given the uid that owns the old learner's home"
-    finally:
-        hub_users.remove_users("hubi-")
+def test_a_removed_learners_uid_is_not_handed_on_while_their_home_is_there(learners):
+    old = hub_users.ensure_user("hubi-old", learners / "ada")
+    os.chown(learners / "ada", old.pw_uid, old.pw_gid)
+    subprocess.run(["userdel", "hubi-old"], check=True, capture_output=True)
+    new = hub_users.ensure_user("hubi-new", learners / "new")
+    assert new.pw_uid != old.pw_uid, "the new learner was given the uid that owns the old learner's home"
 
 
 # ----- a private /tmp and /var/tmp wherever the checkout lies -----
@@ -327,22 +328,16 @@ RESPAWN = textwrap.dedent("""
 
 
 @needs_root
-def test_stop_finds_a_process_that_forks_when_told_to_stop_and_one_running_setuid(tmp_path):
-    learners = tmp_path / "learners"
-    (learners / "ada").mkdir(parents=True)
-    try:
-        entry = hub_users.ensure_user("hubi-stop", learners / "ada")
-        started = [subprocess.Popen([sys.executable, "-c", RESPAWN], cwd=learners / "ada"),
-                   subprocess.Popen([sys.executable, "-c", RESPAWN, str(entry.pw_uid)], cwd="/")]
-        time.sleep(1)
-        found = set(hub_users.class_processes(learners))
-        assert {p.pid for p in started} <= found
-        hub_users.stop_all(lambda: hub_users.class_processes(learners))
-        for process in started:
-            process.wait(timeout=10)
-        assert hub_users.class_processes(learners) == []
-    finally:
-        hub_users.remove_users("hubi-")
+def test_stop_finds_a_process_that_forks_when_told_to_stop_and_one_running_setuid(learners):
+    entry = hub_users.ensure_user("hubi-stop", learners / "ada")
+    started = [subprocess.Popen([sys.executable, "-c", RESPAWN], cwd=learners / "ada"),
+               subprocess.Popen([sys.executable, "-c", RESPAWN, str(entry.pw_uid)], cwd="/")]
+    time.sleep(1)
+    assert {p.pid for p in started} <= set(hub_users.class_processes(learners))
+    hub_users.stop_all(lambda: hub_users.class_processes(learners))
+    for process in started:
+        process.wait(timeout=10)
+    assert hub_users.class_processes(learners) == []
 
 
 def tcp_line(local, remote, state, uid):

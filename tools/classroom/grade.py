@@ -178,7 +178,7 @@ def execute(nb, settings):
     outcome = sandbox.run(command, nbformat.writes(nb).encode(), settings.limits, unisolated=settings.unisolated)
     stopped, over = outcome.stopped, []
     try:
-        result = decode(outcome.stdout, "the sandbox's result")
+        result = decode(outcome.stdout, "the sandbox's result", cap=sandbox.OUTPUT_CAP)
         returned = {c.get("id"): c for c in result["notebook"]["cells"] if isinstance(c, dict)}
         malformed = 0
         for cell in nb.cells:

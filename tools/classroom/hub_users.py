@@ -110,7 +110,7 @@ def remove_users(prefix):
     removed = []
     for entry in pwd.getpwall():
         if entry.pw_name.startswith(prefix) and entry.pw_gecos == LEARNER:
-            kill_user(entry.pw_uid)
+            stop_all(lambda uid=entry.pw_uid: user_processes(uid))
             subprocess.run(["userdel", entry.pw_name], capture_output=True, timeout=60)
             removed.append(entry.pw_name)
     return removed
@@ -192,21 +192,6 @@ def user_processes(uid):
             except OSError:
                 continue
     return found
-
-
-def kill_user(uid, grace=5.0):
-    """SIGTERM, then SIGKILL, to every process of `uid`; returns their ids."""
-    pids = user_processes(uid)
-    for how in (signal.SIGTERM, signal.SIGKILL):
-        for pid in pids:
-            try:
-                os.kill(pid, how)
-            except ProcessLookupError:
-                continue
-        deadline = time.monotonic() + grace
-        while user_processes(uid) and time.monotonic() < deadline:
-            time.sleep(0.1)
-    return pids
 
 
 @dataclass(frozen=True)
