@@ -158,11 +158,9 @@ def test_the_report_is_data_a_learner_cannot_write_markup_into(tmp_path):
     (json.dumps({"notebook": {"cells": [{"id": "x", "outputs": [{"no": "type"}]}]}}).encode(), None),
 ])
 def test_a_forged_sandbox_result_is_bounded_before_it_is_decoded(monkeypatch, result, says):
-    from types import SimpleNamespace
     nb = nbformat.read(STORED, as_version=4)
     nb.cells[0] = nbformat.v4.new_code_cell("x = 1", id="x")
-    monkeypatch.setattr(grade.sandbox, "run", lambda *a, **k: SimpleNamespace(stdout=result, stderr="", stopped="",
-                                                                               leftovers=[]))
+    monkeypatch.setattr(grade.sandbox, "run", lambda *a, **k: grade.sandbox.Outcome(0, result, ""))
     executed = grade.execute(nb, grade.Settings(unisolated=True))
     if says:
         assert "no result came back from the sandbox (Unreadable" in executed.stopped

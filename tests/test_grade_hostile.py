@@ -113,6 +113,66 @@ answer_1 = False
 '''
 
 
+RIGHT_OBSERVATIONS = '''
+from helpers.exercises import declared as _declared
+from helpers.exercises.lesson import stored_definitions as _stored
+from helpers.exercises.observe import observe as _observe
+MIME = "application/vnd.computational-graphs.grade+json"
+_lesson = _stored("06")
+RIGHT = {}
+for _e in _declared("06"):                  # each exercise's right observation, made with its reference
+    _need = {n: _lesson[n] for n in _e.needs if n in _lesson}
+    RIGHT[_e.number] = _observe(_e, _e.reference(_need), _need)
+'''
+
+# The runner's result channel written from the kernel, then the runner killed (its exit status was never read)
+FORGED_RESULT = RIGHT_OBSERVATIONS + '''
+import json, os, signal
+def _output(number, role, payload):
+    data = {MIME: {"role": role, "exercise": number, **payload}}
+    return {"output_type": "display_data", "metadata": {}, "data": data}
+cells, ran = [], []
+for number, observation in RIGHT.items():
+    cells += [{"id": f"grade-after-{number}", "cell_type": "code", "source": "", "metadata": {},
+               "outputs": [_output(number, "after", {"flagged": [], "noted": []})]},
+              {"id": f"grade-observe-{number}", "cell_type": "code", "source": "", "metadata": {},
+               "outputs": [_output(number, "observe", {"observation": observation})]}]
+forged = json.dumps({"notebook": {"cells": cells}, "over_limit": [], "ran": [c["id"] for c in cells], "stopped": ""})
+wrote = []
+for pid in [p for p in os.listdir("/proc") if p.isdigit() and int(p) != os.getpid()]:
+    for fd in range(0, 12):
+        try:
+            with open(f"/proc/{pid}/fd/{fd}", "w") as channel:
+                channel.write(forged)
+            wrote.append(f"{pid}/{fd}")
+        except OSError:
+            pass
+print("FORGE-RAN wrote", wrote)
+for pid in {1, os.getppid()}:
+    for signal_number in (signal.SIGINT, signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.kill(pid, signal_number)
+        except OSError:
+            pass
+answer_1 = False
+'''
+
+# What the probe reports rewritten on its way out: flags erased, each observation the right one
+PUBLISH_FORGE = RIGHT_OBSERVATIONS + '''
+_shell = get_ipython()
+_real = _shell.display_pub.publish
+def _publish(data, *args, **kwargs):
+    payload = data.get(MIME) if isinstance(data, dict) else None
+    if isinstance(payload, dict):
+        payload["flagged"] = []
+        if payload.get("role") == "observe":
+            payload["observation"] = RIGHT[payload["exercise"]]
+    return _real(data, *args, **kwargs)
+_shell.display_pub.publish = _publish
+answer_1 = False
+'''
+
+
 def snooping(classmate, home, runtime, port):
     """One attack per slot, each printing what it found."""
     read = ("import glob, os\n"
@@ -260,6 +320,11 @@ def hostile(tmp_path_factory):
         "sal": ({**{n: wrong_answer(n) for n in range(1, 7)}, 5: LIAR_STR}, None),
         "snoop": (snooping(classmate, tmp / "teacher-home", tmp / "teacher-home" / "runtime", listener.port), None),
         "zed": ({n: wrong_answer(n) for n in range(1, 7)}, None),   # graded after the disk edit
+        "fox": (with_first(FORGED_RESULT), None),
+        "pub": (with_first(PUBLISH_FORGE), None),
+        # right in other forms (a Fraction), and a number no float holds (wrong, not the checker's error)
+        "fra": ({**solutions, 3: "from fractions import Fraction\nanswer_3 = Fraction(16, 2)",
+                 4: "answer_4 = 10 ** 400"}, None),
     }
     run = grade_run(tmp, learners)
     run["listener"] = listener
@@ -288,7 +353,8 @@ def test_a_displayed_verdict_is_not_taken(hostile):
 
 
 def test_a_str_equal_to_everything_is_judged_by_its_value(hostile):
-    assert statuses(hostile, "sal")[4] == "wrong", hostile["rows"].get(("sal", 5))
+    row = hostile["rows"].get(("sal", 5))          # its class's dunders are flagged too, read from its source
+    assert row["status"] == "flagged" and row["detail"].startswith("judged wrong"), row
 
 
 def test_a_patched_check_is_counted_flagged_not_right(hostile):
@@ -296,6 +362,31 @@ def test_a_patched_check_is_counted_flagged_not_right(hostile):
     assert found[0] == "flagged" and "right" not in found, found
     assert re.search(r"\| pat \| 06-practice-question.ipynb \| 0 \| \d \| 0 \| [1-6] \|", hostile["printed"]), \
         hostile["printed"][-2000:]
+
+
+def test_the_runner_s_result_channel_is_out_of_the_kernel_s_reach(hostile):
+    seen = executed(hostile, "fox")
+    assert "FORGE-RAN wrote []" in seen, seen[-3000:]          # no descriptor of the runner could be opened
+    found = statuses(hostile, "fox")
+    assert "right" not in found and found[0] == "flagged", (found, hostile["rows"].get(("fox", 1)))
+
+
+def test_what_the_probe_reports_cannot_be_rewritten_unflagged(hostile):
+    found = statuses(hostile, "pub")
+    assert "right" not in found and found[0] == "flagged", found
+    assert "uses get_ipython" in hostile["rows"]["pub", 1]["changed_checking_code"], hostile["rows"]["pub", 1]
+
+
+def test_answer_forms_are_judged_as_in_the_session(hostile):
+    assert statuses(hostile, "fra") == ["right", "right", "right", "wrong", "right", "right"], \
+        [hostile["rows"].get(("fra", n)) for n in (3, 4)]
+
+
+def test_the_summary_says_which_limits_held(hostile):
+    assert re.search(r"Limits that held for \d+ of \d+ submissions run:\n- namespaces: user", hostile["printed"]), \
+        hostile["printed"][-3000:]
+    assert "cgroup: memory 3 GB, CPU 1 cores, 512 tasks" in hostile["printed"] or "prlimit bounds" in \
+        hostile["printed"], hostile["printed"][-3000:]
 
 
 def test_the_collection_on_disk_stays_as_it_was(hostile):

@@ -5,13 +5,17 @@ machine's files; and what an answer gives back is plain data the grader
 rebuilds from exact built-in types (helpers/exercises/observe.py), its
 subclasses read by their built-in value."""
 
+import math
+import re
 import socket
 import sys
 import time
 import uuid
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
+import torch
 
 from helpers.exercises import ____
 from helpers.exercises.observe import NotPlain, Opaque, plain, unplain
@@ -63,6 +67,56 @@ def test_no_network_and_a_read_only_collection_in_an_empty_world():
     assert set(eval(lines[3])) <= {"helpers", "tools", "notebooks", "jupyter", ".venv"}, lines[3]
 
 
+RUNNER = """
+import os, signal, sys, time
+from tools.classroom.grade_run import out_of_reach
+assert os.getpid() == 1 and out_of_reach()
+child = os.fork()
+if child == 0:                       # the kernel's place: the same uid as the runner, below it
+    found = []
+    for path in ("/proc/1/fd/1", "/proc/1/fd/0", "/proc/1/mem", "/proc/1/environ"):
+        try:
+            open(path, "rb" if "fd" not in path else "w")
+            found.append("opened " + path)
+        except OSError as error:
+            found.append(f"refused {path} {error.errno}")
+    for number in (signal.SIGINT, signal.SIGTERM, signal.SIGKILL, signal.SIGSTOP):
+        os.kill(1, number)
+    for path in ("/dev/planted", "/dev/shm/big"):
+        try:
+            with open(path, "wb") as f:
+                f.write(b"x" * (3 * 2 ** 20))
+            found.append("wrote " + path)
+        except OSError as error:
+            found.append(f"refused {path} {error.errno}")
+    print(" | ".join(found), flush=True)
+    os._exit(0)
+os.waitpid(child, 0)
+time.sleep(0.5)
+print("the runner lives")
+"""
+
+
+def test_the_runner_is_out_of_the_kernel_s_reach_and_dev_is_bounded():
+    found = inside(RUNNER, disk=2 * 2 ** 20)
+    printed = found.stdout.decode()
+    assert found.returncode == 0 and printed.endswith("the runner lives\n"), (printed, found.stderr[-1500:])
+    assert "opened" not in printed and printed.count("refused /proc/1/") == 4, printed
+    assert "refused /dev/planted 30" in printed, printed                 # /dev is read-only
+    assert re.search(r"refused /dev/shm/big (27|28)", printed), printed      # /dev/shm bounded like /tmp
+
+
+def test_without_a_cgroup_prlimit_bounds_memory_and_says_so(tmp_path):
+    found = sandbox.run([sys.executable, "-c", "b = bytearray(900 * 2 ** 20); print('ALLOCATED')"], b"",
+                        sandbox.Limits(wall=30, memory=600 * 2 ** 20), cgroups=tmp_path / "no-cgroups-here")
+    assert b"ALLOCATED" not in found.stdout and "MemoryError" in found.stderr, found
+    said = "\n".join(found.enforced)
+    assert "no cgroup, so prlimit bounds each process's address space to 600 MB" in said, said
+    assert "cgroup:" not in said and said.startswith("namespaces: user"), said
+    held = sandbox.run([sys.executable, "-c", "print('ok')"], b"", sandbox.Limits(wall=30))
+    assert held.stdout == b"ok\n" and any(line.startswith("cgroup: memory") for line in held.enforced), held.enforced
+
+
 def test_without_a_sandbox_grading_refuses_and_says_how(monkeypatch, tmp_path):
     monkeypatch.setattr(sandbox, "missing", lambda: "grading's sandbox needs bubblewrap (bwrap)")
     with pytest.raises(grade.NoSandbox, match="apt|bubblewrap") as error:
@@ -97,14 +151,22 @@ class Liar(str):
 @pytest.mark.parametrize("answer, expected", [
     (Sly(3), 3), (Liar("a"), "a"), ([Sly(1), Liar("p")], [1, "p"]), ({"p", "q"}, {"p", "q"}),
     (frozenset({2}), frozenset({2})), ((1.5, None, True), (1.5, None, True)), ({"k": (1,)}, {"k": (1,)}),
+    (Fraction(16, 2), Fraction(8)), (10 ** 400, 10 ** 400), (-math.inf, -math.inf), ([math.inf, 1.0], [math.inf, 1.0]),
 ])
 def test_an_answer_comes_back_as_its_built_in_value(answer, expected):
     import json
 
     back = unplain(json.loads(json.dumps(plain(answer))))
     assert back == expected and type(back) is type(expected)
-    assert all(type(x) in (int, str, float, bool, type(None), tuple, dict) for x in
+    assert all(type(x) in (int, str, float, bool, type(None), tuple, dict, Fraction) for x in
                (back if isinstance(back, (list, tuple, set, frozenset)) else [back]))
+
+
+def test_nan_comes_back_as_nan_through_strict_json_in_a_value_and_a_tensor():
+    import json
+
+    back = unplain(json.loads(json.dumps(plain([math.nan, torch.tensor([math.nan, 2.0])]), allow_nan=False)))
+    assert math.isnan(back[0]) and math.isnan(back[1][0].item()) and back[1][1].item() == 2.0
 
 
 def test_the_placeholder_and_other_types_come_back_as_what_they_are():
@@ -113,7 +175,8 @@ def test_the_placeholder_and_other_types_come_back_as_what_they_are():
 
 
 @pytest.mark.parametrize("data", [{"t": "eval", "v": "1"}, {"t": "list"}, [1, 2], {"t": "set", "v": [{"t": "list",
-                                  "v": []}]}, {"t": "tensor", "shape": [3], "v": [1.0]}])
+                                  "v": []}]}, {"t": "tensor", "shape": [3], "v": [1.0]}, {"t": "float", "v": "1e999"},
+                                  {"t": "fraction", "v": [1, 0]}, {"t": "fraction", "v": [1.5, 2]}])
 def test_data_plain_does_not_make_is_refused(data):
     with pytest.raises(NotPlain):
         unplain(data)

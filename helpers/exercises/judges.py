@@ -104,7 +104,10 @@ def same(answer: Any, expected: Any, tolerance: float = 1e-6) -> bool:
     if kind(answer) != kind(expected):
         return False
     if kind(expected) == "number":
-        return bool(abs(answer - expected) <= tolerance * max(1.0, abs(expected)))
+        try:
+            return bool(abs(answer - expected) <= tolerance * max(1.0, abs(expected)))
+        except OverflowError:       # an int too large for a float: no number the code gives
+            return False
     if kind(expected) == "text":
         return bool(answer.strip().lower() == expected.strip().lower())
     if kind(expected) == "set":

@@ -10,6 +10,7 @@ is judged like any other."""
 
 import math
 from collections.abc import Mapping
+from fractions import Fraction
 from typing import Any
 
 import numpy
@@ -60,7 +61,10 @@ def plain(value: Any, depth: int = 0) -> Any:
     if isinstance(value, int):
         return int.__int__(value)
     if isinstance(value, float):
-        return float.__float__(value)
+        return _number(float.__float__(value))
+    if isinstance(value, Fraction):
+        return {"t": "fraction", "v": [int.__int__(Fraction.numerator.fget(value)),        # type: ignore[attr-defined]
+                                       int.__int__(Fraction.denominator.fget(value))]}     # type: ignore[attr-defined]
     if isinstance(value, str):
         return str.__str__(value)
     if isinstance(value, Blank):
@@ -75,8 +79,24 @@ def plain(value: Any, depth: int = 0) -> Any:
         return {"t": "dict", "v": [[plain(k, depth + 1), plain(v, depth + 1)] for k, v in dict.items(value)]}
     if isinstance(value, torch.Tensor) and value.numel() <= MAX_TENSOR:
         numbers = value.detach().double().flatten().tolist()
-        return {"t": "tensor", "shape": [int(n) for n in value.shape], "v": [float(n) for n in numbers]}
+        return {"t": "tensor", "shape": [int(n) for n in value.shape], "v": [_number(float(n)) for n in numbers]}
     return {"t": "opaque", "type": type(value).__qualname__[:100]}
+
+
+NON_FINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
+
+
+def _number(value: float) -> Any:
+    """A float as JSON holds it: NaN and the infinities, which JSON has no
+    number for, tagged by name."""
+    return value if math.isfinite(value) else {"t": "float", "v": "nan" if math.isnan(value) else repr(value)}
+
+
+def _float(item: Any) -> Any:
+    """A tagged NaN or infinity back as the float (anything else as it is)."""
+    if type(item) is dict and item.get("t") == "float" and type(item.get("v")) is str and item["v"] in NON_FINITE:
+        return NON_FINITE[item["v"]]
+    return item
 
 
 def unplain(data: Any) -> Any:
@@ -95,10 +115,20 @@ def unplain(data: Any) -> Any:
         tag = item["t"]
         if tag == "blank":
             return ____
+        if tag == "float":
+            if type(_float(item)) is not float:
+                raise NotPlain("a float that is not NaN or an infinity by name")
+            return _float(item)
+        if tag == "fraction":
+            parts = item.get("v")
+            if type(parts) is not list or len(parts) != 2 or not all(type(p) is int for p in parts) or parts[1] <= 0:
+                raise NotPlain("a fraction that is not two integers")
+            return Fraction(parts[0], parts[1])
         if tag == "opaque":
             return Opaque(str(item.get("type", "?"))[:100])
         if tag == "tensor":
             shape, values = item.get("shape"), item.get("v")
+            values = [_float(v) for v in values] if type(values) is list and len(values) <= MAX_TENSOR else values
             if type(shape) is not list or type(values) is not list or len(values) > MAX_TENSOR or \
                     not all(type(n) is int and n >= 0 for n in shape) or \
                     not all(type(v) in (int, float) for v in values) or math.prod(shape) != len(values):

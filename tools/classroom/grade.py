@@ -17,7 +17,10 @@ tools/classroom/grade_run.py), `--kernels` at a time. What comes back is data:
 each answer as plain values, or what a function did on the check's
 inputs (helpers/exercises/observe.py), and what each answer cell changed in
 the checking code. The verdicts are decided here, in a process that runs no
-learner code.
+learner code; here too each answer's source is read for what it reaches past
+the lesson (tools/classroom/grade_source.py), and an observation counts only
+when the runner saw every grader cell of its exercise end and itself ended
+with status 0.
 
 Written: OUT/grades.csv (learner, notebook, exercise, status: right, wrong,
 blank, flagged, error or not graded; what the answer cell changed in the
@@ -30,6 +33,7 @@ import argparse
 import csv
 import json
 import sys
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import astuple, dataclass
 from pathlib import Path
@@ -43,6 +47,7 @@ from helpers.exercises.observe import judged, reference
 from tools.classroom import sandbox
 from tools.classroom.grade_files import Unreadable, csv_cell, decode, md, read_notebook
 from tools.classroom.grade_probe import MIME
+from tools.classroom.grade_source import lesson_bindings, reaches
 from tools.runtime.working_copy import collection
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -163,12 +168,17 @@ def probed(stored, sources, notebook):
 @dataclass
 class Executed:
     """What came back from one sandbox: the notebook with the outputs it
-    returned, the cells over their limit, and why the run stopped ("")."""
+    returned, the cells over their limit, the cells the runner saw end, why
+    the run stopped (""), what outlived it, the runner's exit status and the
+    limits it ran under."""
 
     nb: object
     over_limit: list
     stopped: str
     leftovers: list
+    ran: frozenset = frozenset()
+    returncode: int | None = 0
+    enforced: tuple = ()
 
 
 def execute(nb, settings):
@@ -176,7 +186,7 @@ def execute(nb, settings):
     taken back, each onto the cell of ours with the same id."""
     command = [sys.executable, "-m", "tools.classroom.grade_run", "--cell-limit", str(settings.cell_limit)]
     outcome = sandbox.run(command, nbformat.writes(nb).encode(), settings.limits, unisolated=settings.unisolated)
-    stopped, over = outcome.stopped, []
+    stopped, over, ran = outcome.stopped, [], frozenset()
     try:
         result = decode(outcome.stdout, "the sandbox's result", cap=sandbox.OUTPUT_CAP)
         returned = {c.get("id"): c for c in result["notebook"]["cells"] if isinstance(c, dict)}
@@ -188,6 +198,7 @@ def execute(nb, settings):
                 malformed += len(outputs) - len(kept)
                 cell.outputs = [nbformat.from_dict(o) for o in kept]
         over = [i for i in result.get("over_limit", []) if isinstance(i, str)]
+        ran = frozenset(i for i in result.get("ran", []) if isinstance(i, str))
         stopped = stopped or str(result.get("stopped", ""))[:500]
         if malformed:
             stopped = "; ".join(filter(None, [stopped, f"{malformed} outputs that are not a notebook's were dropped"]))
@@ -197,7 +208,15 @@ def execute(nb, settings):
     if outcome.leftovers:
         stopped = "; ".join(filter(None, [stopped, f"processes outlived the sandbox and were killed: "
                                                    f"{outcome.leftovers}"]))
-    return Executed(nb, over, stopped, outcome.leftovers)
+    if outcome.returncode not in (0, None):
+        stopped = "; ".join(filter(None, [f"the grader's runner ended with exit status {outcome.returncode}",
+                                          stopped]))
+    return Executed(nb, over, stopped, outcome.leftovers, ran, outcome.returncode, outcome.enforced)
+
+
+def _steps(number, slot_id):
+    """The cells of exercise `number` the runner must have seen end for its observation to count."""
+    return (f"grade-before-{number}", slot_id, f"grade-after-{number}", f"grade-observe-{number}")
 
 
 def _payloads(nb, count):
@@ -273,9 +292,13 @@ def rows(learner, name, executed, slot_ids, sources, judge):
     notebook, nb = name[:2], executed.nb
     exercises = declared(notebook)
     after, observed, stray = _payloads(nb, len(slot_ids))
+    names = lesson_bindings([c.source for c in nb.cells if c.cell_type == "code" and c.get("id") not in slot_ids
+                          and not str(c.get("id", "")).startswith("grade-")])
     found, earlier = [], []
     for number, (slot_id, source, exercise) in enumerate(zip(slot_ids, sources, exercises, strict=True), start=1):
-        flags = _strings(after[number].get("flagged", [])) if number in after else []
+        reached = reaches(source, names) if source is not None else []
+        flags = [f"its code reaches past the lesson ({', '.join(reached[:6])})"] if reached else []
+        flags += _strings(after[number].get("flagged", [])) if number in after else []
         flags += [f"output in the grader's format appeared in cell {c}, which the grader did not write it to"
                   for c in stray.get(number, [])]
         if executed.leftovers:
@@ -285,8 +308,14 @@ def rows(learner, name, executed, slot_ids, sources, judge):
         if not changed and earlier:       # checked after an earlier answer cell changed the checking code
             changed = f"checked after exercise {earlier[0]}'s answer cell changed the checking code"
         noted = "; ".join(_strings(after[number].get("noted", []))) if number in after else ""
-        if number not in observed:
+        unseen = [step for step in _steps(number, slot_id) if step not in executed.ran]
+        if executed.returncode != 0:
+            status, detail = "not graded", executed.stopped or "the grader's runner did not end cleanly"
+        elif number not in observed:
             status, detail = "not graded", executed.stopped or "the grader's probe gave no observation"
+        elif unseen:
+            status, detail = "not graded", (f"the runner did not see the grader's cell {unseen[0]} end, yet an "
+                                            "observation came back")
         elif observed[number].get("observation") is None:
             raised = _error(nb, slot_id)
             if slot_id in executed.over_limit:
@@ -370,8 +399,20 @@ def _judged(ran, judge):
     return [Row(*astuple(r)[:5], "; ".join(filter(None, [r.detail, note]))) for r in found]
 
 
-def summary(all_rows, skipped):
-    """The teacher's summary, in Markdown."""
+def limits_text(runs, unisolated=False):
+    """What bounded the sandboxes: each distinct set of limits, with how many runs had it."""
+    if unisolated:
+        return ["", "Limits: none. Graded WITHOUT a sandbox (--unisolated): the submissions ran with your rights."]
+    sets = Counter(tuple(e.enforced) for e in runs)
+    lines = []
+    for enforced, count in sorted(sets.items(), key=lambda item: -item[1]):
+        lines += ["", f"Limits that held for {count} of {len(runs)} submissions run:"]
+        lines += [f"- {md(item, 1000)}" for item in enforced] or ["- none reported"]
+    return lines
+
+
+def summary(all_rows, skipped, limits=()):
+    """The teacher's summary, in Markdown; `limits` is limits_text's lines."""
     lines = ["| learner | notebook | " + " | ".join(STATUSES) + " |", "|---|---|" + "---:|" * len(STATUSES)]
     untouched = {}                 # a notebook with every answer blank is one name in a list, not a row
     for key in sorted({(r.learner, r.notebook) for r in all_rows}):
@@ -395,7 +436,7 @@ def summary(all_rows, skipped):
     if skipped:
         names = md(", ".join(str(p) for p in skipped[:5]), 1000) + (", ..." if len(skipped) > 5 else "")
         lines += ["", f"Not graded, not a notebook of the collection in a learner's folder ({len(skipped)}): {names}"]
-    return "\n".join(lines)
+    return "\n".join([*lines, *limits])
 
 
 def needs_a_look(all_rows):
@@ -423,7 +464,8 @@ def grade(folder, out, settings=Settings()):
         writer = csv.writer(f)
         writer.writerow(["learner", "notebook", "exercise", "status", "changed_checking_code", "detail"])
         writer.writerows([csv_cell(v) if isinstance(v, str) else v for v in astuple(r)] for r in all_rows)
-    text = summary(all_rows, skipped)
+    runs = [one[2] for one in ran if isinstance(one[2], Executed)]
+    text = summary(all_rows, skipped, limits_text(runs, settings.unisolated) if runs or settings.unisolated else [])
     (out / "summary.md").write_text(text + "\n")
     return all_rows, text
 
@@ -462,8 +504,6 @@ def main(argv=None):
         print(f"make grade: {error}", file=sys.stderr)
         return 2
     print(text)
-    if settings.unisolated:
-        print("\nGraded WITHOUT a sandbox (--unisolated): the submissions ran with your rights.")
     look = needs_a_look(all_rows)
     print(f"\n{len(all_rows)} exercises graded: {args.out / 'grades.csv'}" +
           ("; some need a look (flagged, error or not graded): exit 1" if look else ""))

@@ -11,10 +11,14 @@ the collection's code and stored notebooks (helpers/, tools/, notebooks/,
 jupyter/), with its own empty home, working folder and /tmp in a size-bounded
 tmpfs. Nothing the sandbox can write reaches the machine's disk: its input
 comes on stdin, its result goes to stdout, both read here with a cap. It
-runs as uid 65534 inside, without capabilities, in a new session; its
+runs as uid 65534 inside, without capabilities, in a new session, as the
+pid namespace's first process (so nothing inside can signal it unless it
+handles the signal); /dev is read-only, /dev/shm a bounded tmpfs. Its
 resources are bounded by a cgroup of its own where the machine lets us make
 one (memory, CPU share, number of tasks; cgroup v1 or v2) and always by
-prlimit (CPU seconds, file size, open files, no core dumps). A watchdog
+prlimit (CPU seconds, file size, open files, no core dumps; without a
+cgroup, each process's address space and the user's tasks). `Outcome.enforced`
+says in words which limits held. A watchdog
 here, the grader's own, kills it at its wall-clock limit; killing it ends
 its pid namespace, so nothing it started outlives it, and any task left in
 its cgroup is killed by its id and reported.
@@ -101,7 +105,7 @@ def missing() -> str | None:
 
 def _namespaces() -> list[str]:
     return ["--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
-            "--unshare-cgroup-try", "--die-with-parent", "--new-session"]
+            "--unshare-cgroup-try", "--die-with-parent", "--new-session", "--as-pid-1"]
 
 
 def _system_binds() -> list[str]:
@@ -164,14 +168,46 @@ def bwrap_argv(argv: list[str], files: Path, limits: Limits, root: Path = ROOT) 
             *[a for k, v in env.items() for a in ("--setenv", k, v)],
             "--size", str(limits.disk), "--tmpfs", "/tmp", "--size", str(limits.disk), "--tmpfs", str(INSIDE),
             *_system_binds(), *_collection_binds(root), *_files(files),     # after /tmp: a checkout may be in it
-            "--proc", "/proc", "--dev", "/dev",
+            "--proc", "/proc", "--dev", "/dev", "--size", str(limits.disk), "--tmpfs", "/dev/shm",
+            "--remount-ro", "/dev",
             "--dir", str(home), "--dir", str(INSIDE / "work"), "--chdir", str(INSIDE / "work"),
             "--", *argv]
 
 
-def _prlimit(limits: Limits) -> list[str]:
+def _prlimit(limits: Limits, held: list[str]) -> tuple[list[str], list[str]]:
+    """prlimit's command line, and what it bounds: CPU seconds, file size,
+    open files, no core dumps; and where no cgroup bounds them (`held` lists
+    what one does), each process's address space and the number of tasks."""
     cpu = int(limits.wall * limits.cpus) + 60
-    return ["prlimit", f"--cpu={cpu}", f"--fsize={limits.disk}", "--nofile=4096", "--core=0", "--"]
+    args = [f"--cpu={cpu}", f"--fsize={limits.disk}", "--nofile=4096", "--core=0"]
+    said = [f"prlimit: {cpu} s of CPU, files of at most {_mb(limits.disk)}, 4096 open files, no core dumps"]
+    if "memory" not in held:
+        args.append(f"--as={limits.memory}")
+        said.append(f"memory: no cgroup, so prlimit bounds each process's address space to {_mb(limits.memory)} "
+                    "(not their sum)")
+    if "tasks" not in held:
+        already = _tasks_of(os.getuid())
+        args.append(f"--nproc={already + limits.tasks}")
+        said.append(f"tasks: no cgroup, so prlimit bounds this user's tasks to {limits.tasks} more than the "
+                    f"{already} it runs" + (" (root is exempt from it: nothing bounds them)" if os.getuid() == 0
+                                            else ""))
+    return ["prlimit", *args, "--"], said
+
+
+def _mb(size: int) -> str:
+    return f"{size / 2 ** 30:g} GB" if size >= 2 ** 30 else f"{size // 2 ** 20} MB"
+
+
+def _tasks_of(uid: int) -> int:
+    """How many tasks (threads included) the user `uid` runs now."""
+    count = 0
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and entry.stat().st_uid == uid:
+                count += len(os.listdir(entry / "task"))
+        except OSError:
+            continue
+    return count
 
 
 class Cgroup:
@@ -179,15 +215,16 @@ class Cgroup:
     (memory, cpu, pids; v1 or v2), or none where the machine lets us make
     none (then only prlimit's limits hold)."""
 
-    def __init__(self, limits: Limits) -> None:
-        self.name, self.folders, self.enforced = f"grade-{uuid.uuid4().hex[:12]}", [], []
-        settings = self._v2(limits) if (CGROUPS / "cgroup.controllers").exists() else self._v1(limits)
+    def __init__(self, limits: Limits, root: Path = CGROUPS) -> None:
+        self.name, self.folders, self.enforced, self.root = f"grade-{uuid.uuid4().hex[:12]}", [], [], root
+        settings = self._v2(limits) if (root / "cgroup.controllers").exists() else self._v1(limits)
         for folder, values, what in settings:
             try:
-                folder.mkdir()
+                folder.mkdir(exist_ok=folder in self.folders)
             except OSError:
                 continue
-            self.folders.append(folder)
+            if folder not in self.folders:
+                self.folders.append(folder)
             try:
                 for key, value in values.items():
                     (folder / key).write_text(value)
@@ -197,16 +234,23 @@ class Cgroup:
 
     def _v1(self, limits: Limits) -> list[tuple[Path, dict[str, str], str]]:
         period = 100_000
-        return [(CGROUPS / "memory" / self.name, {"memory.limit_in_bytes": str(limits.memory)}, "memory"),
-                (CGROUPS / "cpu" / self.name, {"cpu.cfs_period_us": str(period),
-                                               "cpu.cfs_quota_us": str(int(period * limits.cpus))}, "cpu"),
-                (CGROUPS / "pids" / self.name, {"pids.max": str(limits.tasks)}, "tasks")]
+        return [(self.root / "memory" / self.name, {"memory.limit_in_bytes": str(limits.memory)}, "memory"),
+                (self.root / "cpu" / self.name, {"cpu.cfs_period_us": str(period),
+                                                 "cpu.cfs_quota_us": str(int(period * limits.cpus))}, "cpu"),
+                (self.root / "pids" / self.name, {"pids.max": str(limits.tasks)}, "tasks")]
 
     def _v2(self, limits: Limits) -> list[tuple[Path, dict[str, str], str]]:
         period = 100_000
-        folder = CGROUPS / self.name
-        return [(folder, {"memory.max": str(limits.memory), "cpu.max": f"{int(period * limits.cpus)} {period}",
-                          "pids.max": str(limits.tasks)}, "memory, cpu, tasks")]
+        folder = self.root / self.name
+        return [(folder, {"memory.max": str(limits.memory)}, "memory"),
+                (folder, {"cpu.max": f"{int(period * limits.cpus)} {period}"}, "cpu"),
+                (folder, {"pids.max": str(limits.tasks)}, "tasks")]
+
+    def said(self, limits: Limits) -> list[str]:
+        """What the cgroup bounds, in words."""
+        words = {"memory": f"memory {_mb(limits.memory)}", "cpu": f"CPU {limits.cpus:g} cores",
+                 "tasks": f"{limits.tasks} tasks"}
+        return [f"cgroup: {', '.join(words[w] for w in self.enforced)}"] if self.enforced else []
 
     def task_files(self) -> list[str]:
         return [str(f / "cgroup.procs") for f in self.folders]
@@ -252,6 +296,15 @@ class Cgroup:
         return killed
 
 
+NAMESPACES = ("namespaces: user (one uid, no capabilities), pid, mount, network (loopback only), IPC, UTS, cgroup; "
+              "the runner, pid 1, not dumpable")
+
+
+def _tmpfs_said(limits: Limits) -> str:
+    return (f"disk: /tmp, {INSIDE} (home and work) and /dev/shm in tmpfs of {_mb(limits.disk)} each; /dev "
+            "read-only; the system and the collection read-only")
+
+
 # Puts the shell into each cgroup named before "--", then becomes the command after it.
 _ENTER = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"'
 
@@ -274,18 +327,23 @@ def _reader(stream, cap: int, keep_end: bool, into: list[bytes], over: list[bool
 
 
 def run(argv: list[str], stdin: bytes, limits: Limits = Limits(), *, unisolated: bool = False,
-        root: Path = ROOT) -> Outcome:
+        root: Path = ROOT, cgroups: Path = CGROUPS) -> Outcome:
     """Run `argv` in a sandbox of its own (or, with `unisolated`, as a plain
     process group with its own temporary home), feeding it `stdin`; kill it
-    at `limits.wall` seconds or when its stdout passes OUTPUT_CAP."""
-    cgroup = None if unisolated else Cgroup(limits)
+    at `limits.wall` seconds or when its stdout passes OUTPUT_CAP. Its
+    cgroup is made under `cgroups` (a folder where none can be made: no
+    cgroup, prlimit bounds memory and tasks instead)."""
+    cgroup = None if unisolated else Cgroup(limits, cgroups)
+    enforced: list[str] = []
     with tempfile.TemporaryDirectory(prefix="grade-sandbox-") as files:
         if unisolated:
             home = Path(files) / "home"
             home.mkdir()
             command, env, cwd = argv, environment(home, root, limits.cpus), home
         else:
-            command = ["/bin/sh", "-c", _ENTER, "sh", *cgroup.task_files(), "--", *_prlimit(limits),
+            prlimit, said = _prlimit(limits, cgroup.enforced)
+            enforced = [NAMESPACES, *cgroup.said(limits), *said, _tmpfs_said(limits)]
+            command = ["/bin/sh", "-c", _ENTER, "sh", *cgroup.task_files(), "--", *prlimit,
                        *bwrap_argv(argv, Path(files), limits, root)]
             env, cwd = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}, Path(files)
         process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -315,9 +373,8 @@ def run(argv: list[str], stdin: bytes, limits: Limits = Limits(), *, unisolated:
             reader.join(timeout=5)
         peak = cgroup.peak_memory() if cgroup else None
         leftovers = cgroup.remove() if cgroup else _kill_group(process)
-        enforced = ("namespaces", "prlimit", *(cgroup.enforced if cgroup else ())) if not unisolated else ()
         return Outcome(None if stopped else process.returncode, b"".join(out),
-                       b"".join(err).decode(errors="replace"), stopped, leftovers, enforced, peak)
+                       b"".join(err).decode(errors="replace"), stopped, leftovers, tuple(enforced), peak)
 
 
 def _kill_group(process: subprocess.Popen) -> list[int]:

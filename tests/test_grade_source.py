@@ -1,0 +1,131 @@
+"""What the grader reads from an answer's source, outside the kernel
+(tools/classroom/grade_source.py): every way into the kernel's machinery
+that the hostile corpus holds is flagged, in any surrounding code the
+generated layer makes; no solution or right answer of the collection is."""
+
+import nbformat
+import pytest
+from answers import RIGHT, RIGHT_SAYING
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from helpers import lessons
+from helpers.exercises import declared
+from tools.classroom.grade_source import lesson_bindings, reaches
+from tools.notebooks import lesson_paths
+
+# One line each: what a submission wrote to reach past the lesson (the attacks of docs/teaching.md's table)
+HOSTILE = [
+    "get_ipython().display_pub.publish = print",
+    "ip = get_ipython()",
+    "import sys\nsys.modules['torch'].allclose = lambda *a, **k: True",
+    "sys.modules['helpers.exercises.judges'].same = lambda *a: True",
+    "import os\nos.kill(1, 9)",
+    "os.write(1, b'forged')",
+    "open('/proc/1/fd/1', 'w').write('{}')",
+    "__import__('os').system('true')",
+    "().__class__.__base__.__subclasses__()",
+    "type(x).__mro__",
+    "f = lambda: 0\ng = f.__globals__",
+    "(lambda: 0).__code__",
+    "torch.allclose = lambda *a, **k: True",
+    "del torch.allclose",
+    "import torch as t\nt.equal = lambda *a: True",
+    "setattr(torch, 'allclose', None)",
+    "getattr(torch, 'sys').modules",
+    "torch.sys.modules",
+    "torch.os.getpid()",
+    "ex._set = None",
+    "ex.check(1)",
+    "global answer_2\nanswer_2 = True",
+    "def f():\n    nonlocal y",
+    "%time x = 1",
+    "!ls /proc",
+    "exec('answer_1 = True')",
+    "eval('1')",
+    "compile('1', 'x', 'eval')",
+    "import importlib\nimportlib.import_module('gc')",
+    "import gc\ngc.get_objects()",
+    "import ctypes",
+    "import threading",
+    "import subprocess",
+    "from helpers.exercises import session",
+    "from . import x",
+    "from IPython import get_ipython",
+    "import inspect\ninspect.currentframe().f_back",
+    "vars()['answer_1'] = True",
+    "globals()['answer_1'] = True",
+    "breakpoint()",
+    "x = '__globals__'",
+    "from torch import __builtins__",
+    "[t for t in ().__class__.__bases__]",
+    "answer_1 = (lambda: 0).__builtins__",
+    "answer_1 = display",
+]
+SAFE = ["answer_1 = True", "answer_3 = 8.0", "y = x * 2\nanswer_2 = y.requires_grad", "answer_5 = 'b'",
+        "import math\nanswer_4 = math.floor(3.5)", "from fractions import Fraction\nanswer_3 = Fraction(8)",
+        "def survives(x):\n    return (x * 2).sum()\n", "a.grad = None", "answer_1 = len([1, 2])",
+        "class F(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n        return x\n",
+        "y = x.clone()\ny.retain_grad()\nanswer_2 = y.grad_fn.next_functions[0][0]._saved_self is None"]
+
+
+def stored_names(notebook):
+    nb = nbformat.read(next(p for p in lesson_paths() if p.name.startswith(notebook)), as_version=4)
+    return lesson_bindings([c.source for c in nb.cells if c.cell_type == "code"
+                         and "answer-slot" not in c.metadata.get("tags", [])])
+
+
+NAMES = stored_names("06")
+
+
+@pytest.mark.parametrize("source", HOSTILE)
+def test_every_way_into_the_kernel_s_machinery_is_flagged(source):
+    assert reaches(source, NAMES), f"not flagged: {source!r}"
+
+
+@pytest.mark.parametrize("source", SAFE)
+def test_code_that_only_computes_is_not_flagged(source):
+    assert reaches(source, NAMES) == []
+
+
+def _sources(notebook, number):
+    found = [declared(notebook)[number - 1].solution]
+    for entries in (RIGHT.get((notebook, number), ()), RIGHT_SAYING.get((notebook, number), ())):
+        found += [e if isinstance(e, str) else e[0] for e in entries]
+    return [s for s in found if isinstance(s, str)]
+
+
+@pytest.mark.parametrize("notebook", lessons.numbers())
+def test_no_solution_or_right_answer_of_the_collection_is_flagged(notebook):
+    names = stored_names(notebook)
+    for exercise in declared(notebook):
+        for source in _sources(notebook, exercise.number):
+            assert reaches(source, names) == [], (notebook, exercise.number, source)
+
+
+SAFE_LINES = st.sampled_from(["y = x * 2", "z = y.sum()", "n = len([1, 2, 3])", "w = torch.ones(3)",
+                              "for i in range(3):\n    z = z + i", "if n > 2:\n    y = y * 3", "q = y.grad_fn",
+                              "import math", "v = math.sqrt(2.0)", "print(y)"])
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(before=st.lists(SAFE_LINES, max_size=4), attack=st.sampled_from(HOSTILE), after=st.lists(SAFE_LINES, max_size=4),
+       indent=st.booleans())
+def test_an_attack_is_flagged_wherever_it_sits_in_the_cell(before, attack, after, indent):
+    body = "\n".join([*before, attack, *after])
+    if indent and not attack.startswith(("%", "!", "from .", "global")):      # inside a function the answer defines
+        body = "def survives(x):\n" + "\n".join("    " + line for line in body.splitlines()) + "\n    return x"
+    assert reaches(body, NAMES), body
+
+
+@settings(max_examples=200, deadline=None)
+@given(lines=st.lists(SAFE_LINES, max_size=8))
+def test_safe_code_stays_unflagged_however_it_is_combined(lines):
+    assert reaches("\n".join(lines), NAMES) == []
+
+
+@settings(max_examples=300, deadline=None)
+@given(source=st.text(max_size=200) | st.none() | st.integers())
+def test_any_source_gives_a_list_of_texts_and_never_raises(source):
+    found = reaches(source, NAMES)
+    assert isinstance(found, list) and all(isinstance(f, str) for f in found)
