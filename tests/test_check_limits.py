@@ -5,7 +5,10 @@ process the check ran in, and where there is no fork (Windows) by ending
 the kernel, which the next session reports; a KeyboardInterrupt never
 leaves an earlier verdict in the score; a patch of torch made by an answer
 does not outlive its check; and a prediction or a letter is judged by its
-built-in value, whatever its class claims.
+built-in value, whatever its class claims. Where torch refuses autograd in a
+forked child (a CUDA build, after a backward through a compiled function)
+checks run in the session, right answers judged right and the hard stop
+holding.
 
 The tests that could hang on a limit that does not hold run their check in
 a process of their own, under a timeout of the test's."""
@@ -76,8 +79,8 @@ for name in ("SIGALRM", "setitimer", "getitimer", "ITIMER_REAL", "alarm"):
 """
 
 
-def _session(source, env=None):
-    done = subprocess.run([sys.executable, "-c", source], cwd=ROOT, capture_output=True, text=True, timeout=HANG,
+def _session(source, env=None, timeout=HANG):
+    done = subprocess.run([sys.executable, "-c", source], cwd=ROOT, capture_output=True, text=True, timeout=timeout,
                           env={**os.environ, **(env or {})})
     return done
 
@@ -155,6 +158,67 @@ def test_a_slow_import_in_the_child_does_not_end_the_check(tmp_path):
     answer = SIGN.replace("(x):", "(x):\n    import slow_to_import")
     status, text, *_ = _run(answer, before=f"import sys\nsys.path.insert(0, {str(tmp_path)!r})\n", limit=SLOW_LIMIT)
     assert status == "right", text
+
+
+# --- where torch refuses autograd in a forked child -------------------------------------------------------------
+
+# A CUDA build of torch, once the session ran a backward through a compiled function, refuses autograd in a forked
+# child. The CPU build never does: there the refusal is made as torch makes it, in every child forked from then on.
+REFUSING = """
+import os, torch
+from torch.autograd.variable import Variable
+
+class Refusing:
+    def __init__(self, engine):
+        self.engine = engine
+
+    def run_backward(self, *args, **kwargs):
+        raise RuntimeError("Unable to handle autograd's threading in combination with fork-based multiprocessing. "
+                           "See https://github.com/pytorch/pytorch/wiki/Autograd-and-Fork")
+
+    def __getattr__(self, name):
+        return getattr(self.engine, name)
+
+if torch.version.cuda is None:
+    os.register_at_fork(after_in_child=lambda: setattr(Variable, "_execution_engine",
+                                                       Refusing(Variable._execution_engine)))
+else:                   # what makes a CUDA build refuse
+    compiled = torch.compile(lambda x: (x * 2).sin().sum(), backend="aot_eager")
+    compiled(torch.ones(3, requires_grad=True)).backward()
+"""
+
+COMPILED_CHECKS = REFUSING + """
+import json
+from helpers.exercises import apart, declared, exercises
+from tools.testkit.lessons import lesson_function
+ex = exercises("09", {})
+found = [getattr(ex, f"q{e.number}").check(e.reference({})) for e in declared("09") if e.kind in ("write", "fix")]
+print(json.dumps([[f.status, f.text] for f in found] + [apart.forks()]))
+"""
+
+
+def test_where_torch_refuses_autograd_in_a_child_right_answers_are_right():
+    """Notebook 09's write and fix checks (a compiled function's backward)
+    after a compiled backward in the session: judged right, in the session."""
+    done = _session(COMPILED_CHECKS, timeout=180)       # two checks of dynamo's captures, no limit tested here
+    assert done.returncode == 0, done.stderr[-3000:]
+    *found, forks = json.loads(done.stdout.strip().splitlines()[-1])
+    assert [status for status, _ in found] == ["right", "right"], found
+    assert forks is False, "checks still fork where torch refuses autograd in a child"
+
+
+def test_where_torch_refuses_autograd_in_a_child_the_hard_stop_holds(tmp_path):
+    env = {"TMPDIR": str(tmp_path), "TEMP": str(tmp_path), "TMP": str(tmp_path)}
+    source = SESSION.format(before=REFUSING + "from helpers.exercises import apart\napart.HARD_MARGIN = 1.0\n",
+                            limit=LIMIT, answer=ESCAPES["a retry loop with a bare except"], right=SIGN)
+    start = time.monotonic()
+    try:
+        done = _session(source, env)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"the kernel was still running after {HANG} s: the limit did not hold in the session")
+    assert done.returncode != 0 and time.monotonic() - start < HANG, done.stdout + done.stderr[-2000:]
+    after = _session("from helpers.exercises import exercises\nexercises('01', {})\n", env)
+    assert "exercise 2" in after.stdout and "time limit" in after.stdout, after.stdout + after.stderr[-2000:]
 
 
 # --- KeyboardInterrupt -----------------------------------------------------------------------------------------

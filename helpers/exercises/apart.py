@@ -15,6 +15,13 @@ where the check was to a file and ends the kernel, which Jupyter restarts.
 `notice(notebook)`, called by the next `exercises(...)` of that notebook,
 reads the file and says what happened.
 
+A child where torch refuses autograd (a CUDA build of torch, once the
+session ran a backward through a compiled function: "Unable to handle
+autograd's threading in combination with fork-based multiprocessing")
+says so before the check runs there (`_autograd_works`), and from then on
+checks run as without fork: a forked child can never have autograd back,
+and the session's own thread does.
+
 Time spent importing modules does not count, for the soft limit as for the
 hard one (at most IMPORT_ALLOWANCE seconds of it)."""
 
@@ -48,6 +55,8 @@ DUMP_WAIT = 0.5             # seconds given to the child to write where it was, 
 WARMED = ("torch.", "numpy.")  # modules a check imported that the session imports after it, so the next is fast
 FRAME = re.compile(r'File "(.*)", line (\d+) in (\S+)')
 Result = tuple[str, str, str]
+WORKS, REFUSED = b"+", b"-"    # the child's first byte on its result pipe: whether autograd runs there
+_REFUSED: list[bool] = []      # [True] once a child found autograd refused: no check forks again
 
 
 @dataclass(frozen=True)
@@ -62,19 +71,23 @@ class Stopped:
 
 
 def forks() -> bool:
-    """Whether checks run in a child process here (False on Windows)."""
-    return hasattr(os, "fork") and sys.platform != "win32"
+    """Whether checks run in a child process here: False on Windows, and
+    once torch refused autograd in a forked child."""
+    return hasattr(os, "fork") and sys.platform != "win32" and not _REFUSED
 
 
 def run(work: Callable[[], Result], interrupted: Callable[[KeyboardInterrupt], Result], notebook: str = "",
         number: int = 0) -> Result | Stopped:
     """`work()`, the feedback's (status, text, judged line), computed in a
-    child process where there is fork, else in the session with the hard
-    stop that ends the kernel. In the child, which ignores the learner's
-    interrupt, a KeyboardInterrupt is the answer's own: `interrupted(it)`
-    is the result; in the session it goes on."""
+    child process where there is fork (and torch allows autograd in one),
+    else in the session with the hard stop that ends the kernel. In the
+    child, which ignores the learner's interrupt, a KeyboardInterrupt is the
+    answer's own: `interrupted(it)` is the result; in the session it goes on."""
     if forks():
-        return _in_child(work, interrupted)
+        done = _in_child(work, interrupted)
+        if done is not None:
+            return done
+        _REFUSED[:] = [True]           # torch refuses autograd in a child: this check, and the next, in the session
     with _hard_stop(notebook, number):
         return work()
 
@@ -117,40 +130,73 @@ def _quiet_display() -> None:
         shell.display_pub = DisplayPublisher(shell=shell)      # type: ignore[no-untyped-call]
 
 
+def _autograd_works() -> bool:
+    """Whether autograd runs in this child. torch refuses it in a child
+    forked once its engine started threads for a device (on a CUDA build,
+    after a backward through a compiled function, even with no GPU)."""
+    try:
+        with torch.inference_mode(False), torch.enable_grad():
+            leaf = torch.zeros(1, requires_grad=True)
+            torch.autograd.grad((leaf * 2).sum(), leaf)
+    except Exception:
+        return False
+    return True
+
+
 def _child(work: Callable[[], Result], interrupted: Callable[[KeyboardInterrupt], Result], result: int, out: int,
            err: int, dump: int, shared: mmap.mmap) -> NoReturn:
-    """The child's whole life: run the check, send back its result as JSON,
-    end without running any of the session's exit code."""
+    """The child's whole life: say whether autograd runs here (one byte,
+    written before the answer runs, so no answer can change it), run the
+    check, send back its result as JSON, end without running any of the
+    session's exit code."""
     code = 3
     try:
         signal.signal(signal.SIGINT, signal.SIG_IGN)     # the learner's interrupt is the session's to handle
         faulthandler.register(signal.SIGUSR1, file=dump, all_threads=False)
-        sys.stdout, sys.stderr = _Pipe(out), _Pipe(err)
         torch.set_num_threads(1)           # OpenMP's threads are the parent's: a parallel region would hang
-        _quiet_display()
-
-        def began() -> None:
-            struct.pack_into("d", shared, 8, time.monotonic())
-
-        def ended(seconds: float) -> None:
-            struct.pack_into("dd", shared, 0, struct.unpack_from("d", shared, 0)[0] + seconds, 0.0)
-
-        loaded = set(sys.modules)
-        with sandbox.imports_timed(began, ended):
-            try:
-                found = work()
-            except KeyboardInterrupt as error:
-                found = interrupted(error)
-        new = sorted(name for name in set(sys.modules) - loaded if name.startswith(WARMED))
-        data = json.dumps([*(str.__str__(part) for part in found), new]).encode()
-        while data:
-            data = data[os.write(result, data):]
+        if _autograd_works():
+            os.write(result, WORKS)
+            _send(result, _checked(work, interrupted, out, err, shared))
+        else:
+            os.write(result, REFUSED)
         code = 0
     finally:
         os._exit(code)
 
 
-def _in_child(work: Callable[[], Result], interrupted: Callable[[KeyboardInterrupt], Result]) -> Result | Stopped:
+def _checked(work: Callable[[], Result], interrupted: Callable[[KeyboardInterrupt], Result], out: int, err: int,
+             shared: mmap.mmap) -> list[object]:
+    """The check run in the child: its result, then the torch and numpy
+    modules it imported."""
+    sys.stdout, sys.stderr = _Pipe(out), _Pipe(err)
+    _quiet_display()
+
+    def began() -> None:
+        struct.pack_into("d", shared, 8, time.monotonic())
+
+    def ended(seconds: float) -> None:
+        struct.pack_into("dd", shared, 0, struct.unpack_from("d", shared, 0)[0] + seconds, 0.0)
+
+    loaded = set(sys.modules)
+    with sandbox.imports_timed(began, ended):
+        try:
+            found = work()
+        except KeyboardInterrupt as error:
+            found = interrupted(error)
+    new = sorted(name for name in set(sys.modules) - loaded if name.startswith(WARMED))
+    return [*(str.__str__(part) for part in found), new]
+
+
+def _send(fd: int, found: object) -> None:
+    data = json.dumps(found).encode()
+    while data:
+        data = data[os.write(fd, data):]
+
+
+def _in_child(work: Callable[[], Result],
+              interrupted: Callable[[KeyboardInterrupt], Result]) -> Result | Stopped | None:
+    """The check's result from a forked child; None when torch refuses
+    autograd there (the check did not run)."""
     pipes = [os.pipe() for _ in range(4)]            # result, stdout, stderr, where it was
     shared = mmap.mmap(-1, 16)                       # seconds spent importing; when the import running began
     pid = os.fork()
@@ -170,7 +216,7 @@ def _in_child(work: Callable[[], Result], interrupted: Callable[[KeyboardInterru
         shared.close()
 
 
-def _wait(pid: int, reads: list[int], shared: mmap.mmap) -> Result | Stopped:
+def _wait(pid: int, reads: list[int], shared: mmap.mmap) -> Result | Stopped | None:
     """Read the child's result and output until it ends, or stop it once
     past its hard limit; print what it printed."""
     received: dict[int, bytearray] = {fd: bytearray() for fd in reads}
@@ -202,9 +248,11 @@ def _pass_on(data: bytearray, stream: IO[str]) -> None:
         stream.flush()
 
 
-def _result(data: bytes, status: int) -> Result | Stopped:
+def _result(data: bytes, status: int) -> Result | Stopped | None:
+    if data[:1] == REFUSED:
+        return None
     try:
-        found = json.loads(data.decode()) if data else None
+        found = json.loads(data[1:].decode()) if data[:1] == WORKS else None
     except ValueError:
         found = None
     if type(found) is list and len(found) == 4 and all(type(part) is str for part in found[:3]):
