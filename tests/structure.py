@@ -6,6 +6,7 @@ from pathlib import Path
 
 from tools.build.nav import INSTALL, NAV, install_source
 from tools.build.run_notebooks import output_text, raises
+from tools.runtime import kernel
 
 HEADINGS = ("Learning goals", "Exercises", "Summary", "Your score")
 LINK = re.compile(r"\]\(([^)#\s:]+\.ipynb)\)")      # a link to another notebook: no scheme
@@ -78,7 +79,16 @@ def _common(nb, folder):
             found += [f"broken link to {t}" for t in LINK.findall(cell.source) if not (Path(folder) / t).exists()]
             found += [f"the prose names {t}, which is not in the repository"
                       for t in REPOSITORY_FILE.findall(cell.source) if not (Path(folder).parent / t).exists()]
-    return found + long_lines(cells) + machine_paths(cells)
+    return found + long_lines(cells) + machine_paths(cells) + recorded_kernel(nb)
+
+
+def recorded_kernel(nb):
+    """The kernel and language the notebook records must be what the collection's kernel
+    reports (tools/runtime/kernel.py: Python's major version, not the release that ran it):
+    JupyterLab writes a connecting kernel's into the notebook and marks it changed unless equal."""
+    return [f"metadata {key} is {nb.metadata.get(key)}, the collection's kernel reports {value} "
+            "(execute it with make notebooks)"
+            for key, value in kernel.recorded().items() if nb.metadata.get(key) != value]
 
 
 # a file path of whoever ran the notebook: a virtual environment's or a home folder's

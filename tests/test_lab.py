@@ -125,7 +125,8 @@ def test_server_options_come_from_jupyter_folder():
     argv = lab_argv()
     for option in ("--MappingKernelManager.cull_idle_timeout=1800", "--MappingKernelManager.cull_interval=60",
                    "--MappingKernelManager.cull_connected=False", "--MappingKernelManager.cull_busy=False",
-                   "--ServerApp.session_manager_class=tools.runtime.sessions.OneViewLeft"):
+                   "--ServerApp.session_manager_class=tools.runtime.sessions.OneViewLeft",
+                   "--ServerApp.kernel_spec_manager_class=tools.runtime.kernel.Specs"):
         assert option in argv
     with pytest.raises(ValueError, match="app must be one of"):
         lab_argv(app="voila")

@@ -9,6 +9,7 @@ from structure import LINE_LIMIT, long_lines, problems
 
 from tools.build.nav import stale
 from tools.notebooks import NOTEBOOKS, notebook_paths
+from tools.runtime import kernel
 
 PATHS = notebook_paths()
 
@@ -55,7 +56,7 @@ def _good_lesson():
         for output in cell.outputs:
             if output.output_type == "execute_result":
                 output.execution_count = count
-    return new_notebook(cells=cells)
+    return new_notebook(cells=cells, metadata=kernel.recorded())
 
 
 def test_a_good_lesson_passes():
@@ -104,8 +105,18 @@ def test_each_broken_skeleton_is_caught(change, words):
 
 def test_index_needs_its_parts():
     nb = new_notebook(cells=[new_markdown_cell("# Index"), new_markdown_cell("<!--NAVIGATION-->\nx"),
-                             new_markdown_cell("<!--NAVIGATION-->\nx")])
+                             new_markdown_cell("<!--NAVIGATION-->\nx")], metadata=kernel.recorded())
     assert len(problems(nb, NOTEBOOKS, lesson=False)) == 3
+
+
+@pytest.mark.parametrize("key, value", [("language_info", {"version": "3.11.2"}),
+                                        ("kernelspec", {"name": "venv-3.11", "display_name": "Python (venv)"})])
+def test_a_notebook_recording_another_kernel_is_caught(key, value):
+    """A notebook run by ipykernel's own kernel records the interpreter's release (3.11.2), one run
+    under another kernelspec names it: both are rewritten when JupyterLab opens it."""
+    nb = _good_lesson()
+    nb.metadata[key] = {**nb.metadata[key], **value}
+    assert [p for p in problems(nb, NOTEBOOKS) if f"metadata {key}" in p and "make notebooks" in p]
 
 
 def _with_line(length, markdown=False):

@@ -21,6 +21,7 @@ import sys
 import nbformat
 
 from tools.notebooks import NOTEBOOKS, ROOT, notebook_paths
+from tools.runtime import kernel
 
 NAME = re.compile(r"(\d\d)-([a-z][a-z0-9]*(?:-[a-z0-9]+)*)")
 
@@ -58,7 +59,7 @@ def notebook(number, slug, title):
     """The skeleton: title, goals, imports, one drawing, one widget, one
     exercise, summary, score (make nav adds the navigation and set-up cells)."""
     nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
+    nb.metadata.update(kernel.recorded())         # what executing it records (tools/runtime/kernel.py)
     nb.metadata["collection"] = {"optional": True, "tour": f"{title.lower()} (a new notebook: replace this line)."}
     nb.cells = [
         md(f"# {title}\n\nWhat this notebook shows, in two or three sentences: replace this paragraph with the "

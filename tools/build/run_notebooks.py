@@ -32,9 +32,9 @@ from pathlib import Path
 import nbformat
 from jupyter_client.manager import KernelManager
 from nbclient import NotebookClient
-from nbval.kernel import CURRENT_ENV_KERNEL_NAME, NbvalKernelspecManager
 
 from tools.notebooks import notebook_paths
+from tools.runtime import kernel
 
 RAISES = "raises-exception"
 ROOT = Path(__file__).resolve().parents[2]
@@ -67,7 +67,7 @@ def output_text(cell):
 def execute(path):
     """Run one notebook; return it with fresh outputs."""
     nb = nbformat.read(path, as_version=4)
-    km = KernelManager(kernel_name=CURRENT_ENV_KERNEL_NAME, kernel_spec_manager=NbvalKernelspecManager())
+    km = KernelManager(kernel_name=kernel.NAME, kernel_spec_manager=kernel.Specs())
     client = NotebookClient(
         nb, km=km, timeout=600, allow_errors=True, store_widget_state=True, record_timing=False,
         resources={"metadata": {"path": str(path.parent)}},

@@ -1,0 +1,56 @@
+"""A second interpreter for the layer that depends on the Python release
+itself (what a kernel reports, what `make notebooks` stores, what JupyterLab
+compares on a first open): a venv made by another patch release of the same
+Python (pyenv's 3.11.7 beside Debian's 3.11.2) that reads `.venv`'s installed
+packages instead of installing its own. The packages are the same by design
+(the pins are per minor version, and a minor version keeps its ABI), so only
+the interpreter differs, and the venv costs seconds, not a second install.
+`.ci/run` runs tests/test_reexecution.py, tests/test_lab.py and
+tests/test_kernel.py with it after `make test`.
+
+    python -m tools.testkit.second_python PYTHON [FOLDER]    prints FOLDER/bin/python
+"""
+
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+FOLDER = ROOT / "build" / "second-python"
+
+
+def release_of(python):
+    """(major, minor, micro) of the interpreter `python`."""
+    done = subprocess.run([python, "-c", "import sys; print(*sys.version_info[:3])"], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"{python} does not run ({done.stderr.strip() or done.returncode}): pass another Python")
+    major, minor, micro = (int(part) for part in done.stdout.split())
+    return major, minor, micro
+
+
+def second_venv(python, folder=FOLDER):
+    """The venv made by `python` in `folder`, reading this environment's
+    packages and its share/ and etc/ (JupyterLab's assets, the server's
+    extensions); returns its interpreter's path. Refuses a Python that is
+    this one's release (nothing would differ) or another minor version (this
+    environment's compiled packages would not load)."""
+    own, other = sys.version_info[:3], release_of(python)
+    if other[:2] != own[:2] or other == own:
+        raise SystemExit(f"{python} is Python {'.'.join(map(str, other))}; the second Python must be another patch "
+                         f"release of this environment's {'.'.join(map(str, own))} (pass its path)")
+    subprocess.run([python, "-m", "venv", "--clear", "--without-pip", str(folder)], check=True)
+    site = Path(sysconfig.get_paths()["purelib"])
+    packages = folder / site.relative_to(sys.prefix)
+    (packages / "first-venv.pth").write_text(f"import site; site.addsitedir({str(site)!r})\n")
+    for shared in ("share", "etc"):
+        link = folder / shared
+        if not link.exists():
+            link.symlink_to(Path(sys.prefix) / shared, target_is_directory=True)
+    return folder / "bin" / "python"
+
+
+if __name__ == "__main__":
+    if len(sys.argv) not in (2, 3):
+        raise SystemExit(__doc__.strip().splitlines()[-1].strip())
+    print(second_venv(sys.argv[1], Path(sys.argv[2]) if len(sys.argv) == 3 else FOLDER))
