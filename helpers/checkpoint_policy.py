@@ -107,10 +107,10 @@ def _inputs(frame: Any) -> set[tuple[Node, int]]:
     reading one (`.data`) runs nothing."""
     found = set()
     for saved in getattr(frame, "saved_args", None) or ():
-        if isinstance(saved, torch._C._autograd.SavedTensor) and saved.unpack_hook is None:  # type: ignore[attr-defined]
+        if isinstance(saved, torch._C._autograd.SavedTensor) and getattr(saved, "unpack_hook", False) is None:
             try:
                 tensor = saved.data                                                        # type: ignore[attr-defined]
-            except RuntimeError:                  # released: then it names no input
+            except (RuntimeError, AttributeError):  # released (or a torch that does not say): it names no input
                 continue
             if isinstance(tensor, torch.Tensor) and tensor.grad_fn is not None:
                 found.add((tensor.grad_fn, tensor.output_nr))
@@ -130,7 +130,7 @@ def _where(fn: Node, frame: Any) -> str | None:
         for raw in raws if isinstance(raws, (list, tuple)) else (raws,):
             if not isinstance(raw, torch._C._autograd.SavedTensor):
                 continue
-            hook = raw.unpack_hook                                           # type: ignore[attr-defined]
+            hook = getattr(raw, "unpack_hook", None)     # a torch whose SavedTensor does not say: tells nothing
             if hook is not None and _cell(hook, "_CheckpointFrame") is frame:
                 return "inside"
             saw_other = saw_other or hook is not None or not _wrapped_number(raw)
@@ -144,7 +144,7 @@ def _wrapped_number(raw: Any) -> bool:
     0-d tensor that needs no grad)."""
     try:
         data = raw.data
-    except RuntimeError:
+    except (RuntimeError, AttributeError):        # released, or a torch whose SavedTensor does not say
         return True
     return not isinstance(data, torch.Tensor) or (data.dim() == 0 and not data.requires_grad)
 

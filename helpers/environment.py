@@ -8,6 +8,7 @@ from importlib import metadata
 from pathlib import Path
 
 from .svg import INSTALL_HINT, find_dot
+from .torch_version import torch_report
 
 WIDGETS_EXTENSION = Path("share/jupyter/labextensions/@jupyter-widgets/jupyterlab-manager")
 REINSTALL = "run `make lab` again from the repository root (it refreshes .venv from requirements.txt)"
@@ -57,7 +58,8 @@ def _torch() -> Check:
         import torch
     except ImportError:
         return Check("torch", False, f"not importable; {_advice('torch')}")
-    return Check("torch", True, torch.__version__.split("+")[0])
+    ok, line = torch_report(torch.__version__)
+    return Check("torch", ok, line.removeprefix("torch "))
 
 
 def _dot() -> Check:

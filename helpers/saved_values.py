@@ -86,7 +86,7 @@ class SavedReader:
         try:
             for attr, raw_attr, _ in names:
                 raw = getattr(fn, raw_attr, None)
-                if type(raw) is _SavedTensor and raw.unpack_hook is None:  # type: ignore[attr-defined]
+                if type(raw) is _SavedTensor and unpack_hook(raw) is None:
                     value = getattr(fn, attr)       # a tensor saved without a hook: the usual case
                     key.append(None if value is None else value.shape)
                     continue
@@ -126,7 +126,7 @@ def _read(fn: Node, names: tuple[SavedName, ...]) -> tuple[Saved, ...]:
     for attr, raw_attr, name in names:
         try:
             raw = getattr(fn, raw_attr, None)
-            plain = type(raw) is _SavedTensor and raw.unpack_hook is None  # type: ignore[attr-defined]
+            plain = type(raw) is _SavedTensor and unpack_hook(raw) is None
             if plain:                               # one tensor, no hook: the usual case
                 found += _plain_tensor(fn, attr, name)
                 continue
@@ -174,11 +174,25 @@ def _saved_names(node_type: type) -> tuple[SavedName, ...]:
 _SAVED_NAMES: weakref.WeakKeyDictionary[type, tuple[SavedName, ...]] = weakref.WeakKeyDictionary()
 
 _SavedTensor = torch._C._autograd.SavedTensor     # its unpack_hook and data are missing from torch's stubs
+# What a saved value is labelled where torch cannot tell, without unpacking it, whether a hook packed it:
+# a SavedTensor without `unpack_hook` (torch 2.9.1's has only register_hooks). Reading it could run the
+# learner's hook or re-run a checkpointed forward, so it is named, never read.
+UNTOLD = "not read: this torch cannot read it without unpacking"
+_NO_ANSWER = object()
+
+
+def unpack_hook(raw: Any) -> Any:
+    """The unpack hook of a packed saved value (None: saved without one), or
+    `_NO_ANSWER` where this torch's SavedTensor does not say."""
+    return getattr(raw, "unpack_hook", _NO_ANSWER)
 
 
 def _describe(fn: Node, attr: str, name: str, raw: Any) -> list[Saved]:
     raws = raw if isinstance(raw, (list, tuple)) else [raw]
-    hooks = [r.unpack_hook for r in raws if r is not None and hasattr(r, "unpack_hook") and r.unpack_hook]
+    told = [unpack_hook(r) for r in raws if r is not None]
+    if _NO_ANSWER in told:
+        return [Saved(name, UNTOLD)]
+    hooks = [hook for hook in told if hook]
     if hooks:
         if all(getattr(hook, "__module__", "") == CHECKPOINT for hook in hooks):
             return [Saved(name, checkpoint_text(fn, name, hooks[0]))]

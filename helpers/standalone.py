@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from importlib import metadata
 
 from .svg import INSTALL_HINT, find_dot
+from .torch_version import torch_report
 
 # (module imported, the name pip installs it by); none of these depend on more than torch
 # and each other, so each is installed without its dependencies
@@ -47,11 +48,14 @@ def complete(install: Callable[[list[str]], None] = _pip) -> list[str]:
                            f"{'them' if len(absent) > 1 else 'it'} (pip install {' '.join(absent)}; for torch "
                            "without an NVIDIA GPU: pip install torch --index-url "
                            "https://download.pytorch.org/whl/cpu), then restart the kernel")
+    new_enough, torch_line = torch_report(metadata.version("torch"))
+    if not new_enough:                             # one line: the version found, the one needed, the command
+        raise RuntimeError(torch_line)
     added = missing(SMALL)
     if added:
         install(["--no-deps", *added])
         importlib.invalidate_caches()
-    kept = ", ".join(f"{name} {metadata.version(name)}" for _, name in RUNTIME)
-    line = f"The collection's helpers are installed{' with ' + ', '.join(added) if added else ''}; kept {kept}."
+    line = (f"The collection's helpers are installed{' with ' + ', '.join(added) if added else ''}; kept ipywidgets "
+            f"{metadata.version('ipywidgets')}, and {torch_line}.")
     print(line if find_dot() else f"{line}\n{INSTALL_HINT}")
     return added

@@ -1,10 +1,16 @@
 """The index notebook's environment check and its advice."""
 
+import re
+from pathlib import Path
+
 import pytest
 
 from helpers import report
 from helpers.environment import Check, check_environment
 from helpers.svg import INSTALL_HINT
+from helpers.torch_version import TORCH_NEEDED, UPGRADE, pinned_torch, release, torch_report
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.mark.system
@@ -26,3 +32,60 @@ def test_missing_dot_gives_the_install_line(monkeypatch):
 def test_missing_package_advice():
     text = report([Check("ipywidgets", False, "not installed; run `make lab` again")])
     assert text.startswith("MISSING ipywidgets: not installed")
+
+
+
+def test_the_torch_needed_is_pyprojects_and_the_pin_is_requirements():
+    """TORCH_NEEDED is what pyproject.toml declares (torch>=); the pin read is requirements.txt's line."""
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    assert re.search(r'dependencies = \[[^]]*"torch>=([\d.]+)"', pyproject).group(1) == TORCH_NEEDED
+    pin = re.search(r"^torch==([\w.+]+)$", (ROOT / "requirements.txt").read_text(encoding="utf-8"), re.M).group(1)
+    assert pinned_torch() == pin
+    assert '"helpers.pins" = ["requirements.txt"]' in pyproject, "an installed copy must carry requirements.txt"
+
+
+def test_the_pin_is_read_from_an_installed_copy_when_there_is_no_checkout(tmp_path):
+    (tmp_path / "requirements.txt").write_text("numpy==2.0\ntorch==2.13.0; python_version >= '3.10'\n")
+    assert pinned_torch((tmp_path / "no-checkout.txt", tmp_path / "requirements.txt")) == "2.13.0"
+    assert pinned_torch((tmp_path / "no-checkout.txt",)) is None
+
+
+@pytest.mark.parametrize("version, expected", [("2.13.0+cpu", (2, 13, 0)), ("2.14.0a0+git1", (2, 14, 0)),
+                                               ("2.9", (2, 9)), ("2.10.1.dev20260101", (2, 10, 1))])
+def test_release_numbers(version, expected):
+    assert release(version) == expected
+
+
+def test_torch_lines():
+    old = torch_report("2.8.0+cu128", pinned="2.13.0")
+    assert old == (False, f"torch 2.8.0 is older than the {TORCH_NEEDED} these helpers need: {UPGRADE}")
+    assert "pip install --upgrade torch" in UPGRADE
+    assert torch_report("2.13.0+cpu", pinned="2.13.0") == (
+        True, "torch 2.13.0, the one the collection's outputs were checked against")
+    assert torch_report("2.14.1", pinned="2.13.0") == (
+        True, "torch 2.14.1; the collection's outputs were checked against 2.13.0, so a few may differ")
+
+
+def test_an_old_torch_is_one_line_in_the_check_and_the_set_up_cell(monkeypatch):
+    """The environment check marks it and gives no all-clear; the set-up cell
+    (helpers.standalone.complete) stops with the same line."""
+    import torch
+
+    from helpers import standalone
+
+    monkeypatch.setattr(torch, "__version__", "2.8.0+cpu")
+    text = report()
+    assert f"MISSING torch: 2.8.0 is older than the {TORCH_NEEDED} these helpers need: {UPGRADE}" in text
+    assert "Everything the notebooks need is here" not in text
+    real = standalone.metadata.version
+    monkeypatch.setattr(standalone.metadata, "version", lambda name: "2.8.0" if name == "torch" else real(name))
+    with pytest.raises(RuntimeError, match=r"^torch 2\.8\.0 is older than the .* need: pip install --upgrade torch"):
+        standalone.complete(install=lambda arguments: pytest.fail("installed before saying torch is too old"))
+
+
+def test_the_check_names_the_torch_the_outputs_were_checked_against():
+    import torch
+
+    line = next(c for c in check_environment() if c.name == "torch").detail
+    assert line.startswith(torch.__version__.split("+")[0])
+    assert pinned_torch() in line and "checked against" in line

@@ -13,7 +13,7 @@ from graph_check import unconnected
 from torch.autograd.graph import Node as AutogradNode
 
 import helpers.graph
-from helpers import draw_graph, trace_graph
+from helpers import draw_graph, saved_values, trace_graph
 from helpers.arguments import roots_of
 from helpers.graph import Edge, Graph, Node, autograd_nodes
 from helpers.saved_values import MAX_LABEL, Saved
@@ -134,6 +134,48 @@ def test_custom_function_saved_tensors():
     assert node.saved == (Saved("saved_tensors", "tensor of shape (3,)"),)
     out.sum().backward()
     assert trace_graph(out).find("DoubleBackward")[0].saved[0].freed
+
+
+class _SavedBefore210:
+    """torch 2.9.1's SavedTensor: `register_hooks` and nothing else (no
+    `unpack_hook`, no `data`), so it cannot say whether a hook packed it."""
+
+    def register_hooks(self, pack, unpack):
+        raise AssertionError("drawing registered hooks on a saved value")
+
+
+class _MulBackwardBefore210:
+    """A node of such a torch: `self` saved as a tensor, `other` a number."""
+
+    _saved_other = 2
+    _raw_saved_self = property(lambda node: _SavedBefore210())
+
+    @property
+    def _saved_self(self):
+        raise AssertionError("drawing read a saved tensor it cannot tell unpacked (a hook would have run)")
+
+
+def test_a_torch_whose_saved_tensors_do_not_say_gets_them_named_not_read(monkeypatch):
+    """Before torch 2.10 a SavedTensor has no `unpack_hook`: its value is
+    labelled as not read (reading could run a hook), the rest as usual."""
+    monkeypatch.setattr(saved_values, "_SavedTensor", _SavedBefore210)
+    found = saved_values.saved_values(_MulBackwardBefore210())
+    assert found == (Saved("other", "2"), Saved("self", saved_values.UNTOLD))
+    assert len(saved_values.UNTOLD) <= saved_values.MAX_TEXT
+
+
+def test_drawing_on_such_a_torch_runs_no_hook(monkeypatch):
+    """A whole drawing with every saved tensor's hook unknown (as on torch
+    2.9.1): no crash, no unpack hook run, each saved tensor labelled."""
+    unpacked = []
+    x = torch.ones(3, requires_grad=True)
+    with torch.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: unpacked.append(t) or t):
+        y = (x * x).sin()
+    monkeypatch.setattr(saved_values, "unpack_hook", lambda raw: saved_values._NO_ANSWER)
+    graph = trace_graph(y)
+    draw_graph(y)
+    assert unpacked == []
+    assert {s.text for n in graph.nodes for s in n.saved} == {saved_values.UNTOLD}
 
 
 def test_deep_graph_has_no_recursion_limit():

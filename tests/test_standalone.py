@@ -10,10 +10,12 @@ Shown failing: a notebook without its set-up cell, a source that cannot be
 installed, and a changed output."""
 
 import copy
+from importlib import metadata
 
 import nbformat
 import pytest
 
+from helpers.torch_version import torch_report
 from tools.build.nav import INSTALL
 from tools.build.run_notebooks import problems
 from tools.notebooks import notebook_paths
@@ -75,8 +77,8 @@ def with_redraw(nb):
 def test_a_notebook_alone_runs_as_in_the_repository(path, colab, tmp_path):
     fresh = run(path, colab, tmp_path / "alone", edit=with_redraw)
     stored = nbformat.read(path, as_version=4)
-    assert alone.set_up_output(fresh).startswith("The collection's helpers are installed with torchviz; kept torch ")
-    assert "ipywidgets 7.7.1" in alone.set_up_output(fresh)
+    kept = "The collection's helpers are installed with torchviz; kept ipywidgets 7.7.1, and torch "
+    assert alone.set_up_output(fresh).startswith(kept)
     extra = fresh.cells.pop()
     assert problems(fresh) == []
     assert alone.differences(stored, fresh) == []
@@ -167,7 +169,9 @@ def test_complete_installs_only_what_the_runtime_lacks(monkeypatch, capsys):
     calls = []
     assert standalone.complete(install=calls.append) == ["torchviz"]
     assert calls == [["--no-deps", "torchviz"]]
-    assert capsys.readouterr().out.startswith("The collection's helpers are installed with torchviz; kept torch ")
+    printed = capsys.readouterr().out
+    assert printed.startswith("The collection's helpers are installed with torchviz; kept ipywidgets ")
+    assert f", and {torch_report(metadata.version('torch'))[1]}." in printed
 
 
 @pytest.mark.parametrize("absent", ["torch", "ipywidgets"])
