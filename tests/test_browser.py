@@ -1,64 +1,64 @@
-"""Every notebook run in real JupyterLab in headless Chromium: Run All shows
-no error except in cells marked to raise, and every widget redraws the
-graph as it should when changed. Timings are printed at the end of the run."""
+"""Every notebook once in real JupyterLab in headless Chromium, as a new
+learner has it (`make lab`'s trusted working copy, 1366x768, every cell
+kept in the page): on first open, before anything runs, its stored
+drawings and widget views keep the legibility budget and nothing shows
+broken (tests/test_legibility_browser.py's rules); then one Run All, after
+which no cell shows an error except those marked to raise, every widget's
+declared checks redraw the graph as they should, and every combination of
+its controls' states keeps the budget and stays on screen. So each notebook
+is run in a browser once per `make test`. Timings are printed at the end
+of the run."""
 
-import os
-from pathlib import Path
+import json
+import time
 
 import nbformat
 import pytest
 from answers import WRONG
 from conftest import ROOT
+from learner import chromium, new_learner
 
 from helpers.exercises import declared
 from helpers.lessons import of
 from helpers.lessons.widget import Check, Widget, press
+from helpers.widgets import RUN_TO_USE
 from tools.build.run_notebooks import raises
 from tools.notebooks import NOTEBOOKS, notebook_paths
-from tools.testkit.browser import (
-    CHROMIUM,
-    CHROMIUM_ARGS,
-    NB,
-    cells,
-    cleared,
-    menu,
-    open_notebook,
-    run_all,
-    run_all_started,
-    start_lab,
-    stop,
-)
+from tools.testkit.browser import NB, cells, cleared, menu, open_notebook, run_all, run_all_started, serve, stop
+from tools.testkit.first_open import broken, notices, rendered, stored
+from tools.testkit.legibility import measure, reached, smallest, states
 from tools.testkit.widget_cells import cell_index
-from tools.testkit.widget_page import redraw, widget_cell
+from tools.testkit.widget_page import on_screen, redraw, wheel_problems, widget_cell
 
 ARTIFACTS = ROOT / "artifacts" / "screenshots"
 PATHS = notebook_paths()
-VIEWPORT = {"width": 1400, "height": 1000}
-INSTALL = "browser tests need Debian's chromium: sudo apt-get install chromium (make test installs it when it can)"
+VIEWPORT = {"width": 1366, "height": 768}
+WINDOWING = "@jupyterlab/notebook-extension/tracker.jupyterlab-settings"
+# Views shown in screenshots: (widget, caption words, file name).
+SHOTS = (("sequence", "length 200", "(cut)", "legibility-01-sequence-cut-200.png"),
+         ("length", "length 30", "(unrolled)", "legibility-05-length-unrolled-30.png"))
 
 
 @pytest.fixture(scope="module")
-def lab(tmp_path_factory):
-    if not Path(CHROMIUM).exists():
-        if os.environ.get("CI") == "true":
-            pytest.fail(INSTALL)
-        pytest.skip(INSTALL)
-    root = tmp_path_factory.mktemp("lab")
-    proc, base, token = start_lab(root, NOTEBOOKS)
+def browser():
+    with chromium() as browser:
+        yield browser
+
+
+@pytest.fixture(scope="module")
+def lab(browser, tmp_path_factory):
+    """A new learner's JupyterLab on their working copy; every cell kept in
+    the page (no windowing) so each output can be measured without
+    scrolling. Yields (the working copy, base URL, token)."""
+    learner = new_learner(tmp_path_factory.mktemp("learner"))
+    settings = learner.home / ".jupyter/lab/user-settings" / WINDOWING
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_text(json.dumps({"windowingMode": "none", "kernelShutdown": True}))
+    proc, info = serve(learner.copy, learner.home / "runtime", learner.env)
     try:
-        yield root, base, token
+        yield learner.copy, f"http://127.0.0.1:{info['port']}", info["token"]
     finally:
         stop(proc)
-
-
-@pytest.fixture(scope="module")
-def browser(lab):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
 
 
 @pytest.fixture
@@ -66,38 +66,6 @@ def page(browser):
     page = browser.new_page(viewport=VIEWPORT)
     yield page
     page.close()
-
-
-class NotebookPages:
-    """Pages on the notebooks: `take(path)` gives the page for `path`
-    (opened now, or earlier by `open_next`); `open_next(path)` starts
-    loading the following notebook, and its kernel, while the test of
-    `path` goes on (about 4 s a notebook that would otherwise be waited)."""
-
-    def __init__(self, browser, base, token):
-        self.browser, self.base, self.token, self.opened = browser, base, token, {}
-
-    def take(self, path):
-        return self.opened.pop(path) if path in self.opened else self._open(path)
-
-    def open_next(self, path):
-        following = PATHS[PATHS.index(path) + 1:]
-        if following and following[0] not in self.opened:
-            self.opened[following[0]] = self._open(following[0])
-
-    def _open(self, path):
-        page = self.browser.new_page(viewport=VIEWPORT)
-        open_notebook(page, self.base, self.token, f"notebooks/{path.name}")
-        return page
-
-
-@pytest.fixture(scope="module")
-def notebook_pages(lab, browser):
-    _, base, token = lab
-    pages = NotebookPages(browser, base, token)
-    yield pages
-    for page in pages.opened.values():
-        page.close()
 
 
 def check_widgets(page, timings, notebook, declared=None, folder=NOTEBOOKS):
@@ -145,29 +113,107 @@ def _exercise_01(page, timings):
     timings.append("01-dynamic-control-flow: exercise 1 answered in the page: hint, then right")
 
 
+def first_open(page, folder, path, within=60.0):
+    """Wait until the notebook shows what its file holds (or `within` s)."""
+    expected = stored(nbformat.read(folder / path.name, as_version=4))
+    deadline = time.monotonic() + within
+    while rendered(page.locator(NB))[0] != expected and time.monotonic() < deadline:
+        time.sleep(0.25)
+
+
+def widget_states(page, path, timings):
+    """Every combination of states of every registered widget of the
+    notebook: its drawings measured, and the problems of what is on screen."""
+    drawings, problems = [], []
+    for widget in of(path.stem):
+        cell = widget_cell(page, cell_index(path.stem, widget.tag))
+        where = f"{path.stem}: {widget.name} as run"
+        drawings += measure(cell.locator(".jp-OutputArea"), where)
+        wheeled = [seen(page, cell, where, problems)]
+        walked = time.perf_counter()
+        changes = states(cell, widget)
+        for change in changes:
+            if not reached(page, cell, widget, change):
+                continue
+            caption = cell.locator("figcaption").first.inner_text() if cell.locator("figcaption").count() else ""
+            where = f"{path.stem}: {widget.name} {change.control}={change.target or 'clicked'} [{caption[:70]}]"
+            found = measure(cell.locator(".jp-OutputArea"), where)
+            timings.append(f"legibility lab {found[0].where if found else widget.name}: {smallest(found)}")
+            drawings += found
+            wheeled.append(seen(page, cell, where, problems))
+            screenshot(page, cell, widget.name, caption)
+        timings.append(f"legibility lab {path.stem}: {widget.name}, {len(changes)} changes walked in "
+                       f"{time.perf_counter() - walked:.1f} s, the wheel turned over {sum(wheeled)} of "
+                       f"{len(wheeled)} states")
+    return drawings, problems
+
+
+def seen(page, cell, where, problems):
+    """Add to `problems` what is wrong with what a learner sees of the
+    widget in `cell`: its drawing, its controls, where the mouse wheel goes;
+    True if the wheel was turned (a drawing in view, room to scroll)."""
+    problems += on_screen(cell).problems(where)
+    wheel = wheel_problems(page, cell, where)
+    problems += wheel or []
+    return wheel is not None
+
+
+def screenshot(page, cell, name, caption):
+    for widget, length, view, file in SHOTS:
+        if name == widget and length in caption and view in caption:
+            on_screen(cell)                   # its controls at the top of the view
+            ARTIFACTS.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=ARTIFACTS / file)
+
+
+def on_first_open(page, folder, path, timings):
+    """(drawings measured, what shows broken) before anything runs."""
+    page.locator(f"{NB} .jp-Cell").first.wait_for(timeout=90_000)
+    first_open(page, folder, path)
+    drawings = measure(page.locator(NB), f"{path.stem}: stored")
+    shown_broken = [f"{path.stem} on first open: {b}" for b in broken(page.locator(NB))]
+    shown_broken += [f"{path.stem} on first open: a widget view's first line is {line}, not {RUN_TO_USE!r}"
+                     for line in notices(page.locator(NB)) if RUN_TO_USE not in line]
+    timings.append(f"legibility lab {path.stem} stored: {smallest(drawings)}")
+    return drawings, shown_broken
+
+
 @pytest.mark.parametrize("path", PATHS, ids=[p.stem for p in PATHS])
-def test_run_all_then_widgets(lab, notebook_pages, path, timings):
-    _, base, token = lab
+def test_first_open_run_all_widgets_and_their_states(lab, browser, path, timings):
+    folder, base, token = lab
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    page = notebook_pages.take(path)
+    start = time.perf_counter()
+    page = browser.new_page(viewport=VIEWPORT)
     try:
-        seconds, clicks = run_all(page, base, token, f"notebooks/{path.name}")
-    finally:
-        page.screenshot(path=ARTIFACTS / f"{path.stem}.png")
-    timings.append(f"{path.stem}: Run All {seconds:.1f} s, {clicks} click{'s' if clicks > 1 else ''}")
-    notebook_pages.open_next(path)         # loads while this notebook's widgets are checked
-    report = cells(page)
-    stored = [c for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code"]
-    assert len(report) == len(stored)
-    unexpected = [c["source"].splitlines()[0] for c, cell in zip(report, stored, strict=True)
-                  if c["stderr"] != raises(cell)]
-    assert unexpected == []
-    try:
+        open_notebook(page, base, token, path.name)
+        drawings, shown_broken = on_first_open(page, folder, path, timings)
+        try:
+            seconds, clicks = run_all(page, base, token, path.name)
+        finally:
+            page.screenshot(path=ARTIFACTS / f"{path.stem}.png")
+        timings.append(f"{path.stem}: Run All {seconds:.1f} s, {clicks} click{'s' if clicks > 1 else ''}")
+        report = cells(page)
+        code = [c for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code"]
+        assert len(report) == len(code)
+        unexpected = [c["source"].splitlines()[0] for c, cell in zip(report, code, strict=True)
+                      if c["stderr"] != raises(cell)]
+        assert unexpected == []
         check_widgets(page, timings, path.stem)
         if path.stem == "01-dynamic-control-flow":
             _exercise_01(page, timings)
+        found, problems = widget_states(page, path, timings)
+        drawings += found
     finally:
         page.close()
+    took = time.perf_counter() - start
+    timings.append(f"browser {path.stem}: first open, Run All, checks and states in {took:.1f} s")
+    rules = {"operation names at least 11 px, no text under 8 px": [p for d in drawings for p in d.problems()],
+             "a first open shows nothing broken (no image that loaded nothing, no widget's broken-link glyph) and "
+             "says how to use a stored widget": shown_broken,
+             "with a widget's controls at the top of the view, part of its drawing and all its controls are on "
+             "screen, and the mouse wheel over the drawing scrolls the page": problems}
+    failed = [f"{rule}:\n" + "\n".join(found) for rule, found in rules.items() if found]
+    assert failed == [], "\n\n".join(failed)
 
 
 BROKEN = '''
@@ -191,14 +237,14 @@ def test_a_broken_callback_fails_the_check(lab, page, timings):
     """A view that raises on a change shows the error in the widget, in
     place of the drawing, naming the learner's cell; the widget check fails
     on it."""
-    root, base, token = lab
+    folder, base, token = lab
     cell = nbformat.v4.new_code_cell(BROKEN.strip(), metadata={"tags": [BROKEN_WIDGET.tag]})
     nb = nbformat.v4.new_notebook(cells=[cell])
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nbformat.write(nb, root / "notebooks" / "broken.ipynb")
-    run_all(page, base, token, "notebooks/broken.ipynb")
+    nbformat.write(nb, folder / "broken.ipynb")
+    run_all(page, base, token, "broken.ipynb")
     with pytest.raises(AssertionError) as failed:
-        check_widgets(page, timings, "broken", (BROKEN_WIDGET,), root / "notebooks")
+        check_widgets(page, timings, "broken", (BROKEN_WIDGET,), folder)
     words = ["the view raised instead of drawing: No drawing for n=2: the view raised an error.",
              "RuntimeError: a broken callback", "Cell In[1], line 9, in render"]
     assert all(w in str(failed.value) for w in words), str(failed.value)
@@ -207,11 +253,11 @@ def test_a_broken_callback_fails_the_check(lab, page, timings):
 def test_a_run_all_that_queues_nothing_is_told_apart(lab, page):
     """The check behind run_all's second click: a cleared notebook whose
     cells were not sent is not "started"; after Run All it is."""
-    root, base, token = lab
+    folder, base, token = lab
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print('one')")])
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nbformat.write(nb, root / "notebooks" / "queued.ipynb")
-    cleared(page, base, token, "notebooks/queued.ipynb")
+    nbformat.write(nb, folder / "queued.ipynb")
+    cleared(page, base, token, "queued.ipynb")
     assert not run_all_started(page, within=1)
     menu(page, "Run", "Run All Cells")
     assert run_all_started(page, within=30)

@@ -17,14 +17,12 @@ import nbformat
 import pytest
 from conftest import ROOT
 
-from tools.build.site import build
 from tools.notebooks import notebook_paths
 from tools.testkit.browser import CHROMIUM, CHROMIUM_ARGS
 
 ARTIFACTS = ROOT / "artifacts" / "site"
 PATHS = notebook_paths()
 # this file's own staging folder: make site and the other site tests stage elsewhere
-STAGED = ROOT / "build" / "site-test-source"
 OP = re.compile(r"^n\d+ op: ([^\s,|]+)", re.M)  # "MulBackward0 | ...", or "mul, shape (2,)" in an FX graph
 WIDTH = 1280      # a laptop's window: what tests/structure.py's LINE_LIMIT is measured for
 # Code the learner reads (code cells, markdown code blocks, folded solutions)
@@ -67,14 +65,12 @@ class QuietHandler(http.server.SimpleHTTPRequestHandler):
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory):
+def site(built_site):
     if not Path(CHROMIUM).exists():
         if os.environ.get("CI") == "true":
             pytest.fail("the site test needs Debian's chromium")
         pytest.skip("the site test needs Debian's chromium (sudo apt-get install chromium)")
-    folder = tmp_path_factory.mktemp("site")    # staged apart: another test file may build at the same time
-    out = build(folder / "site", source=STAGED)
-    handler = functools.partial(QuietHandler, directory=str(out))
+    handler = functools.partial(QuietHandler, directory=str(built_site))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
@@ -167,9 +163,9 @@ def test_the_download_button_gives_the_stored_notebook(site, page, path):
     assert download_problems(downloaded(site, page, path), path) == []
 
 
-def test_the_staged_copy_fails_the_download_check(site, page):
+def test_the_staged_copy_fails_the_download_check(built_site):
     """What the button gave before: the staged copy (answers folded, widget state dropped)."""
-    staged = STAGED / PATHS[6].name
+    staged = built_site.parent / "source" / PATHS[6].name
     assert download_problems(staged.read_bytes(), PATHS[6]) == [f"the download of {PATHS[6].stem} is not "
                                                                 f"notebooks/{PATHS[6].name}"]
 

@@ -11,13 +11,13 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, SITE_FORK
 
 from helpers.project import BRANCH, REPOSITORY, repository_url
-from tools.build.site import build, retargeted, site_repository
+from tools.build.site import retargeted, site_repository
 from tools.notebooks import notebook_paths
 
-FORK = "a-learner/graphs-fork"           # not REPOSITORY, so an address left pointing there shows
+FORK = SITE_FORK                         # not REPOSITORY, so an address left pointing there shows
 NOTEBOOKS = {p.name for p in notebook_paths()}
 KINDS = ("Binder", "Colab", "repository", "download")
 
@@ -102,13 +102,9 @@ def page_problems(html, page, repository, sources):
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory):
-    """The site as a fork's workflow builds it: SITE_REPOSITORY set, staged
-    apart from make site's build/site-source (another test may build at once)."""
-    folder = tmp_path_factory.mktemp("site-links")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("SITE_REPOSITORY", FORK)
-        return build(folder / "site", source=folder / "source")
+def site(built_site):
+    """The site as a fork's workflow builds it: SITE_REPOSITORY set (conftest's built_site)."""
+    return built_site
 
 
 def page_html(site, page):
