@@ -2,6 +2,8 @@
 --regen-golden flag that rewrites the golden drawings in tests/golden/; and
 --quick (`make quick`), which leaves out the layers named in SLOW_LAYERS."""
 
+import fcntl
+import os
 from pathlib import Path
 
 import pytest
@@ -35,6 +37,33 @@ def pytest_ignore_collect(collection_path, config):
     return None
 
 
+# How the suite is shared between xdist's workers (`--dist loadgroup`, the Makefile). Each
+# file's tests stay together on one worker (its module fixtures, a JupyterLab, a hub, are made
+# once), except in SPLIT's files, whose tests are independent: each of those goes to whichever
+# worker is free. FIRST names the longest work, sent out first, so that the two workers end
+# together instead of one waiting on the other's last long file
+# (python -m tools.bench.suite_timing prints where the time goes).
+SPLIT = ("test_browser.py", "test_reexecution.py", "test_standalone.py", "test_solutions.py")
+FIRST = ("test_browser.py", "test_reexecution.py", "test_hub_command.py", "test_grade_hostile.py", "test_standalone.py",
+         "test_hub.py", "test_legibility_browser.py", "test_lab.py", "test_saved_widgets.py", "test_solutions.py",
+         "test_notebook7.py", "test_site.py", "test_grade.py")
+
+
+def _group(item):
+    path = item.path.name
+    return item.nodeid if path in SPLIT and "[" in item.nodeid else str(item.path)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """Each test's xdist group (SPLIT), and the longest work first (FIRST);
+    the order is the same on every worker, as xdist requires."""
+    rank = {name: index for index, name in enumerate(FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(FIRST)))     # stable: the rest as collected
+    for item in items:
+        item.add_marker(pytest.mark.xdist_group(_group(item)))
+
+
 @pytest.fixture
 def golden(request):
     """compare(name, text): text must equal tests/golden/<name>; with
@@ -62,6 +91,32 @@ class Figures:
 
     def append(self, line):
         self.node.user_properties.append((FIGURE, line))
+
+
+# The site the tests read is a fork's build, so an address left pointing at the collection's own repository shows.
+SITE_FORK = "a-learner/graphs-fork"
+
+
+@pytest.fixture(scope="session")
+def built_site(tmp_path_factory):
+    """The static site (tools/build/site.py), built once per run and shared by
+    every test that reads it: test_site.py, test_site_links.py and
+    test_legibility_browser.py. Under xdist the first worker to ask builds it,
+    under a lock in the run's folder above every worker's; the others wait
+    for it and read the same files."""
+    from tools.build.site import build
+
+    base = tmp_path_factory.getbasetemp()
+    folder = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "shared-site"
+    folder.mkdir(exist_ok=True)
+    with open(folder / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (folder / "built").exists():
+            with pytest.MonkeyPatch.context() as patch:
+                patch.setenv("SITE_REPOSITORY", SITE_FORK)
+                build(folder / "site", source=folder / "source")
+            (folder / "built").write_text("the site below was built whole\n")
+    return folder / "site"
 
 
 @pytest.fixture
