@@ -231,7 +231,8 @@ def check_first_open(page, learner, info, name, timings):
     kernel = kernel_of(info, name, attached)
     assert page.get_by_text(NEWS).count() == 0, "the news pop-up is showing"
     assert page.locator(f"{TAB}.jp-mod-dirty").count() == 0, (
-        f"opening {name} marked it changed (is its kernelspec the environment's?): closing it would ask to save")
+        f"opening {name} marked it changed (do its kernelspec and language_info equal what the collection's kernel, "
+        "tools/runtime/kernel.py, reports?): closing it would ask to save")
     return kernel
 
 
