@@ -10,7 +10,6 @@ with each other in one run, not runs with each other."""
 
 import argparse
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -19,13 +18,10 @@ import xml.etree.ElementTree as ET
 from collections import defaultdict
 from pathlib import Path
 
+from tools.testkit.shapes import _children_cpu
+
 ROOT = Path(__file__).resolve().parents[2]
 SLOWEST = 25
-
-
-def _children_cpu():
-    used = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return used.ru_utime + used.ru_stime
 
 
 def by_file(report):
