@@ -31,13 +31,13 @@ refresh: system $(STAMP)
 
 test: system-browser $(DEV_STAMP)
 	$(BIN)/ruff check helpers tests tools notebooks
-	$(BIN)/python -m pytest -n 2 --dist loadfile
+	$(BIN)/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder --durations=25
 
 # The inner loop: everything but the browser and class layers (tests/conftest.py's QUICK
 # list names what it leaves out), in under 2 minutes on 2 cores. `make test` runs it all.
 quick: system $(DEV_STAMP)
 	$(BIN)/ruff check helpers tests tools notebooks
-	$(BIN)/python -m pytest -n 2 --dist loadfile --quick
+	$(BIN)/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder --quick
 
 # A new notebook, NB=10-name, that passes `make test` as made (tools/build/new.py): the
 # notebook, its helpers/lessons/nbNN.py and tests/answers/nbNN.py; its navigation and set-up cells

@@ -37,31 +37,21 @@ def pytest_ignore_collect(collection_path, config):
     return None
 
 
-# How the suite is shared between xdist's workers (`--dist loadgroup`, the Makefile). Each
-# file's tests stay together on one worker (its module fixtures, a JupyterLab, a hub, are made
-# once), except in SPLIT's files, whose tests are independent: each of those goes to whichever
-# worker is free. FIRST names the longest work, sent out first, so that the two workers end
-# together instead of one waiting on the other's last long file
-# (python -m tools.bench.suite_timing prints where the time goes).
-SPLIT = ("test_browser.py", "test_reexecution.py", "test_standalone.py", "test_solutions.py")
-FIRST = ("test_browser.py", "test_reexecution.py", "test_hub_command.py", "test_grade_hostile.py", "test_standalone.py",
-         "test_hub.py", "test_legibility_browser.py", "test_lab.py", "test_saved_widgets.py", "test_solutions.py",
-         "test_notebook7.py", "test_site.py", "test_grade.py")
-
-
-def _group(item):
-    path = item.path.name
-    return item.nodeid if path in SPLIT and "[" in item.nodeid else str(item.path)
+# The longest files first (python -m tools.bench.suite_timing prints each file's time), so
+# that under `--dist loadfile --no-loadscope-reorder` (the Makefile) the two workers take
+# them at the start and end together, instead of one waiting on the other's last long file.
+FIRST = ("test_browser.py", "test_pins.py", "test_check_limits.py", "test_exercises.py", "test_deep_free.py",
+         "test_exercise_checks.py", "test_lab.py", "test_real_models.py", "test_standalone.py",
+         "test_grade_hostile.py", "test_hub.py", "test_reexecution.py", "test_hub_command.py",
+         "test_saved_widgets.py", "test_solutions.py")
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
-    """Each test's xdist group (SPLIT), and the longest work first (FIRST);
-    the order is the same on every worker, as xdist requires."""
+    """The longest files first (FIRST), the rest as collected; the order is
+    the same on every worker, as xdist requires."""
     rank = {name: index for index, name in enumerate(FIRST)}
-    items.sort(key=lambda item: rank.get(item.path.name, len(FIRST)))     # stable: the rest as collected
-    for item in items:
-        item.add_marker(pytest.mark.xdist_group(_group(item)))
+    items.sort(key=lambda item: rank.get(item.path.name, len(FIRST)))
 
 
 @pytest.fixture

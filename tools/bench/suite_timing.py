@@ -40,9 +40,9 @@ def main(argv=None):
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as folder:
         report = Path(folder) / "report.xml"
-        command = [sys.executable, "-m", "pytest", "-n", "2", "--dist", "loadfile", f"--durations={SLOWEST}",
-                   f"--junitxml={report}", "-o", "junit_family=xunit1", *(["--quick"] if args.quick else []),
-                   *args.pytest_args]
+        command = [sys.executable, "-m", "pytest", "-n", "2", "--dist", "loadfile", "--no-loadscope-reorder",
+                   f"--durations={SLOWEST}", f"--junitxml={report}", "-o", "junit_family=xunit1",
+                   *(["--quick"] if args.quick else []), *args.pytest_args]
         start, cpu = time.monotonic(), _children_cpu()
         done = subprocess.run(command, cwd=ROOT, env={**os.environ, "PYTHONUNBUFFERED": "1"})
         wall, cpu = time.monotonic() - start, _children_cpu() - cpu
