@@ -8,7 +8,9 @@ does not outlive its check; and a prediction or a letter is judged by its
 built-in value, whatever its class claims. Where torch refuses autograd in a
 forked child (a CUDA build, after a backward through a compiled function)
 checks run in the session, right answers judged right and the hard stop
-holding.
+holding. Nothing the answer does in the check's child reaches the session:
+not the kernel's descriptors, not a process it started, not more output
+than the cap, not a hard limit stretched by a forged claim of importing.
 
 The tests that could hang on a limit that does not hold run their check in
 a process of their own, under a timeout of the test's."""
@@ -20,6 +22,7 @@ import subprocess
 import sys
 import threading
 import time
+from contextlib import suppress
 from pathlib import Path
 
 import numpy
@@ -27,6 +30,7 @@ import pytest
 import torch
 
 from helpers.exercises import declared, exercises
+from helpers.exercises.apart import HARD_MARGIN, IMPORT_ALLOWANCE, OUTPUT_LIMIT
 from helpers.exercises.judges import canonical
 from tools.testkit.lessons import lesson_function
 
@@ -209,16 +213,125 @@ def test_where_torch_refuses_autograd_in_a_child_right_answers_are_right():
 
 def test_where_torch_refuses_autograd_in_a_child_the_hard_stop_holds(tmp_path):
     env = {"TMPDIR": str(tmp_path), "TEMP": str(tmp_path), "TMP": str(tmp_path)}
-    source = SESSION.format(before=REFUSING + "from helpers.exercises import apart\napart.HARD_MARGIN = 1.0\n",
-                            limit=LIMIT, answer=ESCAPES["a retry loop with a bare except"], right=SIGN)
-    start = time.monotonic()
+    ready = tmp_path / "ready"             # written once the session made children refuse (a CUDA build compiles)
+    before = (REFUSING + f"open({str(ready)!r}, 'w').close()\n"
+              "from helpers.exercises import apart\napart.HARD_MARGIN = 1.0\n")
+    source = SESSION.format(before=before, limit=LIMIT, answer=ESCAPES["a retry loop with a bare except"], right=SIGN)
     try:
-        done = _session(source, env)
+        done = _session(source, env, timeout=HANG + 120)
     except subprocess.TimeoutExpired:
-        pytest.fail(f"the kernel was still running after {HANG} s: the limit did not hold in the session")
-    assert done.returncode != 0 and time.monotonic() - start < HANG, done.stdout + done.stderr[-2000:]
+        pytest.fail(f"the kernel was still running after {HANG + 120} s: the limit did not hold in the session")
+    took = time.time() - ready.stat().st_mtime
+    assert done.returncode != 0 and took < HANG, (took, done.stdout + done.stderr[-2000:])
     after = _session("from helpers.exercises import exercises\nexercises('01', {})\n", env)
     assert "exercise 2" in after.stdout and "time limit" in after.stdout, after.stdout + after.stderr[-2000:]
+
+
+# --- what the check's child can reach -------------------------------------------------------------------------
+
+# A session holding a descriptor as a kernel holds its channels; the answer's check; what came back.
+ATTACK = """
+import json, os, socket, sys, time
+import torch
+from helpers.exercises import declared, exercises, sandbox
+sandbox.TIME_LIMIT = {limit}
+kernel, channel = socket.socketpair()       # as the kernel's sockets: descriptors the session holds
+CHANNEL = channel.fileno()
+ex = exercises("01", {{}})
+scope = {{"torch": torch}}
+exec({answer!r}, scope)
+start = time.monotonic()
+found = ex.q2.check(scope["sign_forward"])
+took = time.monotonic() - start
+kernel.setblocking(False)
+try:
+    heard = kernel.recv(1000).decode()
+except BlockingIOError:
+    heard = ""
+print(json.dumps([found.status, found.text, took, heard]))
+"""
+RIGHT_BODY = "    return x * 3 if x > 0 else x ** 2\n"
+# The attack made once: the check calls the answer on many inputs.
+ONCE = "    global done\n    if 'done' in globals():\n    " + RIGHT_BODY + "    done = True\n"
+USUAL = 10.0                      # the usual limit, where the limit is not what a test is about
+
+
+def _attack(answer, limit=USUAL, timeout=HANG):
+    """[status, text, seconds, what the session's descriptor received], and all the session printed."""
+    try:
+        done = _session(ATTACK.format(limit=limit, answer=answer), timeout=timeout)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"the check was still running after {timeout} s")
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1]), done.stdout
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").exists(), reason="reads /proc")
+def test_the_child_holds_no_descriptor_of_the_session(tmp_path):
+    listed = tmp_path / "descriptors"
+    answer = ("import os, __main__\n\ndef sign_forward(x):\n" + ONCE +
+              f"    open({str(listed)!r}, 'w').write(' '.join(os.listdir('/proc/self/fd')))\n"
+              "    try:\n        os.write(__main__.CHANNEL, b'queued by the answer')\n"
+              "    except OSError:\n        pass\n" + RIGHT_BODY)
+    (status, text, _, heard), _ = _attack(answer)
+    assert status == "right", text
+    assert heard == "", f"the answer wrote to a descriptor of the session: {heard!r}"
+    held = sorted(int(fd) for fd in listed.read_text().split())
+    assert len(held) <= 3 + 2 + 2, f"the child held descriptors {held}: 0 to 2, its result and dump pipes, " \
+                                   "the listing's own, the answer's file"
+
+
+def _state(pid):
+    """A process's state letter (Z for a zombie), or None when it is gone."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return None
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_a_process_the_answer_started_does_not_outlive_the_check(tmp_path):
+    written = tmp_path / "pid"
+    answer = ("import subprocess\n\ndef sign_forward(x):\n" + ONCE +
+              "    started = subprocess.Popen(['sleep', '300'])\n"
+              f"    open({str(written)!r}, 'w').write(str(started.pid))\n" + RIGHT_BODY)
+    (status, text, took, _), _ = _attack(answer)
+    pid = int(written.read_text())
+    try:
+        end = time.monotonic() + 3
+        while _state(pid) not in (None, "Z") and time.monotonic() < end:
+            time.sleep(0.05)
+        assert _state(pid) in (None, "Z"), f"the answer's process {pid} still runs after the check"
+    finally:
+        with suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    assert status == "right" and took < USUAL, (status, text, took)
+
+
+def test_the_session_holds_the_output_cap_whatever_the_child_writes():
+    """Past the child's own stream (which stops at the cap): straight to its
+    pipe's descriptor, and to descriptor 1."""
+    answer = ("import os, sys\n\ndef sign_forward(x):\n" + ONCE +
+              "    os.write(sys.stdout.fd, b'x' * 10_000_000)\n    os.write(1, b'y' * 10_000_000)\n" + RIGHT_BODY)
+    (status, text, _, _), printed = _attack(answer)
+    assert status == "right", text
+    assert len(printed) < OUTPUT_LIMIT + 1000, f"{len(printed):,} characters of output reached the session"
+    assert "cut" in printed
+
+
+def test_a_forged_claim_of_importing_does_not_stretch_the_hard_limit():
+    """The child tells the session how long it spent importing (time that
+    does not count, up to IMPORT_ALLOWANCE): an answer that claims 1000 s
+    and escapes the soft limit is ended within the margin and that
+    allowance, 10 s past its limit."""
+    answer = ("import struct, sys\n\ndef sign_forward(x):\n    frame = sys._getframe()\n"
+              "    while frame is not None and 'shared' not in frame.f_locals:\n        frame = frame.f_back\n"
+              "    struct.pack_into('dd', frame.f_locals['shared'], 0, 1000.0, 1.0)\n"
+              + ESCAPES["a retry loop with a bare except"].split("\n", 1)[1])
+    (status, text, took, _), _ = _attack(answer, limit=LIMIT)
+    assert status == "wrong" and "time limit" in text, text
+    assert took < LIMIT + 10 + 5, f"the check took {took:.1f} s under a limit of {LIMIT} s"
+    assert HARD_MARGIN + IMPORT_ALLOWANCE <= 10
 
 
 # --- KeyboardInterrupt -----------------------------------------------------------------------------------------

@@ -5,8 +5,13 @@ names, tensors, the learner's own function, which no pickling could send),
 nothing it does reaches the session (a patch of torch, a changed setting),
 and past the limit and HARD_MARGIN it is killed, however the answer resists
 (a bare `except:` that swallows the limit's TimedOut, one long call into C,
-an exception whose `__str__` never returns). Only plain data comes back:
-the feedback's three strings, and what the answer printed.
+an exception whose `__str__` never returns). Right after the fork the child
+closes every descriptor of the session's but its own pipes (the kernel's
+sockets too) and leaves for a process group of its own, which is killed
+whole when the check ends (what the answer started with it). Only plain
+data comes back: the feedback's three strings, and what the answer printed,
+of which the session takes OUTPUT_LIMIT characters a stream, whatever the
+child writes.
 
 Without fork (Windows) the check runs in the session, under the same soft
 limit (sandbox.time_limit), and the hard stop is faulthandler's watchdog,
@@ -23,8 +28,11 @@ checks run as without fork: a forked child can never have autograd back,
 and the session's own thread does.
 
 Time spent importing modules does not count, for the soft limit as for the
-hard one (at most IMPORT_ALLOWANCE seconds of it)."""
+hard one: at most IMPORT_ALLOWANCE seconds of it for the hard one, which
+rests on the child's word (an answer can forge it), so the hard limit is
+never more than TIME_LIMIT + HARD_MARGIN + IMPORT_ALLOWANCE."""
 
+import ctypes
 import faulthandler
 import importlib
 import json
@@ -49,11 +57,15 @@ from . import sandbox
 from .cells import _shell
 
 HARD_MARGIN = 2.0           # seconds past the time limit before the check is ended from outside
-IMPORT_ALLOWANCE = 60.0     # seconds of importing, at most, that extend the hard limit
+IMPORT_ALLOWANCE = 8.0      # seconds of importing, at most, that extend the hard limit (the child's word for it)
 OUTPUT_LIMIT = 20_000       # characters of an answer's prints passed on, per stream
+RESULT_LIMIT = 1_000_000    # bytes of a child's result read: more is no verdict
+DRAIN = 0.5                 # seconds given to read what a child that ended left in its pipes
+POLL = 0.05                 # seconds between looks at whether the child ended while its pipes are still open
 DUMP_WAIT = 0.5             # seconds given to the child to write where it was, before it is killed
 WARMED = ("torch.", "numpy.")  # modules a check imported that the session imports after it, so the next is fast
 FRAME = re.compile(r'File "(.*)", line (\d+) in (\S+)')
+CUT = "\n[the rest of this output was cut: more than {limit:,} characters]\n"
 Result = tuple[str, str, str]
 WORKS, REFUSED = b"+", b"-"    # the child's first byte on its result pipe: whether autograd runs there
 _REFUSED: list[bool] = []      # [True] once a child found autograd refused: no check forks again
@@ -96,13 +108,14 @@ def run(work: Callable[[], Result], interrupted: Callable[[KeyboardInterrupt], R
 
 class _Pipe:
     """A child's sys.stdout or sys.stderr: each write goes straight down a
-    pipe (nothing is left in a buffer when the child is killed), the first
-    OUTPUT_LIMIT characters only."""
+    pipe (nothing is left in a buffer when the child is killed), and none
+    past the first OUTPUT_LIMIT characters and one (which tells the session
+    the output was cut: the session holds the limit, `_Output`)."""
 
     encoding, errors = "utf-8", "replace"
 
     def __init__(self, fd: int) -> None:
-        self.fd, self.left = fd, OUTPUT_LIMIT
+        self.fd, self.left = fd, OUTPUT_LIMIT + 1
 
     def write(self, text: str) -> int:
         text = str.__str__(text) if isinstance(text, str) else str(text)
@@ -143,20 +156,21 @@ def _autograd_works() -> bool:
     return True
 
 
-def _child(work: Callable[[], Result], interrupted: Callable[[KeyboardInterrupt], Result], result: int, out: int,
-           err: int, dump: int, shared: mmap.mmap) -> NoReturn:
-    """The child's whole life: say whether autograd runs here (one byte,
-    written before the answer runs, so no answer can change it), run the
-    check, send back its result as JSON, end without running any of the
-    session's exit code."""
+def _child(work: Callable[[], Result], interrupted: Callable[[KeyboardInterrupt], Result], pipes: list[int],
+           shared: mmap.mmap) -> NoReturn:
+    """The child's whole life: leave the session (`_apart_from_the_session`),
+    say whether autograd runs here (one byte, written before the answer
+    runs, so no answer can change it), run the check, send back its result
+    as JSON, end without running any of the session's exit code."""
     code = 3
     try:
         signal.signal(signal.SIGINT, signal.SIG_IGN)     # the learner's interrupt is the session's to handle
+        result, dump = _apart_from_the_session(pipes)
         faulthandler.register(signal.SIGUSR1, file=dump, all_threads=False)
         torch.set_num_threads(1)           # OpenMP's threads are the parent's: a parallel region would hang
         if _autograd_works():
             os.write(result, WORKS)
-            _send(result, _checked(work, interrupted, out, err, shared))
+            _send(result, _checked(work, interrupted, 1, 2, shared))
         else:
             os.write(result, REFUSED)
         code = 0
@@ -201,54 +215,141 @@ def _in_child(work: Callable[[], Result],
     shared = mmap.mmap(-1, 16)                       # seconds spent importing; when the import running began
     pid = os.fork()
     if pid == 0:
-        for read, _ in pipes:
-            os.close(read)
-        _child(work, interrupted, pipes[0][1], pipes[1][1], pipes[2][1], pipes[3][1], shared)
+        _child(work, interrupted, [write for _, write in pipes], shared)
+    with suppress(OSError):
+        os.setpgid(pid, pid)        # as the child does itself: whichever runs first, the group exists before a kill
     for _, write in pipes:
         os.close(write)
     reads = [read for read, _ in pipes]
     try:
-        return _wait(pid, reads, shared)
+        found = _wait(pid, reads, shared)
     finally:
-        _end(pid)
+        status = _end(pid)
         for fd in reads:
             os.close(fd)
         shared.close()
+    return found if isinstance(found, Stopped) else _result(found, status)
 
 
-def _wait(pid: int, reads: list[int], shared: mmap.mmap) -> Result | Stopped | None:
+def _apart_from_the_session(pipes: list[int]) -> tuple[int, int]:
+    """In the child, first: a process group of its own (killed whole when the
+    check ends, whatever the answer started), killed with the session on
+    Linux, and no descriptor of the session's but its own pipes (not the
+    kernel's sockets, not its notebooks' files); 1 and 2 are its stdout and
+    stderr pipes, 0 reads nothing. Gives the result and dump pipes' fds."""
+    import fcntl  # Unix only, as fork is
+
+    with suppress(OSError):
+        os.setpgid(0, 0)
+    _die_with_parent()
+    result, out, err, dump = (fcntl.fcntl(fd, fcntl.F_DUPFD, 3) if fd <= 2 else fd for fd in pipes)
+    null = os.open(os.devnull, os.O_RDONLY)
+    for fd, target in ((null, 0), (out, 1), (err, 2)):
+        os.dup2(fd, target)
+    keep = sorted({0, 1, 2, result, dump})
+    for low, high in zip(keep, [*keep[1:], _max_fd()], strict=True):
+        os.closerange(low + 1, high)
+    return result, dump
+
+
+def _max_fd() -> int:
+    with suppress(ValueError, OSError):
+        return max(os.sysconf("SC_OPEN_MAX"), 256)
+    return 65536
+
+
+def _die_with_parent() -> None:
+    """On Linux, have the kernel kill this child when the session ends (a
+    kernel Jupyter restarts is killed with its process group, which this
+    child has left)."""
+    if not sys.platform.startswith("linux"):
+        return
+    with suppress(OSError, AttributeError):
+        parent = os.getppid()
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)      # PR_SET_PDEATHSIG
+        if os.getppid() != parent:
+            os._exit(3)                                                 # the session ended before it was set
+
+
+class _Output:
+    """One of the child's streams as the session takes it: the first
+    OUTPUT_LIMIT characters, the rest read and dropped, said to be cut."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self.stream, self.data, self.cut = stream, bytearray(), False
+
+    def take(self, chunk: bytes) -> None:
+        room = 4 * OUTPUT_LIMIT + 4 - len(self.data)           # UTF-8: at most 4 bytes a character
+        self.data += chunk[:max(room, 0)]
+        self.cut = self.cut or len(chunk) > room
+
+    def pass_on(self) -> None:
+        text = self.data.decode("utf-8", "replace")
+        if self.cut or len(text) > OUTPUT_LIMIT:
+            text = text[:OUTPUT_LIMIT] + CUT.format(limit=OUTPUT_LIMIT)
+        if text:
+            self.stream.write(text)
+            self.stream.flush()
+
+
+def _wait(pid: int, reads: list[int], shared: mmap.mmap) -> bytes | Stopped:
     """Read the child's result and output until it ends, or stop it once
-    past its hard limit; print what it printed."""
-    received: dict[int, bytearray] = {fd: bytearray() for fd in reads}
-    open_fds, start = set(reads[:3]), time.monotonic()
+    past its hard limit; print what it printed, OUTPUT_LIMIT characters of
+    each stream at most. Once the child has ended (its pipes may be held
+    open by a process it started) what is left in them is read for DRAIN
+    seconds at most."""
+    streams = {reads[1]: _Output(sys.stdout), reads[2]: _Output(sys.stderr)}
+    result = bytearray()
+    open_fds, start, ended, ended_at = set(reads[:3]), time.monotonic(), False, 0.0
     try:
         while open_fds:
             total, importing = struct.unpack_from("dd", shared, 0)
             now = time.monotonic()
             allowance = min(total + (now - importing if importing else 0.0), IMPORT_ALLOWANCE)
-            due = start + sandbox.TIME_LIMIT + HARD_MARGIN + allowance
+            due = start + sandbox.TIME_LIMIT + HARD_MARGIN + allowance if not ended else ended_at + DRAIN
             if now >= due:
-                return _stopped(pid, reads[3])
-            ready, _, _ = select.select(list(open_fds), [], [], min(due - now, 0.25))
+                return bytes(result) if ended else _stopped(pid, reads[3])
+            ready, _, _ = select.select(list(open_fds), [], [], min(due - now, POLL))
             for fd in ready:
                 chunk = os.read(fd, 65536)
-                received[fd] += chunk
                 if not chunk:
                     open_fds.discard(fd)
+                elif fd == reads[0]:
+                    result += chunk[:max(RESULT_LIMIT - len(result), 0)]
+                else:
+                    streams[fd].take(chunk)
+            if not ended and _has_ended(pid):
+                ended, ended_at = True, time.monotonic()
+                _kill_group(pid)
     finally:
-        _pass_on(received[reads[1]], sys.stdout)
-        _pass_on(received[reads[2]], sys.stderr)
-    _, status = os.waitpid(pid, 0)
-    return _result(bytes(received[reads[0]]), status)
+        for stream in streams.values():
+            stream.pass_on()
+    return bytes(result)
 
 
-def _pass_on(data: bytearray, stream: IO[str]) -> None:
-    if data:
-        stream.write(data.decode("utf-8", "replace"))
-        stream.flush()
+def _has_ended(pid: int) -> bool:
+    """Whether the child has ended, leaving it unreaped (so that its process
+    group's number cannot be taken by another until it is killed)."""
+    if not hasattr(os, "waitid"):
+        return False
+    try:
+        return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    except ChildProcessError:
+        return True
+
+
+def _kill_group(pid: int) -> None:
+    """Kill the child and every process of its group (what the answer
+    started), before the child is reaped."""
+    with suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+    with suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
 
 
 def _result(data: bytes, status: int) -> Result | Stopped | None:
+    """The child's verdict from its result and exit status; None when it
+    said torch refuses autograd there."""
     if data[:1] == REFUSED:
         return None
     try:
@@ -277,7 +378,7 @@ def _warm(names: object) -> None:
 
 def _stopped(pid: int, dump: int) -> Stopped:
     """The child past its hard limit: ask where it is (faulthandler writes
-    its traceback on SIGUSR1 without needing the GIL), then kill it."""
+    its traceback on SIGUSR1 without needing the GIL); the caller kills it."""
     os.kill(pid, signal.SIGUSR1)
     text, end = b"", time.monotonic() + DUMP_WAIT
     while time.monotonic() < end:
@@ -288,16 +389,17 @@ def _stopped(pid: int, dump: int) -> Stopped:
         text += chunk
         if not chunk or b"most recent call first" in text and text.endswith(b"\n") and b"File" in text:
             break
-    _end(pid)
     return Stopped("time", learners_line(text.decode("utf-8", "replace")))
 
 
-def _end(pid: int) -> None:
-    """Kill the child if it still runs, and reap it."""
-    with suppress(ProcessLookupError):
-        os.kill(pid, signal.SIGKILL)
-    with suppress(ChildProcessError):
-        os.waitpid(pid, 0)
+def _end(pid: int) -> int:
+    """Kill the child and its process group if they still run, reap the
+    child and give its exit status."""
+    _kill_group(pid)
+    try:
+        return os.waitpid(pid, 0)[1]
+    except ChildProcessError:
+        return 0
 
 
 def learners_line(dump: str) -> tuple[str, int] | None:
