@@ -61,6 +61,18 @@ HOSTILE = [
     "[t for t in ().__class__.__bases__]",
     "answer_1 = (lambda: 0).__builtins__",
     "answer_1 = display",
+    # code the source does not show: a pickle, C++, a format string or an attribute path in text
+    "torch.load(io.BytesIO(data), weights_only=False)",
+    "numpy.load(path, allow_pickle=True)",
+    "torch.utils.cpp_extension.load_inline('m', 'int f() { return 0; }')",
+    "numpy.ctypeslib.ctypes.pythonapi",
+    "from numpy import ctypeslib",
+    "from torch import _C",
+    "import string\nstring.Formatter().get_field('0.__globals__', [f], {})",
+    "import operator\noperator.attrgetter('gi_frame.f_back')(g)",
+    "import typing\ntyping.get_type_hints(f)",
+    "x = 'get_ipython().display_pub'",
+    "torch.multiprocessing.spawn(f)",
 ]
 SAFE = ["answer_1 = True", "answer_3 = 8.0", "y = x * 2\nanswer_2 = y.requires_grad", "answer_5 = 'b'",
         "import math\nanswer_4 = math.floor(3.5)", "from fractions import Fraction\nanswer_3 = Fraction(8)",

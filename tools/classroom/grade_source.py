@@ -16,8 +16,12 @@ exercise set `ex`, whose checks hold the reference answers), a dunder name
 or attribute (`__class__`, `__globals__`, `__builtins__`), an attribute that
 leads to a module or a frame (`torch.sys`, `f_back`), a private attribute of
 something the collection made (`ex._set`); `global` and `nonlocal`;
-setting or deleting an attribute of a module (`torch.allclose = ...`); and
-IPython's magics and shell escapes, which run through get_ipython. None of
+setting or deleting an attribute of a module (`torch.allclose = ...`); what
+loads or compiles code the source does not show (`torch.load` and
+`numpy.load` of a pickle, C++ and Fortran extensions, `ctypes`, attribute
+paths in text: `attrgetter`, `get_type_hints`, a string naming a dunder or
+a frame); a private name imported (`from torch import _C`); and IPython's
+magics and shell escapes, which run through get_ipython. None of
 the collection's solutions and right answers uses any of these
 (tests/test_grade_source.py holds that), so a flag is a cell for the
 teacher to read, never a verdict."""
@@ -36,7 +40,13 @@ REACHING = {"exec", "eval", "compile", "open", "__import__", "globals", "locals"
             "sys", "os", "subprocess", "importlib", "inspect", "shutil", "logging", "warnings", "ex", "In", "Out"}
 ATTRIBUTES = {"sys", "os", "modules", "builtins", "f_back", "f_globals", "f_locals", "f_builtins", "f_code",
               "gi_frame", "cr_frame", "ag_frame", "tb_frame", "tb_next", "shell", "kernel", "display_pub",
-              "displayhook", "excepthook", "user_ns", "session", "iopub_socket", "subprocess", "importlib"}
+              "displayhook", "excepthook", "user_ns", "session", "iopub_socket", "subprocess", "importlib",
+              # what loads or compiles code the source does not show: pickles, C++, Fortran, packages
+              "load", "loads", "load_inline", "load_library", "cpp_extension", "package", "hub", "ctypes",
+              "ctypeslib", "f2py", "multiprocessing", "attrgetter", "methodcaller", "get_type_hints"}
+# Text that names a way in: a dunder anywhere (`"{0.__globals__}"`), or the machinery's own names
+NAMING = re.compile(r"__[A-Za-z0-9]\w*__|\b(get_ipython|f_back|f_globals|gi_frame|tb_frame|display_pub|user_ns|"
+                    r"sys\.modules)\b")
 DUNDERS_ALLOWED = {"__init__", "__name__", "__doc__", "__len__", "__getitem__", "__iter__", "__repr__"}
 
 
@@ -116,7 +126,7 @@ def reaches(source, lesson_bindings=frozenset()):
             if node.level or (node.module or "").split(".")[0] not in ALLOWED:
                 flag(f"imports from {'.' * node.level}{node.module or ''}")
             for alias in node.names:
-                if _dunder(alias.name) or alias.name in REACHING:
+                if _dunder(alias.name) or alias.name in REACHING | ATTRIBUTES or alias.name.startswith("_"):
                     flag(f"imports {alias.name}")
         elif isinstance(node, (ast.Global, ast.Nonlocal)):
             flag(f"declares {'global' if isinstance(node, ast.Global) else 'nonlocal'} {', '.join(node.names)}")
@@ -131,6 +141,8 @@ def reaches(source, lesson_bindings=frozenset()):
                 flag(f"uses {root}'s private .{node.attr}")
             if isinstance(node.ctx, (ast.Store, ast.Del)) and root in modules:
                 flag(f"{'sets' if isinstance(node.ctx, ast.Store) else 'deletes'} {ast.unparse(node)[:80]}")
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and _dunder(node.value.strip()):
-            flag(f"names {node.value.strip()[:40]}")
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            named = [m.group(0) for m in NAMING.finditer(node.value) if m.group(0) not in DUNDERS_ALLOWED]
+            if named:
+                flag(f"names {named[0][:40]} in a string")
     return found
