@@ -11,8 +11,11 @@ What the re-run hands back depends on what the value is. A leaf (a
 parameter, any tensor with `requires_grad` and no `grad_fn`) and the
 checkpoint's own inputs are not recomputed: the re-run reads them again (the
 module holds its parameters, the checkpoint holds its inputs). A view of one
-is the same memory, read again. Anything else the checkpointed function made
-is recomputed, unless the policy kept it. The value's producer is found from
+made inside the function (`nn.Linear`'s `weight.t()`) is recomputed: the
+re-run makes the view again, from the leaf as it is when backward runs, so an
+in-place change of the leaf in between goes unchecked. A view node saves
+nothing to tell where it ran, so that label names both cases. Anything else
+the checkpointed function made is recomputed, unless the policy kept it. The value's producer is found from
 the operation's schema (its tensor arguments, in order, are the entries of
 `next_functions`); where that cannot be told, the label says what it could
 be.
@@ -35,9 +38,9 @@ RECOMPUTED = "not kept: recomputed in backward (checkpoint)"
 KEPT = "kept: the checkpoint's policy saved it"
 EITHER = "kept or recomputed, as the policy chose per call"
 LEAF = "not recomputed: a leaf, read again in backward"
-LEAF_VIEW = "not recomputed: a view of a leaf, read again in backward"
+LEAF_VIEW = "view of a leaf: recomputed if made inside, else read again"
 INPUT = "not recomputed: an input the checkpoint keeps"
-INPUT_VIEW = "not recomputed: a view of an input the checkpoint keeps"
+INPUT_VIEW = "view of an input: recomputed if made inside, else read again"
 NO_GRAD = "needs no grad: read again, or recomputed if made inside"
 NO_GRAD_POLICY = "needs no grad: read again, or per the policy if made inside"
 OUTSIDE = "not recomputed: made before the checkpoint, read again"
@@ -62,11 +65,14 @@ def checkpoint_text(fn: Node, name: str, hook: Any) -> str:
         return UNKNOWN if store is None else UNKNOWN_POLICY
     if edge is None:                              # no grad_fn: a tensor that needs no grad
         return NO_GRAD if store is None else NO_GRAD_POLICY
+    inputs = _inputs(frame)
+    if edge in inputs:                            # the checkpoint's input itself, a view passed in included
+        return INPUT
     (node, output), viewed = _through_views(edge)
     if node.name() == _ACCUMULATE:
         return LEAF_VIEW if viewed else LEAF
-    if (node, output) in _inputs(frame):
-        return INPUT_VIEW if viewed else INPUT
+    if (node, output) in inputs:
+        return INPUT_VIEW
     where = _where(node, frame)
     if where == "outside":                        # a tensor the function read from outside (a closure's)
         return OUTSIDE

@@ -1,7 +1,8 @@
 """The label of a value saved under an activation checkpoint is true for what
 it is: a leaf and the checkpoint's input are read again, never recomputed,
-with or without a selective policy; what the checkpointed function made is
-recomputed (or kept, as the policy says)."""
+with or without a selective policy; a view of a leaf made inside is made
+again; what the checkpointed function made is recomputed (or kept, as the
+policy says)."""
 
 import gc
 import weakref
@@ -49,8 +50,8 @@ def block():
 @pytest.mark.parametrize("how", ["plain", "policy"])
 def test_a_checkpointed_blocks_weights_are_read_again_both_ways(block, how):
     """LayerNorm's weight and bias, saved by its own node, are leaves; what
-    Linear saved is its weight's transpose, a view of a leaf. A plain
-    checkpoint once called them recomputed, a policy a leaf."""
+    Linear saved is its weight's transpose, a view of a leaf, made again in
+    the re-run. A plain checkpoint once called them recomputed, a policy a leaf."""
     texts = _texts(_run(block, torch.randn(2, 3, 4, requires_grad=True) * 2, how))
     assert texts[("NativeLayerNormBackward0", "weight")] == LEAF
     assert texts[("NativeLayerNormBackward0", "bias")] == LEAF
@@ -65,6 +66,47 @@ def test_a_checkpointed_blocks_weights_are_read_again_both_ways(block, how):
 def test_a_leaf_input_is_read_again_both_ways(block, how):
     data = torch.randn(2, 3, 4, requires_grad=True)
     assert _texts(_run(block, data, how))[("NativeLayerNormBackward0", "input")] == LEAF
+
+
+def test_a_view_of_a_leaf_is_made_again_from_the_leaf_as_it_is_in_backward():
+    """What LEAF_VIEW claims, measured: Linear's weight.t() is recomputed in
+    the checkpointed backward (one more t() per Linear), so a weight changed
+    in place after the forward raises in the plain model and is used silently,
+    new values and all, under the checkpoint. A view passed in is an input."""
+    calls = []
+
+    class CountT(torch.utils._python_dispatch.TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            calls.append(func is torch.ops.aten.t.default)
+            return func(*args, **(kwargs or {}))
+
+    torch.manual_seed(0)
+    x = torch.randn(5, 3)
+    grads = {}
+    for how in ("plain", "checkpoint", "fresh"):
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 2))
+        if how == "fresh":
+            with torch.no_grad():
+                model[2].weight.mul_(2)
+        with CountT():
+            loss = (checkpoint(model, x, use_reentrant=False) if how == "checkpoint" else model(x)).sum()
+            if how != "fresh":
+                with torch.no_grad():
+                    model[2].weight.mul_(2)
+            if how == "plain":
+                with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+                    loss.backward()
+            else:
+                loss.backward()
+                grads[how] = model[0].weight.grad
+        grads[how + " t() calls"] = sum(calls)
+        calls.clear()
+    assert torch.equal(grads["checkpoint"], grads["fresh"])
+    assert grads["checkpoint t() calls"] == grads["fresh t() calls"] + 2
+    w = torch.randn(4, 4, requires_grad=True)
+    y = checkpoint(lambda a, b: a @ b, torch.randn(3, 4, requires_grad=True), w.t(), use_reentrant=False)
+    assert _texts(y)[("MmBackward0", "mat2")] == INPUT
 
 
 def test_what_the_policy_kept_says_kept():
