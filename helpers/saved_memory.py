@@ -6,7 +6,10 @@ graphs still hold, with `torch.autograd.graph.saved_tensors_hooks`.
     saved.held_bytes()               # bytes still held by a graph: drops to 0 after backward()
 
 The hooks are active only inside the `with` block; what was saved there
-stays counted until the graph that holds it frees it.
+stays counted until the graph that holds it frees it. Like any saved-tensor
+hook, they turn off backward's version check for what they pack: a tensor
+saved inside and changed in place afterwards is used as it is then, with no
+error (the hooks keep its memory, not a copy).
 """
 
 import weakref

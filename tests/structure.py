@@ -23,6 +23,7 @@ FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 # between torch releases. Such a cell prints that text only; the stable facts
 # (counts, operation names) go in a compared cell beside it.
 VARIES = "varies-with-torch"
+RELEASE = "torch-release-behaviour"
 # Exercises a lesson needs: a core notebook at least CORE_EXERCISES, of two
 # kinds or more, one of them code to write or fix; an optional one (metadata
 # collection.optional, tools/build/pacing.py) at least OPTIONAL_EXERCISES. The count takes
@@ -145,6 +146,9 @@ def _cell_marks(cell):
     if "nbval-ignore-output" in tags and "time.perf_counter()" not in cell.source and VARIES not in tags:
         found.append(f"nbval-ignore-output is only for cells that print measured times, or whose output varies "
                      f"between torch releases (then tagged {VARIES} too): {first}")
+    if RELEASE in tags and "nbval-ignore-output" in tags:
+        found.append(f"{RELEASE} marks what this torch release does, compared so an upgrade that changes it fails: "
+                     f"never with nbval-ignore-output: {first}")
     if VARIES in tags and "nbval-ignore-output" not in tags:
         found.append(f"{VARIES} says why a cell's output is not compared: it goes with nbval-ignore-output: {first}")
     return found
