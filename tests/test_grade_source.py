@@ -73,6 +73,39 @@ HOSTILE = [
     "import typing\ntyping.get_type_hints(f)",
     "x = 'get_ipython().display_pub'",
     "torch.multiprocessing.spawn(f)",
+    # a reviewer's bypasses of the first version, each of which reached what the comment says
+    "obj = widgets.get_ipython()",                                                      # the shell
+    "import string\nstring.Formatter().get_field('0.display' + '_pub', (widgets.get_ipython(),), {})[0]",
+    "match draw_graph:\n    case object(__globals__=g):\n        obj = g",               # a module's globals
+    "match torch:\n    case object(sys=s):\n        obj = s",
+    "match torch:\n    case object(sys=object(modules=m)):\n        obj = m['helpers.exercises']",
+    "match draw_graph:\n    case object(__builtins__=b):\n        obj = b",
+    "match ():\n    case object(__class__=object(__base__=o)):\n        obj = o",
+    "match widgets:\n    case object(get_ipython=obj):\n        pass",
+    "import random\nobj = random._os",                                                   # os
+    "import collections\nobj = collections._sys",
+    "import collections\ns = collections._sys\nobj = s._getframe()",
+    "f = torch.fx.graph_module\nobj = f._forward_from_src",                              # exec of text
+    "obj = torch.inspect.currentframe()",
+    "obj = torch.library.inspect.stack()[0].frame",
+    "import dataclasses\nobj = dataclasses.inspect.currentframe()",
+    "import enum\nobj = enum.bltns",                                                     # builtins
+    "obj = torch.cuda.graphs.gc",
+    "obj = torch.serialization.pickle",
+    "obj = torch.inspect.getmodule(draw_graph)",
+    "from torch.cuda.graphs import gc as obj",
+    "from enum import bltns as obj",
+    "import enum\nenum.bltns.exec('import os; obj = os', d := {})\nobj = d['obj']",
+    "b = enum.bltns; b.eval('g' + 'et_ipython()')",
+    "import typing\nd = {}\n"
+    "typing.ForwardRef('(m := ' + '_'*2 + 'import' + '_'*2 + '(\"os\")) and int')._evaluate(None, d, frozenset())",
+    "import string\nobj = string.Formatter().get_field('0.' + '_'*2 + 'globals' + '_'*2, (draw_graph,), {})[0]",
+    "from operator import *\nobj = attrgetter('_'*2 + 'globals' + '_'*2)(draw_graph)",
+    "t = torch\nt.allclose = lambda *a, **k: True",                                     # torch patched
+    "T = torch.Tensor\nT.item = lambda self: 42",
+    "(t := torch).manual_seed = print",
+    "import functools\nclass S: allclose = lambda *a, **k: True\n"
+    "functools.update_wrapper(torch, S, assigned=('allclose',), updated=())",
 ]
 SAFE = ["answer_1 = True", "answer_3 = 8.0", "y = x * 2\nanswer_2 = y.requires_grad", "answer_5 = 'b'",
         "import math\nanswer_4 = math.floor(3.5)", "from fractions import Fraction\nanswer_3 = Fraction(8)",
@@ -134,6 +167,11 @@ def test_an_attack_is_flagged_wherever_it_sits_in_the_cell(before, attack, after
 @given(lines=st.lists(SAFE_LINES, max_size=8))
 def test_safe_code_stays_unflagged_however_it_is_combined(lines):
     assert reaches("\n".join(lines), NAMES) == []
+
+
+def test_a_deep_cell_is_read_without_raising():
+    for source in ("x" + ".a" * 5000 + " = 1", "y = " + "(" * 5000 + "1" + ")" * 5000, "[" * 300 + "]" * 300):
+        assert isinstance(reaches(source, NAMES), list)
 
 
 @settings(max_examples=300, deadline=None)

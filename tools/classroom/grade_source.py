@@ -27,7 +27,10 @@ the collection's solutions and right answers uses any of these
 teacher to read, never a verdict."""
 
 import ast
+import functools
 import re
+import sys
+import types
 import warnings
 
 from IPython.core.inputtransformer2 import TransformerManager
@@ -43,11 +46,60 @@ ATTRIBUTES = {"sys", "os", "modules", "builtins", "f_back", "f_globals", "f_loca
               "displayhook", "excepthook", "user_ns", "session", "iopub_socket", "subprocess", "importlib",
               # what loads or compiles code the source does not show: pickles, C++, Fortran, packages
               "load", "loads", "load_inline", "load_library", "cpp_extension", "package", "hub", "ctypes",
-              "ctypeslib", "f2py", "multiprocessing", "attrgetter", "methodcaller", "get_type_hints"}
+              "ctypeslib", "f2py", "multiprocessing", "attrgetter", "methodcaller", "get_type_hints",
+              # what turns text into an attribute or code, or sets attributes for you
+              "get_field", "Formatter", "ForwardRef", "update_wrapper", "wraps", "getattr_static"}
+# Modules that reach the interpreter, the kernel or the machine: any attribute of an allowed
+# module (or torch's, numpy's, the collection's) bound to one of them is a way in by its name,
+# whatever it is called there (`enum.bltns`, `torch.cuda.graphs.gc`, `random._os`)
+DANGEROUS = {"sys", "os", "posix", "gc", "builtins", "inspect", "pickle", "_pickle", "copyreg", "marshal", "traceback",
+             "importlib", "ctypes", "subprocess", "threading", "_thread", "signal", "socket", "shutil", "types",
+             "code", "codeop", "runpy", "pdb", "faulthandler", "resource", "io", "_io", "IPython", "ipykernel",
+             "zmq", "linecache", "tracemalloc"}
+WALKED = ("torch", "numpy", "ipywidgets", "helpers", "IPython")
+PRIVATE_ALLOWED = re.compile(r"_saved_\w+|_raw_saved_\w+|_version|_base|_is_view")   # what the lessons read
 # Text that names a way in: a dunder anywhere (`"{0.__globals__}"`), or the machinery's own names
 NAMING = re.compile(r"__[A-Za-z0-9]\w*__|\b(get_ipython|f_back|f_globals|gi_frame|tb_frame|display_pub|user_ns|"
                     r"sys\.modules)\b")
 DUNDERS_ALLOWED = {"__init__", "__name__", "__doc__", "__len__", "__getitem__", "__iter__", "__repr__"}
+
+
+@functools.cache
+def holders():
+    """The attribute names by which a module this process has loaded (an
+    allowed one, torch's, numpy's, the collection's) holds a DANGEROUS module
+    or get_ipython: read once, from the modules themselves."""
+    names = set()
+    tops = set(ALLOWED) | set(WALKED)
+    for name, module in list(sys.modules.items()):
+        if module is None or name.split(".")[0] not in tops:
+            continue
+        try:
+            items = list(vars(module).items())
+        except TypeError:
+            continue
+        for attr, value in items:        # by type alone: an attribute read could run the object's code
+            kind = type(value)
+            top = str(vars(value).get("__name__", "")).split(".")[0] if issubclass(kind, types.ModuleType) else ""
+            if top in DANGEROUS and top != name.split(".")[0] or \
+                    kind is types.FunctionType and value.__name__ == "get_ipython":
+                names.add(attr)             # (a package's own submodules are not counted: IPython.core)
+    return frozenset(names)
+
+
+def _aliases(tree, modules):
+    """Names the cell binds to a module or to an attribute path of one (`t = torch`, `T = torch.Tensor`)."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Assign, ast.NamedExpr)):
+            value = node.value
+            path = value
+            while isinstance(path, ast.Attribute):
+                path = path.value
+            if isinstance(path, ast.Name) and path.id in modules | found:
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                found |= {t.id for t in targets if isinstance(t, ast.Name)}
+    return found
 
 
 def _ipython(source):
@@ -110,7 +162,16 @@ def reaches(source, lesson_bindings=frozenset()):
         tree = ast.parse(_ipython(source))
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []               # the kernel cannot run it either: it raises there, and is judged wrong
+    try:
+        return _reached(tree, lesson_bindings)
+    except RecursionError:
+        return ["its code nests too deep for the grader to read"]
+
+
+def _reached(tree, lesson_bindings):
     modules = _modules(tree) | set(lesson_bindings) | {"torch", "helpers"}
+    modules |= _aliases(tree, modules)
+    named = REACHING | ATTRIBUTES | holders()
     found = []
 
     def flag(text):
@@ -126,7 +187,7 @@ def reaches(source, lesson_bindings=frozenset()):
             if node.level or (node.module or "").split(".")[0] not in ALLOWED:
                 flag(f"imports from {'.' * node.level}{node.module or ''}")
             for alias in node.names:
-                if _dunder(alias.name) or alias.name in REACHING | ATTRIBUTES or alias.name.startswith("_"):
+                if _dunder(alias.name) or alias.name in named or alias.name.startswith("_") or alias.name == "*":
                     flag(f"imports {alias.name}")
         elif isinstance(node, (ast.Global, ast.Nonlocal)):
             flag(f"declares {'global' if isinstance(node, ast.Global) else 'nonlocal'} {', '.join(node.names)}")
@@ -135,12 +196,16 @@ def reaches(source, lesson_bindings=frozenset()):
                 flag(f"uses {node.id}")
         elif isinstance(node, ast.Attribute):
             root = _root(node)
-            if _dunder(node.attr) or node.attr in ATTRIBUTES:
+            if _dunder(node.attr) or node.attr in named:
                 flag(f"uses .{node.attr}")
-            elif node.attr.startswith("_") and root in lesson_bindings:
-                flag(f"uses {root}'s private .{node.attr}")
-            if isinstance(node.ctx, (ast.Store, ast.Del)) and root in modules:
-                flag(f"{'sets' if isinstance(node.ctx, ast.Store) else 'deletes'} {ast.unparse(node)[:80]}")
+            elif node.attr.startswith("_") and not PRIVATE_ALLOWED.fullmatch(node.attr) and \
+                    node.attr not in DUNDERS_ALLOWED:
+                flag(f"uses the private .{node.attr}")
+            if isinstance(node.ctx, (ast.Store, ast.Del)) and (root is None or root in modules):
+                flag(f"{'sets' if isinstance(node.ctx, ast.Store) else 'deletes'} .{node.attr} of "
+                     f"{root or 'an expression'}")
+        elif isinstance(node, ast.MatchClass) and node.kwd_attrs:
+            flag(f"reads attributes by a class pattern ({', '.join(node.kwd_attrs[:3])})")
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
             named = [m.group(0) for m in NAMING.finditer(node.value) if m.group(0) not in DUNDERS_ALLOWED]
             if named:
