@@ -39,6 +39,7 @@ from tools.classroom import hub_users
 from tools.classroom.hub import NODE_HELP, UNENCRYPTED, Hub, addresses, banner
 from tools.classroom.hub_learner import Failed, Learner
 
+pytestmark = pytest.mark.usefixtures("class_users")       # the same Unix users as test_hub_command.py's class
 NOTEBOOK = "01-dynamic-control-flow.ipynb"
 NAMES = ("ada", "bob")
 RUNAWAY = "cy"

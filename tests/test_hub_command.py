@@ -38,8 +38,9 @@ PASSWORD = "a-class-password-for-the-test"
 PER_ADDRESS = 12                # HUB_FAILED_LOGINS_PER_ADDRESS for this class
 BANNER_WITHIN = 300             # seconds: make's checks, the proxy's install on a fresh clone, the hub's start
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0 and os.environ.get("CI") != "true",
-                                reason="make hub isolates learners as root")
+pytestmark = [pytest.mark.skipif(os.geteuid() != 0 and os.environ.get("CI") != "true",
+                                 reason="make hub isolates learners as root"),
+              pytest.mark.usefixtures("class_users")]       # the same Unix users as test_hub.py's class
 
 
 def make_hub(*args, env, log, wait=True):
