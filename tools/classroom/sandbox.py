@@ -297,7 +297,7 @@ class Cgroup:
 
 
 NAMESPACES = ("namespaces: user (one uid, no capabilities), pid, mount, network (loopback only), IPC, UTS, cgroup; "
-              "the runner, pid 1, not dumpable")
+              "the command as pid 1")
 
 
 def _tmpfs_said(limits: Limits) -> str:
