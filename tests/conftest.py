@@ -83,18 +83,6 @@ class Figures:
         self.node.user_properties.append((FIGURE, line))
 
 
-@pytest.fixture(scope="module")
-def class_users():
-    """The machine's Unix users of a class, held by one test file at a time:
-    test_hub.py and test_hub_command.py each start a class whose learners
-    (ada, bob) become the same Unix users, which a second class with other
-    homes may not take (hub_users.Collision), so under xdist the second file
-    waits for the first to end its class."""
-    with open("/tmp/computational-graphs-class-users.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        yield
-
-
 # The site the tests read is a fork's build, so an address left pointing at the collection's own repository shows.
 SITE_FORK = "a-learner/graphs-fork"
 

@@ -31,6 +31,7 @@ from tools.classroom import hub_users
 from tools.classroom.hub import NODE_HELP, cgroup_name
 from tools.classroom.hub_learner import Failed, Learner
 from tools.loopback import free_port
+from tools.runtime import kernel
 
 ROOT = Path(__file__).resolve().parent.parent
 USERS = "hubm-"                 # this test's learners' Unix users, removed at its end
@@ -38,9 +39,8 @@ PASSWORD = "a-class-password-for-the-test"
 PER_ADDRESS = 12                # HUB_FAILED_LOGINS_PER_ADDRESS for this class
 BANNER_WITHIN = 300             # seconds: make's checks, the proxy's install on a fresh clone, the hub's start
 
-pytestmark = [pytest.mark.skipif(os.geteuid() != 0 and os.environ.get("CI") != "true",
-                                 reason="make hub isolates learners as root"),
-              pytest.mark.usefixtures("class_users")]       # the same Unix users as test_hub.py's class
+pytestmark = pytest.mark.skipif(os.geteuid() != 0 and os.environ.get("CI") != "true",
+                                reason="make hub isolates learners as root")
 
 
 def make_hub(*args, env, log, wait=True):
@@ -136,7 +136,11 @@ def two(teacher):
     for name in ("ada", "bob"):
         learner = Learner(teacher["url"], name, PASSWORD)
         learner.login()
-        learner.start()
+        try:
+            learner.start()
+        except Failed as error:         # the hub's log says why (a 500's page does not)
+            log = (teacher["hub"] / "hub.log").read_text(errors="replace")
+            pytest.fail(f"{error}\nthe hub's log ends:\n{log[-4000:]}")
         learner.enter()
         found[name] = (learner, open_kernel(learner))
     return found
@@ -255,7 +259,7 @@ BOB_TALKS = "import time\nfor i in range(250):\n    print('bob-secret', i)\n    
 def bob_kernel_endpoints(pid):
     """Every way into bob's kernel, seen as root: its TCP ports, and its Unix
     sockets reached through its own mount namespace (/proc/<pid>/root)."""
-    kernels = [p for p in psutil.Process(pid).children(recursive=True) if "ipykernel" in " ".join(p.cmdline())]
+    kernels = [p for p in psutil.Process(pid).children(recursive=True) if kernel.MODULE in p.cmdline()]
     assert kernels, "bob has no kernel"
     tcp = [f"tcp://127.0.0.1:{c.laddr.port}" for k in kernels for c in k.net_connections(kind="inet")
            if c.status == psutil.CONN_LISTEN]

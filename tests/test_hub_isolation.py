@@ -124,6 +124,25 @@ def test_a_removed_learners_uid_is_not_handed_on_while_their_home_is_there(learn
     assert new.pw_uid != old.pw_uid, "the new learner was given the uid that owns the old learner's home"
 
 
+@needs_root
+def test_first_logins_in_several_classes_at_once_each_get_a_user_of_their_own(learners):
+    """Two classes on one machine (or a class and a test) make users at the
+    same moment, each in a process of its own: every one gets its user, with a
+    uid of its own, none fails on a uid another took first."""
+    script = ("import sys; from pathlib import Path; from tools.classroom import hub_users; "
+              "print(hub_users.ensure_user(sys.argv[1], Path(sys.argv[2])).pw_uid)")
+    names = [f"hubi-at-once{n}" for n in range(6)]
+    for name in names:
+        (learners / name).mkdir()
+    makers = [subprocess.Popen([sys.executable, "-c", script, name, str(learners / name)], cwd=ROOT,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for name in names]
+    said = [maker.communicate(timeout=120) for maker in makers]
+    assert [maker.returncode for maker in makers] == [0] * len(names), [err for _, err in said]
+    uids = [int(out) for out, _ in said]
+    assert len(set(uids)) == len(names), uids
+    assert [pwd.getpwnam(name).pw_uid for name in names] == uids
+
+
 # ----- a private /tmp and /var/tmp wherever the checkout lies -----
 
 SEE = textwrap.dedent("""

@@ -88,20 +88,48 @@ def ensure_user(unix, home):
     """The system user `unix` of the learner whose home is `home` (made,
     with its own group, no login shell and no password, unless it exists);
     returns its pwd entry. A user of that name that is not this learner's
-    (another home, or not a learner's user at all) raises `Collision`."""
-    with _MAKING:                  # two first logins at once must not pick the same uid
+    (another home, or not a learner's user at all) raises `Collision`.
+    Picking a free uid and taking it hold a lock every process of the
+    machine takes (two classes' first logins at once, or a class and
+    another tool making users: each would pick the same highest free uid)."""
+    with _MAKING, _machine_lock():
         try:
             entry = pwd.getpwnam(unix)
         except KeyError:
-            uid = free_uid(Path(home).parent)
-            subprocess.run(["useradd", "--system", "--uid", str(uid), "--user-group", "--no-create-home",
-                            "--home-dir", str(home), "--shell", "/usr/sbin/nologin", "--comment", LEARNER, unix],
-                           check=True, capture_output=True, timeout=60)
-            entry = pwd.getpwnam(unix)
+            entry = _made(unix, home)
     if entry.pw_gecos != LEARNER or os.path.realpath(entry.pw_dir) != os.path.realpath(home):
         raise Collision(f"the Unix user {unix} is not this learner's (its home is {entry.pw_dir}, not {home}): "
                         "log in under another name, or ask the teacher to remove that user")
     return entry
+
+
+USERADD_UID_TAKEN, USERADD_NAME_TAKEN = 4, 9        # useradd's exit statuses (useradd(8))
+
+
+def _made(unix, home, attempts=5):
+    """Make the user; a uid or name another program took meanwhile (one that
+    does not take this module's lock, useradd itself) is tried again."""
+    for _ in range(attempts):
+        uid = free_uid(Path(home).parent)
+        done = subprocess.run(["useradd", "--system", "--uid", str(uid), "--user-group", "--no-create-home",
+                               "--home-dir", str(home), "--shell", "/usr/sbin/nologin", "--comment", LEARNER, unix],
+                              capture_output=True, text=True, timeout=60)
+        if done.returncode == 0 or done.returncode == USERADD_NAME_TAKEN:
+            return pwd.getpwnam(unix)
+        if done.returncode != USERADD_UID_TAKEN:
+            break
+    raise OSError(f"useradd could not make {unix} (exit status {done.returncode}): {done.stderr.strip()}")
+
+
+@contextlib.contextmanager
+def _machine_lock():
+    """An exclusive lock on a file of root's, held by one process of the machine at a time."""
+    import fcntl
+
+    folder = Path("/run/lock") if os.path.isdir("/run/lock") and os.access("/run/lock", os.W_OK) else Path("/tmp")
+    with open(folder / "computational-graphs-useradd.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
 
 
 def remove_users(prefix):
