@@ -5,7 +5,6 @@ tests/ and tools/ is read, at any depth. Each lesson function has one
 source (CONTRIBUTING.md, "One source")."""
 
 import ast
-import copy
 from pathlib import Path
 
 from tools.testkit.lessons import notebook_source
@@ -28,13 +27,19 @@ def project_sources(root=ROOT):
 
 
 def _shape(node):
-    """The definition without its name and docstring, as comparable text."""
-    node = copy.deepcopy(node)
+    """The definition without its name and docstring, as comparable text
+    (each of its other fields dumped as it is: nothing is copied)."""
     body = node.body
     if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
         body = body[1:]
-    node.body, node.name = body or [ast.Pass()], "_"
-    return ast.dump(node, annotate_fields=False, include_attributes=False)
+    parts = [type(node).__name__]
+    for field, value in ast.iter_fields(node):
+        if field == "name":
+            continue
+        items = (body or [ast.Pass()]) if field == "body" else value if isinstance(value, list) else [value]
+        parts.append(field + "=" + ",".join(ast.dump(item, annotate_fields=False, include_attributes=False)
+                                            if isinstance(item, ast.AST) else repr(item) for item in items))
+    return "|".join(parts)
 
 
 def definitions(source, place):
