@@ -319,6 +319,34 @@ def test_the_session_holds_the_output_cap_whatever_the_child_writes():
     assert "cut" in printed
 
 
+# What a child may forge on its result pipe (after the one byte that says autograd runs there):
+# a verdict of its own, and a judge's "right" with a probe that is not the solution's.
+FORGED = {
+    "a verdict of right": ([{"said": ["right", "forged"]}, "You answered right.", []], "error"),
+    "a judge's right, a made-up probe": ([{"judge": [True, "forged"], "probe": {"t": "dict", "v": []}}, "", []],
+                                         "wrong"),
+    "the old three strings": (["right", "forged", "", []], "error"),
+    "JSON too deep to decode": ("[" * 100_000, "error"),
+}
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="the child's result pipe exists where there is fork")
+@pytest.mark.parametrize("forged", FORGED, ids=list(FORGED))
+def test_a_child_that_forges_its_result_is_never_right(forged):
+    """The verdict is the session's own, judged from the child's plain data:
+    an answer that writes a result of its own to every descriptor the child
+    holds and ends the child before the check's own result is sent gets no
+    right from it."""
+    data, status = FORGED[forged]
+    text = data if isinstance(data, str) else json.dumps(data)
+    answer = ("import os\n\ndef sign_forward(x):\n"
+              f"    for fd in range(3, 64):\n        try:\n            os.write(fd, {text.encode()!r})\n"
+              "        except OSError:\n            pass\n    os._exit(0)\n")
+    (found, said, _, _), _ = _attack(answer)
+    assert found == status, said
+    assert found != "right"
+
+
 def test_a_forged_claim_of_importing_does_not_stretch_the_hard_limit():
     """The child tells the session how long it spent importing (time that
     does not count, up to IMPORT_ALLOWANCE): an answer that claims 1000 s

@@ -9,9 +9,10 @@ an exception whose `__str__` never returns). Right after the fork the child
 closes every descriptor of the session's but its own pipes (the kernel's
 sockets too) and leaves for a process group of its own, which is killed
 whole when the check ends (what the answer started with it). Only plain
-data comes back: the feedback's three strings, and what the answer printed,
-of which the session takes OUTPUT_LIMIT characters a stream, whatever the
-child writes.
+data comes back, as JSON of at most RESULT_LIMIT bytes: what the check
+observed (the session judges it, session.py: the child gives no verdict)
+and the line quoting the answer, and what the answer printed, of which the
+session takes OUTPUT_LIMIT characters a stream, whatever the child writes.
 
 Without fork (Windows) the check runs in the session, under the same soft
 limit (sandbox.time_limit), and the hard stop is faulthandler's watchdog,
@@ -49,7 +50,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, NoReturn
+from typing import IO, Any, NoReturn
 
 import torch
 
@@ -59,14 +60,14 @@ from .cells import _shell
 HARD_MARGIN = 2.0           # seconds past the time limit before the check is ended from outside
 IMPORT_ALLOWANCE = 8.0      # seconds of importing, at most, that extend the hard limit (the child's word for it)
 OUTPUT_LIMIT = 20_000       # characters of an answer's prints passed on, per stream
-RESULT_LIMIT = 1_000_000    # bytes of a child's result read: more is no verdict
+RESULT_LIMIT = 4_000_000    # bytes of a child's result read (observe.plain stays well within): more is no verdict
 DRAIN = 0.5                 # seconds given to read what a child that ended left in its pipes
 POLL = 0.05                 # seconds between looks at whether the child ended while its pipes are still open
 DUMP_WAIT = 0.5             # seconds given to the child to write where it was, before it is killed
 WARMED = ("torch.", "numpy.")  # modules a check imported that the session imports after it, so the next is fast
 FRAME = re.compile(r'File "(.*)", line (\d+) in (\S+)')
 CUT = "\n[the rest of this output was cut: more than {limit:,} characters]\n"
-Result = tuple[str, str, str]
+Result = tuple[Any, str]      # what a check observed, as plain data (JSON), and the line quoting the answer
 WORKS, REFUSED = b"+", b"-"    # the child's first byte on its result pipe: whether autograd runs there
 _REFUSED: list[bool] = []      # [True] once a child found autograd refused: no check forks again
 
@@ -90,7 +91,7 @@ def forks() -> bool:
 
 def run(work: Callable[[], Result], interrupted: Callable[[KeyboardInterrupt], Result], notebook: str = "",
         number: int = 0) -> Result | Stopped:
-    """`work()`, the feedback's (status, text, judged line), computed in a
+    """`work()`, what the check observed and the line quoting the answer, computed in a
     child process where there is fork (and torch allows autograd in one),
     else in the session with the hard stop that ends the kernel. In the
     child, which ignores the learner's interrupt, a KeyboardInterrupt is the
@@ -198,7 +199,8 @@ def _checked(work: Callable[[], Result], interrupted: Callable[[KeyboardInterrup
         except KeyboardInterrupt as error:
             found = interrupted(error)
     new = sorted(name for name in set(sys.modules) - loaded if name.startswith(WARMED))
-    return [*(str.__str__(part) for part in found), new]
+    observation, line = found
+    return [observation, str.__str__(line), new]
 
 
 def _send(fd: int, found: object) -> None:
@@ -348,17 +350,17 @@ def _kill_group(pid: int) -> None:
 
 
 def _result(data: bytes, status: int) -> Result | Stopped | None:
-    """The child's verdict from its result and exit status; None when it
-    said torch refuses autograd there."""
+    """What the child observed, from its result and exit status; None when
+    it said torch refuses autograd there. JSON too deep to decode is no result."""
     if data[:1] == REFUSED:
         return None
     try:
         found = json.loads(data[1:].decode()) if data[:1] == WORKS else None
-    except ValueError:
+    except (ValueError, RecursionError):
         found = None
-    if type(found) is list and len(found) == 4 and all(type(part) is str for part in found[:3]):
-        _warm(found[3])
-        return found[0], found[1], found[2]
+    if type(found) is list and len(found) == 3 and type(found[1]) is str:
+        _warm(found[2])
+        return found[0], found[1]
     if os.WIFSIGNALED(status):
         how = f"signal {signal.Signals(os.WTERMSIG(status)).name}"
     else:

@@ -9,6 +9,7 @@ exercise's probe, behaviour.py). Forged data is only another answer: it
 is judged like any other."""
 
 import math
+import re
 from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
@@ -46,41 +47,77 @@ class Opaque:
         return hash(self.type_name)
 
 
-def plain(value: Any, depth: int = 0) -> Any:
+MAX_PLAIN_ITEMS = 50_000      # items and numbers `plain` writes for one value; past them the rest is opaque
+MAX_PLAIN_CHARS = 200_000     # characters of text, likewise (so the JSON stays within a child's result limit)
+
+
+def plain(value: Any) -> Any:
     """`value` as JSON data of exact built-in types: a bool, int, float or
     str as itself (a subclass by its built-in value, read with the built-in
     type's own method), a container tagged with its type, a tensor as its
     shape and numbers, the placeholder as such, anything else by its type's
-    name."""
-    if depth > MAX_DEPTH:
-        return {"t": "opaque", "type": "too deep"}
-    if value is None or type(value) is bool:
-        return value
-    if isinstance(value, numpy.generic):
-        return plain(numpy.generic.item(value), depth + 1)
-    if isinstance(value, int):
-        return int.__int__(value)
-    if isinstance(value, float):
-        return _number(float.__float__(value))
-    if isinstance(value, Fraction):
-        return {"t": "fraction", "v": [int.__int__(Fraction.numerator.fget(value)),        # type: ignore[attr-defined]
-                                       int.__int__(Fraction.denominator.fget(value))]}     # type: ignore[attr-defined]
-    if isinstance(value, str):
-        return str.__str__(value)
-    if isinstance(value, Blank):
-        return {"t": "blank"}
-    if isinstance(value, (list, tuple)):
-        items = list.copy(value) if isinstance(value, list) else list(tuple.__getitem__(value, slice(None)))
-        return {"t": "list" if isinstance(value, list) else "tuple", "v": [plain(v, depth + 1) for v in items]}
-    if isinstance(value, (set, frozenset)):
-        items = list(set.__iter__(value) if isinstance(value, set) else frozenset.__iter__(value))
-        return {"t": "set" if isinstance(value, set) else "frozenset", "v": [plain(v, depth + 1) for v in items]}
-    if isinstance(value, dict):
-        return {"t": "dict", "v": [[plain(k, depth + 1), plain(v, depth + 1)] for k, v in dict.items(value)]}
-    if isinstance(value, torch.Tensor) and value.numel() <= MAX_TENSOR:
-        numbers = value.detach().double().flatten().tolist()
-        return {"t": "tensor", "shape": [int(n) for n in value.shape], "v": [_number(float(n)) for n in numbers]}
-    return {"t": "opaque", "type": type(value).__qualname__[:100]}
+    name. A value past MAX_DEPTH levels, MAX_PLAIN_ITEMS items or
+    MAX_PLAIN_CHARS characters is opaque from there on ("too large"): it can
+    never be a right answer, and is never cut into one."""
+    left = [MAX_PLAIN_ITEMS, MAX_PLAIN_CHARS]
+
+    def spend(items: int, chars: int = 0) -> bool:
+        left[0], left[1] = left[0] - items, left[1] - chars
+        return left[0] >= 0 and left[1] >= 0
+
+    def made(value: Any, depth: int) -> Any:
+        if depth > MAX_DEPTH:
+            return {"t": "opaque", "type": "too deep"}
+        if not spend(1):
+            return TOO_LARGE
+        if value is None or type(value) is bool:
+            return value
+        if isinstance(value, numpy.generic):
+            return made(numpy.generic.item(value), depth + 1)
+        if isinstance(value, int):
+            number = int.__int__(value)
+            if abs(number) < 2 ** 64:
+                return number
+            digits = hex(number)          # base 16 has no digit limit (str() of an int has, past 4,300 digits)
+            return {"t": "int", "v": digits} if spend(0, len(digits)) else TOO_LARGE
+        if isinstance(value, float):
+            return _number(float.__float__(value))
+        if isinstance(value, Fraction):
+            parts = [int.__int__(Fraction.numerator.fget(value)),        # type: ignore[attr-defined]
+                     int.__int__(Fraction.denominator.fget(value))]      # type: ignore[attr-defined]
+            return {"t": "fraction", "v": [made(part, depth + 1) for part in parts]}
+        if isinstance(value, str):
+            text = str.__str__(value)
+            return text if spend(0, len(text)) else TOO_LARGE
+        if isinstance(value, Blank):
+            return {"t": "blank"}
+        if isinstance(value, (list, tuple)):
+            items = list.copy(value) if isinstance(value, list) else list(tuple.__getitem__(value, slice(None)))
+            return _container("list" if isinstance(value, list) else "tuple", items, depth, made, spend)
+        if isinstance(value, (set, frozenset)):
+            items = list(set.__iter__(value) if isinstance(value, set) else frozenset.__iter__(value))
+            return _container("set" if isinstance(value, set) else "frozenset", items, depth, made, spend)
+        if isinstance(value, dict):
+            pairs = list(dict.items(value))
+            if not spend(len(pairs)):
+                return TOO_LARGE
+            return {"t": "dict", "v": [[made(k, depth + 1), made(v, depth + 1)] for k, v in pairs]}
+        if isinstance(value, torch.Tensor) and value.numel() <= MAX_TENSOR and spend(value.numel()):
+            numbers = value.detach().double().flatten().tolist()
+            return {"t": "tensor", "shape": [int(n) for n in value.shape], "v": [_number(float(n)) for n in numbers]}
+        return {"t": "opaque", "type": type(value).__qualname__[:100]}
+
+    return made(value, 0)
+
+
+TOO_LARGE = {"t": "opaque", "type": "too large"}
+
+
+def _container(tag: str, items: list[Any], depth: int, made: Any, spend: Any) -> Any:
+    """A list, tuple, set or frozenset's items, made plain, when the budget holds them all."""
+    if not spend(len(items)):
+        return TOO_LARGE
+    return {"t": tag, "v": [made(item, depth + 1) for item in items]}
 
 
 NON_FINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
@@ -119,9 +156,15 @@ def unplain(data: Any) -> Any:
             if type(_float(item)) is not float:
                 raise NotPlain("a float that is not NaN or an infinity by name")
             return _float(item)
+        if tag == "int":
+            digits = item.get("v")
+            if type(digits) is not str or not re.fullmatch(r"-?0x[0-9a-f]+", digits):
+                raise NotPlain("an integer that is not in hexadecimal digits")
+            return int(digits, 16)
         if tag == "fraction":
             parts = item.get("v")
-            if type(parts) is not list or len(parts) != 2 or not all(type(p) is int for p in parts) or parts[1] <= 0:
+            parts = [build(part, depth + 1) for part in parts] if type(parts) is list and len(parts) == 2 else None
+            if parts is None or not all(type(p) is int for p in parts) or parts[1] <= 0:
                 raise NotPlain("a fraction that is not two integers")
             return Fraction(parts[0], parts[1])
         if tag == "opaque":

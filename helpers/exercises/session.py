@@ -9,10 +9,12 @@ from typing import Any
 from ..arguments import learner_facing, wrong
 from . import apart, cells, sandbox
 from .answers import NotAnswered, WrongForm
+from .behaviour import described, difference
 from .cells import MISSING, Run
 from .exercise import Exercise, Lesson
-from .feedback import STATUS, Feedback, Score, ScoreRow, Shown, Status, error_line, shown
+from .feedback import Feedback, Score, ScoreRow, Shown, Status, error_line, shown
 from .lesson import Resolved, rebound, resolve, stored_definitions
+from .observe import NotPlain, plain, unplain
 from .sandbox import TimedOut, hermetic, in_sandbox, learners_frame
 
 REPORT = ("This is a bug in the exercise, not in your answer: please report it, with this message, to the "
@@ -74,25 +76,52 @@ class SessionExercise:
         return feedback
 
     def _apart(self, answer: Any, run: Run | None, lesson: Lesson) -> Feedback:
-        """The feedback on `answer`, everything that touches it (the judge,
-        the quote of the answer, an error's message) computed where the time
-        limit holds; what comes back is three strings."""
+        """The feedback on `answer`. Everything that runs the answer (its
+        judge, its probe, the quote of it, an error's message) runs where the
+        time limit holds (apart.py); what comes back is plain data
+        (`observed`) and the quote, and the verdict is judged here, in the
+        session, from that data alone (`verdict`), as the grader does: a
+        child that forges its result only sends another answer."""
         e = self._exercise
 
-        def result(found: Feedback) -> apart.Result:
-            return found.status, found.text, quoted(answer, run) if found.status != "blank" else ""
-
         def work() -> apart.Result:
-            return result(judged(e, rebound(answer, lesson), lesson))
+            return observed(e, rebound(answer, lesson), lesson), quoted(answer, run)
 
-        done = apart.run(work, lambda error: result(_failed(error)), self._notebook, e.number)
+        def interrupted(error: KeyboardInterrupt) -> apart.Result:
+            return said(_failed(error)), quoted(answer, run)
+
+        done = apart.run(work, interrupted, self._notebook, e.number)
         if isinstance(done, apart.Stopped):
             safe = quoted(answer, run) if type(answer) is FunctionType else ""
             return Feedback("wrong" if done.why == "time" else "error", apart.stopped_text(done), safe)
-        status, text, line = done
-        if status not in STATUS or status == "interrupted":
-            return Feedback("error", f"the check sent back no verdict it can give ({status!r}). {REPORT}")
-        return Feedback(status, text, line)     # type: ignore[arg-type]
+        observation, line = done
+        feedback = verdict(e, observation, lesson, partial(self._expected, lesson))
+        return Feedback(feedback.status, feedback.text, line if feedback.status != "blank" else "")
+
+    def _expected(self, lesson: Lesson) -> Any:
+        """What the reference solution does on the check's inputs (its probe),
+        computed apart as the answer's check is (so that nothing it runs,
+        torch.compile's caches included, reaches the session), as plain data
+        rebuilt; raises CheckFailed, with the feedback, when it cannot be had."""
+        e = self._exercise
+
+        def work() -> apart.Result:
+            try:
+                return {"reference": plain(in_sandbox(lambda: e.probe(e.reference(lesson), lesson)))}, ""  # type: ignore[misc]
+            except Exception as error:      # the solution's own failure
+                return said(_failed(error)), ""
+
+        done = apart.run(work, lambda error: (said(_failed(error)), ""), self._notebook, e.number)
+        if isinstance(done, apart.Stopped):
+            raise CheckFailed(Feedback("error", f"the check itself failed (the reference solution's run ended: "
+                                                f"{done.detail or 'past the time limit'}). {REPORT}"))
+        data = done[0]
+        if type(data) is dict and type(data.get("said")) is list and len(data["said"]) == 2:
+            raise CheckFailed(Feedback("error", str(data["said"][1])))
+        if type(data) is not dict or "reference" not in data:
+            raise CheckFailed(Feedback("error", f"the check itself failed (the reference solution's run sent "
+                                                f"{str(data)[:100]}). {REPORT}"))
+        return unplain(data["reference"])
 
     def _run(self, answer: Any) -> Run | None:
         """The latest run of the cell that sets this exercise's answer, when
@@ -139,9 +168,7 @@ def judged(exercise: Exercise, answer: Any, lesson: Lesson) -> Feedback:
     try:
         right, text = in_sandbox(partial(exercise.verdict, answer, lesson))
     except NotAnswered:
-        n = exercise.number
-        return Feedback("blank", f"replace ____ with {exercise.slot}, run that cell, then this one. Stuck? "
-                                 f"ex.q{n}.hint() gives a hint, ex.q{n}.solution() the answer.")
+        return Feedback("blank", blank_text(exercise))
     except WrongForm as error:
         return Feedback("wrong", str(error))
     except KeyboardInterrupt:
@@ -149,6 +176,96 @@ def judged(exercise: Exercise, answer: Any, lesson: Lesson) -> Feedback:
     except BaseException as error:     # an answer may raise anything, SystemExit included
         return _failed(error)
     return Feedback("right" if right else "wrong", text)
+
+
+def blank_text(exercise: Exercise) -> str:
+    n = exercise.number
+    return (f"replace ____ with {exercise.slot}, run that cell, then this one. Stuck? ex.q{n}.hint() gives a hint, "
+            f"ex.q{n}.solution() the answer.")
+
+
+def said(feedback: Feedback) -> dict[str, Any]:
+    """A verdict the child gives itself, which can only be against the
+    answer: "wrong" (it raised, it ran too long) or "error" (the check's
+    own code failed where the answer ran)."""
+    return {"said": [feedback.status, feedback.text]}
+
+
+def observed(exercise: Exercise, answer: Any, lesson: Lesson) -> dict[str, Any]:
+    """In the check's child: what the parent needs to judge `answer`, as
+    plain data (observe.plain). A prediction or a letter as its value; code
+    as what its judge said and, when that is right, what its probe measured,
+    both run in one fresh session under one time limit (as `judged` runs
+    them), or the verdict its error gives (`said`)."""
+    if exercise.kind in ("predict", "choose"):
+        return {"value": plain(answer)}
+
+    def run() -> dict[str, Any]:
+        right, text = exercise.judge(answer, lesson)        # type: ignore[operator]
+        found: dict[str, Any] = {"judge": [bool(right), str(text)]}
+        if right and exercise.probe is not None:
+            found["probe"] = plain(exercise.probe(answer, lesson))
+        return found
+
+    try:
+        return in_sandbox(run)
+    except NotAnswered:
+        return {"blank": True}
+    except WrongForm as error:
+        return said(Feedback("wrong", str(error)))
+    except KeyboardInterrupt:
+        raise
+    except BaseException as error:     # an answer may raise anything, SystemExit included
+        return said(_failed(error))
+
+
+class CheckFailed(RuntimeError):
+    """The checker's own part of a check could not be done: `feedback` says so."""
+
+    def __init__(self, feedback: Feedback) -> None:
+        super().__init__(feedback.text)
+        self.feedback = feedback
+
+
+def verdict(exercise: Exercise, observation: Any, lesson: Lesson, expected: Callable[[], Any]) -> Feedback:
+    """The feedback from what the check's child observed (`observed`),
+    judged in the session, with nothing of the answer's but plain data: a
+    value by the exercise's own judge (`judged` on the value rebuilt from
+    exact built-in types), code by its judge's words and its probe compared
+    with `expected()`, what the reference solution does. Data the child
+    cannot have made is the check's failure, never right."""
+    try:
+        if type(observation) is not dict:
+            raise NotPlain(f"a {type(observation).__name__}")
+        if "said" in observation:
+            status, text = _pair(observation["said"], str)
+            if status not in ("wrong", "error"):
+                raise NotPlain(f"a verdict of {status!r}")
+            return Feedback(status, text)
+        if exercise.kind in ("predict", "choose"):
+            return judged(exercise, unplain(observation.get("value")), lesson)
+        if observation.get("blank") is True:
+            return Feedback("blank", blank_text(exercise))
+        right, text = _pair(observation.get("judge"), bool)
+        if not right:
+            return Feedback("wrong", text)
+        mine = unplain(observation.get("probe"))
+    except NotPlain as error:
+        return Feedback("error", f"the check sent back no verdict it can give ({error}). {REPORT}")
+    try:
+        asked = expected()
+    except CheckFailed as failed:
+        return failed.feedback
+    except NotPlain as error:
+        return Feedback("error", f"the check itself failed (the reference solution's data: {error}). {REPORT}")
+    found = difference(mine, asked)
+    return Feedback("right", text) if found is None else Feedback("wrong", described(found))
+
+
+def _pair(data: Any, first: type) -> tuple[Any, str]:
+    if type(data) is not list or len(data) != 2 or type(data[0]) is not first or type(data[1]) is not str:
+        raise NotPlain("not the pair the check sends")
+    return data[0], data[1]
 
 
 def _failed(error: BaseException) -> Feedback:
