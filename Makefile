@@ -1,4 +1,4 @@
-# The two commands in the README: `make lab` and `make test`.
+# The two commands in the README: `make lab` and `make test` (CI adds `make test-integration`).
 # Both set up first: system programs (tools/setup_system.sh, once per run),
 # then .venv from requirements.txt; `make test` adds requirements-dev.txt.
 # On a machine without an NVIDIA GPU, TORCH=cpu takes PyTorch's CPU build
@@ -13,7 +13,7 @@ DEV_STAMP := $(VENV)/.installed-dev
 WHICH_PYTHON := import sys; print(sys.base_prefix, sys.version)
 TORCH_INDEX := $(if $(filter cpu,$(TORCH)),--extra-index-url https://download.pytorch.org/whl/cpu)
 
-.PHONY: lab notebook refresh test quick new setup system system-browser notebooks nav solutions site bench pin clean hub load grade
+.PHONY: lab notebook refresh test test-integration quick new setup system system-tests system-browser notebooks nav solutions site bench pin clean hub load grade
 
 # JupyterLab on the learner's working copy, my-notebooks/ (made on the first run from
 # notebooks/, ignored by git, never overwritten; see tools/runtime/working_copy.py).
@@ -29,15 +29,24 @@ notebook: system $(STAMP)
 refresh: system $(STAMP)
 	$(BIN)/python -m tools.runtime.lab --refresh
 
-test: system-browser $(DEV_STAMP)
+# Every test but the integration layers (tests/conftest.py's INTEGRATION), in under 6 minutes
+# from a fresh clone on 2 cores; CI runs `make test-integration` after it.
+test: system-tests $(DEV_STAMP)
 	$(BIN)/ruff check helpers tests tools notebooks
-	$(BIN)/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder --durations=25
+	$(BIN)/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder --durations=25 --layers test
 
-# The inner loop: everything but the browser and class layers (tests/conftest.py's QUICK
-# list names what it leaves out), in under 2 minutes on 2 cores. `make test` runs it all.
+# The layers make test leaves out: the browser (JupyterLab, Notebook 7, the site in Chromium),
+# the class (make hub, make grade, their isolation), the set-up elsewhere (a notebook alone as on
+# Colab, the pins for every Python), the byte-for-byte re-execution, and the check limits and
+# deep graphs run to their ends. About 12 minutes; CI and the workflow run it on every change.
+test-integration: system-browser $(DEV_STAMP)
+	$(BIN)/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder --durations=25 --layers integration
+
+# The inner loop: make test without the tests that execute whole notebooks (nbval over
+# notebooks/, the teacher's copies), in under 2 minutes on 2 cores.
 quick: system $(DEV_STAMP)
 	$(BIN)/ruff check helpers tests tools notebooks
-	$(BIN)/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder --quick
+	$(BIN)/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder --durations=10 --layers quick
 
 # A new notebook, NB=10-name, that passes `make test` as made (tools/build/new.py): the
 # notebook, its helpers/lessons/nbNN.py and tests/answers/nbNN.py; its navigation and set-up cells
@@ -53,6 +62,9 @@ setup: system $(STAMP)
 
 system:
 	@PYTHON=$(PYTHON) sh tools/setup_system.sh
+
+system-tests:
+	@PYTHON=$(PYTHON) sh tools/setup_system.sh --tests
 
 system-browser:
 	@PYTHON=$(PYTHON) sh tools/setup_system.sh --browser

@@ -1,6 +1,6 @@
 """Shared fixtures: the note's examples, built fresh for every test; the
 --regen-golden flag that rewrites the golden drawings in tests/golden/; and
---quick (`make quick`), which leaves out the layers named in SLOW_LAYERS."""
+--layers, which picks what `make test`, `make test-integration` and `make quick` run."""
 
 import fcntl
 import os
@@ -11,30 +11,50 @@ import torch
 
 ROOT = Path(__file__).resolve().parent.parent
 FIGURE = "figure"
-# What `make quick` leaves out, by layer (CONTRIBUTING.md, "Tests, in layers"): `make test`
-# runs them all. The rest (lint, types, unit tests, nbval of every notebook, structure,
-# exercises and mutants, the teacher's copy) runs in under 2 minutes on 2 cores.
-SLOW_LAYERS = {
+# The layers `make test` leaves to `make test-integration` (CONTRIBUTING.md, "Tests, in
+# layers"): what needs a browser, a class of Unix users, another environment, or minutes of
+# processes run to their limits. CI (.ci/run) and the workflow run both; `make test` runs every
+# other file, in under 6 minutes from a fresh clone.
+INTEGRATION = {
     "browser": ("test_browser.py", "test_lab.py", "test_notebook7.py", "test_legibility_browser.py", "test_site.py",
                 "test_site_links.py", "test_saved_widgets.py"),
-    "class": ("test_hub.py", "test_hub_command.py", "test_grade.py", "test_grade_hostile.py", "test_grade_sandbox.py",
-              "test_deploy.py"),
+    "class": ("test_hub.py", "test_hub_command.py", "test_hub_isolation.py", "test_grade.py", "test_grade_hostile.py",
+              "test_grade_sandbox.py", "test_deploy.py"),
     "set-up elsewhere": ("test_standalone.py", "test_pins.py"),
     "re-execution": ("test_reexecution.py",),
+    "limits and depth": ("test_check_limits.py", "test_deep_free.py", "test_watchdog.py"),
 }
+# What `make quick` also leaves out: the tests that execute whole notebooks (nbval over
+# notebooks/ among them). The rest of `make test` (lint, types, unit tests, structure,
+# exercises and mutants) runs in under 2 minutes.
+EXECUTING = ("test_solutions.py", "test_nbval_checks.py", "test_widget_outputs.py")
+LAYERS = ("all", "test", "integration", "quick")
 
 
 def pytest_addoption(parser):
     parser.addoption("--regen-golden", action="store_true",
                      help="rewrite tests/golden/ from the current helpers instead of comparing")
-    parser.addoption("--quick", action="store_true",
-                     help="leave out the browser, class and set-up layers (make quick); make test runs everything")
+    parser.addoption("--layers", choices=LAYERS, default="all",
+                     help="test: what make test runs; integration: what it leaves out (make test-integration); "
+                          "quick: make test without the notebook executions (make quick); all (default): everything")
+
+
+def integration_files():
+    return {name for names in INTEGRATION.values() for name in names}
 
 
 def pytest_ignore_collect(collection_path, config):
-    if config.getoption("--quick") and collection_path.name in {n for names in SLOW_LAYERS.values() for n in names}:
-        return True
-    return None
+    layers = config.getoption("--layers")
+    if layers == "all" or collection_path.is_dir():
+        return None
+    if collection_path.suffix == ".ipynb":        # nbval: make test runs it, make quick does not
+        return True if layers in ("integration", "quick") else None
+    if collection_path.parent.name != "tests" or not collection_path.name.startswith("test_"):
+        return None
+    integration = collection_path.name in integration_files()
+    if layers == "integration":
+        return not integration
+    return True if integration or (layers == "quick" and collection_path.name in EXECUTING) else None
 
 
 # The longest files first (python -m tools.bench.suite_timing prints each file's time), so

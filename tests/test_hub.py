@@ -141,8 +141,8 @@ def execute(notebook, code, timeout=60, heard=None):
     msg_id = notebook.send("execute_request", {"code": code, "silent": False, "store_history": False,
                                                 "user_expressions": {}, "allow_stdin": False,
                                                 "stop_on_error": True})
-    deadline, printed, states, status = time.monotonic() + timeout, [], [], None
-    while time.monotonic() < deadline:
+    deadline, printed, states, status, idle = time.monotonic() + timeout, [], [], None, False
+    while time.monotonic() < deadline and not (idle and status):
         try:
             message = notebook.receive(deadline)
         except Exception:                      # the websocket closed or timed out: the kernel is gone
@@ -160,10 +160,10 @@ def execute(notebook, code, timeout=60, heard=None):
             printed.append(content["text"])
         elif kind == "error":
             printed.append(f"{content['ename']}: {content['evalue']}")
-        elif kind == "execute_reply":
+        elif kind == "execute_reply":          # on the shell channel: it may come before or after idle
             status = content["status"]
-        elif kind == "status" and content["execution_state"] == "idle" and status:
-            break
+        elif kind == "status" and content["execution_state"] == "idle":
+            idle = True
     return status, "".join(printed), states
 
 

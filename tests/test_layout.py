@@ -148,8 +148,29 @@ def test_a_count_written_by_hand_is_found(tmp_path):
                                                 "CONTRIBUTING.md: 'the 10 lesson notebooks'"]
 
 
-def test_the_quick_layer_leaves_out_only_test_files_that_exist():
-    from conftest import SLOW_LAYERS
+def test_the_layers_name_test_files_that_exist_and_split_the_suite_in_two():
+    """make test and make test-integration together collect every test file
+    once; make quick collects a part of make test's."""
+    from conftest import EXECUTING, integration_files
 
-    missing = [name for names in SLOW_LAYERS.values() for name in names if not (ROOT / "tests" / name).is_file()]
-    assert not missing, f"tests/conftest.py's SLOW_LAYERS names test files that do not exist: {', '.join(missing)}"
+    named = sorted(integration_files()) + list(EXECUTING)
+    missing = [name for name in named if not (ROOT / "tests" / name).is_file()]
+    assert not missing, f"tests/conftest.py's layers name test files that do not exist: {', '.join(missing)}"
+    assert not integration_files() & set(EXECUTING), "a file make test leaves out cannot be one make quick leaves out"
+    collected = {layers: _collected(layers) for layers in ("all", "test", "integration", "quick")}
+    assert collected["test"] & collected["integration"] == set(), "a file collected by both make test and integration"
+    assert collected["test"] | collected["integration"] == collected["all"]
+    assert collected["quick"] < collected["test"] and any(f.endswith(".ipynb") for f in collected["test"])
+    assert sorted(collected["integration"]) == sorted(integration_files())
+
+
+def _collected(layers):
+    """The test files and notebooks pytest collects under --layers `layers` (conftest's own rule)."""
+    from conftest import pytest_ignore_collect
+
+    class Config:
+        def getoption(self, name):
+            return layers
+
+    files = [*(ROOT / "tests").glob("test_*.py"), *(ROOT / "notebooks").glob("*.ipynb")]
+    return {f.name for f in files if not pytest_ignore_collect(f, Config())}

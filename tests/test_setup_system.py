@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 SCRIPT = Path(__file__).resolve().parent.parent / "tools" / "setup_system.sh"
 STILL_RUN = "the notebooks still run, with every drawing in its text form"
 # apt-get that records what it was asked, then fails (no network) or installs `dot`
@@ -23,7 +25,7 @@ def setup(tmp_path, system, user=ROOT_USER, apt=None, dot=False, venv=True, args
     names `system`, an `id` that prints the user's id, and apt-get and dot
     when asked. Returns (exit status, stderr, what apt-get was asked)."""
     folder = tmp_path / "bin"
-    folder.mkdir()
+    folder.mkdir(parents=True)
     for name in ("env", "chmod"):
         (folder / name).symlink_to(shutil.which(name))
     fakes = {"uname": f"echo {system}\n", "id": user, "apt-get": apt, "dot": "" if dot else None}
@@ -82,8 +84,12 @@ def test_on_debian_a_python_without_venv_stops_make_after_apt_fails(tmp_path):
     assert status == 1 and "sudo apt-get install python3-venv" in said, said
 
 
-def test_for_the_tests_it_installs_a_compiler_for_inductor(tmp_path):
-    """make test's set-up (--browser): notebook 09 runs inductor once, which
-    needs a C++ compiler; this PATH has none."""
-    _, _, asked = setup(tmp_path, "Linux", apt=APT_INSTALLS, dot=True, args=("--browser",))
+@pytest.mark.parametrize("flag", ["--tests", "--browser"])
+def test_for_the_tests_it_installs_a_compiler_for_inductor(tmp_path, flag):
+    """make test's set-up (--tests) and make test-integration's (--browser):
+    notebook 09 runs inductor once, which needs a C++ compiler; this PATH has
+    none. make lab's set-up asks for none."""
+    _, _, asked = setup(tmp_path, "Linux", apt=APT_INSTALLS, dot=True, args=(flag,))
     assert "g++" in asked.split(), asked
+    _, _, asked = setup(tmp_path / "lab", "Linux", apt=APT_INSTALLS, dot=True)
+    assert "g++" not in asked.split(), asked

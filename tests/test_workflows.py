@@ -1,7 +1,8 @@
 """The GitHub workflows: actionlint finds nothing in .github/workflows/*.yml
 (with shellcheck on the run: scripts when it is installed), and the workflow
 keeps its order: on every push and pull request the README's test command
-(make test, TORCH=cpu); the Pages deploy only after the tests passed, only on
+(make test, TORCH=cpu) and the layers it leaves out (make test-integration,
+TORCH=cpu); the Pages deploy only after both passed, only on
 a push to main; write permissions only where the deploy needs them; no
 action older than its first release on Node 24. A broken workflow must fail
 each check."""
@@ -53,6 +54,19 @@ def steps(job):
     return job.get("steps", [])
 
 
+def make_targets(job):
+    """The make targets `job` runs with TORCH=cpu, its matrix's values put in."""
+    matrix = job.get("strategy", {}).get("matrix", {})
+    found = []
+    for step in steps(job):
+        runs = [step.get("run", "")]
+        for key, values in matrix.items():
+            runs = [run.replace(f"${{{{ matrix.{key} }}}}", str(value)) for run in runs
+                    for value in (values if isinstance(values, list) else [values])]
+        found += [target for run in runs for target in re.findall(r"\bmake ([\w-]+) TORCH=cpu\b", run)]
+    return found
+
+
 def needed(jobs, name):
     """Every job `name` waits for, directly or not."""
     found, todo = set(), [name]
@@ -86,15 +100,17 @@ def workflow_problems(doc):
     jobs, found = doc["jobs"], []
     triggers = doc["on"] if isinstance(doc["on"], (dict, list)) else [doc["on"]]
     found += [f"not run on {event}" for event in ("push", "pull_request") if event not in triggers]
-    testing = [name for name, job in jobs.items() if any(re.search(r"\bmake test\b.*\bTORCH=cpu\b", step.get("run", ""))
-                                                          for step in steps(job))]
-    if len(testing) != 1:
-        return found + [f"jobs running make test TORCH=cpu: {testing}, not one"]
+    testing = []
+    for target in ("test", "test-integration"):
+        running = [name for name, job in jobs.items() if target in make_targets(job)]
+        if len(running) != 1:
+            return found + [f"jobs running make {target} TORCH=cpu: {running}, not one"]
+        testing += running
     deploying = [name for name, job in jobs.items() if any(step.get("uses", "").startswith("actions/deploy-pages@")
                                                             for step in steps(job))]
     for name in deploying:
-        if testing[0] not in needed(jobs, name):
-            found.append(f"{name} deploys without waiting for {testing[0]}")
+        found += [f"{name} deploys without waiting for {job}" for job in sorted(set(testing))
+                  if job not in needed(jobs, name)]
         if not all(part in jobs[name].get("if", "") for part in ON_MAIN):
             found.append(f"{name} deploys on more than a push to main")
     if doc.get("permissions") != {}:
@@ -154,8 +170,9 @@ def test_no_other_workflow_deploys_or_runs_on_node_20():
 
 WRONG = [
     ("  pull_request:\n", "", "not run on pull_request"),
-    ("make test TORCH=cpu", "make lab TORCH=cpu", "jobs running make test TORCH=cpu: [], not one"),
-    ("make test TORCH=cpu", "make test", "jobs running make test TORCH=cpu: [], not one"),
+    ("layers: [test, test-integration]", "layers: [lab, test-integration]", "jobs running make test TORCH=cpu: []"),
+    ("layers: [test, test-integration]", "layers: [test]", "jobs running make test-integration TORCH=cpu: [], not"),
+    ("make ${{ matrix.layers }} TORCH=cpu", "make ${{ matrix.layers }}", "jobs running make test TORCH=cpu: []"),
     ("    needs: site\n", "", "deploy deploys without waiting for test"),
     ("    needs: test\n", "", "deploy deploys without waiting for test"),
     ("    if: github.event_name == 'push' && github.ref == 'refs/heads/main'\n", "",

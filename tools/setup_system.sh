@@ -1,9 +1,9 @@
 #!/bin/sh
 # Make sure the system programs the collection needs are present: Python's
 # venv module (always), Graphviz's `dot` (wanted), bubblewrap on Linux (make
-# grade's sandbox: grading refuses without it), and with --browser
-# Debian's chromium for the browser tests, Node.js with npm for the class
-# hub's tests and g++ for inductor, which notebook 09 runs. Installs them with apt-get where it can (as root, or with
+# grade's sandbox: grading refuses without it), with --tests g++ for inductor,
+# which notebook 09 runs, and with --browser g++ too, Debian's chromium for the
+# browser tests and Node.js with npm for the class hub's tests. Installs them with apt-get where it can (as root, or with
 # sudo); elsewhere says in one line how to get them. Only a missing venv
 # module stops `make`: without `dot` the notebooks still run, every drawing
 # shown in its text form with a line saying how to install it, and a
@@ -48,7 +48,7 @@ if [ "${1:-}" = "--browser" ] && ! command -v npm >/dev/null 2>&1; then
 fi
 # g++: the C++ compiler torch.compile's inductor uses; notebook 09 runs it once, and its
 # stored output says inductor ran, so the tests need one (a learner without it reads why not)
-if [ "${1:-}" = "--browser" ] && ! command -v "${CXX:-g++}" >/dev/null 2>&1; then
+if { [ "${1:-}" = "--tests" ] || [ "${1:-}" = "--browser" ]; } && ! command -v "${CXX:-g++}" >/dev/null 2>&1; then
     optional="$optional g++"
 fi
 [ -z "$needed$wanted$optional" ] && exit 0

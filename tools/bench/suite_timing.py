@@ -2,7 +2,7 @@
 with its wall time, the CPU time of everything it started, the 25 slowest
 tests and the time of each file, each worker's share.
 
-    .venv/bin/python -m tools.bench.suite_timing [--quick] [-- extra pytest arguments]
+    .venv/bin/python -m tools.bench.suite_timing [--layers test|integration|quick|all] [-- more pytest arguments]
 
 It prints figures and asserts nothing; docs/testing.md quotes what it
 printed, with the date and the commit. On a shared machine, compare files
@@ -35,19 +35,22 @@ def by_file(report):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m tools.bench.suite_timing", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="time make quick's selection instead")
+    parser.add_argument("--layers", default="test", choices=("test", "integration", "quick", "all"),
+                        help="whose selection to time: make test's (the default), make test-integration's, "
+                             "make quick's, or all of them in one run")
     parser.add_argument("pytest_args", nargs="*", help="more pytest arguments (after --)")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as folder:
         report = Path(folder) / "report.xml"
         command = [sys.executable, "-m", "pytest", "-n", "2", "--dist", "loadfile", "--no-loadscope-reorder",
                    f"--durations={SLOWEST}", f"--junitxml={report}", "-o", "junit_family=xunit1",
-                   *(["--quick"] if args.quick else []), *args.pytest_args]
+                   "--layers", args.layers, *args.pytest_args]
         start, cpu = time.monotonic(), _children_cpu()
         done = subprocess.run(command, cwd=ROOT, env={**os.environ, "PYTHONUNBUFFERED": "1"})
         wall, cpu = time.monotonic() - start, _children_cpu() - cpu
         files = by_file(report) if report.exists() else {}
-    print(f"\n## The suite's time ({'make quick' if args.quick else 'make test'}'s selection)\n")
+    what = {"test": "make test", "integration": "make test-integration", "quick": "make quick", "all": "every layer"}
+    print(f"\n## The suite's time ({what[args.layers]}'s selection)\n")
     print(f"- wall time: {wall:.0f} s ({wall / 60:.1f} min); exit status {done.returncode}")
     print(f"- CPU time of everything it ran: {cpu:.0f} s ({cpu / wall:.2f} cores busy on average of 2)")
     if files:
