@@ -43,18 +43,24 @@ def integration_files():
     return {name for names in INTEGRATION.values() for name in names}
 
 
-def pytest_ignore_collect(collection_path, config):
-    layers = config.getoption("--layers")
-    if layers == "all" or collection_path.is_dir():
-        return None
-    if collection_path.suffix == ".ipynb":        # nbval: make test runs it, make quick does not
-        return True if layers in ("integration", "quick") else None
-    if collection_path.parent.name != "tests" or not collection_path.name.startswith("test_"):
-        return None
-    integration = collection_path.name in integration_files()
+def selected(path, layers):
+    """Whether `layers` (--layers) runs the test file or notebook at `path`."""
+    if layers == "all":
+        return True
+    if path.suffix == ".ipynb":                   # nbval: make test runs it, make quick does not
+        return layers == "test"
+    integration = path.name in integration_files()
     if layers == "integration":
-        return not integration
-    return True if integration or (layers == "quick" and collection_path.name in EXECUTING) else None
+        return integration
+    return not integration and not (layers == "quick" and path.name in EXECUTING)
+
+
+def pytest_ignore_collect(collection_path, config):
+    """Test files the layers leave out are not even imported (this hook sees tests/ only:
+    notebooks are left out by pytest_collection_modifyitems)."""
+    if collection_path.name.startswith("test_") and collection_path.suffix == ".py":
+        return None if selected(collection_path, config.getoption("--layers")) else True
+    return None
 
 
 # The longest files first (python -m tools.bench.suite_timing prints each file's time), so
@@ -68,8 +74,14 @@ FIRST = ("test_browser.py", "test_pins.py", "test_check_limits.py", "test_exerci
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
-    """The longest files first (FIRST), the rest as collected; the order is
+    """Only what --layers runs (the notebooks' nbval cells, which pytest_ignore_collect
+    does not see); the longest files first (FIRST), the rest as collected; the order is
     the same on every worker, as xdist requires."""
+    layers = config.getoption("--layers")
+    left = [item for item in items if not selected(item.path, layers)]
+    if left:
+        config.hook.pytest_deselected(items=left)
+        items[:] = [item for item in items if selected(item.path, layers)]
     rank = {name: index for index, name in enumerate(FIRST)}
     items.sort(key=lambda item: rank.get(item.path.name, len(FIRST)))
 

@@ -5,6 +5,8 @@ nothing from the test kit or the other roles (the hub image runs it)."""
 import ast
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -165,12 +167,24 @@ def test_the_layers_name_test_files_that_exist_and_split_the_suite_in_two():
 
 
 def _collected(layers):
-    """The test files and notebooks pytest collects under --layers `layers` (conftest's own rule)."""
-    from conftest import pytest_ignore_collect
-
-    class Config:
-        def getoption(self, name):
-            return layers
+    """The test files and notebooks conftest's rule runs under --layers `layers`."""
+    from conftest import selected
 
     files = [*(ROOT / "tests").glob("test_*.py"), *(ROOT / "notebooks").glob("*.ipynb")]
-    return {f.name for f in files if not pytest_ignore_collect(f, Config())}
+    return {f.name for f in files if selected(f, layers)}
+
+
+# one file of each kind: a notebook (nbval), one make test-integration runs, one make quick
+# leaves out, one every layer but integration runs
+SAMPLE = ("notebooks/00-index.ipynb", "tests/test_pins.py", "tests/test_solutions.py", "tests/test_arguments.py")
+
+
+@pytest.mark.parametrize("layers, expected", [("test", (SAMPLE[0], SAMPLE[2], SAMPLE[3])),
+                                              ("integration", (SAMPLE[1],))])
+def test_pytest_itself_runs_what_the_layers_say(layers, expected):
+    """The rule applied by pytest: `--collect-only --layers` over one file of each kind
+    (the notebooks are collected by nbval, outside the folder of tests/conftest.py's hooks)."""
+    done = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "--layers", layers, *SAMPLE],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert sorted({line.split("::")[0] for line in done.stdout.splitlines() if "::" in line}) == sorted(expected)
