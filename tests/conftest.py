@@ -25,9 +25,9 @@ INTEGRATION = {
     "limits and depth": ("test_check_limits.py", "test_deep_free.py", "test_watchdog.py"),
 }
 # What `make quick` also leaves out: the tests that execute whole notebooks (nbval over
-# notebooks/ among them). The rest of `make test` (lint, types, unit tests, structure,
-# exercises and mutants) runs in under 2 minutes.
-EXECUTING = ("test_solutions.py", "test_nbval_checks.py", "test_widget_outputs.py")
+# notebooks/ among them) or draw real models. The rest of `make test` (lint, types, unit
+# tests, structure, exercises and mutants) runs in about 2 minutes.
+EXECUTING = ("test_solutions.py", "test_nbval_checks.py", "test_widget_outputs.py", "test_real_models.py")
 LAYERS = ("all", "test", "integration", "quick")
 
 

@@ -6,7 +6,7 @@ broken (tests/test_legibility_browser.py's rules); then one Run All, after
 which no cell shows an error except those marked to raise, every widget's
 declared checks redraw the graph as they should, and every combination of
 its controls' states keeps the budget and stays on screen. So each notebook
-is run in a browser once per `make test`. Timings are printed at the end
+is run in a browser once per `make test-integration`. Timings are printed at the end
 of the run."""
 
 import json
