@@ -42,8 +42,8 @@ test: system-tests $(DEV_STAMP)
 test-integration: system-browser $(DEV_STAMP)
 	$(BIN)/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder --durations=25 --layers integration
 
-# The inner loop: make test without the tests that execute whole notebooks (nbval over
-# notebooks/, the teacher's copies), in under 2 minutes on 2 cores.
+# The inner loop: make test without the tests that execute whole notebooks or draw real models
+# (nbval over notebooks/, the teacher's copies; tests/conftest.py's EXECUTING), about 2 minutes.
 quick: system $(DEV_STAMP)
 	$(BIN)/ruff check helpers tests tools notebooks
 	$(BIN)/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder --durations=10 --layers quick

@@ -39,8 +39,11 @@ def pytest_addoption(parser):
                           "quick: make test without the notebook executions (make quick); all (default): everything")
 
 
+INTEGRATION_FILES = frozenset(name for names in INTEGRATION.values() for name in names)
+
+
 def integration_files():
-    return {name for names in INTEGRATION.values() for name in names}
+    return set(INTEGRATION_FILES)
 
 
 def selected(path, layers):
@@ -49,7 +52,7 @@ def selected(path, layers):
         return True
     if path.suffix == ".ipynb":                   # nbval: make test runs it, make quick does not
         return layers == "test"
-    integration = path.name in integration_files()
+    integration = path.name in INTEGRATION_FILES
     if layers == "integration":
         return integration
     return not integration and not (layers == "quick" and path.name in EXECUTING)
@@ -78,10 +81,10 @@ def pytest_collection_modifyitems(config, items):
     does not see); the longest files first (FIRST), the rest as collected; the order is
     the same on every worker, as xdist requires."""
     layers = config.getoption("--layers")
-    left = [item for item in items if not selected(item.path, layers)]
-    if left:
-        config.hook.pytest_deselected(items=left)
-        items[:] = [item for item in items if selected(item.path, layers)]
+    kept = {item: selected(item.path, layers) for item in items}
+    if not all(kept.values()):
+        config.hook.pytest_deselected(items=[item for item in items if not kept[item]])
+        items[:] = [item for item in items if kept[item]]
     rank = {name: index for index, name in enumerate(FIRST)}
     items.sort(key=lambda item: rank.get(item.path.name, len(FIRST)))
 
