@@ -13,7 +13,7 @@ DEV_STAMP := $(VENV)/.installed-dev
 WHICH_PYTHON := import sys; print(sys.base_prefix, sys.version)
 TORCH_INDEX := $(if $(filter cpu,$(TORCH)),--extra-index-url https://download.pytorch.org/whl/cpu)
 
-.PHONY: lab notebook refresh test test-integration quick new setup system system-tests system-browser notebooks nav solutions site bench pin clean hub load grade
+.PHONY: lab notebook refresh test test-integration test-torch quick new setup system system-tests system-browser notebooks nav solutions site bench pin clean hub load grade
 
 # JupyterLab on the learner's working copy, my-notebooks/ (made on the first run from
 # notebooks/, ignored by git, never overwritten; see tools/runtime/working_copy.py).
@@ -41,6 +41,13 @@ test: system-tests $(DEV_STAMP)
 # deep graphs run to their ends. About 12 minutes; CI and the workflow run it on every change.
 test-integration: system-browser $(DEV_STAMP)
 	$(BIN)/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder --durations=25 --layers integration
+
+# make test's selection, less the files about the repository itself, run by a second torch
+# (TORCH_VERSION=, default 2.14.1, PyPI's CUDA build) in build/torch-<version>/ beside .venv's
+# packages; nbval's differences sorted as tools/testkit/other_torch.py says (a cell tagged
+# torch-release-behaviour is run, not compared). About 2 minutes for the install, 3 for the tests.
+test-torch: system-tests $(DEV_STAMP)
+	$(BIN)/python -m tools.testkit.other_torch $(TORCH_VERSION)
 
 # The inner loop: make test without the tests that execute whole notebooks or draw real models
 # (nbval over notebooks/, the teacher's copies; tests/conftest.py's EXECUTING), about 2 minutes.

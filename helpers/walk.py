@@ -323,5 +323,5 @@ def leaf_variable(fn: Node) -> torch.Tensor | None:
     return fn.variable if type(fn) is _ACCUMULATE_GRAD else None  # type: ignore[attr-defined]
 
 
-# AccumulateGrad's class is missing from torch's type stubs.
-_ACCUMULATE_GRAD: type = torch._C._functions.AccumulateGrad  # type: ignore[attr-defined]
+# AccumulateGrad's class is missing from the type stubs of torch 2.13 (2.14 has it).
+_ACCUMULATE_GRAD: type = torch._C._functions.AccumulateGrad  # type: ignore[attr-defined, unused-ignore]

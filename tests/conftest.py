@@ -11,6 +11,8 @@ import torch
 
 ROOT = Path(__file__).resolve().parent.parent
 FIGURE = "figure"
+UNCOMPARED = "uncompared"
+RELEASE = "torch-release-behaviour"   # tests/structure.py's tag of a cell showing what one torch release does
 # The layers `make test` leaves to `make test-integration` (CONTRIBUTING.md, "Tests, in
 # layers"): what needs a browser, a class of Unix users, another environment, or minutes of
 # processes run to their limits. CI (.ci/run) and the workflow run both; `make test` runs every
@@ -34,6 +36,9 @@ LAYERS = ("all", "test", "integration", "quick")
 def pytest_addoption(parser):
     parser.addoption("--regen-golden", action="store_true",
                      help="rewrite tests/golden/ from the current helpers instead of comparing")
+    parser.addoption("--other-torch", action="store_true",
+                     help="another torch than the pinned one runs the suite (tools/testkit/other_torch.py): "
+                          "cells tagged torch-release-behaviour are run, not compared, and listed")
     parser.addoption("--layers", choices=LAYERS, default="all",
                      help="test: what make test runs; integration: what it leaves out (make test-integration); "
                           "quick: make test without the notebook executions (make quick); all (default): everything")
@@ -85,6 +90,11 @@ def pytest_collection_modifyitems(config, items):
     if not all(kept.values()):
         config.hook.pytest_deselected(items=[item for item in items if not kept[item]])
         items[:] = [item for item in items if kept[item]]
+    if config.getoption("--other-torch"):
+        for item in items:
+            if RELEASE in getattr(getattr(item, "cell", None), "metadata", {}).get("tags", ()):
+                item.options["check"] = False            # nbval still fails it if it raises
+                item.user_properties.append((UNCOMPARED, f"{item.path.name} cell {item.cell_num}"))
     rank = {name: index for index, name in enumerate(FIRST)}
     items.sort(key=lambda item: rank.get(item.path.name, len(FIRST)))
 
@@ -155,6 +165,11 @@ def pytest_terminal_summary(terminalreporter, config):
     if figures:
         terminalreporter.section("figures (measured, not asserted)")
         for line in figures:
+            terminalreporter.write_line(line)
+    uncompared = sorted(line for r in reports for name, line in r.user_properties if name == UNCOMPARED)
+    if uncompared:
+        terminalreporter.section(f"run, not compared: tagged {RELEASE} (what torch {torch.__version__} does)")
+        for line in uncompared:
             terminalreporter.write_line(line)
 
 

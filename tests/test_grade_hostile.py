@@ -270,9 +270,10 @@ def leftovers(token):
     return [pid for pid in found if pid != os.getpid()]
 
 
-def grade_run(tmp, learners):
+def grade_run(tmp, learners, *options):
     """Grade `learners` ({name: (answers, secret)}) as a teacher would, in a
-    copy of the collection; returns what the tests look at."""
+    copy of the collection, with make grade's `options`; returns what the
+    tests look at."""
     repo = collection_copy(tmp / "checkout")
     home, runtime = tmp / "teacher-home", tmp / "teacher-home" / "runtime"
     runtime.mkdir(parents=True)
@@ -284,7 +285,7 @@ def grade_run(tmp, learners):
     env = {**os.environ, "PYTHONPATH": str(repo), "HOME": str(home), "JUPYTER_RUNTIME_DIR": str(runtime)}
     start = time.monotonic()
     try:
-        done = subprocess.run([sys.executable, "-m", "tools.classroom.grade", str(folder), "--out", str(out)],
+        done = subprocess.run([sys.executable, "-m", "tools.classroom.grade", str(folder), "--out", str(out), *options],
                               cwd=repo, env=env, capture_output=True, text=True, timeout=RUN_LIMIT)
         code, printed = done.returncode, done.stdout + done.stderr
     except subprocess.TimeoutExpired as expired:
@@ -423,7 +424,8 @@ ENDLESS = "import time\ntime.sleep(10 ** 6)\nanswer_1 = True"
 
 
 def test_an_endless_answer_cell_is_stopped_and_the_rest_graded(tmp_path):
-    run = grade_run(tmp_path, {"sleepy": (with_first(ENDLESS), None)})
+    # a teacher's shorter cell limit (the default is 60 s): the same stop, sooner
+    run = grade_run(tmp_path, {"sleepy": (with_first(ENDLESS), None)}, "--cell-limit", "15")
     assert run["code"] is not None, run["printed"][-2000:]
     found = statuses(run, "sleepy")
     assert found[0] == "wrong" and found[1:] == ["wrong"] * 5, (found, run["printed"][-2000:])

@@ -29,6 +29,19 @@ def release_of(python):
     return major, minor, micro
 
 
+def overlay(python, folder, pip=False):
+    """A venv made by `python` in `folder` (emptied first) that reads this
+    environment's packages behind its own and links its share/ and etc/
+    (JupyterLab's assets, the server's extensions); with `pip`, one that can
+    install packages of its own (tools/testkit/other_torch.py's torch)."""
+    subprocess.run([python, "-m", "venv", "--clear", *([] if pip else ["--without-pip"]), str(folder)], check=True)
+    site = Path(sysconfig.get_paths()["purelib"])
+    packages = folder / site.relative_to(sys.prefix)
+    (packages / "zz-first-venv.pth").write_text(f"import site; site.addsitedir({str(site)!r})\n")
+    for shared in ("share", "etc"):
+        (folder / shared).symlink_to(Path(sys.prefix) / shared, target_is_directory=True)
+
+
 def second_venv(python, folder=FOLDER):
     """The venv made by `python` in `folder`, reading this environment's
     packages and its share/ and etc/ (JupyterLab's assets, the server's
@@ -39,14 +52,7 @@ def second_venv(python, folder=FOLDER):
     if other[:2] != own[:2] or other == own:
         raise SystemExit(f"{python} is Python {'.'.join(map(str, other))}; the second Python must be another patch "
                          f"release of this environment's {'.'.join(map(str, own))} (pass its path)")
-    subprocess.run([python, "-m", "venv", "--clear", "--without-pip", str(folder)], check=True)
-    site = Path(sysconfig.get_paths()["purelib"])
-    packages = folder / site.relative_to(sys.prefix)
-    (packages / "first-venv.pth").write_text(f"import site; site.addsitedir({str(site)!r})\n")
-    for shared in ("share", "etc"):
-        link = folder / shared
-        if not link.exists():
-            link.symlink_to(Path(sys.prefix) / shared, target_is_directory=True)
+    overlay(python, folder)
     return folder / "bin" / "python"
 
 

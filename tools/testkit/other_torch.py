@@ -1,0 +1,107 @@
+"""The layer that depends on torch's own release (`make test-torch`, and
+`.ci/run` after the other layers): make test's selection run by a second
+torch, 2.14.1 by default, a CUDA build, as PyPI serves Linux by default and
+Colab has (it runs on the CPU where there is no GPU).
+
+The venv, build/torch-<version>/, is made by this environment's Python and
+reads `.venv`'s packages (as tools/testkit/second_python.py does), with torch
+and the packages that torch needs installed into it, ahead of them on the
+path: a second install of torch only, not of the collection. Then pytest, as
+`make test` runs it (less SAME_ON_ANY_TORCH), with nbval's differences
+sorted (tests/conftest.py's --other-torch):
+
+- a cell that raises where the stored notebook did not fails, as always, and
+  so does a cell that writes to stderr (a warning torch prints);
+- the lines that name the torch release (the environment check, the set-up
+  cells' version line) are sanitized (SANITIZE below): a difference allowed;
+- a cell tagged `torch-release-behaviour` (what one release does, its prose
+  naming the release) is run but not compared, and listed at the end;
+- every other changed output fails: what the lesson claims from it no longer
+  holds on that torch;
+
+and every exercise's right answers judged right (tests/test_exercises.py,
+tests/test_solutions.py, tests/test_exercise_checks.py), the helpers' unit
+tests, the golden drawings and the real models' drawings passing as on the
+pinned torch.
+
+    python -m tools.testkit.other_torch [VERSION] [--install] [-- more pytest arguments]
+
+--install only makes the venv (`.ci/run` does that in the background while
+the integration layer runs: unpacking 5 GB of wheels is mostly waiting).
+"""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tools.testkit.second_python import overlay
+
+ROOT = Path(__file__).resolve().parents[2]
+VERSION = "2.14.1"
+# nbval's rules for another torch: tests/sanitize.cfg's, and the release's own number with what
+# helpers/torch_version.py says after it (the one checked against, or not)
+SANITIZE = (
+    "\n[another torch: the release the environment check and the set-up cells name]\n"
+    "regex: torch:? \\d+\\.\\d+\\.\\d+[^\\s,;]*(, the one the collection's outputs were checked against"
+    "|; the collection's outputs were checked against \\S+, so a few may differ)?\n"
+    "replace: torch RELEASE\n"
+)
+# make test's files whose subject is the repository or a tool, not torch: they pass or fail alike on
+# any torch, so the second run leaves them out (about a fifth of its time)
+SAME_ON_ANY_TORCH = (
+    "test_layout.py",        # which layer runs which file
+    "test_nbval_checks.py",  # that nbval rejects tampered outputs
+    "test_widget_outputs.py",  # the same, for widget outputs
+    "test_new.py",           # make new's scaffold
+    "test_notebooks.py",     # the notebooks' text
+    "test_workflows.py",     # the workflow's YAML and shell (its linters lie in .venv/bin only)
+)
+# the executables of .venv the tests run by name beside sys.executable
+LINKED = ("ruff",)
+
+
+def other_venv(version, folder=None):
+    """build/torch-<version>/, reading .venv's packages behind its own torch;
+    returns its interpreter."""
+    folder = folder or ROOT / "build" / f"torch-{version}"
+    python = folder / "bin" / "python"
+    if not python.exists():
+        overlay(sys.executable, folder, pip=True)
+    for name in LINKED:
+        link = folder / "bin" / name
+        if not link.exists():
+            link.symlink_to(Path(sys.executable).with_name(name))
+    found = subprocess.run([str(python), "-c", "import torch; print(torch.__version__)"], capture_output=True,
+                           text=True)
+    if found.stdout.split("+")[0].strip() != version:
+        subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+                        f"torch=={version}"], check=True)
+    return python
+
+
+def pytest_command(python, rules, more=()):
+    """make test's pytest, run by `python`, with the other torch's rules."""
+    left_out = [f"--ignore=tests/{name}" for name in SAME_ON_ANY_TORCH]
+    return [str(python), "-m", "pytest", "-p", "no:cacheprovider", "-n", "2", "--dist", "loadfile",
+            "--no-loadscope-reorder", "--durations=10", "-rs", "--layers", "test", "--other-torch",
+            f"--nbval-sanitize-with={rules}", *left_out, *more]
+
+
+def main(argv):
+    version = next((arg for arg in argv[:argv.index("--") if "--" in argv else None] if arg[0].isdigit()), VERSION)
+    more = argv[argv.index("--") + 1:] if "--" in argv else []
+    python = other_venv(version)
+    if "--install" in argv:
+        return 0
+    rules = python.parent.parent / "sanitize.cfg"
+    rules.write_text((ROOT / "tests" / "sanitize.cfg").read_text() + SANITIZE)
+    print(subprocess.run([str(python), "-c", "import torch; print('torch', torch.__version__, 'CUDA',"
+                                              " torch.version.cuda or 'none')"],
+                         capture_output=True, text=True).stdout.strip(), flush=True)
+    return subprocess.run(pytest_command(python, rules, more), cwd=ROOT,
+                          env={**os.environ, "PYTHONUNBUFFERED": "1"}).returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
