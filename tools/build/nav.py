@@ -44,11 +44,21 @@ def install_source(repository=REPOSITORY):
 try:
     import helpers.project  # noqa: F401
 except ModuleNotFoundError:
-    import importlib
+    import importlib.abc
     import os
     import subprocess
     import sys
 
+    class NotInstalled(importlib.abc.MetaPathFinder):
+        # until this cell installs the helpers, importing them says so
+        def find_spec(self, name, path=None, target=None):
+            if name.split(".")[0] == "helpers":
+                raise ModuleNotFoundError(
+                    "the helpers are not installed: run the set-up cell "
+                    "at the top and follow what it says", name=name)
+
+    sys.meta_path[:] = [f for f in sys.meta_path
+                        if type(f).__name__ != "NotInstalled"]
     sys.modules.pop("helpers", None)  # a different package of that name
     source = os.environ.get(
         "GRAPH_NOTEBOOKS_SOURCE",
@@ -57,10 +67,14 @@ except ModuleNotFoundError:
         [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
          source], capture_output=True, text=True)
     if done.returncode:
-        said = "\\n".join(done.stderr.strip().splitlines()[-4:])
+        sys.meta_path.insert(0, NotInstalled())
+        said = [line for line in done.stderr.splitlines() if line.strip()
+                and not line.startswith(("WARNING", "hint"))] or ["?"]
         raise RuntimeError(
-            f"could not install the helpers from {{source}}: this cell "
-            "needs the internet (github.com). pip said:\\n" + said) from None
+            f"could not install the helpers from {{source}} (pip: {{said[0]}})."
+            "\\nOffline: %env GRAPH_NOTEBOOKS_SOURCE=<path of a wheel, zip or"
+            " checkout\\nof computational-graphs-notebooks>, or pip install "
+            "one; then run this cell again.") from None
     importlib.invalidate_caches()
     from helpers.standalone import complete
 
