@@ -29,7 +29,8 @@ INTEGRATION = {
 # What `make quick` also leaves out: the tests that execute whole notebooks (nbval over
 # notebooks/ among them) or draw real models. The rest of `make test` (lint, types, unit
 # tests, structure, exercises and mutants) runs in about 2 minutes.
-EXECUTING = ("test_solutions.py", "test_nbval_checks.py", "test_widget_outputs.py", "test_real_models.py")
+EXECUTING = ("test_solutions.py", "test_nbval_checks.py", "test_widget_outputs.py", "test_real_models.py",
+             "test_other_torch.py")
 LAYERS = ("all", "test", "integration", "quick")
 
 
