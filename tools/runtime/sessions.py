@@ -24,6 +24,7 @@ import asyncio
 import time
 
 from jupyter_server.services.sessions.sessionmanager import SessionManager
+from tornado import web
 
 SETTLE = 1.0           # seconds for the closing page's own connection to be counted closed
 AFTER = 15.0           # seconds more, after answering, for a page that closes once answered
@@ -34,8 +35,12 @@ class OneViewLeft(SessionManager):  # type: ignore[misc]
     is the last one connected to that kernel."""
 
     def views(self, kernel_id: str) -> int:
-        """How many pages are connected to the kernel."""
-        connections: int = getattr(self.kernel_manager, "_kernel_connections", {}).get(kernel_id, 0)
+        """How many pages are connected to the kernel (the kernel manager's
+        public model of it; none once the manager no longer knows it)."""
+        try:
+            connections: int = self.kernel_manager.kernel_model(kernel_id).get("connections", 0)
+        except web.HTTPError:                     # 404: no such kernel any more
+            return 0
         return connections
 
     async def other_views(self, kernel_id: str, settle: float = SETTLE) -> int:
