@@ -1,6 +1,7 @@
 """A saved notebook keeps the widget state of every widget output it holds,
-so that it reopens with each widget drawn after its kernel is gone
-(jupyter/README.md, `ContentsManager.pre_save_hook`).
+so that it reopens with each widget drawn after its kernel is gone: what
+tools/runtime/saving.py's pre-save hook does for widgets (jupyter/README.md,
+`ContentsManager.pre_save_hook`).
 
 A widget output names its model; the front end draws it, with no kernel, from
 the notebook's widget state (metadata.widgets). JupyterLab and Notebook 7 save
@@ -20,20 +21,10 @@ so saving never makes a notebook grow with the models of earlier runs."""
 
 import copy
 import json
-from pathlib import Path
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 REFERENCE = "IPY_MODEL_"          # how one widget model names another in its state
-
-
-def pre_save(model, path, contents_manager, **_):
-    """jupyter_server's pre-save hook: make the notebook about to be saved
-    at `path` hold the models of every widget output it holds (see the
-    module's docstring). Other files are saved as they come."""
-    if model.get("type") != "notebook" or not isinstance(model.get("content"), dict):
-        return
-    keep_widget_views(model["content"], lambda: stored_json(Path(contents_manager.root_dir) / path))
 
 
 def keep_widget_views(nb, replaced=lambda: None):
