@@ -35,8 +35,10 @@ MARK = "bad_argument"
 EXAMPLE = "for example: x = torch.tensor(2.0, requires_grad=True); y = x ** 2; draw_graph(y)"
 NO_GRAPH = (
     "this tensor has no autograd graph: requires_grad is False. That happens when "
-    "it was made under torch.no_grad(), by .detach(), or only from tensors that do "
-    "not require grad. Start from an input made with requires_grad=True"
+    "it was made under torch.no_grad() or torch.inference_mode(), by .detach(), only "
+    "from tensors that do not require grad, or by an operation with no gradient (a "
+    "comparison, argmax, a cast to an integer type). Start from an input made with "
+    "requires_grad=True"
 )
 
 

@@ -254,8 +254,8 @@ EXERCISES = (
             value(_same_node_for_x_times_x, "both entries point at the one AccumulateGrad node of x; the engine "
                   "adds the two gradients for x together before it runs that node, once.",
                   hints=((False, "a leaf gets one AccumulateGrad node, made the first time it is used and found "
-                                 "again on every later use; compare the two entries with Python's is, and look "
-                                 "again."),)),
+                                 "again by every later use while a graph holds it; compare the two entries with "
+                                 "Python's is, and look again."),)),
             hint="pairs = (x * x).grad_fn.next_functions, then look at pairs[0][0] is pairs[1][0].",
             answer="True"),
     predict(2, "what does tanh save?", "the attribute's name in quotes, such as '_saved_other'",
