@@ -12,7 +12,7 @@ import sys
 
 import nbformat
 import pytest
-from conftest import RELEASE, ROOT
+from conftest import RELEASE, ROOT, selected
 from test_nbval_checks import without_addopts
 
 from helpers.torch_version import torch_report
@@ -96,3 +96,18 @@ def test_the_new_rule_swaps_the_release_and_what_follows_it_only():
     assert sanitized("saved 16 bytes with torch 2.13.0, here") == "saved 16 bytes with torch RELEASE, here"
     older = torch_report("2.8.0", "2.13.0")[1]
     assert sanitized(older) not in (sanitized(same), "torch RELEASE"), sanitized(older)    # a refusal stays one
+
+
+def test_only_existing_make_test_files_are_left_out_and_never_the_exercises():
+    """A misspelt name in SAME_ON_ANY_TORCH would leave nothing out; a file the other torch
+    must run (the exercises' right answers, the notebooks' drawings) must not be named."""
+    left_out = set(other_torch.SAME_ON_ANY_TORCH)
+    missing = sorted(name for name in left_out if not (ROOT / "tests" / name).is_file())
+    assert not missing, f"SAME_ON_ANY_TORCH names no such test file: {missing}"
+    outside = sorted(name for name in left_out if not selected(ROOT / "tests" / name, "test"))
+    assert not outside, f"SAME_ON_ANY_TORCH names files make test does not run: {outside}"
+    needed = {"test_exercises.py", "test_solutions.py", "test_exercise_checks.py", "test_real_models.py",
+              "test_dot.py", "test_graph.py"}
+    assert not left_out & needed, sorted(left_out & needed)
+    assert [f"--ignore=tests/{name}" for name in other_torch.SAME_ON_ANY_TORCH] == \
+        [arg for arg in other_torch.pytest_command("python", "rules") if arg.startswith("--ignore=")]
