@@ -104,6 +104,7 @@ def test_the_banner_prints_without_a_terminal_and_says_each_learner_is_isolated(
     assert f"learners open http://127.0.0.1:{teacher['ports'][0]}" in banner
     assert f"the class password: {PASSWORD}" in banner
     assert "Each learner runs as a Unix user of their own" in banner and "WARNING" not in banner
+    assert "Not isolated" in banner and "the network" in banner          # what the class shares, said too
     assert "Traceback" not in banner
 
 
@@ -302,6 +303,54 @@ def test_an_address_is_refused_only_past_its_limit_and_no_header_resets_it(teach
         spoofing.login()
     with pytest.raises(Failed, match="429"):
         Learner(url, "dan", PASSWORD).login()
+    # the classmate's many names lock out first logins only: ada's browser logged in before
+    two["ada"][0].login()
+
+
+LIMITS = textwrap.dedent("""
+    import json, os, subprocess, sys, threading, time
+    def cpu_seconds():
+        t = os.times()
+        return t.children_user + t.children_system
+    before, started = cpu_seconds(), time.monotonic()
+    spin = "import time\\nend = time.monotonic() + 4\\nwhile time.monotonic() < end: pass"
+    busy = [subprocess.Popen([sys.executable, "-c", spin]) for _ in range(2)]
+    for b in busy:
+        b.wait()
+    cores = (cpu_seconds() - before) / (time.monotonic() - started)
+    threads, refused = [], None
+    stop = threading.Event()
+    try:
+        for _ in range(2000):
+            t = threading.Thread(target=stop.wait)
+            t.start()
+            threads.append(t)
+    except RuntimeError as error:
+        refused = str(error)
+    stop.set()
+    for t in threads:
+        t.join()
+    print(json.dumps({"cores": cores, "threads": len(threads), "refused": refused,
+                      "inductor": os.environ.get("TORCHINDUCTOR_CACHE_DIR"), "home": os.environ["HOME"],
+                      "cgroup": open("/proc/self/cgroup").read()}))
+""")
+
+
+def test_a_learner_gets_one_core_and_their_task_limit_and_keeps_compile_caches_at_home(teacher, two):
+    """From ada's kernel: two busy processes together get one core's worth
+    of CPU (the cgroup's quota), threads past the task limit are refused,
+    torch.compile's caches go to her home, and her processes are in her
+    class's own cgroup (named after the hub's folder, found again after a crash)."""
+    from test_hub import execute
+    status, printed, _ = execute(two["ada"][1], LIMITS, timeout=120)
+    assert status == "ok", printed
+    found = json.loads(printed.strip().splitlines()[-1])
+    assert found["cores"] < 1.25, f"two busy processes got {found['cores']:.2f} cores"
+    assert found["refused"] and found["threads"] < 1024, found
+    assert found["inductor"] == f"{found['home']}/.cache/torchinductor" and found["home"] == str(
+        teacher["learners"] / "ada")
+    unix = hub_users.unix_name("ada", USERS)
+    assert f"/{cgroup_name(teacher['hub'])}/{unix}" in found["cgroup"], found["cgroup"]
 
 
 def test_sigterm_stops_the_hub_alone_then_stop_leaves_nothing(teacher, two):

@@ -25,7 +25,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tornado.httputil import HTTPHeaders
-from tornado.web import HTTPError
+from tornado.web import HTTPError, create_signed_value, decode_signed_value
 
 from tools.classroom import hub_spawner, hub_users
 from tools.classroom.hub_spawner import ClassPassword, client_address
@@ -71,6 +71,26 @@ def test_the_check_names_a_folder_learners_cannot_reach():
     closed.chmod(0o755)
     assert hub_users.missing([closed / "env" / "bin" / "python"]) is None     # the file itself is bound back
     shutil.rmtree(base)
+
+
+@needs_root
+def test_the_check_names_an_installation_learners_cannot_reach(monkeypatch):
+    """A venv made with --copies from a Python under a private home: its
+    own folder and interpreter are open, the standard library it runs on is
+    not; the check names the installation, not only the venv."""
+    base = Path(tempfile.mkdtemp(prefix="private-home-"))
+    learners = base / "learners"
+    learners.mkdir()
+    base.chmod(0o755)
+    installation = base / "home" / "teacher" / ".pyenv"
+    installation.mkdir(parents=True)
+    installation.parent.chmod(0o700)
+    monkeypatch.setattr(sys, "base_prefix", str(installation))
+    try:
+        said = hub_users.missing(hub_users.class_paths(learners))
+        assert said is not None and f"cannot reach {installation}" in said, said
+    finally:
+        shutil.rmtree(base)
 
 
 # ----- one Unix user per learner name -----
@@ -122,6 +142,23 @@ def test_a_removed_learners_uid_is_not_handed_on_while_their_home_is_there(learn
     subprocess.run(["userdel", "hubi-old"], check=True, capture_output=True)
     new = hub_users.ensure_user("hubi-new", learners / "new")
     assert new.pw_uid != old.pw_uid, "the new learner was given the uid that owns the old learner's home"
+
+
+@needs_root
+def test_a_uid_whose_home_another_class_keeps_is_not_handed_on(learners, tmp_path, monkeypatch):
+    """Two classes on one machine: class A's learner is removed but their
+    home kept; class B's first learner does not get that uid (root's record
+    of every uid given, tools/classroom/hub_users.py's given_uids)."""
+    monkeypatch.setattr(hub_users, "UIDS_GIVEN", tmp_path / "uids-given")
+    old = hub_users.ensure_user("hubi-class-a", learners / "ada")
+    os.chown(learners / "ada", old.pw_uid, old.pw_gid)
+    subprocess.run(["userdel", "hubi-class-a"], check=True, capture_output=True)
+    other_class = tmp_path / "other-class"
+    other_class.mkdir()
+    new = hub_users.ensure_user("hubi-class-b", other_class / "bea")
+    assert new.pw_uid != old.pw_uid, "class B's learner got the uid that owns class A's kept home"
+    assert hub_users.given_uids(tmp_path / "uids-given") == {old.pw_uid: str(learners / "ada")}   # bea has no home
+    assert (tmp_path / "uids-given").stat().st_mode & 0o777 == 0o600
 
 
 @needs_root
@@ -238,10 +275,32 @@ def authenticator(per_address=12):
     return ClassPassword(user_password="the-class-password", proxy_uid=PROXY_UID, failed_logins_per_address=per_address)
 
 
-def login(auth, name, password, where="203.0.113.7", extra=(), uid=PROXY_UID):
+class Browser:
+    """A login handler's cookie calls over one browser's cookie jar, signed
+    and checked as tornado does with the hub's cookie secret."""
+
+    SECRET = b"the hub's cookie secret"
+
+    def __init__(self, request, jar):
+        self.request, self.jar, self.hub = request, jar, SimpleNamespace(base_url="/hub/")
+        request.protocol = "http"
+
+    def get_secure_cookie(self, name, max_age_days):
+        value = self.jar.get(name)
+        return decode_signed_value(self.SECRET, name, value, max_age_days=max_age_days) if value else None
+
+    def set_secure_cookie(self, name, value, **options):
+        assert options["httponly"] and options["path"] == "/hub/"
+        self.jar[name] = create_signed_value(self.SECRET, name, value)
+
+
+def login(auth, name, password, where="203.0.113.7", extra=(), uid=PROXY_UID, jar=None):
     """What the hub answers a login that came through the class's proxy from
-    `where`: the name, None (a wrong password), or (429, why)."""
+    `where` (from a browser whose cookies are `jar`, when given): the name,
+    None (a wrong password), or (429, why)."""
     handler = SimpleNamespace(request=request([*extra, ("X-Forwarded-For", where)], uid))
+    if jar is not None:
+        handler = Browser(handler.request, jar)
     auth.address = lambda handler: address(handler.request)
     try:
         user = asyncio.run(auth.authenticate(handler, {"username": name, "password": password}))
@@ -282,6 +341,33 @@ def test_an_address_is_limited_across_names_and_no_header_resets_it():
     assert login(auth, "fresh", "the-class-password", where="10.0.0.200", uid=LEARNER_UID)[0] == 429
 
 
+def test_one_learner_trying_many_names_never_locks_out_a_returning_classmate():
+    """The address limit bounds guessing from one address; a browser that
+    logged in under a name before is counted apart (per name and browser),
+    so a classmate behind the same address cannot lock its learner out."""
+    auth, ada = authenticator(per_address=12), {}
+    assert login(auth, "ada", "the-class-password", jar=ada) == "ada"
+    assert set(ada) == {hub_spawner.DEVICE_COOKIE}
+    for n in range(12):                                   # one learner, many names, one address
+        login(auth, f"guess{n}", "wrong")
+    assert login(auth, "newcomer", "the-class-password", jar={})[0] == 429      # a first login waits
+    assert login(auth, "ada", "the-class-password", jar=ada) == "ada"           # a returning one does not
+    forged = {hub_spawner.DEVICE_COOKIE: "ada"}                                 # not signed by the hub
+    other_secret = {hub_spawner.DEVICE_COOKIE: create_signed_value(b"another", hub_spawner.DEVICE_COOKIE, "ada")}
+    for jar in (forged, other_secret, dict(ada)):
+        name = "bob" if jar.get(hub_spawner.DEVICE_COOKIE) == ada[hub_spawner.DEVICE_COOKIE] else "ada"
+        assert login(auth, name, "the-class-password", jar=jar)[0] == 429, (name, jar)   # ada's cookie is not bob's
+
+
+def test_a_returning_browser_has_a_guessing_limit_of_its_own():
+    auth, ada = authenticator(per_address=1000), {}
+    assert login(auth, "ada", "the-class-password", jar=ada) == "ada"
+    answers = [login(auth, "ada", "guess", jar=ada) for _ in range(hub_spawner.FAILED_LOGINS + 2)]
+    assert answers[-1][0] == 429 and "from your browser" in answers[-1][1], answers
+    assert login(auth, "ada", "the-class-password", jar=ada)[0] == 429     # a cookie gives no more guesses
+    assert login(auth, "ada", "the-class-password", jar={}) == "ada"        # its address was not charged
+
+
 def test_failures_are_forgotten_after_the_window():
     failures = hub_spawner.Failures(limit=2, window=60)
     now = time.monotonic()
@@ -291,6 +377,26 @@ def test_failures_are_forgotten_after_the_window():
     failures.add("k", now)
     assert 0 < failures.wait("k", now) <= 60
     assert failures.wait("k", now + 61) == 0 and "k" not in failures.seen
+
+
+@pytest.mark.parametrize("keep_class", [True, False])
+def test_a_hub_that_fails_to_start_leaves_the_class_running_when_asked(tmp_path, monkeypatch, keep_class):
+    """make hub's restart (keep_class=True): a hub that does not come up,
+    or a SIGTERM while it starts, stops the hub and never the learners'
+    servers; a test's hub (keep_class=False) stops everything it started."""
+    from tools.classroom import hub as hub_module
+
+    stops = []
+    started = SimpleNamespace(poll=lambda: None, pid=os.getpid())
+    monkeypatch.setattr(hub_module.Hub, "start_proxy", lambda self: None)
+    monkeypatch.setattr(hub_module.subprocess, "Popen", lambda *a, **k: started)
+    monkeypatch.setattr(hub_module.Hub, "wait_ready", lambda self: (_ for _ in ()).throw(RuntimeError("no answer")))
+    monkeypatch.setattr(hub_module.Hub, "stop", lambda self, grace=30, keep_class=False: stops.append(keep_class))
+    hub = hub_module.Hub(tmp_path / "hub", ports={"HUB_PORT": 1, "HUB_API_PORT": 2, "HUB_PROXY_API_PORT": 3},
+                         keep_class=keep_class)
+    with pytest.raises(RuntimeError, match="no answer"):
+        hub.__enter__()
+    assert stops == [keep_class]
 
 
 def test_the_teachers_name_needs_no_login_terminal():
@@ -349,14 +455,22 @@ RESPAWN = textwrap.dedent("""
 @needs_root
 def test_stop_finds_a_process_that_forks_when_told_to_stop_and_one_running_setuid(learners):
     entry = hub_users.ensure_user("hubi-stop", learners / "ada")
-    started = [subprocess.Popen([sys.executable, "-c", RESPAWN], cwd=learners / "ada"),
+    unisolated_server = {**os.environ, "JUPYTERHUB_USER": "ada"}     # as the teacher, started by a hub
+    started = [subprocess.Popen([sys.executable, "-c", RESPAWN], cwd=learners / "ada", env=unisolated_server),
                subprocess.Popen([sys.executable, "-c", RESPAWN, str(entry.pw_uid)], cwd="/")]
-    time.sleep(1)
-    assert {p.pid for p in started} <= set(hub_users.class_processes(learners))
-    hub_users.stop_all(lambda: hub_users.class_processes(learners))
-    for process in started:
-        process.wait(timeout=10)
-    assert hub_users.class_processes(learners) == []
+    teachers_shell = subprocess.Popen(["sleep", "60"], cwd=learners / "ada")      # looking at ada's work
+    try:
+        time.sleep(1)
+        assert {p.pid for p in started} <= set(hub_users.class_processes(learners))
+        assert teachers_shell.pid not in hub_users.class_processes(learners)
+        hub_users.stop_all(lambda: hub_users.class_processes(learners))
+        for process in started:
+            process.wait(timeout=10)
+        assert hub_users.class_processes(learners) == []
+        assert teachers_shell.poll() is None, "make hub STOP=1 ended the teacher's own process"
+    finally:
+        teachers_shell.kill()
+        teachers_shell.wait()
 
 
 def tcp_line(local, remote, state, uid):

@@ -144,10 +144,13 @@ class Hub:
     server and the proxy. Entering again (after the hub's process ended)
     starts the hub again on the same ports, state, password and proxy.
     `hub.url`, `hub.password`, `hub.token` (a service token with admin rights
-    over users and servers, for the tools; None with tools_token=False)."""
+    over users and servers, for the tools; None with tools_token=False).
+    `keep_class`: a hub that fails to start, or is stopped while starting,
+    leaves the learners' servers and the proxy running (make hub's restart)."""
 
-    def __init__(self, state, port=None, ip="127.0.0.1", learners=None, tools_token=True, ports=None):
-        self.state, self.ip = Path(state), ip
+    def __init__(self, state, port=None, ip="127.0.0.1", learners=None, tools_token=True, ports=None,
+                 keep_class=False):
+        self.state, self.ip, self.keep_class = Path(state), ip, keep_class
         self.learners = Path(learners) if learners else self.state / "learners"
         self.ports = ports or {"HUB_PORT": port or free_port(), "HUB_API_PORT": free_port(),
                                "HUB_PROXY_API_PORT": free_port()}
@@ -229,8 +232,8 @@ class Hub:
             stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
         try:
             self.wait_ready()
-        except BaseException:
-            self.stop()
+        except BaseException:       # a hub that did not come up (or was told to stop meanwhile)
+            self.stop(keep_class=self.keep_class)
             raise
         return self
 
@@ -359,7 +362,7 @@ def banner(hub, ip, isolation):
              f"At most {cap} learners at a time, {os.environ.get('HUB_MEM_LIMIT') or f'{deploy.memory_limit_gb()}G'} "
              "of memory each (MEM_LIMIT=... make hub to change).",
              "Each learner runs as a Unix user of their own (hub-<name>), sees only their own processes, and has "
-             "their own /tmp, /var/tmp and /dev/shm; " + limits_line(hub) if isolation is None else
+             f"their own /tmp, /var/tmp and /dev/shm; {limits_line(hub)}\n{NOT_ISOLATED}" if isolation is None else
              f"WARNING: no isolation between learners ({isolation}): every server runs as {teacher()}, "
              "and a learner's code can read and change the others' files and the hub's secrets.",
              "Ctrl-C stops the hub only: the learners' servers keep running and the next make hub takes them back; "
@@ -367,6 +370,11 @@ def banner(hub, ip, isolation):
     if ip not in ("127.0.0.1", "localhost", "::1") and scheme == "http":
         lines.append(UNENCRYPTED)
     return "\n".join(lines)
+
+
+NOT_ISOLATED = ("Not isolated (docs/teaching.md, \"What a learner can reach\"): the network (a learner's code can open "
+                "connections, to other learners' servers too, which refuse them without that learner's token), and one "
+                "web origin for every learner's pages (tell learners not to open a classmate's links).")
 
 
 def limits_line(hub):
@@ -412,7 +420,7 @@ def main(argv=None):
     except ValueError:
         print("make hub: HUB_API_PORT and HUB_PROXY_API_PORT must be port numbers.", file=sys.stderr)
         return 2
-    hub = Hub(BUILD, ip=args.ip, learners=LEARNERS, tools_token=False, ports=ports)
+    hub = Hub(BUILD, ip=args.ip, learners=LEARNERS, tools_token=False, ports=ports, keep_class=True)
     BUILD.chmod(0o700)
     if args.stop_class:
         ended = stop_class(hub)
@@ -424,11 +432,10 @@ def main(argv=None):
             return 1
         return 0
     isolation = hub_users.missing(hub_users.class_paths(hub.learners))
-    if isolation is not None:
-        if not args.unisolated:
-            print(f"make hub: no isolation between learners here: {isolation}.\n{UNISOLATED_HELP}", file=sys.stderr)
-            return 2
-        os.environ["HUB_ISOLATE"] = "0"
+    if isolation is not None and not args.unisolated:
+        print(f"make hub: no isolation between learners here: {isolation}.\n{UNISOLATED_HELP}", file=sys.stderr)
+        return 2
+    os.environ["HUB_ISOLATE"] = "0" if isolation else "1"     # an inherited HUB_ISOLATE=0 never runs under the banner
     signal.signal(signal.SIGTERM, _stopped)
     try:
         try:

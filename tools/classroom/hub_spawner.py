@@ -10,11 +10,15 @@
   per learner name (FAILED_LOGINS in WINDOW seconds, then 429 and how long
   to wait) and per client address (enough for a class behind one address),
   the address believed only from the class's own proxy (by the uid that
-  owns the connection's other end).
+  owns the connection's other end). A browser that has logged in under a
+  name before carries a cookie the hub signed then, and its logins under
+  that name are limited per name and browser, never by the address, so no
+  one behind the same address can lock a returning learner out.
 
 Both read their settings from the hub's config (hub/jupyterhub_config.py)."""
 
 import asyncio
+import contextlib
 import ipaddress
 import os
 import pwd
@@ -33,6 +37,8 @@ from tools.runtime import lab
 
 FAILED_LOGINS = 5          # wrong passwords allowed for one learner name ...
 WINDOW = 60                # ... in this many seconds
+DEVICE_COOKIE = "class-hub-learner"     # signed by the hub: this browser logged in under this name
+DEVICE_DAYS = 120          # how long a browser is remembered (a term)
 
 
 class ClassSpawner(LocalProcessSpawner):
@@ -200,8 +206,11 @@ class ClassPassword(SharedPasswordAuthenticator):
     one address to mistype) and reported per learner name (`failed_logins`).
     A right password is never refused for what others typed under a name
     (no one can lock a classmate out by guessing as them); an address past
-    its limit is refused whatever is typed, and no header a client sets
-    chooses the address."""
+    its limit is refused whatever is typed, except from a browser that has
+    logged in under that name before (`returning`: its own limit of
+    `failed_logins`), so one learner trying many names locks out only
+    first logins from that address; no header a client sets chooses the
+    address."""
 
     failed_logins = Integer(FAILED_LOGINS, config=True, help="wrong passwords for one name before it is told to wait")
     failed_logins_per_address = Integer(FAILED_LOGINS * 20, config=True,
@@ -215,22 +224,44 @@ class ClassPassword(SharedPasswordAuthenticator):
         super().__init__(**kwargs)
         self._names = Failures(self.failed_logins, self.failed_window)
         self._addresses = Failures(self.failed_logins_per_address, self.failed_window)
+        self._returning = Failures(self.failed_logins, self.failed_window)
 
     def address(self, handler):
         return client_address(handler.request, self.proxy_uid, self.trusted_proxies)
 
+    def returning(self, handler, name):
+        """Whether this browser logged in as `name` before: it holds the
+        cookie the hub signed then (with its cookie secret), naming them."""
+        try:
+            said = handler.get_secure_cookie(DEVICE_COOKIE, max_age_days=DEVICE_DAYS)
+        except (AttributeError, TypeError, ValueError):     # no cookie secret: a handler of no hub
+            return False
+        return said is not None and said.decode("utf-8", "replace") == name
+
+    def remember(self, handler, name):
+        """Give this browser the cookie that says it logged in as `name`."""
+        with contextlib.suppress(AttributeError, TypeError, ValueError):
+            handler.set_secure_cookie(DEVICE_COOKIE, name, expires_days=DEVICE_DAYS, httponly=True,
+                                      secure=handler.request.protocol == "https", path=handler.hub.base_url)
+
     async def authenticate(self, handler, data):
         name = self.normalize_username(str((data or {}).get("username", "")))
         address, now = self.address(handler), time.monotonic()
-        wait = self._addresses.wait(address, now)
+        returning = self.returning(handler, name)
+        # a returning learner's tries are counted per name and browser; anyone else's per address
+        counted, key = (self._returning, name) if returning else (self._addresses, address)
+        wait = counted.wait(key, now)
         if wait:
-            self.log.warning("login refused: too many failed logins from %s", address)
-            raise web.HTTPError(429, f"Too many failed logins from your address: wait {wait} s and try again.")
+            self.log.warning("login refused: too many failed logins from %s%s", address,
+                             f" by a browser that logged in as {name!r} before" if returning else "")
+            raise web.HTTPError(429, f"Too many failed logins from your {'browser' if returning else 'address'}: "
+                                     f"wait {wait} s and try again.")
         user = await super().authenticate(handler, data)
         if user:
             self._names.seen.pop(name, None)
+            self.remember(handler, name)
             return user
-        self._addresses.add(address, now)
+        counted.add(key, now)
         self._names.add(name, now)
         wait = self._names.wait(name, now)
         if wait:

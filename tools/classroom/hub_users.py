@@ -70,11 +70,40 @@ def _system_uids():
     return found["SYS_UID_MIN"], found["SYS_UID_MAX"]
 
 
+UIDS_GIVEN = Path(os.environ.get("HUB_UIDS_FILE") or "/var/lib/computational-graphs-hub/uids")
+
+
+def given_uids(ledger=None):
+    """{uid: home} of every learner's user made on this machine (by any
+    class, any checkout) whose home is still there: root's own record,
+    written when each user is made."""
+    found = {}
+    with contextlib.suppress(OSError):
+        for line in Path(ledger or UIDS_GIVEN).read_text().splitlines():
+            uid, _, home = line.partition(" ")
+            if uid.isdigit() and home and os.path.lexists(home):
+                found[int(uid)] = home
+    return found
+
+
+def record_uid(uid, home, ledger=None):
+    """Add `uid` and its home to the record (root's alone), dropping entries whose home is gone."""
+    ledger = Path(ledger or UIDS_GIVEN)
+    ledger.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    kept = {**given_uids(ledger), uid: str(home)}
+    fresh = ledger.with_name(ledger.name + ".new")
+    fresh.write_text("".join(f"{u} {h}\n" for u, h in sorted(kept.items())))
+    fresh.chmod(0o600)
+    fresh.replace(ledger)
+
+
 def free_uid(homes):
-    """The highest system uid that no user has and that owns nothing in
-    `homes` (the class's folder): a removed learner's uid is not handed to a
-    new learner while their home is there."""
+    """The highest system uid that no user has, that owns nothing in
+    `homes` (the class's folder) and that no kept home of any class on this
+    machine was made for (`given_uids`): a removed learner's uid is not
+    handed to a new learner while their home is there."""
     taken = {entry.pw_uid for entry in pwd.getpwall()} | {entry.gr_gid for entry in grp.getgrall()}
+    taken |= set(given_uids())
     with contextlib.suppress(OSError):
         taken |= {child.stat().st_uid for child in Path(homes).iterdir()}
     low, high = _system_uids()
@@ -114,6 +143,8 @@ def _made(unix, home, attempts=5):
         done = subprocess.run(["useradd", "--system", "--uid", str(uid), "--user-group", "--no-create-home",
                                "--home-dir", str(home), "--shell", "/usr/sbin/nologin", "--comment", LEARNER, unix],
                               capture_output=True, text=True, timeout=60)
+        if done.returncode == 0:
+            record_uid(uid, home)
         if done.returncode == 0 or done.returncode == USERADD_NAME_TAKEN:
             return pwd.getpwnam(unix)
         if done.returncode != USERADD_UID_TAKEN:
@@ -146,8 +177,9 @@ def remove_users(prefix):
 
 def class_processes(learners):
     """Every process of the class whose homes are in `learners`: those run
-    by a learner's Unix user whose home is there, and those working in it
-    (a server of a class without isolation runs as the teacher)."""
+    by a learner's Unix user whose home is there, and those a hub started
+    that work in it (a server of a class without isolation runs as the
+    teacher; the teacher's own shell there is not the class's)."""
     learners = os.path.realpath(os.fsencode(learners))
     uids = {entry.pw_uid for entry in pwd.getpwall()
             if entry.pw_gecos == LEARNER and _under(os.path.realpath(os.fsencode(entry.pw_dir)), learners)}
@@ -156,12 +188,20 @@ def class_processes(learners):
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
             continue
         try:     # any of its uids (a setuid program a learner started keeps theirs as its real uid)
-            if (uids & _uids(entry) or _under(os.readlink(os.fsencode(entry / "cwd")), learners)) \
-                    and not _zombie(entry.name):
+            if (uids & _uids(entry) or _spawned_in(entry, learners)) and not _zombie(entry.name):
                 found.append(int(entry.name))
         except OSError:
             continue
     return found
+
+
+def _spawned_in(entry, learners):
+    """Whether /proc/<pid> works in the class's folder and was started by a
+    hub (a server, or what it runs: JupyterHub's variables in its
+    environment), not a teacher's shell that happens to be there."""
+    if not _under(os.readlink(os.fsencode(entry / "cwd")), learners):
+        return False
+    return any(v.startswith(b"JUPYTERHUB_USER=") for v in (entry / "environ").read_bytes().split(b"\0"))
 
 
 def _uids(entry):
@@ -416,8 +456,10 @@ def preexec(entry, home, group, limits, keep=()):
 def class_paths(learners):
     """What a learner's server must reach besides its home: the collection
     (its code and notebooks), the class's folder of homes, the environment
-    and the Python it runs."""
-    return [ROOT, Path(learners), Path(sys.prefix), Path(os.path.realpath(sys.executable))]
+    and the Python it runs (its file and its installation's prefix: a venv
+    made with --copies from a Python under a private home runs, as a learner,
+    without its standard library)."""
+    return [ROOT, Path(learners), Path(sys.prefix), Path(sys.base_prefix), Path(os.path.realpath(sys.executable))]
 
 
 def _in_child(work):
@@ -458,7 +500,8 @@ def unreachable(paths, uid=NOBODY):
             for folder in reversed(path.parents):
                 if not os.access(folder, os.X_OK):
                     raise PermissionError(f"{path}\0{folder}")
-            if not os.access(path, os.X_OK if path.is_dir() else os.R_OK):      # a folder entered, a file read
+            runs = path.is_file() and path.stat().st_mode & 0o111      # a program (the interpreter) must run
+            if not os.access(path, os.X_OK if path.is_dir() or runs else os.R_OK):    # a folder entered, a file read
                 raise PermissionError(f"{path}\0{path}")
     said = _in_child(trial)
     if not said:
