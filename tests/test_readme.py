@@ -70,3 +70,38 @@ def test_the_checks_can_fail(tmp_path):
                     "`[code](nowhere.md)`\n```\n[block](nowhere.md)\n```\n![pic](gone.png)\n[ref]: also-gone.md\n")
     assert broken_links(page) == ["missing.md", "gone.png", "also-gone.md"]
     assert words("one two\nthree\t four ") == 4
+
+
+# docs/teaching.md's tables of guarantees name the tests that hold each row: `test_file::test_name`,
+# or `test_file`: `name`, `name` (the test_ prefix left out)
+ONE_TEST = re.compile(r"`(?:tests/)?(test_\w+)(?:\.py)?::(test_\w+)(?:\[[^\]`]*\])?`")
+SEVERAL = re.compile(r"`(test_\w+)`: ((?:`\w+`(?: \([^)`]*\))?(?:, )?)+)")      # a name may carry a (remark)
+
+
+def named_tests(text):
+    """(file, test) pairs a page names in either form."""
+    pairs = ONE_TEST.findall(text)
+    for module, names in SEVERAL.findall(text):
+        pairs += [(module, f"test_{name}") for name in re.findall(r"`(\w+)`", names)]
+    return pairs
+
+
+def missing_tests(text, tests=ROOT / "tests"):
+    """The named tests that no file of `tests` defines."""
+    return [f"{module}::{name}" for module, name in named_tests(text)
+            if not (tests / f"{module}.py").exists()
+            or not re.search(rf"^def {name}\(", (tests / f"{module}.py").read_text(), re.M)]
+
+
+def test_every_test_the_teaching_guide_names_exists():
+    text = (DOCS / "teaching.md").read_text()
+    assert len(named_tests(text)) >= 25          # the tables are read, not skipped
+    assert missing_tests(text) == []
+
+
+def test_a_renamed_test_is_caught(tmp_path):
+    (tmp_path / "test_x.py").write_text("def test_kept():\n    pass\n")
+    assert missing_tests("`test_x::test_kept`; `test_x`: `kept` (a remark), `gone`", tmp_path) == ["test_x::test_gone"]
+    assert missing_tests("`test_y::test_kept`", tmp_path) == ["test_y::test_kept"]
+    assert missing_tests("`tests/test_x.py::test_kept[a case]`, `tests/test_x.py::test_lost`", tmp_path) == [
+        "test_x::test_lost"]

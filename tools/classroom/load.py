@@ -35,9 +35,11 @@ import os
 import shutil
 import statistics
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import psutil
 
@@ -141,10 +143,45 @@ def learners_on(hub, n, ramp, changes, results, opened):
         return idle_cpu(hub, [r.name for r in results])
 
 
+class LoadAverage:
+    """The machine's 1-minute load average sampled every `every` seconds
+    while the class runs: `str()` is "before / mean / max" of the samples."""
+
+    def __init__(self, every=2.0):
+        self.before, self.samples, self.every = os.getloadavg()[0], [], every
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+
+    def _sample(self):
+        while not self._done.wait(self.every):
+            self.samples.append(os.getloadavg()[0])
+
+    def stop(self):
+        self._done.set()
+        self._thread.join()
+        return self
+
+    def __str__(self):
+        during = self.samples or [self.before]
+        return f"{self.before:.1f} / {statistics.mean(during):.1f} / {max(during):.1f}"
+
+
+def isolation(learners):
+    """'yes' where the hub isolates its learners here (the check make hub
+    runs), else 'no: why' (the hub then runs unisolated, as UNISOLATED=1)."""
+    Path(learners).mkdir(parents=True, exist_ok=True)
+    Path(learners).chmod(0o711)
+    why = hub_users.missing(hub_users.class_paths(learners))
+    os.environ["HUB_ISOLATE"] = "0" if why else "1"
+    return "yes" if why is None else f"no: {why}"
+
+
 def run_class(n, ramp, changes, state=BUILD / "load", url=None):
     """Run the class (on a hub of its own, or the running one at `url`);
-    returns (results, idle CPU %, load average before, what was left running)."""
-    load_before = os.getloadavg()[0]
+    returns (results, idle CPU %, the load average before, during and at
+    its peak, what was left running)."""
+    load = LoadAverage()
     results = [Result(f"learner{i:02d}") for i in range(n)]
     opened = []
     if url:
@@ -157,12 +194,13 @@ def run_class(n, ramp, changes, state=BUILD / "load", url=None):
                 with contextlib.suppress(Exception):
                     notebook.close()
                     notebook.learner.stop()
-        return results, idle, load_before, []
+        return results, idle, load.stop(), []
     limit = class_limit(n)
     os.environ.update(HUB_MEM_LIMIT=f"{limit}G", HUB_USER_PREFIX=USERS)
-    print(f"each learner's memory limit: {limit} GB ({n} learners fit)")
+    isolated = isolation(fresh(state) / "learners")
+    print(f"each learner's memory limit: {limit} GB ({n} learners fit); learners isolated: {isolated}")
     try:
-        with Hub(fresh(state)) as hub:
+        with Hub(state) as hub:
             hub.prefix = USERS
             idle = learners_on(hub, n, ramp, changes, results, opened)
             for notebook in opened:
@@ -170,7 +208,7 @@ def run_class(n, ramp, changes, state=BUILD / "load", url=None):
     finally:
         hub_users.remove_users(USERS)
     shutil.rmtree(state, ignore_errors=True)
-    return results, idle, load_before, hub.leftovers()
+    return results, idle, load.stop(), hub.leftovers()
 
 
 def percentile(values, q):
@@ -200,11 +238,11 @@ def learner_table(results):
 
 SUMMARY_HEAD = ("| learners | start median / max (s) | start CPU (s) | Run All median / max (s) | Run All CPU (s) "
                 "| redraw p50 / p95 (ms) | kernel | transport | CPU per redraw (ms) | RSS per learner (GB) "
-                "| PSS per learner (GB) | idle class CPU | failed | load before |\n"
+                "| PSS per learner (GB) | idle class CPU | failed | load average before / during / max |\n"
                 "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 
 
-def summary_row(results, idle, load_before):
+def summary_row(results, idle, load):
     done = [r for r in results if not r.failure]
     starts = [r.start for r in results if r.start == r.start]
     runs = [r.run_all for r in results if r.run_all == r.run_all]
@@ -223,7 +261,7 @@ def summary_row(results, idle, load_before):
             + " | ".join(redraw_cells([d for r in results for d in r.redraws]))
             + f" | {median((r.redraw_cpu for r in results), 1000)} | {spread(rss, GB, '.2f')} | "
             f"{spread(pss, GB, '.2f')} | {idle:.1f} % of a core | {len(results) - len(done)} of {len(results)} | "
-            f"{load_before:.1f} |")
+            f"{load} |")
 
 
 def main(argv=None):
@@ -252,8 +290,8 @@ def main(argv=None):
         print(sequence_table(rows, args.keep_kernels))
         failed = any(row[-1] for row in rows)
     else:
-        results, idle, load_before, left = run_class(args.n, args.ramp, args.changes, url=args.url)
-        print(learner_table(results), "", SUMMARY_HEAD, summary_row(results, idle, load_before), sep="\n")
+        results, idle, load, left = run_class(args.n, args.ramp, args.changes, url=args.url)
+        print(learner_table(results), "", SUMMARY_HEAD, summary_row(results, idle, load), sep="\n")
         failed = any(r.failure for r in results)
     print("left running or listening after the hub stopped:", left or "nothing")
     return 1 if failed or left else 0
