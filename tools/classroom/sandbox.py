@@ -126,7 +126,23 @@ def _system_binds() -> list[str]:
     prefixes = {Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()} - {Path("/usr")}
     for prefix in sorted(prefixes):
         args += ["--ro-bind", str(prefix), str(prefix)]
+    for packages in _other_site_packages(prefixes | {Path("/usr")}):
+        args += ["--ro-bind", str(packages), str(packages)]
     return args
+
+
+def _other_site_packages(bound):
+    """Folders of packages on the import path outside the prefixes already
+    bound (an environment that reads another's packages through a .pth
+    file): only folders named site-packages or dist-packages, never a
+    checkout on the path, which may hold what learners must not read."""
+    found = set()
+    for entry in sys.path:
+        path = Path(entry or ".").resolve()
+        if path.name in ("site-packages", "dist-packages") and path.is_dir() \
+                and not any(path == b or b in path.parents for b in bound):
+            found.add(path)
+    return sorted(found)
 
 
 def _collection_binds(root: Path) -> list[str]:
