@@ -111,3 +111,12 @@ def test_only_existing_make_test_files_are_left_out_and_never_the_exercises():
     assert not left_out & needed, sorted(left_out & needed)
     assert [f"--ignore=tests/{name}" for name in other_torch.SAME_ON_ANY_TORCH] == \
         [arg for arg in other_torch.pytest_command("python", "rules") if arg.startswith("--ignore=")]
+
+
+def test_the_cuda_builds_own_tests_name_real_ones_of_the_integration_layer():
+    """make test-torch runs ON_A_CUDA_BUILD beside make test's selection: a renamed test would
+    leave pytest nothing to run there (it says 'not found' and fails, but only on that run)."""
+    for node in other_torch.ON_A_CUDA_BUILD:
+        path, name = node.split("::")
+        assert re.search(rf"^def {name}\(", (ROOT / path).read_text(), re.M), f"{node} names no test"
+        assert not selected(ROOT / path, "test"), f"{path} is in make test's selection already"

@@ -22,7 +22,10 @@ sorted (tests/conftest.py's --other-torch):
 and every exercise's right answers judged right (tests/test_exercises.py,
 tests/test_solutions.py, tests/test_exercise_checks.py), the helpers' unit
 tests, the golden drawings and the real models' drawings passing as on the
-pinned torch.
+pinned torch. Then the integration layer's tests of what a CUDA build does
+(ON_A_CUDA_BUILD: exercise checks after a compiled backward, where such a
+build refuses autograd in a forked child), which on the CPU build only
+stand in for it.
 
     python -m tools.testkit.other_torch [VERSION] [--install] [-- more pytest arguments]
 
@@ -73,6 +76,11 @@ SAME_ON_ANY_TORCH = (
     "test_widget_registry.py",  # the registry against the notebooks' source
     "test_redraw_timing.py",    # a made-up websocket log
 )
+# tests of the integration layer whose subject is what a CUDA build does: run by the other torch too
+ON_A_CUDA_BUILD = (
+    "tests/test_check_limits.py::test_where_torch_refuses_autograd_in_a_child_right_answers_are_right",
+    "tests/test_check_limits.py::test_where_torch_refuses_autograd_in_a_child_the_hard_stop_holds",
+)
 # the executables of .venv the tests run by name beside sys.executable
 LINKED = ("ruff",)
 
@@ -115,8 +123,13 @@ def main(argv):
     print(subprocess.run([str(python), "-c", "import torch; print('torch', torch.__version__, 'CUDA',"
                                               " torch.version.cuda or 'none')"],
                          capture_output=True, text=True).stdout.strip(), flush=True)
-    return subprocess.run(pytest_command(python, rules, more), cwd=ROOT,
-                          env={**os.environ, "PYTHONUNBUFFERED": "1"}).returncode
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    status = subprocess.run(pytest_command(python, rules, more), cwd=ROOT, env=env).returncode
+    if more:
+        return status
+    cuda = subprocess.run([str(python), "-m", "pytest", "-p", "no:cacheprovider", "-rs", "--layers", "all",
+                           *ON_A_CUDA_BUILD], cwd=ROOT, env=env).returncode
+    return status or cuda
 
 
 if __name__ == "__main__":
