@@ -1,12 +1,16 @@
 """`make grade` reads every file as a learner's (tools/classroom/grade_files.py):
 a corpus of hostile submissions (a FIFO, links to a classmate's file, to
-/dev/zero and through a linked folder, a device, a huge file, JSON nested
-thousands deep, cells whose source is a number, what nbformat only warns
-about) each graded "not graded: unreadable: <why>" for that learner alone
-while the rest of the class is graded; hostile sandbox results bounded
-before they are decoded; learner-made text kept to one escaped line in
-summary.md and out of formulas in grades.csv. A generated layer (hypothesis)
-sends a few hundred malformed notebooks and hostile strings through the same code."""
+/dev/zero and through a linked folder, a hard link to the solutions, a
+device, a file of another owner, a huge file, JSON nested thousands deep,
+cells whose source is a number, what nbformat only warns about) each graded
+"not graded: unreadable: <why>" for that learner alone while the rest of the
+class is graded; a folder swapped for a link while it is read refused;
+hostile sandbox results bounded before they are decoded (size, nesting,
+values, outputs nbformat's schema refuses, a flood of outputs), and a
+submission whose judging raises not graded alone; learner-made text kept to
+one escaped line in summary.md and out of formulas in grades.csv. A
+generated layer (hypothesis) sends a few hundred malformed notebooks and
+hostile strings through the same code."""
 
 import copy
 import csv
@@ -24,6 +28,7 @@ from hypothesis import strategies as st
 
 from tools.classroom import grade, grade_files
 from tools.classroom.grade_files import Unreadable, csv_cell, md, read_notebook
+from tools.classroom.grade_probe import MIME
 
 ROOT = Path(__file__).resolve().parent.parent
 STORED = ROOT / "notebooks" / "06-practice-question.ipynb"
@@ -35,9 +40,13 @@ def deep(levels):
 
 
 def can_make_a_device():
-    """Root can make a device file; so can a user with passwordless sudo (a CI runner)."""
+    """Root can make a device file and give a file away; so can a user with passwordless sudo (a CI runner)."""
     return os.geteuid() == 0 or (shutil.which("sudo") is not None and subprocess.run(
         ["sudo", "-n", "true"], capture_output=True).returncode == 0)
+
+
+PRIVILEGED = can_make_a_device()
+STRANGER = 54321                    # a uid that owns no learner's folder
 
 
 def make_device(path):
@@ -49,8 +58,18 @@ def make_device(path):
         subprocess.run(["sudo", "-n", "chown", str(os.geteuid()), str(path)], check=True)   # the learner's own
 
 
-def hostile(folder):
-    """learner -> (how to make their submission, the reason expected in its row)."""
+def give_away(path):
+    """A valid notebook at `path`, owned by STRANGER, by root or through sudo."""
+    path.write_text(json.dumps(VALID))
+    if os.geteuid() == 0:
+        os.chown(path, STRANGER, -1)
+    else:
+        subprocess.run(["sudo", "-n", "chown", str(STRANGER), str(path)], check=True)
+
+
+def hostile(folder, privileged=PRIVILEGED):
+    """learner -> (how to make their submission, the reason expected in its row);
+    the cases only root (or sudo) can make are left out when `privileged` is False."""
     def write(text):
         return lambda path: path.write_text(text)
 
@@ -59,13 +78,18 @@ def hostile(folder):
         nb["cells"][0]["source"] = value
         return write(json.dumps(nb))
 
-    classmate = folder / "zed" / STORED.name
+    classmate, solutions = folder / "zed" / STORED.name, folder.parent / "solutions" / STORED.name
+    root_only = {
+        "device": (make_device, "not a regular file"),
+        "not-the-learner-s": (give_away, f"belongs to uid {STRANGER}, not to uid"),
+    }
     return {
+        **(root_only if privileged else {}),
         "fifo": (lambda path: os.mkfifo(path), "not a regular file (a FIFO)"),
         "to-classmate": (lambda path: path.symlink_to(classmate), "is a link"),
         "to-zero": (lambda path: path.symlink_to("/dev/zero"), "is a link"),
         "to-solutions": (lambda path: path.symlink_to(ROOT / "tests" / "answers"), "is a link"),
-        "device": (make_device, "not a regular file"),
+        "hard-link": (lambda path: os.link(solutions, path), "is a hard link (one of 2 names"),
         "huge": (lambda path: (path.write_text(""), os.truncate(path, grade_files.MAX_BYTES + 1)), "larger than 32 MB"),
         "deep-array": (write(deep(100_000)), "nests deeper than 64"),
         "deep-in-cell": (write(json.dumps({**VALID, "metadata": json.loads(deep(200))})), "nests deeper"),
@@ -87,6 +111,8 @@ def class_folder(tmp_path):
     folder = tmp_path / "submissions"
     (folder / "zed").mkdir(parents=True)
     (folder / "zed" / STORED.name).write_text(STORED.read_text())      # untouched: blank, not run
+    (tmp_path / "solutions").mkdir()
+    (tmp_path / "solutions" / STORED.name).write_text(STORED.read_text())   # the teacher's, outside the class
     for learner, (make, _) in hostile(folder).items():
         (folder / learner).mkdir()
         make(folder / learner / STORED.name)
@@ -96,7 +122,6 @@ def class_folder(tmp_path):
     return folder
 
 
-@pytest.mark.skipif(not can_make_a_device(), reason="a device file needs root or passwordless sudo to make")
 def test_every_hostile_file_is_not_graded_for_that_learner_alone(class_folder, tmp_path):
     rows, text = grade.grade(class_folder, tmp_path / "out", grade.Settings(unisolated=True))
     by_learner = {}
@@ -110,6 +135,46 @@ def test_every_hostile_file_is_not_graded_for_that_learner_alone(class_folder, t
     assert all(status == "not graded" and "through a link" in detail for status, detail in by_learner.get(
         "linked-folder", set()))                                     # ... or, where the walk followed it, refused
     assert (tmp_path / "out" / "grades.csv").exists() and "fifo" in text
+
+
+@pytest.mark.skipif(not PRIVILEGED, reason="a device file and a file given away need root or passwordless sudo")
+def test_the_corpus_holds_a_device_and_a_file_of_another_owner(tmp_path):
+    """Where they can be made, the corpus above grades them too (elsewhere it leaves them out)."""
+    assert {"device", "not-the-learner-s"} <= set(hostile(tmp_path))
+    learner = tmp_path / "ada"
+    learner.mkdir()
+    give_away(learner / STORED.name)
+    with pytest.raises(Unreadable, match=f"belongs to uid {STRANGER}"):
+        read_notebook(learner / STORED.name, learner)
+
+
+def test_a_folder_swapped_for_a_link_while_it_is_read_is_refused(tmp_path, monkeypatch):
+    """The learner's folder `mine` is checked, then swapped for a link to a
+    classmate's folder before the file in it is opened: the grader never
+    reads the classmate's notebook through it."""
+    learner, classmate = tmp_path / "ada", tmp_path / "zed"
+    (learner / "mine").mkdir(parents=True)
+    classmate.mkdir()
+    (learner / "mine" / STORED.name).write_text(json.dumps(VALID))
+    secret = copy.deepcopy(VALID)
+    secret["cells"][0]["source"] = "zed's answer"
+    (classmate / STORED.name).write_text(json.dumps(secret))
+    real_open, swapped = os.open, []
+
+    def open_after_a_swap(path, *args, **kwargs):
+        if not swapped:          # the first open of all: whatever was checked before it, the folder is a link now
+            (learner / "mine").rename(learner / "was-mine")
+            (learner / "mine").symlink_to(classmate, target_is_directory=True)
+            swapped.append(path)
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", open_after_a_swap)
+    try:
+        read = read_notebook(learner / "mine" / STORED.name, learner)
+    except Unreadable as error:
+        assert "through a link (mine)" in str(error), error
+    else:
+        pytest.fail(f"read through the swapped folder: {read.cells[0].source[:40]!r}")
 
 
 @settings(max_examples=200, deadline=None)
@@ -172,6 +237,7 @@ def test_the_report_is_data_a_learner_cannot_write_markup_into(tmp_path):
 @pytest.mark.parametrize("result, says", [
     (deep(50_000).encode(), "nests deeper"),
     (b"\xff" * 10, "not JSON"),
+    (("[" + "0," * grade_files.MAX_ITEMS + "0]").encode(), "holds more than"),
     (json.dumps({"notebook": {"cells": [{"id": "x", "outputs": [{"no": "type"}]}]}}).encode(), None),
 ])
 def test_a_forged_sandbox_result_is_bounded_before_it_is_decoded(monkeypatch, result, says):
@@ -180,7 +246,73 @@ def test_a_forged_sandbox_result_is_bounded_before_it_is_decoded(monkeypatch, re
     monkeypatch.setattr(grade.sandbox, "run", lambda *a, **k: grade.sandbox.Outcome(0, result, ""))
     executed = grade.execute(nb, grade.Settings(unisolated=True))
     if says:
-        assert "no result came back from the sandbox (Unreadable" in executed.stopped
+        assert "no result came back from the sandbox (Unreadable" in executed.stopped and says in executed.stopped
     else:
-        assert executed.nb.cells[0].outputs == [] and "1 outputs that are not a notebook's were dropped" in \
-            executed.stopped
+        assert executed.nb.cells[0].outputs == [] and "1 outputs that are not a notebook's" in executed.stopped
+
+
+def forged(outputs, cell="grade-after-1"):
+    """A sandbox's result with `outputs` on one cell, as an answer that wrote the result channel would make it."""
+    return json.dumps({"notebook": {"cells": [{"id": cell, "outputs": outputs}]}, "ran": [], "over_limit": [],
+                       "stopped": ""}).encode()
+
+
+def a_class(folder, learners):
+    """`learners`, each with notebook 06 whose first answer is set."""
+    for learner in learners:
+        nb = nbformat.read(STORED, as_version=4)
+        next(c for c in nb.cells if grade.SLOT in grade.tags(c)).source = "answer_1 = True"
+        (folder / learner).mkdir(parents=True)
+        nbformat.write(nb, folder / learner / STORED.name)
+    return folder
+
+
+# Outputs nbformat's schema refuses, which an answer that writes the result channel could send
+OFF_SCHEMA = {
+    "data a number": {"output_type": "display_data", "data": 5, "metadata": {}},
+    "data a text naming the grader's format": {"output_type": "display_data", "data": MIME, "metadata": {}},
+    "data a list": {"output_type": "execute_result", "data": [MIME], "metadata": {}, "execution_count": 1},
+    "metadata a text": {"output_type": "display_data", "data": {}, "metadata": "x"},
+    "a stream of a number": {"output_type": "stream", "name": "stdout", "text": 5},
+    "an error without its name": {"output_type": "error", "evalue": "x", "traceback": []},
+}
+
+
+@pytest.mark.parametrize("output", OFF_SCHEMA.values(), ids=list(OFF_SCHEMA))
+def test_an_output_off_nbformat_s_schema_is_dropped_and_stops_no_one(tmp_path, monkeypatch, output):
+    folder = a_class(tmp_path / "submissions", ["alice", "mallory"])
+    monkeypatch.setattr(grade.sandbox, "run", lambda *a, **k: grade.sandbox.Outcome(0, forged([output]), ""))
+    rows, _ = grade.grade(folder, tmp_path / "out", grade.Settings(unisolated=True))
+    assert {r.learner for r in rows} == {"alice", "mallory"} and (tmp_path / "out" / "grades.csv").exists()
+    assert all(r.status == "not graded" and "1 outputs that are not a notebook's" in r.detail for r in rows), rows
+
+
+def test_a_flood_of_outputs_in_a_result_is_cut_to_the_cap(monkeypatch):
+    """200,000 outputs on one cell (a 12 MB result): at most MAX_CELL_OUTPUTS are
+    taken, so the grader never turns the rest into notebook nodes nor writes them."""
+    one = {"output_type": "display_data", "data": {}, "metadata": {}}
+    nb = nbformat.read(STORED, as_version=4)
+    nb.cells[0] = nbformat.v4.new_code_cell("x = 1", id="x")
+    monkeypatch.setattr(grade.sandbox, "run",
+                        lambda *a, **k: grade.sandbox.Outcome(0, forged([one] * 200_000, cell="x"), ""))
+    executed = grade.execute(nb, grade.Settings(unisolated=True))
+    assert len(executed.nb.cells[0].outputs) == grade_files.MAX_CELL_OUTPUTS
+    assert f"past {grade_files.MAX_CELL_OUTPUTS} in a cell, were dropped" in executed.stopped
+
+
+def test_a_submission_whose_judging_raises_is_not_graded_alone(tmp_path, monkeypatch):
+    folder = a_class(tmp_path / "submissions", ["alice", "mallory"])
+    monkeypatch.setattr(grade.sandbox, "run", lambda *a, **k: grade.sandbox.Outcome(0, forged([]), ""))
+    judged = grade.rows
+
+    def rows(learner, *args):
+        if learner == "mallory":
+            raise TypeError("argument of type 'int' is not iterable")
+        return judged(learner, *args)
+
+    monkeypatch.setattr(grade, "rows", rows)
+    found, text = grade.grade(folder, tmp_path / "out", grade.Settings(unisolated=True))
+    mine = [r for r in found if r.learner == "mallory"]
+    assert len(mine) == len(grade.declared("06")) and all(
+        r.status == "not graded" and r.detail.startswith("judging this notebook failed (TypeError") for r in mine)
+    assert {r.learner for r in found} == {"alice", "mallory"} and "judging this notebook failed" in text

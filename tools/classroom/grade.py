@@ -45,7 +45,7 @@ from helpers.exercises import declared
 from helpers.exercises.lesson import stored_definitions
 from helpers.exercises.observe import judged, reference
 from tools.classroom import sandbox
-from tools.classroom.grade_files import Unreadable, csv_cell, decode, md, read_notebook
+from tools.classroom.grade_files import MAX_CELL_OUTPUTS, Unreadable, csv_cell, decode, md, outputs, read_notebook
 from tools.classroom.grade_probe import MIME
 from tools.classroom.grade_source import lesson_bindings, reaches
 from tools.runtime.working_copy import collection
@@ -56,7 +56,6 @@ CELL_LIMIT = 60.0          # seconds for one cell (then it is interrupted; see g
 NOTEBOOK_LIMIT = 900.0     # seconds for a whole sandbox (then the watchdog kills it)
 KERNELS = 2                # notebooks run at a time
 STATUSES = ("right", "wrong", "blank", "flagged", "error", "not graded")
-OUTPUT_TYPES = ("stream", "display_data", "execute_result", "error")
 LOOK = ("flagged", "error", "not graded")      # what makes a submission need a look (exit 1)
 
 
@@ -183,7 +182,9 @@ class Executed:
 
 def execute(nb, settings):
     """Run a probed notebook in a sandbox of its own; only its outputs are
-    taken back, each onto the cell of ours with the same id."""
+    taken back, each onto the cell of ours with the same id, and only those
+    nbformat's output schema takes (grade_files.outputs), at most
+    MAX_CELL_OUTPUTS a cell."""
     command = [sys.executable, "-m", "tools.classroom.grade_run", "--cell-limit", str(settings.cell_limit)]
     outcome = sandbox.run(command, nbformat.writes(nb).encode(), settings.limits, unisolated=settings.unisolated)
     stopped, over, ran = outcome.stopped, [], frozenset()
@@ -192,19 +193,20 @@ def execute(nb, settings):
         returned = {c.get("id"): c for c in result["notebook"]["cells"] if isinstance(c, dict)}
         malformed = 0
         for cell in nb.cells:
-            outputs = returned.get(cell.get("id"), {}).get("outputs")
-            if cell.cell_type == "code" and isinstance(outputs, list):
-                kept = [o for o in outputs if isinstance(o, dict) and o.get("output_type") in OUTPUT_TYPES]
-                malformed += len(outputs) - len(kept)
-                cell.outputs = [nbformat.from_dict(o) for o in kept]
+            found = returned.get(cell.get("id"), {}).get("outputs")
+            if cell.cell_type == "code" and isinstance(found, list):
+                cell.outputs, dropped = outputs(found)
+                malformed += dropped
         over = [i for i in result.get("over_limit", []) if isinstance(i, str)]
         ran = frozenset(i for i in result.get("ran", []) if isinstance(i, str))
         stopped = stopped or str(result.get("stopped", ""))[:500]
         if malformed:
-            stopped = "; ".join(filter(None, [stopped, f"{malformed} outputs that are not a notebook's were dropped"]))
+            stopped = "; ".join(filter(None, [stopped, f"{malformed} outputs that are not a notebook's, or past "
+                                                       f"{MAX_CELL_OUTPUTS} in a cell, were dropped"]))
     except (Unreadable, ValueError, KeyError, TypeError, AttributeError) as error:
         end = outcome.stderr.strip().splitlines()[-1:] or [""]
-        stopped = stopped or f"no result came back from the sandbox ({type(error).__name__}; {end[0][:300]})"
+        why = f"{type(error).__name__}: {error}" if isinstance(error, Unreadable) else type(error).__name__
+        stopped = stopped or f"no result came back from the sandbox ({why}; {end[0][:300]})"
     if outcome.leftovers:
         stopped = "; ".join(filter(None, [stopped, f"processes outlived the sandbox and were killed: "
                                                    f"{outcome.leftovers}"]))
@@ -389,6 +391,17 @@ def _run_checked(learner, stored_path, submitted_path, out, settings, folder):
 
 
 def _judged(ran, judge):
+    """The rows of one submission; anything judging it raises is this
+    learner's alone ("not graded", with why), and the rest of the class is judged."""
+    learner, name = ran[:2]
+    try:
+        return _judged_rows(ran, judge)
+    except Exception as error:      # noqa: BLE001 (one submission must not stop the class's grading)
+        why = NotGraded(f"judging this notebook failed ({type(error).__name__}: {str(error)[:200]})")
+        return _judged_rows((learner, name, why, None, None, ""), judge)
+
+
+def _judged_rows(ran, judge):
     learner, name, executed, slot_ids, sources, note = ran
     if isinstance(executed, NotGraded):
         count = len(declared(name[:2]))

@@ -3,14 +3,19 @@ notebook and a sandbox's result are untrusted bytes, and every string a
 learner made that reaches the teacher's report is data, never markup.
 
     read_notebook(path, folder)     a submission, or Unreadable(why) for that learner alone
-    decode(data, what)              bounded JSON (size, nesting) from a sandbox
+    decode(data, what)              bounded JSON (size, nesting, items) from a sandbox
+    outputs(found, limit)           a result's outputs for one cell: those nbformat's schema takes
     md(text), csv_cell(text)        a learner's text for summary.md and grades.csv
 
 A submission is read only when it is a regular file (no link, device, FIFO
-or socket) inside the learner's own folder with no link on the way, of at
-most MAX_BYTES, nested at most MAX_DEPTH deep, and valid against nbformat's
-schema with every cell's source text."""
+or socket; no second name, no other owner than the learner's folder's)
+inside the learner's own folder, opened one folder at a time from there
+without following a link (so a folder swapped for a link while it is read
+is refused too), of at most MAX_BYTES, nested at most MAX_DEPTH deep with
+at most MAX_ITEMS values, and valid against nbformat's schema with every
+cell's source text."""
 
+import errno
 import json
 import os
 import re
@@ -21,74 +26,139 @@ import nbformat
 
 MAX_BYTES = 32 * 2 ** 20       # a submitted notebook (the largest stored one with outputs is under 2 MB)
 MAX_DEPTH = 64                 # nesting of JSON arrays and objects (a notebook needs under 20)
+MAX_ITEMS = 2_000_000          # JSON values: a stored notebook holds under 4,000, a sandbox's result about 1,000,000
+                               # at most (six observations of at most 50,000 numbers each, tagged)
+MAX_CELL_OUTPUTS = 100         # outputs of one cell taken from a result (a stored notebook's cells have at most 2)
+STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)      # a JSON string, escapes and all
 
 
 class Unreadable(ValueError):
     """A submission that cannot be graded, with why, in a line the teacher reads."""
 
 
-def too_deep(data, limit=MAX_DEPTH):
-    """Whether JSON text nests arrays and objects deeper than `limit` (checked
-    before parsing, so that json's recursion never meets it)."""
-    depth, in_string, escaped = 0, False, False
-    for char in data:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-        elif char in "[{":
-            depth += 1
-            if depth > limit:
-                return True
-        elif char in "]}":
-            depth -= 1
-    return False
+def past_bounds(text, depth=MAX_DEPTH, items=MAX_ITEMS):
+    """Why JSON text is past the bounds (nested deeper than `depth`, more
+    than `items` values), or None; checked before parsing, so that json's
+    recursion never meets a deep one and a huge one costs no memory.
+    Strings are taken out first (in C), so that the count and the walk see
+    only brackets and commas, and the walk is made only once the count,
+    which bounds it, is within bounds."""
+    bare = STRING.sub('""', text)
+    if bare.count(",") + bare.count("[") + bare.count("{") > items:
+        return f"holds more than {items:,} values"
+    level = 0
+    for char in re.sub(r"[^\[\]{}]+", "", bare):
+        level += 1 if char in "[{" else -1
+        if level > depth:
+            return f"nests deeper than {depth} levels"
+    return None
 
 
-def decode(data, what, cap=MAX_BYTES * 4):
+def decode(data, what, cap=MAX_BYTES * 4, items=MAX_ITEMS):
     """JSON from bytes or text that an untrusted process wrote, bounded in
-    size and nesting; raises Unreadable saying which bound it broke."""
+    size, nesting and number of values before it is parsed (so that parsing
+    costs at most a few hundred MB); raises Unreadable saying which bound it broke."""
     if len(data) > cap:
         raise Unreadable(f"{what} is larger than {cap // 2 ** 20} MB")
     text = data.decode("utf-8", errors="replace") if isinstance(data, bytes) else data
-    if too_deep(text):
-        raise Unreadable(f"{what} nests deeper than {MAX_DEPTH} levels")
+    broken = past_bounds(text, MAX_DEPTH, items)
+    if broken:
+        raise Unreadable(f"{what} {broken}")
     try:
         return json.loads(text)
     except (ValueError, RecursionError) as error:
         raise Unreadable(f"{what} is not JSON ({str(error)[:120]})") from None
 
 
-def _inside(path, folder):
-    """The path's parts below `folder`, after checking that none of them is a link."""
-    folder = Path(os.path.realpath(folder))
-    relative = Path(os.path.abspath(path)).relative_to(Path(os.path.abspath(folder)))
-    here = folder
-    for part in relative.parts[:-1]:
-        here = here / part
-        if here.is_symlink() or not here.is_dir():
-            raise Unreadable(f"{relative} is reached through a link ({part}); only the learner's own files are graded")
-    return here / relative.name, relative
+def outputs(found, limit=MAX_CELL_OUTPUTS):
+    """(kept, dropped) of one cell's outputs from a sandbox's result: each
+    one nbformat's output schema takes, as a NotebookNode, and how many were
+    not. Past `limit` outputs only the first and last halves are looked at
+    (a probe's data is its cell's last output), so that a flood of them
+    costs the grader no more than `limit` do."""
+    if len(found) > limit:
+        found, dropped = found[:limit // 2] + found[-(limit - limit // 2):], len(found) - limit
+    else:
+        dropped = 0
+    kept = []
+    for output in found:
+        try:
+            nbformat.validate(output, ref="output", version=4, version_minor=nbformat.v4.nbformat_minor)
+        except Exception:       # noqa: BLE001 (whatever the validator raises, the output is not a notebook's)
+            dropped += 1
+            continue
+        kept.append(nbformat.from_dict(output))
+    return kept, dropped
+
+
+def _flags(*names):
+    return os.O_RDONLY | sum(getattr(os, name, 0) for name in names)     # (names Windows lacks count 0)
+
+
+FOLDER = _flags("O_DIRECTORY", "O_NOFOLLOW", "O_CLOEXEC")
+FILE = _flags("O_NOFOLLOW", "O_NONBLOCK", "O_NOCTTY", "O_CLOEXEC")
+
+
+def _relative(path, folder):
+    try:
+        return Path(os.path.abspath(path)).relative_to(Path(os.path.abspath(folder)))
+    except ValueError:
+        raise Unreadable(f"{path} is not inside the learner's folder {folder}") from None
+
+
+def _open_inside(path, folder):
+    """(descriptor, path below `folder`, the folder's owner's uid) of the
+    file at `path`: each folder on the way opened from the one before it,
+    never through a link, and the file itself likewise, so that no folder
+    swapped for a link between a check and an open leads elsewhere."""
+    relative = _relative(path, folder)
+    here = os.open(folder, _flags("O_DIRECTORY", "O_CLOEXEC"))
+    try:
+        owner = os.fstat(here).st_uid
+        for part in relative.parts[:-1]:
+            try:
+                below = os.open(part, FOLDER, dir_fd=here)
+            except OSError as error:
+                raise Unreadable(_refused(relative, part, here, error, folder=True)) from None
+            os.close(here)
+            here = below
+        try:
+            return os.open(relative.name, FILE, dir_fd=here), relative, owner
+        except OSError as error:
+            raise Unreadable(_refused(relative, relative.name, here, error, folder=False)) from None
+    finally:
+        os.close(here)
+
+
+def _refused(relative, part, parent, error, folder):
+    """Why opening `part` (in the folder open as `parent`) was refused, in the teacher's words."""
+    try:
+        link = stat.S_ISLNK(os.stat(part, dir_fd=parent, follow_symlinks=False).st_mode)
+    except OSError:
+        link = False
+    if folder:
+        why = f"reached through a link ({part})" if link else f"reached through {part}, which is not a folder"
+        return f"{relative} is {why}; only the learner's own files are graded"
+    kind = "a link" if link or error.errno == errno.ELOOP else error.strerror
+    return f"{relative} is {kind}; only the learner's own regular files are graded"
 
 
 def read_bytes(path, folder, cap=MAX_BYTES):
     """The bytes of a regular file inside `folder`, read without following
-    a link or blocking on a FIFO, at most `cap` of them."""
-    target, relative = _inside(path, folder)
+    a link or blocking on a FIFO, at most `cap` of them. A file with a
+    second name (a hard link: the other may be a classmate's or the
+    solutions') or owned by someone else than the learner's folder is refused."""
+    handle, relative, owner = _open_inside(path, folder)
     try:
-        handle = os.open(target, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
-    except OSError as error:
-        kind = "a link" if target.is_symlink() else error.strerror
-        raise Unreadable(f"{relative} is {kind}; only the learner's own regular files are graded") from None
-    try:
-        mode = os.fstat(handle).st_mode
-        if not stat.S_ISREG(mode):
-            raise Unreadable(f"{relative} is not a regular file ({_kind(mode)})")
+        found = os.fstat(handle)
+        if not stat.S_ISREG(found.st_mode):
+            raise Unreadable(f"{relative} is not a regular file ({_kind(found.st_mode)})")
+        if found.st_nlink > 1:
+            raise Unreadable(f"{relative} is a hard link (one of {found.st_nlink} names of one file); only the "
+                             "learner's own files are graded")
+        if found.st_uid != owner:
+            raise Unreadable(f"{relative} belongs to uid {found.st_uid}, not to uid {owner}, who owns the "
+                             "learner's folder; only the learner's own files are graded")
         chunks, size = [], 0
         while size <= cap:
             chunk = os.read(handle, min(2 ** 20, cap + 1 - size))
