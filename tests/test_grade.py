@@ -15,6 +15,7 @@ import nbformat
 import pytest
 import torch
 from answers import WRONG
+from torch.utils._python_dispatch import TorchDispatchMode
 
 import helpers.exercises.judges
 from helpers.exercises import declared, exercises
@@ -138,6 +139,15 @@ def test_slots_matched_by_order_when_ids_differ():
 
 # ----- the probe's checks, without a kernel -----
 
+class KeptFunctionMode(torch.overrides.TorchFunctionMode):
+    """A mode an answer enters and keeps: every torch call after it goes through it."""
+
+
+class KeptDispatchMode(TorchDispatchMode):
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        return func(*args, **(kwargs or {}))
+
+
 TAMPERING = {
     "rebound ex": lambda ns: ns.__setitem__("ex", object()),
     "deleted lesson": lambda ns: ns.pop("lesson"),
@@ -146,6 +156,8 @@ TAMPERING = {
     "changed builtins: 'isinstance'": lambda ns: setattr(builtins, "isinstance", lambda *a: True),
     "changed class torch.Tensor: 'item'": lambda ns: setattr(torch.Tensor, "item", lambda self: 3),
     "changed machinery: tracing": lambda ns: sys.settrace(lambda *a: None),
+    "changed machinery: torch function modes": lambda ns: ns.setdefault("mode", KeptFunctionMode()).__enter__(),
+    "changed machinery: torch dispatch modes": lambda ns: ns.setdefault("mode", KeptDispatchMode()).__enter__(),
 }
 
 
@@ -164,6 +176,8 @@ def test_probe_flags_tampering(expected):
         if saved["item"] is None and "item" in torch.Tensor.__dict__:
             del torch.Tensor.item           # Tensor.item comes from its C base class
         sys.settrace(saved["trace"])
+        if "mode" in namespace:
+            namespace["mode"].__exit__(None, None, None)
     assert any(line.startswith(expected) for line in flagged), flagged
 
 

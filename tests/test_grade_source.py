@@ -106,6 +106,22 @@ HOSTILE = [
     "(t := torch).manual_seed = print",
     "import functools\nclass S: allclose = lambda *a, **k: True\n"
     "functools.update_wrapper(torch, S, assigned=('allclose',), updated=())",
+    # numpy's own pickle readers, which run the code a pickle names (an object array saved with np.save)
+    "import numpy as np\nnp.lib.format.read_array(io.BytesIO(data), allow_pickle=True)",
+    "import numpy\nnumpy.lib.format.read_array(f, None, True)",
+    "from numpy.lib.format import read_array",
+    "import numpy\nfmt = numpy.lib.format\nobj = fmt.read_array",
+    "import numpy\nnumpy.lib.npyio.NpzFile(f, False, True)",
+    "import numpy\nnumpy.lib.format.open_memmap(path)",
+    "reader(f, allow_pickle=True)",
+    "reader(f, **{'allow_pickle': True})",
+    # what Python or torch calls unseen: a method with a dunder name
+    "class A(int):\n    def __eq__(self, other):\n        return True\nanswer_1 = A(0)",
+    "class M(torch.overrides.TorchFunctionMode):\n    def __torch_function__(self, func, types, args=(), kwargs=None):"
+    "\n        return True\nkept = M()",
+    "class D(TorchDispatchMode):\n    def __torch_dispatch__(self, f, t, a=(), k=None):"
+    "\n        return f(*a)",
+    "class F(float):\n    async def __aenter__(self):\n        return self",
 ]
 SAFE = ["answer_1 = True", "answer_3 = 8.0", "y = x * 2\nanswer_2 = y.requires_grad", "answer_5 = 'b'",
         "import math\nanswer_4 = math.floor(3.5)", "from fractions import Fraction\nanswer_3 = Fraction(8)",

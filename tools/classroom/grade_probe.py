@@ -11,7 +11,9 @@ the grader judges that data in its own process, which runs no learner
 code. `after(k)` lists what slot k changed besides its answer: names of the
 notebook rebound or deleted, anything imported from helpers, attributes of
 helpers' modules, classes and functions, of the exercise objects, of the
-builtins, of torch and of the kernel's display and hook machinery. New
+builtins, of torch, torch's function and dispatch modes (a mode entered and
+kept rewrites what every torch call returns, the probe's too) and the
+kernel's display and hook machinery. New
 names are noted but not flagged. Both display their data under MIME in
 the grader's own cells; the same data anywhere else, or twice, is flagged
 by the grader: the learner's code shares this process and can print it."""
@@ -102,11 +104,20 @@ def _module_parts(name, module):
     return parts
 
 
+def _modes():
+    """How many torch function modes and dispatch modes are active (None
+    where this torch does not count them)."""
+    counts = getattr(sys.modules.get("torch"), "_C", None)
+    return {f"torch {kind} modes": getattr(counts, f"_len_torch_{kind}_stack", lambda: None)()
+            for kind in ("function", "dispatch")}
+
+
 def _machinery():
-    """The kernel's display, hook and import machinery, by identity."""
+    """The kernel's display, hook and import machinery, by identity, and
+    torch's modes, by number."""
     found = {"sys.displayhook": _ident(sys.displayhook), "sys.excepthook": _ident(sys.excepthook),
              "sys.stdout": id(sys.stdout), "tracing": _ident(sys.gettrace()), "profiling": _ident(sys.getprofile()),
-             "sys.meta_path": [id(f) for f in sys.meta_path], "threads": threading.active_count()}
+             "sys.meta_path": [id(f) for f in sys.meta_path], "threads": threading.active_count(), **_modes()}
     shell = get_ipython()
     if shell is not None:            # None outside a kernel (the tests of this module)
         found |= {"display publisher": id(shell.display_pub), "display hook": id(shell.displayhook),

@@ -18,10 +18,13 @@ leads to a module or a frame (`torch.sys`, `f_back`), a private attribute of
 something the collection made (`ex._set`); `global` and `nonlocal`;
 setting or deleting an attribute of a module (`torch.allclose = ...`); what
 loads or compiles code the source does not show (`torch.load` and
-`numpy.load` of a pickle, C++ and Fortran extensions, `ctypes`, attribute
-paths in text: `attrgetter`, `get_type_hints`, a string naming a dunder or
-a frame); a private name imported (`from torch import _C`); and IPython's
-magics and shell escapes, which run through get_ipython. None of
+`numpy.load` of a pickle, numpy.lib.format's readers and anything given
+`allow_pickle`, C++ and Fortran extensions, `ctypes`, attribute paths in
+text: `attrgetter`, `get_type_hints`, a string naming a dunder or a frame);
+a method with a dunder name defined (`__eq__`, `__torch_function__`: what
+Python or torch calls unseen); a private name imported (`from torch import
+_C`); and IPython's magics and shell escapes, which run through
+get_ipython. None of
 the collection's solutions and right answers uses any of these
 (tests/test_grade_source.py holds that), so a flag is a cell for the
 teacher to read, never a verdict."""
@@ -47,6 +50,7 @@ ATTRIBUTES = {"sys", "os", "modules", "builtins", "f_back", "f_globals", "f_loca
               # what loads or compiles code the source does not show: pickles, C++, Fortran, packages
               "load", "loads", "load_inline", "load_library", "cpp_extension", "package", "hub", "ctypes",
               "ctypeslib", "f2py", "multiprocessing", "attrgetter", "methodcaller", "get_type_hints",
+              "allow_pickle", "read_array", "open_memmap", "NpzFile",       # numpy's pickles (numpy.lib.format)
               # what turns text into an attribute or code, or sets attributes for you
               "get_field", "Formatter", "ForwardRef", "update_wrapper", "wraps", "getattr_static"}
 # Modules that reach the interpreter, the kernel or the machine: any attribute of an allowed
@@ -60,7 +64,8 @@ WALKED = ("torch", "numpy", "ipywidgets", "helpers", "IPython")
 PRIVATE_ALLOWED = re.compile(r"_saved_\w+|_raw_saved_\w+|_version|_base|_is_view")   # what the lessons read
 # Text that names a way in: a dunder anywhere (`"{0.__globals__}"`), or the machinery's own names
 NAMING = re.compile(r"__[A-Za-z0-9]\w*__|\b(get_ipython|f_back|f_globals|gi_frame|tb_frame|display_pub|user_ns|"
-                    r"sys\.modules)\b")
+                    r"sys\.modules|allow_pickle)\b")
+KEYWORDS = {"allow_pickle"}       # arguments that let a reader run a pickle's code, whoever is called
 DUNDERS_ALLOWED = {"__init__", "__name__", "__doc__", "__len__", "__getitem__", "__iter__", "__repr__"}
 
 
@@ -189,6 +194,10 @@ def _reached(tree, lesson_bindings):
             for alias in node.names:
                 if _dunder(alias.name) or alias.name in named or alias.name.startswith("_") or alias.name == "*":
                     flag(f"imports {alias.name}")
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _dunder(node.name):
+            flag(f"defines {node.name}")
+        elif isinstance(node, ast.keyword) and node.arg in KEYWORDS:
+            flag(f"passes {node.arg}")
         elif isinstance(node, (ast.Global, ast.Nonlocal)):
             flag(f"declares {'global' if isinstance(node, ast.Global) else 'nonlocal'} {', '.join(node.names)}")
         elif isinstance(node, ast.Name):
