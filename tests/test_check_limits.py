@@ -9,13 +9,17 @@ built-in value, whatever its class claims. Where torch refuses autograd in a
 forked child (a CUDA build, after a backward through a compiled function)
 checks run in the session, right answers judged right and the hard stop
 holding. Nothing the answer does in the check's child reaches the session:
-not the kernel's descriptors, not a process it started, not more output
-than the cap, not a hard limit stretched by a forged claim of importing.
+not the kernel's descriptors, not a process it started (in a session of
+its own or orphaned too), not more output than the cap, not a hard limit
+stretched by a forged claim of importing. Answer forms (a Fraction,
+10 ** 400, NaN, the infinities) are judged in the session as the grader
+judges them.
 
 The tests that could hang on a limit that does not hold run their check in
 a process of their own, under a timeout of the test's."""
 
 import json
+import math
 import os
 import signal
 import subprocess
@@ -23,6 +27,7 @@ import sys
 import threading
 import time
 from contextlib import suppress
+from fractions import Fraction
 from pathlib import Path
 
 import numpy
@@ -32,6 +37,8 @@ import torch
 from helpers.exercises import declared, exercises
 from helpers.exercises.apart import HARD_MARGIN, IMPORT_ALLOWANCE, OUTPUT_LIMIT
 from helpers.exercises.judges import canonical
+from helpers.exercises.observe import observe
+from tools.classroom import grade
 from tools.testkit.lessons import lesson_function
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -289,13 +296,30 @@ def _state(pid):
         return None
 
 
+# How an answer starts a process that would outlive its check (its pid is what the expression gives): in
+# the check's process group, out of it, and orphaned out of it (its parent ended: a daemon's double fork)
+ORPHAN = ("import subprocess; print(subprocess.Popen(['sleep', '300'], start_new_session=True, "
+          "stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).pid)")
+STARTS = {
+    "in the check's process group": "subprocess.Popen(['sleep', '300']).pid",
+    "in a session of its own": "subprocess.Popen(['sleep', '300'], start_new_session=True).pid",
+    "orphaned, in a session of its own": f"int(subprocess.run([sys.executable, '-c', {ORPHAN!r}], "
+                                         "capture_output=True, text=True).stdout)",
+}
+ENDLESS = ESCAPES["a retry loop with a bare except"].split("\n", 1)[1]
+
+
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
-def test_a_process_the_answer_started_does_not_outlive_the_check(tmp_path):
+@pytest.mark.parametrize("then", ["returns", "never returns"])
+@pytest.mark.parametrize("how", STARTS, ids=list(STARTS))
+def test_a_process_the_answer_started_does_not_outlive_the_check(tmp_path, how, then):
+    """Whether the check ends by itself or is ended past its limit (the
+    child killed from outside)."""
     written = tmp_path / "pid"
-    answer = ("import subprocess\n\ndef sign_forward(x):\n" + ONCE +
-              "    started = subprocess.Popen(['sleep', '300'])\n"
-              f"    open({str(written)!r}, 'w').write(str(started.pid))\n" + RIGHT_BODY)
-    (status, text, took, _), _ = _attack(answer)
+    answer = ("import subprocess, sys\n\ndef sign_forward(x):\n" + ONCE +
+              f"    open({str(written)!r}, 'w').write(str({STARTS[how]}))\n" +
+              (RIGHT_BODY if then == "returns" else ENDLESS))
+    (status, text, took, _), _ = _attack(answer, limit=USUAL if then == "returns" else LIMIT)
     pid = int(written.read_text())
     try:
         end = time.monotonic() + 3
@@ -305,7 +329,10 @@ def test_a_process_the_answer_started_does_not_outlive_the_check(tmp_path):
     finally:
         with suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
-    assert status == "right" and took < USUAL, (status, text, took)
+    if then == "returns":
+        assert status == "right" and took < USUAL, (status, text, took)
+    else:
+        assert status == "wrong" and "time limit" in text, (status, text, took)
 
 
 def test_the_session_holds_the_output_cap_whatever_the_child_writes():
@@ -559,13 +586,45 @@ LIARS = [  # (notebook, exercise, a wrong answer whose class claims the right on
 ]
 
 
+def _lesson_of(notebook):
+    return {need: lesson_function(path.stem, need) for path in sorted((ROOT / "notebooks").glob(f"{notebook}-*"))
+            for e in declared(notebook) for need in e.needs}
+
+
 @pytest.mark.parametrize(("notebook", "number", "answer"), LIARS,
                          ids=[f"nb{n}-q{q}-{type(a).__name__}" for n, q, a in LIARS])
 def test_a_liar_is_judged_by_its_built_in_value(notebook, number, answer):
-    lesson = {need: lesson_function(path.stem, need) for path in sorted((ROOT / "notebooks").glob(f"{notebook}-*"))
-              for e in declared(notebook) for need in e.needs}
-    feedback = getattr(exercises(notebook, lesson), f"q{number}").check(answer)
+    feedback = getattr(exercises(notebook, _lesson_of(notebook)), f"q{number}").check(answer)
     assert feedback.status == "wrong", feedback
+
+
+FORMS = [  # (notebook, exercise, an answer in another form than the solution's, the verdict it deserves)
+    ("06", 3, Fraction(16, 2), "right"),        # 8
+    ("06", 3, Fraction(17, 2), "wrong"),
+    ("05", 1, Fraction(27, 40), "right"),       # 0.675
+    ("06", 3, 10 ** 400, "wrong"),              # no float holds it: wrong, never the checker's own error
+    ("06", 3, -10 ** 400, "wrong"),
+    ("03", 3, 10 ** 400, "wrong"),
+    ("05", 1, math.nan, "wrong"),               # JSON has no number for these: they travel tagged by name
+    ("05", 1, math.inf, "wrong"),
+    ("05", 1, -math.inf, "wrong"),
+    ("06", 3, math.inf, "wrong"),
+]
+
+
+@pytest.mark.parametrize(("notebook", "number", "answer", "deserved"), FORMS,
+                         ids=[f"nb{n}-q{q}-{str(a)[:12]}" for n, q, a, _ in FORMS])
+def test_an_answer_form_is_judged_in_the_session_as_the_grader_judges_it(notebook, number, answer, deserved):
+    """The session's check (in its child, judged from what the child sent)
+    and `make grade`'s judge (from the observation as it leaves the sandbox,
+    JSON) give one verdict, in the same words."""
+    lesson = _lesson_of(notebook)
+    session = getattr(exercises(notebook, lesson), f"q{number}").check(answer)
+    exercise = declared(notebook)[number - 1]
+    observation = json.loads(json.dumps(observe(exercise, answer, lesson), allow_nan=False))
+    status, text = grade.Judge()(notebook, exercise, observation)
+    assert (session.status, session.text) == (status, text)
+    assert status == deserved, text
 
 
 @pytest.mark.parametrize(("answer", "plain"), [

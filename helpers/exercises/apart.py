@@ -8,7 +8,13 @@ and past the limit and HARD_MARGIN it is killed, however the answer resists
 an exception whose `__str__` never returns). Right after the fork the child
 closes every descriptor of the session's but its own pipes (the kernel's
 sockets too) and leaves for a process group of its own, which is killed
-whole when the check ends (what the answer started with it). Only plain
+whole when the check ends (what the answer started with it). On Linux the
+child is also a subreaper (an orphan below it becomes its child, not
+init's), and every process below it, in a session of its own or not, is
+killed at the end of the check: by the child before it ends, and by the
+session before it ends a child stopped from outside. (An answer that ends
+the child itself, os._exit, leaves its own children to init: that is in
+the learner's hands, as the answer is.) Only plain
 data comes back, as JSON of at most RESULT_LIMIT bytes: what the check
 observed (the session judges it, session.py: the child gives no verdict)
 and the line quoting the answer, and what the answer printed, of which the
@@ -64,6 +70,8 @@ RESULT_LIMIT = 4_000_000    # bytes of a child's result read (observe.plain stay
 DRAIN = 0.5                 # seconds given to read what a child that ended left in its pipes
 POLL = 0.05                 # seconds between looks at whether the child ended while its pipes are still open
 DUMP_WAIT = 0.5             # seconds given to the child to write where it was, before it is killed
+KILL_ROUNDS = 20            # looks for processes below the child, each killing what it found (one may fork meanwhile)
+PR_SET_CHILD_SUBREAPER = 36
 WARMED = ("torch.", "numpy.")  # modules a check imported that the session imports after it, so the next is fast
 FRAME = re.compile(r'File "(.*)", line (\d+) in (\S+)')
 CUT = "\n[the rest of this output was cut: more than {limit:,} characters]\n"
@@ -176,6 +184,8 @@ def _child(work: Callable[[], Result], interrupted: Callable[[KeyboardInterrupt]
             os.write(result, REFUSED)
         code = 0
     finally:
+        if _has_children():
+            _kill_below(os.getpid())
         os._exit(code)
 
 
@@ -244,6 +254,7 @@ def _apart_from_the_session(pipes: list[int]) -> tuple[int, int]:
     with suppress(OSError):
         os.setpgid(0, 0)
     _die_with_parent()
+    _adopt_orphans()
     result, out, err, dump = (fcntl.fcntl(fd, fcntl.F_DUPFD, 3) if fd <= 2 else fd for fd in pipes)
     null = os.open(os.devnull, os.O_RDONLY)
     for fd, target in ((null, 0), (out, 1), (err, 2)):
@@ -252,6 +263,68 @@ def _apart_from_the_session(pipes: list[int]) -> tuple[int, int]:
     for low, high in zip(keep, [*keep[1:], _max_fd()], strict=True):
         os.closerange(low + 1, high)
     return result, dump
+
+
+def _adopt_orphans() -> None:
+    """On Linux, make this child a subreaper: a process below it whose
+    parent ends becomes its child, not init's, so that `_kill_below` finds
+    it (a daemon's double fork, a shell's background job)."""
+    if not sys.platform.startswith("linux"):
+        return
+    with suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+
+
+def _below(pid: int) -> list[int]:
+    """The processes below `pid` that still run (no zombies), read from
+    /proc; [] where there is none (not Linux)."""
+    children: dict[int, list[int]] = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return []
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as stat:
+                fields = stat.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if len(fields) > 1 and fields[0] != b"Z":
+            children.setdefault(int(fields[1]), []).append(int(entry))
+    found, todo = [], [pid]
+    while todo:
+        below = children.get(todo.pop(), [])
+        found += below
+        todo += below
+    return found
+
+
+def _has_children() -> bool:
+    """Whether this process has a child, running or ended (no process below
+    it without one: orphans become its children); True where it cannot tell."""
+    if not hasattr(os, "waitid"):
+        return True
+    try:
+        os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except ChildProcessError:
+        return False
+    return True
+
+
+def _kill_below(pid: int) -> None:
+    """Kill every process below `pid` (what the answer started, in its own
+    session or process group too), looking again until none is left, at
+    most KILL_ROUNDS times (one may have forked meanwhile)."""
+    for _ in range(KILL_ROUNDS):
+        found = _below(pid)
+        if not found:
+            return
+        for child in found:
+            with suppress(ProcessLookupError, PermissionError):
+                os.kill(child, signal.SIGKILL)
+        time.sleep(0.01)
 
 
 def _max_fd() -> int:
@@ -395,8 +468,13 @@ def _stopped(pid: int, dump: int) -> Stopped:
 
 
 def _end(pid: int) -> int:
-    """Kill the child and its process group if they still run, reap the
-    child and give its exit status."""
+    """Kill the child and its process group if they still run, and first,
+    with the child stopped (so that it starts nothing more), every process
+    below it; reap the child and give its exit status."""
+    if not _has_ended(pid):
+        with suppress(ProcessLookupError, PermissionError):
+            os.killpg(pid, signal.SIGSTOP)
+        _kill_below(pid)
     _kill_group(pid)
     try:
         return os.waitpid(pid, 0)[1]
