@@ -48,7 +48,7 @@ def block():
 
 
 @pytest.mark.parametrize("how", ["plain", "policy"])
-def test_a_checkpointed_blocks_weights_are_read_again_both_ways(block, how):
+def test_a_checkpointed_blocks_leaf_weights_are_read_again_and_its_weights_view_recomputed(block, how):
     """LayerNorm's weight and bias, saved by its own node, are leaves; what
     Linear saved is its weight's transpose, a view of a leaf, made again in
     the re-run. A plain checkpoint once called them recomputed, a policy a leaf."""
@@ -160,7 +160,7 @@ def test_a_per_call_policy_still_says_either():
     assert _texts(y)[("SinBackward0", "self")] == EITHER
 
 
-def test_a_checkpointed_model_draws_its_weights_as_read_again():
+def test_a_checkpointed_model_draws_its_weights_views_as_recomputed():
     torch.manual_seed(0)
     model = torch.nn.Sequential(*[torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.Tanh()) for _ in range(3)])
     data = torch.randn(2, 8, requires_grad=True)
