@@ -205,13 +205,22 @@ def show_short(shell: Any, etype: type[BaseException], value: BaseException, tb:
         else:
             shell.showtraceback((etype, value, tb), tb_offset=tb_offset, running_compiled_code=True)
         return None
-    shell._get_exc_info((etype, value, tb))          # sys.last_*: what %tb and %debug read
+    _remember(etype, value, tb)
     colour = str(getattr(shell, "colors", "")).lower() != "nocolor"
     lines = short_form(value, Form(shell, colour))
     shell._showtraceback(etype, value, lines)
     if getattr(shell, "call_pdb", False):
         shell.debugger(force=True)
     return lines
+
+
+def _remember(etype: type, value: BaseException, tb: Any) -> None:
+    """Keep the error where %tb, %debug and pdb.pm() look for the last one
+    (sys.last_type, last_value, last_traceback, and last_exc from Python
+    3.12), as IPython keeps an error it shows itself."""
+    sys.last_type, sys.last_value, sys.last_traceback = etype, value, tb
+    if sys.version_info >= (3, 12):
+        sys.last_exc = value
 
 
 def _shell() -> Any:
