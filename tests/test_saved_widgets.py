@@ -281,3 +281,61 @@ def test_notebook7_reopens_saved_widgets(tmp_path, browser, timings):
         timings.append(f"Notebook 7: saved widgets reopened in {time.perf_counter() - started:.1f} s")
     finally:
         stop(proc)
+
+
+def _lab_page(browser, base, info, path, workspace):
+    page = browser.new_page(viewport=VIEWPORT)
+    page.set_default_navigation_timeout(90_000)
+    page.goto(f"{base}/lab/workspaces/{workspace}/tree/{path}?token={info['token']}")
+    page.locator(f"{LAB_NB} .jp-Cell").first.wait_for(timeout=90_000)
+    return page
+
+
+def _type_at_end(page, cell, text, replace=False):
+    editor = cell.locator(".cm-content")
+    editor.scroll_into_view_if_needed()
+    editor.click()
+    page.keyboard.press("Control+a" if replace else "Control+End")
+    page.keyboard.type(text)
+
+
+def test_a_stale_tab_saved_with_overwrite_keeps_the_other_tabs_cells(tmp_path, browser):
+    """03 open in two JupyterLab tabs. Tab A adds a note cell under section
+    1's example, edits that example and saves; tab B, opened before, answers
+    question 1 and saves with Ctrl+S and Overwrite: the file holds A's note,
+    in its place, A's edit and B's answer (tools/runtime/saving.py)."""
+    name, note, edit, answer = "03-retain-graph.ipynb", "My note from tab A", "  # edited in tab A", \
+        "answer_1 = {'x - 1'}"
+    learner, proc, info = learner_server(tmp_path)
+    base, path = f"http://127.0.0.1:{info['port']}", learner.copy / name
+    ids = [c.id for c in nbformat.read(path, as_version=4).cells]
+    slot = next(c.id for c in nbformat.read(path, as_version=4).cells if "answer-slot" in c.metadata.get("tags", []))
+    try:
+        tab_a, tab_b = (_lab_page(browser, base, info, name, f"tab-{t}") for t in "ab")
+        time.sleep(2)
+        assert tab_b.locator(f"{TAB}.jp-mod-dirty").count() == 0, "a notebook just opened is marked changed"
+        example = tab_a.locator(f"{LAB_NB} .jp-Cell").nth(ids.index("note-example"))
+        _type_at_end(tab_a, example, edit)
+        tab_a.keyboard.press("Escape")
+        for key in ("b", "m", "Enter"):          # a cell below, markdown, edit it
+            tab_a.keyboard.press(key)
+        tab_a.keyboard.type(note)
+        tab_a.keyboard.press("Escape")
+        save(tab_a, path, TAB)
+        saved = nbformat.read(path, as_version=4)
+        assert any(c.source == note for c in saved.cells), "tab A's note was not saved"
+        _type_at_end(tab_b, tab_b.locator(f"{LAB_NB} .jp-Cell").nth(ids.index(slot)), answer, replace=True)
+        before = path.stat().st_mtime_ns
+        tab_b.keyboard.press("Control+s")
+        tab_b.get_by_role("dialog").get_by_text("File Changed").wait_for(timeout=30_000)
+        tab_b.get_by_role("button", name="Overwrite").click()
+        until(lambda: path.stat().st_mtime_ns, lambda mtime: mtime != before, 30, f"{name} not saved from tab B")
+        cells = nbformat.read(path, as_version=4).cells
+        sources = [c.source for c in cells]
+        assert note in sources, "the stale tab's Overwrite lost the note cell tab A saved"
+        at = [c.id for c in cells].index("note-example")
+        assert sources[at + 1] == note, "tab A's note is no longer under the cell it was added below"
+        assert sources[at].endswith(edit), "the stale tab's Overwrite undid tab A's edit of a lesson cell"
+        assert next(c.source for c in cells if c.id == slot) == answer, "tab B's answer was not saved"
+    finally:
+        stop(proc)

@@ -10,14 +10,58 @@
   answer slot (a cell tagged `answer-slot`, matched by its id) that arrives
   holding the placeholder `____` while the file being replaced holds an
   answer there keeps the answer. Any other change of an answer is saved as
-  it comes: what the learner typed last wins."""
+  it comes: what the learner typed last wins.
+- A cell the other tab saved is never lost. The blank answer was one case of
+  a wider loss: Overwrite in the stale tab also dropped a note cell added in
+  the other one and undid its edits of lesson cells. `Contents`, the server's
+  contents manager (jupyter/jupyter_server_config.json), marks each copy of a
+  notebook it hands a page (`PAGE` in the notebook's metadata, which the page
+  sends back with each save and the hook takes out before writing) and
+  remembers that copy's cells. A save is then merged with the file on disk
+  cell by cell (tools/runtime/cell_merge.py), against what that page last had
+  in step with the file: what it opened, or what it last sent. The answers
+  rule above is what is left when the page is not known (a server started
+  after the page opened)."""
 
+import uuid
+from collections import OrderedDict
 from pathlib import Path
 
+from jupyter_server.services.contents.largefilemanager import AsyncLargeFileManager
+
+from tools.runtime.cell_merge import merge, snapshot
 from tools.runtime.widget_state import keep_widget_views, stored_json
 
 SLOT = "answer-slot"
 PLACEHOLDER = "____"
+PAGE = "opened_in_page"       # the notebook's metadata: which page's copy it is
+PAGES_KEPT = 500              # pages whose copies the server remembers, the last opened or saved
+
+
+class Contents(AsyncLargeFileManager):  # type: ignore[misc]
+    """jupyter_server's contents manager, whose every copy of a notebook
+    handed to a page carries a mark of that page, so that the page's save can
+    be merged with what another page saved meanwhile."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.pages = OrderedDict()        # page mark -> the snapshot of its cells in step with the file
+
+    async def get(self, path, content=True, type=None, format=None, **kwargs):
+        model = await super().get(path, content=content, type=type, format=format, **kwargs)
+        nb = model.get("content")
+        if model.get("type") == "notebook" and isinstance(nb, dict) and snapshot(nb) is not None:
+            page = uuid.uuid4().hex
+            nb.setdefault("metadata", {})[PAGE] = page
+            remember(self.pages, page, snapshot(nb))
+        return model
+
+
+def remember(pages, page, cells):
+    pages[page] = cells
+    pages.move_to_end(page)
+    while len(pages) > PAGES_KEPT:
+        pages.popitem(last=False)
 
 
 def pre_save(model, path, contents_manager, **_):
@@ -25,12 +69,25 @@ def pre_save(model, path, contents_manager, **_):
     `path` (other files are saved as they come)."""
     if model.get("type") != "notebook" or not isinstance(model.get("content"), dict):
         return
+    nb = model["content"]
+    page = nb.get("metadata", {}).pop(PAGE, None)
+    pages = getattr(contents_manager, "pages", None)
+    base = pages.get(page) if pages is not None and page else None
+    sent = snapshot(nb)
     replaced = stored_json(Path(contents_manager.root_dir) / path)
-    kept = keep_answers(model["content"], replaced)
-    if kept:
-        contents_manager.log.info("Saving %s: kept the answers in %s over the blank ones sent", path,
-                                  ", ".join(kept))
-    keep_widget_views(model["content"], lambda: replaced)
+    if base is not None and sent is not None and replaced and snapshot(replaced) is not None:
+        taken = merge(nb, replaced, base)
+        if taken:
+            contents_manager.log.info("Saving %s from a page that had not seen the file's last save: kept "
+                                      "from the file %s", path, ", ".join(f"{i} ({what})" for what, i in taken))
+    else:
+        kept = keep_answers(nb, replaced)
+        if kept:
+            contents_manager.log.info("Saving %s: kept the answers in %s over the blank ones sent", path,
+                                      ", ".join(kept))
+    if pages is not None and page and sent is not None:
+        remember(pages, page, sent)
+    keep_widget_views(nb, lambda: replaced)
 
 
 def _source(cell):
