@@ -3,9 +3,12 @@ the one the collection's stored outputs were checked against (the pin in
 requirements.txt, read from the file: the checkout's, or the copy an
 installed package carries as `helpers.pins`, pyproject.toml). One line for
 the environment check (helpers/environment.py) and the set-up cell
-(helpers/standalone.py). Imports neither torch nor ipywidgets: the set-up
-cell reads the version from the installed distribution."""
+(helpers/standalone.py); on another torch it says how many cells show what
+one release does (tagged RELEASE_TAG, counted in the stored notebooks). Imports
+neither torch nor ipywidgets: the set-up cell reads the version from the
+installed distribution."""
 
+import json
 import re
 from pathlib import Path
 
@@ -17,6 +20,11 @@ UPGRADE = ("pip install --upgrade torch (without an NVIDIA GPU add --index-url h
            "then restart the kernel")
 HERE = Path(__file__).resolve().parent
 REQUIREMENTS = (HERE.parent / "requirements.txt", HERE / "pins" / "requirements.txt")
+# A cell whose output is what one torch release does, its prose naming the release (CONTRIBUTING.md,
+# "Stored outputs are real"); the stored notebooks are the checkout's, or an installed package's copy
+# (helpers.stored_notebooks, pyproject.toml).
+RELEASE_TAG = "torch-release-behaviour"
+STORED = (HERE.parent / "notebooks", HERE / "stored_notebooks")
 
 
 def release(version: str) -> tuple[int, ...]:
@@ -44,10 +52,28 @@ def pinned_torch(files: tuple[Path, ...] = REQUIREMENTS) -> str | None:
     return None
 
 
-def torch_report(found: str, pinned: str | None = None) -> tuple[bool, str]:
+def release_cells(folders: tuple[Path, ...] = STORED) -> int | None:
+    """How many cells of the stored notebooks are tagged RELEASE_TAG, read
+    from the first folder that holds them; None when none does or they
+    cannot be read."""
+    for folder in folders:
+        paths = sorted(folder.glob("[0-9][0-9]-*.ipynb"))
+        if not paths:
+            continue
+        try:
+            cells = [cell for path in paths for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]]
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        return sum(RELEASE_TAG in cell.get("metadata", {}).get("tags", []) for cell in cells)
+    return None
+
+
+def torch_report(found: str, pinned: str | None = None, tagged: int | None = None) -> tuple[bool, str]:
     """Whether torch `found` (its version) is new enough, and the one line to
     say of it: the version needed and the command when it is older, else
-    whether it is the one the outputs were checked against."""
+    whether it is the one the outputs were checked against, and if not, how
+    many cells (`tagged`, else counted by release_cells) show what that
+    release does."""
     found = found.split("+")[0]
     if release(found) < release(TORCH_NEEDED):
         return False, f"torch {found} is older than the {TORCH_NEEDED} these helpers need: {UPGRADE}"
@@ -56,4 +82,7 @@ def torch_report(found: str, pinned: str | None = None) -> tuple[bool, str]:
         return True, f"torch {found}"
     if release(found) == release(pinned):
         return True, f"torch {found}, the one the collection's outputs were checked against"
-    return True, f"torch {found}; the collection's outputs were checked against {pinned}, so a few may differ"
+    tagged = release_cells() if tagged is None else tagged
+    which = (f"the {tagged} cell{'' if tagged == 1 else 's'} tagged {RELEASE_TAG} (what one release does)"
+             if tagged else "a few")
+    return True, f"torch {found}; the collection's outputs were checked against {pinned}, so {which} may differ"

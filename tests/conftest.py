@@ -9,10 +9,12 @@ from pathlib import Path
 import pytest
 import torch
 
+from helpers.torch_version import RELEASE_TAG
+
 ROOT = Path(__file__).resolve().parent.parent
 FIGURE = "figure"
 UNCOMPARED = "uncompared"
-RELEASE = "torch-release-behaviour"   # tests/structure.py's tag of a cell showing what one torch release does
+RELEASE = RELEASE_TAG   # the tag of a cell showing what one torch release does (tests/structure.py)
 # The layers `make test` leaves to `make test-integration` (CONTRIBUTING.md, "Tests, in
 # layers"): what needs a browser, a class of Unix users, another environment, or minutes of
 # processes run to their limits. CI (.ci/run) and the workflow run both; `make test` runs every

@@ -4,6 +4,7 @@ import json
 import re
 from pathlib import Path
 
+from helpers.torch_version import RELEASE_TAG
 from tools.build.nav import INSTALL, NAV, install_source
 from tools.build.run_notebooks import output_text, raises
 from tools.runtime import kernel
@@ -23,7 +24,7 @@ FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 # between torch releases. Such a cell prints that text only; the stable facts
 # (counts, operation names) go in a compared cell beside it.
 VARIES = "varies-with-torch"
-RELEASE = "torch-release-behaviour"
+RELEASE = RELEASE_TAG   # a cell showing what one torch release does (helpers/torch_version.py counts them)
 # Exercises a lesson needs: a core notebook at least CORE_EXERCISES, of two
 # kinds or more, one of them code to write or fix; an optional one (metadata
 # collection.optional, tools/build/pacing.py) at least OPTIONAL_EXERCISES. The count takes

@@ -1,5 +1,6 @@
 """The index notebook's environment check and its advice."""
 
+import json
 import re
 from pathlib import Path
 
@@ -8,7 +9,15 @@ import pytest
 from helpers import report
 from helpers.environment import Check, check_environment
 from helpers.svg import INSTALL_HINT
-from helpers.torch_version import TORCH_NEEDED, UPGRADE, pinned_torch, release, torch_report
+from helpers.torch_version import (
+    RELEASE_TAG,
+    TORCH_NEEDED,
+    UPGRADE,
+    pinned_torch,
+    release,
+    release_cells,
+    torch_report,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -62,8 +71,26 @@ def test_torch_lines():
     assert "pip install --upgrade torch" in UPGRADE
     assert torch_report("2.13.0+cpu", pinned="2.13.0") == (
         True, "torch 2.13.0, the one the collection's outputs were checked against")
-    assert torch_report("2.14.1", pinned="2.13.0") == (
-        True, "torch 2.14.1; the collection's outputs were checked against 2.13.0, so a few may differ")
+    assert torch_report("2.14.1", pinned="2.13.0", tagged=2) == (
+        True, "torch 2.14.1; the collection's outputs were checked against 2.13.0, so the 2 cells tagged "
+              f"{RELEASE_TAG} (what one release does) may differ")
+    assert torch_report("2.14.1", pinned="2.13.0", tagged=1)[1].endswith(f"the 1 cell tagged {RELEASE_TAG} "
+                                                                         "(what one release does) may differ")
+
+
+def test_another_torch_is_told_how_many_cells_show_what_one_release_does(tmp_path):
+    """The count is read from the stored notebooks (the checkout's here, else an installed copy's), never
+    typed; with none to read (release_cells gives None) or none tagged, the line says "a few"."""
+    stored = [json.loads(p.read_text(encoding="utf-8")) for p in sorted((ROOT / "notebooks").glob("*.ipynb"))]
+    tagged = sum(RELEASE_TAG in c.get("metadata", {}).get("tags", []) for nb in stored for c in nb["cells"])
+    assert tagged and release_cells() == tagged
+    assert f"so the {tagged} cell" in torch_report("2.14.1", pinned="2.13.0")[1]
+    copy = tmp_path / "stored_notebooks"
+    copy.mkdir()
+    (copy / "01-one.ipynb").write_text(json.dumps({"cells": [{"metadata": {"tags": [RELEASE_TAG]}}, {}]}))
+    assert release_cells((tmp_path / "notebooks", copy)) == 1
+    assert release_cells((tmp_path / "notebooks",)) is None
+    assert torch_report("2.14.1", pinned="2.13.0", tagged=0)[1].endswith(", so a few may differ")
 
 
 def test_an_old_torch_is_one_line_in_the_check_and_the_set_up_cell(monkeypatch):

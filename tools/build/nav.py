@@ -2,7 +2,9 @@
 bottom of every notebook, with the notebook's expected time under the top
 one, the index's table of contents with every notebook's time and the
 core path's, from each notebook's H1 title and its contents (tools/build/pacing.py),
-and README's list of the notebooks, from each one's metadata.
+the index's words over its environment check, naming the torch the outputs
+were checked against (requirements.txt's pin, as helpers/torch_version.py
+reads it), and README's list of the notebooks, from each one's metadata.
 `python -m tools.build.nav --check` only reports what is stale."""
 
 import sys
@@ -11,11 +13,13 @@ import textwrap
 import nbformat
 
 from helpers.project import REPOSITORY, colab_url
+from helpers.torch_version import RELEASE_TAG, TORCH_NEEDED, pinned_torch, release_cells
 from tools.build.pacing import INSTALL, pace, read_after, spoken, time_line
 from tools.notebooks import INDEX, NOTEBOOKS, ROOT, notebook_paths
 
 NAV = "<!--NAVIGATION-->"
 TOC = "<!--TOC-->"
+ENVIRONMENT = "<!--ENVIRONMENT-->"   # the index's words over its environment check, written here
 # README's list of the notebooks, between these marks: one line per notebook, from its
 # metadata (collection.tour, and whether it is optional), written here, never by hand.
 README = ROOT / "README.md"
@@ -128,10 +132,31 @@ def toc_text(names, titles, paces):
     return f"{TOC}\n## Contents\n\n{path}\n\n" + ("\n".join(rows) or "No lessons yet.")
 
 
+def environment_text(pinned=None, tagged=None):
+    """The index's words over its environment check: what it checks, the
+    torch the stored outputs were made with (requirements.txt's pin) and how
+    many cells show what one release does, both read (`pinned` and `tagged`
+    replace them), never typed."""
+    pinned = pinned or pinned_torch()
+    tagged = release_cells() if tagged is None else tagged
+    if pinned is None or tagged is None:
+        raise ValueError("the index names the torch requirements.txt pins (a line torch==...) and counts the "
+                         "stored notebooks' cells tagged " + RELEASE_TAG)
+    cells = f"the {tagged} cell{'' if tagged == 1 else 's'} that show{'s' if tagged == 1 else ''}"
+    return (f"{ENVIRONMENT}\n## Check your environment\n\n"
+            "The drawings need Graphviz's `dot` program, and the interactive lessons need the\n"
+            f"JupyterLab widgets extension. The collection was checked against torch {pinned}, the\n"
+            "version `requirements.txt` pins: the outputs stored in these notebooks are what it\n"
+            f"printed. Any torch from {TORCH_NEEDED} on runs them; on another release, {cells} what one\n"
+            f"release does (tagged `{RELEASE_TAG}`; the text beside each names the release) may\n"
+            "print something else. This cell checks what the notebooks need, names your torch, and\n"
+            "says what to do if something is missing.")
+
+
 def updated(nb, nav, toc, time="", top=None):
     """Put the navigation cells (the top one, `top` or else `nav`, with the
-    notebook's time, and the TOC, if the notebook has one) and the set-up
-    cell (under the top navigation) in place."""
+    notebook's time, and the TOC and the environment check's words, if the
+    notebook has them) and the set-up cell (under the top navigation) in place."""
     cells = nb.cells
     if len(cells) < 2 or not cells[1].source.startswith(NAV):
         cells.insert(1, nbformat.v4.new_markdown_cell(nav, id="nav-top"))
@@ -146,6 +171,8 @@ def updated(nb, nav, toc, time="", top=None):
     for cell in cells:
         if cell.cell_type == "markdown" and cell.source.startswith(TOC):
             cell.source = toc
+        elif cell.cell_type == "markdown" and cell.source.startswith(ENVIRONMENT):
+            cell.source = environment_text()
     return nb
 
 
