@@ -160,11 +160,11 @@ EXERCISES = (
             hint="What does the backward of abs need to know about x, and where can the node find it?",
             answer="True"),
     predict(2, "x[0] - x[1], twice", "True or False",
-            value(_second_call_raises(lambda x: x[0] - x[1]), "SelectBackward0 keeps only the index and x's shape "
-                  "(plain numbers), and SubBackward0 keeps alpha: no tensor is saved, so the second call runs and "
-                  "x.grad becomes [2, -2].",
-                  hints=((True, "indexing does not save x: SelectBackward0 keeps the index and x's shape, plain "
-                                "numbers, to put the gradient back in place."),)),
+            value(_second_call_raises(lambda x: x[0] - x[1]), "SelectBackward0 keeps only the dimension, the index "
+                  "and x's shape (plain numbers), and SubBackward0 keeps alpha: no tensor is saved, so the second "
+                  "call runs and x.grad becomes [2, -2].",
+                  hints=((True, "indexing does not save x: SelectBackward0 keeps the dimension, the index and x's "
+                                "shape, plain numbers, to put the gradient back in place."),)),
             hint="Draw y = x[0] - x[1]: which of its nodes lists a saved tensor, and which only plain numbers?",
             answer="False"),
     predict(3, "x.grad after a retained call and a plain one", "a number",
