@@ -7,7 +7,8 @@ every cell must run as tagged and print what the stored notebook printed
 (nbval's sanitizing), and every widget must redraw when a control changes.
 
 Shown failing: a notebook without its set-up cell, a source that cannot be
-installed, and a changed output."""
+installed, and a changed output. Offline, on a Python without matplotlib or
+ipywidgets, the cells after the set-up cell say to run it."""
 
 import copy
 from importlib import metadata
@@ -105,6 +106,36 @@ def test_a_source_that_cannot_be_installed_is_named(colab, tmp_path):
     setup = next(c for c in fresh.cells if c.get("id") == INSTALL)
     (error,) = [o for o in setup.outputs if o.output_type == "error"]
     assert error.ename == "RuntimeError" and f"could not install the helpers from {missing}" in error.evalue
+
+
+def test_offline_the_cells_after_the_set_up_cell_say_to_run_it(tmp_path, monkeypatch):
+    """01 alone, offline, in a Python with torch but none of the packages the
+    set-up cell adds or names (helpers.standalone's SMALL: matplotlib,
+    graphviz, torchviz) nor ipywidgets: the set-up cell says what to do
+    instead, and the cells after it, whose first imports ipywidgets and
+    matplotlib before the helpers, say to run it; none says "No module
+    named", which sends a learner to pip install the wrong thing. The set-up
+    cell is install_source()'s, as `make nav` writes it."""
+    from helpers.standalone import RUNTIME, SMALL
+    from tools.build.nav import install_source
+
+    lacking = tuple(module for module, _ in (*SMALL, *RUNTIME) if module != "torch")
+    python = alone.environment(tmp_path / "env", lacking=lacking)
+    monkeypatch.setenv("PIP_RETRIES", "0")
+    monkeypatch.setenv("PIP_TIMEOUT", "3")
+    nb = nbformat.read(notebook_paths()[1], as_version=4)
+    next(c for c in nb.cells if c.get("id") == INSTALL).source = install_source()
+    nbformat.write(nb, tmp_path / notebook_paths()[1].name)
+    fresh = alone.run_alone(tmp_path / notebook_paths()[1].name, python, "http://127.0.0.1:9/notebooks.zip",
+                            tmp_path / "alone")
+    errors = [(c.get("id"), o) for c in fresh.cells if c.cell_type == "code" for o in c.outputs
+              if o.output_type == "error"]
+    code = [c.get("id") for c in fresh.cells if c.cell_type == "code"]
+    assert errors[0][0] == INSTALL and "GRAPH_NOTEBOOKS_SOURCE" in errors[0][1].evalue, errors[0]
+    (cell, after), said = errors[1], [f"{o.ename}: {o.evalue}" for _, o in errors]
+    assert cell == code[1] and after.ename == "ModuleNotFoundError", said[:3]
+    assert "run the set-up cell at the top" in after.evalue and "ipywidgets" in after.evalue, said[1]
+    assert not [line for line in said if "No module named" in line], said
 
 
 def test_a_changed_output_is_a_difference():

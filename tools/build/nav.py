@@ -13,6 +13,7 @@ import textwrap
 import nbformat
 
 from helpers.project import REPOSITORY, colab_url
+from helpers.standalone import RUNTIME, SMALL
 from helpers.torch_version import RELEASE_TAG, TORCH_NEEDED, pinned_torch, release_cells
 from tools.build.pacing import INSTALL, pace, read_after, spoken, time_line
 from tools.notebooks import INDEX, NOTEBOOKS, ROOT, notebook_paths
@@ -36,6 +37,8 @@ def install_source(repository=REPOSITORY):
     errors (helpers/errors.py). Its comment says what to run after a kernel
     restart or on coming back to a saved notebook."""
     archive = f'"https://github.com/{repository}"\n        "/archive/refs/heads/main.zip"'
+    # what the cells after this one import before the helpers: what complete() installs or names
+    needed = "{" + ", ".join(f'"{module}"' for module, _ in (*SMALL, *RUNTIME)) + "}"
     return f"""\
 # Set-up: run this first. In the collection's own JupyterLab (make lab,
 # Binder) it installs nothing. Opened on its own (Colab, a download) it
@@ -54,12 +57,18 @@ except ModuleNotFoundError:
     import sys
 
     class NotInstalled(importlib.abc.MetaPathFinder):
-        # until this cell installs the helpers, importing them says so
+        # until this cell installs the helpers, importing them, or what
+        # they need and this Python lacks, says so
+        def __init__(self, names):
+            self.names = names
+
         def find_spec(self, name, path=None, target=None):
-            if name.split(".")[0] == "helpers":
+            top = name.split(".")[0]
+            what = "the helpers are" if top == "helpers" else f"{{top}} is"
+            if top in self.names:
                 raise ModuleNotFoundError(
-                    "the helpers are not installed: run the set-up cell "
-                    "at the top and follow what it says", name=name)
+                    f"{{what}} not installed: run the set-up cell at the top"
+                    " and follow what it says", name=top)
 
     sys.meta_path[:] = [f for f in sys.meta_path
                         if type(f).__name__ != "NotInstalled"]
@@ -71,7 +80,10 @@ except ModuleNotFoundError:
         [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
          source], capture_output=True, text=True)
     if done.returncode:
-        sys.meta_path.insert(0, NotInstalled())
+        sys.meta_path.insert(0, NotInstalled({{"helpers"}}))
+        # last: only what no other finder finds
+        sys.meta_path.append(NotInstalled(
+            {needed}))
         said = [line for line in done.stderr.splitlines() if line.strip()
                 and not line.startswith(("WARNING", "hint"))] or ["?"]
         raise RuntimeError(

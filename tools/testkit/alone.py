@@ -51,19 +51,23 @@ def build_wheel(folder):
     return wheel
 
 
-def environment(folder):
+def environment(folder, lacking=()):
     """A venv in `folder` like Colab's runtime (see the module's docstring);
-    returns its python."""
+    returns its python. With `lacking` (top-level module names, such as
+    "matplotlib"), a bare machine's Python instead: those packages are left
+    out too, and Colab's pins are not installed (so it has no ipywidgets)."""
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(folder)], check=True)
     python = Path(folder) / "bin" / "python"
     done = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                           check=True, capture_output=True, text=True)
     target, ours = Path(done.stdout.strip()), Path(sysconfig.get_paths()["purelib"])
     for entry in ours.iterdir():
-        if not entry.name.startswith(LEFT_OUT) and not (target / entry.name).exists():
+        left_out = entry.name.startswith(LEFT_OUT) or entry.name.split("-")[0].removesuffix(".py") in lacking
+        if not left_out and not (target / entry.name).exists():
             (target / entry.name).symlink_to(entry)
-    subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--no-deps", "-r", str(COLAB)],
-                   check=True, capture_output=True, text=True)
+    if not lacking:
+        subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--no-deps", "-r", str(COLAB)],
+                       check=True, capture_output=True, text=True)
     return python
 
 
