@@ -12,6 +12,10 @@ from typing import Any
 from .arguments import wrong
 
 Lesson = Mapping[str, Any]
+# The quiz before a choice. A reopened notebook's widgets show the stored drawing, and its
+# cell run again starts with no choice: the learner's earlier one is not saved (CONTRIBUTING.md,
+# "A learner's working copy and settings"), and this line says so.
+UNANSWERED = "Pick an answer (a choice made before this kernel started is not restored)."
 
 
 @dataclass(frozen=True)
@@ -63,7 +67,7 @@ def feedback(question: MultipleChoice, choice: str | None) -> tuple[bool, str]:
     """(right, text) for the option with letter `choice`; None means no
     choice has been made yet."""
     if choice is None:
-        return False, "Pick an answer."
+        return False, UNANSWERED
     if not isinstance(choice, str) or choice not in question.letters:
         raise wrong(ValueError, f"choice must be None or an option's letter, {', '.join(question.letters)}; "
                                 f"got {choice!r}")

@@ -90,9 +90,11 @@ PANEL_CLASS = "autograd-panel"
 # - A view with no kernel behind it (ipywidgets marks it disconnected, with a broken-link
 #   glyph on each of its parts: a first open shows five or six) says once, above its
 #   controls, what to do instead. That is a view shown from the notebook's stored state,
-#   and a live one whose kernel stopped (shut down, restarted, or its server gone).
-RUN_TO_USE = ("No kernel behind these controls (a saved output, or the kernel stopped): run the cells "
-              "from the top down to this one to use them.")
+#   and a live one whose kernel stopped (shut down, restarted, or its server gone). A
+#   stored view shows the lesson's own control values, not the learner's last (the save
+#   hook keeps the stored drawing; saveState is off), and the line says that too.
+RUN_TO_USE = ("No kernel behind these controls (a saved output shows the lesson's own settings, not your last; "
+              "or the kernel stopped): run the cells from the top down to this one to use them.")
 STYLE = (f"<style>.{PANEL_CLASS} .widget-html-content{{min-width:0}}"
          f".{PANEL_CLASS} .jupyter-widgets-disconnected::before{{content:none!important;display:none!important}}"
          f".{PANEL_CLASS}.jupyter-widgets-disconnected::before{{content:\"{RUN_TO_USE}\"!important;"

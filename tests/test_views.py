@@ -17,7 +17,7 @@ from helpers.lessons.nb07 import scratch_step_view
 from helpers.lessons.nb08 import freeze_view, mode_view
 from helpers.model_cache import as_built
 from helpers.models import TanhRNNCell, run_sequence
-from helpers.quiz import MultipleChoice, Option
+from helpers.quiz import UNANSWERED, MultipleChoice, Option
 from helpers.text_form import HIGHLIGHT_MARK
 from helpers.views import MIN_FOLDED, QUIZ_COLOURS, SEQUENCE_NODES, counted, quiz_view
 from tools.testkit.lessons import lesson_function
@@ -175,7 +175,7 @@ def test_quiz_view_says_right_wrong_and_unanswered():
     right, wrong, none = quiz_view(Q, "b"), quiz_view(Q, "a"), quiz_view(Q, None)
     assert (right.caption, right.colour) == ("Right. Integer addition.", QUIZ_COLOURS[True])
     assert (wrong.caption, wrong.colour) == ("Not quite. One short.", QUIZ_COLOURS[False])
-    assert (none.caption, none.colour) == ("Pick an answer.", QUIZ_COLOURS[None])
+    assert (none.caption, none.colour) == (UNANSWERED, QUIZ_COLOURS[None])
     assert right.drawing is None and str(right) == "Right. Integer addition."
 
 

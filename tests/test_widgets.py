@@ -15,7 +15,7 @@ import torch
 from helpers import draw_graph, panel
 from helpers.draw import ALT_LIMIT, Figure
 from helpers.lessons.nb01 import branch_view, loop_view
-from helpers.widgets import NO_DRAWING, PANEL_CLASS, STYLE, Panel
+from helpers.widgets import NO_DRAWING, PANEL_CLASS, RUN_TO_USE, STYLE, Panel
 from tools.testkit.lessons import lesson_function
 
 dynamic_forward = lesson_function("01-dynamic-control-flow", "dynamic_forward")
@@ -174,3 +174,11 @@ def test_a_panel_carries_its_stylesheet_in_every_redraw():
     assert PANEL_CLASS in view._dom_classes
     slider.value = 2
     assert view.children[1].value.startswith(STYLE) and view.children[1].value.count("<style>") == 1
+
+
+def test_a_widget_without_a_kernel_says_it_shows_the_lesson_s_settings():
+    """A reopened widget, drawn from the notebook's stored state, shows the
+    lesson's own control values (the save hook keeps the stored drawing, and
+    the learners' saveState is off): its line says so, and what to do."""
+    assert "lesson's own settings, not your last" in RUN_TO_USE and "run the cells" in RUN_TO_USE
+    assert RUN_TO_USE in STYLE
