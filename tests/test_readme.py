@@ -105,3 +105,26 @@ def test_a_renamed_test_is_caught(tmp_path):
     assert missing_tests("`test_y::test_kept`", tmp_path) == ["test_y::test_kept"]
     assert missing_tests("`tests/test_x.py::test_kept[a case]`, `tests/test_x.py::test_lost`", tmp_path) == [
         "test_x::test_lost"]
+
+
+CLASSIC = "classic-notebook-6-with-ipywidgets-7"        # docs/troubleshooting.md's section, as GitHub anchors it
+
+
+def anchors(text):
+    """The anchors GitHub makes of a page's headings."""
+    return {re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+            for heading in re.findall(r"^#{1,6} (.+)$", FENCED.sub("", text), re.M)}
+
+
+def test_classic_notebook_6_is_explained_where_a_learner_looks():
+    """Many lab machines still run classic Notebook 6 with ipywidgets 7, where a
+    stored notebook opens "Not Trusted", with no drawing and its widgets as
+    text: the troubleshooting page says what shows, why and what to do, and
+    the README points there."""
+    page = (DOCS / "troubleshooting.md").read_text(encoding="utf-8")
+    assert CLASSIC in anchors(page), f"docs/troubleshooting.md has no section #{CLASSIC}"
+    section = page.split("## Classic Notebook 6", 1)[1].split("\n## ", 1)[0]
+    for needed in ("Not Trusted", "unsaved changes", "Trust Notebook", "jupyter trust", "ipywidgets 7",
+                   "Run All", "make lab"):
+        assert needed in section, needed
+    assert f"docs/troubleshooting.md#{CLASSIC}" in README.read_text(encoding="utf-8")
