@@ -117,7 +117,7 @@ c.Spawner.http_timeout = deploy.START_TIMEOUT
 # end within half of start_timeout, 90 s, on this machine's cores:
 # N x 7.5 / K <= 90 gives N <= 12 K (24 on 2 cores), deploy.concurrent_starts.
 c.JupyterHub.concurrent_spawn_limit = deploy.concurrent_starts(psutil.cpu_count() or 1)
-# Per-learner memory and CPU, enforced by each learner's cgroup (hub_users.Group):
+# Per-learner memory and CPU, enforced by each learner's cgroup (tools/classroom/cgroups.py):
 # deploy.memory_limit_gb(), a server and three notebooks, 0.15 + 3 x 0.45 = 1.5 GB
 # unless HUB_MEM_LIMIT (make hub MEM_LIMIT=1.1G) says otherwise; past it the kernel
 # kills the learner's largest process (a kernel) and JupyterLab restarts it. One core:

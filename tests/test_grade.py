@@ -161,6 +161,31 @@ TAMPERING = {
 }
 
 
+class Slotted:
+    __slots__ = ("x",)
+
+
+def test_the_probe_reads_what_changed_with_its_own_builtins(monkeypatch):
+    """An answer that replaces builtins.isinstance (to say True of all) is
+    flagged; the probe's own reading must not use the replaced one, or an
+    instance a watched module holds (with no __dict__) stops it."""
+    import helpers.exercises as watched
+
+    monkeypatch.setattr(Slotted, "__module__", watched.__name__)
+    monkeypatch.setattr(watched, "a_slotted_instance", Slotted(), raising=False)
+    before, kept = snapshot({}), builtins.isinstance
+    builtins.isinstance = lambda *_: True
+    try:
+        after = snapshot({})
+    except Exception as error:            # noqa: BLE001 (reported once isinstance is back)
+        after = error
+    finally:
+        builtins.isinstance = kept
+    assert not isinstance(after, Exception), f"the probe failed on the replaced isinstance: {after!r}"
+    flagged, _ = changes(before, after, allowed=set())
+    assert any("isinstance" in f for f in flagged), flagged
+
+
 @pytest.mark.parametrize("expected", TAMPERING)
 def test_probe_flags_tampering(expected):
     saved = {"value": helpers.exercises.judges.value, "isinstance": builtins.isinstance,

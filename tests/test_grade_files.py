@@ -243,7 +243,7 @@ def test_the_report_is_data_a_learner_cannot_write_markup_into(tmp_path):
 def test_a_forged_sandbox_result_is_bounded_before_it_is_decoded(monkeypatch, result, says):
     nb = nbformat.read(STORED, as_version=4)
     nb.cells[0] = nbformat.v4.new_code_cell("x = 1", id="x")
-    monkeypatch.setattr(grade.sandbox, "run", lambda *a, **k: grade.sandbox.Outcome(0, result, ""))
+    monkeypatch.setattr(grade.grade_sandbox, "run", lambda *a, **k: grade.grade_sandbox.Outcome(0, result, ""))
     executed = grade.execute(nb, grade.Settings(unisolated=True))
     if says:
         assert "no result came back from the sandbox (Unreadable" in executed.stopped and says in executed.stopped
@@ -281,7 +281,8 @@ OFF_SCHEMA = {
 @pytest.mark.parametrize("output", OFF_SCHEMA.values(), ids=list(OFF_SCHEMA))
 def test_an_output_off_nbformat_s_schema_is_dropped_and_stops_no_one(tmp_path, monkeypatch, output):
     folder = a_class(tmp_path / "submissions", ["alice", "mallory"])
-    monkeypatch.setattr(grade.sandbox, "run", lambda *a, **k: grade.sandbox.Outcome(0, forged([output]), ""))
+    monkeypatch.setattr(grade.grade_sandbox, "run",
+                        lambda *a, **k: grade.grade_sandbox.Outcome(0, forged([output]), ""))
     rows, _ = grade.grade(folder, tmp_path / "out", grade.Settings(unisolated=True))
     assert {r.learner for r in rows} == {"alice", "mallory"} and (tmp_path / "out" / "grades.csv").exists()
     assert all(r.status == "not graded" and "1 outputs that are not a notebook's" in r.detail for r in rows), rows
@@ -293,8 +294,8 @@ def test_a_flood_of_outputs_in_a_result_is_cut_to_the_cap(monkeypatch):
     one = {"output_type": "display_data", "data": {}, "metadata": {}}
     nb = nbformat.read(STORED, as_version=4)
     nb.cells[0] = nbformat.v4.new_code_cell("x = 1", id="x")
-    monkeypatch.setattr(grade.sandbox, "run",
-                        lambda *a, **k: grade.sandbox.Outcome(0, forged([one] * 200_000, cell="x"), ""))
+    monkeypatch.setattr(grade.grade_sandbox, "run",
+                        lambda *a, **k: grade.grade_sandbox.Outcome(0, forged([one] * 200_000, cell="x"), ""))
     executed = grade.execute(nb, grade.Settings(unisolated=True))
     assert len(executed.nb.cells[0].outputs) == grade_files.MAX_CELL_OUTPUTS
     assert f"past {grade_files.MAX_CELL_OUTPUTS} in a cell, were dropped" in executed.stopped
@@ -302,7 +303,7 @@ def test_a_flood_of_outputs_in_a_result_is_cut_to_the_cap(monkeypatch):
 
 def test_a_submission_whose_judging_raises_is_not_graded_alone(tmp_path, monkeypatch):
     folder = a_class(tmp_path / "submissions", ["alice", "mallory"])
-    monkeypatch.setattr(grade.sandbox, "run", lambda *a, **k: grade.sandbox.Outcome(0, forged([]), ""))
+    monkeypatch.setattr(grade.grade_sandbox, "run", lambda *a, **k: grade.grade_sandbox.Outcome(0, forged([]), ""))
     judged = grade.rows
 
     def rows(learner, *args):

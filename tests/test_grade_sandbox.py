@@ -20,14 +20,15 @@ import torch
 
 from helpers.exercises import ____
 from helpers.exercises.observe import NotPlain, Opaque, plain, unplain
-from tools.classroom import grade, sandbox
+from tools.classroom import grade, grade_sandbox
 
 ROOT = Path(__file__).resolve().parent.parent
-pytestmark = pytest.mark.skipif(sandbox.missing() is not None, reason=f"no sandbox here: {sandbox.missing()}")
+NO_SANDBOX = grade_sandbox.why_no_sandbox()
+pytestmark = pytest.mark.skipif(NO_SANDBOX is not None, reason=f"no sandbox here: {NO_SANDBOX}")
 
 
 def inside(code, **limits):
-    return sandbox.run([sys.executable, "-c", code], b"", sandbox.Limits(**{"wall": 30, **limits}))
+    return grade_sandbox.run([sys.executable, "-c", code], b"", grade_sandbox.RunLimits(**{"wall": 30, **limits}))
 
 
 def test_the_watchdog_kills_at_the_wall_clock_limit_and_nothing_outlives_it():
@@ -68,7 +69,7 @@ def test_no_network_and_a_read_only_collection_in_an_empty_world():
     # the homes stay out, but for the one holding the interpreter (pyenv's under /root), bound alone
     interpreter_tops = {Path(p).resolve().parts[1] for p in (sys.prefix, sys.base_prefix)}
     assert not seen & ({"root", "home"} - interpreter_tops) and "65534" in lines[2], lines[2]
-    bound = [Path(p).resolve() for p in (sys.prefix, sys.base_prefix)] + sandbox._other_site_packages(set())
+    bound = [Path(p).resolve() for p in (sys.prefix, sys.base_prefix)] + grade_sandbox._other_site_packages(set())
     environment = {p.relative_to(ROOT).parts[0] for p in bound if p.is_relative_to(ROOT)}    # .venv, mostly
     assert set(eval(lines[3])) <= {"helpers", "tools", "notebooks", "jupyter", *environment}, lines[3]
 
@@ -113,18 +114,19 @@ def test_the_runner_is_out_of_the_kernel_s_reach_and_dev_is_bounded():
 
 
 def test_without_a_cgroup_prlimit_bounds_memory_and_says_so(tmp_path):
-    found = sandbox.run([sys.executable, "-c", "b = bytearray(900 * 2 ** 20); print('ALLOCATED')"], b"",
-                        sandbox.Limits(wall=30, memory=600 * 2 ** 20), cgroups=tmp_path / "no-cgroups-here")
+    found = grade_sandbox.run([sys.executable, "-c", "b = bytearray(900 * 2 ** 20); print('ALLOCATED')"], b"",
+                              grade_sandbox.RunLimits(wall=30, memory=600 * 2 ** 20),
+                              cgroups_root=tmp_path / "no-cgroups-here")
     assert b"ALLOCATED" not in found.stdout and "MemoryError" in found.stderr, found
     said = "\n".join(found.enforced)
     assert "no cgroup, so prlimit bounds each process's address space to 600 MB" in said, said
     assert "cgroup:" not in said and said.startswith("namespaces: user"), said
-    held = sandbox.run([sys.executable, "-c", "print('ok')"], b"", sandbox.Limits(wall=30))
+    held = grade_sandbox.run([sys.executable, "-c", "print('ok')"], b"", grade_sandbox.RunLimits(wall=30))
     assert held.stdout == b"ok\n" and any(line.startswith("cgroup: memory") for line in held.enforced), held.enforced
 
 
 def test_without_a_sandbox_grading_refuses_and_says_how(monkeypatch, tmp_path):
-    monkeypatch.setattr(sandbox, "missing", lambda: "grading's sandbox needs bubblewrap (bwrap)")
+    monkeypatch.setattr(grade_sandbox, "why_no_sandbox", lambda: "grading's sandbox needs bubblewrap (bwrap)")
     with pytest.raises(grade.NoSandbox, match="apt|bubblewrap") as error:
         grade.grade(tmp_path, tmp_path / "out")
     assert "UNISOLATED=1" in str(error.value) and "--unisolated" in str(error.value)

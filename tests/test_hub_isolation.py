@@ -1,6 +1,6 @@
 """What keeps one learner of `make hub` from another, piece by piece
 (tools/classroom/hub_users.py, hub_spawner.py): the isolation check the hub
-itself runs (`missing`), proven to pass here and to name the cause when the
+itself runs (`why_not_isolated`), proven to pass here and to name the cause when the
 mounts break; one Unix user per learner name, for every name (generated);
 a removed learner's uid not handed on while their home is there; a private
 /tmp and /var/tmp wherever the checkout lies; and the login limit, whose
@@ -43,8 +43,8 @@ def test_the_hubs_own_check_finds_isolation_possible_here():
     learners = Path(tempfile.mkdtemp(prefix="hub-learners-"))
     try:
         learners.chmod(0o711)
-        assert hub_users.missing(hub_users.class_paths(learners)) is None
-        assert hub_users.missing() is None          # with nothing to keep, as the old call made it
+        assert hub_users.why_not_isolated(hub_users.class_paths(learners)) is None
+        assert hub_users.why_not_isolated() is None          # with nothing to keep, as the old call made it
     finally:
         learners.rmdir()
 
@@ -52,7 +52,7 @@ def test_the_hubs_own_check_finds_isolation_possible_here():
 @needs_root
 def test_the_check_names_the_cause_when_a_mount_fails(monkeypatch):
     monkeypatch.setattr(hub_users, "PRIVATE_TMP", "size=not-a-size")
-    said = hub_users.missing()
+    said = hub_users.why_not_isolated()
     assert said.startswith("this machine does not let root give each learner a private /proc and /tmp")
     assert "mount tmpfs /tmp: Invalid argument" in said
 
@@ -65,11 +65,11 @@ def test_the_check_names_a_folder_learners_cannot_reach():
     (closed / "env" / "bin").mkdir(parents=True)
     (closed / "env" / "bin" / "python").write_text("")
     closed.chmod(0o700)
-    said = hub_users.missing([closed / "env" / "bin" / "python"])
+    said = hub_users.why_not_isolated([closed / "env" / "bin" / "python"])
     assert f"cannot reach {closed / 'env' / 'bin' / 'python'}: {closed} is closed to other users (mode 0700)" in said
     assert "make hub PYTHON=/usr/bin/python3" in said
     closed.chmod(0o755)
-    assert hub_users.missing([closed / "env" / "bin" / "python"]) is None     # the file itself is bound back
+    assert hub_users.why_not_isolated([closed / "env" / "bin" / "python"]) is None     # the file itself is bound back
     shutil.rmtree(base)
 
 
@@ -87,7 +87,7 @@ def test_the_check_names_an_installation_learners_cannot_reach(monkeypatch):
     installation.parent.chmod(0o700)
     monkeypatch.setattr(sys, "base_prefix", str(installation))
     try:
-        said = hub_users.missing(hub_users.class_paths(learners))
+        said = hub_users.why_not_isolated(hub_users.class_paths(learners))
         assert said is not None and f"cannot reach {installation}" in said, said
     finally:
         shutil.rmtree(base)

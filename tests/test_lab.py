@@ -39,7 +39,7 @@ NB = ".jp-NotebookPanel:not(.lm-mod-hidden)"
 TAB = "#jp-main-dock-panel .lm-TabBar-tab.lm-mod-current"      # the notebook's tab
 NEWS = "notified about official Jupyter news"
 CULLING = "Culling kernels with idle durations > 1800 seconds at 60 second intervals ..."
-SHOWN_WITHIN = 150.0         # seconds to wait for a notebook's stored outputs (60 s was passed on 2 cores busy with two suites)
+SHOWN_WITHIN = 150.0         # seconds to wait for stored outputs (60 s was passed on 2 cores busy with two suites)
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,7 @@ stored notebook's by cell id, else by order); a submission with no slot
 answered is blank, and is not run. The others are put into the pristine
 notebook from notebooks/ with the grader's probe around every slot
 (tools/classroom/grade_probe.py), which runs from a fresh kernel in the
-submission's own sandbox (tools/classroom/sandbox.py, run by
+submission's own sandbox (tools/classroom/grade_sandbox.py, run by
 tools/classroom/grade_run.py), `--kernels` at a time. What comes back is data:
 each answer as plain values, or what a function did on the check's
 inputs (helpers/exercises/observe.py), and what each answer cell changed in
@@ -44,7 +44,7 @@ from helpers.arguments import wrong
 from helpers.exercises import declared
 from helpers.exercises.lesson import stored_definitions
 from helpers.exercises.observe import judged, reference
-from tools.classroom import sandbox
+from tools.classroom import grade_sandbox
 from tools.classroom.grade_files import MAX_CELL_OUTPUTS, Unreadable, csv_cell, decode, md, outputs, read_notebook
 from tools.classroom.grade_probe import MIME
 from tools.classroom.grade_source import lesson_bindings, reaches
@@ -69,7 +69,7 @@ class Settings:
     a time, and whether to run without a sandbox (only when asked by name)."""
 
     cell_limit: float = CELL_LIMIT
-    limits: sandbox.Limits = sandbox.Limits(wall=NOTEBOOK_LIMIT)
+    limits: grade_sandbox.RunLimits = grade_sandbox.RunLimits(wall=NOTEBOOK_LIMIT)
     kernels: int = KERNELS
     unisolated: bool = False
 
@@ -186,10 +186,10 @@ def execute(nb, settings):
     nbformat's output schema takes (grade_files.outputs), at most
     MAX_CELL_OUTPUTS a cell."""
     command = [sys.executable, "-m", "tools.classroom.grade_run", "--cell-limit", str(settings.cell_limit)]
-    outcome = sandbox.run(command, nbformat.writes(nb).encode(), settings.limits, unisolated=settings.unisolated)
+    outcome = grade_sandbox.run(command, nbformat.writes(nb).encode(), settings.limits, unisolated=settings.unisolated)
     stopped, over, ran = outcome.stopped, [], frozenset()
     try:
-        result = decode(outcome.stdout, "the sandbox's result", cap=sandbox.OUTPUT_CAP)
+        result = decode(outcome.stdout, "the sandbox's result", cap=grade_sandbox.OUTPUT_CAP)
         returned = {c.get("id"): c for c in result["notebook"]["cells"] if isinstance(c, dict)}
         malformed = 0
         for cell in nb.cells:
@@ -463,7 +463,7 @@ def grade(folder, out, settings=Settings()):
     machine cannot make the sandbox and `settings.unisolated` is off."""
     if not Path(folder).is_dir():
         raise wrong(ValueError, f"SUBMISSIONS must be a folder with one folder per learner; got {folder}")
-    problem = None if settings.unisolated else sandbox.missing()
+    problem = None if settings.unisolated else grade_sandbox.why_no_sandbox()
     if problem:
         raise NoSandbox(f"{problem}. To grade without a sandbox anyway, only submissions you trust: "
                         "make grade UNISOLATED=1 (python -m tools.classroom.grade --unisolated ...)")
@@ -506,8 +506,8 @@ def main(argv=None):
     parser.add_argument("--unisolated", action="store_true",
                         help="run without the sandbox (no isolation at all: only for submissions you trust)")
     args = parser.parse_args(argv)
-    settings = Settings(args.cell_limit, sandbox.Limits(wall=args.time_limit, memory=int(args.memory * 2 ** 30),
-                                                        cpus=args.cpus), args.kernels, args.unisolated)
+    limits = grade_sandbox.RunLimits(wall=args.time_limit, memory=int(args.memory * 2 ** 30), cpus=args.cpus)
+    settings = Settings(args.cell_limit, limits, args.kernels, args.unisolated)
     try:
         all_rows, text = grade(args.submissions, args.out, settings)
     except NoSandbox as error:

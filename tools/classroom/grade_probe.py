@@ -1,5 +1,5 @@
 """The grader's half inside the kernel, in the submission's sandbox
-(tools/classroom/sandbox.py). tools/classroom/grade.py puts calls to it into the
+(tools/classroom/grade_sandbox.py). tools/classroom/grade.py puts calls to it into the
 pristine notebook it runs: `Probe(...)` before the first answer slot
 (before any of the learner's code), `before(k)` and `after(k)` around
 answer slot k, `observe(k)` after slot k's check.
@@ -30,6 +30,14 @@ from IPython.display import display
 from helpers.exercises import declared, exercises
 from helpers.exercises.lesson import rebound, stored_definitions
 from helpers.exercises.observe import observe
+
+# The builtins this module calls, bound here when it is imported (before any answer runs): an
+# answer that replaces one in `builtins` (isinstance returning True, say) is flagged, and must
+# not change how the probe itself reads what changed.
+OWN = ("callable", "dict", "getattr", "hasattr", "id", "isinstance", "list", "map", "repr", "set", "sorted", "str",
+       "tuple", "type", "vars")
+(callable, dict, getattr, hasattr, id, isinstance, list, map, repr, set, sorted, str,  # noqa: A001
+ tuple, type, vars) = (builtins.__dict__[name] for name in OWN)
 
 MIME = "application/vnd.computational-graphs.grade+json"
 WATCHED = ("helpers", "tools.classroom.grade_probe", "torch", "IPython.display", "IPython.core.display_functions")

@@ -1,4 +1,4 @@
-"""What runs inside a submission's sandbox (tools/classroom/sandbox.py): execute
+"""What runs inside a submission's sandbox (tools/classroom/grade_sandbox.py): execute
 one probed notebook from a fresh kernel, cell by cell, each within its time
 limit, and hand the executed notebook back.
 

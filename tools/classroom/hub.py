@@ -41,7 +41,7 @@ from pathlib import Path
 
 import psutil
 
-from tools.classroom import deploy, hub_users
+from tools.classroom import cgroups, deploy, hub_users
 from tools.loopback import free_port, rest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -318,8 +318,8 @@ class Hub:
         ports = set(self.ports.values())
         listening = [c.laddr.port for c in psutil.net_connections(kind="inet")
                      if c.status == psutil.CONN_LISTEN and c.laddr.port in ports]
-        groups = [str(p) for p in (hub_users.CGROUPS / "memory" / self.cgroup,
-                                   hub_users.CGROUPS / self.cgroup) if p.exists()]
+        groups = [str(p) for p in (cgroups.CGROUPS / "memory" / self.cgroup, cgroups.CGROUPS / self.cgroup)
+                  if p.exists()]
         return running + listening + groups
 
 
@@ -379,7 +379,7 @@ NOT_ISOLATED = ("Not isolated (docs/teaching.md, \"What a learner can reach\"): 
 
 def limits_line(hub):
     """What enforces each learner's limits here, from a trial cgroup."""
-    trial = hub_users.Group(hub.cgroup, "trial", hub_users.Limits(2 ** 30))
+    trial = hub_users.learner_group(hub.cgroup, "trial", cgroups.Limits(2 ** 30))
     enforced = list(trial.enforced)
     trial.remove()
     if enforced:
@@ -431,7 +431,7 @@ def main(argv=None):
             print(f"make hub: {len(left)} processes of the class are still running: {left}", file=sys.stderr)
             return 1
         return 0
-    isolation = hub_users.missing(hub_users.class_paths(hub.learners))
+    isolation = hub_users.why_not_isolated(hub_users.class_paths(hub.learners))
     if isolation is not None and not args.unisolated:
         print(f"make hub: no isolation between learners here: {isolation}.\n{UNISOLATED_HELP}", file=sys.stderr)
         return 2

@@ -32,7 +32,7 @@ from jupyterhub.spawner import LocalProcessSpawner
 from tornado import web
 from traitlets import Bool, Integer, List, Unicode
 
-from tools.classroom import hub_users
+from tools.classroom import cgroups, hub_users
 from tools.runtime import lab
 
 FAILED_LOGINS = 5          # wrong passwords allowed for one learner name ...
@@ -56,11 +56,11 @@ class ClassSpawner(LocalProcessSpawner):
         return hub_users.unix_name(self.user.name) if self.isolate else pwd.getpwuid(os.getuid()).pw_name
 
     def limits(self):
-        return hub_users.Limits(int(self.mem_limit or 0) or 2 ** 62, float(self.cpu_limit or os.cpu_count() or 1),
-                                self.tasks_limit)
+        return cgroups.Limits(int(self.mem_limit or 0) or 2 ** 62, float(self.cpu_limit or os.cpu_count() or 1),
+                              self.tasks_limit)
 
     def group(self, limits=None):
-        return hub_users.Group(self.cgroup_parent, self.unix, limits)
+        return hub_users.learner_group(self.cgroup_parent, self.unix, limits)
 
     async def start(self):
         lab.install_settings()     # as root, so the learner's set-up step writes nothing into the environment

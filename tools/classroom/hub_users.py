@@ -4,10 +4,10 @@ can reach"): a Unix user of their own, a home only they can open, a view of
 cgroup of their own that enforces their memory, CPU and task limits.
 
     unix_name("ada") -> "hub-ada"          the learner's Unix user (made by `ensure_user`)
-    Group(hub, unix, limits)               the learner's cgroup (v1 or v2), `enforced` says what holds
+    learner_group(hub, unix, limits)       the learner's cgroup (tools/classroom/cgroups.py)
     preexec(unix, home, group)             what the learner's server process does before it runs
 
-`missing(keep)` says why this machine cannot isolate learners (None when it
+`why_not_isolated(keep)` says why this machine cannot isolate learners (None when it
 can), by running the mounts a learner's server makes in a trial child, and
 whether a learner's user can reach the folders in `keep` (the environment's
 Python, the collection): `make hub` then refuses to start unless the teacher
@@ -26,10 +26,10 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
-CGROUPS = Path("/sys/fs/cgroup")
+from tools.classroom import cgroups
+
 ROOT = Path(__file__).resolve().parents[2]
 PREFIX = os.environ.get("HUB_USER_PREFIX", "hub-")
 CLONE_NEWNS = 0x00020000
@@ -262,131 +262,16 @@ def user_processes(uid):
     return found
 
 
-@dataclass(frozen=True)
-class Limits:
-    """What one learner may use: `memory` bytes (server and kernels
-    together), `cpus` cores' worth of CPU time, `tasks` processes and threads."""
-
-    memory: int
-    cpus: float = 1.0
-    tasks: int = 1024
-
-
-class Group:
-    """A learner's cgroup, `<hub>/<unix>` in each controller we can write
-    (memory, cpu, pids; cgroup v1 or v2). `enforced` lists what holds; with
-    none, the learner's server runs with resource limits only (`preexec`)."""
-
-    def __init__(self, hub, unix, limits=None):
-        self.hub, self.unix, self.enforced = hub, unix, []
-        self.v2 = (CGROUPS / "cgroup.controllers").exists()
-        if self.v2:
-            self.folders = {name: CGROUPS / hub / unix for name in ("memory", "cpu", "pids")}
-        else:
-            self.folders = {name: CGROUPS / name / hub / unix for name in ("memory", "cpu", "pids")}
-        if limits is not None:
-            self._make(limits)
-        else:           # an existing group: what its folders hold
-            self.enforced = [name for name, folder in self.folders.items() if folder.is_dir()]
-
-    def _settings(self, limits):
-        period = 100_000
-        if self.v2:
-            return {"memory": {"memory.max": str(limits.memory), "memory.swap.max": "0"},
-                    "cpu": {"cpu.max": f"{int(limits.cpus * period)} {period}"},
-                    "pids": {"pids.max": str(limits.tasks)}}
-        return {"memory": {"memory.limit_in_bytes": str(limits.memory), "memory.memsw.limit_in_bytes": str(
-                    limits.memory)},
-                "cpu": {"cpu.cfs_period_us": str(period), "cpu.cfs_quota_us": str(int(limits.cpus * period))},
-                "pids": {"pids.max": str(limits.tasks)}}
-
-    def _make(self, limits):
-        if self.v2:       # the controllers must be handed down to the hub's folder and the learner's
-            for parent in (CGROUPS, CGROUPS / self.hub):
-                try:
-                    parent.mkdir(exist_ok=True)
-                    (parent / "cgroup.subtree_control").write_text("+memory +cpu +pids")
-                except OSError:
-                    pass
-        for controller, values in self._settings(limits).items():
-            folder = self.folders[controller]
-            try:
-                folder.mkdir(parents=True, exist_ok=True)
-                folder.parent.chmod(0o711)       # a learner reaches their own group, lists no one else's
-            except OSError:
-                continue
-            written = True
-            for key, value in values.items():
-                try:
-                    (folder / key).write_text(value)
-                except FileNotFoundError:       # memsw: the kernel counts no swap; there is none to limit
-                    continue
-                except OSError:
-                    written = False
-            if written:
-                self.enforced.append(controller)
-
-    def join(self, pid):
-        """Put process `pid` (and so everything it starts) in the group."""
-        for controller in self.enforced:
-            (self.folders[controller] / "cgroup.procs").write_text(str(pid))
-
-    def procs(self):
-        """Process ids in the group, in any of its controllers."""
-        found = set()
-        for folder in set(self.folders.values()):
-            try:
-                found.update(int(p) for p in (folder / "cgroup.procs").read_text().split())
-            except OSError:
-                continue
-        return found
-
-    def oom_kills(self):
-        """How many processes the kernel killed in this group for its memory limit."""
-        name = "memory.events" if self.v2 else "memory.oom_control"
-        try:
-            for line in (self.folders["memory"] / name).read_text().splitlines():
-                key, _, value = line.partition(" ")
-                if key == "oom_kill":
-                    return int(value)
-        except OSError:
-            pass
-        return 0
-
-    def remove(self, grace=5.0):
-        """Kill what is left in the group (SIGKILL) and remove its folders;
-        returns the ids of what was killed."""
-        left = sorted(self.procs())
-        for pid in left:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                continue
-        deadline = time.monotonic() + grace
-        while self.procs() and time.monotonic() < deadline:
-            time.sleep(0.1)
-        for folder in set(self.folders.values()):
-            try:
-                folder.rmdir()
-            except OSError:
-                continue
-        return left
+def learner_group(hub, unix, limits=None):
+    """The learner `unix`'s cgroup in the class `hub`'s (tools/classroom/cgroups.py):
+    made with `limits`, else the one that exists."""
+    return cgroups.Group((hub, unix), limits)
 
 
 def remove_hub_groups(hub):
-    """Remove the hub's cgroup folders (each learner's first); returns what was killed."""
-    killed = []
-    roots = [CGROUPS / hub] if (CGROUPS / "cgroup.controllers").exists() else \
-        [CGROUPS / name / hub for name in ("memory", "cpu", "pids")]
-    for root in roots:
-        if root.is_dir():
-            for child in sorted(p for p in root.iterdir() if p.is_dir()):
-                killed += Group(hub, child.name).remove()
-            try:
-                root.rmdir()
-            except OSError:
-                continue
-    return killed
+    """Remove the class's cgroups (each learner's first, what runs in it
+    killed); returns the ids killed."""
+    return cgroups.remove_tree(hub)
 
 
 def _check(result, what):
@@ -510,7 +395,7 @@ def unreachable(paths, uid=NOBODY):
     return path, folder or path
 
 
-def missing(keep=()):
+def why_not_isolated(keep=()):
     """Why learners cannot be isolated here, with what to do; None when
     they can: a trial child, as root, made the mounts a learner's server
     makes (keeping `keep` reachable), and a user with no rights of its own

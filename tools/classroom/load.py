@@ -172,7 +172,7 @@ def isolation(learners):
     runs), else 'no: why' (the hub then runs unisolated, as UNISOLATED=1)."""
     Path(learners).mkdir(parents=True, exist_ok=True)
     Path(learners).chmod(0o711)
-    why = hub_users.missing(hub_users.class_paths(learners))
+    why = hub_users.why_not_isolated(hub_users.class_paths(learners))
     os.environ["HUB_ISOLATE"] = "0" if why else "1"
     return "yes" if why is None else f"no: {why}"
 

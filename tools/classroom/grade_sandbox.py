@@ -23,12 +23,11 @@ here, the grader's own, kills it at its wall-clock limit; killing it ends
 its pid namespace, so nothing it started outlives it, and any task left in
 its cgroup is killed by its id and reported.
 
-`missing()` says why no sandbox can be made here (None when one can):
+`why_no_sandbox()` says why no sandbox can be made here (None when one can):
 grading then refuses unless the teacher asks by name for an unisolated run
 (`unisolated=True`: the same watchdog, a temporary home and a process group
 of its own, no other isolation)."""
 
-import contextlib
 import os
 import shutil
 import signal
@@ -41,10 +40,11 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tools.classroom import cgroups
+
 ROOT = Path(__file__).resolve().parents[2]
 SHARED = ("helpers", "tools", "notebooks", "jupyter")   # what the graded notebook needs of the collection
 INSIDE = Path("/sandbox")                                # its home and working folder, inside
-CGROUPS = Path("/sys/fs/cgroup")
 NOBODY = 65534
 OUTPUT_CAP = 64 * 2 ** 20                                # bytes of stdout kept (the executed notebook)
 ERRORS_CAP = 64 * 2 ** 10                                # bytes of stderr kept (its end)
@@ -53,10 +53,11 @@ INSTALL = ("sudo apt-get install bubblewrap (tools/setup_system.sh installs it o
 
 
 @dataclass(frozen=True)
-class Limits:
+class RunLimits:
     """What one sandbox may use: `wall` seconds of wall-clock time (then it is
     killed), `memory` bytes, `cpus` cores' worth of CPU time, `tasks`
-    processes and threads, `disk` bytes of tmpfs for its home, work and /tmp."""
+    processes and threads (these three held by its cgroup: `cgroup()`),
+    `disk` bytes of tmpfs for its home, work and /tmp."""
 
     wall: float = 900.0
     memory: int = 3 * 2 ** 30
@@ -68,6 +69,9 @@ class Limits:
         for name in ("wall", "memory", "cpus", "tasks", "disk"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"the sandbox's {name} limit must be positive; got {getattr(self, name)!r}")
+
+    def cgroup(self) -> cgroups.Limits:
+        return cgroups.Limits(self.memory, self.cpus, self.tasks)
 
 
 @dataclass
@@ -86,7 +90,7 @@ class Outcome:
     peak_memory: int | None = None
 
 
-def missing() -> str | None:
+def why_no_sandbox() -> str | None:
     """Why a sandbox cannot be made on this machine, with what to do; None
     when it can (a trial sandbox was made and ran)."""
     if not sys.platform.startswith("linux"):
@@ -175,7 +179,7 @@ def _files(folder: Path) -> list[str]:
     return [a for name in ("passwd", "group", "hosts") for a in ("--ro-bind", str(folder / name), f"/etc/{name}")]
 
 
-def bwrap_argv(argv: list[str], files: Path, limits: Limits, root: Path = ROOT) -> list[str]:
+def bwrap_argv(argv: list[str], files: Path, limits: RunLimits, root: Path = ROOT) -> list[str]:
     """The bubblewrap command line that runs `argv` in the sandbox."""
     home = INSIDE / "home"
     env = environment(home, root, limits.cpus)
@@ -190,7 +194,7 @@ def bwrap_argv(argv: list[str], files: Path, limits: Limits, root: Path = ROOT) 
             "--", *argv]
 
 
-def _prlimit(limits: Limits, held: list[str]) -> tuple[list[str], list[str]]:
+def _prlimit(limits: RunLimits, held: list[str]) -> tuple[list[str], list[str]]:
     """prlimit's command line, and what it bounds: CPU seconds, file size,
     open files, no core dumps; and where no cgroup bounds them (`held` lists
     what one does), each process's address space and the number of tasks."""
@@ -201,7 +205,7 @@ def _prlimit(limits: Limits, held: list[str]) -> tuple[list[str], list[str]]:
         args.append(f"--as={limits.memory}")
         said.append(f"memory: no cgroup, so prlimit bounds each process's address space to {_mb(limits.memory)} "
                     "(not their sum)")
-    if "tasks" not in held:
+    if "pids" not in held:
         already = _tasks_of(os.getuid())
         args.append(f"--nproc={already + limits.tasks}")
         said.append(f"tasks: no cgroup, so prlimit bounds this user's tasks to {limits.tasks} more than the "
@@ -226,97 +230,18 @@ def _tasks_of(uid: int) -> int:
     return count
 
 
-class Cgroup:
-    """A cgroup of the sandbox's own, in each controller we can write
-    (memory, cpu, pids; v1 or v2), or none where the machine lets us make
-    none (then only prlimit's limits hold)."""
-
-    def __init__(self, limits: Limits, root: Path = CGROUPS) -> None:
-        self.name, self.folders, self.enforced, self.root = f"grade-{uuid.uuid4().hex[:12]}", [], [], root
-        settings = self._v2(limits) if (root / "cgroup.controllers").exists() else self._v1(limits)
-        for folder, values, what in settings:
-            try:
-                folder.mkdir(exist_ok=folder in self.folders)
-            except OSError:
-                continue
-            if folder not in self.folders:
-                self.folders.append(folder)
-            try:
-                for key, value in values.items():
-                    (folder / key).write_text(value)
-                self.enforced.append(what)
-            except OSError:
-                continue
-
-    def _v1(self, limits: Limits) -> list[tuple[Path, dict[str, str], str]]:
-        period = 100_000
-        return [(self.root / "memory" / self.name, {"memory.limit_in_bytes": str(limits.memory)}, "memory"),
-                (self.root / "cpu" / self.name, {"cpu.cfs_period_us": str(period),
-                                                 "cpu.cfs_quota_us": str(int(period * limits.cpus))}, "cpu"),
-                (self.root / "pids" / self.name, {"pids.max": str(limits.tasks)}, "tasks")]
-
-    def _v2(self, limits: Limits) -> list[tuple[Path, dict[str, str], str]]:
-        period = 100_000
-        folder = self.root / self.name
-        return [(folder, {"memory.max": str(limits.memory)}, "memory"),
-                (folder, {"cpu.max": f"{int(period * limits.cpus)} {period}"}, "cpu"),
-                (folder, {"pids.max": str(limits.tasks)}, "tasks")]
-
-    def said(self, limits: Limits) -> list[str]:
-        """What the cgroup bounds, in words."""
-        words = {"memory": f"memory {_mb(limits.memory)}", "cpu": f"CPU {limits.cpus:g} cores",
-                 "tasks": f"{limits.tasks} tasks"}
-        return [f"cgroup: {', '.join(words[w] for w in self.enforced)}"] if self.enforced else []
-
-    def task_files(self) -> list[str]:
-        return [str(f / "cgroup.procs") for f in self.folders]
-
-    def pids(self) -> list[int]:
-        found = set()
-        for folder in self.folders:
-            try:
-                found |= {int(p) for p in (folder / "cgroup.procs").read_text().split()}
-            except OSError:
-                continue
-        return sorted(found)
-
-    def peak_memory(self) -> int | None:
-        for folder in self.folders:
-            for name in ("memory.max_usage_in_bytes", "memory.peak"):
-                try:
-                    return int((folder / name).read_text())
-                except (OSError, ValueError):
-                    continue
-        return None
-
-    def remove(self) -> list[int]:
-        """Kill what is still in the cgroup a moment after its sandbox ended
-        (by id), then remove it; returns the pids killed."""
-        deadline = time.monotonic() + 2
-        while self.pids() and time.monotonic() < deadline:     # a pid namespace ending takes a moment
-            time.sleep(0.05)
-        killed = self.pids()
-        for pid in killed:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-        deadline = time.monotonic() + 5
-        for folder in self.folders:
-            while True:
-                try:
-                    folder.rmdir()
-                    break
-                except OSError:
-                    if time.monotonic() > deadline:
-                        break
-                    time.sleep(0.05)
-        return killed
+def _cgroup_said(group: cgroups.Group, limits: RunLimits) -> list[str]:
+    """What the sandbox's cgroup bounds, in words."""
+    words = {"memory": f"memory {_mb(limits.memory)}", "cpu": f"CPU {limits.cpus:g} cores",
+             "pids": f"{limits.tasks} tasks"}
+    return [f"cgroup: {', '.join(words[c] for c in group.enforced)}"] if group.enforced else []
 
 
 NAMESPACES = ("namespaces: user (one uid, no capabilities), pid, mount, network (loopback only), IPC, UTS, cgroup; "
               "the command as pid 1")
 
 
-def _tmpfs_said(limits: Limits) -> str:
+def _tmpfs_said(limits: RunLimits) -> str:
     return (f"disk: /tmp, {INSIDE} (home and work) and /dev/shm in tmpfs of {_mb(limits.disk)} each; /dev "
             "read-only; the system and the collection read-only")
 
@@ -342,14 +267,14 @@ def _reader(stream, cap: int, keep_end: bool, into: list[bytes], over: list[bool
             over.append(True)
 
 
-def run(argv: list[str], stdin: bytes, limits: Limits = Limits(), *, unisolated: bool = False,
-        root: Path = ROOT, cgroups: Path = CGROUPS) -> Outcome:
+def run(argv: list[str], stdin: bytes, limits: RunLimits = RunLimits(), *, unisolated: bool = False,
+        root: Path = ROOT, cgroups_root: Path = cgroups.CGROUPS) -> Outcome:
     """Run `argv` in a sandbox of its own (or, with `unisolated`, as a plain
     process group with its own temporary home), feeding it `stdin`; kill it
     at `limits.wall` seconds or when its stdout passes OUTPUT_CAP. Its
-    cgroup is made under `cgroups` (a folder where none can be made: no
+    cgroup is made under `cgroups_root` (a folder where none can be made: no
     cgroup, prlimit bounds memory and tasks instead)."""
-    cgroup = None if unisolated else Cgroup(limits, cgroups)
+    cgroup = None if unisolated else cgroups.Group((f"grade-{uuid.uuid4().hex[:12]}",), limits.cgroup(), cgroups_root)
     enforced: list[str] = []
     with tempfile.TemporaryDirectory(prefix="grade-sandbox-") as files:
         if unisolated:
@@ -358,7 +283,7 @@ def run(argv: list[str], stdin: bytes, limits: Limits = Limits(), *, unisolated:
             command, env, cwd = argv, environment(home, root, limits.cpus), home
         else:
             prlimit, said = _prlimit(limits, cgroup.enforced)
-            enforced = [NAMESPACES, *cgroup.said(limits), *said, _tmpfs_said(limits)]
+            enforced = [NAMESPACES, *_cgroup_said(cgroup, limits), *said, _tmpfs_said(limits)]
             command = ["/bin/sh", "-c", _ENTER, "sh", *cgroup.task_files(), "--", *prlimit,
                        *bwrap_argv(argv, Path(files), limits, root)]
             env, cwd = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}, Path(files)

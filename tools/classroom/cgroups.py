@@ -1,0 +1,190 @@
+"""One cgroup for a tree of processes, as `make hub` makes one per learner and
+`make grade` one per sandbox: memory, CPU and task limits the kernel enforces,
+on cgroup v1 (a folder per controller: /sys/fs/cgroup/memory/<path>, ...) or
+v2 (one folder, /sys/fs/cgroup/<path>, the controllers handed down to it).
+
+    Group(("class-hub-1a2b", "hub-ada"), Limits(2 ** 30))   made, its limits written
+    Group(("class-hub-1a2b", "hub-ada"))                     one that exists, found again
+    group.enforced                                           the controllers whose limits hold
+    group.join(pid), group.procs(), group.remove()
+    remove_tree("class-hub-1a2b")                            a class's groups, their processes killed
+
+Where a controller cannot be made or written (no root, no cgroup file system,
+a container) it is left out of `enforced` and the caller says so and falls
+back to resource limits (prlimit, setrlimit). Why not systemd's scopes
+(`systemd-run --scope -p MemoryMax=`, as JupyterHub's systemdspawner does):
+the machines this runs on include containers and CI runners without systemd
+as PID 1, and a Debian 12 host on cgroup v1, which systemd's per-unit limits
+cover only in part; writing the files works on all of them, and the tests
+read the same files back."""
+
+import contextlib
+import os
+import signal
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+CGROUPS = Path("/sys/fs/cgroup")
+CONTROLLERS = ("memory", "cpu", "pids")
+PERIOD = 100_000                       # microseconds of the CPU quota's period
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What a group may use: `memory` bytes (every process together), `cpus`
+    cores' worth of CPU time, `tasks` processes and threads."""
+
+    memory: int
+    cpus: float = 1.0
+    tasks: int = 1024
+
+    def __post_init__(self) -> None:
+        for name in ("memory", "cpus", "tasks"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"a cgroup's {name} limit must be positive; got {getattr(self, name)!r}")
+
+
+def is_v2(root: Path = CGROUPS) -> bool:
+    return (root / "cgroup.controllers").exists()
+
+
+def settings(limits: Limits, v2: bool) -> dict[str, dict[str, str]]:
+    """The files each controller's limits are written to, and their values.
+    On v1 the memory limit covers swap too where the kernel counts it
+    (memory.memsw, absent without swap accounting)."""
+    if v2:
+        return {"memory": {"memory.max": str(limits.memory), "memory.swap.max": "0"},
+                "cpu": {"cpu.max": f"{int(limits.cpus * PERIOD)} {PERIOD}"},
+                "pids": {"pids.max": str(limits.tasks)}}
+    return {"memory": {"memory.limit_in_bytes": str(limits.memory),
+                       "memory.memsw.limit_in_bytes": str(limits.memory)},
+            "cpu": {"cpu.cfs_period_us": str(PERIOD), "cpu.cfs_quota_us": str(int(limits.cpus * PERIOD))},
+            "pids": {"pids.max": str(limits.tasks)}}
+
+
+OPTIONAL = {"memory.memsw.limit_in_bytes", "memory.swap.max"}     # absent where the kernel counts no swap
+
+
+class Group:
+    """The cgroup at `path` (names under the hierarchy's root, outermost
+    first) in each controller of CONTROLLERS: made with `limits`, or, with
+    none, the one that exists. Folders above the last are opened to others
+    for traversal only (0711: a learner reaches their own group, lists no
+    one else's)."""
+
+    def __init__(self, path: tuple[str, ...], limits: Limits | None = None, root: Path = CGROUPS) -> None:
+        self.path, self.root, self.v2 = tuple(path), root, is_v2(root)
+        base = {c: root / Path(*self.path) if self.v2 else root / c / Path(*self.path) for c in CONTROLLERS}
+        self.folders: dict[str, Path] = base
+        self.enforced: list[str] = []
+        if limits is None:
+            self.enforced = [c for c, folder in self.folders.items() if folder.is_dir()]
+        else:
+            self._make(limits)
+
+    def _mount(self, controller: str) -> Path:
+        return self.root if self.v2 else self.root / controller
+
+    def _make(self, limits: Limits) -> None:
+        if self.v2:
+            self._hand_down()
+        for controller, values in settings(limits, self.v2).items():
+            if self._made(controller) and self._written(controller, values):
+                self.enforced.append(controller)
+
+    def _hand_down(self) -> None:
+        """v2: the controllers enabled in each folder above the group, from the root down."""
+        folder = self.root
+        for name in ("", *self.path[:-1]):
+            folder = folder / name if name else folder
+            with contextlib.suppress(OSError):
+                folder.mkdir(exist_ok=True)
+                (folder / "cgroup.subtree_control").write_text(" ".join(f"+{c}" for c in CONTROLLERS))
+
+    def _made(self, controller: str) -> bool:
+        """The group's folder under the controller's mount, made level by level (never the mount itself)."""
+        mount = self._mount(controller)
+        if not mount.is_dir():
+            return False
+        folder = mount
+        try:
+            for name in self.path:
+                folder = folder / name
+                folder.mkdir(exist_ok=True)
+                if folder != self.folders[controller]:
+                    folder.chmod(0o711)
+        except OSError:
+            return False
+        return True
+
+    def _written(self, controller: str, values: dict[str, str]) -> bool:
+        for key, value in values.items():
+            try:
+                (self.folders[controller] / key).write_text(value)
+            except FileNotFoundError:
+                if key not in OPTIONAL:
+                    return False
+            except OSError:
+                return False
+        return True
+
+    def join(self, pid: int) -> None:
+        """Put process `pid` (and so everything it starts) in the group."""
+        for controller in self.enforced:
+            (self.folders[controller] / "cgroup.procs").write_text(str(pid))
+
+    def task_files(self) -> list[str]:
+        """The cgroup.procs file of each controller that holds (v2: one)."""
+        return sorted({str(self.folders[c] / "cgroup.procs") for c in self.enforced})
+
+    def procs(self) -> set[int]:
+        """Process ids in the group, in any of its controllers."""
+        found: set[int] = set()
+        for folder in set(self.folders.values()):
+            with contextlib.suppress(OSError, ValueError):
+                found.update(int(p) for p in (folder / "cgroup.procs").read_text().split())
+        return found
+
+    def peak_memory(self) -> int | None:
+        """The most memory the group used at once, where the kernel reports it."""
+        for name in ("memory.max_usage_in_bytes", "memory.peak"):
+            with contextlib.suppress(OSError, ValueError):
+                return int((self.folders["memory"] / name).read_text())
+        return None
+
+    def remove(self, settle: float = 2.0, grace: float = 5.0) -> list[int]:
+        """Kill what is left in the group (SIGKILL; after up to `settle`
+        seconds for what is ending by itself, a pid namespace for one) and
+        remove its folders; returns the ids killed."""
+        deadline = time.monotonic() + settle
+        while self.procs() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        killed = sorted(self.procs())
+        for pid in killed:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + grace
+        for folder in set(self.folders.values()):
+            while folder.is_dir():
+                try:
+                    folder.rmdir()
+                except OSError:
+                    if time.monotonic() > deadline:
+                        break
+                    time.sleep(0.05)
+        return killed
+
+
+def remove_tree(parent: str, root: Path = CGROUPS) -> list[int]:
+    """Remove the groups under `parent` (each killed first), then `parent`
+    itself; returns the ids killed."""
+    killed: list[int] = []
+    tops = [root / parent] if is_v2(root) else [root / c / parent for c in CONTROLLERS]
+    for top in tops:
+        if top.is_dir():
+            for child in sorted(p for p in top.iterdir() if p.is_dir()):
+                killed += Group((parent, child.name), root=root).remove(settle=0)
+            with contextlib.suppress(OSError):
+                top.rmdir()
+    return killed
