@@ -9,6 +9,7 @@ printed, with the date and the commit. On a shared machine, compare files
 with each other in one run, not runs with each other."""
 
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -45,14 +46,21 @@ def main(argv=None):
         command = [sys.executable, "-m", "pytest", "-n", "2", "--dist", "loadfile", "--no-loadscope-reorder",
                    f"--durations={SLOWEST}", f"--junitxml={report}", "-o", "junit_family=xunit1",
                    "--layers", args.layers, *args.pytest_args]
-        start, cpu = time.monotonic(), _children_cpu()
-        done = subprocess.run(command, cwd=ROOT, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        workers = Path(folder) / "workers"
+        workers.mkdir()
+        started, start, cpu = time.time(), time.monotonic(), _children_cpu()
+        done = subprocess.run(command, cwd=ROOT, env={**os.environ, "PYTHONUNBUFFERED": "1",
+                                                      "SUITE_TIMING_WORKERS": str(workers)})
         wall, cpu = time.monotonic() - start, _children_cpu() - cpu
         files = by_file(report) if report.exists() else {}
+        shares = {f.stem: json.loads(f.read_text()) for f in sorted(workers.glob("*.json"))}
     what = {"test": "make test", "integration": "make test-integration", "quick": "make quick", "all": "every layer"}
     print(f"\n## The suite's time ({what[args.layers]}'s selection)\n")
     print(f"- wall time: {wall:.0f} s ({wall / 60:.1f} min); exit status {done.returncode}")
     print(f"- CPU time of everything it ran: {cpu:.0f} s ({cpu / wall:.2f} cores busy on average of 2)")
+    for worker, share in shares.items():
+        print(f"- {worker}: its tests took {share['busy']:.0f} s; it ended {share['ended'] - started:.0f} s "
+              f"after the start, {started + wall - share['ended']:.0f} s before the run did")
     if files:
         total = sum(files.values())
         print(f"- test time summed over files: {total:.0f} s (the longest file is the floor under --dist loadfile)\n")
