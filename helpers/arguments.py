@@ -9,12 +9,15 @@ import sys
 import sysconfig
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import ParamSpec, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, ParamSpec, Protocol, TypeAlias, TypeVar
 
 import torch
 from torch.autograd.graph import Node
 
 from .saved_values import MAX_LABEL, one_line
+
+if TYPE_CHECKING:                 # torch's dependency; read by the type checker only
+    from typing_extensions import TypeIs
 
 # Code that is not the learner's: the helpers and the files of Python and its installed
 # packages. A frame from elsewhere is the learner's (a notebook cell, their own module);
@@ -27,6 +30,29 @@ MACHINERY = (str(Path(__file__).resolve().parent),
 Start: TypeAlias = torch.Tensor | Node
 Root: TypeAlias = Start | Sequence[Start]
 Params: TypeAlias = Mapping[str, torch.Tensor] | torch.nn.Module
+
+
+class ScratchValue(Protocol):
+    """A value of an autograd engine written from scratch (notebook 07), as
+    `from_scratch.py` walks it: its inputs, its operation, its number."""
+
+    @property
+    def inputs(self) -> Sequence[ScratchValue]: ...
+
+    @property
+    def op(self) -> str: ...
+
+    @property
+    def data(self) -> float: ...
+
+
+def is_scratch_value(obj: object) -> TypeIs[ScratchValue]:
+    """Whether `obj` has `ScratchValue`'s attributes. `.data` is asked last
+    (never of a tensor, which has no `.inputs`): reading a tensor's runs a
+    tensor subclass's `__torch_function__`, as a runtime-checkable
+    protocol's `isinstance` would, in no set order."""
+    return hasattr(obj, "inputs") and hasattr(obj, "op") and hasattr(obj, "data")
+
 BadArgument = TypeVar("BadArgument", TypeError, ValueError)
 Arguments = ParamSpec("Arguments")
 Result = TypeVar("Result")

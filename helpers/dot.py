@@ -1,38 +1,23 @@
-"""Turn a `Graph` into Graphviz DOT text, and the visual vocabulary of every
-drawing (`LEGEND`, the colours, `legend_text`, `legend_html`).
+"""Write a drawing's `Plan` as Graphviz DOT text, and the visual vocabulary
+of every drawing (`LEGEND`, the colours, `legend_text`, `legend_html`).
 
-A pure function of the graph, like the text form (`text_form.py`), so the
+It only formats: what is shown (nodes, their rows and marks, the copies of
+fanned nodes, wires, notices, dot's settings) is decided once by `plan.py`.
+A pure function of the plan, like the text form (`text_form.py`), so the
 same computation gives byte-identical output in every process. Laying DOT
 out as SVG is `svg.py`'s job.
 
-Floor: dot, a sibling of `text_form.py` under `draw.py`. It reads what
-`layout.py` says is drawn (visible nodes and edges, copies of fanned nodes,
-the cut notice, dot's settings) and imports `layout.py`, the graph floor
-(`graph.py`, `roll.py`) and `saved_values.py`; never `text_form.py`, its
-sibling, nor `draw.py` or `svg.py`.
+Floor: dot, a sibling of `text_form.py` under `draw.py`. It imports
+`plan.py` (the plan's types and the limits the legend names) and
+`saved_values.py`, and calls neither; never `text_form.py`, its sibling,
+nor `draw.py` or `svg.py`.
 """
 
-from collections.abc import Collection, Mapping, Sequence
-from dataclasses import replace
+from collections.abc import Mapping
 from html import escape
 from typing import Final
 
-from .graph import Edge, Graph, Node
-from .layout import (
-    CUT_MARK,
-    FAN_LIMIT,
-    SHARED_LIMIT,
-    cut_notice,
-    edge_ends,
-    fans,
-    input_copies,
-    rolled_out_notice,
-    settings,
-    shown_saved,
-    use_copies,
-    visible,
-)
-from .roll import NO_REPEATS, NO_REPEATS_TEXT
+from .plan import CUT_MARK, FAN_LIMIT, SHARED_LIMIT, UNMARKED, Face, Marks, Notice, Plan
 from .saved_values import Saved
 
 # The visual vocabulary, in one place: draw_graph's docstring, the index
@@ -54,10 +39,6 @@ CUT_COLOUR = "#b71c1c"
 NOTE_COLOUR = "#0d47a1"
 CUT_FILL = "#ffebee"
 TEXT_COLOUR = "#000000"
-# A leaf's second line: PyTorch makes its AccumulateGrad node when the leaf is
-# first used in an operation; a leaf of notebook 07's engine has no such node.
-LEAF_LINES = {"torch": "AccumulateGrad", "unused": "no autograd node yet", "scratch": "leaf Value",
-              "input": "graph input"}
 SHARED_TEXT = (f"A leaf used more than {SHARED_LIMIT} times (a weight shared by every step of a loop), or an "
                f"operation with more than {FAN_LIMIT} uses or inputs (the unbind that hands each step its input, "
                "the stack that gathers each step's output), is drawn once beside each of them, with a double "
@@ -97,107 +78,66 @@ HEADER = (
 )
 
 
-def to_dot(graph: Graph, constants: bool = True, highlight: Collection[str] = frozenset(),
-           notes: Mapping[str, str] | None = None, scratch: bool = False) -> str:
-    """DOT source for the graph; `highlight` is a set of node ids. The
-    colours are `LEGEND`'s (see `legend_text`); `scratch`: the graph is of
-    notebook 07's engine (its leaves have no AccumulateGrad node)."""
-    nodes, edges = visible(graph, constants)
-    shared, gathered = fans(nodes, edges)
-    ends = list(edge_ends(edges, {n.id: n.kind for n in nodes}, shared, gathered))
-    lines = [*HEADER, *settings(len(nodes), ((src, dst) for src, dst, _ in ends))]
-    lines += _dot_nodes(nodes, (shared, gathered), highlight, notes or {}, set(graph.cut), scratch,
-                        whole=not graph.omitted, counted=graph.counted, graph_inputs=set(graph.inputs))
-    ops = {n.id for n in nodes if n.kind in ("op", "group")}
-    lines += [f"  {src} -> {dst}{_dot_edge(e, e.src in ops and e.dst in ops)};" for src, dst, e in ends]
+def to_dot(plan: Plan) -> str:
+    """DOT source for the plan of a drawing. The colours are `LEGEND`'s (see
+    `legend_text`)."""
+    lines = [*HEADER, *plan.settings, *_dot_nodes(plan)]
+    lines += [f"  {src} -> {dst}{_dot_edge(e.output_nr, chain)};" for src, dst, e, chain in plan.wires]
     # notes, not wired to any node: edges from one note to many nodes make dot slow
-    if graph.omitted:
-        lines.append(_dot_note("cut", _lines(cut_notice(graph))))
-    if graph.rolled_out:
-        lines.append(_dot_note("rolled_out", _lines(rolled_out_notice(graph))))
-    if NO_REPEATS in graph.rolled:
-        lines.append(_dot_note("no_repeats", NO_REPEATS_TEXT.replace(": ", ":\\n", 1).replace(", so", ",\\nso", 1)))
+    lines += [_dot_note(notice) for notice in plan.notices]
     lines.append("}")
     return "\n".join(lines) + "\n"
 
 
-def _dot_note(dot_id: str, text: str) -> str:
-    return f'  {dot_id} [shape=note, style=filled, fillcolor="{CUT_FILL}", fontcolor="{CUT_COLOUR}", label="{text}"];'
+def _dot_note(notice: Notice) -> str:
+    text = notice.note.replace("\n", "\\n")        # its line breaks, as DOT writes them
+    return (f'  {notice.name} [shape=note, style=filled, fillcolor="{CUT_FILL}", fontcolor="{CUT_COLOUR}", '
+            f'label="{text}"];')
 
 
-def _lines(notice: str) -> str:
-    """The cut notice on three short lines, so it does not widen the drawing."""
-    return notice.replace(": ", ":\\n", 1).replace(", nearest", ",\\nnearest", 1)
-
-
-def _dot_nodes(nodes: Sequence[Node], fanned: tuple[Mapping[str, int], Mapping[str, int]],
-               highlight: Collection[str], notes: Mapping[str, str], cut: Collection[str], scratch: bool = False,
-               whole: bool = True, counted: bool = True, graph_inputs: Collection[str] = ()) -> list[str]:
-    """One DOT node per graph node, and the copies of a node drawn once per
-    use or per input (`layout.py`): a shared leaf only as copies; any other
-    node as itself (with its saved values and marks), then its copies.
-    `whole`: nothing was cut, so every use is drawn; `counted`: a leaf's
-    uses were all counted (`Graph.counted`), else they are a lower bound."""
-    shared, gathered = fanned
+def _dot_nodes(plan: Plan) -> list[str]:
+    """One DOT node per node shown, and the copies of a node drawn once per
+    use or per input: a shared leaf only as copies; any other node as
+    itself (with its saved values and marks), then its copies. A node
+    without marks is drawn as every other node of its face, whose line but
+    for the DOT name is made once."""
+    faces = [_dot_node("", face).removeprefix("  ") for face in plan.faces]
     lines = []
-    alike: dict[tuple[str, str, str, int, str], str] = {}
-    for node in nodes:
-        lit, note, lost = node.id in highlight, notes.get(node.id, ""), node.id in cut
-        leaf = LEAF_LINES["input" if node.id in graph_inputs else "scratch" if scratch else
-                          "torch" if node.uses else "unused"]
-        uses, inputs = shared.get(node.id, 0), gathered.get(node.id, 0)
-        if not (lit or note or lost or uses or inputs):
-            # its line but for the DOT name is that of every such node of the same kind, label, detail
-            # and saved values (a loop's: nearly all), made once; keyed by the saved tuple's identity
-            key = (node.kind, node.label, node.detail, id(node.saved), leaf)
-            rest = alike.get(key)
-            if rest is None:
-                rest = alike[key] = _dot_node("", node, lit, "", note, lost, leaf).removeprefix("  ")
-            lines.append(f"  {node.id}{rest}")
+    for node, face in zip(plan.nodes, plan.face_of, strict=True):
+        marks = plan.marks.get(node.id)
+        if marks is None:
+            lines.append(f"  {node.id}{faces[face]}")
             continue
-        label = "; ".join(([_shared_line(node, uses, whole, counted)] if uses else []) +
-                          ([f"one node: {inputs:,} inputs"] if inputs else []))
-        if node.kind != "leaf" or not uses:
-            lines.append(_dot_node(node.id, node, lit, label, note, lost, leaf))
-        copies = (use_copies(node, uses) if uses else []) + (input_copies(node, inputs) if inputs else [])
-        if copies:
-            plain = replace(node, saved=()) if node.kind != "leaf" else node
-            lines += [_dot_node(name, plain, lit, label, note, leaf=leaf) for name in copies]
+        copies = plan.copies.get(node.id)
+        if copies is None or copies.itself:
+            lines.append(_dot_node(node.id, plan.faces[face], marks))
+        if copies is not None:          # alike but for the name (a loop's weight: one per step)
+            rest = _dot_node("", plan.faces[copies.face], copies.marks).removeprefix("  ")
+            lines += [f"  {name}{rest}" for name in copies.names]
     return lines
 
 
-def _shared_line(node: Node, drawn: int, whole: bool, counted: bool = True) -> str:
-    """"shared: N uses" (", K drawn" when fewer are drawn; "at least N" when
-    the walk stopped counting); an operation's uses are known only when
-    nothing was cut, else counted as drawn."""
-    if node.kind == "leaf":
-        least = "" if counted else "at least "
-        return f"shared: {least}{node.uses:,} uses" + (f", {drawn} drawn" if drawn < node.uses else "")
-    return f"shared: {drawn:,} uses" + ("" if whole else " drawn")
-
-
-def _dot_node(dot_id: str, node: Node, lit: bool, shared: str = "", note: str = "", lost: bool = False,
-              leaf: str = LEAF_LINES["torch"]) -> str:
-    fill = LEGEND["highlight" if lit else node.kind][0]
-    rows = [f'<FONT POINT-SIZE="11">{escape(node.label)}</FONT>' if node.kind == "op" else escape(node.label)]
-    if node.detail:
-        rows.append(f'<FONT POINT-SIZE="8">{escape(node.detail)}</FONT>')
-    if node.kind == "leaf":
-        rows.append(f'<FONT POINT-SIZE="8">{leaf}</FONT>')
-    if shared:
-        rows.append(f'<FONT POINT-SIZE="8"><I>{shared}</I></FONT>')
-    saved = shown_saved(node)
-    rows += [_saved_row(s) for s in saved[:MAX_SAVED_ROWS]]
-    if len(saved) > MAX_SAVED_ROWS:
-        rows.append(f'<FONT POINT-SIZE="8" COLOR="{SAVED_COLOUR}">… {len(saved) - MAX_SAVED_ROWS} more saved</FONT>')
-    if lost:
+def _dot_node(dot_id: str, face: Face, marks: Marks = UNMARKED) -> str:
+    fill = LEGEND["highlight" if marks.lit else face.kind][0]
+    rows = [f'<FONT POINT-SIZE="11">{escape(face.label)}</FONT>' if face.kind == "op" else escape(face.label)]
+    if face.detail:
+        rows.append(f'<FONT POINT-SIZE="8">{escape(face.detail)}</FONT>')
+    if face.kind == "leaf":
+        rows.append(f'<FONT POINT-SIZE="8">{face.leaf}</FONT>')
+    if marks.fan:
+        rows.append(f'<FONT POINT-SIZE="8"><I>{marks.fan}</I></FONT>')
+    rows += [_saved_row(s) for s in face.saved[:MAX_SAVED_ROWS]]
+    more = len(face.saved) - MAX_SAVED_ROWS
+    if more > 0:
+        rows.append(f'<FONT POINT-SIZE="8" COLOR="{SAVED_COLOUR}">… {more} more saved</FONT>')
+    if marks.cut:
         rows.append(f'<FONT POINT-SIZE="8" COLOR="{CUT_COLOUR}">{CUT_MARK}</FONT>')
-    if note:
-        rows.append(f'<FONT POINT-SIZE="9" COLOR="{NOTE_COLOUR}">{escape(note)}</FONT>')
-    extra = ', shape=ellipse, style=filled' if node.kind == "const" else ""
-    extra += ', style="dashed,rounded,filled"' if any(s.freed for s in node.saved) else ""
-    extra += ", penwidth=2" if lit else ""
-    extra += ", peripheries=2" if shared else ""
+    if marks.note:
+        rows.append(f'<FONT POINT-SIZE="9" COLOR="{NOTE_COLOUR}">{escape(marks.note)}</FONT>')
+    extra = ', shape=ellipse, style=filled' if face.kind == "const" else ""
+    extra += ', style="dashed,rounded,filled"' if face.freed else ""
+    extra += ", penwidth=2" if marks.lit else ""
+    extra += ", peripheries=2" if marks.fan else ""
     return f'  {dot_id} [label=<{"<BR/>".join(rows)}>, fillcolor="{fill}"{extra}];'
 
 
@@ -207,7 +147,7 @@ def _saved_row(value: Saved) -> str:
     return f'<FONT POINT-SIZE="8" COLOR="{SAVED_COLOUR}">{escape(value.name)}: {escape(value.text)}</FONT>'
 
 
-def _dot_edge(edge: Edge, chain: bool = False) -> str:
-    attributes = [f'label=" out {edge.output_nr}", fontsize=8'] if edge.output_nr else []
+def _dot_edge(output_nr: int, chain: bool) -> str:
+    attributes = [f'label=" out {output_nr}", fontsize=8'] if output_nr else []
     attributes += [f"weight={CHAIN_WEIGHT}"] if chain else []
     return f" [{', '.join(attributes)}]" if attributes else ""

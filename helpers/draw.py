@@ -2,10 +2,10 @@
 `Figure`: a caption over a drawing, what a widget view returns.
 
 Floor: draw, the top of the drawing path, which it runs down once: the
-graph floor traces (`graph.py`, `roll.py`, `from_scratch.py`), the two forms
-write DOT (`dot.py`) and text (`text_form.py`) from what `layout.py` says is
-drawn, and `svg.py` runs Graphviz. It may import any floor below it; no
-drawing module imports it.
+graph floor traces (`graph.py`, `roll.py`, `from_scratch.py`), `plan.py`
+decides what is shown, the two forms format that plan as DOT (`dot.py`) and
+text (`text_form.py`), and `svg.py` runs Graphviz. It may import any floor
+below it; no drawing module imports it.
 """
 
 from __future__ import annotations
@@ -15,14 +15,26 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from html import escape
 
-from .arguments import MAX_NODES, Params, Root, check_flag, check_max_nodes, check_walked, learner_facing, wrong
+from .arguments import (
+    MAX_NODES,
+    Params,
+    Root,
+    ScratchValue,
+    check_flag,
+    check_walked,
+    is_scratch_value,
+    learner_facing,
+    wrong,
+)
 from .dot import legend_text, to_dot
-from .from_scratch import ScratchValue, is_scratch_value, trace_scratch
-from .graph import Graph, as_number, trace_graph
+from .from_scratch import trace_scratch
+from .graph import Graph, trace_graph
 from .node_arguments import check_highlight, check_notes
-from .roll import roll as roll_up
+from .plan import plan_of
+from .roll import trace_rolled
 from .svg import SMALLER, DotUnavailable, to_svg
 from .text_form import to_text
+from .walk import collector_paused
 
 # What draw_graph draws: tensors or grad_fn nodes (one or a sequence), a Graph,
 # or a value of notebook 07's from-scratch engine.
@@ -85,11 +97,11 @@ class Drawing:
     .svg()  the SVG text; raises DotUnavailable with advice
     """
 
-    def __init__(self, graph: Graph, source: str, text: str, constants: bool = True, advice: str = SMALLER) -> None:
+    def __init__(self, graph: Graph, source: str, text: str, shown: int | None = None, advice: str = SMALLER) -> None:
         self.graph = graph
         self.source = source
         self.text = text
-        self._constants = constants     # whether the drawing shows constants: which nodes it counts
+        self._shown = len(graph.nodes) if shown is None else shown    # the nodes drawn, as the text form counts them
         self._advice = advice           # what to do when the graph is too big to lay out
 
     def __str__(self) -> str:
@@ -103,7 +115,7 @@ class Drawing:
 
     def _node_count(self) -> int:
         """The nodes drawn, as the text form counts them (a shared leaf drawn beside each use is one)."""
-        return sum(1 for n in self.graph.nodes if self._constants or n.kind != "const")
+        return self._shown
 
     def alternative(self) -> str:
         """The text a screen reader reads for the drawing: its text form on
@@ -200,20 +212,28 @@ def draw_graph(root: Drawable, params: Params | None = None, *,
     backward() walks them in reverse.
     """
     constants, roll = check_flag(constants, "constants"), check_flag(roll, "roll")
+    # The collector is paused for the whole drawing, which makes no cycles: a program that just
+    # built a long graph (100,000 live tensors) owes a full collection, which the drawing's first
+    # allocations would otherwise run (about 0.1 s at 100,000 steps, for a 300-node drawing).
+    # It still runs, at the program's next allocations after the drawing.
+    with collector_paused():
+        graph, scratch = _traced(root, params, max_nodes, roll)
+        lit, notes = check_highlight(highlight, graph, constants), check_notes(notes, graph, constants)
+        plan = plan_of(graph, constants, lit, notes, scratch)
+        return Drawing(graph, to_dot(plan), to_text(plan), len(plan.nodes), _advice(root, graph, scratch))
+
+
+def _traced(root: Drawable, params: Params | None, max_nodes: int | None, roll: bool) -> tuple[Graph, bool]:
+    """(the graph draw_graph draws, whether it is of notebook 07's engine)."""
     if isinstance(root, Graph):
         check_walked("Graph", params, max_nodes, roll)
-        graph, scratch = root, False
-    elif is_scratch_value(root):    # a value of notebook 07's engine, not a tensor
+        return root, False
+    if is_scratch_value(root):    # a value of notebook 07's engine, not a tensor
         check_walked("scratch", params, max_nodes, roll)
-        graph, scratch = trace_scratch(root), True
-    elif roll:
-        graph, scratch = roll_up(trace_graph(root, params, saved=False), check_max_nodes(as_number(max_nodes))), False
-    else:
-        graph, scratch = trace_graph(root, params, max_nodes), False
-    lit = check_highlight(highlight, graph, constants)
-    notes = check_notes(notes, graph, constants)
-    return Drawing(graph, to_dot(graph, constants, lit, notes, scratch), to_text(graph, constants, lit, notes),
-                   constants, _advice(root, graph, scratch))
+        return trace_scratch(root), True
+    if roll:
+        return trace_rolled(root, params, max_nodes), False
+    return trace_graph(root, params, max_nodes), False
 
 
 def _advice(root: Drawable, graph: Graph, scratch: bool) -> str:

@@ -10,39 +10,18 @@ and optionally .label (a leaf's name), .requires_grad (False: a constant,
 drawn like PyTorch's None input) and .grad (shown by the step view).
 
 Floor: graph, beside `roll.py` and over `graph.py`, whose `Graph` it makes.
-It imports `graph.py` and `saved_values.py`; never `layout.py`, `dot.py`,
+It imports `graph.py` and `saved_values.py`; never `plan.py`, `dot.py`,
 `text_form.py` or `draw.py`.
 """
 
 from __future__ import annotations
 
 from collections import Counter, deque
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Protocol
+from collections.abc import Mapping
 
-if TYPE_CHECKING:                 # torch's dependency; read by the type checker only
-    from typing_extensions import TypeIs
-
+from .arguments import ScratchValue as ScratchValue  # the protocol above, with the other arguments' types
 from .graph import Edge, Graph, Node
 from .saved_values import MAX_LABEL, one_line
-
-
-class ScratchValue(Protocol):
-    """What the walk reads of a value (the protocol above)."""
-
-    @property
-    def inputs(self) -> Sequence[ScratchValue]: ...
-
-    @property
-    def op(self) -> str: ...
-
-    @property
-    def data(self) -> float: ...
-
-
-def is_scratch_value(obj: object) -> TypeIs[ScratchValue]:
-    """Whether `obj` follows the protocol above (and is not a tensor)."""
-    return hasattr(obj, "inputs") and hasattr(obj, "op") and hasattr(obj, "data")
 
 
 def trace_scratch(root: ScratchValue) -> Graph:

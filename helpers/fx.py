@@ -23,9 +23,9 @@ import torch
 import torch.fx
 
 from .arguments import MAX_NODES, check_flag, check_max_nodes, learner_facing, wrong
-from .dot import LEAF_LINES
 from .draw import Drawing, draw_graph
 from .graph import Edge, Graph, Node, as_number
+from .plan import LEAF_LINES
 from .roll import cut_rolled
 from .roll import roll as roll_up
 from .saved_values import MAX_LABEL, one_line, shape_text

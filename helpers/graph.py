@@ -5,17 +5,16 @@ text. The walk itself (breadth-first, no recursion) is in `walk.py`; nodes are
 numbered `n0, n1, ...` in walk order, the same in every process for the same
 computation.
 
-Floor: graph, under `draw.py` and `layout.py`, over `walk.py`. It imports
+Floor: graph, under `draw.py` and `plan.py`, over `walk.py`. It imports
 `walk.py`, `arguments.py` and `saved_values.py`; never a floor above it
-(`roll.py`, `from_scratch.py`, `layout.py`, `dot.py`, `text_form.py`, `draw.py`).
+(`roll.py`, `from_scratch.py`, `plan.py`, `dot.py`, `text_form.py`, `draw.py`).
 """
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
-from graphlib import TopologicalSorter
 from operator import itemgetter
-from typing import Literal, NamedTuple, TypeAlias
+from typing import Literal, NamedTuple, TypeAlias, TypeVar
 
 import torch
 from torch.autograd.graph import Node as AutogradNode
@@ -25,6 +24,7 @@ from .saved_values import MAX_LABEL, Saved, SavedReader, one_line, shape_text
 from .walk import Item, Link, collector_paused, leaf_variable, no_torch_function, walk, walk_for
 
 NodeKind: TypeAlias = Literal["output", "op", "leaf", "const", "group"]
+H = TypeVar("H")
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +72,7 @@ class Graph:
     """The walked graph. `omitted` counts nodes left out by `max_nodes`;
     `cut` lists the kept nodes that have inputs among them; `rolled` has an
     entry per group of repeated steps (roll.py). `counted` is False when the
-    graph was too big to walk whole for a cut (`walk.counted`): then `omitted`, and a leaf's `uses`, count only the
+    graph was too big to walk whole for a cut (`walk.count_limit`): then `omitted`, and a leaf's `uses`, count only the
     nodes the walk met, and are lower bounds. `inputs` names the leaves that are an FX graph's inputs (`fx.py`),
     drawn as graph inputs rather than leaves with an AccumulateGrad node.
     `rolled_out` lists the groups of repeated steps a cut left out (roll.py),
@@ -98,11 +98,13 @@ class Graph:
     def depth(self) -> int:
         """The most operations on any path from a leaf to an output."""
         ops = {n.id for n in self.nodes if n.kind == "op"}
-        inputs: dict[str, set[str]] = {n.id: set() for n in self.nodes}
+        users: dict[str, list[str]] = {n.id: [] for n in self.nodes}
+        inputs: dict[str, list[str]] = {n.id: [] for n in self.nodes}
         for edge in self.edges:
-            inputs[edge.dst].add(edge.src)
+            users[edge.src].append(edge.dst)
+            inputs[edge.dst].append(edge.src)
         best: dict[str, int] = {}
-        for node_id in TopologicalSorter(inputs).static_order():   # inputs come first
+        for node_id in inputs_first(users):
             best[node_id] = (node_id in ops) + max((best[i] for i in inputs[node_id]), default=0)
         return max(best.values(), default=0)
 
@@ -112,6 +114,25 @@ class Graph:
         this order, as the engine requires."""
         position = {node_id: i for i, node_id in enumerate(order)}
         return all(position[e.dst] < position[e.src] for e in self.edges if e.src in position and e.dst in position)
+
+
+def inputs_first(users: Mapping[H, Sequence[H]]) -> list[H]:
+    """The nodes of `users` (node -> the nodes that use it, every one a key
+    too) in an order where each comes after all its inputs: Kahn's
+    algorithm, first in first out, from the nodes without inputs in
+    `users`' order. Nodes on a cycle are left out. Plain dicts and lists:
+    graphlib's TopologicalSorter took 2 to 3 s at 200,000 nodes."""
+    waiting = dict.fromkeys(users, 0)
+    for used_by in users.values():
+        for user in used_by:
+            waiting[user] += 1
+    ready = [node for node, count in waiting.items() if not count]
+    for node in ready:                      # grows as it goes
+        for user in users[node]:
+            waiting[user] -= 1
+            if not waiting[user]:
+                ready.append(user)
+    return ready
 
 
 def as_number(value: object) -> object:

@@ -1,14 +1,14 @@
-"""What is drawn of a `Graph`, read by both of its forms (the DOT source,
-`dot.py`, and the text form, `text_form.py`): the visible nodes and edges,
-the saved values a drawing lists, the cut notice, and what keeps `dot`'s
-layout of a drawing of at most `max_nodes` nodes under a second: which
-nodes are drawn more than once (and the DOT names of the copies), and how
-much work `dot` may spend on the layout.
+"""What a drawing of a `Graph` shows, decided once (`plan_of`) for both of
+its forms, which only format the `Plan`: the DOT source (`dot.py`) and the
+text form (`text_form.py`). The plan holds the nodes shown, each with the
+rows it shows (its `Face`: nodes drawn alike share one) and its marks
+(highlight, note, cut, copies); the wires with their DOT ends; every
+sentence the drawing says (the counts, the notices); and `dot`'s settings.
 
-Floor: layout, under `draw.py` and the two forms (`dot.py`, `text_form.py`),
-over the graph floor. It imports `graph.py` (the Graph's types) and
-`saved_values.py`; never a floor above it (`dot.py`, `text_form.py`,
-`draw.py`), nor `svg.py`.
+Floor: plan, under `draw.py` and the two forms (`dot.py`, `text_form.py`),
+over the graph floor. It imports `graph.py` (the Graph's types and the
+inputs-first order), `roll.py` (the no-repeats notice) and `saved_values.py`;
+never a floor above it (`dot.py`, `text_form.py`, `draw.py`), nor `svg.py`.
 
 One node wired to every step of a long loop (the weight every step uses,
 the unbind that hands each step its input, the stack that gathers every
@@ -16,8 +16,8 @@ step's output) makes edges that span the whole drawing, and `dot` then
 takes seconds to minutes (an RNN over `emb(tokens).unbind(0)`: 11.6 s at
 199 nodes; two stacked `nn.RNN` layers: 77 s). Drawn once beside each use,
 or once beside each input, it lays out in a tenth of a second. Every copy
-says it is the same node (dot.py gives it a double border and a line);
-the text form keeps each node once, with its true edges.
+says it is the same node (a double border and a line); the text form
+keeps each node once, with its true edges.
 
 What remains is bounded by `dot`'s own settings (`settings`): above
 BOUNDED_LAYOUT nodes, fewer network-simplex and crossing rounds; above
@@ -30,13 +30,20 @@ its x-coordinate rounds grow with those (300 nodes, 7,800 crossed ranks:
 """
 
 from collections import Counter
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TypeAlias
 
-from .graph import Edge, Graph, Node
+from .graph import Edge, Graph, Node, inputs_first
+from .roll import NO_REPEATS, NO_REPEATS_TEXT
 from .saved_values import Saved
 
 # The mark on a node whose inputs were cut, in both forms.
 CUT_MARK = "[inputs not drawn]"
+# A leaf's second line: PyTorch makes its AccumulateGrad node when the leaf is
+# first used in an operation; a leaf of notebook 07's engine has no such node.
+LEAF_LINES = {"torch": "AccumulateGrad", "unused": "no autograd node yet", "scratch": "leaf Value",
+              "input": "graph input"}
 BOUNDED_LAYOUT = 100
 BOUNDED = '  graph [nslimit=2, nslimit1=2, mclimit=0.3];'
 QUICK_LAYOUT = 200
@@ -54,11 +61,105 @@ FAN_LIMIT = 8
 NEAR = ("leaf", "const")
 
 
-def visible(graph: Graph, constants: bool = True) -> tuple[list[Node], list[Edge]]:
-    """The nodes and edges to draw: constants left out unless asked for."""
-    shown = [n for n in graph.nodes if constants or n.kind != "const"]
-    ids = {n.id for n in shown}
-    return shown, [e for e in graph.edges if e.src in ids and e.dst in ids]
+@dataclass(frozen=True, slots=True)
+class Face:
+    """What every node drawn alike shows (a loop's: nearly all share one):
+    kind, label, detail, a leaf's second line, the saved values listed
+    (`shown_saved`), and whether any saved value was freed (a dashed box)."""
+
+    kind: str
+    label: str
+    detail: str
+    leaf: str
+    saved: tuple[Saved, ...]
+    freed: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Marks:
+    """What a node shows beyond its face: highlighted, its note (None: none
+    asked), inputs cut, and the line of a node drawn beside each use or input."""
+
+    lit: bool = False
+    note: str | None = None
+    cut: bool = False
+    fan: str = ""
+
+
+UNMARKED = Marks()
+
+
+@dataclass(frozen=True, slots=True)
+class Copies:
+    """A node drawn beside each use or input: the DOT names of its copies,
+    their face (an operation's copy lists no saved values) and marks (never
+    cut), and whether the node is drawn itself too (a shared leaf is not)."""
+
+    names: tuple[str, ...]
+    face: int
+    marks: Marks
+    itself: bool
+
+
+@dataclass(frozen=True)
+class Notice:
+    """A sentence the drawing says apart from its nodes: `text` in the text
+    form, `note` (on short lines) in the DOT note box named `name`."""
+
+    name: str
+    text: str
+    note: str
+
+
+# A wire: (DOT source, DOT destination, the edge, whether it joins two operations).
+Wire: TypeAlias = tuple[str, str, Edge, bool]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What is shown: the nodes in walk order, each with its face (an index
+    into `faces`), the marks and copies of those that have any, the wires,
+    the counts ("5 nodes, 4 edges"), the notices and dot's settings."""
+
+    nodes: Sequence[Node]
+    faces: Sequence[Face]
+    face_of: Sequence[int]
+    marks: Mapping[str, Marks]
+    copies: Mapping[str, Copies]
+    wires: Sequence[Wire]
+    counts: str
+    notices: Sequence[Notice]
+    settings: Sequence[str]
+
+
+@dataclass
+class _Fan:
+    """While the wires are made: a node's uses and inputs from operations
+    drawn (0: not fanned that way), and its copies' DOT names so far."""
+
+    uses: int = 0
+    inputs: int = 0
+    use_copies: list[str] = field(default_factory=list)
+    input_copies: list[str] = field(default_factory=list)
+
+
+def plan_of(graph: Graph, constants: bool = True, highlight: Collection[str] = frozenset(),
+            notes: Mapping[str, str] | None = None, scratch: bool = False) -> Plan:
+    """The plan of a drawing of `graph`: constants shown or not, node ids
+    highlighted, notes by node id; `scratch`: the graph is of notebook 07's
+    engine (its leaves have no AccumulateGrad node)."""
+    nodes = [n for n in graph.nodes if constants or n.kind != "const"]
+    kinds = {n.id: n.kind for n in nodes}
+    edges = [e for e in graph.edges if e.src in kinds and e.dst in kinds]
+    wires, fans = _wires(edges, kinds)
+    faces: list[Face] = []
+    face_of = _faces(nodes, graph, scratch, faces)
+    cut = set(graph.cut)          # a set: one membership test per node (40k cut nodes: 18 s -> 0.1 s)
+    notes, marked = notes or {}, {*highlight, *(notes or {}), *cut}
+    marks = {n.id: Marks(n.id in highlight, notes.get(n.id), n.id in cut) for n in nodes if n.id in marked}
+    copies = _copies(graph, fans, marks, (nodes, faces, face_of))
+    counts = f"{counted(len(nodes), 'node')}, {counted(len(edges), 'edge')}"
+    return Plan(nodes, faces, face_of, marks, copies, wires, counts, _notices(graph), _settings(len(nodes), wires))
 
 
 def shown_saved(node: Node) -> list[Saved]:
@@ -67,113 +168,144 @@ def shown_saved(node: Node) -> list[Saved]:
     return [s for s in node.saved if "_sym_" not in s.name]
 
 
+def _faces(nodes: Sequence[Node], graph: Graph, scratch: bool, faces: list[Face]) -> list[int]:
+    """Each node's face, as an index into `faces`, which it fills. The one
+    memo of a drawing, keyed by the saved tuple's identity (equal ones are
+    mostly one object, `saved_values.SavedReader`; the graph holds each)."""
+    inputs, used = set(graph.inputs), LEAF_LINES["scratch" if scratch else "torch"]
+    unused = used if scratch else LEAF_LINES["unused"]
+    known: dict[tuple[str, str, str, int, str], int] = {}
+    face_of: list[int] = []
+    for node in nodes:
+        leaf = "" if node.kind != "leaf" else LEAF_LINES["input"] if node.id in inputs else \
+            used if node.uses else unused
+        key = (node.kind, node.label, node.detail, id(node.saved), leaf)
+        number = known.get(key)
+        if number is None:
+            number = known[key] = len(faces)
+            faces.append(Face(node.kind, node.label, node.detail, leaf, tuple(shown_saved(node)),
+                              any(s.freed for s in node.saved)))
+        face_of.append(number)
+    return face_of
+
+
+def _wires(edges: Sequence[Edge], kinds: Mapping[str, str]) -> tuple[list[Wire], dict[str, _Fan]]:
+    """(the wires, the fanned nodes by id). A leaf with more than
+    SHARED_LIMIT uses, or another node with more than FAN_LIMIT, is drawn
+    beside each use: each use of a leaf comes from a copy of its own, an
+    operation's from its second use on. A node with more than FAN_LIMIT
+    inputs from operations is drawn beside each: from the second on, each
+    goes into a copy of its own. Copies are named here only, as their wires
+    come: `id_1`, `id_2`, ... for uses, `id_in2`, `id_in3`, ... for inputs."""
+    uses = Counter(e.src for e in edges)
+    inputs = Counter(e.dst for e in edges if kinds[e.src] not in NEAR)
+    fans = {n: _Fan(uses=k) for n, k in uses.items() if k > (SHARED_LIMIT if kinds[n] == "leaf" else FAN_LIMIT)}
+    for n, k in inputs.items():
+        if k > FAN_LIMIT:
+            fans.setdefault(n, _Fan()).inputs = k
+    drawn_uses: Counter[str] = Counter()
+    drawn_inputs: Counter[str] = Counter()
+    ops = {n for n, kind in kinds.items() if kind in ("op", "group")}
+    wires: list[Wire] = []
+    for e in edges:
+        src, dst = e.src, e.dst
+        if src in fans and fans[src].uses:
+            drawn_uses[src] += 1
+            if drawn_uses[src] > 1 or kinds[src] == "leaf":
+                src = f"{src}_{drawn_uses[src]}"
+                fans[e.src].use_copies.append(src)
+        if dst in fans and fans[dst].inputs and kinds[e.src] not in NEAR:
+            drawn_inputs[dst] += 1
+            if drawn_inputs[dst] > 1:
+                dst = f"{dst}_in{drawn_inputs[dst]}"
+                fans[e.dst].input_copies.append(dst)
+        wires.append((src, dst, e, e.src in ops and e.dst in ops))
+    return wires, fans
+
+
+def _copies(graph: Graph, fans: Mapping[str, _Fan], marks: dict[str, Marks],
+            shown: tuple[Sequence[Node], list[Face], Sequence[int]]) -> dict[str, Copies]:
+    """The copies of each fanned node; its marks (in `marks`) get its fan line."""
+    nodes, faces, face_of = shown
+    copies = {}
+    for node, face in zip(nodes, face_of, strict=True):
+        fan = fans.get(node.id)
+        if fan is None:
+            continue
+        mark = marks[node.id] = replace(marks.get(node.id, UNMARKED), fan=_fan_line(node, fan, graph))
+        if node.kind != "leaf" and (faces[face].saved or faces[face].freed):    # a copy lists no saved values
+            faces.append(replace(faces[face], saved=(), freed=False))
+            face = len(faces) - 1
+        copies[node.id] = Copies((*fan.use_copies, *fan.input_copies), face, replace(mark, cut=False),
+                                 node.kind != "leaf" or not fan.uses)
+    return copies
+
+
+def _fan_line(node: Node, fan: _Fan, graph: Graph) -> str:
+    """"shared: N uses" (", K drawn" when fewer are drawn; "at least N" when
+    the walk stopped counting, `Graph.counted`; an operation's uses are
+    known only when nothing was cut, else counted as drawn), "one node: N
+    inputs", or both."""
+    lines = []
+    if fan.uses and node.kind == "leaf":
+        least = "" if graph.counted else "at least "
+        lines.append(f"shared: {least}{node.uses:,} uses" + (f", {fan.uses} drawn" if fan.uses < node.uses else ""))
+    elif fan.uses:
+        lines.append(f"shared: {fan.uses:,} uses" + (" drawn" if graph.omitted else ""))
+    if fan.inputs:
+        lines.append(f"one node: {fan.inputs:,} inputs")
+    return "; ".join(lines)
+
+
 def counted(number: int, noun: str, plural: str = "") -> str:
     """`number` and `noun`, agreeing: "1 operation", "2 operations", "0
     operations" (`plural` where adding an s is wrong: "leaf", "leaves")."""
     return f"{number:,} {noun if number == 1 else plural or noun + 's'}"
 
 
-def cut_notice(graph: Graph) -> str:
-    """The line that says how much of the graph was left out (at least how
-    much, when the walk stopped counting: `Graph.counted` False)."""
-    if not graph.counted:
-        return (f"... at least {counted(graph.omitted, 'more node')} not drawn: {len(graph.nodes)} shown, "
-                f"nearest the output first (raise max_nodes to see more)")
-    total = len(graph.nodes) + graph.omitted
-    return (
-        f"... {counted(graph.omitted, 'more node')} not drawn: {len(graph.nodes):,} of {total:,} shown, "
-        f"nearest the output first (raise max_nodes to see more)"
-    )
+def _notices(graph: Graph) -> list[Notice]:
+    """What the drawing says of what it leaves out: the cut (at least how
+    much, when the walk stopped counting: `Graph.counted` False), the rolled
+    groups the cut left out, that nothing repeats (roll=True). In a note
+    box, on short lines: after the first ": ", before ", nearest" or ", so"."""
+    found = []
+    if graph.omitted:
+        shown = f"{len(graph.nodes)} shown" if not graph.counted else \
+            f"{len(graph.nodes):,} of {len(graph.nodes) + graph.omitted:,} shown"
+        text = (f"... {'' if graph.counted else 'at least '}{counted(graph.omitted, 'more node')} not drawn: "
+                f"{shown}, nearest the output first (raise max_nodes to see more)")
+        found.append(Notice("cut", text, text.replace(": ", ":\n", 1).replace(", nearest", ",\nnearest", 1)))
+    if graph.rolled_out:
+        text = (f"roll=True: the cut left out {counted(len(graph.rolled_out), 'rolled group')} "
+                f"({counted(sum(r.steps for r in graph.rolled_out), 'step')} folded): raise max_nodes to draw them")
+        found.append(Notice("rolled_out", text, text.replace(": ", ":\n", 1)))
+    if NO_REPEATS in graph.rolled:
+        text = NO_REPEATS_TEXT + ": the whole graph is drawn" + (", cut to max_nodes" if graph.omitted else "")
+        found.append(Notice("no_repeats", text, NO_REPEATS_TEXT.replace(": ", ":\n", 1).replace(", so", ",\nso", 1)))
+    return found
 
 
-def rolled_out_notice(graph: Graph) -> str:
-    """The line that says the cut left out groups of rolled steps ("" when
-    it left out none), so a rolled drawing is never silently unrolled-looking."""
-    if not graph.rolled_out:
-        return ""
-    steps = sum(r.steps for r in graph.rolled_out)
-    return (f"roll=True: the cut left out {counted(len(graph.rolled_out), 'rolled group')} "
-            f"({counted(steps, 'step')} folded): raise max_nodes to draw them")
-
-
-def fans(nodes: Sequence[Node], edges: Sequence[Edge]) -> tuple[dict[str, int], dict[str, int]]:
-    """(node id -> drawn uses, for nodes drawn once per use; node id ->
-    drawn inputs from other operations, for nodes drawn once per such
-    input). Leaves and constants sit right beside their use, so inputs from
-    them are not counted (the weights of a rolled loop's group stay with it)."""
-    kinds = {n.id: n.kind for n in nodes}
-    uses = Counter(e.src for e in edges)
-    inputs = Counter(e.dst for e in edges if kinds[e.src] not in NEAR)
-    shared = {n.id: uses[n.id] for n in nodes
-              if uses[n.id] > (SHARED_LIMIT if n.kind == "leaf" else FAN_LIMIT)}
-    gathered = {n.id: inputs[n.id] for n in nodes if inputs[n.id] > FAN_LIMIT}
-    return shared, gathered
-
-
-def use_copies(node: Node, uses: int) -> list[str]:
-    """The DOT names of a node drawn once per use, beyond the node itself:
-    all of a leaf's (`id_1`, `id_2`, ...); an operation's from `id_2` (its
-    first use is drawn from the node itself, which has its inputs)."""
-    return [f"{node.id}_{k}" for k in range(1 if node.kind == "leaf" else 2, uses + 1)]
-
-
-def input_copies(node: Node, inputs: int) -> list[str]:
-    """The DOT names of a node drawn once per input, beyond the node itself
-    (which takes its first input and all its uses): `id_in2`, `id_in3`, ..."""
-    return [f"{node.id}_in{k}" for k in range(2, inputs + 1)]
-
-
-def edge_ends(edges: Sequence[Edge], kinds: Mapping[str, str], shared: Collection[str],
-              gathered: Collection[str]) -> Iterator[tuple[str, str, Edge]]:
-    """(DOT source, DOT destination, edge) for every edge (`kinds`: node id
-    -> kind): each use of a shared node from its own copy, each input from
-    another operation into a gathering node's own copy, in the order
-    `use_copies` and `input_copies` name them."""
-    out_numbers: Counter[str] = Counter()
-    in_numbers: Counter[str] = Counter()
-    for e in edges:
-        src, dst = e.src, e.dst
-        if src in shared:
-            out_numbers[src] += 1
-            src = src if out_numbers[src] == 1 and kinds[src] != "leaf" else f"{src}_{out_numbers[src]}"
-        if dst in gathered and kinds[e.src] not in NEAR:
-            in_numbers[dst] += 1
-            dst = dst if in_numbers[dst] == 1 else f"{dst}_in{in_numbers[dst]}"
-        yield src, dst, e
-
-
-def settings(nodes: int, ends: Iterable[tuple[str, str]]) -> list[str]:
-    """The DOT lines that bound `dot`'s work on `nodes` nodes joined by
-    edges `ends` (DOT source, DOT destination)."""
+def _settings(nodes: int, wires: Sequence[Wire]) -> list[str]:
+    """The DOT lines that bound `dot`'s work on `nodes` nodes joined by `wires`."""
     # a drawing of at most BOUNDED_LAYOUT nodes crosses fewer (the corpus's densest: 2,121 at 100)
-    if nodes > BOUNDED_LAYOUT and crossed_ranks(ends) > CROSSED_LIMIT:
+    if nodes > BOUNDED_LAYOUT and crossed_ranks([(src, dst) for src, dst, _, _ in wires]) > CROSSED_LIMIT:
         return [FASTEST]
     return [QUICK] if nodes > QUICK_LAYOUT else [BOUNDED] if nodes > BOUNDED_LAYOUT else []
 
 
-def crossed_ranks(ends: Iterable[tuple[str, str]]) -> int:
+def crossed_ranks(ends: Sequence[tuple[str, str]]) -> int:
     """About how many virtual nodes dot's layout makes: ranks counted from
     the outputs (a node one rank above its highest use), and every edge
-    crossing the ranks between its ends."""
+    crossing the ranks between its ends (DOT source, DOT destination)."""
     consumers: dict[str, list[str]] = {}
-    inputs: dict[str, list[str]] = {}
-    pairs = list(ends)
-    for src, dst in pairs:
+    for src, dst in ends:
         consumers.setdefault(src, []).append(dst)
         consumers.setdefault(dst, [])
-        inputs.setdefault(dst, []).append(src)
-    # consumers first, by Kahn's algorithm in plain dicts (graphlib's TopologicalSorter: 2 to 3 s at 200,000 nodes)
-    waiting = {node: len(uses) for node, uses in consumers.items()}
-    ready = [node for node, count in waiting.items() if not count]
+    order = inputs_first(consumers)
+    if len(order) < len(consumers):
+        raise ValueError("crossed_ranks: the edges make a cycle")
     height: dict[str, int] = {}
-    while ready:
-        node = ready.pop()
+    for node in reversed(order):            # consumers first
         uses = consumers[node]
         height[node] = 1 + max(map(height.__getitem__, uses)) if uses else 0
-        for src in inputs.get(node, ()):
-            waiting[src] -= 1
-            if not waiting[src]:
-                ready.append(src)
-    if len(height) < len(consumers):
-        raise ValueError("crossed_ranks: the edges make a cycle")
-    return sum(height[src] - height[dst] - 1 for src, dst in pairs)
+    return sum(height[src] - height[dst] - 1 for src, dst in ends)

@@ -43,7 +43,7 @@ busy two-core machine, 1.9 to 2.4 s before these tables
 Floor: graph, beside `from_scratch.py` and over `graph.py`, whose `Graph` it
 rolls. It imports `graph.py`, `walk.py` (the collector pause), `arguments.py` and
 `saved_values.py`; never
-`layout.py`, `dot.py`, `text_form.py` or `draw.py`.
+`plan.py`, `dot.py`, `text_form.py` or `draw.py`.
 """
 
 from collections import Counter, deque
@@ -51,8 +51,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import TypeAlias
 
-from .arguments import check_max_nodes
-from .graph import Edge, Graph, Node, Rolled
+from .arguments import Params, Root, check_max_nodes
+from .graph import Edge, Graph, Node, Rolled, as_number, inputs_first, trace_graph
 from .saved_values import MAX_LABEL, one_line
 from .walk import collector_paused
 
@@ -71,6 +71,12 @@ PASSES = 3
 NO_REPEATS = Rolled("", 0, 0)
 NO_REPEATS_TEXT = (f"roll=True: no run of {MIN_REPEATS} or more identical steps of a loop was found, "
                    "so nothing is rolled")
+
+
+def trace_rolled(root: Root, params: Params | None = None, max_nodes: object = None) -> Graph:
+    """The graph behind `root` walked whole (saved values not read), rolled,
+    then cut to `max_nodes` nodes: what draw_graph(..., roll=True) draws."""
+    return roll(trace_graph(root, params, saved=False), check_max_nodes(as_number(max_nodes)))
 
 
 def roll(graph: Graph, max_nodes: int | None = None) -> Graph:
@@ -122,23 +128,15 @@ class _Tables:
         inputs. Nodes without inputs (leaves, constants) come first; the
         others in the walk's order reversed when that is such an order (a
         walk meets a node's users before it, but for a node also used nearer
-        the output), else in the order of Kahn's algorithm (graphlib's
-        TopologicalSorter took 2 s at 200,000 nodes)."""
+        the output), else in `graph.inputs_first`'s order."""
         inputs, count = self.inputs, len(self.inputs)
         if all(s > d or not inputs[s] for s, d in zip(self.src, self.dst, strict=True)):
             return [count - k if srcs else 0 for k, srcs in enumerate(inputs)]
-        waiting = [len(srcs) for srcs in inputs]
-        users: list[list[int]] = [[] for _ in range(count)]
+        users: dict[int, list[int]] = {k: [] for k in range(count)}
         for s, d in zip(self.src, self.dst, strict=True):
             users[s].append(d)
-        ready = [k for k in range(count) if not waiting[k]]
-        for node in ready:                  # grows as it goes
-            for user in users[node]:
-                waiting[user] -= 1
-                if not waiting[user]:
-                    ready.append(user)
         rank = [count] * count
-        for k, node in enumerate(ready):
+        for k, node in enumerate(inputs_first(users)):
             rank[node] = k
         return rank
 

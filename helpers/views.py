@@ -18,8 +18,8 @@ import torch
 from .arguments import wrong
 from .draw import Drawing, Figure, draw_graph, natural_width
 from .graph import autograd_nodes, node_label
-from .layout import counted as counted  # the lessons count their captions with it
 from .models import TanhRNNCell, run_sequence
+from .plan import counted as counted  # the lessons count their captions with it
 from .quiz import MultipleChoice, feedback
 from .svg import LAYOUT_LIMIT, DotUnavailable, node_count
 

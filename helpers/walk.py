@@ -232,20 +232,20 @@ class Walker:
 def walk_for(starts: Sequence[Start], limit: int | None) -> tuple[Walker, Sequence[int], bool]:
     """(walker, kept positions, more): the walk for a drawing of at most
     `limit` nodes (None: all). It keeps the nearest positions, then counts
-    the rest up to `counted(limit)` nodes; `more` is True when it stopped
+    the rest up to `count_limit(limit)` nodes; `more` is True when it stopped
     there, before the end of the graph."""
     walker = Walker(starts)
     if limit is None:
         walker.run()
         return walker, range(len(walker.items)), False
     kept = nearest(walker, limit)
-    more = walker.run(counted(limit))
+    more = walker.run(count_limit(limit))
     if more:
         hold_every_stepped(walker)
     return walker, kept, more
 
 
-def counted(limit: int) -> int:
+def count_limit(limit: int) -> int:
     """How many nodes a walk cut to `limit` counts before it stops: enough
     for exact totals on a lesson's graphs, bounded so a drawing of `limit`
     nodes costs about the same at any size of graph."""
@@ -300,7 +300,7 @@ def hold_every_stepped(walker: Walker) -> None:
     """A walk that stopped before the end of the graph leaves nodes it met
     but never stepped, whose inputs it did not count paths through: every
     node it stepped holds its inputs, as if HOLD_EVERY were 0 (such a walk
-    is bounded by `counted`, so this costs little)."""
+    is bounded by `count_limit`, so this costs little)."""
     if not walker.holding:
         return
     end = walker.queue[0] if walker.queue else len(walker.items)

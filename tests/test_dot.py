@@ -1,5 +1,5 @@
 """DOT and text forms: what a drawing says (through the text form and the
-named constants of dot.py, layout.py and text_form.py), and whole DOT sources against golden files
+named constants of dot.py, plan.py and text_form.py), and whole DOT sources against golden files
 (rewritten with `pytest --regen-golden`)."""
 
 import dataclasses
@@ -9,7 +9,7 @@ import torch
 
 from helpers import draw_graph, legend_html, trace_graph
 from helpers.dot import LEGEND, SAVED_TEXT, SHARED_TEXT, legend_text
-from helpers.layout import BOUNDED, CUT_MARK, FAN_LIMIT, FASTEST, QUICK, SHARED_LIMIT, crossed_ranks
+from helpers.plan import BOUNDED, CUT_MARK, FAN_LIMIT, FASTEST, QUICK, SHARED_LIMIT, crossed_ranks, plan_of
 from helpers.text_form import HIGHLIGHT_MARK, to_text
 from tools.testkit.shapes import SHAPES, widest_fan
 
@@ -244,5 +244,5 @@ def test_the_text_form_tests_cut_membership_in_a_set(note_example):
     graph = trace_graph(note_example[2])
     counted = dataclasses.replace(graph, cut=_CountedTuple(node.id for node in graph.nodes))
     _CountedTuple.tests = 0
-    text = to_text(counted)
+    text = to_text(plan_of(counted))
     assert _CountedTuple.tests == 0 and text.count(CUT_MARK) == len(graph.nodes)

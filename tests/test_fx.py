@@ -109,7 +109,7 @@ def test_a_drawn_fx_graph_lays_out():
 
 
 def test_an_input_used_more_than_the_shared_limit_is_a_graph_input_in_every_copy():
-    """An input drawn once per use (layout.use_copies) says "graph input" in each copy."""
+    """An input drawn once per use (plan.py) says "graph input" in each copy."""
     def five_uses(x):
         return x * 1 + x * 2 + x * 3 + x * 4 + x * 5
 

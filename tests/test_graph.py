@@ -17,7 +17,7 @@ from helpers import draw_graph, saved_values, trace_graph
 from helpers.arguments import roots_of
 from helpers.graph import Edge, Graph, Node, autograd_nodes
 from helpers.saved_values import MAX_LABEL, Saved
-from helpers.walk import Walker, counted, nearest, walk_for
+from helpers.walk import Walker, count_limit, nearest, walk_for
 from tools.bench.__main__ import rnn
 from tools.testkit.lessons import lesson_function
 from tools.testkit.real_models import Counted, subclass_graph
@@ -322,7 +322,7 @@ def _kept(walkers, walked):
 def test_a_drawing_of_max_nodes_walks_as_much_at_any_length(timings, monkeypatch):
     """Only what can be drawn is walked: h = tanh(W @ h) at T = 100,000
     (200,003 nodes) steps as many nodes as at T = 10,000 when it draws its
-    300 (counted(300) at most), so it costs about the same; the times are
+    300 (count_limit(300) at most), so it costs about the same; the times are
     printed as figures (a walk of the whole graph took 3 to 40 times as long)."""
     walkers = []
     monkeypatch.setattr(helpers.graph, "walk_for", lambda *a: _kept(walkers, walk_for(*a)))
@@ -333,7 +333,7 @@ def test_a_drawing_of_max_nodes_walks_as_much_at_any_length(timings, monkeypatch
         draw_graph(h, {"W": w})
         (walker,) = walkers                     # every node met and no longer queued was stepped
         counts.append(sum(isinstance(item, AutogradNode) for item in walker.items) - len(walker.queue))
-    assert counts[0] == counts[1] <= counted(300)
+    assert counts[0] == counts[1] <= count_limit(300)
     monkeypatch.undo()
     short, long = rnn(1_000), rnn(100_000)
     seconds = _median_seconds([lambda w=w, h=h: draw_graph(h, {"W": w}) for w, h in (short, long)])
@@ -342,11 +342,11 @@ def test_a_drawing_of_max_nodes_walks_as_much_at_any_length(timings, monkeypatch
 
 
 def test_a_graph_walked_in_part_says_at_least_how_many_more():
-    """Past counted(max_nodes) nodes the walk stops: its totals are lower
+    """Past count_limit(max_nodes) nodes the walk stops: its totals are lower
     bounds, and the cut notice says so; below that they are exact."""
     w, h = rnn(100_000)
     graph = trace_graph(h, {"W": w}, max_nodes=300)
-    assert (graph.counted, len(graph.nodes), graph.omitted) == (False, 300, counted(300) - 300)
+    assert (graph.counted, len(graph.nodes), graph.omitted) == (False, 300, count_limit(300) - 300)
     assert "at least 2,700 more nodes not drawn: 300 shown, nearest the output first" in str(draw_graph(h))
     assert "of 200,003" not in str(draw_graph(h))
     w, h = rnn(1_000)
@@ -507,7 +507,7 @@ def test_the_text_form_of_a_big_graph_is_its_lines_made_one_by_one():
     """Lines alike but for the id are made once; a node highlighted, cut,
     with a note, or with an id long enough to break its line, is made as
     any other, so the text is what joining each node's parts gives."""
-    from helpers.layout import CUT_MARK, shown_saved
+    from helpers.plan import CUT_MARK, plan_of, shown_saved
     from helpers.text_form import HIGHLIGHT_MARK, _bounded, to_text
 
     graph = trace_graph(_saved_corpus(), max_nodes=900)
@@ -523,7 +523,7 @@ def test_the_text_form_of_a_big_graph_is_its_lines_made_one_by_one():
         parts += ([HIGHLIGHT_MARK] if node.id in lit else []) + ([CUT_MARK] if node.id in graph.cut else [])
         parts += [f"# {notes[node.id]}"] if node.id in notes else []
         expected += _bounded(parts)
-    lines = to_text(graph, highlight=lit, notes=notes).splitlines()
+    lines = to_text(plan_of(graph, highlight=lit, notes=notes)).splitlines()
     assert lines[1:1 + len(expected)] == expected
     assert sum(HIGHLIGHT_MARK in line for line in lines) == 2
     assert sum(CUT_MARK in line for line in lines) == len(graph.cut) > 0

@@ -11,7 +11,7 @@ import torch
 from graph_check import unconnected
 
 from helpers import draw_graph
-from helpers.layout import FAN_LIMIT
+from helpers.plan import FAN_LIMIT
 from helpers.svg import LAYOUT_LIMIT, node_count
 from tools.testkit.shapes import LOOPS, MAX_NODES, SHAPES, measure, widest_fan
 

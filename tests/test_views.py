@@ -9,7 +9,6 @@ import torch
 
 from helpers import trace_graph
 from helpers.draw import Figure, natural_width
-from helpers.layout import CUT_MARK
 from helpers.lessons.nb01 import branch_view, loop_view, sequence_view, while_view
 from helpers.lessons.nb02 import step_view
 from helpers.lessons.nb05 import length_view
@@ -17,6 +16,7 @@ from helpers.lessons.nb07 import scratch_step_view
 from helpers.lessons.nb08 import freeze_view, mode_view
 from helpers.model_cache import as_built
 from helpers.models import TanhRNNCell, run_sequence
+from helpers.plan import CUT_MARK
 from helpers.quiz import UNANSWERED, MultipleChoice, Option
 from helpers.text_form import HIGHLIGHT_MARK
 from helpers.views import MIN_FOLDED, QUIZ_COLOURS, SEQUENCE_NODES, counted, quiz_view
