@@ -13,11 +13,12 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from learner import attached, chromium, kernel_of, new_learner
+from learner import api, attached, chromium, kernel_of, new_learner, wait_for_kernels
 
 from helpers.lessons import of
 from tools.build.run_notebooks import raises
 from tools.runtime.lab import lab_argv
+from tools.runtime.sessions import GONE_AFTER
 from tools.testkit import browser as lab_browser
 from tools.testkit.browser import serve, stop
 from tools.testkit.widget_cells import cell_index
@@ -82,3 +83,28 @@ def test_runs_01_and_redraws_a_widget(notebook7, timings):
         assert page.get_by_text("notified about official Jupyter news").count() == 0
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "notebook7-01-widget-changed.png"))
+
+
+def test_closing_a_notebooks_tab_ends_its_kernel_soon_after(notebook7):
+    """Notebook 7 shows one notebook per browser tab, and closing the tab asks
+    the server for nothing: the kernel (260-450 MB) used to wait for the
+    30-minute cull. Now the page going away leaves the kernel GONE_AFTER
+    seconds for a page to come back (a reload keeps it), then it ends."""
+    learner, info = notebook7
+    name = "03-retain-graph.ipynb"
+    with chromium() as browser:
+        page = browser.new_page(viewport=VIEWPORT)
+        page.goto(f"http://127.0.0.1:{info['port']}/notebooks/{name}?token={info['token']}")
+        page.locator(".jp-NotebookPanel .jp-CodeCell").first.wait_for(timeout=90_000)
+        kernel = kernel_of(info, name, attached, timeout=90)
+        page.reload()
+        page.locator(".jp-NotebookPanel .jp-CodeCell").first.wait_for(timeout=90_000)
+        kernel_of(info, name, lambda k: k["id"] == kernel["id"] and attached(k), timeout=90)
+        time.sleep(GONE_AFTER + 5)
+        assert kernel_of(info, name)["id"] == kernel["id"], "a reloaded page's kernel was ended"
+        closed = time.monotonic()
+        page.close()
+        wait_for_kernels(info, lambda kernels: kernel["id"] not in [k["id"] for k in kernels],
+                         timeout=GONE_AFTER + 30)
+        assert not [s for s in api(info, "/api/sessions") if s["path"] == name]
+        assert time.monotonic() - closed < GONE_AFTER + 30

@@ -75,3 +75,47 @@ def test_the_closing_pages_connection_counted_late_is_not_another_view():
         return others
 
     assert asyncio.run(closes_late()) == 0
+
+
+def test_a_kernel_whose_last_page_went_away_ends_unless_a_page_comes_back(tmp_path):
+    """OneViewLeft with the real kernel manager and a real kernel: told that
+    the kernel's last page went away (a Notebook 7 tab closed: PageLeaves),
+    it keeps the session while a page is connected again within gone_after
+    (a reload), and ends it, kernel and all, when none is."""
+    from jupyter_server.services.contents.manager import ContentsManager
+    from jupyter_server.services.kernels.kernelmanager import MappingKernelManager
+
+    async def run():
+        kernels = MappingKernelManager(root_dir=str(tmp_path))
+        manager = OneViewLeft(kernel_manager=kernels, contents_manager=ContentsManager(root_dir=str(tmp_path)),
+                              gone_after=0.5)
+        session = await manager.create_session(path="a.ipynb", type="notebook", kernel_name="python3")
+        kernel = session["kernel"]["id"]
+        pages = {kernel: 1}
+        manager.views = lambda kernel_id: pages.get(kernel_id, 0)
+        try:
+            manager.page_gone(kernel)                       # a reload: its page is back
+            await asyncio.sleep(1.5)
+            kept = [s["id"] for s in await manager.list_sessions()] == [session["id"]]
+            pages[kernel] = 0
+            manager.page_gone(kernel)                       # the tab closed
+            await asyncio.sleep(0.2)
+            still = kernel in kernels                       # within gone_after: kept for a page to come back
+            deadline = asyncio.get_running_loop().time() + 30
+            while kernel in kernels and asyncio.get_running_loop().time() < deadline:
+                await asyncio.sleep(0.2)
+            return kept, still, kernel in kernels, await manager.list_sessions()
+        finally:
+            if kernel in kernels:
+                await kernels.shutdown_kernel(kernel, now=True)
+
+    kept, still, running, sessions = asyncio.run(run())
+    assert kept and still, "a page that came back, or time still left, did not keep the session"
+    assert not running and sessions == [], "no page came back, yet the kernel still runs"
+
+
+def test_every_server_the_learner_meets_tells_of_pages_going_away():
+    from tools.runtime.lab import lab_argv, server_options
+
+    option = "--ServerApp.kernel_websocket_connection_class=tools.runtime.sessions.PageLeaves"
+    assert option in server_options() and option in lab_argv(app="notebook") and option in lab_argv()
