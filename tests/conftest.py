@@ -44,6 +44,8 @@ def pytest_addoption(parser):
     parser.addoption("--other-torch", action="store_true",
                      help="another torch than the pinned one runs the suite (tools/testkit/other_torch.py): "
                           "cells tagged torch-release-behaviour are run, not compared, and listed")
+    parser.addoption("--also", action="append", default=[], metavar="NODEID",
+                     help="a test of another layer to run with this one (make test-torch: the CUDA build's own)")
     parser.addoption("--layers", choices=LAYERS, default="all",
                      help="test: what make test runs; integration: what it leaves out (make test-integration); "
                           "quick: make test without the notebook executions (make quick); all (default): everything")
@@ -72,7 +74,9 @@ def pytest_ignore_collect(collection_path, config):
     """Test files the layers leave out are not even imported (this hook sees tests/ only:
     notebooks are left out by pytest_collection_modifyitems)."""
     if collection_path.name.startswith("test_") and collection_path.suffix == ".py":
-        return None if selected(collection_path, config.getoption("--layers")) else True
+        also = {node.split("::")[0].rsplit("/", 1)[-1] for node in config.getoption("--also")}
+        return None if selected(collection_path, config.getoption("--layers")) or collection_path.name in also \
+            else True
     return None
 
 
@@ -90,8 +94,9 @@ def pytest_collection_modifyitems(config, items):
     """Only what --layers runs (the notebooks' nbval cells, which pytest_ignore_collect
     does not see); the longest files first (FIRST), the rest as collected; the order is
     the same on every worker, as xdist requires."""
-    layers = config.getoption("--layers")
-    kept = {item: selected(item.path, layers) for item in items}
+    layers, also = config.getoption("--layers"), tuple(config.getoption("--also"))
+    kept = {item: selected(item.path, layers) or item.nodeid.startswith(also) if also else selected(item.path, layers)
+            for item in items}
     if not all(kept.values()):
         config.hook.pytest_deselected(items=[item for item in items if not kept[item]])
         items[:] = [item for item in items if kept[item]]

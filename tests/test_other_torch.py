@@ -120,3 +120,10 @@ def test_the_cuda_builds_own_tests_name_real_ones_of_the_integration_layer():
         path, name = node.split("::")
         assert re.search(rf"^def {name}\(", (ROOT / path).read_text(), re.M), f"{node} names no test"
         assert not selected(ROOT / path, "test"), f"{path} is in make test's selection already"
+    also = [arg for arg in other_torch.pytest_command("python", "rules") if arg.startswith("--also=")]
+    assert also == [f"--also={node}" for node in other_torch.ON_A_CUDA_BUILD]
+    collected = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--collect-only", "-q",
+                                "--layers", "test", *also, "tests/test_check_limits.py"], cwd=ROOT,
+                               capture_output=True, text=True, env=without_addopts())
+    assert [line for line in collected.stdout.splitlines() if "::" in line] == list(other_torch.ON_A_CUDA_BUILD), \
+        collected.stdout[-2000:]

@@ -22,10 +22,10 @@ sorted (tests/conftest.py's --other-torch):
 and every exercise's right answers judged right (tests/test_exercises.py,
 tests/test_solutions.py, tests/test_exercise_checks.py), the helpers' unit
 tests, the golden drawings and the real models' drawings passing as on the
-pinned torch. Then the integration layer's tests of what a CUDA build does
-(ON_A_CUDA_BUILD: exercise checks after a compiled backward, where such a
-build refuses autograd in a forked child), which on the CPU build only
-stand in for it.
+pinned torch; and with them (tests/conftest.py's --also) the integration
+layer's tests of what a CUDA build does (ON_A_CUDA_BUILD: exercise checks
+after a compiled backward, where such a build refuses autograd in a forked
+child), which on the CPU build only stand in for it.
 
     python -m tools.testkit.other_torch [VERSION] [--install] [-- more pytest arguments]
 
@@ -107,9 +107,10 @@ def other_venv(version, folder=None):
 def pytest_command(python, rules, more=()):
     """make test's pytest, run by `python`, with the other torch's rules."""
     left_out = [f"--ignore=tests/{name}" for name in SAME_ON_ANY_TORCH]
+    also = [f"--also={node}" for node in ON_A_CUDA_BUILD] if not more else []
     return [str(python), "-m", "pytest", "-p", "no:cacheprovider", "-n", "2", "--dist", "loadfile",
             "--no-loadscope-reorder", "--durations=10", "-rs", "--layers", "test", "--other-torch",
-            f"--nbval-sanitize-with={rules}", *left_out, *more]
+            f"--nbval-sanitize-with={rules}", *left_out, *also, *more]
 
 
 def main(argv):
@@ -123,13 +124,8 @@ def main(argv):
     print(subprocess.run([str(python), "-c", "import torch; print('torch', torch.__version__, 'CUDA',"
                                               " torch.version.cuda or 'none')"],
                          capture_output=True, text=True).stdout.strip(), flush=True)
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    status = subprocess.run(pytest_command(python, rules, more), cwd=ROOT, env=env).returncode
-    if more:
-        return status
-    cuda = subprocess.run([str(python), "-m", "pytest", "-p", "no:cacheprovider", "-rs", "--layers", "all",
-                           *ON_A_CUDA_BUILD], cwd=ROOT, env=env).returncode
-    return status or cuda
+    return subprocess.run(pytest_command(python, rules, more), cwd=ROOT,
+                          env={**os.environ, "PYTHONUNBUFFERED": "1"}).returncode
 
 
 if __name__ == "__main__":
