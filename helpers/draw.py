@@ -213,9 +213,7 @@ def draw_graph(root: Drawable, params: Params | None = None, *,
     """
     constants, roll = check_flag(constants, "constants"), check_flag(roll, "roll")
     # The collector is paused for the whole drawing, which makes no cycles: a program that just
-    # built a long graph (100,000 live tensors) owes a full collection, which the drawing's first
-    # allocations would otherwise run (about 0.1 s at 100,000 steps, for a 300-node drawing).
-    # It still runs, at the program's next allocations after the drawing.
+    # built a long graph owes a full pass, which the drawing would otherwise run (walk.collector_paused).
     with collector_paused():
         graph, scratch = _traced(root, params, max_nodes, roll)
         lit, notes = check_highlight(highlight, graph, constants), check_notes(notes, graph, constants)

@@ -1,18 +1,26 @@
 """Benchmark the live drawing against torchviz, side by side in one run.
 
     make bench            (or: .venv/bin/python -m tools.bench)
+    .venv/bin/python -m tools.bench --before REV      (the drawing's figures, beside the helpers of REV)
 
 Prints one markdown report: big RNN-style graphs (h = tanh(W @ h), one
 shared 8x8 W, T steps), the redraw of the note's small graph, memory over
 1,000 redraws, every exercise check's time (check_timing.py), and nbval's
 wall time per notebook. Each time is the median
 of several runs; the machine is shared, so compare the ratios.
+
+With `--before REV`, only the drawing's tables (`DRAWING`) are printed,
+each measured twice in processes of its own, just one after the other: with
+the helpers as they were at REV, then with today's; a cell that differs
+reads "then → now".
 """
 
+import argparse
 import gc
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -25,7 +33,7 @@ from helpers.lessons.nb01 import branch_view
 from helpers.svg import _laid_out
 from tools.bench.check_timing import rows as check_rows
 from tools.bench.redraw_timing import in_page_rows
-from tools.bench.walk_timing import in_a_big_stack, rnn
+from tools.bench.walk_timing import in_a_big_stack, in_child, rnn, snapshot
 from tools.notebooks import notebook_paths
 from tools.testkit.lessons import lesson_function
 from tools.testkit.real_models import REAL, _checkpointed_encoder, _plain_encoder
@@ -166,7 +174,43 @@ def nbval_times():
     return rows
 
 
+# The tables of the drawing's speed, which --before measures beside a commit's helpers.
+DRAWING = {part.__name__: part for part in (big_graphs, real_models, shape_rows, big_walks, redraw)}
+
+
+def rows_in_child(helpers_from: Path, name: str) -> list[str]:
+    """The rows of `DRAWING[name]`, measured in a new process importing `helpers` from `helpers_from`."""
+    code = ("import torch; torch.manual_seed(0)\n"
+            "from tools.bench.__main__ import DRAWING, in_a_big_stack\n"
+            f"print('\\n'.join(in_a_big_stack(DRAWING[{name!r}])))")
+    return in_child(helpers_from, code, name).splitlines()
+
+
+def beside(then: list[str], now: list[str]) -> list[str]:
+    """Two runs of one table as one: each cell that differs reads "then → now"."""
+    rows = []
+    for old, new in zip(then, now, strict=True):
+        cells = zip(old.split("|"), new.split("|"), strict=False)
+        rows.append("|".join(a if a == b else f" {a.strip()} → {b.strip()} " for a, b in cells))
+    return rows
+
+
+def compare(rev: str) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        then = snapshot(rev, Path(tmp))
+        (then / "notebooks").symlink_to(ROOT / "notebooks")       # the lesson functions' stored notebooks
+        print(f"# The drawing's figures: the helpers at {rev} → today's (torch {torch.__version__})\n")
+        for name in DRAWING:
+            print("\n".join(beside(rows_in_child(then, name), rows_in_child(ROOT, name))) + "\n", flush=True)
+
+
 def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--before", help="a commit whose helpers to measure beside today's (the drawing only)")
+    args = parser.parse_args()
+    if args.before:
+        compare(args.before)
+        return
     torch.manual_seed(0)
     graphviz = subprocess.run(["dot", "-V"], capture_output=True, text=True).stderr.strip()
     print(f"# Benchmark (torch {torch.__version__}, torchviz 0.0.3, {graphviz})\n")

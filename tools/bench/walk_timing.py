@@ -3,15 +3,19 @@
     .venv/bin/python -m tools.bench.walk_timing                      (T = 50,000 and 100,000)
     .venv/bin/python -m tools.bench.walk_timing 100000               (one size)
     .venv/bin/python -m tools.bench.walk_timing --before HEAD~3      (beside the helpers of a commit)
+    .venv/bin/python -m tools.bench.walk_timing 1000 100000          (the first drawing's growth with T)
 
 The graph is the bench's `h = tanh(W @ h)`, one shared 8x8 W, T steps
 (2 T + 3 nodes). Per size it prints the median of 3 runs of: `trace_graph`
 with saved values read and without; the first walk of a graph against a
 second walk of the same graph (the first leaves each node holding its
-inputs, `walk.hold_inputs`); `draw_graph` as it cuts by default; and
-`draw_graph(max_nodes=None)`, the whole graph as DOT and text (`dot` is not
-run: no layout of 200,000 nodes finishes). A first walk is of a graph built
-for it, untimed; the time includes freeing what the call returned.
+inputs, `walk.hold_inputs`); `draw_graph` as it cuts by default, of a
+graph walked before and as the first call of a new process (the median of
+FIRST_RUNS processes; with two sizes or more, its ratio of the last size to the
+first is printed too); and `draw_graph(max_nodes=None)`, the whole graph as
+DOT and text (`dot` is not run: no layout of 200,000 nodes finishes). A first
+walk is of a graph built for it, untimed; the time includes freeing what the
+call returned.
 
 Each figure is measured in a process of its own. With `--before REV`, the
 helpers as they were at REV are measured too, in a process run just before
@@ -36,15 +40,19 @@ from helpers import draw_graph, trace_graph
 
 ROOT = Path(__file__).resolve().parents[2]
 REPEATS = 3
+# A process's first call is timed in this many new processes (the median is printed).
+FIRST_RUNS = 5
 T = TypeVar("T")
-# name -> (the call, on a graph h; whether each run walks a new graph)
-CASES: dict[str, tuple[Callable[[torch.Tensor], object], bool]] = {
-    "trace_graph(h), first walk": (lambda h: trace_graph(h), True),
-    "trace_graph(h), second walk of the same graph": (lambda h: trace_graph(h), False),
-    "trace_graph(h, saved=False), first walk": (lambda h: trace_graph(h, saved=False), True),
-    "trace_graph(h, saved=False), second walk": (lambda h: trace_graph(h, saved=False), False),
-    "draw_graph(h) (300 nodes drawn, no SVG)": (lambda h: draw_graph(h), False),
-    "draw_graph(h, max_nodes=None), first walk (no SVG)": (lambda h: draw_graph(h, max_nodes=None), True),
+# name -> (the call, on a graph h; how it is run: "new", on a new graph each run; "again", on a
+# graph walked once before; "first", once, as the first call of a new process, on a new graph)
+CASES: dict[str, tuple[Callable[[torch.Tensor], object], str]] = {
+    "trace_graph(h), first walk": (lambda h: trace_graph(h), "new"),
+    "trace_graph(h), second walk of the same graph": (lambda h: trace_graph(h), "again"),
+    "trace_graph(h, saved=False), first walk": (lambda h: trace_graph(h, saved=False), "new"),
+    "trace_graph(h, saved=False), second walk": (lambda h: trace_graph(h, saved=False), "again"),
+    "draw_graph(h) (300 nodes drawn, no SVG)": (lambda h: draw_graph(h), "again"),
+    "draw_graph(h), the first call in a new process (300 nodes drawn)": (lambda h: draw_graph(h), "first"),
+    "draw_graph(h, max_nodes=None), first walk (no SVG)": (lambda h: draw_graph(h, max_nodes=None), "new"),
 }
 
 
@@ -73,14 +81,15 @@ def in_a_big_stack(part: Callable[[], T]) -> T:
 
 def measure(name: str, steps: int) -> float:
     """The median of REPEATS runs of case `name` on a graph of `steps` steps:
-    a new graph for each run, or one graph walked once before."""
-    run, fresh = CASES[name]
+    a new graph for each run, or one graph walked once before; or the time
+    of one run, the process's first call."""
+    run, how = CASES[name]
     h = rnn(steps)[1]
-    if not fresh:
+    if how == "again":
         trace_graph(h, saved=False)
     times = []
-    for i in range(REPEATS):
-        if fresh and i:
+    for i in range(1 if how == "first" else REPEATS):
+        if how == "new" and i:
             h = rnn(steps)[1]
         start = time.perf_counter()
         run(h)
@@ -88,16 +97,24 @@ def measure(name: str, steps: int) -> float:
     return statistics.median(times)
 
 
-def child(helpers_from: Path, name: str, steps: int) -> float:
-    """`measure` in a new process, importing `helpers` from `helpers_from`."""
+def in_child(helpers_from: Path, code: str, what: str) -> str:
+    """What `code` prints, run in a new process that imports `helpers` from `helpers_from`."""
     code = (f"import sys; sys.path.insert(0, {str(helpers_from)!r}); sys.path.insert(1, {str(ROOT)!r})\n"
-            "import helpers; assert helpers.__file__.startswith(sys.path[0]), helpers.__file__\n"
-            "from tools.bench.walk_timing import in_a_big_stack, measure\n"
-            f"print(in_a_big_stack(lambda: measure({name!r}, {steps!r})))")
+            "import helpers; assert helpers.__file__.startswith(sys.path[0]), helpers.__file__\n" + code)
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=False)
     if done.returncode != 0:
-        raise RuntimeError(f"{name} at T = {steps} failed:\n{done.stderr[-3000:]}")
-    return float(done.stdout.split()[-1])
+        raise RuntimeError(f"{what} failed:\n{done.stderr[-3000:]}")
+    return done.stdout
+
+
+def child(helpers_from: Path, name: str, steps: int) -> float:
+    """`measure` in a new process (the median of FIRST_RUNS new processes for
+    a process's first call), importing `helpers` from `helpers_from`."""
+    code = ("from tools.bench.walk_timing import in_a_big_stack, measure\n"
+            f"print(in_a_big_stack(lambda: measure({name!r}, {steps!r})))")
+    runs = FIRST_RUNS if CASES[name][1] == "first" else 1
+    return statistics.median(float(in_child(helpers_from, code, f"{name} at T = {steps}").split()[-1])
+                             for _ in range(runs))
 
 
 def snapshot(rev: str, into: Path) -> Path:
@@ -122,7 +139,12 @@ def main() -> None:
         print(lines[0] + "\n" + lines[1], flush=True)
         for name in CASES:
             figures = [child(path, name, steps) for steps in args.sizes for path in versions.values()]
-            print(f"| {name} | " + " | ".join(f"{f:.2f} s" for f in figures) + " |", flush=True)
+            print(f"| {name} | " + " | ".join(f"{f:.3f} s" for f in figures) + " |", flush=True)
+            if CASES[name][1] == "first" and len(args.sizes) > 1:
+                ratios = [last / first for first, last in zip(figures[:len(versions)], figures[-len(versions):],
+                                                                strict=True)]
+                cells = [f"{r:.2f}" for r in ratios] + [""] * (len(figures) - len(ratios))
+                print(f"| its ratio, T = {args.sizes[-1]:,} / T = {args.sizes[0]:,} | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":
