@@ -8,7 +8,6 @@ declared."""
 import time
 import urllib.error
 import urllib.request
-from functools import partial
 from pathlib import Path
 
 import nbformat
@@ -18,13 +17,13 @@ from learner import api, attached, chromium, kernel_of, new_learner, wait_for_ke
 from helpers.lessons import of
 from tools.build.run_notebooks import raises
 from tools.runtime.lab import lab_argv
-from tools.runtime.sessions import GONE_AFTER
 from tools.testkit import browser as lab_browser
 from tools.testkit.browser import serve, stop
 from tools.testkit.widget_cells import cell_index
 from tools.testkit.widget_page import redraw, widget_cell
 
 NOTEBOOK = "01-dynamic-control-flow.ipynb"
+GRACE = 10.0        # this server's gone_after (a minute in make notebook): seconds a kernel waits for its page
 ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts" / "screenshots"
 VIEWPORT = {"width": 1366, "height": 768}
 PROMPTS = ("[...document.querySelectorAll('.jp-NotebookPanel .jp-CodeCell .jp-InputPrompt')]"
@@ -39,8 +38,9 @@ def notebook7(tmp_path_factory):
     """A new learner's working copy served by `jupyter notebook` with the
     command line of `make notebook` (tools.runtime.lab.lab_argv(app="notebook"))."""
     learner = new_learner(tmp_path_factory.mktemp("learner"))
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(lab_browser, "lab_argv", partial(lab_argv, app="notebook"))
+    with pytest.MonkeyPatch.context() as patch:        # a page's kernel waits GRACE s, not a minute, here
+        patch.setattr(lab_browser, "lab_argv", lambda *a, **k: [*lab_argv(*a, app="notebook", **k),
+                                                                 f"--OneViewLeft.gone_after={GRACE}"])
         proc, info = serve(learner.copy, learner.home / "runtime", learner.env)
     try:
         yield learner, info
@@ -88,8 +88,9 @@ def test_runs_01_and_redraws_a_widget(notebook7, timings):
 def test_closing_a_notebooks_tab_ends_its_kernel_soon_after(notebook7):
     """Notebook 7 shows one notebook per browser tab, and closing the tab asks
     the server for nothing: the kernel (260-450 MB) used to wait for the
-    30-minute cull. Now the page going away leaves the kernel GONE_AFTER
-    seconds for a page to come back (a reload keeps it), then it ends."""
+    30-minute cull. Now the page going away leaves the kernel gone_after
+    seconds (a minute; GRACE in this server) for a page to come
+    back (a reload keeps it), then it ends."""
     learner, info = notebook7
     name = "03-retain-graph.ipynb"
     with chromium() as browser:
@@ -100,11 +101,11 @@ def test_closing_a_notebooks_tab_ends_its_kernel_soon_after(notebook7):
         page.reload()
         page.locator(".jp-NotebookPanel .jp-CodeCell").first.wait_for(timeout=90_000)
         kernel_of(info, name, lambda k: k["id"] == kernel["id"] and attached(k), timeout=90)
-        time.sleep(GONE_AFTER + 5)
+        time.sleep(GRACE + 5)
         assert kernel_of(info, name)["id"] == kernel["id"], "a reloaded page's kernel was ended"
         closed = time.monotonic()
         page.close()
         wait_for_kernels(info, lambda kernels: kernel["id"] not in [k["id"] for k in kernels],
-                         timeout=GONE_AFTER + 30)
+                         timeout=GRACE + 30)
         assert not [s for s in api(info, "/api/sessions") if s["path"] == name]
-        assert time.monotonic() - closed < GONE_AFTER + 30
+        assert time.monotonic() - closed < GRACE + 30
