@@ -3,7 +3,7 @@
     .venv/bin/python -m tools.bench.walk_timing                      (T = 50,000 and 100,000)
     .venv/bin/python -m tools.bench.walk_timing 100000               (one size)
     .venv/bin/python -m tools.bench.walk_timing --before HEAD~3      (beside the helpers of a commit)
-    .venv/bin/python -m tools.bench.walk_timing 1000 100000          (the first drawing's growth with T)
+    .venv/bin/python -m tools.bench.walk_timing 1000 100000 --only "first call"   (the first drawing's growth)
 
 The graph is the bench's `h = tanh(W @ h)`, one shared 8x8 W, T steps
 (2 T + 3 nodes). Per size it prints the median of 3 runs of: `trace_graph`
@@ -11,7 +11,7 @@ with saved values read and without; the first walk of a graph against a
 second walk of the same graph (the first leaves each node holding its
 inputs, `walk.hold_inputs`); `draw_graph` as it cuts by default, of a
 graph walked before and as the first call of a new process (the median of
-FIRST_RUNS processes; with two sizes or more, its ratio of the last size to the
+FIRST_RUNS processes, the versions taking turns; with two sizes or more, its ratio of the last size to the
 first is printed too); and `draw_graph(max_nodes=None)`, the whole graph as
 DOT and text (`dot` is not run: no layout of 200,000 nodes finishes). A first
 walk is of a graph built for it, untimed; the time includes freeing what the
@@ -40,8 +40,9 @@ from helpers import draw_graph, trace_graph
 
 ROOT = Path(__file__).resolve().parents[2]
 REPEATS = 3
-# A process's first call is timed in this many new processes (the median is printed).
-FIRST_RUNS = 5
+# A process's first call is timed in this many new processes per version, the versions taking
+# turns (the median is printed).
+FIRST_RUNS = 9
 T = TypeVar("T")
 # name -> (the call, on a graph h; how it is run: "new", on a new graph each run; "again", on a
 # graph walked once before; "first", once, as the first call of a new process, on a new graph)
@@ -108,13 +109,21 @@ def in_child(helpers_from: Path, code: str, what: str) -> str:
 
 
 def child(helpers_from: Path, name: str, steps: int) -> float:
-    """`measure` in a new process (the median of FIRST_RUNS new processes for
-    a process's first call), importing `helpers` from `helpers_from`."""
+    """`measure` in a new process, importing `helpers` from `helpers_from`."""
     code = ("from tools.bench.walk_timing import in_a_big_stack, measure\n"
             f"print(in_a_big_stack(lambda: measure({name!r}, {steps!r})))")
-    runs = FIRST_RUNS if CASES[name][1] == "first" else 1
-    return statistics.median(float(in_child(helpers_from, code, f"{name} at T = {steps}").split()[-1])
-                             for _ in range(runs))
+    return float(in_child(helpers_from, code, f"{name} at T = {steps}").split()[-1])
+
+
+def figures(versions: list[Path], name: str, steps: int) -> list[float]:
+    """Case `name` at T = `steps` for each version: one process's figure, or
+    for a process's first call the median of FIRST_RUNS processes, the
+    versions taking turns so that both see the same load."""
+    times: list[list[float]] = [[] for _ in versions]
+    for _ in range(FIRST_RUNS if CASES[name][1] == "first" else 1):
+        for found, path in zip(times, versions, strict=True):
+            found.append(child(path, name, steps))
+    return [statistics.median(found) for found in times]
 
 
 def snapshot(rev: str, into: Path) -> Path:
@@ -128,6 +137,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("sizes", nargs="*", type=int, default=[50_000, 100_000])
     parser.add_argument("--before", help="a commit whose helpers to measure beside today's")
+    parser.add_argument("--only", default="", help="only the cases whose name holds this text, such as 'first call'")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         versions = {"now": ROOT}
@@ -137,13 +147,13 @@ def main() -> None:
             f"{v}, T = {t:,}" for t in args.sizes for v in versions) + " |"
         lines = [head, "|---|" + "---:|" * (len(args.sizes) * len(versions))]
         print(lines[0] + "\n" + lines[1], flush=True)
-        for name in CASES:
-            figures = [child(path, name, steps) for steps in args.sizes for path in versions.values()]
-            print(f"| {name} | " + " | ".join(f"{f:.3f} s" for f in figures) + " |", flush=True)
+        for name in (name for name in CASES if args.only in name):
+            found = [f for steps in args.sizes for f in figures(list(versions.values()), name, steps)]
+            print(f"| {name} | " + " | ".join(f"{f:.3f} s" for f in found) + " |", flush=True)
             if CASES[name][1] == "first" and len(args.sizes) > 1:
-                ratios = [last / first for first, last in zip(figures[:len(versions)], figures[-len(versions):],
+                ratios = [last / first for first, last in zip(found[:len(versions)], found[-len(versions):],
                                                                 strict=True)]
-                cells = [f"{r:.2f}" for r in ratios] + [""] * (len(figures) - len(ratios))
+                cells = [f"{r:.2f}" for r in ratios] + [""] * (len(found) - len(ratios))
                 print(f"| its ratio, T = {args.sizes[-1]:,} / T = {args.sizes[0]:,} | " + " | ".join(cells) + " |")
 
 
