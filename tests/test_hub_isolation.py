@@ -360,12 +360,26 @@ def test_one_learner_trying_many_names_never_locks_out_a_returning_classmate():
 
 
 def test_a_returning_browser_has_a_guessing_limit_of_its_own():
-    auth, ada = authenticator(per_address=1000), {}
+    auth, ada, adas_laptop = authenticator(per_address=1000), {}, {}
     assert login(auth, "ada", "the-class-password", jar=ada) == "ada"
+    assert login(auth, "ada", "the-class-password", jar=adas_laptop) == "ada"
     answers = [login(auth, "ada", "guess", jar=ada) for _ in range(hub_spawner.FAILED_LOGINS + 2)]
     assert answers[-1][0] == 429 and "from your browser" in answers[-1][1], answers
     assert login(auth, "ada", "the-class-password", jar=ada)[0] == 429     # a cookie gives no more guesses
+    assert login(auth, "ada", "the-class-password", jar=adas_laptop) == "ada"   # counted per browser
     assert login(auth, "ada", "the-class-password", jar={}) == "ada"        # its address was not charged
+
+
+def test_a_new_class_password_ends_every_returning_browsers_standing():
+    """The cookie is tied to the password it was won with: after
+    HUB_PASSWORD=... changes it, an old cookie is an unknown browser, and a
+    locked address holds for it too."""
+    auth, ada = authenticator(per_address=3), {}
+    assert login(auth, "ada", "the-class-password", jar=ada) == "ada"
+    auth.user_password = "a-new-class-password"
+    for n in range(3):
+        login(auth, f"guess{n}", "wrong")
+    assert login(auth, "ada", "a-new-class-password", jar=ada)[0] == 429
 
 
 def test_failures_are_forgotten_after_the_window():
@@ -471,6 +485,31 @@ def test_stop_finds_a_process_that_forks_when_told_to_stop_and_one_running_setui
     finally:
         teachers_shell.kill()
         teachers_shell.wait()
+
+
+# forks a child that goes on, and exits, every 20 ms: each one is seen, none lives long
+FORKER = "import os, time\nwhile True:\n    if os.fork():\n        os._exit(0)\n    time.sleep(0.02)\n"
+
+
+@needs_root
+def test_stop_ends_a_learners_process_that_forks_and_exits_in_a_loop(learners):
+    """Kills by id, read from a list, trail a process that forks a child and
+    exits again and again; ending the learner's user at once (kill_user,
+    kill(-1) as that user) leaves none."""
+    entry = hub_users.ensure_user("hubi-forker", learners / "ada")
+
+    def as_learner():
+        os.setgroups([])
+        os.setresgid(entry.pw_gid, entry.pw_gid, entry.pw_gid)
+        os.setresuid(entry.pw_uid, entry.pw_uid, entry.pw_uid)
+    subprocess.Popen([sys.executable, "-c", FORKER], cwd="/", preexec_fn=as_learner)  # noqa: PLW1509
+    deadline = time.monotonic() + 20          # a scan of /proc can miss a process that lives 20 ms: look again
+    while not hub_users.user_processes(entry.pw_uid):
+        assert time.monotonic() < deadline, "the forker is not running"
+        time.sleep(0.1)
+    hub_users.end_class(learners)
+    seen = [hub_users.user_processes(entry.pw_uid) for _ in range(20) if not time.sleep(0.05)]
+    assert seen == [[]] * 20, seen
 
 
 def tcp_line(local, remote, state, uid):

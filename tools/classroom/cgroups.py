@@ -94,13 +94,17 @@ class Group:
                 self.enforced.append(controller)
 
     def _hand_down(self) -> None:
-        """v2: the controllers enabled in each folder above the group, from the root down."""
+        """v2: the controllers enabled in each folder above the group, from the
+        root down, one at a time (the kernel refuses a whole write for one
+        controller it cannot enable)."""
         folder = self.root
         for name in ("", *self.path[:-1]):
             folder = folder / name if name else folder
             with contextlib.suppress(OSError):
                 folder.mkdir(exist_ok=True)
-                (folder / "cgroup.subtree_control").write_text(" ".join(f"+{c}" for c in CONTROLLERS))
+            for controller in CONTROLLERS:
+                with contextlib.suppress(OSError), open(folder / "cgroup.subtree_control", "a") as control:
+                    control.write(f"+{controller}")
 
     def _made(self, controller: str) -> bool:
         """The group's folder under the controller's mount, made level by level (never the mount itself)."""
@@ -119,7 +123,14 @@ class Group:
         return True
 
     def _written(self, controller: str, values: dict[str, str]) -> bool:
-        for key, value in values.items():
+        """The values written; in the other order if the first order fails (v1
+        refuses a memory limit above the memory-and-swap one, and a
+        memory-and-swap one below the memory limit: raising both goes swap
+        first, lowering them memory first)."""
+        return self._write(controller, list(values.items())) or self._write(controller, list(values.items())[::-1])
+
+    def _write(self, controller: str, values: list[tuple[str, str]]) -> bool:
+        for key, value in values:
             try:
                 (self.folders[controller] / key).write_text(value)
             except FileNotFoundError:
@@ -161,9 +172,10 @@ class Group:
         while self.procs() and time.monotonic() < deadline:
             time.sleep(0.05)
         killed = sorted(self.procs())
-        for pid in killed:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + grace
+        while self.procs() and time.monotonic() < deadline:     # what forks as it is killed is met again
+            self._kill_all()
+            time.sleep(0.05)
         deadline = time.monotonic() + grace
         for folder in set(self.folders.values()):
             while folder.is_dir():
@@ -174,6 +186,18 @@ class Group:
                         break
                     time.sleep(0.05)
         return killed
+
+
+    def _kill_all(self) -> None:
+        """SIGKILL the group: at once where the kernel offers it (v2's
+        cgroup.kill), else each process it lists."""
+        if self.v2:
+            with contextlib.suppress(OSError):
+                (self.folders["memory"] / "cgroup.kill").write_text("1")
+                return
+        for pid in self.procs():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
 
 
 def remove_tree(parent: str, root: Path = CGROUPS) -> list[int]:

@@ -137,13 +137,14 @@ def _system_binds() -> list[str]:
 
 def _other_site_packages(bound):
     """Folders of packages on the import path outside the prefixes already
-    bound (an environment that reads another's packages through a .pth
-    file): only folders named site-packages or dist-packages, never a
-    checkout on the path, which may hold what learners must not read."""
+    bound (an environment that reads another venv's packages through a .pth
+    file): only a venv's own site-packages (<venv>/lib/pythonX.Y/site-packages
+    beside its pyvenv.cfg), never a user's ~/.local packages nor a checkout
+    on the path, which may hold what learners must not read."""
     found = set()
     for entry in sys.path:
         path = Path(entry or ".").resolve()
-        if path.name in ("site-packages", "dist-packages") and path.is_dir() \
+        if path.name == "site-packages" and path.is_dir() and (path.parents[2] / "pyvenv.cfg").is_file() \
                 and not any(path == b or b in path.parents for b in bound):
             found.add(path)
     return sorted(found)

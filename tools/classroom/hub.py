@@ -337,8 +337,8 @@ def stop_class(hub):
                 process.wait(15)
                 ended.append(process.pid)
         pid_file.unlink(missing_ok=True)
+    ended += hub_users.end_class(hub.learners)
     ended += hub_users.remove_hub_groups(hub.cgroup)
-    ended += hub_users.stop_all(lambda: hub_users.class_processes(hub.learners))
     return sorted(set(ended))
 
 

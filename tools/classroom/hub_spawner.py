@@ -19,9 +19,12 @@ Both read their settings from the hub's config (hub/jupyterhub_config.py)."""
 
 import asyncio
 import contextlib
+import hashlib
+import hmac
 import ipaddress
 import os
 import pwd
+import secrets
 import shutil
 import sys
 import time
@@ -229,27 +232,39 @@ class ClassPassword(SharedPasswordAuthenticator):
     def address(self, handler):
         return client_address(handler.request, self.proxy_uid, self.trusted_proxies)
 
+    def _password_tag(self, name):
+        """What ties a browser's cookie to the class password it logged in
+        with: a new password (HUB_PASSWORD=...) ends every such cookie."""
+        return hmac.new(self.user_password.encode(), name.encode(), hashlib.sha256).hexdigest()[:32]
+
     def returning(self, handler, name):
-        """Whether this browser logged in as `name` before: it holds the
-        cookie the hub signed then (with its cookie secret), naming them."""
+        """The browser's own id when it logged in as `name` before, with the
+        class password of now (it holds the cookie the hub signed then, with
+        its cookie secret); None otherwise."""
         try:
             said = handler.get_secure_cookie(DEVICE_COOKIE, max_age_days=DEVICE_DAYS)
         except (AttributeError, TypeError, ValueError):     # no cookie secret: a handler of no hub
-            return False
-        return said is not None and said.decode("utf-8", "replace") == name
+            return None
+        who, _, rest = (said or b"").decode("utf-8", "replace").partition("\0")
+        browser, _, tag = rest.partition("\0")
+        return browser if said and who == name and browser and hmac.compare_digest(tag, self._password_tag(name)) \
+            else None
 
     def remember(self, handler, name):
-        """Give this browser the cookie that says it logged in as `name`."""
+        """Give this browser the cookie that says it logged in as `name`
+        (with an id of its own, and the password's tag)."""
+        value = "\0".join((name, secrets.token_hex(8), self._password_tag(name)))
         with contextlib.suppress(AttributeError, TypeError, ValueError):
-            handler.set_secure_cookie(DEVICE_COOKIE, name, expires_days=DEVICE_DAYS, httponly=True,
+            handler.set_secure_cookie(DEVICE_COOKIE, value, expires_days=DEVICE_DAYS, httponly=True,
                                       secure=handler.request.protocol == "https", path=handler.hub.base_url)
 
     async def authenticate(self, handler, data):
         name = self.normalize_username(str((data or {}).get("username", "")))
         address, now = self.address(handler), time.monotonic()
-        returning = self.returning(handler, name)
+        browser = self.returning(handler, name)
+        returning = browser is not None
         # a returning learner's tries are counted per name and browser; anyone else's per address
-        counted, key = (self._returning, name) if returning else (self._addresses, address)
+        counted, key = (self._returning, (name, browser)) if returning else (self._addresses, address)
         wait = counted.wait(key, now)
         if wait:
             self.log.warning("login refused: too many failed logins from %s%s", address,

@@ -154,11 +154,16 @@ def _made(unix, home, attempts=5):
 
 @contextlib.contextmanager
 def _machine_lock():
-    """An exclusive lock on a file of root's, held by one process of the machine at a time."""
+    """An exclusive lock held by one process of the machine at a time, on a
+    file in root's own folder (the uid record's, 0700): a lock file where
+    every user can open it (/run/lock, /tmp) lets a learner's kernel take
+    it for ever, and every server start would wait on it."""
     import fcntl
 
-    folder = Path("/run/lock") if os.path.isdir("/run/lock") and os.access("/run/lock", os.W_OK) else Path("/tmp")
-    with open(folder / "computational-graphs-useradd.lock", "a") as lock:
+    folder = UIDS_GIVEN.parent
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    folder.chmod(0o700)
+    with open(folder / "useradd.lock", "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         yield
 
@@ -169,10 +174,47 @@ def remove_users(prefix):
     removed = []
     for entry in pwd.getpwall():
         if entry.pw_name.startswith(prefix) and entry.pw_gecos == LEARNER:
+            kill_user(entry.pw_uid)
             stop_all(lambda uid=entry.pw_uid: user_processes(uid))
             subprocess.run(["userdel", entry.pw_name], capture_output=True, timeout=60)
             removed.append(entry.pw_name)
     return removed
+
+
+def kill_user(uid):
+    """SIGKILL every process of the learner's user `uid` at once; returns
+    the ids it ran. A child that becomes that user calls kill(-1), which the
+    kernel delivers to all of its processes in one pass, so one that forks
+    and exits in a loop cannot slip out, as it can from kills by id."""
+    if uid == 0 or uid == os.getuid():
+        raise ValueError(f"kill_user is for a learner's user, not uid {uid}")
+    found = user_processes(uid)
+    child = os.fork()
+    if child == 0:
+        try:
+            os.setgroups([])
+            os.setresuid(uid, uid, uid)
+            os.kill(-1, signal.SIGKILL)
+        finally:
+            os._exit(0)
+    os.waitpid(child, 0)
+    return found
+
+
+def class_uids(learners):
+    """The uids of the learners' users whose homes are in `learners`."""
+    learners = os.path.realpath(os.fsencode(learners))
+    return {entry.pw_uid for entry in pwd.getpwall()
+            if entry.pw_gecos == LEARNER and _under(os.path.realpath(os.fsencode(entry.pw_dir)), learners)}
+
+
+def end_class(learners):
+    """End every process of the class whose homes are in `learners`: each
+    learner's user at once (kill_user), then what is left (a server of a
+    class without isolation, a setuid program a learner started) until none
+    is; returns the ids ended."""
+    ended = [pid for uid in class_uids(learners) for pid in kill_user(uid)]
+    return ended + stop_all(lambda: class_processes(learners))
 
 
 def class_processes(learners):
@@ -180,9 +222,8 @@ def class_processes(learners):
     by a learner's Unix user whose home is there, and those a hub started
     that work in it (a server of a class without isolation runs as the
     teacher; the teacher's own shell there is not the class's)."""
+    uids = class_uids(learners)
     learners = os.path.realpath(os.fsencode(learners))
-    uids = {entry.pw_uid for entry in pwd.getpwall()
-            if entry.pw_gecos == LEARNER and _under(os.path.realpath(os.fsencode(entry.pw_dir)), learners)}
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
