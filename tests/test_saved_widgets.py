@@ -130,6 +130,15 @@ def save(page, path, tab=None):
         page.locator(f"{tab}.jp-mod-dirty").wait_for(state="detached", timeout=30_000)
 
 
+def _parsed(path):
+    """The notebook at `path`, or None while the server is still writing it
+    (Jupyter writes a saved file in place: read at the wrong moment, it is empty)."""
+    try:
+        return nbformat.read(path, as_version=4)
+    except (ValueError, nbformat.reader.NotJSONError):
+        return None
+
+
 def gone(info, kernel):
     wait_for_kernels(info, lambda kernels: kernel["id"] not in [k["id"] for k in kernels], timeout=30)
 
@@ -330,7 +339,8 @@ def test_a_stale_tab_saved_with_overwrite_keeps_the_other_tabs_cells(tmp_path, b
         tab_b.get_by_role("dialog").get_by_text("File Changed").wait_for(timeout=30_000)
         tab_b.get_by_role("button", name="Overwrite").click()
         until(lambda: path.stat().st_mtime_ns, lambda mtime: mtime != before, 30, f"{name} not saved from tab B")
-        cells = nbformat.read(path, as_version=4).cells
+        tab_b.locator(f"{TAB}.jp-mod-dirty").wait_for(state="detached", timeout=30_000)   # the save is complete
+        cells = until(lambda: _parsed(path), lambda nb: nb is not None, 30, f"{name} is not a whole notebook").cells
         sources = [c.source for c in cells]
         assert note in sources, "the stale tab's Overwrite lost the note cell tab A saved"
         at = [c.id for c in cells].index("note-example")
