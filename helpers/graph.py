@@ -25,6 +25,8 @@ from .walk import Item, Link, collector_paused, leaf_variable, no_torch_function
 
 NodeKind: TypeAlias = Literal["output", "op", "leaf", "const", "group"]
 H = TypeVar("H")
+# Node ids by walk position: all of them, or those of the positions a cut keeps.
+Ids: TypeAlias = Sequence[str] | Mapping[int, str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,14 +172,15 @@ def trace_graph(root: Root, params: Params | None = None, max_nodes: int | None 
         names = leaf_names(params)
         walker, kept, more = walk_for(roots_of(root), limit)
         items, links = walker.items, walker.links
-        ids = [f"n{i}" for i in range(len(items))]
+        whole = len(kept) == len(items)
+        # a cut graph names only what it keeps (300 of 3,000 walked), so `ids` is also the kept set
+        ids: Ids = [f"n{i}" for i in range(len(items))] if whole else {i: f"n{i}" for i in kept}
         nodes = _NodeMaker(names, saved).nodes(items, kept, ids, Counter(map(itemgetter(0), links)))
-        if len(kept) == len(items):                 # the whole graph: every link an edge, nothing cut
+        if whole:                                   # the whole graph: every link an edge, nothing cut
             return Graph(nodes, _edges(links, ids), counted=not more)
-        keep = set(kept)
-        edges = _edges([link for link in links if link[0] in keep and link[1] in keep], ids)
-    cut = sorted({d for s, d, _, _ in links if d in keep and s not in keep})
-    return Graph(nodes, edges, len(items) - len(keep), tuple(ids[d] for d in cut), counted=not more)
+        edges = _edges([link for link in links if link[0] in ids and link[1] in ids], ids)
+    cut = sorted({d for s, d, _, _ in links if d in ids and s not in ids})
+    return Graph(nodes, edges, len(items) - len(kept), tuple(ids[d] for d in cut), counted=not more)
 
 
 # Node and Edge made without their __init__ (`_NodeMaker.nodes`, `_edges`): a frozen
@@ -195,7 +198,7 @@ _node_id, _node_kind, _node_label, _node_detail, _node_saved, _node_uses = (
 _edge_src, _edge_dst, _edge_slot, _edge_nr = (getattr(Edge, name).__set__ for name in _EDGE_FIELDS)
 
 
-def _edges(links: Sequence[Link], ids: Sequence[str]) -> tuple[Edge, ...]:
+def _edges(links: Sequence[Link], ids: Ids) -> tuple[Edge, ...]:
     """The Edge of each link, as `Edge(ids[src], ids[dst], slot, output_nr)` makes it."""
     edges: list[Edge] = []
     append, new, src, dst, slot_of, nr_of = edges.append, _new, _edge_src, _edge_dst, _edge_slot, _edge_nr
@@ -229,7 +232,7 @@ class _NodeMaker:
         self.labels: dict[type, str] = {}
         self.read_saved = SavedReader().read if saved else None
 
-    def nodes(self, items: Sequence[Item], kept: Sequence[int], ids: Sequence[str],
+    def nodes(self, items: Sequence[Item], kept: Sequence[int], ids: Ids,
               uses: Mapping[int, int]) -> tuple[Node, ...]:
         """The Node of each kept position, as `node` makes it; an operation
         of a class met before (a loop's: nearly every node) is made here,
