@@ -95,8 +95,7 @@ def pytest_collection_modifyitems(config, items):
     does not see); the longest files first (FIRST), the rest as collected; the order is
     the same on every worker, as xdist requires."""
     layers, also = config.getoption("--layers"), tuple(config.getoption("--also"))
-    kept = {item: selected(item.path, layers) or item.nodeid.startswith(also) if also else selected(item.path, layers)
-            for item in items}
+    kept = {item: selected(item.path, layers) or item.nodeid.startswith(also) for item in items}   # () matches none
     if not all(kept.values()):
         config.hook.pytest_deselected(items=[item for item in items if not kept[item]])
         items[:] = [item for item in items if kept[item]]

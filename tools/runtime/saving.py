@@ -50,10 +50,11 @@ class Contents(AsyncLargeFileManager):  # type: ignore[misc]
     async def get(self, path, content=True, type=None, format=None, **kwargs):
         model = await super().get(path, content=content, type=type, format=format, **kwargs)
         nb = model.get("content")
-        if model.get("type") == "notebook" and isinstance(nb, dict) and snapshot(nb) is not None:
+        cells = snapshot(nb) if model.get("type") == "notebook" and isinstance(nb, dict) else None
+        if cells is not None:
             page = uuid.uuid4().hex
             nb.setdefault("metadata", {})[PAGE] = page
-            remember(self.pages, page, snapshot(nb))
+            remember(self.pages, page, cells)
         return model
 
 
