@@ -272,7 +272,8 @@ def test_no_header_a_client_sends_chooses_its_address(sent, seen):
 
 
 def authenticator(per_address=12):
-    return ClassPassword(user_password="the-class-password", proxy_uid=PROXY_UID, failed_logins_per_address=per_address)
+    return ClassPassword(user_password="the-class-password", proxy_uid=PROXY_UID, failed_logins_per_address=per_address,
+                         allow_all=True)
 
 
 class Browser:
@@ -303,7 +304,7 @@ def login(auth, name, password, where="203.0.113.7", extra=(), uid=PROXY_UID, ja
         handler = Browser(handler.request, jar)
     auth.address = lambda handler: address(handler.request)
     try:
-        user = asyncio.run(auth.authenticate(handler, {"username": name, "password": password}))
+        user = asyncio.run(auth.get_authenticated_user(handler, {"username": name, "password": password}))
         return user["name"] if isinstance(user, dict) else user
     except HTTPError as error:
         return error.status_code, error.log_message
@@ -560,3 +561,12 @@ def test_a_hub_kernel_offers_no_debugger(tmp_path):
     finally:
         client.stop_channels()
         manager.shutdown_kernel(now=True)
+
+
+def test_a_name_the_hub_refuses_gets_no_returning_browsers_cookie():
+    """The browser is remembered only after JupyterHub's own checks of the
+    name passed: a blocked name with the right password gets no cookie."""
+    auth, jar = authenticator(), {}
+    auth.blocked_users = {"mallory"}
+    assert login(auth, "mallory", "the-class-password", jar=jar) is None
+    assert jar == {}

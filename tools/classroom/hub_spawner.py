@@ -258,6 +258,14 @@ class ClassPassword(SharedPasswordAuthenticator):
             handler.set_secure_cookie(DEVICE_COOKIE, value, expires_days=DEVICE_DAYS, httponly=True,
                                       secure=handler.request.protocol == "https", path=handler.hub.base_url)
 
+    async def get_authenticated_user(self, handler, data):
+        """JupyterHub's login, with its checks of the name (normalized,
+        allowed, not blocked); the browser is remembered only once they passed."""
+        user = await super().get_authenticated_user(handler, data)
+        if user:
+            self.remember(handler, user["name"])
+        return user
+
     async def authenticate(self, handler, data):
         name = self.normalize_username(str((data or {}).get("username", "")))
         address, now = self.address(handler), time.monotonic()
@@ -274,7 +282,6 @@ class ClassPassword(SharedPasswordAuthenticator):
         user = await super().authenticate(handler, data)
         if user:
             self._names.seen.pop(name, None)
-            self.remember(handler, name)
             return user
         counted.add(key, now)
         self._names.add(name, now)
