@@ -4,8 +4,9 @@ kept in the page): on first open, before anything runs, its stored
 drawings and widget views keep the legibility budget and nothing shows
 broken (tests/test_legibility_browser.py's rules); then one Run All, after
 which no cell shows an error except those marked to raise, every widget's
-declared checks redraw the graph as they should, and every combination of
-its controls' states keeps the budget and stays on screen. So each notebook
+declared checks redraw the graph as they should, every combination of
+its controls' states keeps the budget and stays on screen, and each control
+works with one key press on it (tools/testkit/widget_page.py's `by_keyboard`). So each notebook
 is run in a browser once per `make test-integration`. Timings are printed at the end
 of the run."""
 
@@ -28,7 +29,7 @@ from tools.testkit.browser import NB, cells, cleared, menu, open_notebook, run_a
 from tools.testkit.first_open import broken, notices, rendered, stored
 from tools.testkit.legibility import measure, reached, smallest, states
 from tools.testkit.widget_cells import cell_index
-from tools.testkit.widget_page import on_screen, redraw, wheel_problems, widget_cell
+from tools.testkit.widget_page import by_keyboard, on_screen, redraw, wheel_problems, widget_cell
 
 ARTIFACTS = ROOT / "artifacts" / "screenshots"
 PATHS = notebook_paths()
@@ -203,6 +204,8 @@ def test_first_open_run_all_widgets_and_their_states(lab, browser, path, timings
             _exercise_01(page, timings)
         found, problems = widget_states(page, path, timings)
         drawings += found
+        keyboard = [p for w in of(path.stem) for p in by_keyboard(
+            page, widget_cell(page, cell_index(path.stem, w.tag, folder)), w)]
     finally:
         page.close()
     took = time.perf_counter() - start
@@ -211,7 +214,8 @@ def test_first_open_run_all_widgets_and_their_states(lab, browser, path, timings
              "a first open shows nothing broken (no image that loaded nothing, no widget's broken-link glyph) and "
              "says how to use a stored widget": shown_broken,
              "with a widget's controls at the top of the view, part of its drawing and all its controls are on "
-             "screen, and the mouse wheel over the drawing scrolls the page": problems}
+             "screen, and the mouse wheel over the drawing scrolls the page": problems,
+             "every control works with the keyboard alone (one key on its focused element redraws)": keyboard}
     failed = [f"{rule}:\n" + "\n".join(found) for rule, found in rules.items() if found]
     assert failed == [], "\n\n".join(failed)
 

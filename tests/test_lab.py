@@ -101,6 +101,9 @@ def test_learner_settings_are_the_defaults(lab):
     notification = api(info, "/lab/api/settings/@jupyterlab/apputils-extension:notification")
     assert tracker["schema"]["properties"]["kernelShutdown"]["default"] is True
     assert notification["schema"]["properties"]["fetchNews"]["default"] == "false"
+    keys = api(info, "/lab/api/settings/@jupyterlab/shortcuts-extension:shortcuts")      # tools/build/shortcuts.py
+    ours = json.loads((SETTINGS / "overrides.json").read_text())["@jupyterlab/shortcuts-extension:shortcuts"]
+    assert keys["schema"]["properties"]["shortcuts"]["default"] == ours["shortcuts"] != []
 
 
 def test_idle_kernels_are_culled(lab):

@@ -93,6 +93,62 @@ def redraw(page, cell, widget: Widget, change: Change, timeout=15.0):
     return Shown(shown["caption"], tuple(shown["texts"]), shown["error"]), ms
 
 
+# Each kind of control, operated with the keyboard alone as a learner who cannot use a mouse
+# does: the element that takes the focus, the key pressed on it (and the key at the control's
+# end), whether it is at its end, and what it holds; the last two read from the control's box.
+# A slider's key moves it one step, a dropdown's to the next option, Space ticks a checkbox and
+# picks a toggle button or a radio choice other than the one picked.
+@dataclass(frozen=True)
+class Keys:
+    focus: str
+    key: str
+    back: str = ""
+    at_end: str = "c => false"
+    holds: str = ""
+
+
+KEYS = {"slider": Keys(".noUi-handle", "ArrowRight", "ArrowLeft",
+                       "c => { const h = c.querySelector('.noUi-handle');"
+                       " return h.getAttribute('aria-valuenow') === h.getAttribute('aria-valuemax'); }",
+                       "c => c.querySelector('.noUi-handle').getAttribute('aria-valuenow')"),
+        "dropdown": Keys("select", "ArrowDown", "ArrowUp",
+                         "c => { const s = c.querySelector('select'); return s.selectedIndex === s.length - 1; }",
+                         "c => c.querySelector('select').value"),
+        "checkbox": Keys("input[type=checkbox]", "Space", holds="c => c.querySelector('input').checked"),
+        "buttons": Keys("button:not(.mod-active)", "Space", holds="c => c.querySelector('.mod-active').innerText"),
+        "radio": Keys("input[type=radio]:not(:checked)", "Space",
+                      holds="c => [...c.querySelectorAll('input')].findIndex(i => i.checked)")}
+KINDS = {"IntSlider": "slider", "FloatSlider": "slider", "FloatLogSlider": "slider", "Dropdown": "dropdown",
+         "Checkbox": "checkbox", "ToggleButtons": "buttons", "RadioButtons": "radio"}
+
+
+def by_keyboard(page, cell, widget: Widget, timeout=15.0) -> list[str]:
+    """Operate each of the widget's controls with one key press on its focused
+    element; what did not work: a control the key left as it was (the
+    notebook took the key), or whose change drew nothing new."""
+    found = []
+    view = cell.locator(VIEW)
+    for name, kind in widget.controls.items():
+        keys, box = KEYS[KINDS[kind]], control(cell, widget.position(name))
+        before = box.evaluate(keys.holds)
+        pressed = keys.back if box.evaluate(keys.at_end) else keys.key
+        target = box.locator(keys.focus).first
+
+        def change(target=target, pressed=pressed):
+            target.focus()
+            page.keyboard.press(pressed)
+
+        what = f"{widget.name}: {pressed} on its focused {name} ({kind})"
+        try:
+            change_and_wait(page, view, change, timeout)
+        except AssertionError as error:
+            found.append(f"{what}: {error}")
+            continue
+        if box.evaluate(keys.holds) == before:
+            found.append(f"{what} left it at {before!r}")
+    return found
+
+
 # What of a widget a learner sees, the page scrolled so that its controls sit at the top
 # of the notebook's view: each part's visible rectangle is its own clipped by every
 # ancestor that clips (overflow other than visible) and by the window.

@@ -1,0 +1,102 @@
+"""Keys pressed on a widget go to the widget: jupyter/overrides.json's
+keyboard shortcuts, made from the shortcuts this environment's JupyterLab
+and Notebook 7 define.
+
+    python -m tools.build.shortcuts          # rewrite jupyter/overrides.json's shortcuts
+    python -m tools.build.shortcuts --check  # exit 1 if they differ from what this would write
+
+A notebook in command mode takes single keys for itself whenever the focused
+element is not a text field: ArrowLeft and ArrowRight jump between headings,
+ArrowUp and ArrowDown move the cell selection, X cuts the cell, D D deletes
+it, 0 0 restarts the kernel. A widget's slider handle, dropdown, checkbox or
+radio button is such an element, so the arrow keys on a focused slider moved
+the selection instead of the slider (in Notebook 7, which reads keys before
+the widget does), and ArrowDown on a focused dropdown in JupyterLab picked
+nothing. Each of those shortcuts is disabled here and defined again with
+`:not(.jp-OutputArea-output *)` added to its selector: the same key on the
+same cell does what it did, and a key pressed on anything inside a cell's
+output (a widget, a link) is that element's.
+
+The settings go in as default settings (overrides.d), which JupyterLab adds
+to every plugin's own shortcuts; a learner's own shortcuts still win.
+tests/test_lab.py holds jupyter/overrides.json to what this writes from the
+installed JupyterLab, so an upgrade that adds or changes a shortcut fails
+there with this command to run."""
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+OVERRIDES = ROOT / "jupyter" / "overrides.json"
+PLUGIN = "@jupyterlab/shortcuts-extension:shortcuts"
+OUTSIDE_OUTPUTS = ":not(.jp-OutputArea-output *)"
+FOCUS = " :focus"          # a descendant that has the focus: a cell's own focus is `.jp-Cell:focus`
+
+
+def schemas(prefix=Path(sys.prefix)):
+    """Every plugin schema this environment's JupyterLab and Notebook 7 read."""
+    return sorted((prefix / "share/jupyter/lab/schemas").glob("**/*.json"))
+
+
+def taken_from_widgets(paths):
+    """The shortcuts whose selector matches a focused element inside a cell's
+    output: (command, keys, selector), sorted."""
+    found = set()
+    for path in paths:
+        schema = json.loads(path.read_text(encoding="utf-8"))
+        for shortcut in schema.get("jupyter.lab.shortcuts", []) if isinstance(schema, dict) else []:
+            selector, keys = shortcut["selector"], shortcut.get("keys") or []
+            if FOCUS in selector and any(keys) and not shortcut.get("disabled"):
+                found.add((shortcut["command"], tuple(keys), selector))
+    return sorted(found)
+
+
+def replaced(paths):
+    """The default shortcuts that give those keys back: each one disabled,
+    and again with its selector outside cell outputs."""
+    entries = []
+    for command, keys, selector in taken_from_widgets(paths):
+        entries.append({"command": command, "keys": list(keys), "selector": selector, "disabled": True})
+        entries.append({"command": command, "keys": list(keys), "selector": selector + OUTSIDE_OUTPUTS})
+    return entries
+
+
+def written(paths, current):
+    """overrides.json's settings `current` with the shortcuts made from `paths`."""
+    return {**current, PLUGIN: {"shortcuts": replaced(paths)}}
+
+
+def text(settings):
+    """The file's text: JSON, each shortcut on a line of its own."""
+    marked = {**settings, PLUGIN: {"shortcuts": [f"@{i}@" for i in range(len(settings[PLUGIN]["shortcuts"]))]}}
+    out = json.dumps(marked, indent=2)
+    for i, entry in enumerate(settings[PLUGIN]["shortcuts"]):
+        out = out.replace(f'"@{i}@"', json.dumps(entry), 1)
+    return out + "\n"
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m tools.build.shortcuts", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--check", action="store_true", help="only say whether jupyter/overrides.json is current")
+    args = parser.parse_args(argv)
+    current = json.loads(OVERRIDES.read_text(encoding="utf-8"))
+    wanted = written(schemas(), current)
+    if not wanted[PLUGIN]["shortcuts"]:
+        print(f"no JupyterLab schemas under {Path(sys.prefix) / 'share/jupyter/lab/schemas'}: run this with the "
+              "project's .venv/bin/python", file=sys.stderr)
+        return 2
+    if args.check:
+        if wanted != current:
+            print("jupyter/overrides.json's shortcuts differ from this JupyterLab's: run "
+                  ".venv/bin/python -m tools.build.shortcuts and review the diff", file=sys.stderr)
+            return 1
+        return 0
+    OVERRIDES.write_text(text(wanted), encoding="utf-8")
+    print(f"{OVERRIDES.relative_to(ROOT)}: {len(wanted[PLUGIN]['shortcuts']) // 2} shortcuts kept out of cell outputs")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
