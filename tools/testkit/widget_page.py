@@ -129,6 +129,9 @@ def by_keyboard(page, cell, widget: Widget, timeout=15.0) -> list[str]:
     found = []
     view = cell.locator(VIEW)
     for name, kind in widget.controls.items():
+        if kind not in KINDS:
+            raise ValueError(f"{widget.name}'s {name} is a {kind}: say in tools/testkit/widget_page.py's KINDS and "
+                             "KEYS which key a learner presses on it")
         keys, box = KEYS[KINDS[kind]], control(cell, widget.position(name))
         before = box.evaluate(keys.holds)
         pressed = keys.back if box.evaluate(keys.at_end) else keys.key
