@@ -93,9 +93,15 @@ PANEL_CLASS = "autograd-panel"
 #   and a live one whose kernel stopped (shut down, restarted, or its server gone). A
 #   stored view shows the lesson's own control values, not the learner's last (the save
 #   hook keeps the stored drawing; saveState is off), and the line says that too.
+# - The controls wrap onto more lines, and so do a toggle control's buttons, when the panel
+#   is narrower than they are (JupyterLab at 200 % zoom on a 1366x768 screen leaves a
+#   notebook about 315 px beside its file browser): otherwise the ones past the edge are
+#   cut off and cannot be reached.
 RUN_TO_USE = ("No kernel behind these controls (a saved output shows the lesson's own settings, not your last; "
               "or the kernel stopped): run the cells from the top down to this one to use them.")
 STYLE = (f"<style>.{PANEL_CLASS} .widget-html-content{{min-width:0}}"
+         f".{PANEL_CLASS}>.widget-hbox{{flex-wrap:wrap}}"
+         f".{PANEL_CLASS} .widget-toggle-buttons>div{{display:flex;flex-wrap:wrap}}"
          f".{PANEL_CLASS} .jupyter-widgets-disconnected::before{{content:none!important;display:none!important}}"
          f".{PANEL_CLASS}.jupyter-widgets-disconnected::before{{content:\"{RUN_TO_USE}\"!important;"
          "display:block!important;font:italic var(--jp-ui-font-size1,13px) var(--jp-ui-font-family,sans-serif)"

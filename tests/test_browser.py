@@ -6,7 +6,9 @@ broken (tests/test_legibility_browser.py's rules); then one Run All, after
 which no cell shows an error except those marked to raise, every widget's
 declared checks redraw the graph as they should, every combination of
 its controls' states keeps the budget and stays on screen, and each control
-works with one key press on it (tools/testkit/widget_page.py's `by_keyboard`). So each notebook
+works with one key press on it (tools/testkit/widget_page.py's `by_keyboard`).
+On first open the page is also laid out as at 200 % zoom (683x384 CSS pixels),
+where every control of every widget must be on screen too. So each notebook
 is run in a browser once per `make test-integration`. Timings are printed at the end
 of the run."""
 
@@ -34,6 +36,7 @@ from tools.testkit.widget_page import by_keyboard, on_screen, redraw, wheel_prob
 ARTIFACTS = ROOT / "artifacts" / "screenshots"
 PATHS = notebook_paths()
 VIEWPORT = {"width": 1366, "height": 768}
+ZOOMED = {"width": 683, "height": 384}          # 1366x768 at 200 % zoom, in CSS pixels (what lays a page out)
 WINDOWING = "@jupyterlab/notebook-extension/tracker.jupyterlab-settings"
 # Views shown in screenshots: (widget, caption words, file name).
 SHOTS = (("sequence", "length 200", "(cut)", "legibility-01-sequence-cut-200.png"),
@@ -149,6 +152,24 @@ def widget_states(page, path, timings):
     return drawings, problems
 
 
+def at_200_percent(page, path):
+    """What of each widget's controls a learner at 200 % zoom cannot reach:
+    the stored views (before anything runs) laid out in 683x384 CSS pixels,
+    the file browser open beside the notebook as JupyterLab first shows it,
+    each widget scrolled so its controls are at the top of the view."""
+    page.set_viewport_size(ZOOMED)
+    try:
+        found = []
+        for widget in of(path.stem):
+            seen = on_screen(widget_cell(page, cell_index(path.stem, widget.tag)))
+            found += [f"{path.stem}: {widget.name} at 200 %: control {c!r} not wholly on screen"
+                      for c in seen.hidden_controls]
+            found += [f"{path.stem}: {widget.name} at 200 %: {s} scrolls sideways" for s in seen.sideways]
+        return found
+    finally:
+        page.set_viewport_size(VIEWPORT)
+
+
 def seen(page, cell, where, problems):
     """Add to `problems` what is wrong with what a learner sees of the
     widget in `cell`: its drawing, its controls, where the mouse wheel goes;
@@ -188,6 +209,7 @@ def test_first_open_run_all_widgets_and_their_states(lab, browser, path, timings
     try:
         open_notebook(page, base, token, path.name)
         drawings, shown_broken = on_first_open(page, folder, path, timings)
+        zoomed = at_200_percent(page, path)
         try:
             seconds, clicks = run_all(page, base, token, path.name)
         finally:
@@ -215,7 +237,9 @@ def test_first_open_run_all_widgets_and_their_states(lab, browser, path, timings
              "says how to use a stored widget": shown_broken,
              "with a widget's controls at the top of the view, part of its drawing and all its controls are on "
              "screen, and the mouse wheel over the drawing scrolls the page": problems,
-             "every control works with the keyboard alone (one key on its focused element redraws)": keyboard}
+             "every control works with the keyboard alone (one key on its focused element redraws)": keyboard,
+             "at 200 % zoom on a 1366x768 screen every control of every widget is wholly on screen with the controls "
+             "at the top of the view": zoomed}
     failed = [f"{rule}:\n" + "\n".join(found) for rule, found in rules.items() if found]
     assert failed == [], "\n\n".join(failed)
 
