@@ -414,6 +414,8 @@ def test_no_submission_reaches_the_network(hostile):
 def test_nothing_a_submission_starts_outlives_grading(hostile):
     assert "SNOOP-RAN-5" in executed(hostile, "snoop")
     assert leftovers(LEFTOVER) == [], "a process an answer started outlived make grade"
+    # and the runner saw it from outside the kernel (tools/classroom/grade_run.py), whatever the probe inside said
+    assert "left a process running" in hostile["rows"]["snoop", 5]["changed_checking_code"], hostile["rows"]["snoop", 5]
 
 
 def test_the_exit_code_says_submissions_need_a_look(hostile):

@@ -195,3 +195,39 @@ def test_a_deep_cell_is_read_without_raising():
 def test_any_source_gives_a_list_of_texts_and_never_raises(source):
     found = reaches(source, NAMES)
     assert isinstance(found, list) and all(isinstance(f, str) for f in found)
+
+
+def test_the_runner_reads_what_a_cell_left_behind_from_outside():
+    """The other half of the flags made outside the kernel: tools/classroom/grade_run.py
+    reads the kernel's process in /proc before and after an answer cell. Shown on a child
+    of this process: a process it started, a socket and a file it left open, a native
+    library it loaded are each named; between two readings with nothing done, nothing is."""
+    import ctypes.util
+    import subprocess
+    import sys
+    import tempfile
+
+    from tools.classroom.grade_run import held, left_behind
+
+    library = ctypes.util.find_library("bz2") or ctypes.util.find_library("z")
+    with tempfile.NamedTemporaryFile() as kept:
+        code = ("import ctypes, socket, subprocess\nprint('quiet', flush=True); input()\n"
+                f"ctypes.CDLL({library!r}); f = open({kept.name!r}); s = socket.socket()\n"
+                "p = subprocess.Popen(['sleep', '30']); print('ready', flush=True); input()")
+        runner = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  text=True)
+        try:
+            assert runner.stdout.readline().strip() == "quiet"
+            quiet = held(runner.pid)
+            assert left_behind(quiet, held(runner.pid)) == []
+            runner.stdin.write("\n")
+            runner.stdin.flush()
+            assert runner.stdout.readline().strip() == "ready"
+            found = left_behind(quiet, held(runner.pid))
+        finally:
+            runner.stdin.close()
+            runner.wait(timeout=30)
+    assert any(f.startswith("left a process running: sleep") for f in found), found
+    assert "left 1 more socket(s) open" in found, found
+    assert f"left a file open: {kept.name}" in found, found
+    assert any(f.startswith("loaded a native library:") and library.split(".so")[0] in f for f in found), found

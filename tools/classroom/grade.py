@@ -35,7 +35,7 @@ import json
 import sys
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import astuple, dataclass
+from dataclasses import astuple, dataclass, field
 from pathlib import Path
 
 import nbformat
@@ -178,6 +178,7 @@ class Executed:
     ran: frozenset = frozenset()
     returncode: int | None = 0
     enforced: tuple = ()
+    seen: dict = field(default_factory=dict)      # {answer cell id: what the runner saw it leave behind}
 
 
 def execute(nb, settings):
@@ -187,7 +188,7 @@ def execute(nb, settings):
     MAX_CELL_OUTPUTS a cell."""
     command = [sys.executable, "-m", "tools.classroom.grade_run", "--cell-limit", str(settings.cell_limit)]
     outcome = grade_sandbox.run(command, nbformat.writes(nb).encode(), settings.limits, unisolated=settings.unisolated)
-    stopped, over, ran = outcome.stopped, [], frozenset()
+    stopped, over, ran, seen = outcome.stopped, [], frozenset(), {}
     try:
         result = decode(outcome.stdout, "the sandbox's result", cap=grade_sandbox.OUTPUT_CAP)
         returned = {c.get("id"): c for c in result["notebook"]["cells"] if isinstance(c, dict)}
@@ -199,6 +200,8 @@ def execute(nb, settings):
                 malformed += dropped
         over = [i for i in result.get("over_limit", []) if isinstance(i, str)]
         ran = frozenset(i for i in result.get("ran", []) if isinstance(i, str))
+        found_seen = result.get("seen")
+        seen = {k: _strings(v) for k, v in found_seen.items()} if isinstance(found_seen, dict) else {}
         stopped = stopped or str(result.get("stopped", ""))[:500]
         if malformed:
             stopped = "; ".join(filter(None, [stopped, f"{malformed} outputs that are not a notebook's, or past "
@@ -213,7 +216,7 @@ def execute(nb, settings):
     if outcome.returncode not in (0, None):
         stopped = "; ".join(filter(None, [f"the grader's runner ended with exit status {outcome.returncode}",
                                           stopped]))
-    return Executed(nb, over, stopped, outcome.leftovers, ran, outcome.returncode, outcome.enforced)
+    return Executed(nb, over, stopped, outcome.leftovers, ran, outcome.returncode, outcome.enforced, seen)
 
 
 def _steps(number, slot_id):
@@ -301,6 +304,7 @@ def rows(learner, name, executed, slot_ids, sources, judge):
         reached = reaches(source, names) if source is not None else []
         flags = [f"its code reaches past the lesson ({', '.join(reached[:6])})"] if reached else []
         flags += _strings(after[number].get("flagged", [])) if number in after else []
+        flags += executed.seen.get(slot_id, [])         # read from outside the kernel by the runner
         flags += [f"output in the grader's format appeared in cell {c}, which the grader did not write it to"
                   for c in stray.get(number, [])]
         if executed.leftovers:

@@ -5,9 +5,9 @@ limit, and hand the executed notebook back.
     python -m tools.classroom.grade_run --cell-limit 60 < probed.ipynb > result.json
 
 The notebook comes on stdin; the result, {"notebook": ..., "over_limit":
-[cell ids], "ran": [cell ids], "stopped": "..."}, goes to stdout, which
-nothing else writes (this process's own prints and the kernel's go to
-stderr). A cell past its limit is interrupted and gets an error output
+[cell ids], "ran": [cell ids], "seen": {answer cell id: [what it left
+behind]}, "stopped": "..."}, goes to stdout, which nothing else writes
+(this process's own prints and the kernel's go to stderr). A cell past its limit is interrupted and gets an error output
 saying so; a kernel that does not stop after the interrupt, or dies, ends
 the run there. `ran` lists the cells whose execution this process saw end.
 
@@ -18,7 +18,16 @@ channel), nor read or write its memory, nor trace it, nor signal it (a pid
 namespace's first process gets only the signals it handles, and it handles
 none but SIGINT, which it ignores). What the kernel controls is what it
 sends over its own channels: the outputs, which the grader takes as data
-and nothing more."""
+and nothing more.
+
+What the kernel's process holds is read here from outside it, in /proc,
+before and after each answer cell (a cell tagged answer-slot), so no code
+in the kernel can change the reading: the processes it started that are
+still running, the sockets and files it opened and left open, the native
+libraries it loaded. The grader flags each (tools/classroom/grade.py); the
+probe in the kernel reports what changed inside the interpreter, which the
+answer's code could also rewrite (tools/classroom/grade_source.py names
+the ways in, read from the source in the grader's own process)."""
 
 import argparse
 import asyncio
@@ -47,6 +56,70 @@ def out_of_reach():
         return False
 
 
+def _children(pid):
+    """Every process below `pid`, as {pid: command name}."""
+    found, todo = {}, [pid]
+    while todo:
+        parent = todo.pop()
+        for task in _listing(f"/proc/{parent}/task"):
+            for child in _read(f"/proc/{parent}/task/{task}/children").split():
+                if child not in found:
+                    found[child] = _read(f"/proc/{child}/comm").strip()
+                    todo.append(child)
+    return found
+
+
+def _listing(path):
+    try:
+        return os.listdir(path)
+    except OSError:
+        return []
+
+
+def _read(path):
+    try:
+        with open(path, encoding="utf-8", errors="replace") as file:
+            return file.read()
+    except OSError:
+        return ""
+
+
+def _files(pid):
+    """What the process's descriptors point at: (how many sockets, the files
+    open), not pipes or anonymous descriptors."""
+    sockets, files = 0, set()
+    for fd in _listing(f"/proc/{pid}/fd"):
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        sockets += target.startswith("socket:")
+        if target.startswith("/") and not target.startswith(("/dev/null", "/dev/urandom", "/proc/")):
+            files.add(target)
+    return sockets, files
+
+
+def _libraries(pid):
+    """The shared libraries mapped into the process."""
+    return {line.split(None, 5)[5] for line in _read(f"/proc/{pid}/maps").splitlines()
+            if len(line.split(None, 5)) == 6 and ".so" in line.rsplit("/", 1)[-1]}
+
+
+def held(pid):
+    """What a kernel process holds, read from /proc: (processes, sockets and files, libraries)."""
+    return _children(pid), _files(pid), _libraries(pid)
+
+
+def left_behind(before, after):
+    """What an answer cell left behind, from `held` before and after it."""
+    (procs, (sockets, files), libs), (procs2, (sockets2, files2), libs2) = before, after
+    found = [f"left a process running: {name or pid}" for pid, name in sorted(procs2.items()) if pid not in procs]
+    found += [f"left {sockets2 - sockets} more socket(s) open"] if sockets2 > sockets else []
+    found += [f"left a file open: {f}"[:200] for f in sorted(files2 - files)]
+    found += [f"loaded a native library: {lib}"[:200] for lib in sorted(libs2 - libs)]
+    return found[:20]
+
+
 def _over(cell, limit):
     cell.setdefault("outputs", []).append(nbformat.v4.new_output(
         "error", ename="TimeLimit", evalue=f"the cell ran past its time limit of {limit:g} s and was interrupted",
@@ -55,16 +128,19 @@ def _over(cell, limit):
 
 async def execute(nb, cell_limit):
     """Run every cell; returns (ids of cells over the limit, ids of the cells seen to end, why the run
-    stopped or "")."""
+    stopped or "", {answer cell id: what it left behind})."""
     km = AsyncKernelManager(kernel_name=CURRENT_ENV_KERNEL_NAME, kernel_spec_manager=NbvalKernelspecManager())
     client = NotebookClient(nb, km=km, timeout=None, allow_errors=True, record_timing=False,
                             resources={"metadata": {"path": os.getcwd()}})
-    over, ran, stopped = [], [], ""
+    over, ran, stopped, seen = [], [], "", {}
     client.reset_execution_trackers()
     async with client.async_setup_kernel():
+        pid = (await km.provisioner.get_provisioner_info()).get("pid") if km.provisioner else None
         for index, cell in enumerate(nb.cells):
             if cell.cell_type != "code":
                 continue
+            answer = pid is not None and "answer-slot" in cell.get("metadata", {}).get("tags", [])
+            before = held(pid) if answer else None
             # not asyncio.wait_for: nbclient takes its cancellation for a dead kernel
             task = asyncio.ensure_future(client.async_execute_cell(cell, index, execution_count=index + 1))
             done, _ = await asyncio.wait({task}, timeout=cell_limit)
@@ -83,8 +159,10 @@ async def execute(nb, cell_limit):
                 stopped = f"the kernel stopped at cell {cell.get('id')}: {type(error).__name__} {str(error)[:200]}"
                 break
             ran.append(cell.get("id"))
+            if answer:
+                seen[cell.get("id")] = left_behind(before, held(pid))
         client.set_widgets_metadata()
-    return over, ran, stopped
+    return over, ran, stopped, seen
 
 
 def main(argv=None):
@@ -96,15 +174,15 @@ def main(argv=None):
     os.dup2(2, 1)                            # everything else printed goes to stderr
     sys.stdout = sys.stderr
     nb = nbformat.reads(sys.stdin.read(), as_version=4)
-    over, ran, stopped = [], [], ""
+    over, ran, stopped, seen = [], [], "", {}
     if not hidden:
         stopped = "the runner could not make itself not dumpable: nothing was run"
     else:
         try:
-            over, ran, stopped = asyncio.run(execute(nb, args.cell_limit))
+            over, ran, stopped, seen = asyncio.run(execute(nb, args.cell_limit))
         except Exception as error:
             stopped = f"the run failed: {type(error).__name__} {str(error)[:300]}"
-    out.write(json.dumps({"notebook": nb, "over_limit": over, "ran": ran, "stopped": stopped}))
+    out.write(json.dumps({"notebook": nb, "over_limit": over, "ran": ran, "seen": seen, "stopped": stopped}))
     out.close()
     return 0
 
