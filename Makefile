@@ -57,7 +57,7 @@ quick: system $(DEV_STAMP)
 	$(BIN)/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder --durations=10 --layers quick
 
 # A new notebook, NB=10-name, that passes `make test` as made (tools/build/new.py): the
-# notebook, its helpers/lessons/nbNN.py and tests/answers/nbNN.py; its navigation and set-up cells
+# notebook, its helpers/lessons/nbNN.py and tests/answers/nbNN_answers.py; its navigation and set-up cells
 # written before it is executed (they are cells too), and its time after.
 new: setup $(DEV_STAMP)
 	@test -n "$(NB)" || { echo "make new NB=10-name: name the notebook"; exit 2; }

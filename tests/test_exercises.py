@@ -1,5 +1,5 @@
 """Every exercise's checker accepts its reference solution and the right
-answers written otherwise in tests/answers/nbNN.py, gives each
+answers written otherwise in tests/answers/nbNN_answers.py, gives each
 wrong answer there the hint aimed at it, and says "not answered yet" to the
 placeholder without giving the answer away; a choose exercise's options
 are the ones its notebook shows, and code a question shows is the code its
@@ -58,7 +58,7 @@ def test_the_reference_solution_is_right(notebook, exercise):
 def test_wrong_answers_get_the_hint_aimed_at_them(notebook, exercise):
     wrong = WRONG[notebook, exercise.number]
     assert len(wrong) >= 2, (f"notebook {notebook}'s exercise {exercise.number} has {len(wrong)} wrong answer; each "
-                             f"exercise needs at least 2 in tests/answers/nb{notebook}.py, each with words its "
+                             f"exercise needs at least 2 in tests/answers/nb{notebook}_answers.py, each with words its "
                              "feedback must hold")
     for code, words in wrong:
         answer = answer_from(code, exercise.answer_name, _lesson(notebook, exercise))
@@ -73,7 +73,7 @@ def test_the_wrong_answers_belong_to_exercises():
         ", ".join(f"nb{n}.py exercise {q}" for n, q in strays)
     missing = sorted(declared_ones - set(WRONG))
     assert not missing, "exercises without wrong answers: " + \
-        ", ".join(f"add WRONG[{q}] to tests/answers/nb{n}.py" for n, q in missing)
+        ", ".join(f"add WRONG[{q}] to tests/answers/nb{n}_answers.py" for n, q in missing)
 
 
 @pytest.mark.parametrize("key", sorted(RIGHT), ids=[f"nb{n}-q{q}" for n, q in sorted(RIGHT)])

@@ -55,7 +55,7 @@ def _module(path, name):
 
 def test_the_three_files_are_written_and_not_twice(made, tmp_path):
     assert [p.relative_to(tmp_path).as_posix() for p in made] == [
-        "notebooks/99-hooks-and-the-graph.ipynb", "helpers/lessons/nb99.py", "tests/answers/nb99.py"]
+        "notebooks/99-hooks-and-the-graph.ipynb", "helpers/lessons/nb99.py", "tests/answers/nb99_answers.py"]
     with pytest.raises(ValueError, match="notebook 99 exists already"):
         new.make("99-other", root=tmp_path)
 

@@ -2,7 +2,7 @@
 needs from helpers, in one place: its widgets' views, its widgets (what the
 browser test and the bench change on each, and what they check) and its
 exercises (the checks under its answer slots). Its wrong answers are test data,
-in tests/answers/nb02.py."""
+in tests/answers/nb02_answers.py."""
 
 import sys
 from collections.abc import Callable

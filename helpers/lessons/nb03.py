@@ -2,7 +2,7 @@
 needs from helpers, in one place: its widgets' views, its widgets (what the
 browser test and the bench change on each, and what they check) and its
 exercises (the checks under its answer slots). Its wrong answers are test data,
-in tests/answers/nb03.py."""
+in tests/answers/nb03_answers.py."""
 
 from collections.abc import Callable, Sequence
 from typing import Any

@@ -1,7 +1,7 @@
 """Notebook 04 (common mistakes): everything the lesson needs from helpers, in one
 place: its widgets' views, its widgets (what the browser test and the bench
 change on each, and what they check) and its exercises (the checks under its
-answer slots). Its wrong answers are test data, in tests/answers/nb04.py."""
+answer slots). Its wrong answers are test data, in tests/answers/nb04_answers.py."""
 
 from typing import Any
 

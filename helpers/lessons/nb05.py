@@ -1,7 +1,7 @@
 """Notebook 05 (the interview question): everything the lesson needs from helpers,
 in one place: its widgets' views, its widgets (what the browser test and the
 bench change on each, and what they check) and its exercises (the checks under
-its answer slots). Its wrong answers are test data, in tests/answers/nb05.py."""
+its answer slots). Its wrong answers are test data, in tests/answers/nb05_answers.py."""
 
 from typing import Any
 

@@ -1,4 +1,4 @@
-"""Learners' answers to every exercise, as test data: tests/answers/nbNN.py
+"""Learners' answers to every exercise, as test data: tests/answers/nbNN_answers.py
 holds notebook NN's (WRONG, RIGHT and RIGHT_SAYING, keyed by exercise
 number), kept out of the package learners import. Here they are gathered,
 keyed by (notebook, exercise number)."""
@@ -20,13 +20,13 @@ class ByExercise(dict):
     def __missing__(self, key):
         notebook, number = key
         raise KeyError(f"notebook {notebook}'s exercise {number} has no {self.kind} answers: add them to "
-                       f"tests/answers/nb{notebook}.py as {self.kind}[{number}] (see its other entries)")
+                       f"tests/answers/nb{notebook}_answers.py as {self.kind}[{number}] (see its other entries)")
 
 
 def _gathered(kind):
     entries = {}
-    for path in sorted(HERE.glob("nb[0-9][0-9].py")):
-        notebook = re.fullmatch(r"nb(\d\d)", path.stem).group(1)
+    for path in sorted(HERE.glob("nb[0-9][0-9]_answers.py")):
+        notebook = re.fullmatch(r"nb(\d\d)_answers", path.stem).group(1)
         module = importlib.import_module(f"{__name__}.{path.stem}")
         entries.update({(notebook, number): answers for number, answers in getattr(module, kind, {}).items()})
     return ByExercise(kind, entries)

@@ -5,9 +5,9 @@ README's list):
 
     notebooks/NN-name.ipynb    the skeleton (CONTRIBUTING.md), optional, with one
                                drawing, one widget and one exercise to replace
-    helpers/lessons/nbNN.py    its support: the widget's view, the widget's
-                               declaration, the exercise's declaration
-    tests/answers/nbNN.py      the exercise's wrong answers, as test data
+    helpers/lessons/nbNN.py        its support: the widget's view, the widget's
+                                   declaration, the exercise's declaration
+    tests/answers/nbNN_answers.py  the exercise's wrong answers, as test data
 
     python -m tools.build.new NN-name [--title "..."]   (writes the three files only)
 
@@ -38,7 +38,8 @@ def problem(name, folder=NOTEBOOKS, root=ROOT):
     taken = [p.name for p in notebook_paths(folder) if p.name.startswith(f"{number}-")]
     if taken:
         return f"notebook {number} exists already ({taken[0]}); take the next free number"
-    for path in (root / "helpers" / "lessons" / f"nb{number}.py", root / "tests" / "answers" / f"nb{number}.py"):
+    for path in (root / "helpers" / "lessons" / f"nb{number}.py",
+                 root / "tests" / "answers" / f"nb{number}_answers.py"):
         if path.exists():
             return f"{path.relative_to(root)} exists already; remove it or take another number"
     return ""
@@ -106,7 +107,7 @@ def notebook(number, slug, title):
 def lesson_module(number, slug, title):
     return f'''"""Notebook {number} ({title}): everything the lesson needs from helpers,
 in one place: its widgets' views, its widgets and its exercises. Its wrong
-answers are test data, in tests/answers/nb{number}.py. Made by `make new`:
+answers are test data, in tests/answers/nb{number}_answers.py. Made by `make new`:
 replace the example view, widget and exercise with the lesson's own."""
 
 from collections.abc import Callable
@@ -177,7 +178,7 @@ def make(name, title=None, root=ROOT):
     number, slug = NAME.fullmatch(name).groups()
     title = title or slug.replace("-", " ").capitalize()
     paths = (root / "notebooks" / f"{name}.ipynb", root / "helpers" / "lessons" / f"nb{number}.py",
-             root / "tests" / "answers" / f"nb{number}.py")
+             root / "tests" / "answers" / f"nb{number}_answers.py")
     nbformat.write(notebook(number, slug, title), paths[0])
     paths[1].write_text(lesson_module(number, slug, title), encoding="utf-8")
     paths[2].write_text(answers_module(number), encoding="utf-8")
