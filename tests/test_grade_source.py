@@ -203,6 +203,8 @@ def test_the_runner_reads_what_a_cell_left_behind_from_outside():
     of this process: a process it started, a socket and a file it left open, a native
     library it loaded are each named; between two readings with nothing done, nothing is."""
     import ctypes.util
+    import os
+    import signal
     import subprocess
     import sys
     import tempfile
@@ -215,7 +217,7 @@ def test_the_runner_reads_what_a_cell_left_behind_from_outside():
                 f"ctypes.CDLL({library!r}); f = open({kept.name!r}); s = socket.socket()\n"
                 "p = subprocess.Popen(['sleep', '30']); print('ready', flush=True); input()")
         runner = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  text=True)
+                                  stderr=subprocess.DEVNULL, text=True)
         try:
             assert runner.stdout.readline().strip() == "quiet"
             quiet = held(runner.pid)
@@ -225,9 +227,11 @@ def test_the_runner_reads_what_a_cell_left_behind_from_outside():
             assert runner.stdout.readline().strip() == "ready"
             found = left_behind(quiet, held(runner.pid))
         finally:
+            for pid in held(runner.pid)[0]:
+                os.kill(int(pid), signal.SIGKILL)
             runner.stdin.close()
             runner.wait(timeout=30)
-    assert any(f.startswith("left a process running: sleep") for f in found), found
+    assert "left a process running: sleep 30" in found, found
     assert "left 1 more socket(s) open" in found, found
     assert f"left a file open: {kept.name}" in found, found
     assert any(f.startswith("loaded a native library:") and library.split(".so")[0] in f for f in found), found

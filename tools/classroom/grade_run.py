@@ -64,9 +64,18 @@ def _children(pid):
         for task in _listing(f"/proc/{parent}/task"):
             for child in _read(f"/proc/{parent}/task/{task}/children").split():
                 if child not in found:
-                    found[child] = _read(f"/proc/{child}/comm").strip()
+                    found[child] = _command(child)
                     todo.append(child)
     return found
+
+
+def _command(pid):
+    """A process's command line, shortened (its name where it has none: a
+    kernel thread, or one already gone). Not /proc/PID/comm: that is set a
+    moment after the process that started this one goes on (vfork), and
+    can still be the parent's name."""
+    argv = _read(f"/proc/{pid}/cmdline").split("\0")
+    return " ".join([os.path.basename(argv[0]), *argv[1:]]).strip()[:80] or _read(f"/proc/{pid}/comm").strip()
 
 
 def _listing(path):
