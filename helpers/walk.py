@@ -318,12 +318,9 @@ def hold_every_stepped(walker: Walker) -> None:
     is bounded by `count_limit`, so this costs little)."""
     if not walker.holding:
         return
-    items, runs = walker.items, walker.runs
     for position, inputs in walker.read:                # every node stepped, as `steps` read it
-        if runs[position]:                              # what `Walker.hold` does once holding, written out
-            runs[position] = 0
-            if inputs:
-                hold(items[position], inputs)           # type: ignore[arg-type]  # a stepped item is a node
+        if walker.runs[position]:
+            walker.hold(position, walker.items[position], inputs)  # type: ignore[arg-type]  # a stepped item is a node
 
 
 def hold(fn: Node, inputs: tuple[tuple[Node | None, int], ...]) -> None:

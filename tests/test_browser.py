@@ -31,7 +31,7 @@ from tools.testkit.browser import NB, cells, cleared, menu, open_notebook, run_a
 from tools.testkit.first_open import broken, notices, rendered, stored
 from tools.testkit.legibility import measure, reached, smallest, states
 from tools.testkit.widget_cells import cell_index
-from tools.testkit.widget_page import by_keyboard, on_screen, redraw, wheel_problems, widget_cell
+from tools.testkit.widget_page import keyboard_problems, on_screen, redraw, wheel_problems, widget_cell
 
 ARTIFACTS = ROOT / "artifacts" / "screenshots"
 PATHS = notebook_paths()
@@ -231,8 +231,7 @@ def test_first_open_run_all_widgets_and_their_states(lab, browser, path, timings
             _exercise_01(page, timings)
         found, problems = widget_states(page, path, timings)
         drawings += found
-        keyboard = [p for w in of(path.stem) for p in by_keyboard(
-            page, widget_cell(page, cell_index(path.stem, w.tag, folder)), w)]
+        keyboard = keyboard_problems(page, path.stem, folder)
     finally:
         page.close()
     took = time.perf_counter() - start

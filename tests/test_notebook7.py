@@ -20,7 +20,7 @@ from tools.runtime.lab import lab_argv
 from tools.testkit import browser as lab_browser
 from tools.testkit.browser import serve, stop
 from tools.testkit.widget_cells import cell_index
-from tools.testkit.widget_page import by_keyboard, redraw, widget_cell
+from tools.testkit.widget_page import keyboard_problems, redraw, widget_cell
 
 NOTEBOOK = "01-dynamic-control-flow.ipynb"
 GRACE = 10.0        # this server's gone_after (a minute in make notebook): seconds a kernel waits for its page
@@ -82,9 +82,7 @@ def test_runs_01_and_redraws_a_widget(notebook7, timings):
             assert check.problems(shown) == [], (widget.name, check.change)
         # every widget's controls with the keyboard alone: Notebook 7 reads a key before the widget does, and
         # took the arrows on a slider for its own (tools/build/shortcuts.py)
-        keyboard = [p for w in of(NOTEBOOK.removesuffix(".ipynb")) for p in by_keyboard(
-            page, widget_cell(page, cell_index(NOTEBOOK.removesuffix(".ipynb"), w.tag, learner.copy)), w, timeout=30)]
-        assert keyboard == []
+        assert keyboard_problems(page, NOTEBOOK.removesuffix(".ipynb"), learner.copy, timeout=30) == []
         assert page.get_by_text("notified about official Jupyter news").count() == 0
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "notebook7-01-widget-changed.png"))

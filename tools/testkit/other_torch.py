@@ -56,6 +56,7 @@ SAME_ON_ANY_TORCH = (
     "test_layout.py",        # which layer runs which file
     "test_nbval_checks.py",  # that nbval rejects tampered outputs
     "test_widget_outputs.py",  # the same, for widget outputs
+    "test_shortcuts.py",     # jupyter/overrides.json against JupyterLab's shortcuts
     "test_new.py",           # make new's scaffold
     "test_notebooks.py",     # the notebooks' text
     "test_workflows.py",     # the workflow's YAML and shell (its linters lie in .venv/bin only)

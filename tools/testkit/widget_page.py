@@ -8,8 +8,10 @@ browser tests and the bench."""
 
 from dataclasses import dataclass
 
+from helpers.lessons import of
 from helpers.lessons.widget import Change, Shown, Widget
 from tools.testkit.browser import NB
+from tools.testkit.widget_cells import cell_index
 
 VIEW = ".widget-html-content"            # the panel's HTML: its figure, or the error shown in its place
 # What a redrawn panel shows: the figure's caption, the drawing's node texts,
@@ -107,19 +109,18 @@ class Keys:
     holds: str = ""
 
 
-KEYS = {"slider": Keys(".noUi-handle", "ArrowRight", "ArrowLeft",
+KEYS = {"Slider": Keys(".noUi-handle", "ArrowRight", "ArrowLeft",          # any kind of slider
                        "c => { const h = c.querySelector('.noUi-handle');"
                        " return h.getAttribute('aria-valuenow') === h.getAttribute('aria-valuemax'); }",
                        "c => c.querySelector('.noUi-handle').getAttribute('aria-valuenow')"),
-        "dropdown": Keys("select", "ArrowDown", "ArrowUp",
+        "Dropdown": Keys("select", "ArrowDown", "ArrowUp",
                          "c => { const s = c.querySelector('select'); return s.selectedIndex === s.length - 1; }",
                          "c => c.querySelector('select').value"),
-        "checkbox": Keys("input[type=checkbox]", "Space", holds="c => c.querySelector('input').checked"),
-        "buttons": Keys("button:not(.mod-active)", "Space", holds="c => c.querySelector('.mod-active').innerText"),
-        "radio": Keys("input[type=radio]:not(:checked)", "Space",
-                      holds="c => [...c.querySelectorAll('input')].findIndex(i => i.checked)")}
-KINDS = {"IntSlider": "slider", "FloatSlider": "slider", "FloatLogSlider": "slider", "Dropdown": "dropdown",
-         "Checkbox": "checkbox", "ToggleButtons": "buttons", "RadioButtons": "radio"}
+        "Checkbox": Keys("input[type=checkbox]", "Space", holds="c => c.querySelector('input').checked"),
+        "ToggleButtons": Keys("button:not(.mod-active)", "Space",
+                              holds="c => c.querySelector('.mod-active').innerText"),
+        "RadioButtons": Keys("input[type=radio]:not(:checked)", "Space",
+                             holds="c => [...c.querySelectorAll('input')].findIndex(i => i.checked)")}
 
 
 def by_keyboard(page, cell, widget: Widget, timeout=15.0) -> list[str]:
@@ -129,10 +130,11 @@ def by_keyboard(page, cell, widget: Widget, timeout=15.0) -> list[str]:
     found = []
     view = cell.locator(VIEW)
     for name, kind in widget.controls.items():
-        if kind not in KINDS:
-            raise ValueError(f"{widget.name}'s {name} is a {kind}: say in tools/testkit/widget_page.py's KINDS and "
-                             "KEYS which key a learner presses on it")
-        keys, box = KEYS[KINDS[kind]], control(cell, widget.position(name))
+        keys = KEYS.get("Slider" if kind.endswith("Slider") else kind)
+        if keys is None:
+            raise ValueError(f"{widget.name}'s {name} is a {kind}: say in tools/testkit/widget_page.py's KEYS "
+                             "which key a learner presses on it")
+        box = control(cell, widget.position(name))
         before = box.evaluate(keys.holds)
         pressed = keys.back if box.evaluate(keys.at_end) else keys.key
         target = box.locator(keys.focus).first
@@ -150,6 +152,14 @@ def by_keyboard(page, cell, widget: Widget, timeout=15.0) -> list[str]:
         if box.evaluate(keys.holds) == before:
             found.append(f"{what} left it at {before!r}")
     return found
+
+
+def keyboard_problems(page, notebook, folder, timeout=15.0) -> list[str]:
+    """`by_keyboard` for every widget the lesson module of `notebook`
+    ('01-dynamic-control-flow') declares, its cells found in `folder`."""
+    return [problem for widget in of(notebook)
+            for problem in by_keyboard(page, widget_cell(page, cell_index(notebook, widget.tag, folder)), widget,
+                                       timeout)]
 
 
 # What of a widget a learner sees, the page scrolled so that its controls sit at the top
