@@ -215,7 +215,11 @@ def test_the_runner_reads_what_a_cell_left_behind_from_outside():
     with tempfile.NamedTemporaryFile() as kept:
         code = ("import ctypes, socket, subprocess\nprint('quiet', flush=True); input()\n"
                 f"ctypes.CDLL({library!r}); f = open({kept.name!r}); s = socket.socket()\n"
-                "p = subprocess.Popen(['sleep', '30']); print('ready', flush=True); input()")
+                "p = subprocess.Popen(['sleep', '30'])\n"
+                # Popen returns once exec has begun; the new command line is set a moment
+                # later, and until then /proc names the process after its parent.
+                "while not open(f'/proc/{p.pid}/cmdline', 'rb').read().startswith(b'sleep'): pass\n"
+                "print('ready', flush=True); input()")
         runner = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                   stderr=subprocess.DEVNULL, text=True)
         try:
