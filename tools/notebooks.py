@@ -7,6 +7,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
 INDEX = "00-index.ipynb"
+# The cell tags the tools read, named here once: an exercise's answer slot and its check (make grade,
+# the save hook, the teacher's copies, the stored notebooks' lesson code) and a cell that raises on
+# purpose (nbval and JupyterLab's Run All read that one too). This module imports nothing heavy:
+# the grader's runner, pid 1 of a sandbox, imports it without torch.
+SLOT, CHECK, RAISES = "answer-slot", "answer-check", "raises-exception"
 
 
 def notebook_paths(folder=NOTEBOOKS):

@@ -40,6 +40,8 @@ def stored_definitions(notebook: str, folder: Path = NOTEBOOKS) -> dict[str, Any
         return {}
     scope: dict[str, Any] = {"__name__": f"stored_notebook_{notebook}"}
     for number, cell in enumerate(cells):
+        # the tag is tools.notebooks.SLOT, spelt out: helpers never import tools (a learner's own
+        # folder named tools/ may be first on the path)
         if cell.get("cell_type") == "code" and "answer-slot" not in cell.get("metadata", {}).get("tags", []):
             _define(_python(cell.get("source", "")), f"<stored notebook {found[0].name}, cell {number}>", scope)
     return {name: value for name, value in scope.items() if isinstance(value, (FunctionType, type))}

@@ -17,6 +17,7 @@ from pathlib import Path
 import nbformat
 
 from helpers.exercises import declared
+from tools.notebooks import SLOT
 
 ROOT = Path(__file__).resolve().parents[2]
 NAME = "06-practice-question.ipynb"
@@ -30,7 +31,7 @@ def make(folder, count):
         nb = nbformat.read(ROOT / "notebooks" / NAME, as_version=4)
         answers = iter(right if learner % 2 == 0 else WRONG)
         for cell in nb.cells:
-            if "answer-slot" in cell.metadata.get("tags", []):
+            if SLOT in cell.metadata.get("tags", []):
                 cell.source = next(answers)
         (folder / f"learner{learner:02d}").mkdir(parents=True)
         nbformat.write(nb, folder / f"learner{learner:02d}" / NAME)

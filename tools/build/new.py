@@ -20,7 +20,7 @@ import sys
 
 import nbformat
 
-from tools.notebooks import NOTEBOOKS, ROOT, notebook_paths
+from tools.notebooks import CHECK, NOTEBOOKS, ROOT, SLOT, notebook_paths
 from tools.runtime import kernel
 
 NAME = re.compile(r"(\d\d)-([a-z][a-z0-9]*(?:-[a-z0-9]+)*)")
@@ -94,8 +94,8 @@ def notebook(number, slug, title):
         md("## Exercises"),
         md("### 1. Predict: nodes of seven rounds\n\n"
            "How many autograd nodes does `repeat(x, 7)` record, the leaf's `AccumulateGrad` included?"),
-        code("answer_1 = ____   # a whole number", tags=["answer-slot"]),
-        code("ex.q1.check(answer_1)", tags=["answer-check"]),
+        code("answer_1 = ____   # a whole number", tags=[SLOT]),
+        code("ex.q1.check(answer_1)", tags=[CHECK]),
         md("## Summary\n\n- A loop's graph has one node per operation it ran, and one `AccumulateGrad` per "
            "leaf."),
         md("## Your score\n\nRun this after the exercises: it counts the latest check of each one."),

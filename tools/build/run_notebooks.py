@@ -33,10 +33,9 @@ import nbformat
 from jupyter_client.manager import KernelManager
 from nbclient import NotebookClient
 
-from tools.notebooks import notebook_paths
+from tools.notebooks import RAISES, notebook_paths
 from tools.runtime import kernel
 
-RAISES = "raises-exception"
 ROOT = Path(__file__).resolve().parents[2]
 # where a traceback names a file: a library's as from site-packages/, the collection's as
 # from the repository's root, so no stored output holds the path of whoever ran it

@@ -16,10 +16,9 @@ import nbformat
 from helpers.exercises import Exercise, declared
 from helpers.exercises.feedback import Score, ScoreRow
 from tools.build.run_notebooks import execute, output_text
-from tools.notebooks import notebook_paths
+from tools.notebooks import CHECK, SLOT, notebook_paths
 
 ROOT = Path(__file__).resolve().parents[2]
-SLOT, CHECK = "answer-slot", "answer-check"      # the cell tags of exercise N's slot and check, in order
 
 
 def exercises_of(path):

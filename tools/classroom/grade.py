@@ -48,10 +48,10 @@ from tools.classroom import grade_sandbox
 from tools.classroom.grade_files import MAX_CELL_OUTPUTS, Unreadable, csv_cell, decode, md, outputs, read_notebook
 from tools.classroom.grade_probe import MIME
 from tools.classroom.grade_source import lesson_bindings, reaches
+from tools.notebooks import CHECK, SLOT
 from tools.runtime.working_copy import collection
 
 ROOT = Path(__file__).resolve().parents[2]
-SLOT, CHECK = "answer-slot", "answer-check"
 CELL_LIMIT = 60.0          # seconds for one cell (then it is interrupted; see grade_run.py)
 NOTEBOOK_LIMIT = 900.0     # seconds for a whole sandbox (then the watchdog kills it)
 KERNELS = 2                # notebooks run at a time

@@ -42,8 +42,9 @@ from jupyter_client.manager import AsyncKernelManager
 from nbclient import NotebookClient
 from nbval.kernel import CURRENT_ENV_KERNEL_NAME, NbvalKernelspecManager
 
+from tools.notebooks import SLOT
+
 GRACE = 10.0        # seconds a kernel has to stop after an interrupt
-SLOT = "answer-slot"    # an answer cell's tag, grade.SLOT (not imported: grade.py imports torch, and this is pid 1)
 PR_SET_DUMPABLE = 4
 
 

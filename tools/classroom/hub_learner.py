@@ -23,8 +23,9 @@ import nbformat
 import requests
 import websocket
 
+from tools.notebooks import RAISES
+
 WAIT = 300                 # seconds: the longest any one step may take
-RAISES = "raises-exception"
 
 
 class Failed(RuntimeError):

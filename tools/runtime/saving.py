@@ -29,10 +29,10 @@ from pathlib import Path
 
 from jupyter_server.services.contents.largefilemanager import AsyncLargeFileManager
 
+from tools.notebooks import SLOT
 from tools.runtime.cell_merge import merge, snapshot
 from tools.runtime.widget_state import keep_widget_views, stored_json
 
-SLOT = "answer-slot"
 PLACEHOLDER = "____"
 PAGE = "opened_in_page"       # the notebook's metadata: which page's copy it is
 PAGES_KEPT = 500              # pages whose copies the server remembers, the last opened or saved
