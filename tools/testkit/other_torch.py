@@ -1,5 +1,5 @@
 """The layer that depends on torch's own release (`make test-torch`, and
-`.ci/run` after the other layers): make test's selection run by a second
+`.ci/run` beside the integration layer): make test's selection run by a second
 torch, 2.14.1 by default, a CUDA build, as PyPI serves Linux by default and
 Colab has (it runs on the CPU where there is no GPU).
 
@@ -29,8 +29,7 @@ child), which on the CPU build only stand in for it.
 
     python -m tools.testkit.other_torch [VERSION] [--install] [-- more pytest arguments]
 
---install only makes the venv (`.ci/run` does that in the background while
-the integration layer runs: unpacking 5 GB of wheels is mostly waiting).
+--install only makes the venv (unpacking 5 GB of wheels, mostly waiting on the disk).
 """
 
 import os
