@@ -37,6 +37,7 @@ ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts" / "screenshots"
 VIEWPORT = {"width": 1366, "height": 768}    # a common laptop screen
 NB = ".jp-NotebookPanel:not(.lm-mod-hidden)"
 TAB = "#jp-main-dock-panel .lm-TabBar-tab.lm-mod-current"      # the notebook's tab
+MODEL_NOT_FOUND = "Error displaying widget: model not found"
 NEWS = "notified about official Jupyter news"
 CULLING = "Culling kernels with idle durations > 1800 seconds at 60 second intervals ..."
 SHOWN_WITHIN = 150.0         # seconds to wait for stored outputs (60 s was passed on 2 cores busy with two suites)
@@ -222,15 +223,27 @@ def screenshot(page, name):
 
 
 def check_first_open(page, learner, info, name, timings):
+    """JupyterLab's widget manager can say it has restored its widgets once the kernel's
+    connection is up, before it has read the notebook's stored state; a widget drawn in
+    between says "model not found" for good (tests/test_saved_widgets.py's check_reopened).
+    A busy machine widens that window, so when that is all that failed the page is loaded
+    once more, as docs/troubleshooting.md tells a learner, and the figures say so; a
+    notebook whose file lacks a widget's state fails after the reload too."""
     start = time.perf_counter()
     expected, shown, (outputs, in_page), failed = shows(page, learner.copy, name)
+    if shown != expected and failed and set(failed) == {MODEL_NOT_FOUND}:
+        timings.append(f"first open of {name}: a widget said {MODEL_NOT_FOUND!r}; the page was loaded again")
+        page.reload()
+        page.locator(f"#jp-main-dock-panel .lm-TabBar-tab:has-text('{name}')").click(timeout=90_000)
+        page.locator(f"{NB} .jp-Cell").first.wait_for(timeout=90_000)
+        expected, shown, (outputs, in_page), failed = shows(page, learner.copy, name)
     timings.append(f"first open of {name}: stored outputs drawn in {time.perf_counter() - start:.1f} s")
     assert in_page == outputs, f"{name} has {outputs} outputs, the page shows {in_page}"
     assert shown == expected, (
         f"{name} shows {shown}, its stored outputs hold {expected}; outputs that failed: {failed}. A notebook's "
         "stored drawings and widget views must show on a first open, before anything runs. If this fails again "
         f"when run alone (pytest tests/test_lab.py -k '{name}'), re-execute the notebook (make notebooks) so that its "
-        "widget state is stored; on a machine this busy, a first open can also miss its widget state")
+        "widget state is stored")
     kernel = kernel_of(info, name, attached)
     assert page.get_by_text(NEWS).count() == 0, "the news pop-up is showing"
     assert page.locator(f"{TAB}.jp-mod-dirty").count() == 0, (
