@@ -1,5 +1,5 @@
 """The layer that depends on torch's own release (`make test-torch`, and
-`.ci/run` beside the integration layer): make test's selection run by a second
+`.ci/run` after the other layers): make test's selection run by a second
 torch, 2.14.1 by default, a CUDA build, as PyPI serves Linux by default and
 Colab has (it runs on the CPU where there is no GPU).
 
