@@ -24,6 +24,7 @@ from pathlib import Path
 from tools.loopback import free_port, rest
 
 # a sitecustomize-free way to refuse one module: a meta path finder put first by -c code
+START_LIMIT = 120.0     # seconds a server may take to answer
 BLOCK = ("import sys\nclass _Refuse:\n    def find_spec(self, name, path=None, target=None):\n"
          "        if name.split('.')[0] == {name!r}:\n            raise ImportError(name)\n"
          "sys.meta_path.insert(0, _Refuse())\n")
@@ -41,32 +42,43 @@ def import_seconds(prefix):
     start = time.perf_counter()
     process = subprocess.Popen([sys.executable, "-c", prefix + "import nbformat"])
     cpu = _cpu_of(process)
+    if process.returncode:
+        sys.exit("importing nbformat failed (is the refused module one nbformat cannot do without?)")
     return time.perf_counter() - start, cpu
 
 
 def server_seconds(prefix):
     """(wall, CPU) from a Jupyter server's command to its first answer on
-    /api/status; the CPU is the server's, counted once it is stopped."""
+    /api/status; the CPU is the server's whole life, its stop included."""
     port, token = free_port(), "start-timing"
     with tempfile.TemporaryDirectory() as home:
         code = prefix + "from jupyter_server.serverapp import main\nsys.exit(main())"
         command = [sys.executable, "-c", "import sys\n" + code, f"--ServerApp.port={port}",
-                   "--ServerApp.ip=127.0.0.1", f"--IdentityProvider.token={token}", "--no-browser",
-                   f"--ServerApp.root_dir={home}", *(["--allow-root"] if os.geteuid() == 0 else [])]
+                   "--ServerApp.port_retries=0", "--ServerApp.ip=127.0.0.1", f"--IdentityProvider.token={token}",
+                   "--no-browser", f"--ServerApp.root_dir={home}", *(["--allow-root"] if os.geteuid() == 0 else [])]
         start = time.perf_counter()
         process = subprocess.Popen(command, env={**os.environ, "HOME": home, "JUPYTER_RUNTIME_DIR": home},
                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        while True:
-            try:
-                rest(f"http://127.0.0.1:{port}/api/status", token)
-                break
-            except (urllib.error.URLError, ConnectionError):
-                if process.poll() is not None:
-                    sys.exit("the server ended before it answered")
-                time.sleep(0.02)
-        wall = time.perf_counter() - start
-        process.terminate()
-        return wall, _cpu_of(process)
+        try:
+            while True:
+                try:
+                    rest(f"http://127.0.0.1:{port}/api/status", token)
+                    break
+                except urllib.error.HTTPError as error:
+                    sys.exit(f"the server answered {error.code} on /api/status")
+                except (urllib.error.URLError, ConnectionError, TimeoutError):
+                    if process.poll() is not None:
+                        sys.exit("the server ended before it answered")
+                    if time.perf_counter() - start > START_LIMIT:
+                        sys.exit(f"the server did not answer within {START_LIMIT:g} s")
+                    time.sleep(0.02)
+            wall = time.perf_counter() - start
+            process.terminate()
+            return wall, _cpu_of(process)
+        finally:
+            if process.returncode is None:       # stopped early: no server is left behind
+                process.kill()
+                process.wait()
 
 
 def main(argv=None):
@@ -83,7 +95,8 @@ def main(argv=None):
         for measure, run in measures.items():
             for kind, prefix in kinds.items():
                 found[measure, kind].append(run(prefix))
-    print(f"| what ({Path(sys.executable).parent.parent.name}, median of {args.repeats}) | wall | CPU |")
+    print(f"| what ({Path(sys.executable).parent.parent.name}, median of {args.repeats}) | wall, to the first answer "
+          "| CPU, the whole process |")
     print("|---|---:|---:|")
     for (measure, kind), times in found.items():
         wall, cpu = (statistics.median(t[i] for t in times) for i in (0, 1))
