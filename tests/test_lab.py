@@ -38,6 +38,8 @@ VIEWPORT = {"width": 1366, "height": 768}    # a common laptop screen
 NB = ".jp-NotebookPanel:not(.lm-mod-hidden)"
 TAB = "#jp-main-dock-panel .lm-TabBar-tab.lm-mod-current"      # the notebook's tab
 MODEL_NOT_FOUND = "Error displaying widget: model not found"
+RELOADS = 2               # notebooks of a run whose first open may be loaded again (check_first_open)
+RELOADED = []
 NEWS = "notified about official Jupyter news"
 CULLING = "Culling kernels with idle durations > 1800 seconds at 60 second intervals ..."
 SHOWN_WITHIN = 150.0         # seconds to wait for stored outputs (60 s was passed on 2 cores busy with two suites)
@@ -227,11 +229,15 @@ def check_first_open(page, learner, info, name, timings):
     connection is up, before it has read the notebook's stored state; a widget drawn in
     between says "model not found" for good (tests/test_saved_widgets.py's check_reopened).
     A busy machine widens that window, so when that is all that failed the page is loaded
-    once more, as docs/troubleshooting.md tells a learner, and the figures say so; a
-    notebook whose file lacks a widget's state fails after the reload too."""
+    once more, as docs/troubleshooting.md tells a learner, and the figures say so: for at
+    most RELOADS notebooks of a run (more is no race but a first open that fails), and
+    every output must then show, none failed."""
     start = time.perf_counter()
     expected, shown, (outputs, in_page), failed = shows(page, learner.copy, name)
     if shown != expected and failed and set(failed) == {MODEL_NOT_FOUND}:
+        RELOADED.append(name)
+        assert len(RELOADED) <= RELOADS, (
+            f"{', '.join(RELOADED)} each showed {MODEL_NOT_FOUND!r} on a first open: a learner would see it")
         timings.append(f"first open of {name}: a widget said {MODEL_NOT_FOUND!r}; the page was loaded again")
         page.reload()
         page.locator(f"#jp-main-dock-panel .lm-TabBar-tab:has-text('{name}')").click(timeout=90_000)
@@ -239,6 +245,7 @@ def check_first_open(page, learner, info, name, timings):
         expected, shown, (outputs, in_page), failed = shows(page, learner.copy, name)
     timings.append(f"first open of {name}: stored outputs drawn in {time.perf_counter() - start:.1f} s")
     assert in_page == outputs, f"{name} has {outputs} outputs, the page shows {in_page}"
+    assert not failed, f"{name}: outputs that failed in the page: {failed}"
     assert shown == expected, (
         f"{name} shows {shown}, its stored outputs hold {expected}; outputs that failed: {failed}. A notebook's "
         "stored drawings and widget views must show on a first open, before anything runs. If this fails again "

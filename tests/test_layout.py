@@ -88,6 +88,29 @@ def test_the_runtime_imports_no_other_role():
         ", ".join(f"{t} (in {n})" for n, t in sorted(wrong)) + f"; it may import only {', '.join(RUNTIME_MAY_IMPORT)}"
 
 
+def helpers_importing_tools(edges: dict[str, set[str]]) -> list[tuple[str, str]]:
+    return sorted((name, target) for name, targets in edges.items() if name.split(".")[0] == "helpers"
+                  for target in targets if target.split(".")[0] == "tools")
+
+
+def test_helpers_import_no_tools():
+    """helpers/ is what a learner's kernel imports, where a folder of the learner's named
+    tools/ may come first on the path: it imports nothing from tools/."""
+    wrong = helpers_importing_tools(graph())
+    assert not wrong, "helpers/ imports tools/ (a learner's own tools/ folder may be found first): " + \
+        ", ".join(f"{t} (in {n})" for n, t in wrong)
+
+
+def test_a_helpers_import_of_tools_is_found(tmp_path):
+    for folder in ("tools", "helpers/exercises"):
+        (tmp_path / folder).mkdir(parents=True)
+        (tmp_path / folder / "__init__.py").write_text("")
+    (tmp_path / "helpers/__init__.py").write_text("")
+    (tmp_path / "tools/notebooks.py").write_text("SLOT = 'answer-slot'\n")
+    (tmp_path / "helpers/exercises/lesson.py").write_text("def f():\n    from tools.notebooks import SLOT\n")
+    assert helpers_importing_tools(graph(tmp_path)) == [("helpers.exercises.lesson", "tools.notebooks")]
+
+
 def test_the_class_runs_without_the_test_kit():
     """`make hub` and `make grade` are what a teacher runs on the day: tools/classroom/
     imports nothing from tools/testkit/ (shared pieces go in a module both import)."""
