@@ -1,7 +1,7 @@
 """The collection's tools, by role, each run as `python -m tools.ROLE.NAME` from
 the repository root (the Makefile does) and imported by the tests:
 
-    tools/notebooks.py   the list of notebooks, read from notebooks/
+    tools/notebooks.py   the list of notebooks, read from notebooks/, and the cell tags
     tools/loopback.py    a free port and a JSON request to a local server (hub, test kit)
     tools/runtime/       the learner's runtime: `make lab`, Binder, the hub's server
     tools/build/         what writes the stored files: notebooks, navigation, pins, site
