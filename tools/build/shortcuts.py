@@ -19,9 +19,9 @@ output (a widget, a link) is that element's.
 
 The settings go in as default settings (overrides.d), which JupyterLab adds
 to every plugin's own shortcuts; a learner's own shortcuts still win.
-tests/test_lab.py holds jupyter/overrides.json to what this writes from the
-installed JupyterLab, so an upgrade that adds or changes a shortcut fails
-there with this command to run."""
+tests/test_shortcuts.py holds jupyter/overrides.json to what this writes from the
+installed JupyterLab (tests/test_lab.py checks the server serves it), so an
+upgrade that adds or changes a shortcut fails there with this command to run."""
 
 import argparse
 import json
@@ -69,12 +69,13 @@ def written(paths, current):
 
 
 def text(settings):
-    """The file's text: JSON, each shortcut on a line of its own."""
-    marked = {**settings, PLUGIN: {"shortcuts": [f"@{i}@" for i in range(len(settings[PLUGIN]["shortcuts"]))]}}
-    out = json.dumps(marked, indent=2)
-    for i, entry in enumerate(settings[PLUGIN]["shortcuts"]):
-        out = out.replace(f'"@{i}@"', json.dumps(entry), 1)
-    return out + "\n"
+    """The file's text: JSON indented as usual, but each shortcut on a line of its own
+    (a diff after an upgrade then shows one line per shortcut that changed)."""
+    lines = ",\n".join(f"      {json.dumps(entry)}" for entry in settings[PLUGIN]["shortcuts"])
+    shortcuts = f'  {json.dumps(PLUGIN)}: {{\n    "shortcuts": [\n{lines}\n    ]\n  }}'
+    others = [f"  {json.dumps(key)}: {json.dumps(value, indent=2)}".replace("\n", "\n  ")
+              for key, value in settings.items() if key != PLUGIN]
+    return "{\n" + ",\n".join([*others, shortcuts]) + "\n}\n"
 
 
 def main(argv=None):
