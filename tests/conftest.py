@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from one_execution import add_items, keep_nbvals_messages
 
 from helpers.torch_version import RELEASE_TAG
 
@@ -106,6 +107,20 @@ def pytest_collection_modifyitems(config, items):
                 item.user_properties.append((UNCOMPARED, f"{item.path.name} cell {item.cell_num}"))
     rank = {name: index for index, name in enumerate(FIRST)}
     items.sort(key=lambda item: rank.get(item.path.name, len(FIRST)))
+
+
+keep_nbvals_messages()
+
+
+class ByteForByteItems:
+    """Each notebook's nbval items end with its byte-for-byte comparison
+    (tests/one_execution.py), added once the selection is made (-k included);
+    not on another torch, whose outputs differ where nbval's rules allow it."""
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, config, items):
+        if not config.getoption("--other-torch"):
+            add_items(items)
 
 
 @pytest.fixture
@@ -207,3 +222,7 @@ def note_example():
     z = y * 3
     return x, y, z
 
+
+
+def pytest_configure(config):
+    config.pluginmanager.register(ByteForByteItems(), "byte-for-byte-items")

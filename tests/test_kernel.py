@@ -2,8 +2,8 @@
 Python's major version in `language_info`, so that the stored notebooks are
 the same whatever Python release executed them and JupyterLab, which writes a
 connecting kernel's `language_info` into the notebook, finds nothing to change
-on a first open (tests/test_lab.py opens each one; tests/test_reexecution.py
-executes each again)."""
+on a first open (tests/test_lab.py opens each one; nbval executes each again and
+tests/one_execution.py compares it byte for byte)."""
 
 import json
 import platform

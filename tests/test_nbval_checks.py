@@ -38,10 +38,25 @@ def _variant(nb, change):
     return copy
 
 
-def _nbval(folder, books):
+# The inner run's conftest when it compares byte for byte too, as make test does (tests/one_execution.py).
+BYTES_CONFTEST = f"""import sys
+import pytest
+sys.path.insert(0, {str(ROOT / 'tests')!r})
+from one_execution import add_items, keep_nbvals_messages
+keep_nbvals_messages()
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config, items):
+    add_items(items)
+"""
+
+
+def _nbval(folder, books, bytes_too=False):
     for name, nb in books.items():
         nbformat.write(nb, folder / name)
     (folder / "pytest.ini").write_text("[pytest]\n")
+    if bytes_too:
+        (folder / "conftest.py").write_text(BYTES_CONFTEST)
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "--nbval", "--nbval-current-env", "-rA", "-p", "no:cacheprovider",
          f"--nbval-sanitize-with={ROOT / 'tests' / 'sanitize.cfg'}", "-c", str(folder / "pytest.ini"),
@@ -95,3 +110,14 @@ def test_tampered_outputs_fail(executed, tmp_path):
     assert "FAILED print.ipynb::Cell 0" in out
     assert "FAILED edge.ipynb::Cell 1" in out and "FAILED edge.ipynb::Cell 3" in out
     assert out.count("PASSED") == 2 * len(CELLS) - 3
+
+
+def test_the_one_execution_is_compared_byte_for_byte_too(executed, tmp_path):
+    """What nbval's rules allow (another layout of a drawing), the byte-for-byte comparison
+    of the same execution rejects; an untouched notebook passes both."""
+    books = {"untouched.ipynb": executed, "relaid.ipynb": _variant(executed, _relaid)}
+    code, out = _nbval(tmp_path, books, bytes_too=True)
+    assert code == 1, out
+    assert "PASSED untouched.ipynb::byte for byte" in out, out
+    assert "FAILED relaid.ipynb::byte for byte" in out, out
+    assert out.count("PASSED") == 2 * len(CELLS) + 1, out         # every cell of both, by nbval's rules

@@ -1,7 +1,7 @@
 """Stored outputs are reproducible: `make notebooks` on unchanged notebooks
 writes them back byte for byte, and a change to one cell changes that cell's
 outputs only (tools/build/run_notebooks.py `reproducible`). These are its
-parts; tests/test_reexecution.py executes the notebooks themselves."""
+parts; tests/one_execution.py and tests/test_reexecution.py hold the notebooks themselves to them."""
 
 import uuid
 

@@ -5,8 +5,9 @@ Python (pyenv's 3.11.7 beside Debian's 3.11.2) that reads `.venv`'s installed
 packages instead of installing its own. The packages are the same by design
 (the pins are per minor version, and a minor version keeps its ABI), so only
 the interpreter differs, and the venv costs seconds, not a second install.
-`.ci/run` runs tests/test_kernel.py and the index's re-execution and first
-open (tests/test_reexecution.py, tests/test_lab.py) with it after `make test`.
+`.ci/run` runs tests/test_kernel.py, nbval over every notebook (byte for byte
+too, tests/one_execution.py) and the index's first open (tests/test_lab.py)
+with it after `make test`.
 
     python -m tools.testkit.second_python PYTHON [FOLDER]    prints FOLDER/bin/python
 """
