@@ -317,6 +317,43 @@ def test_without_sigalrm_a_time_out_never_goes_to_a_thread_being_started():
     assert done.returncode == 0 and done.stdout.strip() == "lost: []", done.stdout + done.stderr
 
 
+FORK_WHILE_HELD = """
+import os, threading, time
+from helpers.exercises import sandbox
+held, go = threading.Event(), threading.Event()
+
+def hold():
+    with sandbox._LOCK:               # as a thread limit's watcher holds it, for a moment
+        held.set()
+        go.wait()
+
+holder = threading.Thread(target=hold)
+holder.start()
+held.wait()
+pid = os.fork()
+if pid == 0:
+    try:
+        with sandbox._ThreadLimit(0.05):
+            while True:
+                pass
+    except sandbox.TimedOut:
+        os._exit(0)
+    os._exit(1)
+go.set()
+holder.join()
+print("child", os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
+"""
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="no fork here (Windows)")
+def test_a_child_forked_while_another_thread_holds_the_limits_lock_keeps_working_limits():
+    """A check's child is forked from a kernel where another thread may hold the thread
+    limits' lock at that moment: the child gets a lock of its own (sandbox's at-fork hook),
+    so the fork waits for nothing and a thread limit there still rings."""
+    done = subprocess.run([sys.executable, "-c", FORK_WHILE_HELD], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout.strip() == "child 0", done.stdout + done.stderr
+
+
 def test_time_spent_importing_does_not_count(monkeypatch, tmp_path, either_limit):
     """torch imports modules on first use (an optimizer's first step loads
     torch._dynamo, seconds on a slow machine): that is not the learner's loop."""

@@ -203,15 +203,17 @@ _WAKE = threading.Condition(_LOCK)
 
 def _after_fork_in_child() -> None:
     """A forked child (apart.py) has none of its parent's other threads: no
-    watcher, no limits running there, no thread waiting on _WAKE."""
+    watcher, no limits running there, and a lock and condition of its own
+    (another thread of the parent may have held the parent's at the fork)."""
+    global _LOCK, _WAKE
     _RUNNING.clear()
     _WATCHER.clear()
-    _WAKE._waiters.clear()           # type: ignore[attr-defined]
-    _LOCK.release()
+    _LOCK = threading.Lock()
+    _WAKE = threading.Condition(_LOCK)
 
 
-if hasattr(os, "register_at_fork"):      # the lock is held across fork, so the child's is never left taken
-    os.register_at_fork(before=_LOCK.acquire, after_in_parent=_LOCK.release, after_in_child=_after_fork_in_child)
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 class _ThreadLimit:
