@@ -63,16 +63,31 @@ def output_text(cell):
     return "".join(o.get("data", {}).get("text/plain", "") + o.get("text", "") for o in cell.outputs)
 
 
+# How a kernel that could not bind the ports jupyter_client chose for it ends: another process
+# took one between the choice and the bind (two kernels started at once on a busy machine).
+NO_START = "Kernel died before replying to kernel_info"
+STARTS = 3      # kernels started for one notebook at most, when each ends so
+
+
 def execute(path):
-    """Run one notebook; return it with fresh outputs."""
-    nb = nbformat.read(path, as_version=4)
-    km = KernelManager(kernel_name=kernel.NAME, kernel_spec_manager=kernel.Specs())
-    client = NotebookClient(
-        nb, km=km, timeout=600, allow_errors=True, store_widget_state=True, record_timing=False,
-        resources={"metadata": {"path": str(path.parent)}},
-    )
-    client.execute()
-    return nb
+    """Run one notebook; return it with fresh outputs. A kernel that dies
+    before it answers is started again (NO_START), at most STARTS times."""
+    start = 1
+    while True:
+        nb = nbformat.read(path, as_version=4)
+        km = KernelManager(kernel_name=kernel.NAME, kernel_spec_manager=kernel.Specs())
+        client = NotebookClient(
+            nb, km=km, timeout=600, allow_errors=True, store_widget_state=True, record_timing=False,
+            resources={"metadata": {"path": str(path.parent)}},
+        )
+        try:
+            client.execute()
+            return nb
+        except RuntimeError as error:
+            if NO_START not in str(error) or start == STARTS:
+                raise
+            print(f"{path.name}: the kernel died as it started ({error}); starting another", file=sys.stderr)
+        start += 1
 
 
 def without_machine_paths(nb):
