@@ -90,11 +90,14 @@ FIRST = ("test_browser.py", "test_pins.py", "test_check_limits.py", "test_exerci
          "test_saved_widgets.py", "test_solutions.py")
 
 
-@pytest.hookimpl(tryfirst=True)
+@pytest.hookimpl(wrapper=True)
 def pytest_collection_modifyitems(config, items):
     """Only what --layers runs (the notebooks' nbval cells, which pytest_ignore_collect
     does not see); the longest files first (FIRST), the rest as collected; the order is
-    the same on every worker, as xdist requires."""
+    the same on every worker, as xdist requires. Once every other selection is made (-k
+    included), each notebook's nbval items end with its byte-for-byte comparison
+    (tests/one_execution.py); not on another torch, whose outputs differ where nbval's
+    rules allow it."""
     layers, also = config.getoption("--layers"), tuple(config.getoption("--also"))
     kept = {item: selected(item.path, layers) or item.nodeid.startswith(also) for item in items}   # () matches none
     if not all(kept.values()):
@@ -107,20 +110,12 @@ def pytest_collection_modifyitems(config, items):
                 item.user_properties.append((UNCOMPARED, f"{item.path.name} cell {item.cell_num}"))
     rank = {name: index for index, name in enumerate(FIRST)}
     items.sort(key=lambda item: rank.get(item.path.name, len(FIRST)))
+    yield
+    if not config.getoption("--other-torch"):
+        add_items(items)
 
 
 keep_nbvals_messages()
-
-
-class ByteForByteItems:
-    """Each notebook's nbval items end with its byte-for-byte comparison
-    (tests/one_execution.py), added once the selection is made (-k included);
-    not on another torch, whose outputs differ where nbval's rules allow it."""
-
-    @pytest.hookimpl(trylast=True)
-    def pytest_collection_modifyitems(self, config, items):
-        if not config.getoption("--other-torch"):
-            add_items(items)
 
 
 @pytest.fixture
@@ -221,8 +216,3 @@ def note_example():
     y = x**2
     z = y * 3
     return x, y, z
-
-
-
-def pytest_configure(config):
-    config.pluginmanager.register(ByteForByteItems(), "byte-for-byte-items")
