@@ -3,7 +3,7 @@
 torch, 2.14.1 by default, a CUDA build, as PyPI serves Linux by default and
 Colab has (it runs on the CPU where there is no GPU).
 
-The venv, build/torch-<version>/, is made by this environment's Python and
+The venv, build/torch-<version>/, is made by .venv's Python (its release) and
 reads `.venv`'s packages (as tools/testkit/second_python.py does), with torch
 and the packages that torch needs installed into it, ahead of them on the
 path: a second install of torch only, not of the collection. Then pytest, as
@@ -37,7 +37,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tools.testkit.second_python import overlay
+from tools.testkit.second_python import THROUGH, purelib, read_through
 
 ROOT = Path(__file__).resolve().parents[2]
 VERSION = "2.14.1"
@@ -83,24 +83,33 @@ ON_A_CUDA_BUILD = (
 )
 # the executables of .venv the tests run by name beside sys.executable
 LINKED = ("ruff",)
+VENV = ROOT / ".venv"   # the Makefile's
 
 
 def other_venv(version, folder=None):
     """build/torch-<version>/, reading .venv's packages behind its own torch;
-    returns its interpreter."""
+    returns its interpreter. It may be made before .venv is (.ci/run starts it
+    beside make test's set-up), by any Python of .venv's release: torch is
+    installed with .venv's packages out of sight, the ones torch needs held to
+    requirements.txt's versions, and .venv is read through only after."""
     folder = folder or ROOT / "build" / f"torch-{version}"
     python = folder / "bin" / "python"
     if not python.exists():
-        overlay(sys.executable, folder, pip=True)
-    for name in LINKED:
-        link = folder / "bin" / name
-        if not link.exists():
-            link.symlink_to(Path(sys.executable).with_name(name))
+        subprocess.run([sys.executable, "-m", "venv", "--clear", str(folder)], check=True)
     found = subprocess.run([str(python), "-c", "import torch; print(torch.__version__)"], capture_output=True,
                            text=True)
     if found.stdout.split("+")[0].strip() != version:
+        (purelib(folder) / THROUGH).unlink(missing_ok=True)
+        held = folder / "constraints.txt"
+        held.write_text("".join(line for line in (ROOT / "requirements.txt").read_text().splitlines(True)
+                                if not line.startswith("torch==")))
         subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-                        f"torch=={version}"], check=True)
+                        "--constraint", str(held), f"torch=={version}"], check=True)
+    read_through(folder, VENV)
+    for name in LINKED:
+        link = folder / "bin" / name
+        if not link.is_symlink():
+            link.symlink_to(VENV / "bin" / name)
     return python
 
 

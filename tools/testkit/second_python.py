@@ -19,6 +19,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 FOLDER = ROOT / "build" / "second-python"
+THROUGH = "zz-first-venv.pth"   # the line that reads the other venv's packages
+# the data a venv's packages find under sys.prefix: JupyterLab's assets, the server's extensions
+# and the hub's pages (a folder of the overlay's own, such as share/man, is left as it is)
+SHARED = ("share/jupyter", "share/jupyterhub", "etc/jupyter")
 
 
 def release_of(python):
@@ -30,17 +34,30 @@ def release_of(python):
     return major, minor, micro
 
 
+def purelib(prefix):
+    """The site-packages of the venv at `prefix`, made yet or not."""
+    scheme = "venv" if "venv" in sysconfig.get_scheme_names() else "posix_prefix"   # 3.10 has no "venv"
+    return Path(sysconfig.get_path("purelib", scheme, vars={"base": str(prefix), "platbase": str(prefix)}))
+
+
 def overlay(python, folder, pip=False):
     """A venv made by `python` in `folder` (emptied first) that reads this
-    environment's packages behind its own and links its share/ and etc/
-    (JupyterLab's assets, the server's extensions); with `pip`, one that can
-    install packages of its own (tools/testkit/other_torch.py's torch)."""
+    environment's packages behind its own (read_through); with `pip`, one
+    that can install packages of its own."""
     subprocess.run([python, "-m", "venv", "--clear", *([] if pip else ["--without-pip"]), str(folder)], check=True)
-    site = Path(sysconfig.get_paths()["purelib"])
-    packages = folder / site.relative_to(sys.prefix)
-    (packages / "zz-first-venv.pth").write_text(f"import site; site.addsitedir({str(site)!r})\n")
-    for shared in ("share", "etc"):
-        (folder / shared).symlink_to(Path(sys.prefix) / shared, target_is_directory=True)
+    read_through(folder, Path(sys.prefix))
+
+
+def read_through(folder, prefix):
+    """Make the venv `folder` read the packages of the venv at `prefix` behind
+    its own, and link that one's data (SHARED). `prefix` need not be made yet:
+    the links are made whether their ends are there or not."""
+    (purelib(folder) / THROUGH).write_text(f"import site; site.addsitedir({str(purelib(prefix))!r})\n")
+    for shared in SHARED:
+        link = folder / shared
+        if not link.is_symlink():
+            link.parent.mkdir(parents=True, exist_ok=True)
+            link.symlink_to(prefix / shared, target_is_directory=True)
 
 
 def second_venv(python, folder=FOLDER):
