@@ -3,8 +3,12 @@
 Reading `next_functions` gives each node a Python wrapper that torch keeps on
 the C++ node; freeing such a chain recursed once per node in torch's C++ and
 overflowed the stack (SIGSEGV) at some 30,000 nodes (`walk.hold_inputs`).
-Each case runs in a child process, since the crash would end pytest."""
+Each case runs in a child process, since the crash would end pytest, with the
+usual 8 MB stack (ulimit -s 8192) whatever the machine's limit, so that the
+depths below are past the crash's: shown crashing with the walk's holding
+turned off."""
 
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +16,11 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+STACK = 8 * 2**20      # bytes: the main thread's stack in each child
+# in the child, first: its stack's limit (lowered at most: a hard limit below it is kept)
+LIMIT_STACK = ("import resource; _, hard = resource.getrlimit(resource.RLIMIT_STACK); "
+               f"resource.setrlimit(resource.RLIMIT_STACK, ({STACK} if hard == resource.RLIM_INFINITY "
+               f"else min({STACK}, hard), hard))")
 # (before the loop, the loop's body, after it): each ends with h, the root to walk
 BUILD = {
     "rnn": ("", "h = torch.tanh(w @ h)", ""),
@@ -31,14 +40,16 @@ CALLS = {
 }
 # backward() then del; a plain del, and a reassignment, free the same way.
 CASES = [(shape, steps, call, "del h" if call == "record_backward" else "h.sum().backward(); del h")
-         for shape, steps in (("rnn", 40_000), ("chain", 200_000)) for call in CALLS if call != "cut"]
-CASES += [("rnn", 40_000, "trace_graph", "del h"), ("chain", 200_000, "trace_graph", "h = None"),
-          ("chain", 200_000, "cut", "del h"), ("gathered", 60_000, "trace_graph", "del h"),
+         for shape, steps in (("rnn", 40_000), ("chain", 100_000)) for call in CALLS if call != "cut"]
+CASES += [("rnn", 40_000, "trace_graph", "del h"), ("chain", 100_000, "trace_graph", "h = None"),
+          ("chain", 100_000, "cut", "del h"), ("gathered", 60_000, "trace_graph", "del h"),
           ("gathered", 60_000, "whole", "h.sum().backward(); del h"), ("summed", 100_000, "trace_graph", "del h")]
 
 
-def run_child(shape: str, steps: int, call: str, then: str) -> subprocess.CompletedProcess[str]:
-    lines = ["import torch", "from helpers import draw_graph, trace_graph",
+def run_child(shape: str, steps: int, call: str, then: str, held: bool = True) -> subprocess.CompletedProcess[str]:
+    """The case in a child; `held=False` turns the walk's holding of inputs off."""
+    lines = [LIMIT_STACK, "import torch", "from helpers import draw_graph, trace_graph",
+             *([] if held else ["import helpers.walk", "helpers.walk.hold_inputs = lambda walker: None"]),
              "from helpers.engine import record_backward",
              "w = torch.randn(4, 4, requires_grad=True)", "h = torch.randn(4, requires_grad=True)",
              BUILD[shape][0], f"for _ in range({steps}):", f"    {BUILD[shape][1]}", BUILD[shape][2], CALLS[call],
@@ -51,3 +62,10 @@ def run_child(shape: str, steps: int, call: str, then: str) -> subprocess.Comple
 def test_a_deep_graph_walked_whole_is_freed_without_a_crash(shape, steps, call, then):
     done = run_child(shape, steps, call, then)
     assert done.returncode == 0 and done.stdout.strip().endswith("freed"), (done.returncode, done.stderr[-2000:])
+
+
+def test_without_the_walks_holding_the_shallowest_chain_above_crashes():
+    """The failing fixture: the depths above are deep enough to crash where
+    the walk does not hold its nodes' inputs."""
+    done = run_child("chain", 100_000, "trace_graph", "h.sum().backward(); del h", held=False)
+    assert done.returncode == -signal.SIGSEGV, (done.returncode, done.stdout[-200:], done.stderr[-2000:])
