@@ -55,7 +55,7 @@ def read_through(folder, prefix):
     (purelib(folder) / THROUGH).write_text(f"import site; site.addsitedir({str(purelib(prefix))!r})\n")
     for shared in SHARED:
         link = folder / shared
-        if not link.is_symlink():
+        if not (link.parent.is_symlink() or link.is_symlink() or link.exists()):  # an older overlay links share/
             link.parent.mkdir(parents=True, exist_ok=True)
             link.symlink_to(prefix / shared, target_is_directory=True)
 
