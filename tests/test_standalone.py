@@ -132,6 +132,8 @@ def test_offline_the_cells_after_the_set_up_cell_say_to_run_it(tmp_path, monkeyp
               if o.output_type == "error"]
     code = [c.get("id") for c in fresh.cells if c.cell_type == "code"]
     assert errors[0][0] == INSTALL and "GRAPH_NOTEBOOKS_SOURCE" in errors[0][1].evalue, errors[0]
+    shown = "\n".join(errors[0][1].traceback).splitlines()     # what the notebook shows of the error
+    assert len(shown) <= 4 and shown[0].startswith("RuntimeError: could not install"), shown
     (cell, after), said = errors[1], [f"{o.ename}: {o.evalue}" for _, o in errors]
     assert cell == code[1] and after.ename == "ModuleNotFoundError", said[:3]
     assert "run the set-up cell at the top" in after.evalue and "ipywidgets" in after.evalue, said[1]

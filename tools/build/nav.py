@@ -86,11 +86,15 @@ except ModuleNotFoundError:
             {needed}))
         said = [line for line in done.stderr.splitlines() if line.strip()
                 and not line.startswith(("WARNING", "hint"))] or ["?"]
-        raise RuntimeError(
+        failed = RuntimeError(
             f"could not install the helpers from {{source}} (pip: {{said[0]}})."
             "\\nOffline: %env GRAPH_NOTEBOOKS_SOURCE=<path of a wheel, zip or"
             " checkout\\nof computational-graphs-notebooks>, or pip install "
-            "one; then run this cell again.") from None
+            "one; then run this cell again.")
+        # shown as these three lines alone, not under this cell's source
+        failed._render_traceback_ = lambda: (
+            f"RuntimeError: {{failed}}".splitlines())
+        raise failed from None
     importlib.invalidate_caches()
     from helpers.standalone import complete
 
