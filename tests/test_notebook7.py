@@ -3,7 +3,8 @@ new learner's working copy with the command line `make notebook` runs
 (loopback only, the token required). In headless Chromium: 01 runs from top
 to bottom without an error outside its tagged cells, and ticking off its
 first widget (found by its tag, changed as its declaration says) redraws as
-declared, and every control of its widgets works with the keyboard alone."""
+declared, and every control of its widgets, and of 06's quiz, works with the
+keyboard alone and is in the Tab order."""
 
 import time
 import urllib.error
@@ -16,6 +17,7 @@ from learner import api, attached, chromium, kernel_of, new_learner, wait_for_ke
 
 from helpers.lessons import of
 from tools.build.run_notebooks import raises
+from tools.notebooks import notebook_paths
 from tools.runtime.lab import lab_argv
 from tools.testkit import browser as lab_browser
 from tools.testkit.browser import serve, stop
@@ -23,6 +25,7 @@ from tools.testkit.widget_cells import cell_index
 from tools.testkit.widget_page import keyboard_problems, redraw, widget_cell
 
 NOTEBOOK = "01-dynamic-control-flow.ipynb"
+QUIZ = "06-practice-question.ipynb"
 GRACE = 10.0        # this server's gone_after (a minute in make notebook): seconds a kernel waits for its page
 ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts" / "screenshots"
 VIEWPORT = {"width": 1366, "height": 768}
@@ -59,18 +62,23 @@ def test_loopback_and_token(notebook7):
         assert reply.status == 200
 
 
+def run_all(page, info, name):
+    """Open notebook `name` in Notebook 7 and Run All; the seconds Run All took."""
+    page.goto(f"http://127.0.0.1:{info['port']}/notebooks/{name}?token={info['token']}")
+    page.locator(".jp-NotebookPanel .jp-CodeCell").first.wait_for(timeout=90_000)
+    kernel_of(info, name, attached, timeout=90)
+    start = time.perf_counter()
+    page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
+    page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
+    page.wait_for_function(RAN, timeout=300_000, polling=250)
+    return time.perf_counter() - start
+
+
 def test_runs_01_and_redraws_a_widget(notebook7, timings):
     learner, info = notebook7
     with chromium() as browser:
         page = browser.new_page(viewport=VIEWPORT)
-        page.goto(f"http://127.0.0.1:{info['port']}/notebooks/{NOTEBOOK}?token={info['token']}")
-        page.locator(".jp-NotebookPanel .jp-CodeCell").first.wait_for(timeout=90_000)
-        kernel_of(info, NOTEBOOK, attached, timeout=90)
-        start = time.perf_counter()
-        page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
-        page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
-        page.wait_for_function(RAN, timeout=300_000, polling=250)
-        timings.append(f"Notebook 7: Run All of {NOTEBOOK} in {time.perf_counter() - start:.1f} s")
+        timings.append(f"Notebook 7: Run All of {NOTEBOOK} in {run_all(page, info, NOTEBOOK):.1f} s")
         tagged = [raises(cell) for cell in nbformat.read(learner.copy / NOTEBOOK, as_version=4).cells
                   if cell.cell_type == "code"]
         assert page.evaluate(ERRORS) == tagged, "an error shows outside the cells tagged raises-exception"
@@ -86,6 +94,24 @@ def test_runs_01_and_redraws_a_widget(notebook7, timings):
         assert page.get_by_text("notified about official Jupyter news").count() == 0
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "notebook7-01-widget-changed.png"))
+
+
+def test_the_quiz_works_with_the_keyboard(notebook7):
+    """06's quiz, the one kind of control 01 has none of (radio buttons), with
+    one key press on it, as above."""
+    learner, info = notebook7
+    with chromium() as browser:
+        page = browser.new_page(viewport=VIEWPORT)
+        run_all(page, info, QUIZ)
+        assert keyboard_problems(page, QUIZ.removesuffix(".ipynb"), learner.copy, timeout=30) == []
+        # the check fails on a control taken out of the Tab order
+        page.evaluate("() => document.querySelectorAll('.widget-radio-box input').forEach(i => i.tabIndex = -1)")
+        found = keyboard_problems(page, QUIZ.removesuffix(".ipynb"), learner.copy, timeout=30)
+        assert found and all("not in the Tab order" in problem for problem in found), found
+        kinds = {kind for notebook in (NOTEBOOK, QUIZ) for widget in of(notebook.removesuffix(".ipynb"))
+                 for kind in widget.controls.values()}
+        every = {kind for path in notebook_paths() for widget in of(path.stem) for kind in widget.controls.values()}
+        assert kinds == every, f"no notebook of this file's has a {sorted(every - kinds)}: press its key here too"
 
 
 def test_closing_a_notebooks_tab_ends_its_kernel_soon_after(notebook7):

@@ -138,6 +138,9 @@ def by_keyboard(page, cell, widget: Widget, timeout=15.0) -> list[str]:
         before = box.evaluate(keys.holds)
         pressed = keys.back if box.evaluate(keys.at_end) else keys.key
         target = box.locator(keys.focus).first
+        order = target.evaluate("e => e.disabled ? -1 : e.tabIndex")
+        if order < 0:       # focused here from the script, but a learner reaches it with Tab
+            found.append(f"{widget.name}: its {name} ({kind}) is not in the Tab order (tabIndex {order})")
 
         def change(target=target, pressed=pressed):
             target.focus()
