@@ -6,11 +6,13 @@ exists, so moving text between pages cannot leave a link behind."""
 import re
 from pathlib import Path
 
+import nbformat
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 DOCS = ROOT / "docs"
+NOTEBOOKS = ROOT / "notebooks"
 MAX_WORDS = 1500
 
 FENCED = re.compile(r"^(```|~~~).*?^\1", re.M | re.S)       # code blocks: their brackets are code
@@ -128,3 +130,17 @@ def test_classic_notebook_6_is_explained_where_a_learner_looks():
                    "Run All", "make lab"):
         assert needed in section, needed
     assert f"docs/troubleshooting.md#{CLASSIC}" in README.read_text(encoding="utf-8")
+
+
+def test_the_index_says_what_notebook_6_shows_and_why():
+    """The index, the page a learner opens first, names each thing Notebook 6
+    shows with its cause, as the troubleshooting page does: no drawing (not
+    trusted), widgets as text (state saved by ipywidgets 8), marked changed
+    (it writes in the kernel's version), and what to do."""
+    index = nbformat.read(NOTEBOOKS / "00-index.ipynb", as_version=4)
+    bullet = next(line for cell in index.cells if cell.cell_type == "markdown"
+                  for line in cell.source.split("\n- ") if "Notebook 6" in line)
+    said = " ".join(bullet.split())
+    for symptom, cause in (("Not Trusted", "Trust Notebook"), ("widgets show as text", "ipywidgets 8"),
+                           ("marked changed", "Python version"), ("Run All", "")):
+        assert symptom in said and cause in said, (symptom, cause, said)
