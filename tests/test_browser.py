@@ -7,8 +7,9 @@ which no cell shows an error except those marked to raise, every widget's
 declared checks redraw the graph as they should, every combination of
 its controls' states keeps the budget and stays on screen, and each control
 works with one key press on it (tools/testkit/widget_page.py's `by_keyboard`).
-On first open the page is also laid out as at 200 % zoom (683x384 CSS pixels),
-where every control of every widget must be on screen too. So each notebook
+On first open, and again once the widgets are live, the page is also laid out
+as at 200 % zoom (683x384 CSS pixels), where every control of every widget
+must be on screen too. So each notebook
 is run in a browser once per `make test-integration`. Timings are printed at the end
 of the run."""
 
@@ -152,11 +153,12 @@ def widget_states(page, path, timings):
     return drawings, problems
 
 
-def at_200_percent(page, path):
+def at_200_percent(page, path, views):
     """What of each widget's controls a learner at 200 % zoom cannot reach:
-    the stored views (before anything runs) laid out in 683x384 CSS pixels,
-    the file browser open beside the notebook as JupyterLab first shows it,
-    each widget scrolled so its controls are at the top of the view."""
+    the `views` ("stored", before anything runs, or "live", after Run All)
+    laid out in 683x384 CSS pixels, the file browser open beside the notebook
+    as JupyterLab first shows it, each widget scrolled so its controls are at
+    the top of the view."""
     if not of(path.stem):
         return []
     page.set_viewport_size(ZOOMED)
@@ -164,9 +166,10 @@ def at_200_percent(page, path):
         found = []
         for widget in of(path.stem):
             seen = on_screen(widget_cell(page, cell_index(path.stem, widget.tag)))
-            found += [f"{path.stem}: {widget.name} at 200 %: control {c!r} not wholly on screen"
+            found += [f"{path.stem}: {widget.name}'s {views} view at 200 %: control {c!r} not wholly on screen"
                       for c in seen.hidden_controls]
-            found += [f"{path.stem}: {widget.name} at 200 %: {s} scrolls sideways" for s in seen.sideways]
+            found += [f"{path.stem}: {widget.name}'s {views} view at 200 %: {s} scrolls sideways"
+                      for s in seen.sideways]
         return found
     finally:
         page.set_viewport_size(VIEWPORT)
@@ -214,7 +217,7 @@ def test_first_open_run_all_widgets_and_their_states(lab, browser, path, timings
     try:
         open_notebook(page, base, token, path.name)
         drawings, shown_broken = on_first_open(page, folder, path, timings)
-        zoomed = at_200_percent(page, path)
+        zoomed = at_200_percent(page, path, "stored")
         try:
             seconds, clicks = run_all(page, base, token, path.name)
         finally:
@@ -232,6 +235,7 @@ def test_first_open_run_all_widgets_and_their_states(lab, browser, path, timings
         found, problems = widget_states(page, path, timings)
         drawings += found
         keyboard = keyboard_problems(page, path.stem, folder)
+        zoomed += at_200_percent(page, path, "live")
     finally:
         page.close()
     took = time.perf_counter() - start
