@@ -15,7 +15,7 @@ from traitlets.utils.importstring import import_item
 
 from tools.notebooks import NOTEBOOKS
 from tools.runtime.lab import SETTINGS, lab_argv, server_options
-from tools.runtime.saving import PAGE, keep_answers
+from tools.runtime.saving import PAGE, PAGES_FILE, keep_answers
 
 STORED = NOTEBOOKS / "03-retain-graph.ipynb"
 HOOK = "tools.runtime.saving.pre_save"
@@ -164,6 +164,25 @@ def test_deletions_merge_and_a_cell_both_changed_keeps_both_texts(two_tabs):
     assert _text(saved["cells"][at]) == "x = torch.tensor(4.0, requires_grad=True)"
     other = saved["cells"][at + 1]
     assert other["cell_type"] == "markdown" and "another tab" in _text(other) and LESSON_EDIT in _text(other)
+
+
+def test_a_server_started_again_still_knows_the_pages_open_before(two_tabs, tmp_path):
+    """make lab run again (or the hub's restart) while both tabs stay open:
+    the new server reads the pages' snapshots the old one kept, and the
+    stale tab's save still keeps the other tab's note and edit. A file of
+    snapshots that is not one is read as none."""
+    _, a, b = two_tabs
+    again = _configured(tmp_path)
+    slot = _slots(b)[0]["id"]
+    _cell(b, slot)["source"] = "answer_1 = {'x - 1'}"
+    saved = _save(again, STORED.name, b)
+    assert _cell(saved, NOTE["id"]) is not None and _text(_cell(saved, "note-example")) == LESSON_EDIT
+    assert _ids(saved) == _ids(a) and _text(_cell(saved, slot)) == "answer_1 = {'x - 1'}"
+    kept = tmp_path / PAGES_FILE
+    assert len(json.loads(kept.read_text(encoding="utf-8"))) == 2      # the two pages, and no more
+    for broken in ("", "{", "[1, 2]", '[["page", {"cell": 3}]]', '{"page": {}}'):
+        kept.write_text(broken, encoding="utf-8")
+        assert _configured(tmp_path).pages == {}, broken
 
 
 def test_a_page_the_server_does_not_know_keeps_the_answers(two_tabs):

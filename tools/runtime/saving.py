@@ -19,10 +19,14 @@
   sends back with each save and the hook takes out before writing) and
   remembers that copy's cells. A save is then merged with the file on disk
   cell by cell (tools/runtime/cell_merge.py), against what that page last had
-  in step with the file: what it opened, or what it last sent. The answers
-  rule above is what is left when the page is not known (a server started
-  after the page opened)."""
+  in step with the file: what it opened, or what it last sent. The server
+  keeps the last PAGES_SAVED pages' snapshots in a file too (PAGES_FILE), so a
+  server started again (make lab again, the hub's restart) still knows the
+  pages open before it. The answers rule above is what is left when a page is
+  not known (its snapshot dropped, or the file unwritable)."""
 
+import json
+import os
 import uuid
 from collections import OrderedDict
 from pathlib import Path
@@ -36,6 +40,8 @@ from tools.runtime.widget_state import keep_widget_views, stored_json
 PLACEHOLDER = "____"
 PAGE = "opened_in_page"       # the notebook's metadata: which page's copy it is
 PAGES_KEPT = 500              # pages whose copies the server remembers, the last opened or saved
+PAGES_SAVED = 100             # of them, the last ones kept in PAGES_FILE for a server started again
+PAGES_FILE = ".ipynb_checkpoints/opened-pages.json"   # in the server's root, beside its checkpoints
 
 
 class Contents(AsyncLargeFileManager):  # type: ignore[misc]
@@ -45,7 +51,8 @@ class Contents(AsyncLargeFileManager):  # type: ignore[misc]
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
-        self.pages = OrderedDict()        # page mark -> the snapshot of its cells in step with the file
+        # page mark -> the snapshot of its cells in step with the file
+        self.pages = OrderedDict(read_pages(Path(self.root_dir) / PAGES_FILE))
 
     async def get(self, path, content=True, type=None, format=None, **kwargs):
         model = await super().get(path, content=content, type=type, format=format, **kwargs)
@@ -54,8 +61,39 @@ class Contents(AsyncLargeFileManager):  # type: ignore[misc]
         if cells is not None:
             page = uuid.uuid4().hex
             nb.setdefault("metadata", {})[PAGE] = page
-            remember(self.pages, page, cells)
+            self.remember(page, cells)
         return model
+
+    def remember(self, page, cells):
+        """Remember the page's snapshot, in memory and in PAGES_FILE."""
+        remember(self.pages, page, cells)
+        try:
+            write_pages(Path(self.root_dir) / PAGES_FILE, list(self.pages.items())[-PAGES_SAVED:])
+        except OSError as error:
+            self.log.warning("Could not keep the open pages' snapshots in %s (%s): after a restart, a save "
+                             "from a page opened before it keeps the answers only", PAGES_FILE, error)
+
+
+def read_pages(path):
+    """The (page, snapshot) pairs kept in `path`, oldest first; none when it
+    is missing or not what write_pages writes."""
+    try:
+        pairs = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    if not isinstance(pairs, list):
+        return []
+    return [(page, cells) for page, cells in (pair for pair in pairs if isinstance(pair, list) and len(pair) == 2)
+            if isinstance(page, str) and isinstance(cells, dict)
+            and all(isinstance(k, str) and isinstance(v, str) for k, v in cells.items())]
+
+
+def write_pages(path, pairs):
+    """Write the (page, snapshot) pairs to `path` whole or not at all."""
+    path.parent.mkdir(exist_ok=True)
+    partial = path.with_name(f".{path.name}.{os.getpid()}")
+    partial.write_text(json.dumps(pairs), encoding="utf-8")
+    os.replace(partial, path)
 
 
 def remember(pages, page, cells):
@@ -87,7 +125,7 @@ def pre_save(model, path, contents_manager, **_):
             contents_manager.log.info("Saving %s: kept the answers in %s over the blank ones sent", path,
                                       ", ".join(kept))
     if pages is not None and page and sent is not None:
-        remember(pages, page, sent)
+        contents_manager.remember(page, sent)           # pages is Contents'
     keep_widget_views(nb, lambda: replaced)
 
 
