@@ -81,11 +81,14 @@ def read_pages(path):
         pairs = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return []
-    if not isinstance(pairs, list):
-        return []
-    return [(page, cells) for page, cells in (pair for pair in pairs if isinstance(pair, list) and len(pair) == 2)
-            if isinstance(page, str) and isinstance(cells, dict)
-            and all(isinstance(k, str) and isinstance(v, str) for k, v in cells.items())]
+    return [tuple(pair) for pair in pairs if _is_page(pair)] if isinstance(pairs, list) else []
+
+
+def _is_page(pair):
+    """Whether `pair` is [page mark, {cell id: fingerprint}]."""
+    if not (isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], str) and isinstance(pair[1], dict)):
+        return False
+    return all(isinstance(k, str) and isinstance(v, str) for k, v in pair[1].items())
 
 
 def write_pages(path, pairs):
