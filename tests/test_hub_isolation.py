@@ -432,14 +432,41 @@ def test_the_next_kernel_after_a_memory_kill_says_which_limit(tmp_path, events, 
     group.mkdir()
     (group / limit).write_text("1500000000\n")
     (group / events).write_text("oom_kill_disable 0\nunder_oom 0\noom_kill 0\n")
-    assert hub_kernel.pending(group, seen) is None                    # the first kernel: nothing happened
+    assert hub_kernel.pending(group, seen) == (None, 0)               # the first kernel: nothing happened
     (group / events).write_text("oom_kill_disable 0\nunder_oom 0\noom_kill 1\n")
-    said = hub_kernel.pending(group, seen)
+    said, kills = hub_kernel.pending(group, seen)
     assert said and "reached your memory limit of 1.5 GB" in said and "Shut Down Kernel" in said
-    assert hub_kernel.pending(group, seen) is None                    # said once
+    assert hub_kernel.pending(group, seen) == (said, 1)               # not printed yet: the next kernel says it
+    hub_kernel.record(seen, kills)
+    assert hub_kernel.pending(group, seen) == (None, 1)               # printed: said once
     (group / limit).write_text("max\n")
     (group / events).write_text("oom_kill 2\n")
-    assert hub_kernel.pending(group, seen) is None                    # no limit, nothing to tell
+    assert hub_kernel.pending(group, seen)[0] is None                 # no limit, nothing to tell
+
+
+def test_a_kernel_restarted_before_its_first_cell_leaves_the_notice_to_the_next(tmp_path, capsys):
+    """A restart that timed out, or the learner's own restart, comes before
+    any cell: the notice waits for the kernel that runs one."""
+    from IPython.core.events import EventManager, available_events
+
+    from tools.runtime import hub_kernel
+
+    def kernel():
+        shell = SimpleNamespace(events=EventManager(None, available_events))
+        hub_kernel.install(shell, group, seen)
+        return shell.events
+
+    group, seen = tmp_path / "group", tmp_path / "home" / "seen"
+    group.mkdir()
+    (group / "memory.max").write_text("1000000000\n")
+    (group / "memory.events").write_text("oom_kill 1\n")
+    kernel()                                                          # restarted again before a cell ran
+    events = kernel()
+    events.trigger("pre_run_cell", None)
+    events.trigger("pre_run_cell", None)
+    assert capsys.readouterr().err.count("reached your memory limit of 1.0 GB") == 1
+    kernel().trigger("pre_run_cell", None)
+    assert "memory limit" not in capsys.readouterr().err              # the next kernel after it: said
 
 
 def test_the_memory_cgroup_is_found_in_either_layout(tmp_path):

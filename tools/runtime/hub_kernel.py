@@ -5,10 +5,13 @@ profile:
 - `debugger_off()`: no debugger. ipykernel's debugger listens on a TCP port
   of loopback with no token once a learner turns it on, and stays open: any
   other learner on the machine could attach and run code in that kernel.
-- `install(ip)`: a kernel that starts after the kernel counted one more kill
-  in the learner's memory cgroup than the last kernel saw prints NOTICE (the
+- `install(ip)`: a kernel that starts after the kernel counted more kills in
+  the learner's memory cgroup than the last notice told of prints NOTICE (the
   limit, what to do) on the first cell the learner runs; JupyterLab by itself
-  only says "the kernel died". Outside a cgroup with a memory limit it does nothing."""
+  only says "the kernel died". The count is recorded when the notice is
+  printed, not when the kernel starts, so a kernel restarted again before it
+  ran a cell (a restart that timed out, the learner's own restart) leaves the
+  notice to the next one. Outside a cgroup with a memory limit it does nothing."""
 
 import os
 import sys
@@ -60,19 +63,18 @@ def gigabytes(size):
 
 
 def pending(folder, seen=SEEN):
-    """The notice to show, or None; records what this kernel has seen."""
+    """(the notice to show or None, the kill count to `record` once it is shown)."""
     kills, limit = kills_and_limit(folder)
     try:
         before = int(seen.read_text())
     except (OSError, ValueError):
         before = 0
-    _record(seen, kills)
     if limit is None or kills <= before:
-        return None
-    return NOTICE.format(limit=gigabytes(limit))
+        return None, kills
+    return NOTICE.format(limit=gigabytes(limit)), kills
 
 
-def _record(seen, kills):
+def record(seen, kills):
     try:
         seen.parent.mkdir(parents=True, exist_ok=True)
         seen.write_text(str(kills))
@@ -90,16 +92,17 @@ def debugger_off():
     ipykernel.debugger._is_debugpy_available = False
 
 
-def install(ip, folder=None):
+def install(ip, folder=None, seen=None):
     """In a starting kernel (`ip` is its IPython shell): print the notice,
     if any, above the first cell's output."""
-    folder = folder or memory_folder()
-    text = pending(folder) if folder else None
+    folder, seen = folder or memory_folder(), seen or SEEN
+    text, kills = pending(folder, seen) if folder else (None, 0)
     if not text or ip is None:
         return
 
     def once(*_):
         print(text, file=sys.stderr)
+        record(seen, kills)
         ip.events.unregister("pre_run_cell", once)
     ip.events.register("pre_run_cell", once)
 
