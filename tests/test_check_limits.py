@@ -374,6 +374,19 @@ def test_a_child_that_forges_its_result_is_never_right(forged):
     assert found != "right"
 
 
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="the child's pipes exist where there is fork")
+def test_a_child_that_fills_its_pipes_is_not_waited_for_until_the_limit():
+    """More than a pipe holds written to every descriptor the child has, the
+    pipe the session reads where a stopped child was included: the session
+    reads them all, so the child ends and the check with it, not the limit."""
+    answer = ("import os\n\ndef sign_forward(x):\n    for fd in range(3, 64):\n        try:\n"
+              "            os.write(fd, b'x' * 200_000)\n        except OSError:\n            pass\n"
+              "    os._exit(0)\n")
+    (status, text, took, _), _ = _attack(answer)
+    assert status != "right", text
+    assert took < USUAL / 2, f"the check took {took:.1f} s: it waited for the limit of {USUAL} s"
+
+
 def test_a_forged_claim_of_importing_does_not_stretch_the_hard_limit():
     """The child tells the session how long it spent importing (time that
     does not count, up to IMPORT_ALLOWANCE): an answer that claims 1000 s

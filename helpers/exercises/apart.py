@@ -372,10 +372,13 @@ def _wait(pid: int, reads: list[int], shared: mmap.mmap) -> bytes | Stopped:
     past its hard limit; print what it printed, OUTPUT_LIMIT characters of
     each stream at most. Once the child has ended (its pipes may be held
     open by a process it started) what is left in them is read for DRAIN
-    seconds at most."""
+    seconds at most. The dump pipe is read and dropped meanwhile: only
+    faulthandler writes to it for the session, and only once `_stopped` asks,
+    so anything before is the answer's, which must not leave the child
+    blocked on a full pipe until the hard limit."""
     streams = {reads[1]: _Output(sys.stdout), reads[2]: _Output(sys.stderr)}
     result = bytearray()
-    open_fds, start, ended, ended_at = set(reads[:3]), time.monotonic(), False, 0.0
+    open_fds, start, ended, ended_at = set(reads[:4]), time.monotonic(), False, 0.0
     try:
         while open_fds:
             total, importing = struct.unpack_from("dd", shared, 0)
@@ -391,7 +394,7 @@ def _wait(pid: int, reads: list[int], shared: mmap.mmap) -> bytes | Stopped:
                     open_fds.discard(fd)
                 elif fd == reads[0]:
                     result += chunk[:max(RESULT_LIMIT - len(result), 0)]
-                else:
+                elif fd in streams:
                     streams[fd].take(chunk)
             if not ended and _has_ended(pid):
                 ended, ended_at = True, time.monotonic()
