@@ -20,7 +20,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 import helpers.exercises.judges
 from helpers.exercises import declared, exercises
 from tools.classroom import grade
-from tools.classroom.grade_probe import changes, defined_by, snapshot
+from tools.classroom.grade_probe import MIME, changes, defined_by, snapshot
 from tools.runtime.working_copy import collection
 
 STORED = next(p for p in collection() if p.name.startswith("06-"))
@@ -213,3 +213,30 @@ def test_probe_lets_an_answer_and_new_names_be():
     assert changes(before, snapshot(namespace), allowed={"answer_1"}) == ([], ["defined helper"])
     code = "import torch.nn as nn\ndef f(x):\n    return x\nanswer_2, y = 1, 2"
     assert defined_by(code) == {"nn", "f", "answer_2", "y"}
+
+
+def _ran_with_a_silent_probe(sources):
+    """`sources` as the grader's run of 06 gives them back from a sandbox
+    where the probe in the kernel reported no change at all (its report
+    erased by the answer) and every observation came back."""
+    nb = grade.probed(nbformat.read(STORED, as_version=4), sources, "06")
+    for cell in nb.cells:
+        role, _, number = str(cell.get("id", "")).removeprefix("grade-").partition("-")
+        if role in ("after", "observe"):
+            payload = {"role": role, "exercise": int(number), "flagged": [], "noted": [], "observation": {"v": 1}}
+            cell.outputs = [nbformat.v4.new_output("display_data", data={MIME: payload})]
+    ran = frozenset(c["id"] for c in nb.cells if c.cell_type == "code")
+    return grade.Executed(nb, [], "", [], ran)
+
+
+@pytest.mark.parametrize("rebinding, flagged", [("", False), ("draw_graph = None\n", True),
+                                                ("del draw_graph\n", True), ("from math import pi as ex\n", True)])
+def test_a_name_of_the_lesson_bound_again_is_flagged_whatever_the_probe_says(rebinding, flagged):
+    stored = nbformat.read(STORED, as_version=4)
+    slot_ids = [c["id"] for c in slots(stored)]
+    sources = [rebinding + "answer_1 = 'b'"] + [None] * (len(slot_ids) - 1)
+    rows = grade.rows("eve", STORED.name, _ran_with_a_silent_probe(sources), slot_ids, sources,
+                      lambda notebook, exercise, observation: ("right", "judged"))
+    assert rows[0].status == ("flagged" if flagged else "right"), rows[0]
+    assert ("binds again or deletes names bound before it" in rows[0].changed) == flagged, rows[0]
+    assert all(r.status == "right" for r in rows[1:]) or flagged, rows

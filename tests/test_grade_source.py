@@ -1,7 +1,11 @@
 """What the grader reads from an answer's source, outside the kernel
 (tools/classroom/grade_source.py): every way into the kernel's machinery
 that the hostile corpus holds is flagged, in any surrounding code the
-generated layer makes; no solution or right answer of the collection is."""
+generated layer makes; no solution or right answer of the collection is.
+The names a cell binds again or deletes are read from its source too, and
+every name that generated code changes when it runs is among them."""
+
+import contextlib
 
 import nbformat
 import pytest
@@ -11,7 +15,9 @@ from hypothesis import strategies as st
 
 from helpers import lessons
 from helpers.exercises import declared
-from tools.classroom.grade_source import lesson_bindings, reaches
+from tools.classroom import grade
+from tools.classroom.grade_probe import IPYTHON
+from tools.classroom.grade_source import binds, lesson_bindings, reaches, rebinds
 from tools.notebooks import lesson_paths
 
 # One line each: what a submission wrote to reach past the lesson (the attacks of docs/teaching.md's table)
@@ -239,3 +245,64 @@ def test_the_runner_reads_what_a_cell_left_behind_from_outside():
     assert "left 1 more socket(s) open" in found, found
     assert f"left a file open: {kept.name}" in found, found
     assert any(f.startswith("loaded a native library:") and library.split(".so")[0] in f for f in found), found
+
+
+# ----- the names a cell binds, read from its source: what running it changes is among them -----
+
+POOL = ("a", "b", "check", "torch")
+STATEMENTS = [
+    "{n} = 1", "{n}, *{m} = [1, 2, 3]", "{n} += 1", "{n}: int = 2", "del {n}", "import math as {n}",
+    "from math import pi as {n}", "def {n}():\n    return 1", "class {n}:\n    pass", "for {n} in range(2):\n    pass",
+    "[{n} := 1 for _ in range(1)]", "if ({n} := 3):\n    pass",
+    "try:\n    1 / 0\nexcept ZeroDivisionError as {n}:\n    pass",
+    "match [1, 2]:\n    case [{n}, *{m}]:\n        pass", "def _set():\n    global {n}\n    {n} = 5\n_set()",
+    "with open('/dev/null') as {n}:\n    pass", "{n} = [{m} for {m} in range(2)]",
+    "lambda: ({n} := 1)", "{n} == {m}", "print({n})",
+]
+
+
+@st.composite
+def cells(draw):
+    lines = []
+    for _ in range(draw(st.integers(1, 5))):
+        statement = draw(st.sampled_from(STATEMENTS)).format(n=draw(st.sampled_from(POOL)),
+                                                             m=draw(st.sampled_from(POOL)))
+        if draw(st.booleans()):               # inside a block that runs
+            statement = "if True:\n" + "\n".join("    " + line for line in statement.splitlines())
+        lines.append(statement)
+    return "\n".join(lines)
+
+
+@settings(max_examples=300, deadline=None)
+@given(source=cells())
+def test_every_name_a_cell_changes_when_run_is_read_from_its_source(source):
+    namespace = {name: object() for name in POOL}
+    before = dict(namespace)
+    with contextlib.suppress(Exception):      # a cell that raises changed what it ran before
+        exec(compile(source, "<cell>", "exec"), namespace)
+    changed = {name for name in POOL if name not in namespace or namespace[name] is not before[name]}
+    changed |= {name for name in namespace if name not in before and name != "__builtins__"}
+    assert changed <= binds(source), (source, changed - binds(source))
+
+
+def test_a_cell_that_does_not_compile_binds_nothing():
+    assert binds("x = (") == binds(None) == binds("x" + " = (" * 2000 + ")" * 2000) & set() == set()
+
+
+@pytest.mark.parametrize("notebook", lessons.numbers())
+def test_no_solution_or_right_answer_binds_again_a_name_bound_before_it(notebook):
+    stored = nbformat.read(next(p for p in lesson_paths() if p.name.startswith(notebook)), as_version=4)
+    slot_ids = [c["id"] for c in stored.cells if grade.SLOT in grade.tags(c)]
+    for exercise in declared(notebook):
+        for source in _sources(notebook, exercise.number):
+            answers = [None] * len(slot_ids)
+            answers[exercise.number - 1] = source
+            before = grade._code_before(stored, slot_ids, answers)[slot_ids[exercise.number - 1]]
+            allowed = {exercise.answer_name} | binds(exercise.solution)
+            assert rebinds(before, source, allowed, IPYTHON) == [], (notebook, exercise.number, source)
+
+
+def test_what_binds_again_a_lesson_name_is_named():
+    assert rebinds(["x = 1\ndef check(y):\n    return y"], "check = lambda y: True\ndel x\nz = 2") == ["check", "x"]
+    assert rebinds(["x = 1"], "x = 2", {"x"}) == []
+    assert rebinds(["_ = 1\nIn = []"], "_ = 2\nIn = 3", ignored=IPYTHON) == []

@@ -46,8 +46,8 @@ from helpers.exercises.lesson import stored_definitions
 from helpers.exercises.observe import judged, reference
 from tools.classroom import grade_sandbox
 from tools.classroom.grade_files import MAX_CELL_OUTPUTS, Unreadable, csv_cell, decode, md, outputs, read_notebook
-from tools.classroom.grade_probe import MIME
-from tools.classroom.grade_source import lesson_bindings, reaches
+from tools.classroom.grade_probe import IPYTHON, MIME
+from tools.classroom.grade_source import binds, lesson_bindings, reaches, rebinds
 from tools.notebooks import CHECK, SLOT
 from tools.runtime.working_copy import collection
 
@@ -300,10 +300,14 @@ def rows(learner, name, executed, slot_ids, sources, judge):
     names = lesson_bindings([c.source for c in nb.cells if c.cell_type == "code" and c.get("id") not in slot_ids
                           and not str(c.get("id", "")).startswith("grade-")])
     found, earlier = [], []
+    before = _code_before(nb, slot_ids, sources)
     for number, (slot_id, source, exercise) in enumerate(zip(slot_ids, sources, exercises, strict=True), start=1):
         reached = reaches(source, names) if source is not None else []
         flags = [f"its code reaches past the lesson ({', '.join(reached[:6])})"] if reached else []
-        flags += _strings(after[number].get("flagged", [])) if number in after else []
+        again = rebinds(before.get(slot_id, []), source, {exercise.answer_name} | binds(exercise.solution), IPYTHON)
+        flags += [f"it binds again or deletes names bound before it ({', '.join(again[:6])})"] if again else []
+        flags += [flag for flag in _strings(after[number].get("flagged", []) if number in after else [])
+                  if flag.split(" ", 1)[-1] not in again or not flag.startswith(("rebound ", "deleted "))]
         flags += executed.seen.get(slot_id, [])         # read from outside the kernel by the runner
         flags += [f"output in the grader's format appeared in cell {c}, which the grader did not write it to"
                   for c in stray.get(number, [])]
@@ -341,6 +345,21 @@ def rows(learner, name, executed, slot_ids, sources, judge):
             detail += "; the answer cell ran past its time limit and was stopped"
         found.append(Row(learner, name, number, status, changed, "; ".join(filter(None, [detail, noted]))))
     return found
+
+
+def _code_before(nb, slot_ids, sources):
+    """For each answer slot, the sources of the code cells the kernel ran
+    before it: the lesson's, the grader's, and the answers (or the stored
+    slots) of the earlier slots."""
+    answered, ran, before = dict(zip(slot_ids, sources, strict=True)), [], {}
+    for cell in nb.cells:
+        if cell.get("cell_type") != "code":
+            continue
+        cell_id = cell.get("id", "")
+        if cell_id in answered:
+            before[cell_id] = list(ran)
+        ran.append(answered[cell_id] if answered.get(cell_id) is not None else cell.get("source", ""))
+    return before
 
 
 def prepare(learner, stored_path, submitted_path, folder=None):

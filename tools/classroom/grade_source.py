@@ -7,6 +7,14 @@ probe reports, and to do so it must reach the kernel's machinery, which
 this names.
 
     reaches(source, lesson_bindings) -> ["uses get_ipython", "imports sys", ...]
+    rebinds(earlier_sources, source, allowed) -> ["check", ...]
+
+`rebinds` names what the probe's "rebound" and "deleted" name, from the
+source: the notebook's names that an answer cell binds again or deletes,
+read with the compiler's own scope analysis (symtable). A cell can change
+a name in no other way than these bindings, or through a way in that
+`reaches` flags (globals(), a frame, the kernel's namespace), so what the
+probe would say of the notebook's names is known here without it.
 
 Flagged: importing any module but torch's and a few of Python's own that
 compute (ALLOWED); using a name that reaches the kernel, the interpreter or
@@ -32,6 +40,7 @@ teacher to read, never a verdict."""
 import ast
 import functools
 import re
+import symtable
 import sys
 import types
 import warnings
@@ -220,3 +229,45 @@ def _reached(tree, lesson_bindings):
             if named:
                 flag(f"names {named[0][:40]} in a string")
     return found
+
+
+def binds(source):
+    """The names a cell's code binds or deletes in the notebook's namespace:
+    at its top level (assignments of every form, imports, def, class, del,
+    for, with, except and match targets) and from inside it (a walrus in a
+    comprehension, a name declared global in a function it defines).
+    Nothing for code that does not compile: the kernel cannot run it either."""
+    if not isinstance(source, str):
+        return set()
+    try:
+        code = _ipython(source)
+        top = symtable.symtable(code, "<cell>", "exec")
+        annotated = _annotates(ast.parse(code))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return set()
+    names = {s.get_name() for s in top.get_symbols() if s.is_assigned() or s.is_imported()}
+    names |= {"__annotations__"} if annotated else set()
+    inner = list(top.get_children())
+    while inner:
+        table = inner.pop()
+        names |= {s.get_name() for s in table.get_symbols() if s.is_assigned() and s.is_declared_global()}
+        inner += table.get_children()
+    return names
+
+
+def _annotates(node):
+    """Whether code annotates a name of the module (`x: int = 1`), which
+    makes or changes the namespace's __annotations__."""
+    scopes = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.expr)   # their own, or none
+    return any(isinstance(child, ast.AnnAssign) or not isinstance(child, scopes) and _annotates(child)
+               for child in ast.iter_child_nodes(node))
+
+
+def rebinds(earlier, source, allowed=frozenset(), ignored=None):
+    """The names `source` binds again or deletes, sorted, that the cells
+    before it (`earlier`, their sources) bound, but for `allowed` (the
+    exercise's answer and what its solution defines) and names matching
+    `ignored` (a compiled pattern: IPython's own, `_`, `In`...)."""
+    before = set().union(*map(binds, earlier))
+    return sorted(name for name in binds(source) & before - set(allowed)
+                  if ignored is None or not ignored.fullmatch(name))
