@@ -306,3 +306,14 @@ def test_what_binds_again_a_lesson_name_is_named():
     assert rebinds(["x = 1\ndef check(y):\n    return y"], "check = lambda y: True\ndel x\nz = 2") == ["check", "x"]
     assert rebinds(["x = 1"], "x = 2", {"x"}) == []
     assert rebinds(["_ = 1\nIn = []"], "_ = 2\nIn = 3", ignored=IPYTHON) == []
+
+
+def test_a_module_imported_again_as_before_is_not_binding_a_name_again():
+    lesson = ["import torch\nimport torch.nn as nn\nfrom math import pi\nimport numpy as np"]
+    assert rebinds(lesson, "import torch\nimport torch.nn as nn\nfrom math import pi\nimport numpy as np") == []
+    assert rebinds(lesson, "import torch.autograd\nif True:\n    import numpy as np") == []
+    assert rebinds(lesson, "import math as torch") == ["torch"]
+    assert rebinds(lesson, "from math import e as pi") == ["pi"]
+    assert rebinds(lesson, "import torch\ntorch = None") == ["torch"]
+    assert rebinds(lesson, "def f():\n    global nn\n    import torch.nn as nn") == ["nn"]
+    assert rebinds(["np = 1"], "import numpy as np") == ["np"]

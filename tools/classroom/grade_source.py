@@ -237,37 +237,69 @@ def binds(source):
     for, with, except and match targets) and from inside it (a walrus in a
     comprehension, a name declared global in a function it defines).
     Nothing for code that does not compile: the kernel cannot run it either."""
+    return set(_bindings(source))
+
+
+def _bindings(source):
+    """{name a cell binds: what it imports there, when an import statement
+    at the top level is all that binds it (`import torch` gives torch:
+    {"torch"}, `from math import pi as p` p: {"math.pi"}), else None}."""
     if not isinstance(source, str):
-        return set()
+        return {}
     try:
         code = _ipython(source)
         top = symtable.symtable(code, "<cell>", "exec")
-        annotated = _annotates(ast.parse(code))
+        statements = list(_module_level(ast.parse(code)))
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return set()
-    names = {s.get_name() for s in top.get_symbols() if s.is_assigned() or s.is_imported()}
-    names |= {"__annotations__"} if annotated else set()
+        return {}
+    imported = {}
+    for node in statements:
+        for alias in node.names if isinstance(node, (ast.Import, ast.ImportFrom)) else ():
+            if isinstance(node, ast.Import):
+                name, target = alias.asname or alias.name.split(".")[0], alias.name if alias.asname else \
+                    alias.name.split(".")[0]
+            else:
+                name, target = alias.asname or alias.name, f"{'.' * node.level}{node.module or ''}.{alias.name}"
+            imported.setdefault(name, set()).add(target)
+    found = {s.get_name(): imported.get(s.get_name()) if not s.is_assigned() else None
+             for s in top.get_symbols() if s.is_assigned() or s.is_imported()}
+    found |= {"__annotations__": None} if any(isinstance(n, ast.AnnAssign) for n in statements) else {}
     inner = list(top.get_children())
     while inner:
         table = inner.pop()
-        names |= {s.get_name() for s in table.get_symbols() if s.is_assigned() and s.is_declared_global()}
+        found |= {s.get_name(): None for s in table.get_symbols()
+                  if (s.is_assigned() or s.is_imported()) and s.is_declared_global()}
         inner += table.get_children()
-    return names
+    return found
 
 
-def _annotates(node):
-    """Whether code annotates a name of the module (`x: int = 1`), which
-    makes or changes the namespace's __annotations__."""
-    scopes = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.expr)   # their own, or none
-    return any(isinstance(child, ast.AnnAssign) or not isinstance(child, scopes) and _annotates(child)
-               for child in ast.iter_child_nodes(node))
+def _module_level(node):
+    """The statements of a module, those inside its compound statements
+    included, but not those of the functions and classes it defines."""
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.stmt):
+            yield child
+            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                yield from _module_level(child)
+        elif isinstance(child, (ast.excepthandler, ast.match_case)):
+            yield from _module_level(child)
 
 
 def rebinds(earlier, source, allowed=frozenset(), ignored=None):
     """The names `source` binds again or deletes, sorted, that the cells
     before it (`earlier`, their sources) bound, but for `allowed` (the
-    exercise's answer and what its solution defines) and names matching
-    `ignored` (a compiled pattern: IPython's own, `_`, `In`...)."""
-    before = set().union(*map(binds, earlier))
-    return sorted(name for name in binds(source) & before - set(allowed)
-                  if ignored is None or not ignored.fullmatch(name))
+    exercise's answer and what its solution defines), names matching
+    `ignored` (a compiled pattern: IPython's own, `_`, `In`...), and a name
+    imported again as an earlier cell imported it (`import torch` once more:
+    the same module, under the same name)."""
+    before = {}
+    for found in map(_bindings, earlier):
+        for name, targets in found.items():
+            before[name] = before.get(name, set()) | (targets or {None})
+    again = []
+    for name, targets in _bindings(source).items():
+        if name not in before or name in allowed or ignored is not None and ignored.fullmatch(name):
+            continue
+        if targets is None or not targets <= before[name]:
+            again.append(name)
+    return sorted(again)
