@@ -5,7 +5,7 @@ generated layer makes; no solution or right answer of the collection is.
 The names a cell binds again or deletes are read from its source too, and
 every name that generated code changes when it runs is among them."""
 
-import contextlib
+import ast
 
 import nbformat
 import pytest
@@ -22,6 +22,12 @@ from tools.notebooks import lesson_paths
 
 # One line each: what a submission wrote to reach past the lesson (the attacks of docs/teaching.md's table)
 HOSTILE = [
+    "from functools import singledispatch\n@singledispatch\ndef f(x):\n    pass\n"
+    "def g(x: '[check := (lambda *a: True), int][1]'):\n    pass\nf.register(g)",
+    "def g(x: '[g2 := glo' + 'bals(), g2.pop(\"torch\"), int][2]') -> int:\n    pass",
+    "def g(x) -> list['int']:\n    pass",
+    "import enum\n@enum.global_enum\nclass E(enum.Enum):\n    check = 1",
+    "from enum import global_enum",
     "get_ipython().display_pub.publish = print",
     "ip = get_ipython()",
     "import sys\nsys.modules['torch'].allclose = lambda *a, **k: True",
@@ -257,7 +263,7 @@ STATEMENTS = [
     "try:\n    1 / 0\nexcept ZeroDivisionError as {n}:\n    pass",
     "match [1, 2]:\n    case [{n}, *{m}]:\n        pass", "def _set():\n    global {n}\n    {n} = 5\n_set()",
     "with open('/dev/null') as {n}:\n    pass", "{n} = [{m} for {m} in range(2)]",
-    "lambda: ({n} := 1)", "{n} == {m}", "print({n})",
+    "lambda: ({n} := 1)", "{n} == {m}", "print({n})", "{n}: float", "def _bad(q, q):\n    pass",
 ]
 
 
@@ -278,8 +284,11 @@ def cells(draw):
 def test_every_name_a_cell_changes_when_run_is_read_from_its_source(source):
     namespace = {name: object() for name in POOL}
     before = dict(namespace)
-    with contextlib.suppress(Exception):      # a cell that raises changed what it ran before
-        exec(compile(source, "<cell>", "exec"), namespace)
+    for statement in ast.parse(source).body:   # as IPython runs a cell: one statement at a time, to the first error
+        try:
+            exec(compile(ast.Module([statement], []), "<cell>", "exec"), namespace)
+        except Exception:                      # noqa: BLE001 (what ran before it changed what it changed)
+            break
     changed = {name for name in POOL if name not in namespace or namespace[name] is not before[name]}
     changed |= {name for name in namespace if name not in before and name != "__builtins__"}
     assert changed <= binds(source), (source, changed - binds(source))
@@ -306,6 +315,19 @@ def test_what_binds_again_a_lesson_name_is_named():
     assert rebinds(["x = 1\ndef check(y):\n    return y"], "check = lambda y: True\ndel x\nz = 2") == ["check", "x"]
     assert rebinds(["x = 1"], "x = 2", {"x"}) == []
     assert rebinds(["_ = 1\nIn = []"], "_ = 2\nIn = 3", ignored=IPYTHON) == []
+
+
+def test_the_statements_before_one_that_does_not_compile_still_bind():
+    assert "check" in binds("check = lambda *a: True\ndef g(a, a):\n    pass")
+    assert rebinds(["check = 1"], "check = 2\ndef g(a, a):\n    pass") == ["check"]
+
+
+def test_what_changes_an_object_in_place_is_left_to_the_probe():
+    assert rebinds(["w = torch.zeros(1)"], "w += 1\nif True:\n    w *= 2") == []
+    assert rebinds(["y: float = 1.0"], "z: float = 2.0") == []
+    assert rebinds(["lr: float = 0.1"], "lr: float") == []
+    assert rebinds(["w = 1"], "w += 1\nw = 3") == ["w"]
+    assert rebinds(["n = 1"], "def f():\n    global n\n    n += 1") == ["n"]
 
 
 def test_a_module_imported_again_as_before_is_not_binding_a_name_again():

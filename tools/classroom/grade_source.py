@@ -28,7 +28,10 @@ setting or deleting an attribute of a module (`torch.allclose = ...`); what
 loads or compiles code the source does not show (`torch.load` and
 `numpy.load` of a pickle, numpy.lib.format's readers and anything given
 `allow_pickle`, C++ and Fortran extensions, `ctypes`, attribute paths in
-text: `attrgetter`, `get_type_hints`, a string naming a dunder or a frame);
+text: `attrgetter`, `get_type_hints`, a string naming a dunder or a frame,
+an annotation written as a string, which functools.singledispatch
+evaluates in the notebook's namespace); enum's `global_enum`, which
+writes a class's members into the notebook's namespace;
 a method with a dunder name defined (`__eq__`, `__torch_function__`: what
 Python or torch calls unseen); a private name imported (`from torch import
 _C`); and IPython's magics and shell escapes, which run through
@@ -38,6 +41,7 @@ the collection's solutions and right answers uses any of these
 teacher to read, never a verdict."""
 
 import ast
+import copy
 import functools
 import re
 import symtable
@@ -61,7 +65,9 @@ ATTRIBUTES = {"sys", "os", "modules", "builtins", "f_back", "f_globals", "f_loca
               "ctypeslib", "f2py", "multiprocessing", "attrgetter", "methodcaller", "get_type_hints",
               "allow_pickle", "read_array", "open_memmap", "NpzFile",       # numpy's pickles (numpy.lib.format)
               # what turns text into an attribute or code, or sets attributes for you
-              "get_field", "Formatter", "ForwardRef", "update_wrapper", "wraps", "getattr_static"}
+              "get_field", "Formatter", "ForwardRef", "update_wrapper", "wraps", "getattr_static",
+              # what writes into the namespace of the module a class was defined in: the notebook's
+              "global_enum"}
 # Modules that reach the interpreter, the kernel or the machine: any attribute of an allowed
 # module (or torch's, numpy's, the collection's) bound to one of them is a way in by its name,
 # whatever it is called there (`enum.bltns`, `torch.cuda.graphs.gc`, `random._os`)
@@ -165,6 +171,13 @@ def lesson_bindings(sources):
     return modules | ours
 
 
+def _annotation(node):
+    """The annotation of an argument, a function's return or an annotated
+    assignment (an empty expression where there is none)."""
+    found = node.annotation if isinstance(node, ast.arg | ast.AnnAssign) else node.returns
+    return found if found is not None else ast.Tuple([], ast.Load())
+
+
 def reaches(source, lesson_bindings=frozenset()):
     """What `source` (an answer cell, as submitted) reaches past the lesson,
     each once, in the order found; [] for code that reaches nothing.
@@ -222,6 +235,9 @@ def _reached(tree, lesson_bindings):
             if isinstance(node.ctx, (ast.Store, ast.Del)) and (root is None or root in modules):
                 flag(f"{'sets' if isinstance(node.ctx, ast.Store) else 'deletes'} .{node.attr} of "
                      f"{root or 'an expression'}")
+        elif isinstance(node, ast.arg | ast.FunctionDef | ast.AsyncFunctionDef | ast.AnnAssign) and any(
+                isinstance(n, ast.Constant) and isinstance(n.value, str) for n in ast.walk(_annotation(node))):
+            flag("writes an annotation as a string (what reads annotations evaluates it: functools.singledispatch)")
         elif isinstance(node, ast.MatchClass) and node.kwd_attrs:
             flag(f"reads attributes by a class pattern ({', '.join(node.kwd_attrs[:3])})")
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
@@ -240,37 +256,98 @@ def binds(source):
     return set(_bindings(source))
 
 
+# A name only augmented (`w += 1`: a tensor changed in place) or annotated without a value: whether
+# that rebinds it is known when it runs, which the probe sees
+IN_PLACE = "in place"
+
+
 def _bindings(source):
-    """{name a cell binds: what it imports there, when an import statement
-    at the top level is all that binds it (`import torch` gives torch:
-    {"torch"}, `from math import pi as p` p: {"math.pi"}), else None}."""
+    """{name a cell binds: None, or what it imports there when import
+    statements are all that bind it (`import torch` gives torch: {"torch"},
+    `from math import pi as p` p: {"math.pi"}), or IN_PLACE when only an
+    augmented assignment or a bare annotation names it}. Each top-level
+    statement is read alone, as IPython runs them: one that does not
+    compile binds nothing, and those before it still run."""
     if not isinstance(source, str):
         return {}
     try:
-        code = _ipython(source)
-        top = symtable.symtable(code, "<cell>", "exec")
-        statements = list(_module_level(ast.parse(code)))
+        tree = ast.parse(_ipython(source))
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return {}
+    found = {}
+    for statement in tree.body:
+        for name, kind in _statement_bindings(statement).items():
+            known = found.get(name, IN_PLACE)
+            found[name] = None if None in (kind, known) else kind if known == IN_PLACE else \
+                known if kind == IN_PLACE else known | kind
+    return found
+
+
+def _statement_bindings(statement):
+    """What one top-level statement binds, as `_bindings` gives it."""
+    try:
+        names = _compiled_bindings(ast.unparse(statement))
+        plain = _InPlace().visit(copy.deepcopy(statement))
+        counted = names if not _InPlace.changed(statement, plain) else _compiled_bindings(ast.unparse(plain))
+    except SyntaxError:
+        return {}
+    except (RecursionError, MemoryError, ValueError):          # too deep to compile here: every name it stores
+        return {n.id: None for n in ast.walk(statement) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
     imported = {}
-    for node in statements:
+    for node in [statement, *_module_level(statement)]:
         for alias in node.names if isinstance(node, (ast.Import, ast.ImportFrom)) else ():
             if isinstance(node, ast.Import):
-                name, target = alias.asname or alias.name.split(".")[0], alias.name if alias.asname else \
-                    alias.name.split(".")[0]
+                name = alias.asname or alias.name.split(".")[0]
+                target = alias.name if alias.asname else alias.name.split(".")[0]
             else:
                 name, target = alias.asname or alias.name, f"{'.' * node.level}{node.module or ''}.{alias.name}"
             imported.setdefault(name, set()).add(target)
-    found = {s.get_name(): imported.get(s.get_name()) if not s.is_assigned() else None
-             for s in top.get_symbols() if s.is_assigned() or s.is_imported()}
-    found |= {"__annotations__": None} if any(isinstance(n, ast.AnnAssign) for n in statements) else {}
+    found = {name: IN_PLACE if name not in counted else imported.get(name) if assigned is False else None
+             for name, assigned in names.items()}
+    if any(isinstance(n, ast.AnnAssign) for n in [statement, *_module_level(statement)]):
+        found.setdefault("__annotations__", IN_PLACE)
+    return found
+
+
+def _compiled_bindings(code):
+    """{name code binds in its module: whether anything but an import binds
+    it}, by the compiler's own scope analysis (symtable)."""
+    top = symtable.symtable(code, "<cell>", "exec")
+    found = {s.get_name(): s.is_assigned() for s in top.get_symbols() if s.is_assigned() or s.is_imported()}
     inner = list(top.get_children())
     while inner:
         table = inner.pop()
-        found |= {s.get_name(): None for s in table.get_symbols()
+        found |= {s.get_name(): True for s in table.get_symbols()
                   if (s.is_assigned() or s.is_imported()) and s.is_declared_global()}
         inner += table.get_children()
     return found
+
+
+class _InPlace(ast.NodeTransformer):
+    """A statement without the bindings that leave an object in place: an
+    augmented assignment to a name becomes its operation, a bare
+    annotation its annotation's evaluation (neither inside a function or
+    class, whose names are their own, save what they declare global)."""
+
+    def visit_AugAssign(self, node):
+        if not isinstance(node.target, ast.Name):
+            return self.generic_visit(node)
+        value = ast.BinOp(ast.Name(node.target.id, ast.Load()), node.op, self.visit(node.value))
+        return ast.copy_location(ast.Expr(value), node)
+
+    def visit_AnnAssign(self, node):
+        if node.value is None and isinstance(node.target, ast.Name):
+            return ast.copy_location(ast.Expr(node.annotation), node)
+        return self.generic_visit(node)
+
+    def visit_FunctionDef(self, node):
+        return node
+
+    visit_AsyncFunctionDef = visit_ClassDef = visit_Lambda = visit_FunctionDef
+
+    @staticmethod
+    def changed(before, after):
+        return ast.dump(before) != ast.dump(after)
 
 
 def _module_level(node):
@@ -295,11 +372,11 @@ def rebinds(earlier, source, allowed=frozenset(), ignored=None):
     before = {}
     for found in map(_bindings, earlier):
         for name, targets in found.items():
-            before[name] = before.get(name, set()) | (targets or {None})
+            before[name] = before.get(name, set()) | (targets if isinstance(targets, set) else {None})
     again = []
     for name, targets in _bindings(source).items():
         if name not in before or name in allowed or ignored is not None and ignored.fullmatch(name):
             continue
-        if targets is None or not targets <= before[name]:
+        if targets is None or targets != IN_PLACE and not targets <= before[name]:
             again.append(name)
     return sorted(again)
