@@ -31,7 +31,8 @@ import torch
 from helpers.exercises import Exercise, ExerciseSet, ____, declared, exercises
 from helpers.exercises.exercise import predict, write
 from helpers.exercises.judges import FORMS, op_labels, value
-from helpers.exercises.sandbox import _RUNNING, TimedOut, time_limit
+from helpers.exercises.sandbox import TimedOut, time_limit
+from helpers.exercises.thread_limit import _RUNNING
 from tools.notebooks import notebook_paths
 from tools.testkit.lessons import lesson_function, notebook_source
 
@@ -310,6 +311,27 @@ print("lost:", lost)
 """
 
 
+THREAD_LIMIT_LOADED = """
+import sys, threading
+from helpers.exercises.sandbox import time_limit
+with time_limit(1.0):
+    pass
+print("main thread:", "helpers.exercises.thread_limit" in sys.modules)
+worker = threading.Thread(target=lambda: time_limit(1.0))
+worker.start()
+worker.join()
+print("another thread:", "helpers.exercises.thread_limit" in sys.modules)
+"""
+
+
+@pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="no SIGALRM here (Windows)")
+def test_a_kernel_running_its_checks_in_the_main_thread_never_loads_the_thread_limit():
+    """The limit that raises in a thread through ctypes, with its watcher
+    thread and lock, is loaded only where a check runs without SIGALRM."""
+    done = subprocess.run([sys.executable, "-c", THREAD_LIMIT_LOADED], capture_output=True, text=True, timeout=60)
+    assert done.stdout.split("\n")[:2] == ["main thread: False", "another thread: True"], done.stdout + done.stderr
+
+
 def test_without_sigalrm_a_time_out_never_goes_to_a_thread_being_started():
     """Before Python 3.12 a thread being started bears its parent's id until
     it runs: a TimedOut sent then went to it, and its start hung."""
@@ -319,11 +341,11 @@ def test_without_sigalrm_a_time_out_never_goes_to_a_thread_being_started():
 
 FORK_WHILE_HELD = """
 import os, threading, time
-from helpers.exercises import sandbox
+from helpers.exercises import sandbox, thread_limit
 held, go = threading.Event(), threading.Event()
 
 def hold():
-    with sandbox._LOCK:               # as a thread limit's watcher holds it, for a moment
+    with thread_limit._LOCK:          # as a thread limit's watcher holds it, for a moment
         held.set()
         go.wait()
 
@@ -333,7 +355,7 @@ held.wait()
 pid = os.fork()
 if pid == 0:
     try:
-        with sandbox._ThreadLimit(0.05):
+        with thread_limit.ThreadLimit(0.05):
             while True:
                 pass
     except sandbox.TimedOut:
