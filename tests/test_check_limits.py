@@ -374,6 +374,58 @@ def test_a_child_that_forges_its_result_is_never_right(forged):
     assert found != "right"
 
 
+# A session that watches, while a check runs (a right answer that imports and sleeps), what the
+# limit's machinery could change in the kernel's own process.
+PLAIN = r"""
+import json, sys, threading, time
+import torch
+from helpers.exercises import apart, exercises
+apart._REFUSED[:] = [True] if {refused} else []
+bootstrap, alarm = sys.modules["_frozen_importlib"], __import__("signal").getsignal(14)
+original, threads = bootstrap._find_and_load, set(threading.enumerate())
+changed, done = set(), threading.Event()
+
+def watch():
+    while not done.is_set():
+        if bootstrap._find_and_load is not original:
+            changed.add("importlib's _find_and_load")
+        if __import__("signal").getsignal(14) is not alarm:
+            changed.add("SIGALRM's handler")
+        changed.update(t.name for t in threading.enumerate() if t not in threads and t.name != "watch")
+        changed.update(m for m in ("helpers.exercises.thread_limit", "ctypes.wintypes") if m in sys.modules)
+        time.sleep(0.002)
+
+ex = exercises("01", {})
+watcher = threading.Thread(target=watch, name="watch")
+watcher.start()
+scope = {"torch": torch}
+exec("import time\nfirst = [True]\ndef sign_forward(x):\n    if first.pop() if first else False:\n"
+     "        import json.tool\n        time.sleep(0.3)\n    return x * 3 if x > 0 else x ** 2\n", scope)
+found = ex.q2.check(scope["sign_forward"])
+done.set()
+watcher.join()
+print(json.dumps([found.status, sorted(changed), found.text]))
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="checks run in a child where there is fork")
+@pytest.mark.parametrize("where", ["in a child", "in the session"])
+def test_while_a_check_runs_in_its_child_the_kernel_s_own_process_stays_plain(where):
+    """The limit's machinery (importlib wrapped to time imports, SIGALRM's
+    handler, a watcher thread raising through ctypes) runs in the check's
+    child: the kernel's own process forks, reads the child's pipes and
+    ends it, nothing more. Where checks run in the session (torch refused
+    autograd in a child) the same watch sees the machinery at work there."""
+    done = _session(PLAIN.replace("{refused}", str(where == "in the session")))
+    assert done.returncode == 0, done.stderr[-3000:]
+    status, changed, text = json.loads(done.stdout.strip().splitlines()[-1])
+    assert status == "right", text
+    if where == "in a child":
+        assert changed == [], changed
+    else:
+        assert {"importlib's _find_and_load", "SIGALRM's handler"} <= set(changed), changed
+
+
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="the child's pipes exist where there is fork")
 def test_a_child_that_fills_its_pipes_is_not_waited_for_until_the_limit():
     """More than a pipe holds written to every descriptor the child has, the
