@@ -267,9 +267,14 @@ def _bindings(source):
     `from math import pi as p` p: {"math.pi"}), or IN_PLACE when only an
     augmented assignment or a bare annotation names it}. Each top-level
     statement is read alone, as IPython runs them: one that does not
-    compile binds nothing, and those before it still run."""
-    if not isinstance(source, str):
-        return {}
+    compile binds nothing, and those before it still run. (Read once per
+    text: the lesson's cells come again for every answer; callers do not
+    change what it gives.)"""
+    return _read_bindings(source) if isinstance(source, str) else {}
+
+
+@functools.lru_cache(maxsize=4096)
+def _read_bindings(source):
     try:
         tree = ast.parse(_ipython(source))
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -287,8 +292,10 @@ def _statement_bindings(statement):
     """What one top-level statement binds, as `_bindings` gives it."""
     try:
         names = _compiled_bindings(ast.unparse(statement))
-        plain = _InPlace().visit(copy.deepcopy(statement))
-        counted = names if not _InPlace.changed(statement, plain) else _compiled_bindings(ast.unparse(plain))
+        counted = names
+        if any(isinstance(n, ast.AugAssign | ast.AnnAssign) for n in ast.walk(statement)):
+            plain = _InPlace().visit(copy.deepcopy(statement))
+            counted = names if not _InPlace.changed(statement, plain) else _compiled_bindings(ast.unparse(plain))
     except SyntaxError:
         return {}
     except (RecursionError, MemoryError, ValueError):          # too deep to compile here: every name it stores
