@@ -252,7 +252,7 @@ def binds(source):
     at its top level (assignments of every form, imports, def, class, del,
     for, with, except and match targets) and from inside it (a walrus in a
     comprehension, a name declared global in a function it defines).
-    Nothing for code that does not compile: the kernel cannot run it either."""
+    A statement that does not compile binds nothing; those before it do."""
     return set(_bindings(source))
 
 
