@@ -31,8 +31,9 @@ import torch
 from helpers.exercises import Exercise, ExerciseSet, ____, declared, exercises
 from helpers.exercises.exercise import predict, write
 from helpers.exercises.judges import FORMS, op_labels, value
-from helpers.exercises.sandbox import TimedOut, time_limit
+from helpers.exercises.sandbox import time_limit
 from helpers.exercises.thread_limit import _RUNNING
+from helpers.exercises.timeouts import TimedOut
 from tools.notebooks import notebook_paths
 from tools.testkit.lessons import lesson_function, notebook_source
 
@@ -295,7 +296,8 @@ STARTING_THREADS = """
 import signal, sys, threading
 for name in ("SIGALRM", "setitimer"):
     delattr(signal, name)
-from helpers.exercises.sandbox import TimedOut, time_limit
+from helpers.exercises.sandbox import time_limit
+from helpers.exercises.timeouts import TimedOut
 lost = []
 sys.unraisablehook = lambda hook: lost.append(hook.exc_type.__name__)
 for _ in range(30):
@@ -358,7 +360,7 @@ if pid == 0:
         with thread_limit.ThreadLimit(0.05):
             while True:
                 pass
-    except sandbox.TimedOut:
+    except thread_limit.TimedOut:
         os._exit(0)
     os._exit(1)
 go.set()

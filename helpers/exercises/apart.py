@@ -62,6 +62,7 @@ import torch
 
 from . import sandbox
 from .cells import _shell
+from .timeouts import imports_timed
 
 HARD_MARGIN = 2.0           # seconds past the time limit before the check is ended from outside
 IMPORT_ALLOWANCE = 8.0      # seconds of importing, at most, that extend the hard limit (the child's word for it)
@@ -203,7 +204,7 @@ def _checked(work: Callable[[], Result], interrupted: Callable[[KeyboardInterrup
         struct.pack_into("dd", shared, 0, struct.unpack_from("d", shared, 0)[0] + seconds, 0.0)
 
     loaded = set(sys.modules)
-    with sandbox.imports_timed(began, ended):
+    with imports_timed(began, ended):
         try:
             found = work()
         except KeyboardInterrupt as error:
@@ -520,7 +521,7 @@ def _hard_stop(notebook: str, number: int) -> Iterator[None]:
 
         arm(0.0)
         try:
-            with sandbox.imports_timed(lambda: arm(IMPORT_ALLOWANCE), ended):
+            with imports_timed(lambda: arm(IMPORT_ALLOWANCE), ended):
                 yield
         finally:
             faulthandler.cancel_dump_traceback_later()

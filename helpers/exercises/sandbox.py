@@ -9,7 +9,6 @@ holds."""
 
 import random
 import signal
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -20,11 +19,11 @@ from typing import Any, TypeVar
 import torch
 
 from ..arguments import MACHINERY
+from .timeouts import GRACE, TimedOut, importing, imports_timed
 
 T = TypeVar("T")
 SEED = 0
 TIME_LIMIT = 10.0           # seconds a check may take, the learner's code included
-GRACE = 0.5                 # seconds more, each time the limit finds an import running
 # Code that is not the learner's besides arguments.MACHINERY: the lesson and solution code
 # the checks compile themselves (file names in angle brackets).
 CHECKER_FILES = ("<stored notebook", "<exercise")
@@ -35,11 +34,6 @@ def _namespaces() -> tuple[Any, ...]:
     namespaces and the classes autograd lessons use."""
     return (torch, torch.Tensor, torch.autograd, torch.autograd.Function, torch.nn, torch.nn.functional,
             torch.nn.Module, torch.nn.init, torch.optim, torch.optim.Optimizer)
-
-
-class TimedOut(BaseException):
-    """The time limit ran out (a BaseException, so that the learner's own
-    `except Exception` cannot swallow it)."""
 
 
 def _default_device() -> object:
@@ -115,35 +109,6 @@ def hermetic(seed: int = SEED) -> Iterator[None]:
         restore()
 
 
-@contextmanager
-def imports_timed(began: Callable[[], None], ended: Callable[[float], None]) -> Iterator[None]:
-    """Call `began()` as an import of a module not yet loaded starts in this
-    thread and `ended(seconds)` as it ends (outermost imports only), in the
-    block: every such import goes through importlib's _find_and_load. A
-    wrapper that another one wrapped in the meantime stays in place, inactive."""
-    bootstrap: Any = sys.modules["_frozen_importlib"]
-    find, depth, thread, active = bootstrap._find_and_load, [0], threading.get_ident(), [True]
-
-    def timed(name: str, import_: Any) -> Any:
-        if depth[0] or not active[0] or threading.get_ident() != thread:
-            return find(name, import_)
-        depth[0], start = 1, time.monotonic()
-        began()
-        try:
-            return find(name, import_)
-        finally:
-            depth[0] = 0
-            ended(time.monotonic() - start)
-
-    bootstrap._find_and_load = timed
-    try:
-        yield
-    finally:
-        active[0] = False
-        if bootstrap._find_and_load is timed:
-            bootstrap._find_and_load = find
-
-
 def time_limit(seconds: float) -> AbstractContextManager[None]:
     """Raise TimedOut in the block after `seconds`, not counting time spent
     importing modules (torch imports some on first use: an optimizer's first
@@ -165,7 +130,7 @@ def time_limit(seconds: float) -> AbstractContextManager[None]:
 @contextmanager
 def _signal_limit(seconds: float) -> Iterator[None]:
     def ring(_signal: int, frame: FrameType | None) -> None:
-        if _importing(frame):
+        if importing(frame):
             signal.setitimer(signal.ITIMER_REAL, GRACE)      # ask again once the import is done
             return
         raise TimedOut
@@ -188,15 +153,6 @@ def _signal_limit(seconds: float) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
         if earlier:                        # someone else's timer was running: give it its remaining time
             signal.setitimer(signal.ITIMER_REAL, max(earlier - (time.monotonic() - start), 1e-3))
-
-
-def _importing(frame: FrameType | None) -> bool:
-    """Whether the interrupted code is in the middle of an import."""
-    while frame is not None:
-        if frame.f_code.co_filename.startswith("<frozen importlib"):
-            return True
-        frame = frame.f_back
-    return False
 
 
 def learners_frame(error: BaseException) -> tuple[str, int] | None:

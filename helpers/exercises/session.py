@@ -15,7 +15,8 @@ from .exercise import Exercise, Lesson
 from .feedback import Feedback, Score, ScoreRow, Shown, Status, error_line, shown
 from .lesson import Resolved, rebound, resolve, stored_definitions
 from .observe import NotPlain, plain, unplain
-from .sandbox import TimedOut, hermetic, in_sandbox, learners_frame
+from .sandbox import hermetic, in_sandbox, learners_frame
+from .timeouts import TimedOut
 
 REPORT = ("This is a bug in the exercise, not in your answer: please report it, with this message, to the "
           "collection's maintainers.")

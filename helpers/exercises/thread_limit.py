@@ -14,7 +14,7 @@ import threading
 import time
 from contextlib import AbstractContextManager
 
-from .sandbox import GRACE, TimedOut, _importing, imports_timed
+from .timeouts import GRACE, TimedOut, importing, imports_timed
 
 PAUSED = 1e6               # seconds: a limit's deadline while an import runs
 RETRY = 0.005               # seconds more, each time the limit finds a thread being started (_ring)
@@ -110,7 +110,7 @@ def _ring(limit: ThreadLimit, now: float) -> None:
     starting = getattr(threading, "_limbo", {})         # threads started, not yet running
     set_async_exc = ctypes.pythonapi.PyThreadState_SetAsyncExc
     thread, error = ctypes.c_ulong(limit.thread), ctypes.py_object(TimedOut)
-    if frame is not None and _importing(frame):
+    if frame is not None and importing(frame):
         limit.deadline = now + GRACE
     elif frame is not None and starting:
         limit.deadline = now + RETRY
