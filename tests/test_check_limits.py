@@ -392,7 +392,8 @@ def watch():
         if __import__("signal").getsignal(14) is not alarm:
             changed.add("SIGALRM's handler")
         changed.update(t.name for t in threading.enumerate() if t not in threads and t.name != "watch")
-        changed.update(m for m in ("helpers.exercises.thread_limit", "ctypes.wintypes") if m in sys.modules)
+        if "helpers.exercises.thread_limit" in sys.modules:
+            changed.add("helpers.exercises.thread_limit")
         time.sleep(0.002)
 
 ex = exercises("01", {})

@@ -167,29 +167,6 @@ def execute(notebook, code, timeout=60, heard=None):
     return status, "".join(printed), states
 
 
-def kernel_ready(notebook, heard, timeout=10):
-    """Whether the kernel answers on both channels a cell's output needs,
-    asked as a page asks once its kernel is back: a new websocket, a
-    kernel_info request, its reply (shell) and the kernel's busy and idle
-    around it (iopub, where a cell's output comes; a websocket opened
-    during a restart can carry the first and not the second). `heard` gets
-    what any cell printed meanwhile."""
-    notebook.connect()
-    msg_id = notebook.send("kernel_info_request", {})
-    deadline, seen = time.monotonic() + timeout, set()
-    while seen != {"kernel_info_reply", "status"} and time.monotonic() < deadline:
-        try:
-            message = notebook.receive(deadline)
-        except Exception:                      # the websocket closed or timed out
-            return False
-        kind = message["header"]["msg_type"]
-        if kind == "stream":
-            heard.append(message["content"]["text"])
-        if message["parent_header"].get("msg_id") == msg_id and kind in ("kernel_info_reply", "status"):
-            seen.add(kind)
-    return seen == {"kernel_info_reply", "status"}
-
-
 def server_pid(hub, name):
     return hub.api(f"/users/{name}")["servers"][""]["state"]["pid"]
 
@@ -267,7 +244,7 @@ def test_a_learner_past_the_memory_limit_is_stopped_and_another_redraws(hub, ses
     runaway.api("GET", "status")             # cy's server itself still answers
     deadline, heard, tries = time.monotonic() + 90, [], []
     while "memory limit" not in "".join(heard) and time.monotonic() < deadline:      # the restarted kernel says why
-        if kernel_ready(notebook, heard):
+        if notebook.ready(heard):
             tries.append(execute(notebook, "1 + 1", timeout=15, heard=heard))   # its first cell may be an earlier try's
         else:
             time.sleep(0.5)

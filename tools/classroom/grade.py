@@ -306,8 +306,7 @@ def rows(learner, name, executed, slot_ids, sources, judge):
         flags = [f"its code reaches past the lesson ({', '.join(reached[:6])})"] if reached else []
         again = rebinds(before.get(slot_id, []), source, {exercise.answer_name} | binds(exercise.solution), IPYTHON)
         flags += [f"it binds again or deletes names bound before it ({', '.join(again[:6])})"] if again else []
-        flags += [flag for flag in _strings(after[number].get("flagged", []) if number in after else [])
-                  if flag.split(" ", 1)[-1] not in again or not flag.startswith(("rebound ", "deleted "))]
+        flags += _not_named_again(_strings(after[number].get("flagged", [])) if number in after else [], again)
         flags += executed.seen.get(slot_id, [])         # read from outside the kernel by the runner
         flags += [f"output in the grader's format appeared in cell {c}, which the grader did not write it to"
                   for c in stray.get(number, [])]
@@ -345,6 +344,13 @@ def rows(learner, name, executed, slot_ids, sources, judge):
             detail += "; the answer cell ran past its time limit and was stopped"
         found.append(Row(learner, name, number, status, changed, "; ".join(filter(None, [detail, noted]))))
     return found
+
+
+def _not_named_again(flags, again):
+    """The probe's flags but its "rebound x" and "deleted x" of a name the
+    source reader already named."""
+    return [flag for flag in flags
+            if not (flag.startswith(("rebound ", "deleted ")) and flag.split(" ", 1)[1] in again)]
 
 
 def _code_before(nb, slot_ids, sources):

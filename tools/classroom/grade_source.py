@@ -294,14 +294,15 @@ def _statement_bindings(statement):
         names = _compiled_bindings(ast.unparse(statement))
         counted = names
         if any(isinstance(n, ast.AugAssign | ast.AnnAssign) for n in ast.walk(statement)):
-            plain = _InPlace().visit(copy.deepcopy(statement))
-            counted = names if not _InPlace.changed(statement, plain) else _compiled_bindings(ast.unparse(plain))
+            plain = _InPlace()
+            changed = plain.visit(copy.deepcopy(statement))
+            counted = _compiled_bindings(ast.unparse(changed)) if plain.changed else names
     except SyntaxError:
         return {}
     except (RecursionError, MemoryError, ValueError):          # too deep to compile here: every name it stores
         return {n.id: None for n in ast.walk(statement) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
-    imported = {}
-    for node in [statement, *_module_level(statement)]:
+    imported, level = {}, [statement, *_module_level(statement)]
+    for node in level:
         for alias in node.names if isinstance(node, (ast.Import, ast.ImportFrom)) else ():
             if isinstance(node, ast.Import):
                 name = alias.asname or alias.name.split(".")[0]
@@ -311,7 +312,7 @@ def _statement_bindings(statement):
             imported.setdefault(name, set()).add(target)
     found = {name: IN_PLACE if name not in counted else imported.get(name) if assigned is False else None
              for name, assigned in names.items()}
-    if any(isinstance(n, ast.AnnAssign) for n in [statement, *_module_level(statement)]):
+    if any(isinstance(n, ast.AnnAssign) for n in level):
         found.setdefault("__annotations__", IN_PLACE)
     return found
 
@@ -334,16 +335,21 @@ class _InPlace(ast.NodeTransformer):
     """A statement without the bindings that leave an object in place: an
     augmented assignment to a name becomes its operation, a bare
     annotation its annotation's evaluation (neither inside a function or
-    class, whose names are their own, save what they declare global)."""
+    class, whose names are their own, save what they declare global).
+    `changed` says whether it found one."""
+
+    changed = False
 
     def visit_AugAssign(self, node):
         if not isinstance(node.target, ast.Name):
             return self.generic_visit(node)
+        self.changed = True
         value = ast.BinOp(ast.Name(node.target.id, ast.Load()), node.op, self.visit(node.value))
         return ast.copy_location(ast.Expr(value), node)
 
     def visit_AnnAssign(self, node):
         if node.value is None and isinstance(node.target, ast.Name):
+            self.changed = True
             return ast.copy_location(ast.Expr(node.annotation), node)
         return self.generic_visit(node)
 
@@ -351,10 +357,6 @@ class _InPlace(ast.NodeTransformer):
         return node
 
     visit_AsyncFunctionDef = visit_ClassDef = visit_Lambda = visit_FunctionDef
-
-    @staticmethod
-    def changed(before, after):
-        return ast.dump(before) != ast.dump(after)
 
 
 def _module_level(node):

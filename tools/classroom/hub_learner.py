@@ -172,6 +172,28 @@ class Notebook:
         self.reader.join(timeout=10)
         ws.shutdown()
 
+    def ready(self, heard, timeout=10):
+        """Whether the kernel answers on both channels a cell's output needs,
+        asked as a page asks once its kernel is back: a new websocket, a
+        kernel_info request, its reply (shell) and the kernel's busy and idle
+        around it (iopub, where a cell's output comes; a websocket opened
+        during a restart can carry the first and not the second). `heard`, a
+        list, gets what any cell printed meanwhile."""
+        self.connect()
+        msg_id = self.send("kernel_info_request", {})
+        deadline, seen = time.monotonic() + timeout, set()
+        while seen != {"kernel_info_reply", "status"} and time.monotonic() < deadline:
+            try:
+                message = self.receive(deadline)
+            except Exception:                      # the websocket closed or timed out
+                return False
+            kind = message["header"]["msg_type"]
+            if kind == "stream":
+                heard.append(message["content"]["text"])
+            if message["parent_header"].get("msg_id") == msg_id and kind in ("kernel_info_reply", "status"):
+                seen.add(kind)
+        return seen == {"kernel_info_reply", "status"}
+
     def send(self, msg_type, content, channel="shell"):
         msg_id = uuid.uuid4().hex
         header = {"msg_id": msg_id, "msg_type": msg_type, "session": self.session["id"], "username": "learner",

@@ -40,11 +40,10 @@ def purelib(prefix):
     return Path(sysconfig.get_path("purelib", scheme, vars={"base": str(prefix), "platbase": str(prefix)}))
 
 
-def overlay(python, folder, pip=False):
+def overlay(python, folder):
     """A venv made by `python` in `folder` (emptied first) that reads this
-    environment's packages behind its own (read_through); with `pip`, one
-    that can install packages of its own."""
-    subprocess.run([python, "-m", "venv", "--clear", *([] if pip else ["--without-pip"]), str(folder)], check=True)
+    environment's packages behind its own (read_through)."""
+    subprocess.run([python, "-m", "venv", "--clear", "--without-pip", str(folder)], check=True)
     read_through(folder, Path(sys.prefix))
 
 
