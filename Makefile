@@ -13,7 +13,7 @@ DEV_STAMP := $(VENV)/.installed-dev
 WHICH_PYTHON := import sys; print(sys.base_prefix, sys.version)
 TORCH_INDEX := $(if $(filter cpu,$(TORCH)),--extra-index-url https://download.pytorch.org/whl/cpu)
 
-.PHONY: lab notebook refresh test test-integration test-torch quick new setup system system-tests system-browser notebooks nav solutions site bench pin clean hub load grade
+.PHONY: test-classroom lab notebook refresh test test-integration test-torch quick new setup system system-tests system-browser notebooks nav solutions site bench pin clean hub load grade
 
 # JupyterLab on the learner's working copy, my-notebooks/ (made on the first run from
 # notebooks/, ignored by git, never overwritten; see tools/runtime/working_copy.py).
@@ -130,20 +130,25 @@ bench: system-browser $(DEV_STAMP)
 # and stops, unless UNISOLATED=1 asks for a class without isolation. Ctrl-C stops the hub only
 # (the class keeps running; make hub again takes it back); STOP=1 stops the class.
 hub: system-browser $(DEV_STAMP)
-	$(if $(MEM_LIMIT),HUB_MEM_LIMIT=$(MEM_LIMIT)) $(BIN)/python -m tools.classroom.hub $(if $(IP),--ip $(IP)) $(if $(PORT),--port $(PORT)) $(if $(STOP),--stop-class) $(if $(UNISOLATED),--unisolated)
+	$(if $(MEM_LIMIT),HUB_MEM_LIMIT=$(MEM_LIMIT)) $(BIN)/python -m classroom.hub $(if $(IP),--ip $(IP)) $(if $(PORT),--port $(PORT)) $(if $(STOP),--stop-class) $(if $(UNISOLATED),--unisolated)
 
 # The load test on loopback: N simulated learners (default 20) log in, start, Run All of 01
 # and change its widgets; SEQUENCE=1: one learner through every notebook (KEEP=1 keeps
 # every kernel, as without kernelShutdown). URL=http://host:8000 sends them to a running class
 # hub instead (its class password from HUB_PASSWORD, or read from the hub's state as root).
 load: system-browser $(DEV_STAMP)
-	$(BIN)/python -m tools.classroom.load $(if $(SEQUENCE),--sequence $(if $(KEEP),--keep-kernels),-n $(or $(N),20)) $(if $(URL),--url $(URL))
+	$(BIN)/python -m classroom.load $(if $(SEQUENCE),--sequence $(if $(KEEP),--keep-kernels),-n $(or $(N),20)) $(if $(URL),--url $(URL))
+
+# The classroom's own tests (classroom/tests/): the hub with Unix users, grading in its sandbox,
+# the load test's learner. make test runs none of them; CI runs them in a step of their own.
+test-classroom: system-browser $(DEV_STAMP)
+	$(BIN)/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder --durations=15 classroom/tests $(PYTEST_ARGS)
 
 # Grade submitted notebooks (SUBMISSIONS=dir, default hub-learners/) with the collection's own
 # checks, each in a sandbox of its own (bubblewrap; UNISOLATED=1 runs them without one, only for
 # submissions you trust): build/grades/grades.csv and summary.md.
 grade: setup $(DEV_STAMP)
-	$(BIN)/python -m tools.classroom.grade $(or $(SUBMISSIONS),hub-learners) $(if $(UNISOLATED),--unisolated)
+	$(BIN)/python -m classroom.grade $(or $(SUBMISSIONS),hub-learners) $(if $(UNISOLATED),--unisolated)
 
 # Re-resolve requirements.txt and requirements-dev.txt for Python 3.10 to 3.13 (needs an
 # interpreter of each: python3.X on PATH or pyenv's, or PYTHONS="3.10=/path ...").

@@ -25,8 +25,6 @@ RELEASE = RELEASE_TAG   # the tag of a cell showing what one torch release does 
 INTEGRATION = {
     "browser": ("test_browser.py", "test_lab.py", "test_notebook7.py", "test_legibility_browser.py", "test_site.py",
                 "test_site_links.py", "test_saved_widgets.py"),
-    "class": ("test_hub.py", "test_hub_command.py", "test_hub_isolation.py", "test_grade.py", "test_grade_hostile.py",
-              "test_grade_sandbox.py", "test_deploy.py"),
     "set-up elsewhere": ("test_standalone.py", "test_pins.py"),
     "re-execution": ("test_reexecution.py",),
     "limits and depth": ("test_check_limits.py", "test_deep_free.py", "test_watchdog.py"),

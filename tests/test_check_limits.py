@@ -38,7 +38,7 @@ from helpers.exercises import declared, exercises
 from helpers.exercises.apart import HARD_MARGIN, IMPORT_ALLOWANCE, OUTPUT_LIMIT
 from helpers.exercises.judges import canonical
 from helpers.exercises.observe import observe
-from tools.classroom import grade
+from classroom import grade
 from tools.testkit.lessons import lesson_function
 
 ROOT = Path(__file__).resolve().parents[1]

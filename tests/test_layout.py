@@ -13,7 +13,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 TOOLS = ROOT / "tools"
-ROLES = {"runtime", "build", "testkit", "classroom", "bench"}
+ROLES = {"runtime", "build", "testkit", "bench"}
 MOST_TOP_LEVEL = 8
 # what the runtime may import from the repository: itself, the notebooks' list, helpers
 RUNTIME_MAY_IMPORT = ("tools.runtime", "tools.notebooks", "helpers")
@@ -109,15 +109,6 @@ def test_a_helpers_import_of_tools_is_found(tmp_path):
     (tmp_path / "tools/notebooks.py").write_text("SLOT = 'answer-slot'\n")
     (tmp_path / "helpers/exercises/lesson.py").write_text("def f():\n    from tools.notebooks import SLOT\n")
     assert helpers_importing_tools(graph(tmp_path)) == [("helpers.exercises.lesson", "tools.notebooks")]
-
-
-def test_the_class_runs_without_the_test_kit():
-    """`make hub` and `make grade` are what a teacher runs on the day: tools/classroom/
-    imports nothing from tools/testkit/ (shared pieces go in a module both import)."""
-    edges = graph()
-    wrong = sorted((name, target) for name, targets in edges.items() if name.startswith("tools.classroom")
-                   for target in targets if target.startswith("tools.testkit"))
-    assert not wrong, "tools/classroom/ imports the test kit: " + ", ".join(f"{t} (in {n})" for n, t in wrong)
 
 
 @pytest.mark.parametrize("edges, expected", [

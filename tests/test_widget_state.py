@@ -141,7 +141,7 @@ def test_a_notebook_without_widgets_is_saved_as_it_comes():
 def test_every_server_the_learner_meets_runs_the_hook():
     """jupyter/jupyter_server_config.json names the hook: `make lab` and
     `make notebook` pass it on the command line (so does the hub's learner
-    server, tools/runtime/singleuser.py, with the same options), Binder
+    server, classroom/singleuser.py, with the same options), Binder
     writes it into the image's server config (test_lab's test_binder_set_up)."""
     config = json.loads((SETTINGS / "jupyter_server_config.json").read_text(encoding="utf-8"))
     assert config["ContentsManager"]["pre_save_hook"] == HOOK

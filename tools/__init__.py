@@ -6,8 +6,8 @@ the repository root (the Makefile does) and imported by the tests:
     tools/runtime/       the learner's runtime: `make lab`, Binder, the hub's server
     tools/build/         what writes the stored files: notebooks, navigation, pins, site
     tools/testkit/       what the tests drive: the browser, mutants, stand-alone runs
-    tools/classroom/     a class: the hub, its load test, grading, deployment
     tools/bench/         `make bench`: figures, printed
 
-The runtime imports nothing from the other roles, and the classroom nothing
-from the test kit (tests/test_layout.py)."""
+The runtime imports nothing from the other roles. The classroom (make hub, make
+grade, make load) is a package of its own, classroom/, which may import tools/;
+tools/ never imports it (tests/test_layout.py)."""

@@ -1,5 +1,5 @@
 """Talking to servers on this machine's loopback: a free port to start one
-on, and a JSON request with a token. The class hub (tools/classroom/) and
+on, and a JSON request with a token. The class hub (classroom/) and
 the test kit's JupyterLab (tools/testkit/browser.py) both use them."""
 
 import json

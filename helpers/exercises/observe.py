@@ -1,5 +1,5 @@
 """An exercise's check in two halves, for a grader that must not run the
-learner's code where it judges (tools/classroom/grade.py): `observe` runs
+learner's code where it judges (classroom/grade.py): `observe` runs
 where the answer lives and reduces it to plain data (`plain`: JSON of
 exact built-in types, never a method of the answer's own class); `judged`
 decides the verdict from that data alone, in another process, with the

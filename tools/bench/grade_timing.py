@@ -39,7 +39,7 @@ def make(folder, count):
 
 def timed(label, collection, folder, out, extra, count):
     start = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "tools.classroom.grade", str(folder), "--out", str(out), *extra],
+    done = subprocess.run([sys.executable, "-m", "classroom.grade", str(folder), "--out", str(out), *extra],
                           cwd=collection, env={**os.environ, "PYTHONPATH": str(collection)}, capture_output=True,
                           text=True)
     took = time.monotonic() - start

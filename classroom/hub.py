@@ -1,0 +1,461 @@
+"""`make hub`: JupyterHub for a class on one machine (hub/jupyterhub_config.py),
+on 127.0.0.1 unless told otherwise, with configurable-http-proxy from npm
+installed into build/hub/proxy/ (hub/package.json pins it).
+
+    python -m classroom.hub [--port 8000] [--ip 127.0.0.1]   run until Ctrl-C
+    python -m classroom.hub --stop-class                      stop every learner's server too
+    (a learner's server is started as python -m classroom.singleuser)
+
+Learners log in with any name and the class password: HUB_PASSWORD when set
+(then kept), else the one kept from the last run, else a new one; it is kept
+in the hub's state folder, which only root reads. Each learner's server runs as
+a Unix user of their own with enforced limits (classroom/hub_spawner.py).
+
+The hub restarts without stopping the class: Ctrl-C, a crash, SIGTERM or
+SIGKILL stop the hub only; the proxy (run here, beside the hub) and every
+learner's server and kernels keep running, and the next `make hub` takes them
+back. `--stop-class` ends them all. The log (build/hub/hub.log) is appended
+to, and rotated past LOG_BYTES.
+
+`Hub` runs one for classroom/load.py and the tests: on free loopback
+ports, with a state folder of its own, a token with admin rights that lives as
+long as it does, and stopped with everything it started, which `leftovers` checks."""
+
+import argparse
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import pwd
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from datetime import datetime
+from pathlib import Path
+
+import psutil
+
+from classroom import cgroups, deploy, hub_users
+from tools.loopback import free_port, rest
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIG = ROOT / "classroom" / "hub" / "jupyterhub_config.py"
+PROXY_FOLDER = ROOT / "build" / "hub" / "proxy"
+# The hub's folder (state, logs) and the class's homes (out of git, and out of build/, which
+# make clean removes); a second class from the same checkout names its own (docs/teaching.md).
+BUILD = Path(os.environ.get("HUB_DIR") or ROOT / "build" / "hub").absolute()
+LEARNERS = Path(os.environ.get("HUB_LEARNERS") or ROOT / "hub-learners").absolute()
+PROXY_BIN = "node_modules/.bin/configurable-http-proxy"
+NODE_HELP = "the hub's proxy needs Node.js and npm (Debian: sudo apt-get install nodejs npm)"
+READY_WITHIN = 60          # seconds for the hub and its proxy to answer
+LOG_BYTES = 20 * 2 ** 20   # hub.log is rotated to hub.log.1 (then .2, .3) past this size
+PASSWORD_LENGTH = 8        # JupyterHub's own minimum for a shared password
+UNENCRYPTED = ("WARNING: plain HTTP on a network: the class password and every notebook cross it unencrypted. "
+               "Put TLS in front (HUB_SSL_CERT= and HUB_SSL_KEY=, or a reverse proxy: docs/teaching.md).")
+
+
+def proxy(folder=PROXY_FOLDER):
+    """The configurable-http-proxy program, installed from hub/package.json
+    and hub/package-lock.json into `folder` with `npm ci` when missing (one
+    install at a time: two classes starting at once wait for each other)."""
+    pin = json.loads((ROOT / "classroom" / "hub" / "package.json").read_text())["dependencies"]["configurable-http-proxy"]
+    installed = folder / "node_modules" / "configurable-http-proxy" / "package.json"
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / ".installing", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not installed.exists() or json.loads(installed.read_text())["version"] != pin:
+            if not shutil.which("npm") or not shutil.which("node"):
+                raise RuntimeError(NODE_HELP)
+            for name in ("package.json", "package-lock.json"):
+                shutil.copyfile(ROOT / "classroom" / "hub" / name, folder / name)
+            subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--prefix", str(folder)],
+                           check=True, timeout=600, stdout=subprocess.DEVNULL)
+    return folder / PROXY_BIN
+
+
+def password_problem(password):
+    """What is wrong with a class password, in one line; None when nothing is."""
+    if len(password) < PASSWORD_LENGTH:
+        return f"HUB_PASSWORD is {len(password)} characters long; the class password needs at least {PASSWORD_LENGTH}"
+    if password != password.strip() or not password.isprintable():
+        return "HUB_PASSWORD has spaces at its ends or characters that cannot be typed; choose another"
+    return None
+
+
+def kept_secret(path, make):
+    """The secret in `path` (only root reads it), made by `make()` and
+    written there when the file is missing."""
+    path = Path(path)
+    if not path.exists() or not path.read_text().strip():
+        path.touch(mode=0o600)
+        path.write_text(make() + "\n")
+    path.chmod(0o600)
+    return path.read_text().strip()
+
+
+def rotate(log, limit=LOG_BYTES, keep=3):
+    """Move `log` to .1 (and .1 to .2 ...) once it is past `limit` bytes."""
+    if log.exists() and log.stat().st_size > limit:
+        for n in range(keep - 1, 0, -1):
+            older = log.with_name(f"{log.name}.{n}")
+            if older.exists():
+                older.replace(log.with_name(f"{log.name}.{n + 1}"))
+        log.replace(log.with_name(f"{log.name}.1"))
+
+
+def addresses(ip):
+    """The addresses learners type: `ip` itself, or for 0.0.0.0 this
+    machine's non-loopback IPv4 addresses and its name."""
+    if ip not in ("0.0.0.0", ""):
+        return [ip]
+    found = [a.address for links in psutil.net_if_addrs().values() for a in links
+             if a.family == socket.AF_INET and not a.address.startswith("127.")]
+    return [*found, socket.getfqdn()]
+
+
+def why(returncode, log):
+    """Why the hub's process ended, in one line."""
+    if returncode is None:
+        return "it is still running"
+    if returncode < 0:
+        return f"it was killed by {signal.Signals(-returncode).name}"
+    if returncode == 0:
+        return "it was stopped (SIGTERM or Ctrl-C)"
+    errors = [line for line in Path(log).read_text(errors="replace").splitlines()[-200:]
+              if line.startswith(("[E ", "[C ")) or "Error" in line]
+    return f"it exited with status {returncode}" + (f": {errors[-1].strip()[:300]}" if errors else "")
+
+
+def cgroup_name(state):
+    """The cgroup folder holding a class's learners: one per hub folder, the
+    same after a crash, another for a second class or checkout."""
+    return f"class-hub-{hashlib.sha256(str(Path(state).resolve()).encode()).hexdigest()[:10]}"
+
+
+class Hub:
+    """A running hub: `with Hub(state) as hub:` starts it (and its proxy)
+    and waits until it answers; leaving the block stops it, every learner's
+    server and the proxy. Entering again (after the hub's process ended)
+    starts the hub again on the same ports, state, password and proxy.
+    `hub.url`, `hub.password`, `hub.token` (a service token with admin rights
+    over users and servers, for the tools; None with tools_token=False).
+    `keep_class`: a hub that fails to start, or is stopped while starting,
+    leaves the learners' servers and the proxy running (make hub's restart)."""
+
+    def __init__(self, state, port=None, ip="127.0.0.1", learners=None, tools_token=True, ports=None,
+                 keep_class=False):
+        self.state, self.ip, self.keep_class = Path(state), ip, keep_class
+        self.learners = Path(learners) if learners else self.state / "learners"
+        self.ports = ports or {"HUB_PORT": port or free_port(), "HUB_API_PORT": free_port(),
+                               "HUB_PROXY_API_PORT": free_port()}
+        self.url = f"http://127.0.0.1:{self.ports['HUB_PORT']}"
+        self.token = secrets.token_hex(32) if tools_token else None
+        self.secrets = self.state / "state"
+        self.cgroup = cgroup_name(self.state)
+        self.process = self.proxy_process = self.log = None
+        self.started = []
+        self._prepare()
+
+    def _prepare(self):
+        self.state.mkdir(parents=True, exist_ok=True)
+        self.secrets.mkdir(parents=True, exist_ok=True)
+        self.secrets.chmod(0o700)
+        given = os.environ.get("HUB_PASSWORD")
+        if given:
+            problem = password_problem(given)
+            if problem:
+                raise ValueError(problem)
+            (self.secrets / "class-password").unlink(missing_ok=True)      # the teacher's choice replaces it
+            kept_secret(self.secrets / "class-password", lambda: given)
+        self.password = kept_secret(self.secrets / "class-password", lambda: secrets.token_urlsafe(12))
+        self.proxy_token = kept_secret(self.secrets / "proxy-token", lambda: secrets.token_hex(32))
+        self.learners.mkdir(parents=True, exist_ok=True)
+        self.learners.chmod(0o711)         # a learner reaches their own home, lists no one else's
+
+    def env(self):
+        keep = {k: v for k, v in os.environ.items() if k not in ("HUB_PASSWORD", "CONFIGPROXY_AUTH_TOKEN")}
+        return {**keep, **{k: str(v) for k, v in self.ports.items()},
+                "HUB_STATE": str(self.secrets), "HUB_LEARNERS": str(self.learners), "HUB_IP": self.ip,
+                "HUB_CGROUP": self.cgroup, **({"HUB_TOOLS_TOKEN": self.token} if self.token else {})}
+
+    def _open_log(self, name):
+        log = self.state / name
+        rotate(log)
+        handle = open(log, "a")     # noqa: SIM115 (closed in stop)
+        os.chmod(log, 0o600)
+        handle.write(f"\n----- {datetime.now().isoformat(timespec='seconds')}: started by classroom/hub.py "
+                     f"-----\n")
+        handle.flush()
+        return handle
+
+    def start_proxy(self):
+        """The proxy kept from an earlier run (the same ports, still
+        running), else a new one, in a session of its own."""
+        pid_file = self.secrets / "proxy.pid"
+        want = ["--port", str(self.ports["HUB_PORT"]), "--api-port", str(self.ports["HUB_PROXY_API_PORT"])]
+        with contextlib.suppress(OSError, ValueError, psutil.Error):
+            kept = psutil.Process(int(pid_file.read_text()))
+            line = kept.cmdline()
+            if any("configurable-http-proxy" in part for part in line) and all(w in line for w in want):
+                self.proxy_process = kept
+                return kept
+            if any("configurable-http-proxy" in part for part in line):
+                kept.terminate()
+                kept.wait(10)
+        command = [str(proxy()), "--ip", self.ip, *want, "--api-ip", "127.0.0.1",
+                   "--error-target", f"http://127.0.0.1:{self.ports['HUB_API_PORT']}/hub/error"]
+        if os.environ.get("HUB_SSL_CERT"):
+            command += ["--ssl-cert", os.environ["HUB_SSL_CERT"], "--ssl-key", os.environ["HUB_SSL_KEY"]]
+        log = self._open_log("proxy.log")
+        started = subprocess.Popen(command, env={**os.environ, "CONFIGPROXY_AUTH_TOKEN": self.proxy_token},
+                                   stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        log.close()
+        pid_file.write_text(str(started.pid))
+        self.proxy_process = psutil.Process(started.pid)
+        return self.proxy_process
+
+    def __enter__(self):
+        if self.process is not None and self.process.poll() is None:
+            raise RuntimeError("the hub is already running")
+        self.start_proxy()
+        if self.log:
+            self.log.close()
+        self.log = self._open_log("hub.log")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "jupyterhub", "-f", str(CONFIG)], cwd=self.secrets, env=self.env(),
+            stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            self.wait_ready()
+        except BaseException:       # a hub that did not come up (or was told to stop meanwhile)
+            self.stop(keep_class=self.keep_class)
+            raise
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    def wait_ready(self, timeout=READY_WITHIN):
+        deadline = time.monotonic() + timeout
+        while True:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"jupyterhub stopped: {why(self.process.returncode, self.state / 'hub.log')}; "
+                                   f"see {self.state / 'hub.log'}")
+            try:
+                with urllib.request.urlopen(f"{self.url}/hub/health", timeout=5) as reply:
+                    if reply.status == 200:
+                        return
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"jupyterhub did not answer within {timeout} s; see {self.state / 'hub.log'}")
+            time.sleep(0.3)
+
+    def api(self, path, method="GET"):
+        """The hub's REST API with the tools' token."""
+        return rest(f"{self.url}/hub/api{path}", self.token, method)
+
+    def processes(self):
+        """The hub and everything it started (culler, servers, kernels), and the proxy."""
+        found = []
+        for root in (self.process and self.process.pid, self.proxy_process and self.proxy_process.pid):
+            with contextlib.suppress(psutil.NoSuchProcess, TypeError):
+                top = psutil.Process(root)
+                found += [top, *top.children(recursive=True)]
+        return found
+
+    def stop_servers(self, grace=30):
+        """Ask the hub to stop every learner's server (with the tools' token)."""
+        with contextlib.suppress(Exception):
+            for user in self.api("/users"):
+                if user.get("servers"):
+                    with contextlib.suppress(Exception):
+                        self.api(f"/users/{user['name']}/server", "DELETE")
+            deadline = time.monotonic() + grace
+            while any(u.get("servers") for u in self.api("/users")) and time.monotonic() < deadline:
+                time.sleep(0.5)
+
+    def stop(self, grace=30, keep_class=False):
+        """Stop the hub (SIGTERM, then SIGKILL). Unless `keep_class`: every
+        learner's server first, then the proxy, then whatever is left in the
+        learners' cgroups."""
+        if self.process is None:
+            return
+        self.started = self.processes() or self.started
+        if not keep_class and self.process.poll() is None and self.token:
+            self.stop_servers(grace)
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=grace)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=10)
+        if not keep_class:
+            self.started += [p for p in self.processes() if p not in self.started]
+            if self.proxy_process is not None:
+                with contextlib.suppress(psutil.NoSuchProcess):
+                    self.proxy_process.terminate()
+                (self.secrets / "proxy.pid").unlink(missing_ok=True)
+            _, alive = psutil.wait_procs([p for p in self.started if p.is_running()], timeout=10)
+            for p in alive:
+                with contextlib.suppress(psutil.NoSuchProcess):
+                    p.kill()
+            psutil.wait_procs(alive, timeout=10)
+            hub_users.remove_hub_groups(self.cgroup)
+        if self.log:
+            self.log.close()
+
+    def leftovers(self):
+        """What is still running or listening after `stop`: processes of the
+        hub's tree and the learners' cgroups, and listening sockets on the hub's ports."""
+        running = [p.pid for p in self.started if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+        ports = set(self.ports.values())
+        listening = [c.laddr.port for c in psutil.net_connections(kind="inet")
+                     if c.status == psutil.CONN_LISTEN and c.laddr.port in ports]
+        groups = [str(p) for p in (cgroups.CGROUPS / "memory" / self.cgroup, cgroups.CGROUPS / self.cgroup)
+                  if p.exists()]
+        return running + listening + groups
+
+
+def stop_class(hub):
+    """Everything of the class: the hub, the proxy, every learner's server
+    and kernels (by their cgroups, their Unix users and their working
+    folders, so a class with no cgroup stops too); returns the ids ended."""
+    ended = []
+    for pid_file, program in ((hub.secrets / "jupyterhub.pid", "jupyterhub"),
+                              (hub.secrets / "proxy.pid", "configurable-http-proxy")):
+        with contextlib.suppress(OSError, ValueError, psutil.Error):
+            process = psutil.Process(int(pid_file.read_text()))
+            if any(program in part for part in process.cmdline()):      # not a process that took a dead one's id
+                process.terminate()
+                process.wait(15)
+                ended.append(process.pid)
+        pid_file.unlink(missing_ok=True)
+    ended += hub_users.end_class(hub.learners)
+    ended += hub_users.remove_hub_groups(hub.cgroup)
+    return sorted(set(ended))
+
+
+def teacher():
+    """The Unix user running this (no login terminal needed)."""
+    try:
+        return pwd.getpwuid(os.geteuid()).pw_name
+    except KeyError:
+        return f"uid {os.geteuid()}"
+
+
+def banner(hub, ip, isolation):
+    cap = deploy.server_cap(psutil.virtual_memory().total / 1e9, deploy.gigabytes(
+        os.environ.get("HUB_MEM_LIMIT") or f"{deploy.memory_limit_gb()}G"))
+    scheme = "https" if os.environ.get("HUB_SSL_CERT") else "http"
+    where = ", ".join(f"{scheme}://{a}:{hub.ports['HUB_PORT']}" for a in addresses(ip))
+    lines = [f"JupyterHub for the class: learners open {where}",
+             f"Learners log in with any name and the class password: {hub.password} "
+             f"(kept in {hub.secrets / 'class-password'}; HUB_PASSWORD=... make hub changes it)",
+             f"Their notebooks: {hub.learners}/<name>/my-notebooks. The hub's log: {hub.state / 'hub.log'}.",
+             f"At most {cap} learners at a time, {os.environ.get('HUB_MEM_LIMIT') or f'{deploy.memory_limit_gb()}G'} "
+             "of memory each (MEM_LIMIT=... make hub to change).",
+             "Each learner runs as a Unix user of their own (hub-<name>), sees only their own processes, and has "
+             f"their own /tmp, /var/tmp and /dev/shm; {limits_line(hub)}\n{NOT_ISOLATED}" if isolation is None else
+             f"WARNING: no isolation between learners ({isolation}): every server runs as {teacher()}, "
+             "and a learner's code can read and change the others' files and the hub's secrets.",
+             "Ctrl-C stops the hub only: the learners' servers keep running and the next make hub takes them back; "
+             "make hub STOP=1 stops the class."]
+    if ip not in ("127.0.0.1", "localhost", "::1") and scheme == "http":
+        lines.append(UNENCRYPTED)
+    return "\n".join(lines)
+
+
+NOT_ISOLATED = ("Not isolated (docs/teaching.md, \"What a learner can reach\"): the network (a learner's code can open "
+                "connections, to other learners' servers too, which refuse them without that learner's token), and one "
+                "web origin for every learner's pages (tell learners not to open a classmate's links).")
+
+
+def limits_line(hub):
+    """What enforces each learner's limits here, from a trial cgroup."""
+    trial = hub_users.learner_group(hub.cgroup, "trial", cgroups.Limits(2 ** 30))
+    enforced = list(trial.enforced)
+    trial.remove()
+    if enforced:
+        return f"their memory, CPU and tasks limited by a cgroup each ({', '.join(enforced)})."
+    return ("no cgroup could be made, so their memory is limited per process and their tasks per user "
+            "(resource limits), and their CPU not at all.")
+
+
+class Stopped(Exception):
+    """SIGTERM to make hub: handled as Ctrl-C is."""
+
+
+def _stopped(*_):
+    raise Stopped
+
+
+UNISOLATED_HELP = ("make hub refuses to start a class whose learners could read each other's work. Fix the cause "
+                   "above, or, for a class of one or of learners you trust, start it without isolation by name: "
+                   "make hub UNISOLATED=1")
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    parser = argparse.ArgumentParser(prog="python -m classroom.hub", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--ip", default="127.0.0.1", help="0.0.0.0 to serve a room (put TLS in front first)")
+    parser.add_argument("--stop-class", action="store_true", help="stop the hub, every learner's server, the proxy")
+    parser.add_argument("--unisolated", action="store_true",
+                        help="run every learner's server as this user, with no isolation (make hub UNISOLATED=1)")
+    args = parser.parse_args(argv)
+    problem = password_problem(os.environ["HUB_PASSWORD"]) if os.environ.get("HUB_PASSWORD") else None
+    if problem:
+        print(f"make hub: {problem}.", file=sys.stderr)
+        return 2
+    try:
+        ports = {"HUB_PORT": args.port, "HUB_API_PORT": int(os.environ.get("HUB_API_PORT") or 8081),
+                 "HUB_PROXY_API_PORT": int(os.environ.get("HUB_PROXY_API_PORT") or 8001)}
+    except ValueError:
+        print("make hub: HUB_API_PORT and HUB_PROXY_API_PORT must be port numbers.", file=sys.stderr)
+        return 2
+    hub = Hub(BUILD, ip=args.ip, learners=LEARNERS, tools_token=False, ports=ports, keep_class=True)
+    BUILD.chmod(0o700)
+    if args.stop_class:
+        ended = stop_class(hub)
+        left = hub_users.class_processes(hub.learners)
+        print(f"the class is stopped: the hub, the proxy and every learner's server ({len(ended)} processes "
+              "ended); their notebooks stay in", hub.learners)
+        if left:
+            print(f"make hub: {len(left)} processes of the class are still running: {left}", file=sys.stderr)
+            return 1
+        return 0
+    isolation = hub_users.why_not_isolated(hub_users.class_paths(hub.learners))
+    if isolation is not None and not args.unisolated:
+        print(f"make hub: no isolation between learners here: {isolation}.\n{UNISOLATED_HELP}", file=sys.stderr)
+        return 2
+    os.environ["HUB_ISOLATE"] = "0" if isolation else "1"     # an inherited HUB_ISOLATE=0 never runs under the banner
+    signal.signal(signal.SIGTERM, _stopped)
+    try:
+        try:
+            hub.__enter__()
+        except RuntimeError as error:
+            print(f"make hub: {error}", file=sys.stderr)
+            return 1
+        print(banner(hub, args.ip, isolation), flush=True)
+        hub.process.wait()
+        print(f"make hub: the hub stopped: {why(hub.process.returncode, hub.state / 'hub.log')}. The learners' "
+              "servers and the proxy keep running; make hub starts it again and takes them back.", file=sys.stderr)
+        return 0 if hub.process.returncode == 0 else 1
+    except (KeyboardInterrupt, Stopped):
+        print("stopping the hub; the learners' servers keep running (make hub STOP=1 stops them) ...", flush=True)
+        hub.stop(keep_class=True)
+        return 0
+    finally:
+        if hub.log:
+            hub.log.close()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,128 @@
+"""What every kernel on the class hub does as it starts, from a start-up file
+the learner's server (classroom/singleuser.py) writes into their IPython
+profile:
+
+- `debugger_off()`: no debugger. ipykernel's debugger listens on a TCP port
+  of loopback with no token once a learner turns it on, and stays open: any
+  other learner on the machine could attach and run code in that kernel.
+- `install(ip)`: a kernel that starts after the kernel counted more kills in
+  the learner's memory cgroup than the last notice told of prints NOTICE (the
+  limit, what to do) on the first cell the learner runs; JupyterLab by itself
+  only says "the kernel died". The count is recorded when the notice is
+  printed, not when the kernel starts, so a kernel restarted again before it
+  ran a cell (a restart that timed out, the learner's own restart) leaves the
+  notice to the next one. Outside a cgroup with a memory limit it does nothing."""
+
+import os
+import sys
+from pathlib import Path
+
+CGROUPS = Path("/sys/fs/cgroup")
+SEEN = Path.home() / ".cache" / "class-hub" / "memory-kills-seen"
+NOTICE = ("Your last kernel was stopped: the notebooks you had running reached your memory limit of {limit} "
+          "(your server and all your kernels together). Shut down the kernels of notebooks you are not using "
+          "(Kernel > Shut Down Kernel, or the Running tab), then run this notebook from the top; a cell that "
+          "makes something big, make it smaller.")
+
+
+def memory_folder(cgroups=CGROUPS, own=Path("/proc/self/cgroup")):
+    """This process's memory cgroup folder (v1 or v2), or None."""
+    try:
+        lines = own.read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        _, controllers, path = line.split(":", 2)
+        if "memory" in controllers.split(","):
+            return cgroups / "memory" / path.lstrip("/")
+    for line in lines:
+        if line.startswith("0::"):
+            return cgroups / line[3:].lstrip("/")
+    return None
+
+
+def _read(path):
+    try:
+        return path.read_text()
+    except OSError:
+        return ""
+
+
+def kills_and_limit(folder):
+    """(kernel kills for the memory limit so far, the limit in bytes) of a
+    cgroup folder; (0, None) where there is no limit to tell of."""
+    events = _read(folder / "memory.events") or _read(folder / "memory.oom_control")
+    kills = next((int(value) for key, _, value in (line.partition(" ") for line in events.splitlines())
+                  if key == "oom_kill" and value.strip().isdigit()), 0)
+    limit = (_read(folder / "memory.max") or _read(folder / "memory.limit_in_bytes")).strip()
+    return kills, int(limit) if limit.isdigit() and int(limit) < 2 ** 60 else None
+
+
+def gigabytes(size):
+    return f"{size / 1e9:.1f} GB"
+
+
+def pending(folder, seen=SEEN):
+    """(the notice to show or None, the kill count to `record` once it is shown)."""
+    kills, limit = kills_and_limit(folder)
+    try:
+        before = int(seen.read_text())
+    except (OSError, ValueError):
+        before = 0
+    if limit is None or kills <= before:
+        return None, kills
+    return NOTICE.format(limit=gigabytes(limit)), kills
+
+
+def record(seen, kills):
+    try:
+        seen.parent.mkdir(parents=True, exist_ok=True)
+        seen.write_text(str(kills))
+    except OSError:
+        pass
+
+
+def debugger_off():
+    """Tell ipykernel that no debugger is available: it neither advertises
+    one (kernel_info) nor starts one (debug_request), which it checks at each call."""
+    try:
+        import ipykernel.debugger
+    except ImportError:
+        return
+    ipykernel.debugger._is_debugpy_available = False
+
+
+def install(ip, folder=None, seen=None):
+    """In a starting kernel (`ip` is its IPython shell): print the notice,
+    if any, above the first cell's output."""
+    folder, seen = folder or memory_folder(), seen or SEEN
+    text, kills = pending(folder, seen) if folder else (None, 0)
+    if not text or ip is None:
+        return
+
+    def once(*_):
+        print(text, file=sys.stderr)
+        record(seen, kills)
+        ip.events.unregister("pre_run_cell", once)
+    ip.events.register("pre_run_cell", once)
+
+
+STARTUP = """# Written by the class hub's server (classroom/singleuser.py): no debugger (it would
+# listen on loopback for anyone), and a kernel started after one was stopped at the memory
+# limit says so, with the limit.
+import importlib.util as _spec_util
+_spec = _spec_util.spec_from_file_location("class_hub_kernel", {path!r})
+_start = _spec_util.module_from_spec(_spec)
+_spec.loader.exec_module(_start)
+_start.debugger_off()
+_start.install(get_ipython())
+del _spec_util, _spec, _start
+"""
+
+
+def write_startup(home):
+    """The start-up file in the learner's IPython profile (made again at each server start)."""
+    startup = Path(home) / ".ipython" / "profile_default" / "startup" / "00-class-hub-limits.py"
+    startup.parent.mkdir(parents=True, exist_ok=True)
+    startup.write_text(STARTUP.format(path=os.path.abspath(__file__)))
+    return startup

@@ -1,0 +1,307 @@
+"""A simulated learner on the class hub (classroom/hub.py), for classroom/load.py and
+tests/test_hub.py: logs in through the hub's login form, starts a server,
+opens a notebook over the Jupyter server's REST API, runs its cells over the
+kernel's websocket as JupyterLab's Run All does, changes its widgets through
+the ipywidgets comm protocol, timing each redraw, and closes the notebook as
+JupyterLab does with kernelShutdown on (the session and its kernel go).
+
+Every wait is bounded (WAIT seconds unless a caller says otherwise); all
+traffic goes to the hub's URL, which classroom/hub.py keeps on 127.0.0.1."""
+
+import contextlib
+import json
+import math
+import queue
+import socket
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+import nbformat
+import requests
+import websocket
+
+from tools.notebooks import RAISES
+
+WAIT = 300                 # seconds: the longest any one step may take
+
+
+class Failed(RuntimeError):
+    """A step of a learner's session did not succeed."""
+
+
+@dataclass
+class Redraw:
+    total: float           # seconds from the change sent to the new drawing received
+    kernel: float          # the kernel's part: from its busy message to the drawing's message
+
+
+@dataclass
+class Learner:
+    hub: str
+    name: str
+    password: str
+    http: requests.Session = field(default_factory=requests.Session)
+
+    def login(self):
+        self.http.get(f"{self.hub}/hub/login", timeout=WAIT).raise_for_status()
+        # the hub's own _xsrf cookie: a learner who has opened their server holds that server's too
+        xsrf = [c.value for c in self.http.cookies if c.name == "_xsrf" and c.path.startswith("/hub")]
+        form = {"username": self.name, "password": self.password,
+                "_xsrf": xsrf[0] if xsrf else self.http.cookies.get("_xsrf")}
+        reply = self.http.post(f"{self.hub}/hub/login", data=form, allow_redirects=False, timeout=WAIT)
+        if reply.status_code != 302:
+            raise Failed(f"{self.name}: login answered {reply.status_code}")
+
+    def start(self, timeout=WAIT):
+        """Ask for the server as the hub's spawn page does and follow its
+        progress until ready; returns the seconds it took."""
+        start = time.monotonic()
+        reply = self.http.get(f"{self.hub}/hub/spawn", allow_redirects=False, timeout=WAIT)
+        if reply.status_code not in (200, 302):
+            raise Failed(f"{self.name}: spawn answered {reply.status_code}: {reply.text[:200]}")
+        progress = f"{self.hub}/hub/api/users/{self.name}/server/progress"
+        with self.http.get(progress, stream=True, timeout=timeout) as events:
+            for line in events.iter_lines():
+                event = json.loads(line[5:]) if line.startswith(b"data:") else {}
+                if event.get("ready"):
+                    return time.monotonic() - start
+                if event.get("failed") or time.monotonic() - start > timeout:
+                    raise Failed(f"{self.name}: server start failed: {event.get('message', 'timed out')}")
+        raise Failed(f"{self.name}: the progress stream ended before the server was ready")
+
+    def enter(self):
+        """Open the server's JupyterLab page, which takes the learner
+        through the hub's OAuth and sets the server's cookies."""
+        reply = self.http.get(self.server_url("lab"), timeout=WAIT)
+        if reply.status_code != 200 or not self.xsrf():
+            raise Failed(f"{self.name}: JupyterLab page answered {reply.status_code}")
+
+    def server_url(self, path):
+        return f"{self.hub}/user/{self.name}/{path}"
+
+    def xsrf(self):
+        return self.http.cookies.get("_xsrf", path=f"/user/{self.name}/")
+
+    def api(self, method, path, body=None):
+        reply = self.http.request(method, self.server_url(f"api/{path}"), json=body, timeout=WAIT,
+                                  headers={"X-XSRFToken": self.xsrf() or ""})
+        if reply.status_code >= 400:
+            raise Failed(f"{self.name}: {method} api/{path} answered {reply.status_code}")
+        return reply.json() if reply.content else None
+
+    def open(self, path):
+        """Open the notebook at `path` (in the learner's folder) with a new kernel."""
+        session = self.api("POST", "sessions", {"path": path, "name": path, "type": "notebook",
+                                                "kernel": {"name": "python3"}})
+        model = self.api("GET", f"contents/{path}?content=1")
+        return Notebook(self, session, nbformat.from_dict(model["content"]))
+
+    def stop(self):
+        self.http.delete(f"{self.hub}/hub/api/users/{self.name}/server", timeout=WAIT,
+                         headers={"X-XSRFToken": self.http.cookies.get("_xsrf", path="/hub/") or ""})
+
+
+def widget_change(state):
+    """A change of a control's state that asks its panel for a new drawing
+    (the next step of a slider, the other state of a checkbox, the next
+    option of a list), or None for a widget that is not a control."""
+    kind = state.get("_model_name")
+    if kind == "CheckboxModel":
+        return {"value": not state["value"]}
+    if kind in ("IntSliderModel", "FloatSliderModel"):
+        up = state["value"] + state["step"]
+        return {"value": up if up <= state["max"] else state["value"] - state["step"]}
+    if kind == "FloatLogSliderModel":
+        exponent = math.log(state["value"], state["base"]) + state["step"]
+        return {"value": state["base"] ** (exponent if exponent <= state["max"] else exponent - 2 * state["step"])}
+    labels = state.get("_options_labels") or []
+    if kind in ("DropdownModel", "ToggleButtonsModel", "RadioButtonsModel") and len(labels) > 1:
+        return {"index": ((state.get("index") or 0) + 1) % len(labels)}
+    return None
+
+
+def _date(message):
+    return datetime.fromisoformat(message["header"]["date"]).timestamp()
+
+
+class Notebook:
+    """An open notebook: its session, its kernel's websocket, its widgets.
+
+    A thread reads the websocket all the time, as a page does, so the
+    server's pings are answered while the learner does something else:
+    jupyter_server closes a websocket whose pings go unanswered for 90 s,
+    and a client that reads only when it waits for a reply then waits on a
+    connection the server has given up on (the pings it still receives
+    reset any timeout set on the socket). `receive` takes what the thread
+    read, and its deadline holds whatever arrives meanwhile."""
+
+    def __init__(self, learner, session, nb):
+        self.learner, self.session, self.nb = learner, session, nb
+        self.ws = None
+        self.connect()
+        self.models = {}      # comm id -> the widget's state, from the kernel's comm_open
+
+    def connect(self):
+        """(Re)open the kernel's websocket, as a page does after the server
+        closed it, and start reading it."""
+        self.disconnect()
+        learner = self.learner
+        url = learner.server_url(f"api/kernels/{self.session['kernel']['id']}/channels?session_id={uuid.uuid4().hex}")
+        cookies = "; ".join(f"{c.name}={c.value}" for c in learner.http.cookies)
+        self.ws = websocket.create_connection(url.replace("http", "ws", 1), cookie=cookies, timeout=WAIT)
+        self.inbox = queue.SimpleQueue()
+        self.reader = threading.Thread(target=_read, args=(self.ws, self.inbox), daemon=True,
+                                       name=f"websocket {self.learner.name} {self.session['id'][:8]}")
+        self.reader.start()
+
+    def disconnect(self):
+        """Close the websocket, leaving the session and its kernel running.
+        (websocket-client's own close() waits for the server's close frame
+        behind the reader's lock, up to the next ping: this sends the close
+        frame, then shuts the socket, which ends the reader at once.)"""
+        ws = self.ws
+        if ws is None or ws.sock is None:
+            return
+        with contextlib.suppress(Exception):
+            ws.send_close()
+        with contextlib.suppress(OSError):
+            ws.sock.shutdown(socket.SHUT_RDWR)
+        self.reader.join(timeout=10)
+        ws.shutdown()
+
+    def ready(self, heard, timeout=10):
+        """Whether the kernel answers on both channels a cell's output needs,
+        asked as a page asks once its kernel is back: a new websocket, a
+        kernel_info request, its reply (shell) and the kernel's busy and idle
+        around it (iopub, where a cell's output comes; a websocket opened
+        during a restart can carry the first and not the second). `heard`, a
+        list, gets what any cell printed meanwhile."""
+        self.connect()
+        msg_id = self.send("kernel_info_request", {})
+        deadline, seen = time.monotonic() + timeout, set()
+        while seen != {"kernel_info_reply", "status"} and time.monotonic() < deadline:
+            try:
+                message = self.receive(deadline)
+            except Exception:                      # the websocket closed or timed out
+                return False
+            kind = message["header"]["msg_type"]
+            if kind == "stream":
+                heard.append(message["content"]["text"])
+            if message["parent_header"].get("msg_id") == msg_id and kind in ("kernel_info_reply", "status"):
+                seen.add(kind)
+        return seen == {"kernel_info_reply", "status"}
+
+    def send(self, msg_type, content, channel="shell"):
+        msg_id = uuid.uuid4().hex
+        header = {"msg_id": msg_id, "msg_type": msg_type, "session": self.session["id"], "username": "learner",
+                  "date": datetime.now(timezone.utc).isoformat(), "version": "5.3"}
+        self.ws.send(json.dumps({"header": header, "parent_header": {}, "metadata": {}, "content": content,
+                                 "channel": channel, "buffers": []}))
+        return msg_id
+
+    def receive(self, deadline):
+        """The next message from the kernel; WebSocketTimeoutException past
+        `deadline` (a time.monotonic() value), or the error that ended the
+        websocket."""
+        try:
+            frame = self.inbox.get(timeout=max(0.0, deadline - time.monotonic()))
+        except queue.Empty:
+            raise websocket.WebSocketTimeoutException(f"{self.learner.name}: no message from the kernel in time") \
+                from None
+        if isinstance(frame, Exception):
+            self.inbox.put(frame)             # every later receive fails the same way
+            raise frame
+        if isinstance(frame, bytes):      # a message with buffers: offsets, then the JSON part
+            count = int.from_bytes(frame[:4], "big")
+            ends = [int.from_bytes(frame[4 + 4 * i:8 + 4 * i], "big") for i in range(1, count + 1)] or [len(frame)]
+            frame = frame[8 + 4 * (count - 1) if count else 4:ends[0]].decode()
+        message = json.loads(frame)
+        if message.get("msg_type", message["header"]["msg_type"]) == "comm_open":
+            content = message["content"]
+            self.models[content["comm_id"]] = content["data"].get("state", {})
+        return message
+
+    def run_all(self, timeout=WAIT):
+        """Run every code cell as Run All does (all sent at once, a cell
+        tagged raises-exception not stopping the rest); returns (seconds,
+        [untagged cells that raised])."""
+        start, deadline = time.monotonic(), time.monotonic() + timeout
+        pending = {}
+        for number, cell in enumerate(self.nb.cells):
+            if cell.cell_type == "code":
+                tagged = RAISES in cell.metadata.get("tags", [])
+                pending[self.send("execute_request", {"code": cell.source, "silent": False, "store_history": True,
+                                                      "user_expressions": {}, "allow_stdin": False,
+                                                      "stop_on_error": not tagged})] = (number, tagged)
+        raised = []
+        while pending:
+            message = self.receive(deadline)
+            parent = message["parent_header"].get("msg_id")
+            if message["header"]["msg_type"] == "execute_reply" and parent in pending:
+                number, tagged = pending.pop(parent)
+                reply = message["content"]
+                if reply["status"] != "ok" and not tagged:
+                    raised.append(f"cell {number}: {reply.get('ename')} {reply.get('evalue')}")
+        return time.monotonic() - start, raised
+
+    def controls(self):
+        """The widgets a learner can change: {comm id: new state}, each a
+        change that asks for a new drawing."""
+        changes = {comm_id: widget_change(state) for comm_id, state in self.models.items()}
+        return {comm_id: change for comm_id, change in changes.items() if change}
+
+    def change(self, comm_id, state, timeout=60):
+        """Send one widget change as the page does; returns the Redraw, or
+        None when no new drawing came before the kernel went idle."""
+        sent = time.time()
+        msg_id = self.send("comm_msg", {"comm_id": comm_id,
+                                        "data": {"method": "update", "state": state, "buffer_paths": []}})
+        deadline, busy, redraw = time.monotonic() + timeout, None, None
+        while True:
+            message = self.receive(deadline)
+            if message["parent_header"].get("msg_id") != msg_id:
+                continue
+            kind, content = message["header"]["msg_type"], message["content"]
+            if kind == "status" and content["execution_state"] == "busy":
+                busy = _date(message)
+            elif kind == "comm_msg" and redraw is None and self._is_drawing(content):
+                redraw = Redraw(time.time() - sent, _date(message) - busy if busy else 0.0)
+            elif kind == "status" and content["execution_state"] == "idle":
+                self.models[comm_id].update(state)
+                return redraw
+
+    def _is_drawing(self, content):
+        model = self.models.get(content["comm_id"], {})
+        return model.get("_model_name") in ("HTMLModel", "OutputModel") and "value" in content["data"].get("state", {})
+
+    def close(self):
+        """Close the notebook's tab with kernelShutdown on: the session and
+        its kernel are shut down."""
+        self.disconnect()
+        self.learner.api("DELETE", f"sessions/{self.session['id']}")
+
+
+def _read(ws, inbox):
+    """Read `ws` until it closes, putting each text or binary message in
+    `inbox`, then the error that ended it. Reading answers the server's pings."""
+    while True:
+        try:
+            frame = ws.recv()
+        except websocket.WebSocketTimeoutException:
+            continue                      # a quiet kernel; a closed connection raises something else
+        except websocket.WebSocketException as error:     # closed by either side
+            inbox.put(error)
+            return
+        except OSError as error:          # the connection reset or shut
+            closed = websocket.WebSocketConnectionClosedException(f"the websocket closed: {error}")
+            closed.__cause__ = error
+            inbox.put(closed)
+            return
+        if not ws.connected:              # the server's close frame
+            inbox.put(websocket.WebSocketConnectionClosedException("the server closed the websocket"))
+            return
+        if frame:                         # "" stands for a frame of another kind
+            inbox.put(frame)

@@ -1,0 +1,91 @@
+"""The one cgroup module the class hub and the grader share
+(classroom/cgroups.py): on this machine's hierarchy (v1 here, as root)
+a group is made, holds its limits and a process, and is removed with what it
+ran; on v2's semantics (a fake hierarchy of plain files) the controllers are
+handed down from the root and the limits written where v2 reads them; where
+no controller is mounted nothing is made and nothing is claimed."""
+
+import os
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from classroom import cgroups
+
+AS_ROOT = os.geteuid() == 0 and sys.platform.startswith("linux")
+
+
+@pytest.fixture
+def fake_v2(tmp_path):
+    root = tmp_path / "cgroup"
+    root.mkdir()
+    (root / "cgroup.controllers").write_text("cpuset cpu io memory hugetlb pids rdma misc\n")
+    (root / "cgroup.subtree_control").write_text("")
+    return root
+
+
+def test_v2_hands_the_controllers_down_and_writes_the_limits(fake_v2):
+    group = cgroups.Group(("class-hub-1a2b", "hub-ada"), cgroups.Limits(2 ** 30, 0.5, 64), root=fake_v2)
+    assert group.v2 and group.enforced == ["memory", "cpu", "pids"]
+    for folder in (fake_v2, fake_v2 / "class-hub-1a2b"):
+        assert (folder / "cgroup.subtree_control").read_text() == "+memory+cpu+pids"      # one write each
+    ada = fake_v2 / "class-hub-1a2b" / "hub-ada"
+    assert {name: (ada / name).read_text() for name in ("memory.max", "memory.swap.max", "cpu.max", "pids.max")} == {
+        "memory.max": str(2 ** 30), "memory.swap.max": "0", "cpu.max": "50000 100000", "pids.max": "64"}
+    assert (fake_v2 / "class-hub-1a2b").stat().st_mode & 0o777 == 0o711       # no learner lists the others
+    assert group.task_files() == [str(ada / "cgroup.procs")]
+    assert cgroups.Group(("class-hub-1a2b", "hub-ada"), root=fake_v2).enforced == ["memory", "cpu", "pids"]
+
+
+def test_v1_with_no_controller_mounted_makes_and_claims_nothing(tmp_path):
+    group = cgroups.Group(("grade-x",), cgroups.Limits(2 ** 30), root=tmp_path)
+    assert not group.v2 and group.enforced == [] and group.task_files() == []
+    assert list(tmp_path.iterdir()) == [], "a controller's mount was made where there was none"
+
+
+def test_a_limit_that_is_not_positive_is_refused():
+    with pytest.raises(ValueError, match="memory limit must be positive"):
+        cgroups.Limits(0)
+
+
+@pytest.mark.skipif(not AS_ROOT, reason="making cgroups on the machine's own hierarchy needs root on Linux")
+def test_on_this_machine_a_group_holds_its_limits_and_a_process_and_goes_with_it():
+    parent = f"cgroups-test-{uuid.uuid4().hex[:8]}"
+    group = cgroups.Group((parent, "one"), cgroups.Limits(300 * 2 ** 20, 0.25, 32))
+    try:
+        assert set(group.enforced) == {"memory", "cpu", "pids"}, f"not enforced here: {group.enforced}"
+        limit = "memory.max" if group.v2 else "memory.limit_in_bytes"
+        assert int((group.folders["memory"] / limit).read_text()) == 300 * 2 ** 20
+        sleeper = subprocess.Popen(["sleep", "60"])
+        group.join(sleeper.pid)
+        assert sleeper.pid in group.procs()
+        cgroup_line = Path(f"/proc/{sleeper.pid}/cgroup").read_text()
+        assert f"/{parent}/one" in cgroup_line
+    finally:
+        killed = cgroups.remove_tree(parent)
+    assert killed == [sleeper.pid] and sleeper.wait(timeout=10) == -9
+    assert not any(folder.exists() for folder in group.folders.values())
+    assert not (cgroups.CGROUPS / "memory" / parent).exists() and not (cgroups.CGROUPS / parent).exists()
+
+
+@pytest.mark.skipif(not AS_ROOT, reason="making cgroups on the machine's own hierarchy needs root on Linux")
+def test_a_process_that_forks_as_it_is_killed_does_not_outlast_its_group():
+    """A loop of fork-and-exit stays one step ahead of a list of ids read
+    once; remove() meets what is in the group again until none is."""
+    parent = f"cgroups-test-{uuid.uuid4().hex[:8]}"
+    group = cgroups.Group((parent, "forker"), cgroups.Limits(300 * 2 ** 20, 1.0, 1024))
+    subprocess.Popen([sys.executable, "-c", FORKER], preexec_fn=lambda: group.join(os.getpid()))  # noqa: PLW1509
+    try:
+        time.sleep(1)
+        assert group.procs(), "the forker is not in its group"
+    finally:
+        cgroups.remove_tree(parent)
+    assert not group.procs() and not any(folder.exists() for folder in group.folders.values())
+
+
+# forks a child that goes on, and exits, again and again
+FORKER = "import os, time\nwhile True:\n    if os.fork():\n        os._exit(0)\n    time.sleep(0.001)\n"

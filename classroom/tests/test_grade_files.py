@@ -1,0 +1,319 @@
+"""`make grade` reads every file as a learner's (classroom/grade_files.py):
+a corpus of hostile submissions (a FIFO, links to a classmate's file, to
+/dev/zero and through a linked folder, a hard link to the solutions, a
+device, a file of another owner, a huge file, JSON nested thousands deep,
+cells whose source is a number, what nbformat only warns about) each graded
+"not graded: unreadable: <why>" for that learner alone while the rest of the
+class is graded; a folder swapped for a link while it is read refused;
+hostile sandbox results bounded before they are decoded (size, nesting,
+values, outputs nbformat's schema refuses, a flood of outputs), and a
+submission whose judging raises not graded alone; learner-made text kept to
+one escaped line in summary.md and out of formulas in grades.csv. A
+generated layer (hypothesis) sends a few hundred malformed notebooks and
+hostile strings through the same code."""
+
+import copy
+import csv
+import json
+import os
+import shutil
+import stat
+import subprocess
+from pathlib import Path
+
+import nbformat
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from classroom import grade, grade_files
+from classroom.grade_files import Unreadable, csv_cell, md, read_notebook
+from classroom.grade_probe import MIME
+
+ROOT = Path(__file__).resolve().parents[2]
+STORED = ROOT / "notebooks" / "06-practice-question.ipynb"
+VALID = json.loads(STORED.read_text())
+
+
+def deep(levels):
+    return "[" * levels + "]" * levels
+
+
+def can_make_a_device():
+    """Root can make a device file and give a file away; so can a user with passwordless sudo (a CI runner)."""
+    return os.geteuid() == 0 or (shutil.which("sudo") is not None and subprocess.run(
+        ["sudo", "-n", "true"], capture_output=True).returncode == 0)
+
+
+PRIVILEGED = can_make_a_device()
+STRANGER = 54321                    # a uid that owns no learner's folder
+
+
+def make_device(path):
+    """/dev/zero's twin at `path`, by root or through sudo."""
+    if os.geteuid() == 0:
+        os.mknod(path, 0o600 | stat.S_IFCHR, os.makedev(1, 5))
+    else:
+        subprocess.run(["sudo", "-n", "mknod", "-m", "600", str(path), "c", "1", "5"], check=True)
+        subprocess.run(["sudo", "-n", "chown", str(os.geteuid()), str(path)], check=True)   # the learner's own
+
+
+def give_away(path):
+    """A valid notebook at `path`, owned by STRANGER, by root or through sudo."""
+    path.write_text(json.dumps(VALID))
+    if os.geteuid() == 0:
+        os.chown(path, STRANGER, -1)
+    else:
+        subprocess.run(["sudo", "-n", "chown", str(STRANGER), str(path)], check=True)
+
+
+def hostile(folder, privileged=PRIVILEGED):
+    """learner -> (how to make their submission, the reason expected in its row);
+    the cases only root (or sudo) can make are left out when `privileged` is False."""
+    def write(text):
+        return lambda path: path.write_text(text)
+
+    def cell_source(value):
+        nb = copy.deepcopy(VALID)
+        nb["cells"][0]["source"] = value
+        return write(json.dumps(nb))
+
+    classmate, solutions = folder / "zed" / STORED.name, folder.parent / "solutions" / STORED.name
+    root_only = {
+        "device": (make_device, "not a regular file"),
+        "not-the-learner-s": (give_away, f"belongs to uid {STRANGER}, not to uid"),
+    }
+    return {
+        **(root_only if privileged else {}),
+        "fifo": (lambda path: os.mkfifo(path), "not a regular file (a FIFO)"),
+        "to-classmate": (lambda path: path.symlink_to(classmate), "is a link"),
+        "to-zero": (lambda path: path.symlink_to("/dev/zero"), "is a link"),
+        "to-solutions": (lambda path: path.symlink_to(ROOT / "tests" / "answers"), "is a link"),
+        "hard-link": (lambda path: os.link(solutions, path), "is a hard link (one of 2 names"),
+        "huge": (lambda path: (path.write_text(""), os.truncate(path, grade_files.MAX_BYTES + 1)), "larger than 32 MB"),
+        "deep-array": (write(deep(100_000)), "nests deeper than 64"),
+        "deep-in-cell": (write(json.dumps({**VALID, "metadata": json.loads(deep(200))})), "nests deeper"),
+        "not-json": (write("{\"cells\": [" + "\x00\xff"), "is not JSON"),
+        "not-an-object": (write("[1, 2, 3]"), "not a JSON object"),
+        "source-a-number": (cell_source(42), "schema"),
+        "source-a-dict": (cell_source({"a": 1}), "schema"),
+        "no-cells": (write(json.dumps({k: v for k, v in VALID.items() if k != "cells"})), "schema"),
+        "bad-output": (write(json.dumps({**VALID, "cells": [{**VALID["cells"][0], "cell_type": "code",
+                                                             "outputs": [{"text": "no type"}],
+                                                             "execution_count": None}]})), "schema"),
+        "tags-a-string": (write(json.dumps({**VALID, "cells": [{**VALID["cells"][0],
+                                                                "metadata": {"tags": "answer-slot"}}]})), "schema"),
+    }
+
+
+@pytest.fixture
+def class_folder(tmp_path):
+    folder = tmp_path / "submissions"
+    (folder / "zed").mkdir(parents=True)
+    (folder / "zed" / STORED.name).write_text(STORED.read_text())      # untouched: blank, not run
+    (tmp_path / "solutions").mkdir()
+    (tmp_path / "solutions" / STORED.name).write_text(STORED.read_text())   # the teacher's, outside the class
+    for learner, (make, _) in hostile(folder).items():
+        (folder / learner).mkdir()
+        make(folder / learner / STORED.name)
+    linked = folder / "linked-folder"
+    linked.mkdir()
+    (linked / "my-notebooks").symlink_to(folder / "zed", target_is_directory=True)
+    return folder
+
+
+def test_every_hostile_file_is_not_graded_for_that_learner_alone(class_folder, tmp_path):
+    rows, text = grade.grade(class_folder, tmp_path / "out", grade.Settings(unisolated=True))
+    by_learner = {}
+    for row in rows:
+        by_learner.setdefault(row.learner, set()).add((row.status, row.detail))
+    assert by_learner.pop("zed") == {("blank", "nothing answered: not run")}
+    for learner, (_, reason) in hostile(class_folder).items():
+        (status, detail), = by_learner.pop(learner)
+        assert status == "not graded" and detail.startswith("unreadable: ") and reason in detail, (learner, detail)
+    assert set(by_learner) <= {"linked-folder"}, by_learner         # nothing read through the linked folder ...
+    assert all(status == "not graded" and "through a link" in detail for status, detail in by_learner.get(
+        "linked-folder", set()))                                     # ... or, where the walk followed it, refused
+    assert (tmp_path / "out" / "grades.csv").exists() and "fifo" in text
+
+
+@pytest.mark.skipif(not PRIVILEGED, reason="a device file and a file given away need root or passwordless sudo")
+def test_the_corpus_holds_a_device_and_a_file_of_another_owner(tmp_path):
+    """Where they can be made, the corpus above grades them too (elsewhere it leaves them out)."""
+    assert {"device", "not-the-learner-s"} <= set(hostile(tmp_path))
+    learner = tmp_path / "ada"
+    learner.mkdir()
+    give_away(learner / STORED.name)
+    with pytest.raises(Unreadable, match=f"belongs to uid {STRANGER}"):
+        read_notebook(learner / STORED.name, learner)
+
+
+def test_a_folder_swapped_for_a_link_while_it_is_read_is_refused(tmp_path, monkeypatch):
+    """The learner's folder `mine` is checked, then swapped for a link to a
+    classmate's folder before the file in it is opened: the grader never
+    reads the classmate's notebook through it."""
+    learner, classmate = tmp_path / "ada", tmp_path / "zed"
+    (learner / "mine").mkdir(parents=True)
+    classmate.mkdir()
+    (learner / "mine" / STORED.name).write_text(json.dumps(VALID))
+    secret = copy.deepcopy(VALID)
+    secret["cells"][0]["source"] = "zed's answer"
+    (classmate / STORED.name).write_text(json.dumps(secret))
+    real_open, swapped = os.open, []
+
+    def open_after_a_swap(path, *args, **kwargs):
+        if not swapped:          # the first open of all: whatever was checked before it, the folder is a link now
+            (learner / "mine").rename(learner / "was-mine")
+            (learner / "mine").symlink_to(classmate, target_is_directory=True)
+            swapped.append(path)
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", open_after_a_swap)
+    try:
+        read = read_notebook(learner / "mine" / STORED.name, learner)
+    except Unreadable as error:
+        assert "through a link (mine)" in str(error), error
+    else:
+        pytest.fail(f"read through the swapped folder: {read.cells[0].source[:40]!r}")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5),
+                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+                    max_leaves=12),
+       st.sampled_from(["cells", "metadata", "nbformat", "nbformat_minor", "source", "outputs", "id", "tags"]),
+       st.integers(min_value=0, max_value=40))
+def test_a_mangled_notebook_is_read_or_refused_never_crashes(tmp_path_factory, value, key, where):
+    """A valid notebook with one field somewhere replaced by generated JSON."""
+    nb = copy.deepcopy(VALID)
+    cell = nb["cells"][where % len(nb["cells"])]
+    if key in ("source", "outputs", "id"):
+        cell[key] = value
+    elif key == "tags":
+        cell.setdefault("metadata", {})["tags"] = value
+    else:
+        nb[key] = value
+    folder = tmp_path_factory.mktemp("mangled")
+    path = folder / STORED.name
+    path.write_text(json.dumps(nb))
+    try:
+        read = read_notebook(path, folder)
+    except Unreadable as error:
+        assert str(error) and "\n" not in str(error)
+        return
+    assert all(isinstance(c.source, str) for c in read.cells)
+    grade.answers(nbformat.read(STORED, as_version=4), read)        # and matching its slots raises nothing
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=200))
+def test_learner_text_is_one_escaped_line_and_never_a_formula(text):
+    line = md(text)
+    assert "\n" not in line and "\r" not in line and "\u2028" not in line
+    i = 0
+    while i < len(line):                 # a backslash escapes the character after it; nothing else is markup
+        if line[i] == "\\":
+            i += 2
+            continue
+        assert line[i] not in "|`*_[]<>#\\", (text, line)
+        i += 1
+    assert csv_cell(text)[:1] not in ("=", "+", "-", "@", "\t", "\r")
+
+
+def test_the_report_is_data_a_learner_cannot_write_markup_into(tmp_path):
+    framing = "ada\n| TEACHER: alice tampered with the grader |"
+    made = [grade.Row(framing, STORED.name, 1, "error", "", "raised =HYPERLINK(\"http://x\")\n# Heading"),
+            grade.Row("=cmd|' /C calc'!A0", STORED.name, 1, "right", "", "")]
+    text = grade.summary(made, [])
+    assert not any(line.startswith(("| TEACHER", "# Heading")) for line in text.splitlines())
+    assert r"ada \| TEACHER: alice tampered with the grader \|" in text
+    out = tmp_path / "grades.csv"
+    with open(out, "w", newline="") as f:
+        csv.writer(f).writerows([csv_cell(v) if isinstance(v, str) else v for v in r.__dict__.values()] for r in made)
+    cells = [cell for row in csv.reader(out.open()) for cell in row]
+    assert not any(cell[:1] in "=+-@" for cell in cells if cell)
+
+
+@pytest.mark.parametrize("result, says", [
+    (deep(50_000).encode(), "nests deeper"),
+    (b"\xff" * 10, "not JSON"),
+    (("[" + "0," * grade_files.MAX_ITEMS + "0]").encode(), "holds more than"),
+    (json.dumps({"notebook": {"cells": [{"id": "x", "outputs": [{"no": "type"}]}]}}).encode(), None),
+])
+def test_a_forged_sandbox_result_is_bounded_before_it_is_decoded(monkeypatch, result, says):
+    nb = nbformat.read(STORED, as_version=4)
+    nb.cells[0] = nbformat.v4.new_code_cell("x = 1", id="x")
+    monkeypatch.setattr(grade.grade_sandbox, "run", lambda *a, **k: grade.grade_sandbox.Outcome(0, result, ""))
+    executed = grade.execute(nb, grade.Settings(unisolated=True))
+    if says:
+        assert "no result came back from the sandbox (Unreadable" in executed.stopped and says in executed.stopped
+    else:
+        assert executed.nb.cells[0].outputs == [] and "1 outputs that are not a notebook's" in executed.stopped
+
+
+def forged(outputs, cell="grade-after-1"):
+    """A sandbox's result with `outputs` on one cell, as an answer that wrote the result channel would make it."""
+    return json.dumps({"notebook": {"cells": [{"id": cell, "outputs": outputs}]}, "ran": [], "over_limit": [],
+                       "stopped": ""}).encode()
+
+
+def a_class(folder, learners):
+    """`learners`, each with notebook 06 whose first answer is set."""
+    for learner in learners:
+        nb = nbformat.read(STORED, as_version=4)
+        next(c for c in nb.cells if grade.SLOT in grade.tags(c)).source = "answer_1 = True"
+        (folder / learner).mkdir(parents=True)
+        nbformat.write(nb, folder / learner / STORED.name)
+    return folder
+
+
+# Outputs nbformat's schema refuses, which an answer that writes the result channel could send
+OFF_SCHEMA = {
+    "data a number": {"output_type": "display_data", "data": 5, "metadata": {}},
+    "data a text naming the grader's format": {"output_type": "display_data", "data": MIME, "metadata": {}},
+    "data a list": {"output_type": "execute_result", "data": [MIME], "metadata": {}, "execution_count": 1},
+    "metadata a text": {"output_type": "display_data", "data": {}, "metadata": "x"},
+    "a stream of a number": {"output_type": "stream", "name": "stdout", "text": 5},
+    "an error without its name": {"output_type": "error", "evalue": "x", "traceback": []},
+}
+
+
+@pytest.mark.parametrize("output", OFF_SCHEMA.values(), ids=list(OFF_SCHEMA))
+def test_an_output_off_nbformat_s_schema_is_dropped_and_stops_no_one(tmp_path, monkeypatch, output):
+    folder = a_class(tmp_path / "submissions", ["alice", "mallory"])
+    monkeypatch.setattr(grade.grade_sandbox, "run",
+                        lambda *a, **k: grade.grade_sandbox.Outcome(0, forged([output]), ""))
+    rows, _ = grade.grade(folder, tmp_path / "out", grade.Settings(unisolated=True))
+    assert {r.learner for r in rows} == {"alice", "mallory"} and (tmp_path / "out" / "grades.csv").exists()
+    assert all(r.status == "not graded" and "1 outputs that are not a notebook's" in r.detail for r in rows), rows
+
+
+def test_a_flood_of_outputs_in_a_result_is_cut_to_the_cap(monkeypatch):
+    """200,000 outputs on one cell (a 12 MB result): at most MAX_CELL_OUTPUTS are
+    taken, so the grader never turns the rest into notebook nodes nor writes them."""
+    one = {"output_type": "display_data", "data": {}, "metadata": {}}
+    nb = nbformat.read(STORED, as_version=4)
+    nb.cells[0] = nbformat.v4.new_code_cell("x = 1", id="x")
+    monkeypatch.setattr(grade.grade_sandbox, "run",
+                        lambda *a, **k: grade.grade_sandbox.Outcome(0, forged([one] * 200_000, cell="x"), ""))
+    executed = grade.execute(nb, grade.Settings(unisolated=True))
+    assert len(executed.nb.cells[0].outputs) == grade_files.MAX_CELL_OUTPUTS
+    assert f"past {grade_files.MAX_CELL_OUTPUTS} in a cell, were dropped" in executed.stopped
+
+
+def test_a_submission_whose_judging_raises_is_not_graded_alone(tmp_path, monkeypatch):
+    folder = a_class(tmp_path / "submissions", ["alice", "mallory"])
+    monkeypatch.setattr(grade.grade_sandbox, "run", lambda *a, **k: grade.grade_sandbox.Outcome(0, forged([]), ""))
+    judged = grade.rows
+
+    def rows(learner, *args):
+        if learner == "mallory":
+            raise TypeError("argument of type 'int' is not iterable")
+        return judged(learner, *args)
+
+    monkeypatch.setattr(grade, "rows", rows)
+    found, text = grade.grade(folder, tmp_path / "out", grade.Settings(unisolated=True))
+    mine = [r for r in found if r.learner == "mallory"]
+    assert len(mine) == len(grade.declared("06")) and all(
+        r.status == "not graded" and r.detail.startswith("judging this notebook failed (TypeError") for r in mine)
+    assert {r.learner for r in found} == {"alice", "mallory"} and "judging this notebook failed" in text

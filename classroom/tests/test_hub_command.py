@@ -1,0 +1,400 @@
+"""`make hub` as a teacher types it (docs/teaching.md): the Makefile target run
+as a subprocess in the background, in a session of its own with no terminal
+and no standard input, on ports moved as a second class's would be
+(PORT=, HUB_API_PORT=, HUB_PROXY_API_PORT=, HUB_DIR=, HUB_LEARNERS=). It must
+print its banner (address, password, isolation); two learners log in
+through the login page; from ada's kernel, everything of bob's and of the
+hub's is tried and must be refused; failed logins lock an address only past
+its limit, whatever headers a client adds; SIGTERM stops the hub alone (exit
+0, the class kept); `make hub STOP=1` then leaves no learner process, no
+listening port and no cgroup. A class that cannot be isolated is refused,
+and started only when asked for by name (UNISOLATED=1), with its banner."""
+
+import contextlib
+import json
+import os
+import pwd
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+import nbformat
+import psutil
+import pytest
+
+from classroom import hub_users
+from classroom.hub import NODE_HELP, cgroup_name
+from classroom.hub_learner import Failed, Learner
+from tools.loopback import free_port
+from tools.runtime import kernel
+
+ROOT = Path(__file__).resolve().parents[2]
+USERS = "hubm-"                 # this test's learners' Unix users, removed at its end
+PASSWORD = "a-class-password-for-the-test"
+PER_ADDRESS = 12                # HUB_FAILED_LOGINS_PER_ADDRESS for this class
+BANNER_WITHIN = 300             # seconds: make's checks, the proxy's install on a fresh clone, the hub's start
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0 and os.environ.get("CI") != "true",
+                                reason="make hub isolates learners as root")
+
+
+def make_hub(*args, env, log, wait=True):
+    """`make -s hub ARGS` from the checkout, detached from any terminal."""
+    # the Python that made .venv, so make does not make it again with another
+    command = ["make", "-s", "hub", f"PYTHON={os.path.realpath(sys.executable)}", *args]
+    process = subprocess.Popen(command, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=log,
+                               stderr=subprocess.STDOUT, start_new_session=True)
+    if wait:
+        process.wait(timeout=300)
+    return process
+
+
+def wait_for(log_path, text, process, timeout=BANNER_WITHIN):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        said = Path(log_path).read_text(errors="replace")
+        if text in said:
+            return said
+        if process.poll() is not None:
+            pytest.fail(f"make hub ended ({process.returncode}) before printing {text!r}:\n{said[-3000:]}")
+        time.sleep(0.5)
+    pytest.fail(f"make hub printed no {text!r} within {timeout} s:\n{Path(log_path).read_text()[-3000:]}")
+
+
+def class_env(tmp, learners, ports, **extra):
+    keep = {k: v for k, v in os.environ.items() if not k.startswith(("HUB_", "MAKE", "MFLAGS"))}
+    return {**keep, "HUB_DIR": str(tmp / "hub"), "HUB_LEARNERS": str(learners), "HUB_PASSWORD": PASSWORD,
+            "HUB_USER_PREFIX": USERS, "HUB_MEM_LIMIT": "1G", "HUB_API_PORT": str(ports[1]),
+            "HUB_PROXY_API_PORT": str(ports[2]), "HUB_FAILED_LOGINS_PER_ADDRESS": str(PER_ADDRESS), **extra}
+
+
+@pytest.fixture(scope="module")
+def teacher(tmp_path_factory):
+    if not (shutil.which("node") and shutil.which("npm")):
+        pytest.fail(NODE_HELP) if os.environ.get("CI") == "true" else pytest.skip(NODE_HELP)
+    tmp = tmp_path_factory.mktemp("make-hub")
+    learners = Path(tempfile.mkdtemp(prefix="hub-learners-"))     # reachable by the learners' users
+    learners.chmod(0o711)
+    ports = [free_port(), free_port(), free_port()]
+    env = class_env(tmp, learners, ports)
+    log_path = tmp / "make-hub.log"
+    log = open(log_path, "w")           # noqa: SIM115 (closed below)
+    process = make_hub(f"PORT={ports[0]}", env=env, log=log, wait=False)
+    try:
+        banner = wait_for(log_path, "make hub STOP=1 stops the class.", process)
+        yield {"process": process, "banner": banner, "url": f"http://127.0.0.1:{ports[0]}", "ports": ports,
+               "env": env, "learners": learners, "hub": tmp / "hub", "log": log_path, "tmp": tmp}
+    finally:
+        with open(tmp / "stop.log", "w") as stop_log:
+            make_hub("STOP=1", env=env, log=stop_log)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, signal.SIGKILL)
+        log.close()
+        hub_users.remove_users(USERS)
+        shutil.rmtree(learners, ignore_errors=True)
+
+
+def test_the_banner_prints_without_a_terminal_and_says_each_learner_is_isolated(teacher):
+    banner = teacher["banner"]
+    assert f"learners open http://127.0.0.1:{teacher['ports'][0]}" in banner
+    assert f"the class password: {PASSWORD}" in banner
+    assert "Each learner runs as a Unix user of their own" in banner and "WARNING" not in banner
+    assert "Not isolated" in banner and "the network" in banner          # what the class shares, said too
+    assert "Traceback" not in banner
+
+
+def learner_server(name):
+    """(pid, port, cgroup memory folder) of a learner's server, found as root."""
+    uid = pwd.getpwnam(hub_users.unix_name(name, USERS)).pw_uid
+    for pid in hub_users.user_processes(uid):
+        try:
+            environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if b"jupyterhub-singleuser" in cmdline:
+            url = next(e for e in environ if e.startswith(b"JUPYTERHUB_SERVICE_URL=")).decode().split("=", 1)[1]
+            memory = next(line.split(":", 2)[2] for line in Path(f"/proc/{pid}/cgroup").read_text().splitlines()
+                          if ":memory:" in line or line.startswith("0::"))
+            return pid, int(url.rsplit(":", 1)[1].split("/")[0]), memory
+    raise AssertionError(f"no server of {name} found")
+
+
+def open_kernel(learner):
+    learner.api("PUT", "contents/probe.ipynb", {"type": "notebook", "content": nbformat.v4.new_notebook(
+        cells=[nbformat.v4.new_code_cell("")])})
+    return learner.open("probe.ipynb")
+
+
+@pytest.fixture(scope="module")
+def two(teacher):
+    found = {}
+    for name in ("ada", "bob"):
+        learner = Learner(teacher["url"], name, PASSWORD)
+        learner.login()
+        try:
+            learner.start()
+        except Failed as error:         # the hub's log says why (a 500's page does not)
+            log = (teacher["hub"] / "hub.log").read_text(errors="replace")
+            pytest.fail(f"{error}\nthe hub's log ends:\n{log[-4000:]}")
+        learner.enter()
+        found[name] = (learner, open_kernel(learner))
+    return found
+
+
+ATTACK = textwrap.dedent("""
+    import http.client, json, os, signal
+    given = json.loads({given!r})
+    def attempt(do):
+        try:
+            do()
+            return "done"
+        except Exception as error:
+            return type(error).__name__
+    def change(do):                 # what would harm the class is tried only from the learner's kernel
+        return attempt(do) if given["writes"] else "skipped"
+    def write(path, text="x"):
+        with open(path, "w") as handle:
+            handle.write(text)
+    def status(port, path, token=None):
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=20)
+        connection.request("GET", path, headers={{"Authorization": f"token {{token}}"}} if token else {{}})
+        return connection.getresponse().status
+    cg = "/sys/fs/cgroup/memory" if os.path.isdir("/sys/fs/cgroup/memory") else "/sys/fs/cgroup"
+    mine = next(l.split(":", 2)[2] for l in open("/proc/self/cgroup").read().splitlines()
+                if ":memory:" in l or l.startswith("0::"))
+    limit = "memory.limit_in_bytes" if cg.endswith("memory") else "memory.max"
+    found = {{
+        "read bob's notebook": attempt(lambda: open(given["bob_notebook"]).read()),
+        "list bob's home": attempt(lambda: os.listdir(given["bob_home"])),
+        "write into bob's home": change(lambda: write(given["bob_home"] + "/planted")),
+        "write bob's notebook": change(lambda: write(given["bob_notebook"])),
+        "read bob's server's environment": attempt(lambda: open(f"/proc/{{given['bob_pid']}}/environ").read()),
+        "signal bob's server": change(lambda: os.kill(given["bob_pid"], signal.SIGTERM)),
+        "list the class's homes": attempt(lambda: os.listdir(given["learners"])),
+        "list the hub's folder": attempt(lambda: os.listdir(given["hub"])),
+        "read the class password": attempt(lambda: open(given["hub"] + "/state/class-password").read()),
+        "read the proxy token": attempt(lambda: open(given["hub"] + "/state/proxy-token").read()),
+        "read the hub's database": attempt(lambda: open(given["hub"] + "/state/jupyterhub.sqlite", "rb").read()),
+        "read the hub's log": attempt(lambda: open(given["hub"] + "/hub.log").read()),
+        "raise my own memory limit": change(lambda: write(cg + mine + "/" + limit, "99999999999")),
+        "change bob's memory limit": change(lambda: write(cg + given["bob_cgroup"] + "/" + limit, "1")),
+        "leave my cgroup": change(lambda: write(cg + "/cgroup.procs", str(os.getpid()))),
+        "see the machine's /tmp file": "done" if os.path.exists(given["tmp_marker"]) else "absent",
+        "see the machine's /var/tmp file": "done" if os.path.exists(given["var_marker"]) else "absent",
+        "see bob's /tmp file": "done" if os.path.exists("/tmp/bob-was-here") else "absent",
+        "see any other process": "done" if [p for p in os.listdir("/proc") if p.isdigit()
+                                              and os.stat("/proc/" + p).st_uid != os.getuid()] else "absent",
+    }}
+    found["list the class's cgroups"] = attempt(lambda: os.listdir(cg + os.path.dirname(given["bob_cgroup"])))
+    found["bob's server, no token"] = status(given["bob_port"], "/user/bob/api/contents")
+    found["bob's server, ada's token"] = status(given["bob_port"], "/user/bob/api/contents",
+                                                os.environ["JUPYTERHUB_API_TOKEN"])
+    found["uid"] = os.getuid()
+    print(json.dumps(found))
+""")
+
+
+def test_from_one_learners_kernel_nothing_of_anothers_or_the_hubs_is_reached(teacher, two):
+    from test_hub import execute
+    bob_pid, bob_port, bob_cgroup = learner_server("bob")
+    assert execute(two["bob"][1], "open('/tmp/bob-was-here', 'w').write('b')")[0] == "ok"
+    tmp_marker = Path(tempfile.mkstemp(prefix="machine-tmp-")[1])
+    var_marker = Path("/var/tmp") / tmp_marker.name
+    var_marker.write_text("the machine's")
+    os.chmod(tmp_marker, 0o644)
+    os.chmod(var_marker, 0o644)
+    given = {"bob_notebook": str(teacher["learners"] / "bob" / "my-notebooks" / "probe.ipynb"),
+             "bob_home": str(teacher["learners"] / "bob"), "bob_pid": bob_pid, "bob_port": bob_port,
+             "bob_cgroup": bob_cgroup, "learners": str(teacher["learners"]), "hub": str(teacher["hub"]),
+             "tmp_marker": str(tmp_marker), "var_marker": str(var_marker), "writes": True}
+    try:
+        status, printed, _ = execute(two["ada"][1], ATTACK.format(given=json.dumps(given)))
+        # the same probe run here, as root with no isolation, reaches them: it can tell
+        reads = ATTACK.format(given=json.dumps({**given, "writes": False}))
+        unisolated = subprocess.run([sys.executable, "-c", reads], capture_output=True,
+                                    text=True, timeout=120, env={**os.environ, "JUPYTERHUB_API_TOKEN": "none"})
+    finally:
+        tmp_marker.unlink()
+        var_marker.unlink()
+    as_root = json.loads(unisolated.stdout.strip().splitlines()[-1])
+    assert {as_root[k] for k in ("read bob's notebook", "read bob's server's environment", "read the class password",
+                                 "see the machine's /tmp file", "see any other process")} == {"done"}, as_root
+    assert status == "ok", printed
+    found = json.loads(printed.strip().splitlines()[-1])
+    assert found.pop("uid") != 0, "ada's kernel runs as root"
+    http = {k: found.pop(k) for k in ("bob's server, no token", "bob's server, ada's token")}
+    assert all(code in (302, 401, 403) for code in http.values()), http
+    reached = {what: how for what, how in found.items() if how == "done"}
+    assert reached == {}, f"ada's kernel reached: {reached}"
+    assert psutil.pid_exists(bob_pid), "bob's server was stopped by ada"
+    assert execute(two["bob"][1], "print(open('/tmp/bob-was-here').read())")[1].strip() == "b"
+
+
+SUBSCRIBE = textwrap.dedent("""
+    import time, zmq
+    context, heard = zmq.Context(), []
+    sockets = []
+    for address in {addresses!r}:
+        sub = context.socket(zmq.SUB)
+        sub.setsockopt(zmq.SUBSCRIBE, b"")
+        sub.connect(address)
+        sockets.append(sub)
+    poller = zmq.Poller()
+    for sub in sockets:
+        poller.register(sub, zmq.POLLIN)
+    deadline = time.monotonic() + {seconds}
+    while time.monotonic() < deadline:
+        for sub, _ in poller.poll(200):
+            heard.append(b"".join(sub.recv_multipart()))
+    print(sum(b"bob-secret" in message for message in heard), "messages of bob's heard")
+""")
+BOB_TALKS = "import time\nfor i in range(150):\n    print('bob-secret', i)\n    time.sleep(0.1)"   # 15 s
+
+
+def bob_kernel_endpoints(pid):
+    """Every way into bob's kernel, seen as root: its TCP ports, and its Unix
+    sockets reached through its own mount namespace (/proc/<pid>/root)."""
+    kernels = [p for p in psutil.Process(pid).children(recursive=True) if kernel.MODULE in p.cmdline()]
+    assert kernels, "bob has no kernel"
+    tcp = [f"tcp://127.0.0.1:{c.laddr.port}" for k in kernels for c in k.net_connections(kind="inet")
+           if c.status == psutil.CONN_LISTEN]
+    runtime = Path(f"/proc/{kernels[0].pid}/root/tmp/jupyter-runtime")
+    ipc = [f"ipc://{path}" for path in runtime.glob("kernel-*-ipc-*")] if runtime.exists() else []
+    return tcp, ipc
+
+
+def test_one_learner_cannot_subscribe_to_anothers_kernel(teacher, two):
+    """Kernels' channels are Unix sockets in each learner's private /tmp: ada,
+    subscribing to every TCP port bob's kernel listens on, hears nothing of
+    what bob's cells print; root, through bob's own namespace, hears it."""
+    import threading
+
+    from test_hub import execute
+    bob_pid = learner_server("bob")[0]
+    tcp, ipc = bob_kernel_endpoints(bob_pid)
+    assert ipc, "bob's kernel has no Unix sockets: is the ipc transport off?"
+    talking = threading.Thread(target=lambda: execute(two["bob"][1], BOB_TALKS, timeout=120))
+    talking.start()
+    time.sleep(2)
+    try:       # both listen, 3 s each, while bob talks (15 s)
+        root = subprocess.run([sys.executable, "-c", SUBSCRIBE.format(addresses=ipc, seconds=3)], capture_output=True,
+                              text=True, timeout=60)
+        status, printed, _ = execute(two["ada"][1], SUBSCRIBE.format(addresses=tcp, seconds=3))
+    finally:
+        talking.join()
+    assert status == "ok" and printed.strip().endswith("0 messages of bob's heard"), printed
+    assert root.returncode == 0 and not root.stdout.startswith("0 "), f"the probe hears nothing anywhere: {root}"
+
+
+def test_an_address_is_refused_only_past_its_limit_and_no_header_resets_it(teacher, two):
+    url = teacher["url"]
+    for n in range(PER_ADDRESS):
+        with pytest.raises(Failed, match="403"):
+            Learner(url, f"typo{n}", "not-the-password").login()
+    spoofing = Learner(url, "carol", PASSWORD)
+    spoofing.http.headers.update({"X-Real-Ip": "10.0.0.5", "X-Forwarded-For": "10.0.0.6", "X-Class-Proxy": "guess"})
+    with pytest.raises(Failed, match="429"):
+        spoofing.login()
+    with pytest.raises(Failed, match="429"):
+        Learner(url, "dan", PASSWORD).login()
+    # the classmate's many names lock out first logins only: ada's browser logged in before
+    two["ada"][0].login()
+
+
+LIMITS = textwrap.dedent("""
+    import json, os, subprocess, sys, threading, time
+    def cpu_seconds():
+        t = os.times()
+        return t.children_user + t.children_system
+    before, started = cpu_seconds(), time.monotonic()
+    spin = "import time\\nend = time.monotonic() + 4\\nwhile time.monotonic() < end: pass"
+    busy = [subprocess.Popen([sys.executable, "-c", spin]) for _ in range(2)]
+    for b in busy:
+        b.wait()
+    cores = (cpu_seconds() - before) / (time.monotonic() - started)
+    threads, refused = [], None
+    stop = threading.Event()
+    try:
+        for _ in range(2000):
+            t = threading.Thread(target=stop.wait)
+            t.start()
+            threads.append(t)
+    except RuntimeError as error:
+        refused = str(error)
+    stop.set()
+    for t in threads:
+        t.join()
+    print(json.dumps({"cores": cores, "threads": len(threads), "refused": refused,
+                      "inductor": os.environ.get("TORCHINDUCTOR_CACHE_DIR"), "home": os.environ["HOME"],
+                      "cgroup": open("/proc/self/cgroup").read()}))
+""")
+
+
+def test_a_learner_gets_one_core_and_their_task_limit_and_keeps_compile_caches_at_home(teacher, two):
+    """From ada's kernel: two busy processes together get one core's worth
+    of CPU (the cgroup's quota), threads past the task limit are refused,
+    torch.compile's caches go to her home, and her processes are in her
+    class's own cgroup (named after the hub's folder, found again after a crash)."""
+    from test_hub import execute
+    status, printed, _ = execute(two["ada"][1], LIMITS, timeout=120)
+    assert status == "ok", printed
+    found = json.loads(printed.strip().splitlines()[-1])
+    assert found["cores"] < 1.25, f"two busy processes got {found['cores']:.2f} cores"
+    assert found["refused"] and found["threads"] < 1024, found
+    assert found["inductor"] == f"{found['home']}/.cache/torchinductor" and found["home"] == str(
+        teacher["learners"] / "ada")
+    unix = hub_users.unix_name("ada", USERS)
+    assert f"/{cgroup_name(teacher['hub'])}/{unix}" in found["cgroup"], found["cgroup"]
+
+
+def test_sigterm_stops_the_hub_alone_then_stop_leaves_nothing(teacher, two):
+    make_process = teacher["process"]
+    hub_py = [p for p in psutil.Process(make_process.pid).children(recursive=True)
+              if "classroom.hub" in " ".join(p.cmdline())]
+    assert len(hub_py) == 1, hub_py
+    servers = [learner_server(name)[0] for name in ("ada", "bob")]
+    hub_py[0].send_signal(signal.SIGTERM)
+    assert make_process.wait(timeout=120) == 0, Path(teacher["log"]).read_text()[-2000:]
+    assert all(psutil.pid_exists(pid) for pid in servers), "the class stopped with the hub"
+    with open(teacher["tmp"] / "stop-now.log", "w") as log:
+        stopped = make_hub("STOP=1", env=teacher["env"], log=log)
+    said = (teacher["tmp"] / "stop-now.log").read_text()
+    assert stopped.returncode == 0 and "the class is stopped" in said, said
+    uids = [pwd.getpwnam(hub_users.unix_name(n, USERS)).pw_uid for n in ("ada", "bob")]
+    left = [pid for uid in uids for pid in hub_users.user_processes(uid)]
+    assert left == [] and hub_users.class_processes(teacher["learners"]) == []
+    listening = [c.laddr.port for c in psutil.net_connections(kind="inet")
+                 if c.status == psutil.CONN_LISTEN and c.laddr.port in teacher["ports"]]
+    assert listening == []
+    assert not list(Path("/sys/fs/cgroup").glob(f"*/{cgroup_name(teacher['hub'])}")), "the class's cgroups are left"
+    assert not (Path("/sys/fs/cgroup") / cgroup_name(teacher["hub"])).exists()
+
+
+def test_a_class_that_cannot_be_isolated_is_refused_and_started_only_by_name(tmp_path):
+    closed = tmp_path / "closed"             # pytest's folder is root's alone: no learner reaches it
+    closed.mkdir()
+    ports = [free_port(), free_port(), free_port()]
+    env = class_env(tmp_path, closed / "learners", ports)
+    with open(tmp_path / "refused.log", "w") as log:
+        refused = make_hub(f"PORT={ports[0]}", env=env, log=log)
+    said = (tmp_path / "refused.log").read_text()
+    assert refused.returncode != 0 and "no isolation between learners here" in said and "UNISOLATED=1" in said, said
+    assert not psutil.net_connections() or ports[0] not in [c.laddr.port for c in psutil.net_connections(
+        kind="inet") if c.status == psutil.CONN_LISTEN]
+    log_path = tmp_path / "unisolated.log"
+    with open(log_path, "w") as log:
+        process = make_hub(f"PORT={ports[0]}", "UNISOLATED=1", env=env, log=log, wait=False)
+        try:
+            banner = wait_for(log_path, "make hub STOP=1 stops the class.", process)
+            assert "WARNING: no isolation between learners" in banner and "Traceback" not in banner
+            assert f"the class password: {PASSWORD}" in banner
+        finally:
+            with open(tmp_path / "stop.log", "w") as stop_log:
+                make_hub("STOP=1", env=env, log=stop_log)
+            process.wait(timeout=60)

@@ -1,0 +1,599 @@
+"""What keeps one learner of `make hub` from another, piece by piece
+(classroom/hub_users.py, hub_spawner.py): the isolation check the hub
+itself runs (`why_not_isolated`), proven to pass here and to name the cause when the
+mounts break; one Unix user per learner name, for every name (generated);
+a removed learner's uid not handed on while their home is there; a private
+/tmp and /var/tmp wherever the checkout lies; and the login limit, whose
+address no header a client sets can choose (a corpus of hostile headers and
+generated ones). tests/test_hub_command.py drives `make hub` itself."""
+
+import asyncio
+import os
+import pwd
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import psutil
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from tornado.httputil import HTTPHeaders
+from tornado.web import HTTPError, create_signed_value, decode_signed_value
+
+from classroom import hub_spawner, hub_users
+from classroom.hub_spawner import ClassPassword, client_address
+
+ROOT = Path(__file__).resolve().parents[2]
+AS_ROOT = os.geteuid() == 0 and sys.platform.startswith("linux")
+needs_root = pytest.mark.skipif(not AS_ROOT and os.environ.get("CI") != "true",
+                                reason="the mounts and users of make hub need root on Linux")
+
+
+# ----- the isolation check make hub runs -----
+
+@needs_root
+def test_the_hubs_own_check_finds_isolation_possible_here():
+    learners = Path(tempfile.mkdtemp(prefix="hub-learners-"))
+    try:
+        learners.chmod(0o711)
+        assert hub_users.why_not_isolated(hub_users.class_paths(learners)) is None
+        assert hub_users.why_not_isolated() is None          # with nothing to keep, as the old call made it
+    finally:
+        learners.rmdir()
+
+
+@needs_root
+def test_the_check_names_the_cause_when_a_mount_fails(monkeypatch):
+    monkeypatch.setattr(hub_users, "PRIVATE_TMP", "size=not-a-size")
+    said = hub_users.why_not_isolated()
+    assert said.startswith("this machine does not let root give each learner a private /proc and /tmp")
+    assert "mount tmpfs /tmp: Invalid argument" in said
+
+
+@needs_root
+def test_the_check_names_a_folder_learners_cannot_reach():
+    base = Path(tempfile.mkdtemp(prefix="private-home-"))
+    base.chmod(0o755)
+    closed = base / "home" / "teacher"
+    (closed / "env" / "bin").mkdir(parents=True)
+    (closed / "env" / "bin" / "python").write_text("")
+    closed.chmod(0o700)
+    said = hub_users.why_not_isolated([closed / "env" / "bin" / "python"])
+    assert f"cannot reach {closed / 'env' / 'bin' / 'python'}: {closed} is closed to other users (mode 0700)" in said
+    assert "make hub PYTHON=/usr/bin/python3" in said
+    closed.chmod(0o755)
+    assert hub_users.why_not_isolated([closed / "env" / "bin" / "python"]) is None     # the file itself is bound back
+    shutil.rmtree(base)
+
+
+@needs_root
+def test_the_check_names_an_installation_learners_cannot_reach(monkeypatch):
+    """A venv made with --copies from a Python under a private home: its
+    own folder and interpreter are open, the standard library it runs on is
+    not; the check names the installation, not only the venv."""
+    base = Path(tempfile.mkdtemp(prefix="private-home-"))
+    learners = base / "learners"
+    learners.mkdir()
+    base.chmod(0o755)
+    installation = base / "home" / "teacher" / ".pyenv"
+    installation.mkdir(parents=True)
+    installation.parent.chmod(0o700)
+    monkeypatch.setattr(sys, "base_prefix", str(installation))
+    try:
+        said = hub_users.why_not_isolated(hub_users.class_paths(learners))
+        assert said is not None and f"cannot reach {installation}" in said, said
+    finally:
+        shutil.rmtree(base)
+
+
+# ----- one Unix user per learner name -----
+
+names = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=40)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(names, min_size=2, max_size=30, unique=True))
+def test_no_two_learner_names_share_a_unix_user(learners):
+    users = [hub_users.unix_name(name) for name in learners]
+    assert len(set(users)) == len(users), dict(zip(learners, users, strict=True))
+    for user in users:
+        assert len(user) <= 32 and user.isascii() and not user[len(hub_users.PREFIX):].startswith("-")
+
+
+@pytest.mark.parametrize("one, other", [("c5.bea", "c5bea-f4932269"), ("ada_", "ada"), ("Ada", "ada"),
+                                        ("ada", "ada\u200b"), ("zoë", "zo"), ("a" * 25, "a" * 26)])
+def test_names_the_old_mapping_let_share_a_user_now_differ(one, other):
+    assert hub_users.unix_name(one) != hub_users.unix_name(other)
+
+
+@pytest.fixture
+def learners(tmp_path):
+    """A class's folder of homes; the Unix users this test makes (hubi-*) are removed after it."""
+    folder = tmp_path / "learners"
+    (folder / "ada").mkdir(parents=True)
+    try:
+        yield folder
+    finally:
+        hub_users.remove_users("hubi-")
+
+
+@needs_root
+def test_a_user_of_that_name_that_is_not_this_learners_is_refused(learners):
+    unix = "hubi-collide"
+    hub_users.ensure_user(unix, learners / "ada")
+    assert hub_users.ensure_user(unix, learners / "ada").pw_name == unix      # the same learner again
+    with pytest.raises(hub_users.Collision, match="is not this learner's"):
+        hub_users.ensure_user(unix, learners / "bob")
+    with pytest.raises(hub_users.Collision, match="is not this learner's"):
+        hub_users.ensure_user("root", learners / "root")
+
+
+@needs_root
+def test_a_removed_learners_uid_is_not_handed_on_while_their_home_is_there(learners):
+    old = hub_users.ensure_user("hubi-old", learners / "ada")
+    os.chown(learners / "ada", old.pw_uid, old.pw_gid)
+    subprocess.run(["userdel", "hubi-old"], check=True, capture_output=True)
+    new = hub_users.ensure_user("hubi-new", learners / "new")
+    assert new.pw_uid != old.pw_uid, "the new learner was given the uid that owns the old learner's home"
+
+
+@needs_root
+def test_a_uid_whose_home_another_class_keeps_is_not_handed_on(learners, tmp_path, monkeypatch):
+    """Two classes on one machine: class A's learner is removed but their
+    home kept; class B's first learner does not get that uid (root's record
+    of every uid given, classroom/hub_users.py's given_uids)."""
+    monkeypatch.setattr(hub_users, "UIDS_GIVEN", tmp_path / "uids-given")
+    old = hub_users.ensure_user("hubi-class-a", learners / "ada")
+    os.chown(learners / "ada", old.pw_uid, old.pw_gid)
+    subprocess.run(["userdel", "hubi-class-a"], check=True, capture_output=True)
+    other_class = tmp_path / "other-class"
+    other_class.mkdir()
+    new = hub_users.ensure_user("hubi-class-b", other_class / "bea")
+    assert new.pw_uid != old.pw_uid, "class B's learner got the uid that owns class A's kept home"
+    assert hub_users.given_uids(tmp_path / "uids-given") == {old.pw_uid: str(learners / "ada")}   # bea has no home
+    assert (tmp_path / "uids-given").stat().st_mode & 0o777 == 0o600
+
+
+@needs_root
+def test_first_logins_in_several_classes_at_once_each_get_a_user_of_their_own(learners):
+    """Two classes on one machine (or a class and a test) make users at the
+    same moment, each in a process of its own: every one gets its user, with a
+    uid of its own, none fails on a uid another took first."""
+    script = ("import sys; from pathlib import Path; from classroom import hub_users; "
+              "print(hub_users.ensure_user(sys.argv[1], Path(sys.argv[2])).pw_uid)")
+    names = [f"hubi-at-once{n}" for n in range(6)]
+    for name in names:
+        (learners / name).mkdir()
+    makers = [subprocess.Popen([sys.executable, "-c", script, name, str(learners / name)], cwd=ROOT,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for name in names]
+    said = [maker.communicate(timeout=120) for maker in makers]
+    assert [maker.returncode for maker in makers] == [0] * len(names), [err for _, err in said]
+    uids = [int(out) for out, _ in said]
+    assert len(set(uids)) == len(names), uids
+    assert [pwd.getpwnam(name).pw_uid for name in names] == uids
+
+
+# ----- a private /tmp and /var/tmp wherever the checkout lies -----
+
+SEE = textwrap.dedent("""
+    import os, sys
+    from classroom import hub_users
+    keep, marker = sys.argv[1], sys.argv[2]
+    hub_users.private_mounts([keep])
+    print(os.path.exists(os.path.join(keep, "mine")), os.path.exists(marker),
+          os.path.exists("/var/tmp/" + os.path.basename(marker)), sorted(os.listdir("/tmp")) == [keep.split("/")[2]])
+""")
+
+
+@needs_root
+def test_tmp_is_private_even_when_the_class_lies_under_it(tmp_path):
+    keep = Path(tempfile.mkdtemp(prefix="class-under-tmp-"))
+    marker = Path(tempfile.mkstemp(prefix="machine-tmp-")[1])
+    var_marker = Path("/var/tmp") / marker.name
+    var_marker.write_text("the machine's /var/tmp")
+    (keep / "mine").write_text("the learner's home")
+    try:
+        done = subprocess.run([sys.executable, "-c", SEE, str(keep), str(marker)], cwd=ROOT, capture_output=True,
+                              text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        # the kept folder is still there; the machine's /tmp and /var/tmp files are not; /tmp holds only the path
+        assert done.stdout.split() == ["True", "False", "False", "True"], done.stdout
+    finally:
+        (keep / "mine").unlink()
+        keep.rmdir()
+        marker.unlink()
+        var_marker.unlink()
+
+
+# ----- the login limit -----
+
+PROXY_UID, LEARNER_UID = 0, 990
+
+
+def request(headers=(), uid=PROXY_UID):
+    """A request whose connection was opened by a process of `uid`."""
+    held = HTTPHeaders()
+    for key, value in headers:
+        held.add(key, value)
+    return SimpleNamespace(headers=held, remote_ip="127.0.0.1", uid=uid)
+
+
+def address(req, trusted=()):
+    return client_address(req, PROXY_UID, trusted, owner=lambda r: r.uid)
+
+
+def test_only_the_class_proxys_connections_carry_an_address():
+    assert address(request([("X-Forwarded-For", "203.0.113.7")])) == "203.0.113.7"
+    # a learner's kernel writing to the hub's own port: whatever it says, it is this machine
+    assert address(request([("X-Forwarded-For", "203.0.113.7")], uid=LEARNER_UID)) == "local"
+    assert address(request([("X-Forwarded-For", "203.0.113.7")], uid=None)) == "local"
+    assert client_address(request([("X-Forwarded-For", "1.2.3.4")]), None, owner=lambda r: r.uid) == "local"
+    # a client's own X-Forwarded-For entries come before the one the proxy appends; X-Real-Ip is never read
+    spoofed = [("X-Real-Ip", "10.9.9.9"), ("X-Forwarded-For", "10.1.1.1, 203.0.113.7")]
+    assert address(request(spoofed)) == "203.0.113.7"
+    # behind a reverse proxy the teacher names, the hop before it
+    behind = [("X-Forwarded-For", "10.1.1.1, 198.51.100.4, 127.0.0.1")]
+    assert address(request(behind), ["127.0.0.1"]) == "198.51.100.4"
+
+
+def test_the_owner_of_a_loopback_connection_is_found_from_the_kernels_table():
+    from classroom.hub_spawner import socket_owner
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        with socket.create_connection(server.getsockname()):
+            accepted, _ = server.accept()
+            with accepted:
+                assert socket_owner(accepted.getpeername(), accepted.getsockname()) == os.geteuid()
+                assert socket_owner(("127.0.0.1", 1), accepted.getsockname()) is None
+
+
+header_text = st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126), max_size=60).map(str.strip)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.sampled_from(["X-Real-Ip", "X-Forwarded-For", "Forwarded", "X-Client-Ip",
+                                           "True-Client-Ip", "X-Class-Proxy"]), header_text), max_size=8),
+       st.sampled_from(["203.0.113.7", "198.51.100.4"]))
+def test_no_header_a_client_sends_chooses_its_address(sent, seen):
+    """What a client sends, then what the class's proxy does: append the
+    address it saw to X-Forwarded-For, on a connection of its own uid."""
+    forwarded = [v for k, v in sent if k == "X-Forwarded-For"]
+    proxied = [(k, v) for k, v in sent if k != "X-Forwarded-For"] + [("X-Forwarded-For", ", ".join([*forwarded, seen]))]
+    assert address(request(proxied)) == seen
+    assert address(request(sent, uid=LEARNER_UID)) == "local"       # straight to the hub's port: no address at all
+
+
+def authenticator(per_address=12):
+    return ClassPassword(user_password="the-class-password", proxy_uid=PROXY_UID, failed_logins_per_address=per_address,
+                         allow_all=True)
+
+
+class Browser:
+    """A login handler's cookie calls over one browser's cookie jar, signed
+    and checked as tornado does with the hub's cookie secret."""
+
+    SECRET = b"the hub's cookie secret"
+
+    def __init__(self, request, jar):
+        self.request, self.jar, self.hub = request, jar, SimpleNamespace(base_url="/hub/")
+        request.protocol = "http"
+
+    def get_secure_cookie(self, name, max_age_days):
+        value = self.jar.get(name)
+        return decode_signed_value(self.SECRET, name, value, max_age_days=max_age_days) if value else None
+
+    def set_secure_cookie(self, name, value, **options):
+        assert options["httponly"] and options["path"] == "/hub/"
+        self.jar[name] = create_signed_value(self.SECRET, name, value)
+
+
+def login(auth, name, password, where="203.0.113.7", extra=(), uid=PROXY_UID, jar=None):
+    """What the hub answers a login that came through the class's proxy from
+    `where` (from a browser whose cookies are `jar`, when given): the name,
+    None (a wrong password), or (429, why)."""
+    handler = SimpleNamespace(request=request([*extra, ("X-Forwarded-For", where)], uid))
+    if jar is not None:
+        handler = Browser(handler.request, jar)
+    auth.address = lambda handler: address(handler.request)
+    try:
+        user = asyncio.run(auth.get_authenticated_user(handler, {"username": name, "password": password}))
+        return user["name"] if isinstance(user, dict) else user
+    except HTTPError as error:
+        return error.status_code, error.log_message
+
+
+def test_a_classmates_typos_never_lock_out_a_learner_with_the_right_password():
+    auth = authenticator(per_address=hub_spawner.FAILED_LOGINS * 21)
+    for classmate in range(20):                    # a whole class behind one address mistyping 5 times each
+        for _ in range(hub_spawner.FAILED_LOGINS):
+            login(auth, f"learner{classmate}", "typo")
+    assert login(auth, "ada", "the-class-password") == "ada"
+    assert login(auth, "learner0", "the-class-password") == "learner0"     # the one who mistyped, too
+
+
+def test_no_one_locks_a_classmate_out_by_guessing_as_them():
+    auth = authenticator(per_address=1000)
+    answers = [login(auth, "ada", "guess", where="198.51.100.66") for _ in range(hub_spawner.FAILED_LOGINS + 3)]
+    assert answers[:hub_spawner.FAILED_LOGINS - 1] == [None] * (hub_spawner.FAILED_LOGINS - 1)
+    assert all(a[0] == 429 and "for the name 'ada'" in a[1] for a in answers[hub_spawner.FAILED_LOGINS - 1:])
+    assert login(auth, "ada", "the-class-password") == "ada"
+
+
+def test_an_address_is_limited_across_names_and_no_header_resets_it():
+    auth = authenticator(per_address=12)
+    for n in range(12):
+        assert login(auth, f"guess{n}", "wrong") in (None, (429, f"Too many failed logins for the name 'guess{n}'"))
+    status, message = login(auth, "fresh", "the-class-password")
+    assert status == 429 and "from your address" in message
+    spoof = (("X-Real-Ip", "10.0.0.99"), ("X-Forwarded-For", "10.0.0.98"))
+    assert login(auth, "fresh", "the-class-password", extra=spoof)[0] == 429
+    assert login(auth, "fresh", "the-class-password", where="198.51.100.9") == "fresh"   # another address
+    # a learner's kernel posting straight to the hub's port is "local", one address for all of them
+    for n in range(12):
+        login(auth, f"local{n}", "wrong", where=f"10.0.0.{n}", uid=LEARNER_UID)
+    assert login(auth, "fresh", "the-class-password", where="10.0.0.200", uid=LEARNER_UID)[0] == 429
+
+
+def test_one_learner_trying_many_names_never_locks_out_a_returning_classmate():
+    """The address limit bounds guessing from one address; a browser that
+    logged in under a name before is counted apart (per name and browser),
+    so a classmate behind the same address cannot lock its learner out."""
+    auth, ada = authenticator(per_address=12), {}
+    assert login(auth, "ada", "the-class-password", jar=ada) == "ada"
+    assert set(ada) == {hub_spawner.DEVICE_COOKIE}
+    for n in range(12):                                   # one learner, many names, one address
+        login(auth, f"guess{n}", "wrong")
+    assert login(auth, "newcomer", "the-class-password", jar={})[0] == 429      # a first login waits
+    assert login(auth, "ada", "the-class-password", jar=ada) == "ada"           # a returning one does not
+    forged = {hub_spawner.DEVICE_COOKIE: "ada"}                                 # not signed by the hub
+    other_secret = {hub_spawner.DEVICE_COOKIE: create_signed_value(b"another", hub_spawner.DEVICE_COOKIE, "ada")}
+    for jar in (forged, other_secret, dict(ada)):
+        name = "bob" if jar.get(hub_spawner.DEVICE_COOKIE) == ada[hub_spawner.DEVICE_COOKIE] else "ada"
+        assert login(auth, name, "the-class-password", jar=jar)[0] == 429, (name, jar)   # ada's cookie is not bob's
+
+
+def test_a_returning_browser_has_a_guessing_limit_of_its_own():
+    auth, ada, adas_laptop = authenticator(per_address=1000), {}, {}
+    assert login(auth, "ada", "the-class-password", jar=ada) == "ada"
+    assert login(auth, "ada", "the-class-password", jar=adas_laptop) == "ada"
+    answers = [login(auth, "ada", "guess", jar=ada) for _ in range(hub_spawner.FAILED_LOGINS + 2)]
+    assert answers[-1][0] == 429 and "from your browser" in answers[-1][1], answers
+    assert login(auth, "ada", "the-class-password", jar=ada)[0] == 429     # a cookie gives no more guesses
+    assert login(auth, "ada", "the-class-password", jar=adas_laptop) == "ada"   # counted per browser
+    assert login(auth, "ada", "the-class-password", jar={}) == "ada"        # its address was not charged
+
+
+def test_a_new_class_password_ends_every_returning_browsers_standing():
+    """The cookie is tied to the password it was won with: after
+    HUB_PASSWORD=... changes it, an old cookie is an unknown browser, and a
+    locked address holds for it too."""
+    auth, ada = authenticator(per_address=3), {}
+    assert login(auth, "ada", "the-class-password", jar=ada) == "ada"
+    auth.user_password = "a-new-class-password"
+    for n in range(3):
+        login(auth, f"guess{n}", "wrong")
+    assert login(auth, "ada", "a-new-class-password", jar=ada)[0] == 429
+
+
+def test_failures_are_forgotten_after_the_window():
+    failures = hub_spawner.Failures(limit=2, window=60)
+    now = time.monotonic()
+    failures.add("k", now - 61)
+    failures.add("k", now - 1)
+    assert failures.wait("k", now) == 0
+    failures.add("k", now)
+    assert 0 < failures.wait("k", now) <= 60
+    assert failures.wait("k", now + 61) == 0 and "k" not in failures.seen
+
+
+@pytest.mark.parametrize("keep_class", [True, False])
+def test_a_hub_that_fails_to_start_leaves_the_class_running_when_asked(tmp_path, monkeypatch, keep_class):
+    """make hub's restart (keep_class=True): a hub that does not come up,
+    or a SIGTERM while it starts, stops the hub and never the learners'
+    servers; a test's hub (keep_class=False) stops everything it started."""
+    from classroom import hub as hub_module
+
+    stops = []
+    started = SimpleNamespace(poll=lambda: None, pid=os.getpid())
+    monkeypatch.setattr(hub_module.Hub, "start_proxy", lambda self: None)
+    monkeypatch.setattr(hub_module.subprocess, "Popen", lambda *a, **k: started)
+    monkeypatch.setattr(hub_module.Hub, "wait_ready", lambda self: (_ for _ in ()).throw(RuntimeError("no answer")))
+    monkeypatch.setattr(hub_module.Hub, "stop", lambda self, grace=30, keep_class=False: stops.append(keep_class))
+    hub = hub_module.Hub(tmp_path / "hub", ports={"HUB_PORT": 1, "HUB_API_PORT": 2, "HUB_PROXY_API_PORT": 3},
+                         keep_class=keep_class)
+    with pytest.raises(RuntimeError, match="no answer"):
+        hub.__enter__()
+    assert stops == [keep_class]
+
+
+def test_the_teachers_name_needs_no_login_terminal():
+    from classroom.hub import teacher
+    done = subprocess.run([sys.executable, "-c", "from classroom.hub import teacher; print(teacher())"],
+                          cwd=ROOT, capture_output=True, text=True, stdin=subprocess.DEVNULL, start_new_session=True,
+                          timeout=60)
+    assert done.returncode == 0 and done.stdout.strip() == pwd.getpwuid(os.geteuid()).pw_name == teacher()
+
+
+# ----- a kernel stopped at the memory limit is named as such -----
+
+@pytest.mark.parametrize("events, limit", [("memory.events", "memory.max"),
+                                           ("memory.oom_control", "memory.limit_in_bytes")], ids=["v2", "v1"])
+def test_the_next_kernel_after_a_memory_kill_says_which_limit(tmp_path, events, limit):
+    from classroom import hub_kernel
+    group, seen = tmp_path / "group", tmp_path / "home" / "seen"
+    group.mkdir()
+    (group / limit).write_text("1500000000\n")
+    (group / events).write_text("oom_kill_disable 0\nunder_oom 0\noom_kill 0\n")
+    assert hub_kernel.pending(group, seen) == (None, 0)               # the first kernel: nothing happened
+    (group / events).write_text("oom_kill_disable 0\nunder_oom 0\noom_kill 1\n")
+    said, kills = hub_kernel.pending(group, seen)
+    assert said and "reached your memory limit of 1.5 GB" in said and "Shut Down Kernel" in said
+    assert hub_kernel.pending(group, seen) == (said, 1)               # not printed yet: the next kernel says it
+    hub_kernel.record(seen, kills)
+    assert hub_kernel.pending(group, seen) == (None, 1)               # printed: said once
+    (group / limit).write_text("max\n")
+    (group / events).write_text("oom_kill 2\n")
+    assert hub_kernel.pending(group, seen)[0] is None                 # no limit, nothing to tell
+
+
+def test_a_kernel_restarted_before_its_first_cell_leaves_the_notice_to_the_next(tmp_path, capsys):
+    """A restart that timed out, or the learner's own restart, comes before
+    any cell: the notice waits for the kernel that runs one."""
+    from IPython.core.events import EventManager, available_events
+
+    from classroom import hub_kernel
+
+    def kernel():
+        shell = SimpleNamespace(events=EventManager(None, available_events))
+        hub_kernel.install(shell, group, seen)
+        return shell.events
+
+    group, seen = tmp_path / "group", tmp_path / "home" / "seen"
+    group.mkdir()
+    (group / "memory.max").write_text("1000000000\n")
+    (group / "memory.events").write_text("oom_kill 1\n")
+    kernel()                                                          # restarted again before a cell ran
+    events = kernel()
+    events.trigger("pre_run_cell", None)
+    events.trigger("pre_run_cell", None)
+    assert capsys.readouterr().err.count("reached your memory limit of 1.0 GB") == 1
+    kernel().trigger("pre_run_cell", None)
+    assert "memory limit" not in capsys.readouterr().err              # the next kernel after it: said
+
+
+def test_the_memory_cgroup_is_found_in_either_layout(tmp_path):
+    from classroom import hub_kernel
+    v1, v2 = tmp_path / "v1", tmp_path / "v2"
+    v1.write_text("12:pids:/class/hub-ada\n9:memory:/class/hub-ada\n1:name=systemd:/x\n")
+    v2.write_text("0::/class/hub-ada\n")
+    assert hub_kernel.memory_folder(Path("/cg"), v1) == Path("/cg/memory/class/hub-ada")
+    assert hub_kernel.memory_folder(Path("/cg"), v2) == Path("/cg/class/hub-ada")
+    assert hub_kernel.memory_folder(Path("/cg"), tmp_path / "missing") is None
+
+
+# ----- make hub STOP=1 finds every process of the class -----
+
+RESPAWN = textwrap.dedent("""
+    import os, signal, sys, time
+    def again(*_):
+        if os.fork() == 0:             # told to stop, it starts another of itself
+            time.sleep(600)
+    signal.signal(signal.SIGTERM, again)
+    if len(sys.argv) > 1:
+        os.setresuid(int(sys.argv[1]), 0, 0)     # a setuid program's view: the learner's real uid, root's effective
+        os.chdir("/")
+    time.sleep(600)
+""")
+
+
+@needs_root
+def test_stop_finds_a_process_that_forks_when_told_to_stop_and_one_running_setuid(learners):
+    entry = hub_users.ensure_user("hubi-stop", learners / "ada")
+    unisolated_server = {**os.environ, "JUPYTERHUB_USER": "ada"}     # as the teacher, started by a hub
+    started = [subprocess.Popen([sys.executable, "-c", RESPAWN], cwd=learners / "ada", env=unisolated_server),
+               subprocess.Popen([sys.executable, "-c", RESPAWN, str(entry.pw_uid)], cwd="/")]
+    teachers_shell = subprocess.Popen(["sleep", "60"], cwd=learners / "ada")      # looking at ada's work
+    try:
+        time.sleep(1)
+        assert {p.pid for p in started} <= set(hub_users.class_processes(learners))
+        assert teachers_shell.pid not in hub_users.class_processes(learners)
+        hub_users.stop_all(lambda: hub_users.class_processes(learners))
+        for process in started:
+            process.wait(timeout=10)
+        assert hub_users.class_processes(learners) == []
+        assert teachers_shell.poll() is None, "make hub STOP=1 ended the teacher's own process"
+    finally:
+        teachers_shell.kill()
+        teachers_shell.wait()
+
+
+# forks a child that goes on, and exits, every 20 ms: each one is seen, none lives long
+FORKER = "import os, time\nwhile True:\n    if os.fork():\n        os._exit(0)\n    time.sleep(0.02)\n"
+
+
+@needs_root
+def test_stop_ends_a_learners_process_that_forks_and_exits_in_a_loop(learners):
+    """Kills by id, read from a list, trail a process that forks a child and
+    exits again and again; ending the learner's user at once (kill_user,
+    kill(-1) as that user) leaves none."""
+    entry = hub_users.ensure_user("hubi-forker", learners / "ada")
+
+    def as_learner():
+        os.setgroups([])
+        os.setresgid(entry.pw_gid, entry.pw_gid, entry.pw_gid)
+        os.setresuid(entry.pw_uid, entry.pw_uid, entry.pw_uid)
+    subprocess.Popen([sys.executable, "-c", FORKER], cwd="/", preexec_fn=as_learner)  # noqa: PLW1509
+    deadline = time.monotonic() + 20          # a scan of /proc can miss a process that lives 20 ms: look again
+    while not hub_users.user_processes(entry.pw_uid):
+        assert time.monotonic() < deadline, "the forker is not running"
+        time.sleep(0.1)
+    hub_users.end_class(learners)
+    seen = [hub_users.user_processes(entry.pw_uid) for _ in range(20) if not time.sleep(0.05)]
+    assert seen == [[]] * 20, seen
+
+
+def tcp_line(local, remote, state, uid):
+    return f"   0: {local} {remote} {state} 00000000:00000000 00:00000000 00000000 {uid:>5} 0 123 1 0 20 4 30 10 -1"
+
+
+def test_the_proxys_uid_is_believed_only_on_the_exact_live_connection(tmp_path):
+    """A learner cannot borrow root's entries: closed ones on the same ports
+    (TIME_WAIT), one on another address with the same ports, an IPv4-mapped
+    IPv6 twin; only the ESTABLISHED entry of the exact ends counts."""
+    from classroom.hub_spawner import socket_owner
+    head = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode"
+    peer, hub = ("127.0.0.1", 40000), ("127.0.0.1", 8081)
+    tcp, tcp6 = tmp_path / "tcp", tmp_path / "tcp6"
+    here, there = "0100007F:9C40", "0100007F:1F91"
+    tcp.write_text("\n".join([head,
+                              tcp_line(here, there, "06", 0),                      # TIME_WAIT, root's
+                              tcp_line("0300007F:9C40", there, "01", 0),           # 127.0.0.3, same ports
+                              tcp_line(there, here, "01", 0),                      # the hub's own accepted end
+                              tcp_line(here, there, "01", LEARNER_UID)]) + "\n")   # the live connection
+    tcp6.write_text(head + "\n" + tcp_line("0000000000000000FFFF0000" + here, "0000000000000000FFFF0000" + there,
+                                           "01", 0) + "\n")
+    assert socket_owner(peer, hub, (str(tcp), str(tcp6))) == LEARNER_UID
+    tcp.write_text(head + "\n")
+    assert socket_owner(peer, hub, (str(tcp), str(tcp6))) == 0        # the IPv4-mapped entry is the same ends
+    assert socket_owner(("::ffff:127.0.0.1", 40000, 0, 0), hub, (str(tcp), str(tcp6))) == 0
+    assert socket_owner(("127.0.0.2", 40000), hub, (str(tcp), str(tcp6))) is None
+
+
+def test_a_hub_kernel_offers_no_debugger(tmp_path):
+    """The start-up file the learner's server writes: kernel_info names no
+    debugger and a debug request starts none (it would listen on loopback for anyone)."""
+    from jupyter_client.manager import start_new_kernel
+
+    from classroom import hub_kernel
+    hub_kernel.write_startup(tmp_path)
+    env = {**os.environ, "HOME": str(tmp_path), "IPYTHONDIR": str(tmp_path / ".ipython")}
+    manager, client = start_new_kernel(kernel_name="python3", env=env)
+    try:
+        features = client.kernel_info(reply=True, timeout=60)["content"].get("supported_features", [])
+        assert "debugger" not in features
+        before = {c.laddr.port for c in psutil.Process(manager.provisioner.pid).net_connections()}
+        client.control_channel.send(client.session.msg("debug_request", {"type": "request", "seq": 1,
+                                                                          "command": "attach", "arguments": {}}))
+        time.sleep(2)
+        after = {c.laddr.port for c in psutil.Process(manager.provisioner.pid).net_connections()}
+        assert after <= before, "a debugger port was opened"
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=True)
+
+
+def test_a_name_the_hub_refuses_gets_no_returning_browsers_cookie():
+    """The browser is remembered only after JupyterHub's own checks of the
+    name passed: a blocked name with the right password gets no cookie."""
+    auth, jar = authenticator(), {}
+    auth.blocked_users = {"mallory"}
+    assert login(auth, "mallory", "the-class-password", jar=jar) is None
+    assert jar == {}
