@@ -71,7 +71,7 @@ def test_no_network_and_a_read_only_collection_in_an_empty_world():
     assert not seen & ({"root", "home"} - interpreter_tops) and "65534" in lines[2], lines[2]
     bound = [Path(p).resolve() for p in (sys.prefix, sys.base_prefix)] + grade_sandbox._other_site_packages(set())
     environment = {p.relative_to(ROOT).parts[0] for p in bound if p.is_relative_to(ROOT)}    # .venv, mostly
-    assert set(eval(lines[3])) <= {"helpers", "tools", "notebooks", "jupyter", *environment}, lines[3]
+    assert set(eval(lines[3])) <= {"helpers", "tools", "classroom", "notebooks", "jupyter", *environment}, lines[3]
 
 
 RUNNER = """
