@@ -91,7 +91,8 @@ def test_a_check_gives_the_session_back_as_it_found_it():
     assert torch.is_grad_enabled() and torch.get_default_dtype() == torch.float32
     assert torch.equal(torch.rand(2), expected)
     assert torch.Tensor.backward is backward and learners["halve_until_small"] is halve
-    assert feedback.status == "wrong" and "`torch.Tensor.backward`" in feedback.text, feedback
+    assert feedback.status == "wrong" and feedback.text.startswith("your answer replaced `torch.Tensor.backward` "
+                                                                   "while the check ran it"), feedback
 
 
 def test_an_answer_that_raises_keyboard_interrupt_leaves_no_earlier_right():

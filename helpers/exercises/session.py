@@ -23,7 +23,7 @@ from .cells import MISSING, Run
 from .exercise import Exercise, Lesson
 from .feedback import Feedback, Score, ScoreRow, Shown, Status, error_line, shown
 from .lesson import Resolved, rebound, resolve, stored_definitions
-from .sandbox import TimedOut, hermetic, in_sandbox, learners_frame, replaced, time_limit
+from .sandbox import TimedOut, hermetic, in_sandbox, learners_frame, replaced
 
 REPORT = ("This is a bug in the exercise, not in your answer: please report it, with this message, to the "
           "collection's maintainers.")
@@ -55,25 +55,18 @@ class SessionExercise:
 
     def check(self, answer: Any) -> Feedback:
         """Check an answer (`judged`), unless its cell raised before setting
-        it (cells.py), the lesson's names it needs are missing, or the
-        session replaced a torch function the check relies on (then it says
-        which, and how to get torch back). The verdict, whatever it is,
-        becomes this exercise's line of `score()` and, when asked, a line of
-        the results file (`report`); an interrupt (KeyboardInterrupt, the
-        learner's Kernel › Interrupt or the answer's own) makes it
-        "interrupted" and goes on. The notebook's names (the lesson's) are
-        given back as they were, whatever the answer did to them."""
-        e = self._exercise
-        run = self._run(answer)
-        names = self._names(e.needs)
-        gone = replaced()
+        it (cells.py) or the lesson's names it needs are missing. The
+        verdict becomes this exercise's line of `score()` and a line of the
+        results file (`report`); an interrupt (the learner's Kernel ›
+        Interrupt, or the answer's own KeyboardInterrupt: in the kernel they
+        are one) makes it "interrupted" and goes on. The notebook's names
+        are given back as they were, whatever the answer did to them."""
+        e, run, names = self._exercise, self._run(answer), self._names(self._exercise.needs)
         if run is not None and not run.set:
             feedback = Feedback("blank", not_set(e, run))
         elif names.missing:
             feedback = Feedback("blank", f"this check uses {', '.join(names.missing)} from the notebook: run the "
                                          "cells above it first (Run > Run All Above Selected Cell).")
-        elif gone:
-            feedback = Feedback("error", replaced_text(gone, "in this session"))
         else:
             kept = dict(self._lesson)
             try:
@@ -85,15 +78,15 @@ class SessionExercise:
             finally:
                 _give_back(self._lesson, kept)
             if feedback.status != "blank":
-                feedback = Feedback(feedback.status, feedback.text, _quote(answer, run))
+                feedback = Feedback(feedback.status, feedback.text, quoted(answer, run))
+            if names.changed:
+                changed = ", ".join(f"`{name}`" for name in names.changed)
+                feedback = Feedback(feedback.status, f"{feedback.text} Note: you changed {changed}; this check "
+                                                     "uses the notebook's version.", feedback.judged)
         if feedback.status == "blank":
             self._results.pop(e.number, None)
         else:
             self._results[e.number] = feedback.status
-        if names.changed and not (run is not None and not run.set):
-            changed = ", ".join(f"`{name}`" for name in names.changed)
-            feedback = Feedback(feedback.status, f"{feedback.text} Note: you changed {changed}; this check uses "
-                                                 "the notebook's version.", feedback.judged)
         report(self._notebook, e.number, feedback)
         return feedback
 
@@ -137,10 +130,13 @@ def quoted(answer: Any, run: Run | None) -> str:
 
 def judged(exercise: Exercise, answer: Any, lesson: Lesson) -> Feedback:
     """What the check of `answer` says, judged in a fresh session under the
-    time limit (sandbox.in_sandbox). An error or a time-out that passed
-    through the learner's code is feedback on the answer; any other is the
-    checker's own, and says so. An answer that replaced a torch function
-    while it ran (given back since) is not judged with it."""
+    time limit (sandbox.in_sandbox), and only with torch's own functions:
+    one the session replaced, or the answer while it ran (given back since),
+    is named instead. An error or a time-out that passed through the
+    learner's code is feedback on the answer; any other is the checker's."""
+    gone = replaced()
+    if gone:
+        return Feedback("error", replaced_text(gone))
     try:
         right, text = in_sandbox(partial(_verdict, exercise, answer, lesson))
     except NotAnswered:
@@ -152,24 +148,27 @@ def judged(exercise: Exercise, answer: Any, lesson: Lesson) -> Feedback:
     except BaseException as error:     # an answer may raise anything, SystemExit included
         return _failed(error)
     if isinstance(right, list):
-        return Feedback("wrong", replaced_text(right, "while the check ran your answer"))
+        return Feedback("wrong", replaced_text(right, by_answer=True))
     return Feedback("right" if right else "wrong", text)
 
 
 def _verdict(exercise: Exercise, answer: Any, lesson: Lesson) -> tuple[bool | list[str], str]:
     right, text = exercise.verdict(answer, lesson)
-    gone = replaced()
+    gone = replaced()       # before the session is given back
     return (gone, "") if gone else (right, text)
 
 
-def replaced_text(names: list[str], when: str) -> str:
+def replaced_text(names: list[str], by_answer: bool = False) -> str:
     """What a check says instead of judging with torch functions that are
-    not torch's own any more."""
+    not torch's own: replaced in the session, or by the answer as it ran."""
     named = ", ".join(f"`{name}`" for name in names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
-    return (f"{named} {'is' if len(names) == 1 else 'are'} not torch's own any more: code {when} replaced "
+    if by_answer:
+        return (f"your answer replaced {named} while the check ran it (torch's own is back now), and a check judges "
+                "only with torch's own functions: write it without replacing any of torch's.")
+    return (f"{named} {'is' if len(names) == 1 else 'are'} not torch's own any more: code in this session replaced "
             f"{'it' if len(names) == 1 else 'them'}, and this check does not judge with a replaced torch. To get "
             "torch back, restart the kernel (Kernel › Restart Kernel), then run the cells above this one (Run › "
-            "Run All Above Selected Cell), without the cell that replaced it.")
+            "Run All Above Selected Cell), without the code that replaced it.")
 
 
 def blank_text(exercise: Exercise) -> str:
@@ -191,15 +190,6 @@ def _failed(error: BaseException) -> Feedback:
         return Feedback("wrong", f"your function did not return within the time limit of {sandbox.TIME_LIMIT:g} s "
                                  f"(it was {place}): is there a loop that never ends?")
     return Feedback("wrong", f"running your answer raised {error_line(error)} {place}.")
-
-
-def _quote(answer: Any, run: Run | None) -> str:
-    """`quoted`, under the time limit (a learner's class may have an endless `__repr__`)."""
-    try:
-        with time_limit(sandbox.TIME_LIMIT):
-            return quoted(answer, run)
-    except TimedOut:
-        return ""
 
 
 def _give_back(namespace: Mapping[str, Any], kept: dict[str, Any]) -> None:
