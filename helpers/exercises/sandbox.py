@@ -1,21 +1,15 @@
 """How a check runs: in the learner's kernel, in the thread that called it,
 as in a fresh session (`hermetic`: gradient recording on, the default dtype
 and device, its own random numbers; afterwards torch's settings, random
-states and namespaces are given back as they were found, whatever the
-answer did), under a soft time limit (`time_limit`). The limit is SIGALRM,
-where there is one and the check runs in the main thread, as a Jupyter
-kernel runs its cells: it raises TimedOut in the running code at its next
-line of Python. An answer can defeat it (a bare `except:` that swallows it,
-one long call into C): such a check is stopped as any cell is, with
-Kernel › Interrupt (or, should the answer swallow that too, Kernel ›
-Restart Kernel). Without SIGALRM (Windows) or off the main thread a check
-has no time limit, and the interrupt is the way out.
-
-Before it judges, a check asks `replaced()` whether the session replaced
-a torch function it may rely on (`torch.Tensor.backward` and every other
-function, method and operator of NAMESPACES): it names them instead of
-judging with them. An error is the learner's when it passed through their
-code (`learners_frame`), else the checker's."""
+states and namespaces are as they were, whatever the answer did), under a
+soft time limit (`time_limit`: SIGALRM, in the main thread, where a kernel
+runs its cells). An answer can defeat the limit (a bare `except:` that
+swallows it, one long call into C), and without SIGALRM (Windows) or off
+the main thread there is none: such a check is stopped as any cell is,
+with Kernel › Interrupt, or Kernel › Restart Kernel. `replaced()` names the
+torch functions the session no longer has as torch made them, which a
+check does not judge with. An error is the learner's when it passed
+through their code (`learners_frame`), else the checker's."""
 
 import os
 import random
@@ -125,10 +119,9 @@ def hermetic(seed: int = SEED) -> Iterator[None]:
 def time_limit(seconds: float) -> Iterator[None]:
     """Raise TimedOut in the block after `seconds`, with SIGALRM, in the main
     thread where there is one; elsewhere no limit. Time spent importing a
-    module does not count (torch imports some on first use: an optimizer's
-    first step loads torch._dynamo): the timer stops while one runs, and one
-    that rings during an import all the same asks again GRACE later. A
-    timer already running (the caller's) gets its remaining time back."""
+    module does not count (an optimizer's first step loads torch._dynamo):
+    the timer stops while one runs, and asks again GRACE later should it
+    ring during one. A timer already running gets its remaining time back."""
     if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
         yield
         return
