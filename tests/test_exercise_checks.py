@@ -27,7 +27,8 @@ import numpy
 import pytest
 import torch
 
-from helpers.exercises import Exercise, ExerciseSet, ____, declared, exercises
+from helpers.exercises import Exercise, ExerciseSet, ____, answer_from, declared, exercises
+from helpers.exercises.answers import CHECKER
 from helpers.exercises.exercise import predict, write
 from helpers.exercises.judges import FORMS, canonical, op_labels, value
 from helpers.exercises.sandbox import TimedOut, time_limit
@@ -235,6 +236,16 @@ def test_without_the_stored_notebook_the_learners_globals_are_used():
     ex = ExerciseSet(declared("01"), cell(QUARTERING, {"torch": torch}), stored=dict)
     assert ex.q3.check(4).status == "right"
     assert ExerciseSet(declared("01"), {}, stored=dict).q3.check(8).text.startswith("this check uses halve_until_small")
+
+
+def test_a_check_whose_own_code_runs_past_the_limit_blames_no_one(monkeypatch):
+    """The checker's own code past the limit (a busy machine can do it): the
+    check says so and to run it again, not that the exercise has a bug."""
+    monkeypatch.setattr("helpers.exercises.sandbox.TIME_LIMIT", 0.3)
+    slow = answer_from("def judge(answer, lesson):\n    while True:\n        pass\n", "judge", filename=CHECKER)
+    feedback = ExerciseSet([predict(1, "a slow check", "a number", slow, answer="1", hint="h")]).q1.check(1)
+    assert feedback.status == "error" and "a busy or slow machine" in feedback.text, feedback
+    assert "bug" not in feedback.text and "your answer" not in feedback.text.replace("not in your answer's", "")
 
 
 def test_a_bug_in_a_checker_is_reported_as_the_checkers():

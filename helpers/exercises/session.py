@@ -180,9 +180,8 @@ def blank_text(exercise: Exercise) -> str:
 def _failed(error: BaseException) -> Feedback:
     where = learners_frame(error)
     if where is None and isinstance(error, TimedOut):
-        return Feedback("error", f"the check took longer than its time limit of {sandbox.TIME_LIMIT:g} s before "
-                                 "it reached your answer's code, which a busy or slow machine can cause: run it "
-                                 "again.")
+        return Feedback("error", f"the check ran past its time limit of {sandbox.TIME_LIMIT:g} s in its own code, "
+                                 "not in your answer's, which a busy or slow machine can cause: run it again.")
     if where is None:
         return Feedback("error", f"the check itself failed ({error_line(error)}). {REPORT}")
     place = f"in {where[0]}, line {where[1]}"
