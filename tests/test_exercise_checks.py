@@ -17,6 +17,7 @@ import linecache
 import math
 import random
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -193,6 +194,27 @@ def test_the_signal_cuts_a_sleep_short():
     in it; had it not been, the block would end without one."""
     with pytest.raises(TimedOut), time_limit(0.1):
         time.sleep(3)
+
+
+LEFT_WRAPPED = """
+import sys, time
+from helpers.exercises.sandbox import time_limit
+bootstrap = sys.modules["_frozen_importlib"]
+with time_limit(0.2):
+    inner = bootstrap._find_and_load
+    bootstrap._find_and_load = lambda name, import_: inner(name, import_)      # someone's wrapper, left in place
+import json.tool
+time.sleep(0.5)
+print("alive")
+"""
+
+
+def test_an_import_after_the_limit_arms_no_timer_whatever_wraps_the_import_machinery():
+    """The limit's import timing, wrapped by other code and so left in place,
+    is inactive once the block ends: an import then arms no SIGALRM, which
+    with no handler left would end the kernel."""
+    done = subprocess.run([sys.executable, "-c", LEFT_WRAPPED], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout.strip() == "alive", done.stdout + done.stderr
 
 
 def test_time_spent_importing_does_not_count(monkeypatch, tmp_path):

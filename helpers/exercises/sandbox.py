@@ -133,7 +133,7 @@ def time_limit(seconds: float) -> Iterator[None]:
         raise TimedOut
 
     bootstrap: Any = sys.modules["_frozen_importlib"]
-    find, left, depth = bootstrap._find_and_load, [seconds], [0]
+    find, left, depth = bootstrap._find_and_load, [seconds], [0]       # depth 2: the block has ended
 
     def timed(name: str, import_: Any) -> Any:      # every import of a module not yet loaded comes here
         if depth[0] or threading.current_thread() is not threading.main_thread():
@@ -142,8 +142,9 @@ def time_limit(seconds: float) -> Iterator[None]:
         try:
             return find(name, import_)
         finally:
-            depth[0] = 0
-            signal.setitimer(signal.ITIMER_REAL, max(left[0], 1e-3))
+            if depth[0] == 1:
+                depth[0] = 0
+                signal.setitimer(signal.ITIMER_REAL, max(left[0], 1e-3))
 
     start, previous = time.monotonic(), signal.signal(signal.SIGALRM, ring)
     earlier, _ = signal.setitimer(signal.ITIMER_REAL, seconds)
@@ -151,6 +152,7 @@ def time_limit(seconds: float) -> Iterator[None]:
     try:
         yield
     finally:
+        depth[0] = 2                # a wrapper someone put over this one keeps it in place, inactive
         signal.setitimer(signal.ITIMER_REAL, 0)
         if bootstrap._find_and_load is timed:
             bootstrap._find_and_load = find
