@@ -133,18 +133,19 @@ def time_limit(seconds: float) -> Iterator[None]:
         raise TimedOut
 
     bootstrap: Any = sys.modules["_frozen_importlib"]
-    find, left, depth = bootstrap._find_and_load, [seconds], [0]       # depth 2: the block has ended
+    find, importing, active = bootstrap._find_and_load, False, True
 
     def timed(name: str, import_: Any) -> Any:      # every import of a module not yet loaded comes here
-        if depth[0] or threading.current_thread() is not threading.main_thread():
+        nonlocal importing
+        if importing or not active or threading.current_thread() is not threading.main_thread():
             return find(name, import_)
-        depth[0], left[0] = 1, signal.setitimer(signal.ITIMER_REAL, 0)[0]
+        importing, left = True, signal.setitimer(signal.ITIMER_REAL, 0)[0]
         try:
             return find(name, import_)
         finally:
-            if depth[0] == 1:
-                depth[0] = 0
-                signal.setitimer(signal.ITIMER_REAL, max(left[0], 1e-3))
+            importing = False
+            if active:
+                signal.setitimer(signal.ITIMER_REAL, max(left, 1e-3))
 
     start, previous = time.monotonic(), signal.signal(signal.SIGALRM, ring)
     earlier, _ = signal.setitimer(signal.ITIMER_REAL, seconds)
@@ -152,7 +153,7 @@ def time_limit(seconds: float) -> Iterator[None]:
     try:
         yield
     finally:
-        depth[0] = 2                # a wrapper someone put over this one keeps it in place, inactive
+        active = False              # a wrapper someone put over this one keeps it in place: inactive
         signal.setitimer(signal.ITIMER_REAL, 0)
         if bootstrap._find_and_load is timed:
             bootstrap._find_and_load = find
