@@ -144,8 +144,7 @@ def time_limit(seconds: float) -> Iterator[None]:
             return find(name, import_)
         finally:
             importing = False
-            if active:
-                signal.setitimer(signal.ITIMER_REAL, max(left, 1e-3))
+            signal.setitimer(signal.ITIMER_REAL, max(left, 1e-3))
 
     start, previous = time.monotonic(), signal.signal(signal.SIGALRM, ring)
     earlier, _ = signal.setitimer(signal.ITIMER_REAL, seconds)
