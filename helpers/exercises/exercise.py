@@ -11,6 +11,7 @@ from ..quiz import MultipleChoice
 from .answers import CHECKER, answer_from
 from .behaviour import Probe, described, difference
 from .judges import builtin, choice_verdict
+from .sandbox import hermetic
 
 Kind = Literal["predict", "write", "fix", "choose"]
 KINDS: tuple[str, ...] = get_args(Kind)
@@ -61,7 +62,7 @@ class Exercise:
         prediction or a letter reaches its judge as exact built-in types
         (judges.builtin), whatever its class claims. Code the judge finds
         right must also behave as the solution does on every input of the
-        check (its probe)."""
+        check (its probe, run for each as in a fresh session)."""
         if self.kind in ("predict", "choose"):
             answer = builtin(answer)
         if isinstance(self.judge, MultipleChoice):
@@ -69,7 +70,11 @@ class Exercise:
         right, text = self.judge(answer, lesson)
         if not right or self.probe is None:
             return right, text
-        found = difference(self.probe(answer, lesson), self.probe(self.reference(lesson), lesson))
+        with hermetic():            # each probe as in a fresh session: the same random numbers for both
+            mine = self.probe(answer, lesson)
+        with hermetic():
+            asked = self.probe(self.reference(lesson), lesson)
+        found = difference(mine, asked)
         return (True, text) if found is None else (False, described(found))
 
     def reference(self, lesson: Lesson | None = None) -> Any:

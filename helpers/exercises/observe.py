@@ -20,8 +20,7 @@ import torch
 from .answers import Blank, NotAnswered, WrongForm, ____
 from .behaviour import described, difference
 from .exercise import Exercise
-from .sandbox import hermetic, in_sandbox, learners_frame
-from .timeouts import TimedOut
+from .sandbox import TimedOut, hermetic, in_sandbox, learners_frame
 
 MAX_ITEMS = 100_000           # items of plain data an observation may hold
 MAX_DEPTH = 40

@@ -1,55 +1,67 @@
-"""How a check runs: as in a fresh session (gradient recording on, the
-default dtype and device, its own random numbers), under a time limit, and
-with the session given back exactly as it was found, whatever the answer
-did (torch's settings, random states and namespaces: NAMESPACES). An error
-is then the learner's when it passed through their code, else the
-checker's. The limit here is raised inside the running code, which an
-answer can escape; apart.py runs each learner's check where a hard limit
-holds."""
+"""How a check runs: in the learner's kernel, in the thread that called it,
+as in a fresh session (`hermetic`: gradient recording on, the default dtype
+and device, its own random numbers; afterwards torch's settings, random
+states and namespaces are as they were, whatever the answer did), under a
+soft time limit (`time_limit`: SIGALRM, in the main thread, where a kernel
+runs its cells). An answer can defeat the limit (a bare `except:` that
+swallows it, one long call into C), and without SIGALRM (Windows) or off
+the main thread there is none: such a check is stopped as any cell is,
+with Kernel › Interrupt, or Kernel › Restart Kernel. `replaced()` names the
+torch functions the session no longer has as torch made them, which a
+check does not judge with. An error is the learner's when it passed
+through their code (`learners_frame`), else the checker's."""
 
+import os
 import random
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import contextmanager
+from functools import reduce
 from types import FrameType, ModuleType
 from typing import Any, TypeVar
 
 import torch
 
 from ..arguments import MACHINERY
-from .timeouts import GRACE, TimedOut, importing, imports_timed
 
 T = TypeVar("T")
 SEED = 0
-TIME_LIMIT = 10.0           # seconds a check may take, the learner's code included
+TIME_LIMIT = 10.0           # seconds a check may take, the learner's code included, imports not
+GRACE = 0.5                 # seconds more, each time the limit finds an import running
 # Code that is not the learner's besides arguments.MACHINERY: the lesson and solution code
 # the checks compile themselves (file names in angle brackets).
 CHECKER_FILES = ("<stored notebook", "<exercise")
+# What an answer may patch: given back after each check, and compared with torch's own before one.
+NAMESPACES = {name: reduce(getattr, name.split(".")[1:], torch) for name in (
+    "torch", "torch.Tensor", "torch.autograd", "torch.autograd.Function", "torch.nn", "torch.nn.functional",
+    "torch.nn.Module", "torch.nn.init", "torch.optim", "torch.optim.Optimizer")}
+RELIED_ON = ("torch.Tensor.backward", "torch.autograd.backward", "torch.autograd.grad")
+TORCH_FILES = os.path.dirname(torch.__file__) + os.sep
 
 
-def _namespaces() -> tuple[Any, ...]:
-    """What an answer may patch that a check gives back: torch's own
-    namespaces and the classes autograd lessons use."""
-    return (torch, torch.Tensor, torch.autograd, torch.autograd.Function, torch.nn, torch.nn.functional,
-            torch.nn.Module, torch.nn.init, torch.optim, torch.optim.Optimizer)
+class TimedOut(BaseException):
+    """The time limit ran out (a BaseException, so that the learner's own
+    `except Exception` cannot swallow it)."""
 
 
 def _default_device() -> object:
-    """The device torch.set_default_device set, or None when none is set
-    (then no device mode is active, and tensors are made on the CPU)."""
+    """The device torch.set_default_device set, or None when none is set."""
     return getattr(getattr(getattr(torch, "_GLOBAL_DEVICE_CONTEXT", None), "device_context", None), "device", None)
 
 
 def _state() -> Callable[[], None]:
-    """A function that puts torch's global settings back as they are now."""
+    """A function that puts torch's global settings, random states and
+    namespaces back as they are now."""
     grad, dtype, device = torch.is_grad_enabled(), torch.get_default_dtype(), _default_device()
     anomaly, nan = torch.is_anomaly_enabled(), torch.is_anomaly_check_nan_enabled()
     deterministic, warn_only = torch.are_deterministic_algorithms_enabled(), \
         torch.is_deterministic_algorithms_warn_only_enabled()
     threads, rng, python_rng = torch.get_num_threads(), torch.get_rng_state(), random.getstate()
     cuda_rng = torch.cuda.get_rng_state_all() if torch.cuda.is_initialized() else None
+    namespaces = [(owner, dict(vars(owner))) for owner in NAMESPACES.values()]
 
     def restore() -> None:
         torch.set_grad_enabled(grad)
@@ -66,15 +78,10 @@ def _state() -> Callable[[], None]:
         random.setstate(python_rng)
         if cuda_rng is not None:
             torch.cuda.set_rng_state_all(cuda_rng)
-
-    namespaces = [(owner, dict(vars(owner))) for owner in _namespaces()]
-
-    def restore_all() -> None:
-        restore()
         for owner, before in namespaces:
             _put_back(owner, before)
 
-    return restore_all
+    return restore
 
 
 def _put_back(owner: Any, before: dict[str, Any]) -> None:
@@ -92,8 +99,7 @@ def _put_back(owner: Any, before: dict[str, Any]) -> None:
 @contextmanager
 def hermetic(seed: int = SEED) -> Iterator[None]:
     """Run the block as in a fresh session; afterwards torch's settings,
-    random states and namespaces are what they were before, whatever the
-    block did."""
+    random states and namespaces are what they were before."""
     restore = _state()
     try:
         with torch.inference_mode(False):
@@ -109,50 +115,59 @@ def hermetic(seed: int = SEED) -> Iterator[None]:
         restore()
 
 
-def time_limit(seconds: float) -> AbstractContextManager[None]:
-    """Raise TimedOut in the block after `seconds`, not counting time spent
-    importing modules (torch imports some on first use: an optimizer's first
-    step loads torch._dynamo): the limit waits while one runs (imports_timed),
-    and, should it ring during one all the same, asks again GRACE later. In the main thread where there is SIGALRM
-    (Unix; a Jupyter kernel runs cells there), a signal; elsewhere (Windows,
-    another thread) a thread that raises TimedOut in the block's thread
-    (thread_limit.py). Either way a long call inside torch's C++ code is
-    interrupted only when it returns to Python; the signal also interrupts
-    a sleep, the thread does not (nor any other blocking call)."""
-    if hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread():
-        return _signal_limit(seconds)
-    # loaded only here: a kernel on Unix runs its checks in the main thread
-    from .thread_limit import ThreadLimit
-
-    return ThreadLimit(seconds)
-
-
 @contextmanager
-def _signal_limit(seconds: float) -> Iterator[None]:
+def time_limit(seconds: float) -> Iterator[None]:
+    """Raise TimedOut in the block after `seconds`, with SIGALRM, in the main
+    thread where there is one; elsewhere no limit. Time spent importing a
+    module does not count (an optimizer's first step loads torch._dynamo):
+    the timer stops while one runs, and asks again GRACE later should it
+    ring during one. A timer already running gets its remaining time back."""
+    if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
     def ring(_signal: int, frame: FrameType | None) -> None:
-        if importing(frame):
-            signal.setitimer(signal.ITIMER_REAL, GRACE)      # ask again once the import is done
+        if _importing(frame):
+            signal.setitimer(signal.ITIMER_REAL, GRACE)
             return
         raise TimedOut
 
-    left = [seconds]
+    bootstrap: Any = sys.modules["_frozen_importlib"]
+    find, importing, active = bootstrap._find_and_load, False, True
 
-    def began() -> None:                   # an import: the limit waits for it
-        left[0] = signal.setitimer(signal.ITIMER_REAL, 0)[0]
-
-    def ended(_seconds: float) -> None:
-        signal.setitimer(signal.ITIMER_REAL, max(left[0], 1e-3))
+    def timed(name: str, import_: Any) -> Any:      # every import of a module not yet loaded comes here
+        nonlocal importing
+        if importing or not active or threading.current_thread() is not threading.main_thread():
+            return find(name, import_)
+        importing, left = True, signal.setitimer(signal.ITIMER_REAL, 0)[0]
+        try:
+            return find(name, import_)
+        finally:
+            importing = False
+            signal.setitimer(signal.ITIMER_REAL, max(left, 1e-3))
 
     start, previous = time.monotonic(), signal.signal(signal.SIGALRM, ring)
     earlier, _ = signal.setitimer(signal.ITIMER_REAL, seconds)
+    bootstrap._find_and_load = timed
     try:
-        with imports_timed(began, ended):
-            yield
+        yield
     finally:
+        active = False              # a wrapper someone put over this one keeps it in place: inactive
         signal.setitimer(signal.ITIMER_REAL, 0)
+        if bootstrap._find_and_load is timed:
+            bootstrap._find_and_load = find
         signal.signal(signal.SIGALRM, previous)
-        if earlier:                        # someone else's timer was running: give it its remaining time
+        if earlier:
             signal.setitimer(signal.ITIMER_REAL, max(earlier - (time.monotonic() - start), 1e-3))
+
+
+def _importing(frame: FrameType | None) -> bool:
+    """Whether the interrupted code is in the middle of an import."""
+    while frame is not None:
+        if frame.f_code.co_filename.startswith("<frozen importlib"):
+            return True
+        frame = frame.f_back
+    return False
 
 
 def learners_frame(error: BaseException) -> tuple[str, int] | None:
@@ -177,3 +192,43 @@ def in_sandbox(run: Callable[[], T]) -> T:
     with hermetic(), time_limit(TIME_LIMIT):
         return run()
 
+
+def _members(owner: Any) -> dict[str, Any]:
+    """The functions, methods, operators and descriptors `owner` offers
+    (a class's inherited ones too: `torch.Tensor.__mul__`), by name; not
+    its private names nor its submodules."""
+    found: dict[str, Any] = {}
+    for space in reversed(owner.__mro__[:-1]) if isinstance(owner, type) else (owner,):
+        found.update(vars(space))
+    return {name: value for name, value in found.items() if (name.startswith("__") or not name.startswith("_"))
+            and not isinstance(value, ModuleType) and (callable(value) or hasattr(type(value), "__get__"))}
+
+
+def _torchs(value: Any) -> bool:
+    """Whether `value` is torch's own code (torch patches itself: importing
+    torch._dynamo wraps torch.manual_seed and nn.Module.__init__)."""
+    code = getattr(value, "__code__", None)
+    if code is not None:
+        return str(code.co_filename).startswith(TORCH_FILES)
+    module = sys.modules.get(str(getattr(value, "__module__", "")))
+    return isinstance(value, type) and str(getattr(module, "__file__", "")).startswith(TORCH_FILES)
+
+
+_GONE = object()
+ORIGINAL = {name: _members(owner) for name, owner in NAMESPACES.items()}    # as torch was when helpers came in
+
+
+def replaced() -> list[str]:
+    """The torch functions this session no longer has as torch made them
+    (`torch.Tensor.backward`, ...): deleted, or replaced by code that is not
+    torch's since helpers were imported; and the three every backward goes
+    through (RELIED_ON) when they are not the very functions torch made."""
+    found = []
+    for space, original in ORIGINAL.items():
+        now = _members(NAMESPACES[space])
+        for name, value in original.items():
+            dotted, current = f"{space}.{name}", now.get(name, _GONE)
+            if current is _GONE or (current is not value and not _torchs(current)) or \
+                    (dotted in RELIED_ON and not (current is value and _torchs(value))):
+                found.append(dotted)
+    return found

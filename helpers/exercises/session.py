@@ -1,25 +1,34 @@
 """A notebook's exercises bound to one learner's session: `ex.q1.check(...)`,
-`ex.q1.hint()`, `ex.q1.solution()` and `ex.score()`; `exercises` makes one."""
+`ex.q1.hint()`, `ex.q1.solution()` and `ex.score()`; `exercises` makes one.
 
+A check runs in the learner's kernel, in the thread that called it, as a
+fresh session under a soft time limit (sandbox.py), and judges there, with
+the lesson's names as the stored notebook defines them (lesson.py). When
+the environment variable RESULTS names a file, every check also appends
+its verdict to it, one line of JSON (`report`): how a grader that executes
+the notebook reads the verdicts."""
+
+import json
+import os
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from types import FunctionType
 from typing import Any
 
 from ..arguments import learner_facing, wrong
-from . import apart, cells, sandbox
+from . import cells, sandbox
 from .answers import NotAnswered, WrongForm
-from .behaviour import described, difference
 from .cells import MISSING, Run
 from .exercise import Exercise, Lesson
 from .feedback import Feedback, Score, ScoreRow, Shown, Status, error_line, shown
 from .lesson import Resolved, rebound, resolve, stored_definitions
-from .observe import NotPlain, plain, unplain
-from .sandbox import hermetic, in_sandbox, learners_frame
-from .timeouts import TimedOut
+from .sandbox import TimedOut, hermetic, in_sandbox, learners_frame, replaced
 
 REPORT = ("This is a bug in the exercise, not in your answer: please report it, with this message, to the "
           "collection's maintainers.")
+RESULTS = "GRAPH_NOTEBOOKS_RESULTS"     # the environment variable naming the file `report` appends to
+STATUSES = ("right", "wrong", "blank", "error")     # the words of a results line (grades.csv's)
 
 
 class SessionExercise:
@@ -45,84 +54,41 @@ class SessionExercise:
         return ["check", "hint", "solution"]
 
     def check(self, answer: Any) -> Feedback:
-        """Check an answer in a fresh session, under a time limit that holds
-        (apart.py: in a child process where there is fork); the verdict,
-        whatever it is, becomes this exercise's line of `score()`, and an
-        interrupt (KeyboardInterrupt) makes it "interrupted" and goes on.
-        An answer the notebook holds under the exercise's name although the
-        cell that sets it last raised before setting it is not judged: the
-        check says what the cell raised (cells.py)."""
-        e = self._exercise
-        run = self._run(answer)
-        names = self._names(e.needs)
+        """Check an answer (`judged`), unless its cell raised before setting
+        it (cells.py) or the lesson's names it needs are missing. The
+        verdict becomes this exercise's line of `score()` and a line of the
+        results file (`report`); an interrupt (the learner's Kernel ›
+        Interrupt, or the answer's own KeyboardInterrupt: in the kernel they
+        are one) makes it "interrupted" and goes on. The notebook's names
+        are given back as they were, whatever the answer did to them."""
+        e, run, names = self._exercise, self._run(answer), self._names(self._exercise.needs)
         if run is not None and not run.set:
             feedback = Feedback("blank", not_set(e, run))
         elif names.missing:
             feedback = Feedback("blank", f"this check uses {', '.join(names.missing)} from the notebook: run the "
                                          "cells above it first (Run > Run All Above Selected Cell).")
         else:
+            kept = dict(self._lesson)
             try:
-                feedback = self._apart(answer, run, names.values)
+                feedback = judged(e, rebound(answer, names.values), names.values)
             except KeyboardInterrupt:
                 self._results[e.number] = "interrupted"
+                report(self._notebook, e.number, Feedback("interrupted", "the check was interrupted"))
                 raise
+            finally:
+                _give_back(self._lesson, kept)
+            if feedback.status != "blank":
+                feedback = Feedback(feedback.status, feedback.text, quoted(answer, run))
+            if names.changed:
+                changed = ", ".join(f"`{name}`" for name in names.changed)
+                feedback = Feedback(feedback.status, f"{feedback.text} Note: you changed {changed}; this check "
+                                                     "uses the notebook's version.", feedback.judged)
         if feedback.status == "blank":
             self._results.pop(e.number, None)
         else:
             self._results[e.number] = feedback.status
-        if names.changed and not (run is not None and not run.set):
-            changed = ", ".join(f"`{name}`" for name in names.changed)
-            feedback = Feedback(feedback.status, f"{feedback.text} Note: you changed {changed}; this check uses "
-                                                 "the notebook's version.", feedback.judged)
+        report(self._notebook, e.number, feedback)
         return feedback
-
-    def _apart(self, answer: Any, run: Run | None, lesson: Lesson) -> Feedback:
-        """The feedback on `answer`. Everything that runs the answer (its
-        judge, its probe, the quote of it, an error's message) runs where the
-        time limit holds (apart.py); what comes back is plain data
-        (`observed`) and the quote, and the verdict is judged here, in the
-        session, from that data alone (`verdict`), as the grader does: a
-        child that forges its result only sends another answer."""
-        e = self._exercise
-
-        def work() -> apart.Result:
-            return observed(e, rebound(answer, lesson), lesson), quoted(answer, run)
-
-        def interrupted(error: KeyboardInterrupt) -> apart.Result:
-            return said(_failed(error)), quoted(answer, run)
-
-        done = apart.run(work, interrupted, self._notebook, e.number)
-        if isinstance(done, apart.Stopped):
-            safe = quoted(answer, run) if type(answer) is FunctionType else ""
-            return Feedback("wrong" if done.why == "time" else "error", apart.stopped_text(done), safe)
-        observation, line = done
-        feedback = verdict(e, observation, lesson, partial(self._expected, lesson))
-        return Feedback(feedback.status, feedback.text, line if feedback.status != "blank" else "")
-
-    def _expected(self, lesson: Lesson) -> Any:
-        """What the reference solution does on the check's inputs (its probe),
-        computed apart as the answer's check is (so that nothing it runs,
-        torch.compile's caches included, reaches the session), as plain data
-        rebuilt; raises CheckFailed, with the feedback, when it cannot be had."""
-        e = self._exercise
-
-        def work() -> apart.Result:
-            try:
-                return {"reference": plain(in_sandbox(lambda: e.probe(e.reference(lesson), lesson)))}, ""  # type: ignore[misc]
-            except Exception as error:      # the solution's own failure
-                return said(_failed(error)), ""
-
-        done = apart.run(work, lambda error: (said(_failed(error)), ""), self._notebook, e.number)
-        if isinstance(done, apart.Stopped):
-            raise CheckFailed(Feedback("error", f"the check itself failed (the reference solution's run ended: "
-                                                f"{done.detail or 'past the time limit'}). {REPORT}"))
-        data = done[0]
-        if type(data) is dict and type(data.get("said")) is list and len(data["said"]) == 2:
-            raise CheckFailed(Feedback("error", str(data["said"][1])))
-        if type(data) is not dict or "reference" not in data:
-            raise CheckFailed(Feedback("error", f"the check itself failed (the reference solution's run sent "
-                                                f"{str(data)[:100]}). {REPORT}"))
-        return unplain(data["reference"])
 
     def _run(self, answer: Any) -> Run | None:
         """The latest run of the cell that sets this exercise's answer, when
@@ -163,20 +129,46 @@ def quoted(answer: Any, run: Run | None) -> str:
 
 
 def judged(exercise: Exercise, answer: Any, lesson: Lesson) -> Feedback:
-    """What the check of `answer` says. An error or a time-out that passed
-    through the learner's code is feedback on the answer; any other is the
-    checker's own, and says so."""
+    """What the check of `answer` says, judged in a fresh session under the
+    time limit (sandbox.in_sandbox), and only with torch's own functions:
+    one the session replaced, or the answer while it ran (given back since),
+    is named instead. An error or a time-out that passed through the
+    learner's code is feedback on the answer; any other is the checker's."""
+    gone = replaced()
+    if gone:
+        return Feedback("error", replaced_text(gone))
     try:
-        right, text = in_sandbox(partial(exercise.verdict, answer, lesson))
+        right, text = in_sandbox(partial(_verdict, exercise, answer, lesson))
     except NotAnswered:
         return Feedback("blank", blank_text(exercise))
     except WrongForm as error:
         return Feedback("wrong", str(error))
     except KeyboardInterrupt:
-        raise       # the learner's interrupt, in the session: check() records it
+        raise       # the learner's interrupt: check() records it
     except BaseException as error:     # an answer may raise anything, SystemExit included
         return _failed(error)
+    if isinstance(right, list):
+        return Feedback("wrong", replaced_text(right, by_answer=True))
     return Feedback("right" if right else "wrong", text)
+
+
+def _verdict(exercise: Exercise, answer: Any, lesson: Lesson) -> tuple[bool | list[str], str]:
+    right, text = exercise.verdict(answer, lesson)
+    gone = replaced()       # before the session is given back
+    return (gone, "") if gone else (right, text)
+
+
+def replaced_text(names: list[str], by_answer: bool = False) -> str:
+    """What a check says instead of judging with torch functions that are
+    not torch's own: replaced in the session, or by the answer as it ran."""
+    named = ", ".join(f"`{name}`" for name in names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+    if by_answer:
+        return (f"your answer replaced {named} while the check ran it (torch's own is back now), and a check judges "
+                "only with torch's own functions: write it without replacing any of torch's.")
+    return (f"{named} {'is' if len(names) == 1 else 'are'} not torch's own any more: code in this session replaced "
+            f"{'it' if len(names) == 1 else 'them'}, and this check does not judge with a replaced torch. To get "
+            "torch back, restart the kernel (Kernel › Restart Kernel), then run the cells above this one (Run › "
+            "Run All Above Selected Cell), without the code that replaced it.")
 
 
 def blank_text(exercise: Exercise) -> str:
@@ -185,105 +177,48 @@ def blank_text(exercise: Exercise) -> str:
             f"ex.q{n}.solution() the answer.")
 
 
-def said(feedback: Feedback) -> dict[str, Any]:
-    """A verdict the child gives itself, which can only be against the
-    answer: "wrong" (it raised, it ran too long) or "error" (the check's
-    own code failed where the answer ran)."""
-    return {"said": [feedback.status, feedback.text]}
-
-
-def observed(exercise: Exercise, answer: Any, lesson: Lesson) -> dict[str, Any]:
-    """In the check's child: what the parent needs to judge `answer`, as
-    plain data (observe.plain). A prediction or a letter as its value; code
-    as what its judge said and, when that is right, what its probe measured,
-    both run in one fresh session under one time limit (as `judged` runs
-    them), or the verdict its error gives (`said`)."""
-    if exercise.kind in ("predict", "choose"):
-        return {"value": plain(answer)}
-
-    def run() -> dict[str, Any]:
-        right, text = exercise.judge(answer, lesson)        # type: ignore[operator]
-        found: dict[str, Any] = {"judge": [bool(right), str(text)]}
-        if right and exercise.probe is not None:
-            found["probe"] = plain(exercise.probe(answer, lesson))
-        return found
-
-    try:
-        return in_sandbox(run)
-    except NotAnswered:
-        return {"blank": True}
-    except WrongForm as error:
-        return said(Feedback("wrong", str(error)))
-    except KeyboardInterrupt:
-        raise
-    except BaseException as error:     # an answer may raise anything, SystemExit included
-        return said(_failed(error))
-
-
-class CheckFailed(RuntimeError):
-    """The checker's own part of a check could not be done: `feedback` says so."""
-
-    def __init__(self, feedback: Feedback) -> None:
-        super().__init__(feedback.text)
-        self.feedback = feedback
-
-
-def verdict(exercise: Exercise, observation: Any, lesson: Lesson, expected: Callable[[], Any]) -> Feedback:
-    """The feedback from what the check's child observed (`observed`),
-    judged in the session, with nothing of the answer's but plain data: a
-    value by the exercise's own judge (`judged` on the value rebuilt from
-    exact built-in types), code by its judge's words and its probe compared
-    with `expected()`, what the reference solution does. Data the child
-    cannot have made is the check's failure, never right."""
-    try:
-        if type(observation) is not dict:
-            raise NotPlain(f"a {type(observation).__name__}")
-        if "said" in observation:
-            status, text = _pair(observation["said"], str)
-            if status not in ("wrong", "error"):
-                raise NotPlain(f"a verdict of {status!r}")
-            return Feedback(status, text)
-        if exercise.kind in ("predict", "choose"):
-            return judged(exercise, unplain(observation.get("value")), lesson)
-        if observation.get("blank") is True:
-            return Feedback("blank", blank_text(exercise))
-        right, text = _pair(observation.get("judge"), bool)
-        if not right:
-            return Feedback("wrong", text)
-        mine = unplain(observation.get("probe"))
-    except NotPlain as error:
-        return Feedback("error", f"the check sent back no verdict it can give ({error}). {REPORT}")
-    try:
-        asked = expected()
-    except CheckFailed as failed:
-        return failed.feedback
-    except NotPlain as error:
-        return Feedback("error", f"the check itself failed (the reference solution's data: {error}). {REPORT}")
-    found = difference(mine, asked)
-    return Feedback("right", text) if found is None else Feedback("wrong", described(found))
-
-
-def _pair(data: Any, first: type) -> tuple[Any, str]:
-    if type(data) is not list or len(data) != 2 or type(data[0]) is not first or type(data[1]) is not str:
-        raise NotPlain("not the pair the check sends")
-    return data[0], data[1]
-
-
 def _failed(error: BaseException) -> Feedback:
     where = learners_frame(error)
+    if where is None and isinstance(error, TimedOut):
+        return Feedback("error", f"the check ran past its time limit of {sandbox.TIME_LIMIT:g} s in its own code, "
+                                 "not in your answer's, which a busy or slow machine can cause: run it again.")
     if where is None:
-        what = f"it took longer than {sandbox.TIME_LIMIT:g} s" if isinstance(error, TimedOut) else _described(error)
-        return Feedback("error", f"the check itself failed ({what}). {REPORT}")
+        return Feedback("error", f"the check itself failed ({error_line(error)}). {REPORT}")
     place = f"in {where[0]}, line {where[1]}"
     if isinstance(error, TimedOut):
         return Feedback("wrong", f"your function did not return within the time limit of {sandbox.TIME_LIMIT:g} s "
                                  f"(it was {place}): is there a loop that never ends?")
-    return Feedback("wrong", f"running your answer raised {_described(error)} {place}.")
+    return Feedback("wrong", f"running your answer raised {error_line(error)} {place}.")
 
 
-def _described(error: BaseException) -> str:
-    """`TypeError: the message's first line`, or `AssertionError (no message)`."""
-    return error_line(error)
+def _give_back(namespace: Mapping[str, Any], kept: dict[str, Any]) -> None:
+    """Put the notebook's names (the lesson's among them) back as they were
+    before the check: the ones it bound again or deleted, and none it added."""
+    if not isinstance(namespace, dict):
+        return
+    for name in [name for name in namespace if name not in kept]:
+        del namespace[name]
+    for name, value in kept.items():
+        if namespace.get(name, MISSING) is not value:
+            namespace[name] = value
+
+
+def report(notebook: str, number: int, feedback: Feedback) -> None:
+    """Append the verdict to the file the environment variable RESULTS names,
+    if it names one, as one line of JSON: {"notebook": "06", "exercise":
+    "q1", "status": "right", "message": "..."}, status one of STATUSES (an
+    interrupted check is "error"). A file that cannot be written is said on
+    stderr; the check goes on."""
+    path = os.environ.get(RESULTS)
+    if not path:
+        return
+    status = feedback.status if feedback.status in STATUSES else "error"
+    line = json.dumps({"notebook": notebook, "exercise": f"q{number}", "status": status, "message": feedback.text})
+    try:
+        with open(path, "a", encoding="utf-8") as results:
+            results.write(line + "\n")
+    except OSError as error:
+        print(f"the check's verdict could not be written to {path} ({error_line(error)})", file=sys.stderr)
 
 
 class ExerciseSet:
@@ -348,11 +283,7 @@ def exercises(notebook: str, lesson: Lesson | None = None) -> ExerciseSet:
     they need from the collection's stored notebook (from `lesson`, the
     notebook's globals, when it cannot be found). In IPython, with `lesson`
     the kernel's own globals, the runs of the cells that set the answers
-    are recorded from now on (cells.py). When the kernel was ended by a
-    check that did not stop (apart.py, without fork), it says so, once."""
+    are recorded from now on (cells.py)."""
     found = declared(notebook)
     cells.watch((e.answer_name for e in found), lesson)
-    said = apart.notice(notebook)
-    if said:
-        print(said)
     return ExerciseSet(found, lesson, partial(stored_definitions, notebook), notebook)

@@ -24,8 +24,8 @@ tests/test_solutions.py, tests/test_exercise_checks.py), the helpers' unit
 tests, the golden drawings and the real models' drawings passing as on the
 pinned torch; and with them (tests/conftest.py's --also) the integration
 layer's tests of what a CUDA build does (ON_A_CUDA_BUILD: exercise checks
-after a compiled backward, where such a build refuses autograd in a forked
-child), which on the CPU build only stand in for it.
+after a compiled backward in the session, judged right), which on the CPU
+build only stand in for it.
 
     python -m tools.testkit.other_torch [VERSION] [--install] [-- more pytest arguments]
 
@@ -78,8 +78,7 @@ SAME_ON_ANY_TORCH = (
 )
 # tests of the integration layer whose subject is what a CUDA build does: run by the other torch too
 ON_A_CUDA_BUILD = (
-    "tests/test_check_limits.py::test_where_torch_refuses_autograd_in_a_child_right_answers_are_right",
-    "tests/test_check_limits.py::test_where_torch_refuses_autograd_in_a_child_the_hard_stop_holds",
+    "tests/test_check_limits.py::test_after_a_compiled_backward_in_the_session_right_answers_are_right",
 )
 # the executables of .venv the tests run by name beside sys.executable
 LINKED = ("ruff",)
