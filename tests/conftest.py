@@ -47,6 +47,9 @@ def pytest_addoption(parser):
                           "cells tagged torch-release-behaviour are run, not compared, and listed")
     parser.addoption("--also", action="append", default=[], metavar="NODEID",
                      help="a test of another layer to run with this one (make test-torch: the CUDA build's own)")
+    parser.addoption("--notebook", metavar="NN",
+                     help="only what concerns notebook NN (make check NB=NN): its nbval cells, and the tests "
+                          "whose id names it (nbNN, its file name, its widgets' tags)")
     parser.addoption("--layers", choices=LAYERS, default="all",
                      help="test: what make test runs; integration: what it leaves out (make test-integration); "
                           "quick: make test without the notebook executions (make quick); all (default): everything")
@@ -100,6 +103,9 @@ def pytest_collection_modifyitems(config, items):
     rules allow it."""
     layers, also = config.getoption("--layers"), tuple(config.getoption("--also"))
     kept = {item: selected(item.path, layers) or item.nodeid.startswith(also) for item in items}   # () matches none
+    if config.getoption("--notebook"):
+        names = about(config.getoption("--notebook"))
+        kept = {item: keep and any(name in item.nodeid for name in names) for item, keep in kept.items()}
     if not all(kept.values()):
         config.hook.pytest_deselected(items=[item for item in items if not kept[item]])
         items[:] = [item for item in items if kept[item]]
@@ -116,6 +122,20 @@ def pytest_collection_modifyitems(config, items):
 
 
 keep_nbvals_messages()
+
+
+def about(number):
+    """What names notebook `number` ('02' or '2') in a test's id: its file name,
+    `nbNN` (the exercises' ids) and its widgets' tags."""
+    from helpers import lessons
+    from tools.notebooks import notebook_paths
+
+    number = f"{int(number):02d}"
+    paths = [p for p in notebook_paths() if p.name.startswith(f"{number}-")]
+    if not paths:
+        raise pytest.UsageError(f"--notebook {number}: no notebooks/{number}-*.ipynb")
+    tags = [w.tag + "]" for w in lessons.of(paths[0].stem)]          # "widget-x]", not "widget-x-other]"
+    return (paths[0].name, f"nb{number}-", f"nb{number}]", *tags)
 
 
 @pytest.fixture
