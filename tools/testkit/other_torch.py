@@ -69,8 +69,7 @@ SAME_ON_ANY_TORCH = (
     "test_hub_learner.py",   # the simulated learner's websocket
     "test_platforms.py",     # the Windows and macOS routes of the set-up
     "test_setup_system.py",  # tools/setup_system.sh
-    "test_saving.py",        # the save hook, the sessions and the working copy: the lab's own code
-    "test_sessions.py",
+    "test_saving.py",        # the save hook and the working copy: the lab's own code
     "test_working_copy.py",
     "test_widget_state.py",
     "test_widget_registry.py",  # the registry against the notebooks' source
