@@ -39,6 +39,7 @@ refresh: system $(STAMP)
 # from a fresh clone on 2 cores; CI runs `make test-integration` after it.
 test: system-tests $(DEV_STAMP)
 	$(BIN)/ruff check helpers tests tools notebooks
+	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder --durations=25 --layers test
 
 # The inner loop, one notebook: NB=02 (or 2). Ruff, then the notebook's cells run and compared
@@ -49,6 +50,7 @@ CHECKED := tests/test_exercises.py tests/test_exercise_checks.py tests/test_muta
 check: system-tests $(DEV_STAMP)
 	@test -n "$(NB)" || { echo "make check NB=02: name the notebook by its number"; exit 2; }
 	$(BIN)/ruff check helpers tests tools notebooks
+	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder --durations=5 --notebook $(NB) notebooks $(CHECKED)
 
 # The layers make test leaves out: the browser (JupyterLab, Notebook 7, the site in Chromium),
@@ -70,6 +72,7 @@ test-torch: system-tests $(DEV_STAMP)
 # (nbval over notebooks/, the teacher's copies; tests/conftest.py's EXECUTING), about 2 minutes.
 quick: system $(DEV_STAMP)
 	$(BIN)/ruff check helpers tests tools notebooks
+	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder --durations=10 --layers quick
 
 # A new notebook, NB=10-name, that passes `make test` as made (tools/build/new.py): the

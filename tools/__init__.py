@@ -10,4 +10,4 @@ the repository root (the Makefile does) and imported by the tests:
     tools/bench/         `make bench`: figures, printed
 
 The runtime imports nothing from the other roles, and the classroom nothing
-from the test kit (tests/test_layout.py)."""
+from the test kit (import-linter's contracts in pyproject.toml)."""

@@ -52,7 +52,6 @@ SANITIZE = (
 # make test's files whose subject is the repository or a tool, not torch: they pass or fail alike on
 # any torch, so the second run leaves them out
 SAME_ON_ANY_TORCH = (
-    "test_layout.py",        # which layer runs which file
     "test_nbval_checks.py",  # that nbval rejects tampered outputs
     "test_widget_outputs.py",  # the same, for widget outputs
     "test_shortcuts.py",     # jupyter/overrides.json against JupyterLab's shortcuts
@@ -73,7 +72,6 @@ SAME_ON_ANY_TORCH = (
     "test_working_copy.py",
     "test_widget_state.py",
     "test_widget_registry.py",  # the registry against the notebooks' source
-    "test_redraw_timing.py",    # a made-up websocket log
 )
 # tests of the integration layer whose subject is what a CUDA build does: run by the other torch too
 ON_A_CUDA_BUILD = (
