@@ -1,7 +1,8 @@
 """The import layers are import-linter's contracts ([tool.importlinter] in
 pyproject.toml), checked by `lint-imports` in make test, make quick and make
 check. Here they are shown failing: helpers/ importing tools/, the runtime
-importing the test kit, and two modules importing each other."""
+importing the test kit, two modules importing each other, and a drawing
+floor importing one above it through another module."""
 
 import shutil
 import subprocess
@@ -17,7 +18,9 @@ BROKEN = {
     "tools/runtime/lab.py": "def f():\n    from tools.testkit import browser\n",
     "tools/build/a.py": "from tools.bench import b\n",
     "tools/bench/b.py": "from tools.build import a\n",
+    "helpers/walk.py": "def f():\n    from helpers import support\n",       # support imports draw: upward
 }
+FLOORS = ("draw", "dot", "text_form", "plan", "roll", "from_scratch", "graph", "walk", "svg")
 
 
 def _tree(folder, files):
@@ -28,6 +31,9 @@ def _tree(folder, files):
     (folder / "tools/notebooks.py").write_text("NOTEBOOKS = 'notebooks'\n")
     (folder / "tools/testkit/browser.py").write_text("")
     (folder / "tools/loopback.py").write_text("")
+    for name in FLOORS:
+        (folder / f"helpers/{name}.py").write_text("")
+    (folder / "helpers/support.py").write_text("from helpers import draw\n")
     (folder / "helpers/exercises/session.py").write_text("def declared():\n    from .. import lessons\n")
     for name, text in files.items():
         (folder / name).write_text(text)
@@ -43,6 +49,7 @@ def _lint(folder):
     ("helpers/lesson.py", "helpers/ imports nothing of tools/"),
     ("tools/runtime/lab.py", "The learner's runtime"),
     ("tools/build/a.py", "No import cycle"),
+    ("helpers/walk.py", "The drawing goes down its floors"),
 ])
 def test_each_contract_fails_when_broken(tmp_path, broken, contract):
     files = {name: text for name, text in BROKEN.items() if name == broken or broken == "tools/build/a.py"
