@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 FIGURE = "figure"
 UNCOMPARED = "uncompared"
 RELEASE = RELEASE_TAG   # the tag of a cell showing what one torch release does (tests/structure.py)
-# The layers `make test` leaves to `make test-integration` (CONTRIBUTING.md, "Tests, in
+# The layers `make test` leaves to `make test-integration` (docs/testing.md, "Tests, in
 # layers"): what needs a browser, a class of Unix users, another environment, or minutes of
 # processes run to their limits. CI (.ci/run) and the workflow run both; `make test` runs every
 # other file, in under 6 minutes from a fresh clone.

@@ -3,7 +3,7 @@ writes is a skeleton the structure checks pass, with a lesson module whose
 widget and exercise are declared as the notebook uses them and whose
 exercise gets its wrong answers' hints. (That a new notebook passes the
 whole of `make test` as made is shown on a clean clone, once per change to
-new.py: CONTRIBUTING.md, "In minutes".)"""
+new.py: make check NB=NN after make new.)"""
 
 import importlib.util
 import subprocess

@@ -5,7 +5,7 @@ learner's backup alike. In headless Chromium, on a new learner's working copy:
 run the notebook, change its widget as its declaration says, save, close it
 (the kernel shut down), reopen it. Every widget output must show a drawing
 (a Graphviz <svg>), none "Error displaying widget: model not found", and what
-it shows is the stored drawing (the choice made in CONTRIBUTING.md, "A
+it shows is the stored drawing (the choice made in docs/maintaining.md, "A
 learner's working copy and settings"). Run again, the widget redraws as
 declared.
 

@@ -3,7 +3,7 @@ write the lesson into. It makes three files, then executes the notebook and
 rewrites the navigation (the index's contents, the neighbours' links, the
 README's list):
 
-    notebooks/NN-name.ipynb        the skeleton (CONTRIBUTING.md), optional, with one
+    notebooks/NN-name.ipynb        the skeleton (docs/maintaining.md), optional, with one
                                    drawing, one widget and one exercise to replace
     helpers/lessons/nbNN.py        its support: the widget's view, the widget's
                                    declaration, the exercise's declaration
