@@ -33,9 +33,8 @@ INTEGRATION = {
 }
 # What `make quick` also leaves out: the tests that execute whole notebooks (nbval over
 # notebooks/ among them) or draw real models. The rest of `make test` (lint, types, unit
-# tests, structure, exercises and mutants) runs in about 2 minutes.
-EXECUTING = ("test_solutions.py", "test_nbval_checks.py", "test_widget_outputs.py", "test_real_models.py",
-             "test_other_torch.py")
+# tests, structure, exercises and mutants) runs in 90 s.
+EXECUTING = ("test_solutions.py", "test_nbval_checks.py", "test_widget_outputs.py", "test_real_models.py")
 LAYERS = ("all", "test", "integration", "quick")
 
 

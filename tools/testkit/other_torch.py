@@ -58,7 +58,6 @@ SAME_ON_ANY_TORCH = (
     "test_new.py",           # make new's scaffold
     "test_notebooks.py",     # the notebooks' text
     "test_workflows.py",     # the workflow's YAML and shell (its linters lie in .venv/bin only)
-    "test_other_torch.py",   # this layer's own sorting of nbval's differences, shown on the pinned torch
     "test_types.py",         # mypy on helpers/ (a stub torch changed says nothing of what learners see)
     "test_kernel.py",        # the kernel's language_info
     "test_pacing.py",        # the times counted from the stored notebooks
