@@ -28,13 +28,13 @@ INTEGRATION = {
     "class": ("test_hub.py", "test_hub_command.py", "test_hub_isolation.py", "test_grade.py", "test_grade_hostile.py",
               "test_grade_sandbox.py", "test_deploy.py"),
     "set-up elsewhere": ("test_standalone.py", "test_pins.py"),
-    "re-execution": ("test_reexecution.py",),
+    "re-execution": ("test_reexecution.py", "test_teacher_copies.py"),
     "limits and depth": ("test_check_limits.py", "test_deep_free.py", "test_watchdog.py"),
 }
 # What `make quick` also leaves out: the tests that execute whole notebooks (nbval over
 # notebooks/ among them) or draw real models. The rest of `make test` (lint, types, unit
 # tests, structure, exercises and mutants) runs in 90 s.
-EXECUTING = ("test_solutions.py", "test_nbval_checks.py", "test_widget_outputs.py", "test_real_models.py")
+EXECUTING = ("test_nbval_checks.py", "test_widget_outputs.py", "test_real_models.py")
 LAYERS = ("all", "test", "integration", "quick")
 
 
@@ -89,7 +89,7 @@ def pytest_ignore_collect(collection_path, config):
 FIRST = ("test_browser.py", "test_pins.py", "test_check_limits.py", "test_exercises.py", "test_deep_free.py",
          "test_exercise_checks.py", "test_lab.py", "test_real_models.py", "test_standalone.py",
          "test_grade_hostile.py", "test_hub.py", "test_reexecution.py", "test_hub_command.py",
-         "test_saved_widgets.py", "test_solutions.py")
+         "test_saved_widgets.py", "test_teacher_copies.py")
 
 
 @pytest.hookimpl(wrapper=True)

@@ -20,7 +20,7 @@ sorted (tests/conftest.py's --other-torch):
   holds on that torch;
 
 and every exercise's right answers judged right (tests/test_exercises.py,
-tests/test_solutions.py, tests/test_exercise_checks.py), the helpers' unit
+tests/test_teacher_copies.py, tests/test_exercise_checks.py), the helpers' unit
 tests, the golden drawings and the real models' drawings passing as on the
 pinned torch; and with them (tests/conftest.py's --also) the integration
 layer's tests of what a CUDA build does (ON_A_CUDA_BUILD: exercise checks
@@ -76,6 +76,9 @@ ON_A_CUDA_BUILD = (
     "tests/test_check_limits.py::test_where_torch_refuses_autograd_in_a_child_right_answers_are_right",
     "tests/test_check_limits.py::test_where_torch_refuses_autograd_in_a_child_the_hard_stop_holds",
 )
+# what the other torch runs beside make test's selection: those, and the teacher's copies (every
+# solution right in its notebook), which make test leaves to the integration layer
+ALSO = (*ON_A_CUDA_BUILD, "tests/test_teacher_copies.py")
 # the executables of .venv the tests run by name beside sys.executable
 LINKED = ("ruff",)
 VENV = ROOT / ".venv"   # the Makefile's
@@ -111,7 +114,7 @@ def other_venv(version, folder=None):
 def pytest_command(python, rules, more=()):
     """make test's pytest, run by `python`, with the other torch's rules."""
     left_out = [f"--ignore=tests/{name}" for name in SAME_ON_ANY_TORCH]
-    also = [f"--also={node}" for node in ON_A_CUDA_BUILD] if not more else []
+    also = [f"--also={node}" for node in ALSO] if not more else []
     return [str(python), "-m", "pytest", "-p", "no:cacheprovider", "-n", "2", "--dist", "loadfile",
             "--no-loadscope-reorder", "--durations=10", "-rs", "--layers", "test", "--other-torch",
             f"--nbval-sanitize-with={rules}", *left_out, *also, *more]
