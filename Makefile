@@ -35,8 +35,8 @@ edit: system $(STAMP)
 refresh: system $(STAMP)
 	$(BIN)/python -m tools.runtime.lab --refresh
 
-# Every test but the integration layers (tests/conftest.py's INTEGRATION), in under 6 minutes
-# from a fresh clone on 2 cores; CI runs `make test-integration` after it.
+# Every test but the integration layers (tests/conftest.py's INTEGRATION), in 4 minutes from a
+# fresh clone on 2 idle cores; CI runs `make test-integration` after it.
 test: system-tests $(DEV_STAMP)
 	$(BIN)/ruff check helpers tests tools notebooks
 	$(BIN)/lint-imports
@@ -68,8 +68,8 @@ test-integration: system-browser $(DEV_STAMP)
 test-torch: system-tests $(DEV_STAMP)
 	$(BIN)/python -m tools.testkit.other_torch $(TORCH_VERSION)
 
-# The inner loop: make test without the tests that execute whole notebooks or draw real models
-# (nbval over notebooks/, the teacher's copies; tests/conftest.py's EXECUTING), about 2 minutes.
+# make test without the tests that execute whole notebooks or draw real models (nbval over
+# notebooks/; tests/conftest.py's EXECUTING), in 90 s; one notebook's loop is `make check NB=NN`.
 quick: system $(DEV_STAMP)
 	$(BIN)/ruff check helpers tests tools notebooks
 	$(BIN)/lint-imports
