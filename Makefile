@@ -13,7 +13,7 @@ DEV_STAMP := $(VENV)/.installed-dev
 WHICH_PYTHON := import sys; print(sys.base_prefix, sys.version)
 TORCH_INDEX := $(if $(filter cpu,$(TORCH)),--extra-index-url https://download.pytorch.org/whl/cpu)
 
-.PHONY: test-classroom lab notebook refresh test test-integration test-torch quick new setup system system-tests system-browser notebooks nav solutions site bench pin clean hub load grade
+.PHONY: test-classroom lab edit check notebook refresh test test-integration test-torch quick new setup system system-tests system-browser notebooks nav solutions site bench pin clean hub load grade
 
 # JupyterLab on the learner's working copy, my-notebooks/ (made on the first run from
 # notebooks/, ignored by git, never overwritten; see tools/runtime/working_copy.py).
@@ -24,16 +24,34 @@ lab: system $(STAMP)
 notebook: system $(STAMP)
 	$(BIN)/python -m tools.runtime.lab --notebook
 
+# JupyterLab on the stored notebooks themselves (notebooks/), for a maintainer: the same settings,
+# and the kernel whose language_info they store, so opening and saving one changes no metadata
+# (tools/runtime/lab.py's edit). Outputs still come from `make notebooks NB=...`. NOTEBOOK=1: Notebook 7.
+edit: system $(STAMP)
+	$(BIN)/python -m tools.runtime.lab --edit $(if $(NOTEBOOK),--notebook)
+
 # Replace my-notebooks/'s notebooks with the collection's; one you changed is moved
 # to my-notebooks/backups/<date-time>/ first (it prints what it kept).
 refresh: system $(STAMP)
 	$(BIN)/python -m tools.runtime.lab --refresh
 
-# Every test but the integration layers (tests/conftest.py's INTEGRATION), in under 6 minutes
-# from a fresh clone on 2 cores; CI runs `make test-integration` after it.
+# Every test but the integration layers (tests/conftest.py's INTEGRATION), in 4 minutes from a
+# fresh clone on 2 idle cores; CI runs `make test-integration` after it.
 test: system-tests $(DEV_STAMP)
 	$(BIN)/ruff check helpers tests tools notebooks
+	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder --durations=25 --layers test
+
+# The inner loop, one notebook: NB=02 (or 2). Ruff, then the notebook's cells run and compared
+# (nbval, byte for byte too), its exercises' right and wrong answers and mutants, its widgets'
+# declarations against its stored outputs, its structure (tests/conftest.py's --notebook picks
+# them): 20 s for 02, 78 s for 09, which compiles (2 shared cores).
+CHECKED := tests/test_exercises.py tests/test_exercise_checks.py tests/test_mutants.py tests/test_widget_registry.py tests/test_notebooks.py
+check: system-tests $(DEV_STAMP)
+	@test -n "$(NB)" || { echo "make check NB=02: name the notebook by its number"; exit 2; }
+	$(BIN)/ruff check helpers tests tools notebooks
+	$(BIN)/lint-imports
+	$(BIN)/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder --durations=5 --notebook $(NB) notebooks $(CHECKED)
 
 # The layers make test leaves out: the browser (JupyterLab, Notebook 7, the site in Chromium),
 # the class (make hub, make grade, their isolation), the set-up elsewhere (a notebook alone as on
@@ -50,18 +68,20 @@ test-integration: system-browser $(DEV_STAMP)
 test-torch: system-tests $(DEV_STAMP)
 	$(BIN)/python -m tools.testkit.other_torch $(TORCH_VERSION)
 
-# The inner loop: make test without the tests that execute whole notebooks or draw real models
-# (nbval over notebooks/, the teacher's copies; tests/conftest.py's EXECUTING), about 2 minutes.
+# make test without the tests that execute whole notebooks or draw real models (nbval over
+# notebooks/; tests/conftest.py's EXECUTING), in 90 s; one notebook's loop is `make check NB=NN`.
 quick: system $(DEV_STAMP)
 	$(BIN)/ruff check helpers tests tools notebooks
+	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder --durations=10 --layers quick
 
 # A new notebook, NB=10-name, that passes `make test` as made (tools/build/new.py): the
 # notebook, its helpers/lessons/nbNN.py and tests/answers/nbNN_answers.py; its navigation and set-up cells
-# written before it is executed (they are cells too), and its time after.
+# written before it is executed (they are cells too), and its time after. TITLE="..." its title
+# (default: from the name), READ_AFTER=05-interview-relevance the notebook it follows.
 new: setup $(DEV_STAMP)
-	@test -n "$(NB)" || { echo "make new NB=10-name: name the notebook"; exit 2; }
-	$(BIN)/python -m tools.build.new $(NB)
+	@test -n "$(NB)" || { echo "make new NB=10-name [TITLE=\"...\"] [READ_AFTER=NN-name]: name the notebook"; exit 2; }
+	$(BIN)/python -m tools.build.new $(NB) --title "$(TITLE)" --read-after "$(READ_AFTER)"
 	$(BIN)/python -m tools.build.nav
 	$(BIN)/python -m tools.build.run_notebooks notebooks/$(NB).ipynb
 	$(BIN)/python -m tools.build.nav

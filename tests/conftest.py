@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 FIGURE = "figure"
 UNCOMPARED = "uncompared"
 RELEASE = RELEASE_TAG   # the tag of a cell showing what one torch release does (tests/structure.py)
-# The layers `make test` leaves to `make test-integration` (CONTRIBUTING.md, "Tests, in
+# The layers `make test` leaves to `make test-integration` (docs/testing.md, "Tests, in
 # layers"): what needs a browser, a class of Unix users, another environment, or minutes of
 # processes run to their limits. CI (.ci/run) and the workflow run both; `make test` runs every
 # other file, in under 6 minutes from a fresh clone.
@@ -26,14 +26,13 @@ INTEGRATION = {
     "browser": ("test_browser.py", "test_lab.py", "test_notebook7.py", "test_legibility_browser.py", "test_site.py",
                 "test_site_links.py", "test_saved_widgets.py"),
     "set-up elsewhere": ("test_standalone.py", "test_pins.py"),
-    "re-execution": ("test_reexecution.py",),
+    "re-execution": ("test_reexecution.py", "test_teacher_copies.py"),
     "limits and depth": ("test_check_limits.py", "test_deep_free.py", "test_watchdog.py"),
 }
 # What `make quick` also leaves out: the tests that execute whole notebooks (nbval over
 # notebooks/ among them) or draw real models. The rest of `make test` (lint, types, unit
-# tests, structure, exercises and mutants) runs in about 2 minutes.
-EXECUTING = ("test_solutions.py", "test_nbval_checks.py", "test_widget_outputs.py", "test_real_models.py",
-             "test_other_torch.py")
+# tests, structure, exercises and mutants) runs in 90 s.
+EXECUTING = ("test_nbval_checks.py", "test_widget_outputs.py", "test_real_models.py")
 LAYERS = ("all", "test", "integration", "quick")
 
 
@@ -45,6 +44,9 @@ def pytest_addoption(parser):
                           "cells tagged torch-release-behaviour are run, not compared, and listed")
     parser.addoption("--also", action="append", default=[], metavar="NODEID",
                      help="a test of another layer to run with this one (make test-torch: the CUDA build's own)")
+    parser.addoption("--notebook", metavar="NN",
+                     help="only what concerns notebook NN (make check NB=NN): its nbval cells, and the tests "
+                          "whose id names it (nbNN, its file name, its widgets' tags)")
     parser.addoption("--layers", choices=LAYERS, default="all",
                      help="test: what make test runs; integration: what it leaves out (make test-integration); "
                           "quick: make test without the notebook executions (make quick); all (default): everything")
@@ -85,7 +87,7 @@ def pytest_ignore_collect(collection_path, config):
 FIRST = ("test_browser.py", "test_pins.py", "test_check_limits.py", "test_exercises.py", "test_deep_free.py",
          "test_exercise_checks.py", "test_lab.py", "test_real_models.py", "test_standalone.py",
          "test_grade_hostile.py", "test_hub.py", "test_reexecution.py", "test_hub_command.py",
-         "test_saved_widgets.py", "test_solutions.py")
+         "test_saved_widgets.py", "test_teacher_copies.py")
 
 
 @pytest.hookimpl(wrapper=True)
@@ -98,6 +100,9 @@ def pytest_collection_modifyitems(config, items):
     rules allow it."""
     layers, also = config.getoption("--layers"), tuple(config.getoption("--also"))
     kept = {item: selected(item.path, layers) or item.nodeid.startswith(also) for item in items}   # () matches none
+    if config.getoption("--notebook"):
+        names = about(config.getoption("--notebook"))
+        kept = {item: keep and any(name in item.nodeid for name in names) for item, keep in kept.items()}
     if not all(kept.values()):
         config.hook.pytest_deselected(items=[item for item in items if not kept[item]])
         items[:] = [item for item in items if kept[item]]
@@ -114,6 +119,20 @@ def pytest_collection_modifyitems(config, items):
 
 
 keep_nbvals_messages()
+
+
+def about(number):
+    """What names notebook `number` ('02' or '2') in a test's id: its file name,
+    `nbNN` (the exercises' ids) and its widgets' tags."""
+    from helpers import lessons
+    from tools.notebooks import notebook_paths
+
+    number = f"{int(number):02d}"
+    paths = [p for p in notebook_paths() if p.name.startswith(f"{number}-")]
+    if not paths:
+        raise pytest.UsageError(f"--notebook {number}: no notebooks/{number}-*.ipynb")
+    tags = [w.tag + "]" for w in lessons.of(paths[0].stem)]          # "widget-x]", not "widget-x-other]"
+    return (paths[0].name, f"nb{number}-", f"nb{number}]", *tags)
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""The notebook skeleton (CONTRIBUTING.md) as checks; each returns a list of problems."""
+"""The notebook skeleton (docs/maintaining.md) as checks; each returns a list of problems."""
 
 import json
 import re

@@ -1,9 +1,7 @@
 """trace_graph: exact nodes and edges, checked against torch's own next_functions."""
 
 import gc
-import statistics
 import sys
-import time
 import weakref
 from dataclasses import replace
 
@@ -302,28 +300,16 @@ def test_dot_lays_out_labels_with_control_characters():
     assert "Two Lines" in drawing.svg() and drawing.html().encode()
 
 
-def _median_seconds(runs, repeats=9):
-    """The median time of each of `runs`, measured in turn (a load on the
-    machine then falls on all of them alike)."""
-    times = [[] for _ in runs]
-    for _ in range(repeats):
-        for run, measured in zip(runs, times, strict=True):
-            start = time.perf_counter()
-            run()
-            measured.append(time.perf_counter() - start)
-    return [statistics.median(measured) for measured in times]
-
-
 def _kept(walkers, walked):
     walkers.append(walked[0])
     return walked
 
 
-def test_a_drawing_of_max_nodes_walks_as_much_at_any_length(timings, monkeypatch):
+def test_a_drawing_of_max_nodes_walks_as_much_at_any_length(monkeypatch):
     """Only what can be drawn is walked: h = tanh(W @ h) at T = 100,000
     (200,003 nodes) steps as many nodes as at T = 10,000 when it draws its
-    300 (count_limit(300) at most), so it costs about the same; the times are
-    printed as figures (a walk of the whole graph took 3 to 40 times as long)."""
+    300 (count_limit(300) at most), so it costs about the same (the times:
+    python -m tools.bench.walk_timing)."""
     walkers = []
     monkeypatch.setattr(helpers.graph, "walk_for", lambda *a: _kept(walkers, walk_for(*a)))
     counts = []
@@ -334,11 +320,6 @@ def test_a_drawing_of_max_nodes_walks_as_much_at_any_length(timings, monkeypatch
         (walker,) = walkers                     # every node met and no longer queued was stepped
         counts.append(sum(isinstance(item, AutogradNode) for item in walker.items) - len(walker.queue))
     assert counts[0] == counts[1] <= count_limit(300)
-    monkeypatch.undo()
-    short, long = rnn(1_000), rnn(100_000)
-    seconds = _median_seconds([lambda w=w, h=h: draw_graph(h, {"W": w}) for w, h in (short, long)])
-    timings.append(f"draw_graph, 300 of T = 1,000 then 100,000 steps: {seconds[0] * 1000:.1f} ms, "
-                   f"{seconds[1] * 1000:.1f} ms (ratio {seconds[1] / seconds[0]:.2f})")
 
 
 def test_a_graph_walked_in_part_says_at_least_how_many_more():

@@ -2,11 +2,9 @@
 write and fix exercise, each mutant of its solution that behaves differently
 on the check's inputs is rejected, each that behaves the same is accepted,
 and no mutant makes the check itself fail. The score per exercise is
-printed with the run's figures. The mutator makes the changes it names,
-and a check too lenient to reject a mutant is caught."""
+printed with the run's figures. A check too lenient to reject a mutant is
+caught."""
 
-import ast
-import time
 from pathlib import Path
 
 import pytest
@@ -14,7 +12,6 @@ import pytest
 from helpers.exercises import Exercise, declared
 from helpers.exercises.exercise import write
 from helpers.lessons import numbers
-from tools.testkit.mutants import CAP, mutants
 from tools.testkit.mutation import checked, main, score
 
 CHECKED = checked()
@@ -38,9 +35,8 @@ def test_an_unknown_exercise_name_is_refused(capsys):
 
 @pytest.mark.parametrize("notebook, exercise", CHECKED, ids=[f"nb{n}-q{e.number}" for n, e in CHECKED])
 def test_every_behaviour_changing_mutant_is_rejected(notebook, exercise, timings):
-    start = time.perf_counter()
     found = score(notebook, exercise)
-    timings.append(f"mutants {found.line()} in {time.perf_counter() - start:.1f} s")
+    timings.append(f"mutants {found.line()}")
     assert found.made >= MIN_MUTANTS, (
         f"{found.name}'s solution gives {found.made} mutants; a write or fix exercise needs at least {MIN_MUTANTS}: "
         "give its solution more to change: a step of its own, a constant, a condition")
@@ -49,31 +45,6 @@ def test_every_behaviour_changing_mutant_is_rejected(notebook, exercise, timings
     assert found.checker_errors == [], "mutants that made the check itself fail"
 
 
-SOURCE = '''
-def f(x, flag=True):
-    """A docstring stays."""
-    y = x * 2 + 1
-    if y > 0 and flag:
-        y = y.detach()
-    return torch.sum(y, dim=0)
-'''
-
-
-def test_the_mutator_makes_each_kind_of_change_once():
-    made = dict(mutants(SOURCE, cap=1000))
-    assert {"line 4: Mult -> Div", "line 4: Add -> Sub", "line 5: Gt -> GtE", "line 5: And -> Or",
-            "line 4: 2 -> 4", "line 5: 0 -> 1", "line 2: True -> False", "line 7: dim= removed",
-            "line 6: .detach() removed", "line 4: statement dropped", "lines 4-5: statements swapped"} <= set(made)
-    assert "y = y" in made["line 6: .detach() removed"] and "dim" not in made["line 7: dim= removed"]
-    assert all("A docstring stays." in code for code in made.values())
-    assert len(made) == len(set(made.values())), "each mutant once"
-
-
-def test_mutants_are_capped_evenly_and_deterministically():
-    everything = mutants(SOURCE, cap=1000)
-    assert len(mutants(SOURCE, cap=5)) == 5 and mutants(SOURCE, cap=5) == mutants(SOURCE, cap=5)
-    assert mutants(SOURCE, cap=5)[0] == everything[0] and CAP >= 20
-    assert all(ast.parse(code) for _, code in everything)
 
 
 def _lenient(original: Exercise) -> Exercise:

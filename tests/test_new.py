@@ -3,7 +3,7 @@ writes is a skeleton the structure checks pass, with a lesson module whose
 widget and exercise are declared as the notebook uses them and whose
 exercise gets its wrong answers' hints. (That a new notebook passes the
 whole of `make test` as made is shown on a clean clone, once per change to
-new.py: CONTRIBUTING.md, "In minutes".)"""
+new.py: make check NB=NN after make new.)"""
 
 import importlib.util
 import subprocess
@@ -93,3 +93,22 @@ def test_the_lesson_module_declares_what_the_notebook_uses(made):
     for code, words in _module(made[2], "answers_nb99").WRONG[1]:
         feedback = session.q1.check(answer_from(code, "answer_1", {}))
         assert feedback.status == "wrong" and words in feedback.text, (code, feedback)
+
+
+def test_the_title_and_the_notebook_it_follows_are_written(tmp_path):
+    for folder in ("notebooks", "helpers/lessons", "tests/answers"):
+        (tmp_path / folder).mkdir(parents=True)
+    for name in ("00-index.ipynb", "05-interview-relevance.ipynb"):
+        (tmp_path / "notebooks" / name).write_text((NOTEBOOKS / name).read_text())
+    with pytest.raises(ValueError, match="READ_AFTER=04-gone: no notebooks/04-gone.ipynb"):
+        new.make("98-hooks", root=tmp_path, read_after="04-gone")
+    path = new.make("98-hooks", "Hooks and the graph", root=tmp_path, read_after="05-interview-relevance")[0]
+    nb = nbformat.read(path, as_version=4)
+    assert nb.cells[0].source.startswith("# Hooks and the graph\n")
+    assert nb.metadata["collection"]["read_after"] == "05-interview-relevance"
+
+
+def test_make_passes_title_and_read_after():
+    done = subprocess.run(["make", "-n", "new", "NB=98-hooks", "TITLE=Hooks and the graph",
+                           "READ_AFTER=05-interview-relevance"], cwd=ROOT, capture_output=True, text=True)
+    assert '--title "Hooks and the graph" --read-after "05-interview-relevance"' in done.stdout, done.stdout

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from learner import api, attached, chromium, kernel_of, new_learner, wait_for_kernels
+from learner import attached, chromium, kernel_of, new_learner
 
 from helpers.lessons import of
 from tools.build.run_notebooks import raises
@@ -26,7 +26,6 @@ from tools.testkit.widget_page import keyboard_problems, redraw, widget_cell
 
 NOTEBOOK = "01-dynamic-control-flow.ipynb"
 QUIZ = "06-practice-question.ipynb"
-GRACE = 10.0        # this server's gone_after (a minute in make notebook): seconds a kernel waits for its page
 ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts" / "screenshots"
 VIEWPORT = {"width": 1366, "height": 768}
 PROMPTS = ("[...document.querySelectorAll('.jp-NotebookPanel .jp-CodeCell .jp-InputPrompt')]"
@@ -41,9 +40,8 @@ def notebook7(tmp_path_factory):
     """A new learner's working copy served by `jupyter notebook` with the
     command line of `make notebook` (tools.runtime.lab.lab_argv(app="notebook"))."""
     learner = new_learner(tmp_path_factory.mktemp("learner"))
-    with pytest.MonkeyPatch.context() as patch:        # a page's kernel waits GRACE s, not a minute, here
-        patch.setattr(lab_browser, "lab_argv", lambda *a, **k: [*lab_argv(*a, app="notebook", **k),
-                                                                 f"--OneViewLeft.gone_after={GRACE}"])
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(lab_browser, "lab_argv", lambda *a, **k: lab_argv(*a, app="notebook", **k))
         proc, info = serve(learner.copy, learner.home / "runtime", learner.env)
     try:
         yield learner, info
@@ -112,29 +110,3 @@ def test_the_quiz_works_with_the_keyboard(notebook7):
                  for kind in widget.controls.values()}
         every = {kind for path in notebook_paths() for widget in of(path.stem) for kind in widget.controls.values()}
         assert kinds == every, f"no notebook of this file's has a {sorted(every - kinds)}: press its key here too"
-
-
-def test_closing_a_notebooks_tab_ends_its_kernel_soon_after(notebook7):
-    """Notebook 7 shows one notebook per browser tab, and closing the tab asks
-    the server for nothing: the kernel (260-450 MB) used to wait for the
-    30-minute cull. Now the page going away leaves the kernel gone_after
-    seconds (a minute; GRACE in this server) for a page to come
-    back (a reload keeps it), then it ends."""
-    learner, info = notebook7
-    name = "03-retain-graph.ipynb"
-    with chromium() as browser:
-        page = browser.new_page(viewport=VIEWPORT)
-        page.goto(f"http://127.0.0.1:{info['port']}/notebooks/{name}?token={info['token']}")
-        page.locator(".jp-NotebookPanel .jp-CodeCell").first.wait_for(timeout=90_000)
-        kernel = kernel_of(info, name, attached, timeout=90)
-        page.reload()
-        page.locator(".jp-NotebookPanel .jp-CodeCell").first.wait_for(timeout=90_000)
-        kernel_of(info, name, lambda k: k["id"] == kernel["id"] and attached(k), timeout=90)
-        time.sleep(GRACE + 5)
-        assert kernel_of(info, name)["id"] == kernel["id"], "a reloaded page's kernel was ended"
-        closed = time.monotonic()
-        page.close()
-        wait_for_kernels(info, lambda kernels: kernel["id"] not in [k["id"] for k in kernels],
-                         timeout=GRACE + 30)
-        assert not [s for s in api(info, "/api/sessions") if s["path"] == name]
-        assert time.monotonic() - closed < GRACE + 30

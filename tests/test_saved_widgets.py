@@ -5,7 +5,7 @@ learner's backup alike. In headless Chromium, on a new learner's working copy:
 run the notebook, change its widget as its declaration says, save, close it
 (the kernel shut down), reopen it. Every widget output must show a drawing
 (a Graphviz <svg>), none "Error displaying widget: model not found", and what
-it shows is the stored drawing (the choice made in CONTRIBUTING.md, "A
+it shows is the stored drawing (the choice made in docs/maintaining.md, "A
 learner's working copy and settings"). Run again, the widget redraws as
 declared.
 
@@ -151,17 +151,14 @@ def browser():
 
 def learner_server(folder, app="jupyterlab"):
     """A new learner and the server `make lab` (or `make notebook`) starts
-    for them, which hands its page the learners' settings: a notebook's
-    kernel shut down when it closes, the widget manager's saveState left
-    off (CONTRIBUTING.md says why)."""
+    for them, which hands its page the learners' settings: the widget
+    manager's saveState left off (docs/maintaining.md says why)."""
     learner = new_learner(folder)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(lab_browser, "lab_argv", partial(lab_argv, app=app))
         proc, info = serve(learner.copy, learner.home / "runtime", learner.env)
     try:
-        tracker = api(info, "/lab/api/settings/@jupyterlab/notebook-extension:tracker")
         widgets = api(info, "/lab/api/settings/@jupyter-widgets/jupyterlab-manager:plugin")
-        assert tracker["schema"]["properties"]["kernelShutdown"]["default"] is True, app
         assert widgets["schema"]["properties"]["saveState"]["default"] is False, app
     except BaseException:
         stop(proc)
@@ -176,11 +173,15 @@ def lab_reopen(page, base, info, path):
 
 
 def lab_close(page, info, path):
-    """Close the notebook's tab; the learners' settings shut its kernel down."""
+    """Close the notebook's tab, then shut its kernel down as the Running panel
+    does (a closed tab's kernel is otherwise left to the 30-minute cull)."""
     kernel = kernel_of(info, path)
     page.locator(f"{TAB} .lm-TabBar-tabCloseIcon").click()
     page.locator(f"#jp-main-dock-panel .lm-TabBar-tab:has-text('{path.split('/')[-1]}')").wait_for(
         state="detached", timeout=30_000)
+    for session in api(info, "/api/sessions"):
+        if session["path"] == path:
+            api(info, f"/api/sessions/{session['id']}", "DELETE")
     gone(info, kernel)
 
 

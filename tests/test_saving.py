@@ -202,3 +202,26 @@ def test_every_server_the_learner_meets_marks_its_pages():
     notebook's and the hub's command lines and Binder's config."""
     option = "--ServerApp.contents_manager_class=tools.runtime.saving.Contents"
     assert option in server_options() and option in lab_argv() and option in lab_argv(app="notebook")
+
+
+def test_make_edit_serves_the_stored_notebooks_and_a_save_changes_no_byte(tmp_path, monkeypatch):
+    """`make edit` serves notebooks/ itself, trusted, with the learners' server options;
+    each stored notebook opened and saved back through that server's contents manager
+    (with its save hook) is written byte for byte as it was: no metadata churn."""
+    import shutil
+
+    from tools.runtime import lab, working_copy
+
+    served, trusted = [], []
+    monkeypatch.setattr(lab, "serve", served.append)
+    monkeypatch.setattr(working_copy, "trust", trusted.append)
+    lab.main(["--edit", "--no-browser"])
+    (command,) = served
+    assert f"--ServerApp.root_dir={NOTEBOOKS}" in command and all(o in command for o in server_options())
+    assert list(trusted[0]) == working_copy.collection()
+    for path in working_copy.collection():
+        shutil.copy(path, tmp_path / path.name)
+    manager = _configured(tmp_path)
+    for path in working_copy.collection():
+        _save(manager, path.name, _open(manager, path.name))
+        assert (tmp_path / path.name).read_bytes() == path.read_bytes(), f"{path.name} changed by a save"

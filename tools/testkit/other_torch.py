@@ -20,7 +20,7 @@ sorted (tests/conftest.py's --other-torch):
   holds on that torch;
 
 and every exercise's right answers judged right (tests/test_exercises.py,
-tests/test_solutions.py, tests/test_exercise_checks.py), the helpers' unit
+tests/test_teacher_copies.py, tests/test_exercise_checks.py), the helpers' unit
 tests, the golden drawings and the real models' drawings passing as on the
 pinned torch; and with them (tests/conftest.py's --also) the integration
 layer's tests of what a CUDA build does (ON_A_CUDA_BUILD: exercise checks
@@ -52,34 +52,32 @@ SANITIZE = (
 # make test's files whose subject is the repository or a tool, not torch: they pass or fail alike on
 # any torch, so the second run leaves them out
 SAME_ON_ANY_TORCH = (
-    "test_layout.py",        # which layer runs which file
     "test_nbval_checks.py",  # that nbval rejects tampered outputs
     "test_widget_outputs.py",  # the same, for widget outputs
     "test_shortcuts.py",     # jupyter/overrides.json against JupyterLab's shortcuts
     "test_new.py",           # make new's scaffold
     "test_notebooks.py",     # the notebooks' text
     "test_workflows.py",     # the workflow's YAML and shell (its linters lie in .venv/bin only)
-    "test_other_torch.py",   # this layer's own sorting of nbval's differences, shown on the pinned torch
     "test_types.py",         # mypy on helpers/ (a stub torch changed says nothing of what learners see)
     "test_kernel.py",        # the kernel's language_info
     "test_pacing.py",        # the times counted from the stored notebooks
     "test_readme.py",        # the README's words and links
-    "test_one_source.py",    # no lesson function defined twice
     "test_grade_files.py",   # make grade's reading of files, outside any kernel
     "test_hub_learner.py",   # the simulated learner's websocket
     "test_platforms.py",     # the Windows and macOS routes of the set-up
     "test_setup_system.py",  # tools/setup_system.sh
-    "test_saving.py",        # the save hook, the sessions and the working copy: the lab's own code
-    "test_sessions.py",
+    "test_saving.py",        # the save hook and the working copy: the lab's own code
     "test_working_copy.py",
     "test_widget_state.py",
     "test_widget_registry.py",  # the registry against the notebooks' source
-    "test_redraw_timing.py",    # a made-up websocket log
 )
 # tests of the integration layer whose subject is what a CUDA build does: run by the other torch too
 ON_A_CUDA_BUILD = (
     "tests/test_check_limits.py::test_after_a_compiled_backward_in_the_session_right_answers_are_right",
 )
+# what the other torch runs beside make test's selection: those, and the teacher's copies (every
+# solution right in its notebook), which make test leaves to the integration layer
+ALSO = (*ON_A_CUDA_BUILD, "tests/test_teacher_copies.py")
 # the executables of .venv the tests run by name beside sys.executable
 LINKED = ("ruff",)
 VENV = ROOT / ".venv"   # the Makefile's
@@ -115,7 +113,7 @@ def other_venv(version, folder=None):
 def pytest_command(python, rules, more=()):
     """make test's pytest, run by `python`, with the other torch's rules."""
     left_out = [f"--ignore=tests/{name}" for name in SAME_ON_ANY_TORCH]
-    also = [f"--also={node}" for node in ON_A_CUDA_BUILD] if not more else []
+    also = [f"--also={node}" for node in ALSO] if not more else []
     return [str(python), "-m", "pytest", "-p", "no:cacheprovider", "-n", "2", "--dist", "loadfile",
             "--no-loadscope-reorder", "--durations=10", "-rs", "--layers", "test", "--other-torch",
             f"--nbval-sanitize-with={rules}", *left_out, *also, *more]
