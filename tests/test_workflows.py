@@ -101,7 +101,7 @@ def workflow_problems(doc):
     triggers = doc["on"] if isinstance(doc["on"], (dict, list)) else [doc["on"]]
     found += [f"not run on {event}" for event in ("push", "pull_request") if event not in triggers]
     testing = []
-    for target in ("test", "test-integration", "test-torch"):
+    for target in ("test", "test-integration", "test-classroom", "test-torch"):
         running = [name for name, job in jobs.items() if target in make_targets(job)]
         if len(running) != 1:
             return found + [f"jobs running make {target} TORCH=cpu: {running}, not one"]
@@ -170,12 +170,14 @@ def test_no_other_workflow_deploys_or_runs_on_node_20():
 
 WRONG = [
     ("  pull_request:\n", "", "not run on pull_request"),
-    ("layers: [test, test-integration, test-torch]", "layers: [lab, test-integration, test-torch]",
-     "jobs running make test TORCH=cpu: []"),
-    ("layers: [test, test-integration, test-torch]", "layers: [test, test-torch]",
+    ("layers: [test, test-integration, test-classroom, test-torch]",
+     "layers: [lab, test-integration, test-classroom, test-torch]", "jobs running make test TORCH=cpu: []"),
+    ("layers: [test, test-integration, test-classroom, test-torch]", "layers: [test, test-classroom, test-torch]",
      "jobs running make test-integration TORCH=cpu: [], not"),
-    ("layers: [test, test-integration, test-torch]", "layers: [test, test-integration]",
-     "jobs running make test-torch TORCH=cpu: [], not"),
+    ("layers: [test, test-integration, test-classroom, test-torch]", "layers: [test, test-integration, test-torch]",
+     "jobs running make test-classroom TORCH=cpu: [], not"),
+    ("layers: [test, test-integration, test-classroom, test-torch]",
+     "layers: [test, test-integration, test-classroom]", "jobs running make test-torch TORCH=cpu: [], not"),
     ("make ${{ matrix.layers }} TORCH=cpu", "make ${{ matrix.layers }}", "jobs running make test TORCH=cpu: []"),
     ("    needs: site\n", "", "deploy deploys without waiting for test"),
     ("    needs: test\n", "", "deploy deploys without waiting for test"),
