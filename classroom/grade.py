@@ -45,7 +45,8 @@ from helpers.exercises import declared
 from helpers.exercises.lesson import stored_definitions
 from helpers.exercises.observe import judged, reference
 from classroom import grade_sandbox
-from classroom.grade_files import MAX_CELL_OUTPUTS, Unreadable, csv_cell, decode, md, outputs, read_notebook
+from classroom.grade_files import (MAX_CELL_OUTPUTS, Unreadable, csv_cell, decode, md, notebooks_in, outputs,
+                                   read_notebook)
 from classroom.grade_probe import IPYTHON, MIME
 from classroom.grade_source import binds, lesson_bindings, reaches, rebinds
 from tools.notebooks import CHECK, SLOT
@@ -95,7 +96,7 @@ def submissions(folder):
     every = {p.name: p for p in collection()}
     stored = {name: p for name, p in every.items() if name[:2] in _numbers()}
     found, skipped = [], []
-    for path in sorted(folder.rglob("*.ipynb")):
+    for path in notebooks_in(folder)[0]:
         parts = path.relative_to(folder).parts
         if ".ipynb_checkpoints" in parts or "backups" in parts:
             continue

@@ -29,6 +29,8 @@ MAX_DEPTH = 64                 # nesting of JSON arrays and objects (a notebook 
 MAX_ITEMS = 2_000_000          # JSON values: a stored notebook holds under 4,000, a sandbox's result about 1,000,000
                                # at most (six observations of at most 50,000 numbers each, tagged)
 MAX_CELL_OUTPUTS = 100         # outputs of one cell taken from a result (a stored notebook's cells have at most 2)
+MAX_WALK_DEPTH = 16            # folders below a learner's that are searched (the hub's layout needs 1)
+MAX_WALK_ENTRIES = 100_000     # names looked at in one learner's folder
 STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)      # a JSON string, escapes and all
 
 
@@ -89,6 +91,38 @@ def outputs(found, limit=MAX_CELL_OUTPUTS):
             continue
         kept.append(nbformat.from_dict(output))
     return kept, dropped
+
+
+def notebooks_in(folder, depth=MAX_WALK_DEPTH, entries=MAX_WALK_ENTRIES):
+    """(the .ipynb files below `folder`, sorted; what was left unsearched, in
+    words): a walk with a stack of its own, not recursion, so that no depth
+    of folders can exhaust Python's; never through a link; at most `depth`
+    folders down and `entries` names looked at, so that no tree costs more
+    than that."""
+    found, unsearched, seen, stack = [], [], 0, [(Path(folder), 0)]
+    while stack:
+        here, level = stack.pop()
+        try:
+            with os.scandir(here) as listing:
+                names = list(listing)
+        except OSError as error:
+            unsearched.append(f"{here} ({error.strerror})")
+            continue
+        for entry in names:
+            seen += 1
+            if seen > entries:
+                return sorted(found), [*unsearched, f"{folder}: past {entries:,} names, the rest"]
+            try:
+                is_folder = entry.is_dir(follow_symlinks=False)
+            except OSError:
+                continue
+            if is_folder and level < depth:
+                stack.append((Path(entry.path), level + 1))
+            elif is_folder:
+                unsearched.append(f"{entry.path} (deeper than {depth} folders)")
+            elif entry.name.endswith(".ipynb"):
+                found.append(Path(entry.path))
+    return sorted(found), unsearched
 
 
 def _flags(*names):

@@ -317,3 +317,19 @@ def test_a_submission_whose_judging_raises_is_not_graded_alone(tmp_path, monkeyp
     assert len(mine) == len(grade.declared("06")) and all(
         r.status == "not graded" and r.detail.startswith("judging this notebook failed (TypeError") for r in mine)
     assert {r.learner for r in found} == {"alice", "mallory"} and "judging this notebook failed" in text
+
+
+def test_a_learner_s_folder_of_any_depth_stops_no_one(tmp_path):
+    """`mkdir -p d/d/d/...` 1200 deep, which a hub kernel can make: the walk
+    of the submissions is bounded and iterative, and everyone else is graded."""
+    folder = tmp_path / "submissions"
+    (folder / "zed").mkdir(parents=True)
+    (folder / "zed" / STORED.name).write_text(STORED.read_text())
+    deep_folder = folder / "deep"
+    deep_folder.mkdir()
+    subprocess.run(["mkdir", "-p", "d/" * 1200], cwd=deep_folder, check=True)     # os.makedirs itself recurses
+    rows, _ = grade.grade(folder, tmp_path / "out", grade.Settings(unisolated=True))
+    assert {(r.learner, r.status) for r in rows} == {("zed", "blank")}
+    assert "zed" in (tmp_path / "out" / "grades.csv").read_text()
+    found, unsearched = grade_files.notebooks_in(deep_folder)
+    assert found == [] and any("deeper than" in u for u in unsearched)
