@@ -4,7 +4,7 @@ learner made that reaches the teacher's report is data, never markup.
 
     read_notebook(path, folder)     a submission, or Unreadable(why) for that learner alone
     decode(data, what)              bounded JSON (size, nesting, items) from a sandbox
-    outputs(found, limit)           a result's outputs for one cell: those nbformat's schema takes
+    notebooks_in(folder)            the .ipynb files below a learner's folder: bounded, iterative, no links
     md(text), csv_cell(text)        a learner's text for summary.md and grades.csv
 
 A submission is read only when it is a regular file (no link, device, FIFO
@@ -28,7 +28,6 @@ MAX_BYTES = 32 * 2 ** 20       # a submitted notebook (the largest stored one wi
 MAX_DEPTH = 64                 # nesting of JSON arrays and objects (a notebook needs under 20)
 MAX_ITEMS = 2_000_000          # JSON values: a stored notebook holds under 4,000, a sandbox's result about 1,000,000
                                # at most (six observations of at most 50,000 numbers each, tagged)
-MAX_CELL_OUTPUTS = 100         # outputs of one cell taken from a result (a stored notebook's cells have at most 2)
 MAX_WALK_DEPTH = 16            # folders below a learner's that are searched (the hub's layout needs 1)
 MAX_WALK_ENTRIES = 100_000     # names looked at in one learner's folder
 STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)      # a JSON string, escapes and all
@@ -70,27 +69,6 @@ def decode(data, what, cap=MAX_BYTES * 4, items=MAX_ITEMS):
         return json.loads(text)
     except (ValueError, RecursionError) as error:
         raise Unreadable(f"{what} is not JSON ({str(error)[:120]})") from None
-
-
-def outputs(found, limit=MAX_CELL_OUTPUTS):
-    """(kept, dropped) of one cell's outputs from a sandbox's result: each
-    one nbformat's output schema takes, as a NotebookNode, and how many were
-    not. Past `limit` outputs only the first and last halves are looked at
-    (a probe's data is its cell's last output), so that a flood of them
-    costs the grader no more than `limit` do."""
-    if len(found) > limit:
-        found, dropped = found[:limit // 2] + found[-(limit - limit // 2):], len(found) - limit
-    else:
-        dropped = 0
-    kept = []
-    for output in found:
-        try:
-            nbformat.validate(output, ref="output", version=4, version_minor=nbformat.v4.nbformat_minor)
-        except Exception:       # noqa: BLE001 (whatever the validator raises, the output is not a notebook's)
-            dropped += 1
-            continue
-        kept.append(nbformat.from_dict(output))
-    return kept, dropped
 
 
 def notebooks_in(folder, depth=MAX_WALK_DEPTH, entries=MAX_WALK_ENTRIES):
@@ -237,15 +215,16 @@ def one_line(text):
     return re.sub(r"[\x00-\x1f\x7f\u2028\u2029\u0085]+", " ", str(text)).strip()
 
 
-MARKDOWN = re.compile(r"([\\`*_{}\[\]()<>#!|~])")
-
-
-def md(text, limit=300):
+def md(text, limit=300, table=False):
     """A learner's text for one line of summary.md: no line breaks or control
-    characters, every Markdown and HTML character escaped, at most `limit` long."""
+    characters, at most `limit` long, as a code span (shown as written, never
+    Markdown or HTML, with no escapes to read); in a table, its | escaped."""
     flat = one_line(text)
     flat = flat[:limit] + ("..." if len(flat) > limit else "")
-    return MARKDOWN.sub(r"\\\1", flat)
+    fence = "`" * (max(map(len, re.findall("`+", flat)), default=0) + 1)
+    pad = " " if flat[:1] == "`" or flat[-1:] == "`" or not flat.strip() else ""
+    span = f"{fence}{pad}{flat}{pad}{fence}"
+    return span.replace("|", "\\|") if table else span
 
 
 def csv_cell(text):

@@ -43,7 +43,8 @@ from pathlib import Path
 from classroom import cgroups
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = ("helpers", "tools", "classroom", "notebooks", "jupyter")   # what the graded notebook needs of the collection
+SHARED = ("helpers", "tools", "notebooks", "jupyter", "classroom/__init__.py",   # what grading needs of the
+          "classroom/grade_run.py")                                             # collection, no more
 INSIDE = Path("/sandbox")                                # its home and working folder, inside
 NOBODY = 65534
 OUTPUT_CAP = 64 * 2 ** 20                                # bytes of stdout kept (the executed notebook)
@@ -88,6 +89,16 @@ class Outcome:
     leftovers: list[int] = field(default_factory=list)
     enforced: tuple[str, ...] = ()
     peak_memory: int | None = None
+
+
+def python() -> str:
+    """This Python, by a path with no link in its folders (a `.venv` that is a
+    link to elsewhere, a checkout reached through one): the sandbox binds the
+    resolved prefixes, so the path it runs must be theirs. The file itself
+    is not resolved: a venv's bin/python is a link to the base Python, which
+    finds the venv from the path it was started by."""
+    here = Path(sys.executable)
+    return str(here.parent.resolve() / here.name)
 
 
 def why_no_sandbox() -> str | None:
@@ -163,7 +174,7 @@ def environment(home: Path, root: Path, cpus: float) -> dict[str, str]:
     home and Jupyter folders, the collection on its import path, one thread
     per core it may use."""
     threads = str(max(1, int(cpus)))
-    bin_dir = str(Path(sys.executable).parent)
+    bin_dir = str(Path(python()).parent)
     return {"HOME": str(home), "USER": "learner", "LOGNAME": "learner", "PATH": f"{bin_dir}:/usr/bin:/bin",
             "PYTHONPATH": str(root), "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0", "LANG": "C.UTF-8",
             "TMPDIR": "/tmp", "JUPYTER_RUNTIME_DIR": str(home / "runtime"), "JUPYTER_DATA_DIR": str(home / "data"),
