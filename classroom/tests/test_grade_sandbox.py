@@ -63,8 +63,10 @@ def test_no_network_and_a_read_only_collection_in_an_empty_world():
     # the homes stay out, but for the one holding the interpreter (pyenv's under /root), bound alone
     interpreter_tops = {Path(p).resolve().parts[1] for p in (sys.prefix, sys.base_prefix)}
     assert not seen & ({"root", "home"} - interpreter_tops) and "65534" in lines[2], lines[2]
-    bound = [Path(p).resolve() for p in (sys.prefix, sys.base_prefix)] + grade_sandbox._other_site_packages(set())
-    environment = {p.relative_to(ROOT).parts[0] for p in bound if p.is_relative_to(ROOT)}    # .venv, mostly
+    binds = grade_sandbox._binds(ROOT)
+    bound = [Path(binds[i + 1]) for i, a in enumerate(binds) if a == "--ro-bind"]
+    environment = {p.relative_to(ROOT).parts[0] for p in bound if p.is_relative_to(ROOT)} - {"helpers", "tools",
+                   "notebooks", "jupyter", "classroom"}                                     # .venv, mostly
     assert set(eval(lines[3])) <= {"helpers", "tools", "notebooks", "jupyter", "classroom", *environment}, lines[3]
     assert sorted(eval(lines[4])) == ["__init__.py", "grade_run.py"], lines[4]      # the runner, not the hub's files
 

@@ -34,6 +34,10 @@ REACHING = {
     "import gc\nobjs = gc.get_objects()": "uses gc",
     "torch.library.impl('aten::mul', 'CPU')": "uses library",
     "%timeit ex.q1": "uses ex",
+    "text = open('/work/helpers/lessons/nb06.py').read()": "uses lessons",
+    "torch.Tensor.backward = lambda self, *a, **k: None": "changes torch",
+    "del torch.autograd.grad": "changes torch",
+    "class Keep(torch.Tensor):\n    def backward(self, *a, **k):\n        pass": "subclasses torch.Tensor",
     "def f(:\n    ex.q1": "uses ex",                   # does not compile: read word by word
     "s = '''unfinished\nex.q1.solution()": "uses ex",  # does not tokenize: read word by word
 }
