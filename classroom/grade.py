@@ -1,36 +1,26 @@
 """`make grade SUBMISSIONS=dir`: grade learners' notebooks with the
-collection's own checks, each submission in a sandbox of its own.
+collection's own checks, each submission in a sandbox of its own
+(docs/teaching.md, "Grading").
 
     python -m classroom.grade SUBMISSIONS [--out build/grades] [--cell-limit 60]
         [--time-limit 900] [--memory 3] [--cpus 1] [--kernels 2] [--unisolated]
 
-SUBMISSIONS holds one folder per learner, with their notebooks anywhere in
-it under the collection's names (the hub's hub-learners/<name>/my-notebooks/).
-Of a notebook found more than once, the copy in my-notebooks/ is graded,
-else the newest; the summary lists the others. What runs is the collection's
-own lesson notebook (notebooks/) with the learner's answer cells in its
-answer slots (matched by cell id, else by order); their other cells do not
-run. A notebook with no slot answered is blank and is not run. Each runs
-from a fresh kernel (classroom/grade_run.py) in its own sandbox
-(classroom/grade_sandbox.py), `--kernels` at a time; the checks judge there
-and each writes its verdict as one line of JSON, read back with size limits.
-Each answer's source is read for what an answer has no need of
-(classroom/grade_source.py): such an answer is flagged, never counted right.
-
-Written: OUT/grades.csv (learner, notebook, exercise, status: right, wrong,
-blank, flagged, error or not graded; why it was flagged; a detail),
-OUT/summary.md (also printed) and each executed notebook under
-OUT/notebooks/. Exits 1 when any submission needs a look (flagged, error,
-not graded), 2 when grading cannot start."""
+One folder per learner in SUBMISSIONS, their notebooks anywhere in it under
+the collection's names; of copies, the one in my-notebooks/ is graded, else
+the newest. What runs is the collection's lesson notebook with the learner's
+answer cells in its slots (classroom/grade_run.py, in
+classroom/grade_sandbox.py); the checks judge there. Answers are flagged
+from their source (classroom/grade_source.py). Written: OUT/grades.csv,
+OUT/summary.md (also printed), OUT/notebooks/. Exits 1 when anything is
+flagged, an error or not graded; 2 when grading cannot start."""
 
 import argparse
 import csv
 import os
 import sys
 import time
-from collections import Counter
+from collections import Counter, namedtuple
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import astuple, dataclass
 from pathlib import Path
 
 import nbformat
@@ -55,39 +45,14 @@ class NoSandbox(RuntimeError):
     """No sandbox can be made on this machine, and no unisolated run was asked for."""
 
 
-@dataclass(frozen=True)
-class Settings:
-    cell_limit: float = CELL_LIMIT
-    limits: grade_sandbox.RunLimits = grade_sandbox.RunLimits(wall=NOTEBOOK_LIMIT)
-    kernels: int = KERNELS
-    unisolated: bool = False
-
-
-@dataclass(frozen=True)
-class Row:
-    learner: str
-    notebook: str
-    exercise: int
-    status: str            # one of STATUSES
-    changed: str           # why the answer was flagged ("" when it was not): the column changed_checking_code
-    detail: str
-
-
-@dataclass(frozen=True)
-class Job:
-    learner: str           # as shown (text that is not UTF-8 replaced)
-    stored: Path
-    submitted: Path
-    folder: Path           # the learner's folder
-    copies: tuple = ()     # the other copies, not graded
-
-
-@dataclass
-class Ran:
-    rows: list
-    seconds: float = 0.0
-    memory: int | None = None
-    enforced: tuple = ()
+# how grading runs; one row of grades.csv (`changed` is its column changed_checking_code: why it was flagged)
+Settings = namedtuple("Settings", "cell_limit limits kernels unisolated",
+                      defaults=[CELL_LIMIT, grade_sandbox.RunLimits(wall=NOTEBOOK_LIMIT), KERNELS, False])
+Row = namedtuple("Row", "learner notebook exercise status changed detail")
+# a submission: the learner as shown (bytes not UTF-8 replaced), the stored notebook, the file graded, the
+# learner's folder and the other copies; what grading it gave: rows, seconds, peak memory, the limits that held
+Job = namedtuple("Job", "learner stored submitted folder copies", defaults=[()])
+Ran = namedtuple("Ran", "rows seconds memory enforced", defaults=[0.0, None, ()])
 
 
 def tags(cell):
@@ -99,26 +64,22 @@ def shown(name):
     return name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
-def _stored():
-    from helpers import lessons
-
-    numbers = set(lessons.numbers())
-    every = {p.name: p for p in collection()}
-    return every, {name: p for name, p in every.items() if name[:2] in numbers}
-
-
-def _newest_first(path, learner_folder):
-    """A copy's rank: the one in <learner>/my-notebooks/ first, then the newest."""
+def _rank(path, folder):
+    """A copy's rank: the one in <learner>/my-notebooks/ first, then not a checkpoint, then the newest."""
+    inside = path.relative_to(folder).parts
     try:
         when = path.lstat().st_mtime
     except OSError:
         when = 0.0
-    return (path.parent != learner_folder / "my-notebooks", ".ipynb_checkpoints" in path.parts, -when, str(path))
+    return (inside[:1] != ("my-notebooks",) or len(inside) != 2, ".ipynb_checkpoints" in inside, -when, str(path))
 
 
 def submissions(folder):
-    """(jobs, learners with no notebook of the collection, what was skipped, in words)."""
-    every, stored = _stored()
+    """(jobs, learners with no notebook of the collection, what was skipped)."""
+    from helpers import lessons
+
+    every = {p.name: p for p in collection()}
+    stored = {name: p for name, p in every.items() if name[:2] in set(lessons.numbers())}
     jobs, empty, skipped = [], [], []
     with os.scandir(folder) as listing:
         entries = sorted(listing, key=lambda e: e.name)
@@ -126,28 +87,24 @@ def submissions(folder):
         if not entry.is_dir(follow_symlinks=False):
             skipped.append(f"{shown(entry.name)} (not a folder)")
             continue
-        learner, here = shown(entry.name), Path(entry.path)
+        learner, here, by_name = shown(entry.name), Path(entry.path), {}
         found, unsearched = notebooks_in(here)
-        skipped += [shown(str(Path(u).relative_to(folder) if u.startswith(str(folder)) else u)) for u in unsearched]
-        by_name = {}
+        skipped += [shown(u[len(str(folder)) + 1:]) for u in unsearched]
         for path in found:
             if path.name in stored:
                 by_name.setdefault(path.name, []).append(path)
-            elif path.name not in every and ".ipynb_checkpoints" not in path.parts:
+            elif path.name not in every and ".ipynb_checkpoints" not in path.relative_to(here).parts:
                 skipped.append(shown(str(path.relative_to(folder))))
         for name, paths in sorted(by_name.items()):
-            paths.sort(key=lambda p: _newest_first(p, here))
+            paths.sort(key=lambda p: _rank(p, here))
             jobs.append(Job(learner, stored[name], paths[0], here, tuple(p.relative_to(here) for p in paths[1:])))
-        if not by_name:
-            empty.append(learner)
+        empty += [] if by_name else [learner]
     return jobs, empty, skipped
 
 
 def answers(stored, submitted):
-    """The submission's source for each of the stored notebook's slots (None
-    where it has none), and a note on how they were matched."""
-    slots = [c for c in stored.cells if SLOT in tags(c)]
-    by_id = {}
+    """The submission's source for each stored slot (None where it has none), and how they were matched."""
+    slots, by_id = [c for c in stored.cells if SLOT in tags(c)], {}
     for cell in submitted.cells:
         if cell.get("id") and cell.get("cell_type") == "code":
             by_id.setdefault(cell["id"], cell)            # duplicate ids: the first
@@ -161,83 +118,74 @@ def answers(stored, submitted):
 
 
 def placed(stored, sources):
-    """The stored notebook with each answered slot's source the learner's;
-    ([slot ids], [the id of each slot's check cell, or None])."""
-    slot_ids, check_ids, number = [], [], 0
+    """The learner's sources into the stored notebook's slots; ([slot ids], [each slot's check cell id])."""
+    slot_ids, check_ids = [], []
     for cell in stored.cells:
         if SLOT in tags(cell):
+            cell.source = sources[len(slot_ids)] if sources[len(slot_ids)] is not None else cell.source
             slot_ids.append(cell["id"])
             check_ids.append(None)
-            if sources[number] is not None:
-                cell.source = sources[number]
-            number += 1
         elif CHECK in tags(cell) and check_ids and check_ids[-1] is None:
             check_ids[-1] = cell["id"]
     return slot_ids, check_ids
 
 
-def verdict(line, name, number, raised):
-    """(status, detail) from a check's line of JSON; the check's "blank" of
-    an answer cell that raised is wrong."""
+def verdict(line, raised):
+    """(status, detail) from a check's line; its "blank" of an answer cell that raised is wrong."""
     status, message = line.get("status", ""), line.get("message", "")
     if status == "blank" and raised:
         return "wrong", f"the answer cell raised {raised}"
-    if status in ("right", "wrong", "error", "blank"):
-        return status, message
-    return "error", f"the check said {status!r}: {message}"
+    return (status, message) if status in STATUSES[:3] + ("error",) else ("error", f"the check said {status!r}")
 
 
-def judged(job, stored_sources, sources, result, stopped):
-    """One Row per exercise, from the runner's result (None when none came back)."""
-    name, count = job.stored.name, len(stored_sources)
-    found = []
-    for number in range(1, count + 1):
-        source = sources[number - 1]
-        flagged = flags(source) if source is not None else []
+def judged(job, stored_sources, sources, result, stopped=""):
+    """One Row per exercise from the runner's result."""
+    name, rows = job.stored.name, []
+    for number, (source, stored_source) in enumerate(zip(sources, stored_sources, strict=True), start=1):
+        if source is None or source.strip() == stored_source.strip():
+            rows.append(Row(job.learner, name, number, "blank", "", "not answered"))
+            continue
         slot, check = result["slots"][number - 1], result["checks"][number - 1]
         lines = [v for v in result["verdicts"].get(check, []) if isinstance(v, dict)
-                 and v.get("exercise") == f"q{number}" and v.get("notebook") == name[:2]][:1]
-        raised = result["raised"].get(slot, "")
-        if source is None or source.strip() == stored_sources[number - 1].strip():
-            status, detail = "blank", "not answered"
-        elif slot in result["over_limit"]:
+                 and v.get("exercise") == f"q{number}" and v.get("notebook") == name[:2]]
+        if slot in result["over_limit"]:
             status, detail = "wrong", "the answer cell ran past its time limit and was stopped"
         elif lines:
-            status, detail = verdict(lines[0], name, number, raised)
+            status, detail = verdict(lines[0], result["raised"].get(slot, ""))
         elif stopped:
             status, detail = "not graded", stopped
         else:
             why = result["raised"].get(check)
             status, detail = "not graded", "the check gave no verdict" + (f" (its cell raised {why})" if why else "")
-        reason = "; ".join(flagged)
-        if flagged and status != "blank":
+        flagged = flags(source) if source is not None else []
+        if flagged:
             status, detail = "flagged", f"judged {status}, but flagged: {detail}"
-        found.append(Row(job.learner, name, number, status, reason, detail))
-    return found
+        rows.append(Row(job.learner, name, number, status, "; ".join(flagged), detail))
+    return rows
 
 
 def _result(outcome):
-    """The runner's result as the grader uses it, read as untrusted; raises Unreadable."""
-    result = decode(outcome.stdout, "the sandbox's result", cap=grade_sandbox.OUTPUT_CAP)
-    if not isinstance(result, dict):
-        raise Unreadable("the sandbox's result is not a JSON object")
-    verdicts = result.get("verdicts") if isinstance(result.get("verdicts"), dict) else {}
-    raised = result.get("raised") if isinstance(result.get("raised"), dict) else {}
-    over = result.get("over_limit") if isinstance(result.get("over_limit"), list) else []
-    return ({"verdicts": {k: v for k, v in verdicts.items() if isinstance(v, list)},
-             "raised": {k: str(v)[:400] for k, v in raised.items()}, "over_limit": [str(i) for i in over]},
-            str(result.get("stopped", ""))[:500], result.get("notebook"))
+    """(the runner's result, why it stopped, the executed notebook), bounded; a part of the wrong kind raises
+    when it is used: that learner's notebook is not graded."""
+    try:
+        found = decode(outcome.stdout, "the sandbox's result", cap=grade_sandbox.OUTPUT_CAP)
+        if not isinstance(found, dict):
+            raise Unreadable("the sandbox's result is not a JSON object")
+    except Unreadable as error:
+        found = {"stopped": f"no result came back ({error}; {(outcome.stderr.strip().splitlines() or [''])[-1]})"}
+    kept = {k: found.get(k) or kind() for k, kind in (("verdicts", dict), ("raised", dict), ("over_limit", list))}
+    return kept, str(found.get("stopped", ""))[:500], found.get("notebook")
 
 
 def run_one(job, out, settings):
-    """Grade one submission; anything it raises is this learner's alone."""
-    count = len(declared(job.stored.name[:2]))
+    """Grade one submission; anything it raises is this learner's alone ("not graded", with why)."""
     try:
         return _run_checked(job, out, settings)
     except Unreadable as error:
         why = f"unreadable: {error}"
     except Exception as error:  # noqa: BLE001 (one submission must not stop the class's grading)
         why = f"grading this notebook failed ({type(error).__name__}: {str(error)[:200]})"
+    count = len(declared(job.stored.name[:2]))
     return Ran([Row(job.learner, job.stored.name, n, "not graded", "", why) for n in range(1, count + 1)])
 
 
@@ -245,89 +193,69 @@ def _run_checked(job, out, settings):
     stored = nbformat.read(job.stored, as_version=4)
     stored_sources = [c.source for c in stored.cells if SLOT in tags(c)]
     if len(stored_sources) != len(declared(job.stored.name[:2])):
-        raise ValueError(f"{job.stored.name} has {len(stored_sources)} answer slots for "
-                         f"{len(declared(job.stored.name[:2]))} exercises: fix the notebook's tags")
+        raise ValueError(f"{job.stored.name}'s answer slots are not one per exercise: fix the notebook's tags")
     sources, note = answers(stored, read_notebook(job.submitted, job.folder))
-    blank = {"slots": [None] * len(sources), "checks": [None] * len(sources), "verdicts": {}, "raised": {},
-             "over_limit": []}
     if all(s is None or s.strip() == t.strip() for s, t in zip(sources, stored_sources, strict=True)):
-        return Ran(judged(job, stored_sources, [None] * len(sources), blank, ""))
+        return Ran(judged(job, stored_sources, sources, None))        # every answer blank: not run
     slots, checks = placed(stored, sources)
     command = [grade_sandbox.python(), "-m", "classroom.grade_run", "--cell-limit", str(settings.cell_limit)]
     start = time.monotonic()
     outcome = grade_sandbox.run(command, nbformat.writes(stored).encode(), settings.limits,
                                 unisolated=settings.unisolated)
     seconds = time.monotonic() - start
-    try:
-        result, stopped, executed = _result(outcome)
-    except Unreadable as error:
-        end = outcome.stderr.strip().splitlines()[-1:] or [""]
-        result, stopped, executed = dict(blank), f"no result came back from the sandbox ({error}; {end[0][:300]})", None
-    stopped = "; ".join(filter(None, [outcome.stopped, stopped] + (
-        [f"processes outlived the sandbox and were killed: {outcome.leftovers}"] if outcome.leftovers else [])))
-    result |= {"slots": slots, "checks": checks}
-    rows = judged(job, stored_sources, sources, result, stopped)
-    rows = [Row(*astuple(r)[:5], "; ".join(filter(None, [r.detail, note]))) for r in rows]
+    result, stopped, executed = _result(outcome)
+    left = [f"processes outlived the sandbox and were killed: {outcome.leftovers}"] if outcome.leftovers else []
+    stopped = "; ".join(filter(None, [outcome.stopped, stopped, *left]))
+    rows = judged(job, stored_sources, sources, {**result, "slots": slots, "checks": checks}, stopped)
     copy = out / "notebooks" / job.folder.name / job.stored.name
     copy.parent.mkdir(parents=True, exist_ok=True)
     try:
         nbformat.write(nbformat.from_dict(executed), copy)
     except Exception as error:  # noqa: BLE001 (a notebook nbformat refuses: the grades still count)
         copy.write_text(f"the executed notebook could not be written ({type(error).__name__})\n")
+    rows = [r._replace(detail="; ".join(filter(None, [r.detail, note]))) for r in rows]
     return Ran(rows, seconds, outcome.peak_memory, outcome.enforced)
 
 
 def summary(ran, jobs, empty, skipped, unisolated=False):
-    """The teacher's summary, in Markdown: every learner-made text escaped onto one line."""
-    rows = [r for one in ran for r in one.rows]
+    """The teacher's summary, in Markdown; learner-made text as one-line code spans."""
     lines = ["| learner | notebook | " + " | ".join(STATUSES) + " | time (s) | memory (MB) |",
              "|---|---|" + "---:|" * (len(STATUSES) + 2)]
-    blank = {}
+    blank, rows = {learner: ["no notebook of the collection"] for learner in empty}, []
     for one, job in zip(ran, jobs, strict=True):
-        mine = [r.status for r in one.rows]
+        mine, rows = [r.status for r in one.rows], rows + one.rows
         if set(mine) == {"blank"}:
             blank.setdefault(job.learner, []).append(job.stored.name)
             continue
         memory = f"{one.memory / 2 ** 20:.0f}" if one.memory else "-"
         lines.append(f"| {md(job.learner, table=True)} | {job.stored.name} | " + " | ".join(
             str(mine.count(s)) for s in STATUSES) + f" | {one.seconds:.0f} | {memory} |")
-    for learner in empty:
-        blank.setdefault(learner, []).append("no notebook of the collection")
     if blank:
         lines += ["", "Blank (every answer as handed out; not run, not in the table above):"]
         lines += [f"- {md(learner)}: {', '.join(names)}" for learner, names in blank.items()]
-    flagged = [r for r in rows if r.status == "flagged"]
-    lines += ["", f"Flagged (never counted right; read the answer cell): {len(flagged) or 'none'}"]
-    lines += [f"- {md(r.learner)}, {r.notebook}, exercise {r.exercise}: {md(r.changed)}" for r in flagged]
-    for status in ("error", "not graded"):
+    for status, what in (("flagged", "changed"), ("error", "detail"), ("not graded", "detail")):
         found = [r for r in rows if r.status == status]
-        lines += ["", f"{status.capitalize()}: {len(found) or 'none'}"]
-        lines += [f"- {md(r.learner)}, {r.notebook}, exercise {r.exercise}: {md(r.detail)}" for r in found]
-    copies = [j for j in jobs if j.copies]
-    if copies:
+        said = " (never counted right; read the answer cell)" if status == "flagged" else ""
+        lines += ["", f"{status.capitalize()}{said}: {len(found) or 'none'}"]
+        lines += [f"- {md(r.learner)}, {r.notebook}, exercise {r.exercise}: {md(getattr(r, what))}" for r in found]
+    if any(j.copies for j in jobs):
         lines += ["", "Copies not graded (the one in my-notebooks/ is graded, else the newest):"]
         lines += [f"- {md(j.learner)}, {j.stored.name}: graded {md(j.submitted.relative_to(j.folder))}; not "
-                  f"{md(', '.join(map(str, j.copies)), 1000)}" for j in copies]
+                  f"{md(', '.join(map(str, j.copies)), 1000)}" for j in jobs if j.copies]
     if skipped:
         names = ", ".join(md(name, 200) for name in skipped[:5]) + (", ..." if len(skipped) > 5 else "")
         lines += ["", f"Not graded, not a notebook of the collection or not searched ({len(skipped)}): {names}"]
-    return "\n".join(lines + limits_text(ran, unisolated))
-
-
-def limits_text(ran, unisolated):
     if unisolated:
-        return ["", "Limits: none. Graded WITHOUT a sandbox (--unisolated): the submissions ran with your rights."]
-    lines, runs = [], [one for one in ran if one.enforced]
-    for enforced, count in Counter(one.enforced for one in runs).most_common():
-        lines += ["", f"Limits that held for {count} of {len(runs)} submissions run:"]
-        lines += [f"- {item}" for item in enforced]
-    return lines
+        return "\n".join(lines + ["", "Limits: none. Graded WITHOUT a sandbox (--unisolated): with your rights."])
+    runs = [one.enforced for one in ran if one.enforced]
+    for enforced, count in Counter(runs).most_common():
+        lines += ["", f"Limits that held for {count} of {len(runs)} submissions run:", *[f"- {e}" for e in enforced]]
+    return "\n".join(lines)
 
 
-def grade(folder, out, settings=Settings()):
-    """Grade every submission in `folder`; write OUT/grades.csv and
-    OUT/summary.md; returns (rows, summary text)."""
-    folder = Path(folder)
+def grade(folder, out, settings=None):
+    """Grade every submission in `folder`; write OUT/grades.csv and OUT/summary.md; returns (rows, summary)."""
+    folder, settings = Path(folder), settings or Settings()
     if not folder.is_dir():
         raise ValueError(f"SUBMISSIONS must be a folder with one folder per learner; got {folder}")
     problem = None if settings.unisolated else grade_sandbox.why_no_sandbox()
@@ -337,13 +265,12 @@ def grade(folder, out, settings=Settings()):
     jobs, empty, skipped = submissions(folder)
     with ThreadPoolExecutor(max_workers=settings.kernels) as pool:       # a run mostly waits on its sandbox
         ran = list(pool.map(lambda job: run_one(job, out, settings), jobs))
-    rows = [r for one in ran for r in one.rows] + [Row(learner, "", 0, "blank", "", "no notebook of the collection")
-                                                  for learner in empty]
+    rows = [r for one in ran for r in one.rows] + [Row(e, "", 0, "blank", "", "no notebook of the collection")
+                                                  for e in empty]
     out.mkdir(parents=True, exist_ok=True)
     with open(out / "grades.csv", "w", newline="", encoding="utf-8") as file:
-        writer = csv.writer(file)
-        writer.writerow(COLUMNS)
-        writer.writerows([csv_cell(v) if isinstance(v, str) else v for v in astuple(r)] for r in rows)
+        csv.writer(file).writerows([COLUMNS] + [[csv_cell(v) if isinstance(v, str) else v for v in r]
+                                                for r in rows])
     text = summary(ran, jobs, empty, skipped, settings.unisolated)
     (out / "summary.md").write_text(text + "\n", encoding="utf-8")
     return rows, text
@@ -351,10 +278,9 @@ def grade(folder, out, settings=Settings()):
 
 def _positive(kind):
     def parse(text):
-        value = kind(text)
-        if value <= 0:
+        if not kind(text) > 0:
             raise argparse.ArgumentTypeError(f"must be more than 0; got {text}")
-        return value
+        return kind(text)
     return parse
 
 
@@ -362,20 +288,18 @@ def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m classroom.grade", description=__doc__.split("\n\n")[0])
     parser.add_argument("submissions", type=Path)
     parser.add_argument("--out", type=Path, default=ROOT / "build" / "grades")
-    parser.add_argument("--cell-limit", type=_positive(float), default=CELL_LIMIT,
-                        help=f"seconds one cell may run before it is interrupted (default {CELL_LIMIT:g})")
-    parser.add_argument("--time-limit", type=_positive(float), default=NOTEBOOK_LIMIT,
-                        help=f"seconds a submission's sandbox may run, then killed (default {NOTEBOOK_LIMIT:g})")
-    parser.add_argument("--memory", type=_positive(float), default=3.0, help="GB of memory per sandbox (default 3)")
-    parser.add_argument("--cpus", type=_positive(float), default=1.0, help="cores per sandbox (default 1)")
-    parser.add_argument("--kernels", type=_positive(int), default=KERNELS, help="sandboxes at a time (default 2)")
+    for flag, kind, default, help in (
+            ("--cell-limit", float, CELL_LIMIT, "seconds one cell may run before it is interrupted"),
+            ("--time-limit", float, NOTEBOOK_LIMIT, "seconds a submission's sandbox may run, then killed"),
+            ("--memory", float, 3.0, "GB of memory per sandbox"), ("--cpus", float, 1.0, "cores per sandbox"),
+            ("--kernels", int, KERNELS, "sandboxes at a time")):
+        parser.add_argument(flag, type=_positive(kind), default=default, help=f"{help} (default {default:g})")
     parser.add_argument("--unisolated", action="store_true",
                         help="run without the sandbox (no isolation at all: only for submissions you trust)")
     args = parser.parse_args(argv)
     limits = grade_sandbox.RunLimits(wall=args.time_limit, memory=int(args.memory * 2 ** 30), cpus=args.cpus)
     try:
-        rows, text = grade(args.submissions, args.out, Settings(args.cell_limit, limits, args.kernels,
-                                                                args.unisolated))
+        rows, text = grade(args.submissions, args.out, Settings(args.cell_limit, limits, args.kernels, args.unisolated))
     except (NoSandbox, ValueError) as error:
         print(f"make grade: {error}", file=sys.stderr)
         return 2

@@ -1,18 +1,11 @@
-"""What runs inside a submission's sandbox (classroom/grade_sandbox.py): one
-notebook (the collection's lesson with the learner's answers in its slots,
-made by classroom/grade.py) executed by nbclient from a fresh kernel, cell
-by cell, each within its time limit.
+"""Inside a submission's sandbox: run the notebook on stdin with nbclient from
+a fresh kernel, each cell within its time limit; on stdout, {"notebook",
+"verdicts": {check cell id: [lines]}, "raised": {cell id: "Name: value"},
+"over_limit": [cell ids], "stopped"}. The checks append their verdicts to
+GRAPH_NOTEBOOKS_RESULTS (helpers/exercises/session.py, `record`), a file in
+the private /tmp read after every cell, bounded, without following a link.
 
-    python -m classroom.grade_run --cell-limit 60 < notebook.ipynb > result.json
-
-The kernel gets GRAPH_NOTEBOOKS_RESULTS, a file in the sandbox's private
-/tmp, where every check appends its verdict as one JSON line
-(helpers/exercises/session.py, `record`). After each check cell (tagged
-answer-check) the lines it added are read, at most LINES_CAP bytes, each
-line at most LINE_CAP, without following a link or blocking on a FIFO. The
-result on stdout: {"notebook": the executed notebook, "verdicts": {check
-cell id: [lines]}, "raised": {cell id: "Name: value"}, "over_limit": [cell
-ids], "stopped": why the run ended early, or ""}."""
+    python -m classroom.grade_run --cell-limit 60 < notebook.ipynb > result.json"""
 
 import argparse
 import asyncio
@@ -37,7 +30,7 @@ LINES = 8               # verdict lines kept from one check cell
 
 
 def read_new(path, offset):
-    """(verdict lines added to `path` since `offset`, the new offset)."""
+    """(the verdict lines added to `path` since `offset`, the new offset)."""
     try:
         handle = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
     except OSError:
@@ -46,8 +39,7 @@ def read_new(path, offset):
         found = os.fstat(handle)
         if not stat.S_ISREG(found.st_mode) or found.st_size <= offset:
             return [], found.st_size if stat.S_ISREG(found.st_mode) else offset
-        os.lseek(handle, offset, os.SEEK_SET)
-        data = os.read(handle, min(LINES_CAP, found.st_size - offset))
+        data = os.pread(handle, min(LINES_CAP, found.st_size - offset), offset)
     finally:
         os.close(handle)
     lines = []
@@ -61,18 +53,12 @@ def read_new(path, offset):
     return lines, found.st_size
 
 
-def _over(cell, limit):
-    cell.setdefault("outputs", []).append(nbformat.v4.new_output(
-        "error", ename="TimeLimit", evalue=f"the cell ran past its time limit of {limit:g} s and was interrupted",
-        traceback=[]))
-
-
-async def execute(nb, cell_limit, results):
-    """Run every code cell; returns (verdicts, over_limit, stopped)."""
+async def execute(nb, cell_limit, results, found):
+    """Run every code cell, filling `found` as it goes (what a failure leaves is kept)."""
     km = AsyncKernelManager(kernel_name=CURRENT_ENV_KERNEL_NAME, kernel_spec_manager=NbvalKernelspecManager())
     client = NotebookClient(nb, km=km, timeout=None, allow_errors=True, record_timing=False,
                             resources={"metadata": {"path": os.getcwd()}})
-    verdicts, over, stopped, offset = {}, [], "", 0
+    verdicts, over, offset = found["verdicts"], found["over_limit"], 0
     async with client.async_setup_kernel():
         for index, cell in enumerate(nb.cells):
             if cell.cell_type != "code":
@@ -84,28 +70,24 @@ async def execute(nb, cell_limit, results):
                 over.append(cell.get("id"))
                 await km.interrupt_kernel()
                 done, _ = await asyncio.wait({task}, timeout=GRACE)
-                _over(cell, cell_limit)
+                cell.setdefault("outputs", []).append(nbformat.v4.new_output(
+                    "error", ename="TimeLimit", evalue=f"past its time limit of {cell_limit:g} s", traceback=[]))
                 if not done:
                     task.cancel()
-                    stopped = f"the kernel did not stop within {GRACE:g} s of an interrupt at cell {cell.get('id')}"
+                    found["stopped"] = f"the kernel did not stop within {GRACE:g} s of an interrupt at {cell.get('id')}"
                     break
             if task.exception() is not None:
-                stopped = f"the kernel stopped at cell {cell.get('id')}: {type(task.exception()).__name__}"
+                found["stopped"] = f"the kernel stopped at cell {cell.get('id')}: {type(task.exception()).__name__}"
                 break
             lines, offset = read_new(results, offset)
             if CHECK in cell.get("metadata", {}).get("tags", []):
                 verdicts[cell.get("id")] = lines
-    return verdicts, over, stopped
 
 
 def raised(nb):
     """{cell id: "Name: value"} of the cells that ended in an error."""
-    found = {}
-    for cell in nb.cells:
-        errors = [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
-        if errors:
-            found[cell.get("id")] = f"{errors[0].get('ename')}: {str(errors[0].get('evalue'))[:300]}"
-    return found
+    errors = {c.get("id"): [o for o in c.get("outputs", []) if o.get("output_type") == "error"] for c in nb.cells}
+    return {k: f"{e[0].get('ename')}: {str(e[0].get('evalue'))[:300]}" for k, e in errors.items() if e}
 
 
 def main(argv=None):
@@ -119,13 +101,12 @@ def main(argv=None):
     handle, results = tempfile.mkstemp(prefix="verdicts-", suffix=".jsonl")
     os.close(handle)
     os.environ[RESULTS] = results            # the kernel inherits it
-    verdicts, over, stopped = {}, [], ""
+    found = {"verdicts": {}, "over_limit": [], "stopped": ""}
     try:
-        verdicts, over, stopped = asyncio.run(execute(nb, args.cell_limit, results))
-    except Exception as error:  # noqa: BLE001 (said in the result: that learner's notebook is not graded)
-        stopped = f"the run failed: {type(error).__name__} {str(error)[:300]}"
-    out.write(json.dumps({"notebook": nb, "verdicts": verdicts, "raised": raised(nb), "over_limit": over,
-                          "stopped": stopped}))
+        asyncio.run(execute(nb, args.cell_limit, results, found))
+    except Exception as error:  # noqa: BLE001 (said in the result: what is not judged is not graded)
+        found["stopped"] = f"the run failed: {type(error).__name__} {str(error)[:300]}"
+    out.write(json.dumps({"notebook": nb, "raised": raised(nb), **found}))
     out.close()
     return 0
 

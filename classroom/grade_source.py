@@ -1,21 +1,10 @@
-"""Signals, not proof: what an answer cell's source names that an answer has
-no need of, read by the grader (classroom/grade.py) from the source as
-submitted, in a bounded time: its tokens, not its execution.
-
-    flags(source) -> ["uses ex (the exercise set: its solutions and hints)", ...]
-
-Flagged: a name or attribute that reaches for a solution or a hint (`ex`,
-`exercises`, `declared`, `solution`, `hint`), the lesson modules or the
-checking code (`lessons`, `nb01`, `helpers.exercises`, `classroom`), or the
-interpreter's insides (`ctypes`, `_getframe`, `gc`, `torch.library`); the
-same names as a whole string or a path's parts ("ex", "helpers.exercises",
-".../helpers/lessons/nb06.py"); an attribute of torch set or deleted, a
-subclass of a Tensor. Comments are not read. A source longer than
-MAX_SOURCE is flagged without being read.
-
-What it cannot catch: a name built at run time (`globals()["e" + "x"]`,
-`getattr(obj, "sol" + "ution")`), code that reads the collection's files
-(`open(...)`), and anything else the tokens do not show; docs/teaching.md says so."""
+"""Signals, not proof: `flags(source)` says what an answer cell names that an
+answer has no need of, read from its tokens (not run; comments skipped) in a
+bounded time: a solution or a hint (`ex`, `exercises`, `solution`, `hint`),
+the lesson modules, the checking code, ctypes, `_getframe`, gc,
+`torch.library`, as names, attributes, strings or a path's parts; torch's
+attributes set or deleted, a subclass of a Tensor. It cannot see a name built
+at run time (`globals()["e" + "x"]`): docs/teaching.md, "What is flagged"."""
 
 import ast
 import io
@@ -33,11 +22,8 @@ PATH = re.compile(r"[\w./\\-]+")          # a dotted name or a file's path, whos
 
 
 def _named(word):
-    if word in WHY:
-        return f"uses {word} ({WHY[word]})"
-    if LESSON.fullmatch(word):
-        return f"uses {word} (a lesson module, which holds the solutions)"
-    return None
+    why = WHY.get(word) or ("a lesson module, which holds the solutions" if LESSON.fullmatch(word) else None)
+    return f"uses {word} ({why})" if why else None
 
 
 def _tokens(source):
@@ -54,12 +40,6 @@ def _tokens(source):
     return names, strings
 
 
-def _root(node):
-    while isinstance(node, (ast.Attribute, ast.Subscript)):
-        node = node.value
-    return node.id if isinstance(node, ast.Name) else ""
-
-
 def _torch_changed(source):
     """An attribute of torch set or deleted (`torch.Tensor.backward = ...`), a
     subclass of a Tensor: what makes the checks judge with another torch."""
@@ -71,7 +51,7 @@ def _torch_changed(source):
     for node in ast.walk(tree):
         targets = getattr(node, "targets", None) or [getattr(node, "target", None)]
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)) and any(
-                isinstance(t, ast.Attribute) and _root(t) == "torch" for t in targets):
+                isinstance(t, ast.Attribute) and ast.unparse(t).startswith("torch.") for t in targets):
             found.append("changes torch (the checks would judge with the changed one)")
         if isinstance(node, ast.ClassDef) and any(ast.unparse(b).endswith("Tensor") for b in node.bases):
             found.append("subclasses torch.Tensor (the checks would judge with its methods)")
@@ -89,8 +69,4 @@ def flags(source):
         if PATH.fullmatch(text):
             found += [_named(part) for part in re.split(r"[./\\]", text)]
     found += _torch_changed(source)
-    unique = []
-    for flag in found:
-        if flag and flag not in unique:
-            unique.append(flag)
-    return unique[:6]
+    return [flag for flag in dict.fromkeys(found) if flag][:6]

@@ -7,7 +7,6 @@ a summary whose counts match the table."""
 
 import csv
 import re
-from pathlib import Path
 
 import nbformat
 import pytest
@@ -142,8 +141,8 @@ def test_slots_matched_by_order_when_ids_differ():
 
 
 def test_verdict_words():
-    assert grade.verdict({"status": "blank", "message": "m"}, "06", 1, "NameError: x") == (
+    assert grade.verdict({"status": "blank", "message": "m"}, "NameError: x") == (
         "wrong", "the answer cell raised NameError: x")
-    assert grade.verdict({"status": "right", "message": "m"}, "06", 1, "") == ("right", "m")
-    assert grade.verdict({"status": "interrupted", "message": "m"}, "06", 1, "")[0] == "error"
+    assert grade.verdict({"status": "right", "message": "m"}, "") == ("right", "m")
+    assert grade.verdict({"status": "interrupted", "message": "m"}, "")[0] == "error"
 

@@ -225,7 +225,7 @@ def test_the_report_is_data_a_learner_cannot_write_markup_into(tmp_path):
     assert r"`ada \| TEACHER: alice tampered with the grader \|`" in text
     out = tmp_path / "grades.csv"
     with open(out, "w", newline="") as f:
-        csv.writer(f).writerows([csv_cell(v) if isinstance(v, str) else v for v in r.__dict__.values()] for r in made)
+        csv.writer(f).writerows([csv_cell(v) if isinstance(v, str) else v for v in r] for r in made)
     cells = [cell for row in csv.reader(out.open()) for cell in row]
     assert not any(cell[:1] in "=+-@" for cell in cells if cell)
 
@@ -235,15 +235,15 @@ def test_the_report_is_data_a_learner_cannot_write_markup_into(tmp_path):
     (b"\xff" * 10, "not JSON"),
     (("[" + "0," * grade_files.MAX_ITEMS + "0]").encode(), "holds more than"),
     (b"[1, 2]", "not a JSON object"),
-    (json.dumps({"verdicts": [1], "raised": "x", "over_limit": {}}).encode(), None),
+    (json.dumps({"verdicts": None, "stopped": 5}).encode(), None),
 ])
 def test_a_sandbox_s_result_is_bounded_before_it_is_decoded(result, says):
     outcome = grade.grade_sandbox.Outcome(0, result, "")
     if says:
-        with pytest.raises(Unreadable, match=says):
-            grade._result(outcome)
-    else:
         assert grade._result(outcome)[0] == {"verdicts": {}, "raised": {}, "over_limit": []}
+        assert grade._result(outcome)[1].startswith("no result came back") and says in grade._result(outcome)[1]
+    else:
+        assert grade._result(outcome)[:2] == ({"verdicts": {}, "raised": {}, "over_limit": []}, "5")
 
 
 def test_nbformat_3_and_duplicate_cell_ids_are_read(tmp_path):

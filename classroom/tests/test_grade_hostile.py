@@ -9,7 +9,6 @@ the whole table, and prints it (`pytest -s`).
 What every run holds besides: everyone is graded, no one's rows change
 with the attackers present, nothing outlives grading, the checkout is unchanged."""
 
-import os
 import socket
 import subprocess
 import uuid
@@ -64,8 +63,8 @@ ATTACKS = {
     "sleep-forever": (1, "import time\ntime.sleep(10 ** 6)", "held"),
     "no-interrupt": (1, "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\ntime.sleep(10 ** 6)",
                      "held"),
-    "detached": (1, f"import subprocess\np = subprocess.Popen(['sh', '-c', 'sleep 9999', '{TOKEN}'], start_new_session=True)",
-                 "held"),
+    "detached": (1, "import subprocess\n"
+                    f"p = subprocess.Popen(['sh', '-c', 'sleep 9999', '{TOKEN}'], start_new_session=True)", "held"),
     "memory": (1, "blocks = []\nwhile True:\n    blocks.append(bytearray(2 ** 26))", "held"),
 }
 
@@ -97,8 +96,8 @@ def hostile(tmp_path_factory):
     submit(folder, "ada", lambda n: wrong(n) if n % 2 else grade.declared("06")[n - 1].solution)
     (folder / "ada" / "note.txt").write_text(f"ada {TOKEN}")
     for learner, (where, code, _) in ATTACKS.items():
-        code = (code.replace("PORT", str(server.getsockname()[1])).replace("CLASSMATE", str(folder / "ada" / "note.txt"))
-                .replace("TEACHER", str(teacher)))
+        code = (code.replace("PORT", str(server.getsockname()[1])).replace("TEACHER", str(teacher))
+                .replace("CLASSMATE", str(folder / "ada" / "note.txt")))
         submit(folder, learner, lambda n, w=where, c=code: wrong(n) + ("\n" + c if n == w else ""))
     settings = grade.Settings(cell_limit=15, limits=grade_sandbox.RunLimits(wall=150, memory=2 ** 30, tasks=256))
     rows, text = grade.grade(folder, out, settings)

@@ -21,7 +21,8 @@ pytestmark = pytest.mark.skipif(NO_SANDBOX is not None, reason=f"no sandbox here
 
 
 def inside(code, **limits):
-    return grade_sandbox.run([grade_sandbox.python(), "-c", code], b"", grade_sandbox.RunLimits(**{"wall": 30, **limits}))
+    limits = grade_sandbox.RunLimits(**{"wall": 30, **limits})
+    return grade_sandbox.run([grade_sandbox.python(), "-c", code], b"", limits)
 
 
 def test_the_watchdog_kills_at_the_wall_clock_limit_and_nothing_outlives_it():
