@@ -146,3 +146,23 @@ def test_verdict_words():
     assert grade.verdict({"status": "right", "message": "m"}, "") == ("right", "m")
     assert grade.verdict({"status": "interrupted", "message": "m"}, "")[0] == "error"
 
+
+
+def test_an_honest_try_is_right_in_every_notebook(tmp_path):
+    """tests/answers/trying.py's answer for every exercise of every notebook (the solution with `x` bound
+    again, a print and a plot around it), graded in the sandbox: right, and nothing flagged."""
+    if NO_SANDBOX:
+        pytest.skip(f"no sandbox here: {NO_SANDBOX}")
+    folder = tmp_path / "submissions"
+    for stored in collection():
+        if stored.name[:2] not in {notebook for notebook, _ in TRYING}:
+            continue
+        nb = nbformat.read(stored, as_version=4)
+        slots = [c for c in nb.cells if grade.SLOT in grade.tags(c)]
+        for number, cell in enumerate(slots, start=1):
+            cell.source = TRYING[(stored.name[:2], number)][0]
+        (folder / "tia" / "my-notebooks").mkdir(parents=True, exist_ok=True)
+        nbformat.write(nb, folder / "tia" / "my-notebooks" / stored.name)
+    rows, _ = grade.grade(folder, tmp_path / "out")
+    assert len(rows) == len(TRYING)
+    assert [r for r in rows if r.status != "right" or r.changed] == []
