@@ -269,9 +269,9 @@ def grade(folder, out, settings=None):
                                                   for e in empty]
     out.mkdir(parents=True, exist_ok=True)
     with open(out / "grades.csv", "w", newline="", encoding="utf-8") as file:
-        csv.writer(file).writerows([COLUMNS] + [[csv_cell(v) if isinstance(v, str) else v for v in r]
+        csv.writer(file).writerows([COLUMNS] + [[csv_cell(shown(v)) if isinstance(v, str) else v for v in r]
                                                 for r in rows])
-    text = summary(ran, jobs, empty, skipped, settings.unisolated)
+    text = shown(summary(ran, jobs, empty, skipped, settings.unisolated))      # a path's bytes that are not UTF-8
     (out / "summary.md").write_text(text + "\n", encoding="utf-8")
     return rows, text
 

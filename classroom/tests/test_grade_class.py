@@ -27,6 +27,7 @@ from tools.runtime.working_copy import collection
 
 STORED = {p.name: p for p in collection() if p.name[:2] in ("01", "06")}
 NAMES = st.sampled_from(["backups", "my-notebooks", ".ipynb_checkpoints", ".", "..x", "new\nline", "ünïcødé",
+                         "caf\udce9",                          # the byte 0xe9 alone: not UTF-8
                          "a b", "-rf", "=1+1", "|pipe|", "`tick`", "d"]) | st.text(
     st.characters(blacklist_categories=("Cs",), blacklist_characters="/\0"), min_size=1, max_size=8)
 KINDS = st.sampled_from(["answered", "answered", "blank", "fifo", "link-file", "link-folder", "huge", "malformed",
@@ -137,7 +138,9 @@ def test_the_stand_in_grades_as_the_runner_would(tmp_path, monkeypatch):
     monkeypatch.setattr(grade_sandbox, "run", stand_in)
     build(tmp_path, b"ada", [(["my-notebooks"], "answered", "answer_1 = 42", 0), (["new\nline"], "fifo", "", 0)])
     build(tmp_path, b"bob", [(["backups"], "answered", "answer_1 = 7", 0)])
+    build(tmp_path, b"caf\xe9", [([b"\xff".decode("utf-8", "surrogateescape")], "fifo", "", 0)])
     found = rows_by_learner(tmp_path, tmp_path / "out")
+    assert found["caf\ufffd"][0].status == "not graded" and "\ufffd" in (tmp_path / "out" / "summary.md").read_text()
     assert {r.status for r in found["ada"] if r.notebook.startswith("01")} == {"right"}
     assert {r.status for r in found["ada"] if r.notebook.startswith("06")} == {"not graded"}   # the FIFO
     assert {r.status for r in found["bob"]} == {"wrong"}
