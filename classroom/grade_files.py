@@ -1,19 +1,15 @@
-"""What `make grade` reads and writes, treated as a learner's: a submitted
-notebook and a sandbox's result are untrusted bytes, and every string a
-learner made that reaches the teacher's report is data, never markup.
+"""What `make grade` reads and writes, treated as a learner's: a notebook and
+a sandbox's result are untrusted bytes; learner-made text in the report is data.
 
+    notebooks_in(folder)            the .ipynb files below a learner's folder: bounded, iterative, no links
     read_notebook(path, folder)     a submission, or Unreadable(why) for that learner alone
-    decode(data, what)              bounded JSON (size, nesting, items) from a sandbox
-    outputs(found, limit)           a result's outputs for one cell: those nbformat's schema takes
+    decode(data, what)              JSON bounded in size, nesting and values before it is parsed
     md(text), csv_cell(text)        a learner's text for summary.md and grades.csv
 
-A submission is read only when it is a regular file (no link, device, FIFO
-or socket; no second name, no other owner than the learner's folder's)
-inside the learner's own folder, opened one folder at a time from there
-without following a link (so a folder swapped for a link while it is read
-is refused too), of at most MAX_BYTES, nested at most MAX_DEPTH deep with
-at most MAX_ITEMS values, and valid against nbformat's schema with every
-cell's source text."""
+A submission is read only when it is a regular file with one name, owned by
+the learner folder's owner, opened one folder at a time from that folder
+without following a link, of at most MAX_BYTES, and valid against nbformat's
+schema (nbformat 3 converted)."""
 
 import errno
 import json
@@ -26,9 +22,9 @@ import nbformat
 
 MAX_BYTES = 32 * 2 ** 20       # a submitted notebook (the largest stored one with outputs is under 2 MB)
 MAX_DEPTH = 64                 # nesting of JSON arrays and objects (a notebook needs under 20)
-MAX_ITEMS = 2_000_000          # JSON values: a stored notebook holds under 4,000, a sandbox's result about 1,000,000
-                               # at most (six observations of at most 50,000 numbers each, tagged)
-MAX_CELL_OUTPUTS = 100         # outputs of one cell taken from a result (a stored notebook's cells have at most 2)
+MAX_ITEMS = 2_000_000          # JSON values (a stored notebook holds under 4,000)
+MAX_WALK_DEPTH = 16            # folders below a learner's that are searched (the hub's layout needs 1)
+MAX_WALK_ENTRIES = 100_000     # names looked at in one learner's folder
 STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)      # a JSON string, escapes and all
 
 
@@ -36,118 +32,90 @@ class Unreadable(ValueError):
     """A submission that cannot be graded, with why, in a line the teacher reads."""
 
 
-def past_bounds(text, depth=MAX_DEPTH, items=MAX_ITEMS):
-    """Why JSON text is past the bounds (nested deeper than `depth`, more
-    than `items` values), or None; checked before parsing, so that json's
-    recursion never meets a deep one and a huge one costs no memory.
-    Strings are taken out first (in C), so that the count and the walk see
-    only brackets and commas, and the walk is made only once the count,
-    which bounds it, is within bounds."""
-    bare = STRING.sub('""', text)
-    if bare.count(",") + bare.count("[") + bare.count("{") > items:
-        return f"holds more than {items:,} values"
-    level = 0
-    for char in re.sub(r"[^\[\]{}]+", "", bare):
-        level += 1 if char in "[{" else -1
-        if level > depth:
-            return f"nests deeper than {depth} levels"
-    return None
-
-
 def decode(data, what, cap=MAX_BYTES * 4, items=MAX_ITEMS):
-    """JSON from bytes or text that an untrusted process wrote, bounded in
-    size, nesting and number of values before it is parsed (so that parsing
-    costs at most a few hundred MB); raises Unreadable saying which bound it broke."""
+    """JSON an untrusted process wrote, bounded (size, values, nesting) before it is parsed; raises Unreadable.
+    Strings are taken out first (in C), then only brackets and commas are counted."""
     if len(data) > cap:
         raise Unreadable(f"{what} is larger than {cap // 2 ** 20} MB")
     text = data.decode("utf-8", errors="replace") if isinstance(data, bytes) else data
-    broken = past_bounds(text, MAX_DEPTH, items)
-    if broken:
-        raise Unreadable(f"{what} {broken}")
+    bare = STRING.sub('""', text)
+    if bare.count(",") + bare.count("[") + bare.count("{") > items:
+        raise Unreadable(f"{what} holds more than {items:,} values")
+    level = 0
+    for char in re.sub(r"[^\[\]{}]+", "", bare):
+        level += 1 if char in "[{" else -1
+        if level > MAX_DEPTH:
+            raise Unreadable(f"{what} nests deeper than {MAX_DEPTH} levels")
     try:
         return json.loads(text)
     except (ValueError, RecursionError) as error:
         raise Unreadable(f"{what} is not JSON ({str(error)[:120]})") from None
 
 
-def outputs(found, limit=MAX_CELL_OUTPUTS):
-    """(kept, dropped) of one cell's outputs from a sandbox's result: each
-    one nbformat's output schema takes, as a NotebookNode, and how many were
-    not. Past `limit` outputs only the first and last halves are looked at
-    (a probe's data is its cell's last output), so that a flood of them
-    costs the grader no more than `limit` do."""
-    if len(found) > limit:
-        found, dropped = found[:limit // 2] + found[-(limit - limit // 2):], len(found) - limit
-    else:
-        dropped = 0
-    kept = []
-    for output in found:
+def notebooks_in(folder, depth=MAX_WALK_DEPTH, entries=MAX_WALK_ENTRIES):
+    """(the .ipynb files below `folder`, sorted; what was left unsearched): a
+    walk with a stack of its own, not recursion; never through a link; at most
+    `depth` folders down and `entries` names looked at."""
+    found, unsearched, seen, stack = [], [], 0, [(Path(folder), 0)]
+    while stack:
+        here, level = stack.pop()
         try:
-            nbformat.validate(output, ref="output", version=4, version_minor=nbformat.v4.nbformat_minor)
-        except Exception:       # noqa: BLE001 (whatever the validator raises, the output is not a notebook's)
-            dropped += 1
-            continue
-        kept.append(nbformat.from_dict(output))
-    return kept, dropped
+            with os.scandir(here) as listing:
+                for entry in listing:
+                    seen += 1
+                    if seen > entries:
+                        return sorted(found), [*unsearched, f"{folder}: past {entries:,} names, the rest"]
+                    if entry.is_dir(follow_symlinks=False):
+                        stack += [(Path(entry.path), level + 1)] if level < depth else []
+                        unsearched += [] if level < depth else [f"{entry.path} (deeper than {depth} folders)"]
+                    elif entry.name.endswith(".ipynb"):
+                        found.append(Path(entry.path))
+        except OSError as error:
+            unsearched.append(f"{here} ({error.strerror})")
+    return sorted(found), unsearched
 
 
-def _flags(*names):
-    return os.O_RDONLY | sum(getattr(os, name, 0) for name in names)     # (names Windows lacks count 0)
-
-
-FOLDER = _flags("O_DIRECTORY", "O_NOFOLLOW", "O_CLOEXEC")
-FILE = _flags("O_NOFOLLOW", "O_NONBLOCK", "O_NOCTTY", "O_CLOEXEC")
-
-
-def _relative(path, folder):
-    try:
-        return Path(os.path.abspath(path)).relative_to(Path(os.path.abspath(folder)))
-    except ValueError:
-        raise Unreadable(f"{path} is not inside the learner's folder {folder}") from None
+FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
 
 
 def _open_inside(path, folder):
-    """(descriptor, path below `folder`, the folder's owner's uid) of the
-    file at `path`: each folder on the way opened from the one before it,
-    never through a link, and the file itself likewise, so that no folder
-    swapped for a link between a check and an open leads elsewhere."""
-    relative = _relative(path, folder)
-    here = os.open(folder, _flags("O_DIRECTORY", "O_CLOEXEC"))
+    """(descriptor, path below `folder`, the folder's owner's uid): each folder
+    on the way opened from the one before it, never through a link."""
+    try:
+        relative = Path(os.path.abspath(path)).relative_to(Path(os.path.abspath(folder)))
+    except ValueError:
+        raise Unreadable(f"{path} is not inside the learner's folder {folder}") from None
+    here = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
         owner = os.fstat(here).st_uid
         for part in relative.parts[:-1]:
             try:
                 below = os.open(part, FOLDER, dir_fd=here)
-            except OSError as error:
-                raise Unreadable(_refused(relative, part, here, error, folder=True)) from None
+            except OSError:
+                raise Unreadable(f"{relative} is reached through {'a link' if _link(part, here) else 'a file'} "
+                                 f"({part}); only the learner's own files are graded") from None
             os.close(here)
             here = below
         try:
             return os.open(relative.name, FILE, dir_fd=here), relative, owner
         except OSError as error:
-            raise Unreadable(_refused(relative, relative.name, here, error, folder=False)) from None
+            kind = "a link" if _link(relative.name, here) or error.errno == errno.ELOOP else error.strerror
+            raise Unreadable(f"{relative} is {kind}; only the learner's own regular files are graded") from None
     finally:
         os.close(here)
 
 
-def _refused(relative, part, parent, error, folder):
-    """Why opening `part` (in the folder open as `parent`) was refused, in the teacher's words."""
+def _link(name, folder):
     try:
-        link = stat.S_ISLNK(os.stat(part, dir_fd=parent, follow_symlinks=False).st_mode)
+        return stat.S_ISLNK(os.stat(name, dir_fd=folder, follow_symlinks=False).st_mode)
     except OSError:
-        link = False
-    if folder:
-        why = f"reached through a link ({part})" if link else f"reached through {part}, which is not a folder"
-        return f"{relative} is {why}; only the learner's own files are graded"
-    kind = "a link" if link or error.errno == errno.ELOOP else error.strerror
-    return f"{relative} is {kind}; only the learner's own regular files are graded"
+        return False
 
 
 def read_bytes(path, folder, cap=MAX_BYTES):
-    """The bytes of a regular file inside `folder`, read without following
-    a link or blocking on a FIFO, at most `cap` of them. A file with a
-    second name (a hard link: the other may be a classmate's or the
-    solutions') or owned by someone else than the learner's folder is refused."""
+    """At most `cap` bytes of a regular file inside `folder`, with one name
+    (a hard link's other may be the solutions'), owned by the folder's owner."""
     handle, relative, owner = _open_inside(path, folder)
     try:
         found = os.fstat(handle)
@@ -159,31 +127,22 @@ def read_bytes(path, folder, cap=MAX_BYTES):
         if found.st_uid != owner:
             raise Unreadable(f"{relative} belongs to uid {found.st_uid}, not to uid {owner}, who owns the "
                              "learner's folder; only the learner's own files are graded")
-        chunks, size = [], 0
-        while size <= cap:
-            chunk = os.read(handle, min(2 ** 20, cap + 1 - size))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-        if size > cap:
+        with os.fdopen(os.dup(handle), "rb") as file:
+            data = file.read(cap + 1)
+        if len(data) > cap:
             raise Unreadable(f"{relative} is larger than {cap // 2 ** 20} MB")
-        return b"".join(chunks)
+        return data
     finally:
         os.close(handle)
 
 
 def _kind(mode):
-    for test, name in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device"),
-                       (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder")):
-        if test(mode):
-            return name
-    return "not a file"
+    kinds = {stat.S_IFIFO: "a FIFO", stat.S_IFCHR: "a device", stat.S_IFBLK: "a device", stat.S_IFSOCK: "a socket"}
+    return kinds.get(stat.S_IFMT(mode), "not a file")
 
 
 def read_notebook(path, folder):
-    """A learner's notebook as nbformat's NotebookNode (v4), checked as
-    untrusted input; raises Unreadable with the reason."""
+    """A learner's notebook as nbformat's NotebookNode (v4); raises Unreadable with why."""
     data = decode(read_bytes(path, folder), "the notebook")
     if not isinstance(data, dict):
         raise Unreadable("the notebook is not a JSON object")
@@ -203,15 +162,16 @@ def one_line(text):
     return re.sub(r"[\x00-\x1f\x7f\u2028\u2029\u0085]+", " ", str(text)).strip()
 
 
-MARKDOWN = re.compile(r"([\\`*_{}\[\]()<>#!|~])")
-
-
-def md(text, limit=300):
+def md(text, limit=300, table=False):
     """A learner's text for one line of summary.md: no line breaks or control
-    characters, every Markdown and HTML character escaped, at most `limit` long."""
+    characters, at most `limit` long, as a code span (shown as written, never
+    Markdown or HTML, with no escapes to read); in a table, its | escaped."""
     flat = one_line(text)
     flat = flat[:limit] + ("..." if len(flat) > limit else "")
-    return MARKDOWN.sub(r"\\\1", flat)
+    fence = "`" * (max(map(len, re.findall("`+", flat)), default=0) + 1)
+    pad = " " if flat[:1] == "`" or flat[-1:] == "`" or not flat.strip() else ""
+    span = f"{fence}{pad}{flat}{pad}{fence}"
+    return span.replace("|", "\\|") if table else span
 
 
 def csv_cell(text):

@@ -2,20 +2,21 @@
 a corpus of hostile submissions (a FIFO, links to a classmate's file, to
 /dev/zero and through a linked folder, a hard link to the solutions, a
 device, a file of another owner, a huge file, JSON nested thousands deep,
-cells whose source is a number, what nbformat only warns about) each graded
-"not graded: unreadable: <why>" for that learner alone while the rest of the
-class is graded; a folder swapped for a link while it is read refused;
-hostile sandbox results bounded before they are decoded (size, nesting,
-values, outputs nbformat's schema refuses, a flood of outputs), and a
-submission whose judging raises not graded alone; learner-made text kept to
-one escaped line in summary.md and out of formulas in grades.csv. A
-generated layer (hypothesis) sends a few hundred malformed notebooks and
-hostile strings through the same code."""
+cells whose source is a number) each graded "not graded: unreadable: <why>"
+for that learner alone while the rest of the class is graded; nbformat 3 and
+duplicate cell ids read; a folder swapped for a link while it is read
+refused; a sandbox's result bounded before it is decoded; a submission whose
+judging raises not graded alone; learner-made text one line of summary.md,
+never markup, and never a formula in grades.csv; a folder of any depth. A
+generated layer (hypothesis) sends malformed notebooks and hostile strings
+through the same code, and builds whole classes of random trees, names and
+files (classroom/tests/test_grade_class.py)."""
 
 import copy
 import csv
 import json
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -28,7 +29,6 @@ from hypothesis import strategies as st
 
 from classroom import grade, grade_files
 from classroom.grade_files import Unreadable, csv_cell, md, read_notebook
-from classroom.grade_probe import MIME
 
 ROOT = Path(__file__).resolve().parents[2]
 STORED = ROOT / "notebooks" / "06-practice-question.ipynb"
@@ -127,13 +127,11 @@ def test_every_hostile_file_is_not_graded_for_that_learner_alone(class_folder, t
     by_learner = {}
     for row in rows:
         by_learner.setdefault(row.learner, set()).add((row.status, row.detail))
-    assert by_learner.pop("zed") == {("blank", "nothing answered: not run")}
+    assert by_learner.pop("zed") == {("blank", "not answered")}
     for learner, (_, reason) in hostile(class_folder).items():
         (status, detail), = by_learner.pop(learner)
         assert status == "not graded" and detail.startswith("unreadable: ") and reason in detail, (learner, detail)
-    assert set(by_learner) <= {"linked-folder"}, by_learner         # nothing read through the linked folder ...
-    assert all(status == "not graded" and "through a link" in detail for status, detail in by_learner.get(
-        "linked-folder", set()))                                     # ... or, where the walk followed it, refused
+    assert by_learner == {"linked-folder": {("blank", "no notebook of the collection")}}   # the link not followed
     assert (tmp_path / "out" / "grades.csv").exists() and "fifo" in text
 
 
@@ -207,16 +205,13 @@ def test_a_mangled_notebook_is_read_or_refused_never_crashes(tmp_path_factory, v
 
 @settings(max_examples=300, deadline=None)
 @given(st.text(max_size=200))
-def test_learner_text_is_one_escaped_line_and_never_a_formula(text):
-    line = md(text)
+def test_learner_text_is_one_line_of_code_span_and_never_a_formula(text):
+    line = md(text, table=True)
     assert "\n" not in line and "\r" not in line and "\u2028" not in line
-    i = 0
-    while i < len(line):                 # a backslash escapes the character after it; nothing else is markup
-        if line[i] == "\\":
-            i += 2
-            continue
-        assert line[i] not in "|`*_[]<>#\\", (text, line)
-        i += 1
+    fence = re.match("`+", line).group()
+    inner = line[len(fence):-len(fence)]
+    assert line.endswith(fence) and fence not in inner.replace("\\|", "")     # one code span: never markup
+    assert "|" not in inner.replace("\\|", "")                                # nor a table's column
     assert csv_cell(text)[:1] not in ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -224,12 +219,13 @@ def test_the_report_is_data_a_learner_cannot_write_markup_into(tmp_path):
     framing = "ada\n| TEACHER: alice tampered with the grader |"
     made = [grade.Row(framing, STORED.name, 1, "error", "", "raised =HYPERLINK(\"http://x\")\n# Heading"),
             grade.Row("=cmd|' /C calc'!A0", STORED.name, 1, "right", "", "")]
-    text = grade.summary(made, [])
+    jobs = [grade.Job(r.learner, STORED, tmp_path / STORED.name, tmp_path) for r in made]
+    text = grade.summary([grade.Ran([r]) for r in made], jobs, [], [])
     assert not any(line.startswith(("| TEACHER", "# Heading")) for line in text.splitlines())
-    assert r"ada \| TEACHER: alice tampered with the grader \|" in text
+    assert r"`ada \| TEACHER: alice tampered with the grader \|`" in text
     out = tmp_path / "grades.csv"
     with open(out, "w", newline="") as f:
-        csv.writer(f).writerows([csv_cell(v) if isinstance(v, str) else v for v in r.__dict__.values()] for r in made)
+        csv.writer(f).writerows([csv_cell(v) if isinstance(v, str) else v for v in r] for r in made)
     cells = [cell for row in csv.reader(out.open()) for cell in row]
     assert not any(cell[:1] in "=+-@" for cell in cells if cell)
 
@@ -238,23 +234,30 @@ def test_the_report_is_data_a_learner_cannot_write_markup_into(tmp_path):
     (deep(50_000).encode(), "nests deeper"),
     (b"\xff" * 10, "not JSON"),
     (("[" + "0," * grade_files.MAX_ITEMS + "0]").encode(), "holds more than"),
-    (json.dumps({"notebook": {"cells": [{"id": "x", "outputs": [{"no": "type"}]}]}}).encode(), None),
+    (b"[1, 2]", "not a JSON object"),
+    (json.dumps({"verdicts": None, "stopped": 5}).encode(), None),
 ])
-def test_a_forged_sandbox_result_is_bounded_before_it_is_decoded(monkeypatch, result, says):
-    nb = nbformat.read(STORED, as_version=4)
-    nb.cells[0] = nbformat.v4.new_code_cell("x = 1", id="x")
-    monkeypatch.setattr(grade.grade_sandbox, "run", lambda *a, **k: grade.grade_sandbox.Outcome(0, result, ""))
-    executed = grade.execute(nb, grade.Settings(unisolated=True))
+def test_a_sandbox_s_result_is_bounded_before_it_is_decoded(result, says):
+    outcome = grade.grade_sandbox.Outcome(0, result, "")
     if says:
-        assert "no result came back from the sandbox (Unreadable" in executed.stopped and says in executed.stopped
+        assert grade._result(outcome)[0] == {"verdicts": {}, "raised": {}, "over_limit": []}
+        assert grade._result(outcome)[1].startswith("no result came back") and says in grade._result(outcome)[1]
     else:
-        assert executed.nb.cells[0].outputs == [] and "1 outputs that are not a notebook's" in executed.stopped
+        assert grade._result(outcome)[:2] == ({"verdicts": {}, "raised": {}, "over_limit": []}, "5")
 
 
-def forged(outputs, cell="grade-after-1"):
-    """A sandbox's result with `outputs` on one cell, as an answer that wrote the result channel would make it."""
-    return json.dumps({"notebook": {"cells": [{"id": cell, "outputs": outputs}]}, "ran": [], "over_limit": [],
-                       "stopped": ""}).encode()
+def test_nbformat_3_and_duplicate_cell_ids_are_read(tmp_path):
+    v3 = nbformat.v3.new_notebook(worksheets=[nbformat.v3.new_worksheet(cells=[
+        nbformat.v3.new_code_cell(input="answer_1 = True")])])
+    (tmp_path / "old.ipynb").write_text(nbformat.writes(v3, version=3))
+    assert read_notebook(tmp_path / "old.ipynb", tmp_path).cells[0].source == "answer_1 = True"
+    twice = copy.deepcopy(VALID)
+    slot = next(c for c in twice["cells"] if "answer-slot" in c.get("metadata", {}).get("tags", []))
+    twice["cells"].append({**copy.deepcopy(slot), "source": "answer_1 = 'the second'"})
+    slot["source"] = "answer_1 = True"
+    (tmp_path / STORED.name).write_text(json.dumps(twice))
+    sources, _ = grade.answers(nbformat.read(STORED, as_version=4), read_notebook(tmp_path / STORED.name, tmp_path))
+    assert sources[0] == "answer_1 = True"
 
 
 def a_class(folder, learners):
@@ -267,53 +270,36 @@ def a_class(folder, learners):
     return folder
 
 
-# Outputs nbformat's schema refuses, which an answer that writes the result channel could send
-OFF_SCHEMA = {
-    "data a number": {"output_type": "display_data", "data": 5, "metadata": {}},
-    "data a text naming the grader's format": {"output_type": "display_data", "data": MIME, "metadata": {}},
-    "data a list": {"output_type": "execute_result", "data": [MIME], "metadata": {}, "execution_count": 1},
-    "metadata a text": {"output_type": "display_data", "data": {}, "metadata": "x"},
-    "a stream of a number": {"output_type": "stream", "name": "stdout", "text": 5},
-    "an error without its name": {"output_type": "error", "evalue": "x", "traceback": []},
-}
-
-
-@pytest.mark.parametrize("output", OFF_SCHEMA.values(), ids=list(OFF_SCHEMA))
-def test_an_output_off_nbformat_s_schema_is_dropped_and_stops_no_one(tmp_path, monkeypatch, output):
-    folder = a_class(tmp_path / "submissions", ["alice", "mallory"])
-    monkeypatch.setattr(grade.grade_sandbox, "run",
-                        lambda *a, **k: grade.grade_sandbox.Outcome(0, forged([output]), ""))
-    rows, _ = grade.grade(folder, tmp_path / "out", grade.Settings(unisolated=True))
-    assert {r.learner for r in rows} == {"alice", "mallory"} and (tmp_path / "out" / "grades.csv").exists()
-    assert all(r.status == "not graded" and "1 outputs that are not a notebook's" in r.detail for r in rows), rows
-
-
-def test_a_flood_of_outputs_in_a_result_is_cut_to_the_cap(monkeypatch):
-    """200,000 outputs on one cell (a 12 MB result): at most MAX_CELL_OUTPUTS are
-    taken, so the grader never turns the rest into notebook nodes nor writes them."""
-    one = {"output_type": "display_data", "data": {}, "metadata": {}}
-    nb = nbformat.read(STORED, as_version=4)
-    nb.cells[0] = nbformat.v4.new_code_cell("x = 1", id="x")
-    monkeypatch.setattr(grade.grade_sandbox, "run",
-                        lambda *a, **k: grade.grade_sandbox.Outcome(0, forged([one] * 200_000, cell="x"), ""))
-    executed = grade.execute(nb, grade.Settings(unisolated=True))
-    assert len(executed.nb.cells[0].outputs) == grade_files.MAX_CELL_OUTPUTS
-    assert f"past {grade_files.MAX_CELL_OUTPUTS} in a cell, were dropped" in executed.stopped
-
-
 def test_a_submission_whose_judging_raises_is_not_graded_alone(tmp_path, monkeypatch):
     folder = a_class(tmp_path / "submissions", ["alice", "mallory"])
-    monkeypatch.setattr(grade.grade_sandbox, "run", lambda *a, **k: grade.grade_sandbox.Outcome(0, forged([]), ""))
-    judged = grade.rows
+    monkeypatch.setattr(grade.grade_sandbox, "run", lambda *a, **k: grade.grade_sandbox.Outcome(0, b"{}", ""))
+    judged = grade.judged
 
-    def rows(learner, *args):
-        if learner == "mallory":
+    def failing(job, *args):
+        if job.learner == "mallory":
             raise TypeError("argument of type 'int' is not iterable")
-        return judged(learner, *args)
+        return judged(job, *args)
 
-    monkeypatch.setattr(grade, "rows", rows)
+    monkeypatch.setattr(grade, "judged", failing)
     found, text = grade.grade(folder, tmp_path / "out", grade.Settings(unisolated=True))
     mine = [r for r in found if r.learner == "mallory"]
     assert len(mine) == len(grade.declared("06")) and all(
-        r.status == "not graded" and r.detail.startswith("judging this notebook failed (TypeError") for r in mine)
-    assert {r.learner for r in found} == {"alice", "mallory"} and "judging this notebook failed" in text
+        r.status == "not graded" and r.detail.startswith("grading this notebook failed (TypeError") for r in mine)
+    assert {r.learner for r in found} == {"alice", "mallory"} and "grading this notebook failed" in text
+
+
+def test_a_learner_s_folder_of_any_depth_stops_no_one(tmp_path):
+    """`mkdir -p d/d/d/...` 1200 deep, which a hub kernel can make: the walk
+    of the submissions is bounded and iterative, and everyone else is graded."""
+    folder = tmp_path / "submissions"
+    (folder / "zed").mkdir(parents=True)
+    (folder / "zed" / STORED.name).write_text(STORED.read_text())
+    deep_folder = folder / "deep"
+    deep_folder.mkdir()
+    subprocess.run(["mkdir", "-p", "d/" * 1200], cwd=deep_folder, check=True)     # os.makedirs itself recurses
+    rows, _ = grade.grade(folder, tmp_path / "out", grade.Settings(unisolated=True))
+    assert {(r.learner, r.status) for r in rows} == {("zed", "blank"), ("deep", "blank")}
+    assert "zed" in (tmp_path / "out" / "grades.csv").read_text()
+    found, unsearched = grade_files.notebooks_in(deep_folder)
+    subprocess.run(["rm", "-rf", str(deep_folder)], check=True)     # (shutil.rmtree, pytest's clean-up, recurses)
+    assert found == [] and any("deeper than" in u for u in unsearched)
