@@ -38,7 +38,7 @@ refresh: system $(STAMP)
 # Every test but the integration layers (tests/conftest.py's INTEGRATION), in 4 minutes from a
 # fresh clone on 2 idle cores; CI runs `make test-integration` after it.
 test: system-tests $(DEV_STAMP)
-	$(BIN)/ruff check helpers tests tools notebooks
+	$(BIN)/ruff check helpers tests tools classroom notebooks
 	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder --durations=25 --layers test
 
@@ -49,7 +49,7 @@ test: system-tests $(DEV_STAMP)
 CHECKED := tests/test_exercises.py tests/test_exercise_checks.py tests/test_mutants.py tests/test_widget_registry.py tests/test_notebooks.py
 check: system-tests $(DEV_STAMP)
 	@test -n "$(NB)" || { echo "make check NB=02: name the notebook by its number"; exit 2; }
-	$(BIN)/ruff check helpers tests tools notebooks
+	$(BIN)/ruff check helpers tests tools classroom notebooks
 	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder --durations=5 --notebook $(NB) notebooks $(CHECKED)
 
@@ -71,7 +71,7 @@ test-torch: system-tests $(DEV_STAMP)
 # make test without the tests that execute whole notebooks or draw real models (nbval over
 # notebooks/; tests/conftest.py's EXECUTING), in 90 s; one notebook's loop is `make check NB=NN`.
 quick: system $(DEV_STAMP)
-	$(BIN)/ruff check helpers tests tools notebooks
+	$(BIN)/ruff check helpers tests tools classroom notebooks
 	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder --durations=10 --layers quick
 

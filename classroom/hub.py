@@ -45,7 +45,8 @@ from classroom import cgroups, deploy, hub_users
 from tools.loopback import free_port, rest
 
 ROOT = Path(__file__).resolve().parents[1]
-CONFIG = ROOT / "classroom" / "hub" / "jupyterhub_config.py"
+HUB = ROOT / "classroom" / "hub"
+CONFIG = HUB / "jupyterhub_config.py"
 PROXY_FOLDER = ROOT / "build" / "hub" / "proxy"
 # The hub's folder (state, logs) and the class's homes (out of git, and out of build/, which
 # make clean removes); a second class from the same checkout names its own (docs/teaching.md).
@@ -64,7 +65,7 @@ def proxy(folder=PROXY_FOLDER):
     """The configurable-http-proxy program, installed from hub/package.json
     and hub/package-lock.json into `folder` with `npm ci` when missing (one
     install at a time: two classes starting at once wait for each other)."""
-    pin = json.loads((ROOT / "classroom" / "hub" / "package.json").read_text())["dependencies"]["configurable-http-proxy"]
+    pin = json.loads((HUB / "package.json").read_text())["dependencies"]["configurable-http-proxy"]
     installed = folder / "node_modules" / "configurable-http-proxy" / "package.json"
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder / ".installing", "w") as lock:
@@ -73,7 +74,7 @@ def proxy(folder=PROXY_FOLDER):
             if not shutil.which("npm") or not shutil.which("node"):
                 raise RuntimeError(NODE_HELP)
             for name in ("package.json", "package-lock.json"):
-                shutil.copyfile(ROOT / "classroom" / "hub" / name, folder / name)
+                shutil.copyfile(HUB / name, folder / name)
             subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--prefix", str(folder)],
                            check=True, timeout=600, stdout=subprocess.DEVNULL)
     return folder / PROXY_BIN

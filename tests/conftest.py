@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 import torch
+from figures import Figures, figure_lines
 from one_execution import add_items, keep_nbvals_messages
 
 from helpers.torch_version import RELEASE_TAG
 
 ROOT = Path(__file__).resolve().parent.parent
-FIGURE = "figure"
 UNCOMPARED = "uncompared"
 RELEASE = RELEASE_TAG   # the tag of a cell showing what one torch release does (tests/structure.py)
 # The layers `make test` leaves to `make test-integration` (docs/testing.md, "Tests, in
@@ -152,18 +152,6 @@ def golden(request):
     return compare
 
 
-class Figures:
-    """Measured figures a test reports (browser timings, sweep counts). They
-    travel with the test's report, so they survive parallel workers, and are
-    printed at the end of the run."""
-
-    def __init__(self, node):
-        self.node = node
-
-    def append(self, line):
-        self.node.user_properties.append((FIGURE, line))
-
-
 # The site the tests read is a fork's build, so an address left pointing at the collection's own repository shows.
 SITE_FORK = "a-learner/graphs-fork"
 
@@ -214,11 +202,7 @@ def pytest_sessionfinish(session):
 
 def pytest_terminal_summary(terminalreporter, config):
     reports = [r for kind in ("passed", "failed") for r in terminalreporter.stats.get(kind, []) if r.when == "call"]
-    figures = [line for r in reports for name, line in r.user_properties if name == FIGURE]
-    if figures:
-        terminalreporter.section("figures (measured, not asserted)")
-        for line in figures:
-            terminalreporter.write_line(line)
+    figure_lines(terminalreporter)
     uncompared = sorted(line for r in reports for name, line in r.user_properties if name == UNCOMPARED)
     if uncompared:
         terminalreporter.section(f"run, not compared: tagged {RELEASE} (what torch {torch.__version__} does)")

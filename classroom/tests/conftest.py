@@ -5,3 +5,15 @@ import sys
 from pathlib import Path
 
 sys.path.append(str(Path(__file__).resolve().parents[2] / "tests"))
+
+import pytest  # noqa: E402
+from figures import Figures, figure_lines  # noqa: E402
+
+
+@pytest.fixture
+def timings(request):
+    return Figures(request.node)
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    figure_lines(terminalreporter)
