@@ -27,7 +27,7 @@ INTEGRATION = {
                 "test_site_links.py", "test_saved_widgets.py"),
     "set-up elsewhere": ("test_standalone.py", "test_pins.py"),
     "re-execution": ("test_reexecution.py", "test_teacher_copies.py"),
-    "limits and depth": ("test_check_limits.py", "test_deep_free.py", "test_watchdog.py"),
+    "limits and depth": ("test_check_limits.py", "test_deep_free.py"),
 }
 # What `make quick` also leaves out: the tests that execute whole notebooks (nbval over
 # notebooks/ among them) or draw real models. The rest of `make test` (lint, types, unit

@@ -269,7 +269,8 @@ def test_first_open_of_the_index(lab, index_page, timings):
 @pytest.mark.parametrize("name", [p.name for p in collection()[1:]])
 def test_first_open_from_the_index(lab, index_page, name, timings):
     """Each notebook opened by its link in the index's contents shows every
-    stored drawing; closing its tab shuts its kernel down."""
+    stored drawing. Its tab closed, its kernel is left to the cull: the test
+    ends it, as the Running panel would."""
     learner, info, _ = lab
     page, _ = index_page
     page.locator(f"{NB} .jp-RenderedMarkdown a[href*='/files/{name}?']").first.click()
@@ -282,6 +283,9 @@ def test_first_open_from_the_index(lab, index_page, name, timings):
         close_tab(page, discard=True)          # back to the index, for the next notebook
         raise
     close_tab(page)
+    for session in api(info, "/api/sessions"):
+        if session["path"] == name:
+            api(info, f"/api/sessions/{session['id']}", "DELETE")
     wait_for_kernels(info, lambda kernels: kernel["id"] not in [k["id"] for k in kernels], timeout=30)
 
 
