@@ -138,8 +138,8 @@ solutions: setup $(DEV_STAMP)
 site: setup $(DEV_STAMP)
 	$(BIN)/python -m tools.build.site
 
-# Our drawing against torchviz on the same graphs, nbval's wall time, and every widget's
-# redraw timed inside the page in JupyterLab (prints tables).
+# Our drawing against torchviz on the same graphs, every exercise check's and nbval's time, and
+# every widget's redraw timed inside the page in JupyterLab (prints tables; --help lists the parts).
 bench: system-browser $(DEV_STAMP)
 	$(BIN)/python -m tools.bench
 

@@ -3,9 +3,7 @@
 --layers, which picks what `make test`, `make test-integration` and `make quick` run."""
 
 import fcntl
-import json
 import os
-import time
 from pathlib import Path
 
 import pytest
@@ -81,7 +79,7 @@ def pytest_ignore_collect(collection_path, config):
     return None
 
 
-# The longest files first (python -m tools.bench.suite_timing prints each file's time), so
+# The longest files first (pytest --durations=0 prints each test's time), so
 # that under `--dist loadfile --no-loadscope-reorder` (the Makefile) the two workers take
 # them at the start and end together, instead of one waiting on the other's last long file.
 FIRST = ("test_browser.py", "test_pins.py", "test_check_limits.py", "test_exercises.py", "test_deep_free.py",
@@ -181,23 +179,6 @@ def built_site(tmp_path_factory):
 @pytest.fixture
 def timings(request):
     return Figures(request.node)
-
-
-# tools/bench/suite_timing.py sets WORKERS_LOG to a folder: each xdist worker writes there when it
-# ended and how long its tests took, so the script can say whether the two cores stayed busy.
-WORKERS_LOG = "SUITE_TIMING_WORKERS"
-_BUSY = []
-
-
-def pytest_runtest_logreport(report):
-    if os.environ.get(WORKERS_LOG):
-        _BUSY.append(report.duration)
-
-
-def pytest_sessionfinish(session):
-    folder, worker = os.environ.get(WORKERS_LOG), os.environ.get("PYTEST_XDIST_WORKER")
-    if folder and worker:
-        (Path(folder) / f"{worker}.json").write_text(json.dumps({"ended": time.time(), "busy": sum(_BUSY)}))
 
 
 def pytest_terminal_summary(terminalreporter, config):

@@ -16,9 +16,17 @@ from helpers.arguments import roots_of
 from helpers.graph import Edge, Graph, Node, autograd_nodes
 from helpers.saved_values import MAX_LABEL, Saved
 from helpers.walk import Walker, count_limit, nearest, walk_for
-from tools.bench.__main__ import rnn
 from tools.testkit.lessons import lesson_function
 from tools.testkit.real_models import Counted, subclass_graph
+
+
+def rnn(steps):
+    """h = tanh(W @ h), one shared 8x8 W, `steps` steps: 2 * steps + 3 nodes."""
+    w = torch.randn(8, 8, requires_grad=True)
+    h = torch.randn(8)
+    for _ in range(steps):
+        h = torch.tanh(w @ h)
+    return w, h
 
 
 def test_note_example_exact(note_example):
@@ -309,7 +317,7 @@ def test_a_drawing_of_max_nodes_walks_as_much_at_any_length(monkeypatch):
     """Only what can be drawn is walked: h = tanh(W @ h) at T = 100,000
     (200,003 nodes) steps as many nodes as at T = 10,000 when it draws its
     300 (count_limit(300) at most), so it costs about the same (the times:
-    python -m tools.bench.walk_timing)."""
+    make bench's big_walks)."""
     walkers = []
     monkeypatch.setattr(helpers.graph, "walk_for", lambda *a: _kept(walkers, walk_for(*a)))
     counts = []

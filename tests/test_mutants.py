@@ -1,4 +1,4 @@
-"""Mutation testing of the exercise checks (tools/testkit/mutation.py): for every
+"""Mutation testing of the exercise checks (tools/testkit/mutants.py): for every
 write and fix exercise, each mutant of its solution that behaves differently
 on the check's inputs is rejected, each that behaves the same is accepted,
 and no mutant makes the check itself fail. The score per exercise is
@@ -12,7 +12,7 @@ import pytest
 from helpers.exercises import Exercise, declared
 from helpers.exercises.exercise import write
 from helpers.lessons import numbers
-from tools.testkit.mutation import checked, main, score
+from tools.testkit.mutants import checked, score
 
 CHECKED = checked()
 ROOT = Path(__file__).resolve().parent.parent
@@ -26,11 +26,6 @@ def test_every_write_and_fix_exercise_is_mutation_tested():
     assert set(numbers()) == lessons
     every = {(n, e.number) for n in sorted(lessons) for e in declared(n) if e.kind in ("write", "fix")}
     assert every and {(n, e.number) for n, e in CHECKED} == every, "write and fix exercises left out of mutation"
-
-
-def test_an_unknown_exercise_name_is_refused(capsys):
-    assert main(["99-q9"]) == 2
-    assert "no write or fix exercise 99-q9; they are: 01-q2" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("notebook, exercise", CHECKED, ids=[f"nb{n}-q{e.number}" for n, e in CHECKED])

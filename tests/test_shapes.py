@@ -2,7 +2,7 @@
 rolled, keeps within max_nodes, leaves no node floating, gives no DOT node
 more than FAN_LIMIT edges (what made dot take seconds to minutes), and its
 text form keeps every edge drawn. Layout times are `make bench`'s
-(tools/testkit/shapes.py's shape_rows), never a test's."""
+(tools/bench/__main__.py's shape_rows), never a test's."""
 
 import re
 

@@ -1,59 +1,84 @@
-"""Benchmark the live drawing against torchviz, side by side in one run.
-
-    make bench            (or: .venv/bin/python -m tools.bench)
-    .venv/bin/python -m tools.bench --before REV      (the drawing's figures, beside the helpers of REV)
-
-Prints one markdown report: big RNN-style graphs (h = tanh(W @ h), one
-shared 8x8 W, T steps), the redraw of the note's small graph, memory over
-1,000 redraws, every exercise check's time (check_timing.py), and nbval's
-wall time per notebook. Each time is the median
-of several runs; the machine is shared, so compare the ratios.
-
-With `--before REV`, only the drawing's tables (`DRAWING`) are printed,
-each measured four times in processes of its own, one after the other: with
-the helpers as they were at REV, with today's twice, then with REV's again;
-of each version's two runs, each cell is the faster's, and a cell that
-differs reads "then → now".
+"""`make bench` (or .venv/bin/python -m tools.bench): one markdown report.
+Our drawing against torchviz on big RNN-style graphs (h = tanh(W @ h), one
+shared 8x8 W, T steps) and on the redraw of the note's small graph; the
+shape corpus's layouts; a 200,003-node graph walked, rolled and drawn;
+memory over 1,000 redraws; every exercise check's time; nbval's wall time
+per notebook; every widget's redraw timed inside the page
+(redraw_timing.py). Each time is the median of several runs; the machine
+is shared, so compare the ratios. It prints figures; nothing here asserts.
 """
 
-import argparse
 import gc
-import re
+import resource
 import statistics
 import subprocess
 import sys
-import tempfile
+import threading
 import time
+from functools import partial
 from pathlib import Path
 
 import psutil
 import torch
 import torchviz
 
-from helpers import draw_graph, trace_graph
+from helpers import draw_graph, lessons, trace_graph
+from helpers.exercises import declared, exercises
+from helpers.exercises.lesson import stored_definitions
 from helpers.lessons.nb01 import branch_view
-from helpers.svg import _laid_out
-from tools.bench.check_timing import rows as check_rows
+from helpers.svg import DotUnavailable, _laid_out
 from tools.bench.redraw_timing import in_page_rows
-from tools.bench.walk_timing import in_a_big_stack, in_child, rnn, snapshot
 from tools.notebooks import notebook_paths
 from tools.testkit.lessons import lesson_function
-from tools.testkit.real_models import REAL, _checkpointed_encoder, _plain_encoder
-from tools.testkit.shapes import shape_rows
+from tools.testkit.shapes import LOOPS, MAX_NODES, SHAPES
 
 ROOT = Path(__file__).resolve().parents[2]
 DOT_TIMEOUT = 30
 dynamic_forward = lesson_function("01-dynamic-control-flow", "dynamic_forward")
 
 
-def median_time(run, repeats):
-    times = []
+def rnn(steps):
+    w = torch.randn(8, 8, requires_grad=True)
+    h = torch.randn(8)
+    for _ in range(steps):
+        h = torch.tanh(w @ h)
+    return w, h
+
+
+def in_a_big_stack(part):
+    """`part()` in a thread with a 512 MB stack: freeing a graph tens of
+    thousands of nodes deep once torchviz walked it recurses in torch's C++
+    deleter, past the usual 8 MB."""
+    result = []
+    threading.stack_size(512 * 2**20)
+    worker = threading.Thread(target=lambda: result.append(part()))
+    worker.start()
+    worker.join()
+    threading.stack_size(0)
+    return result[0]
+
+
+def _children_cpu():
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
+def timed(run, repeats):
+    """(result, median seconds, median CPU seconds of child processes: dot's
+    own work, which a loaded machine does not inflate), the layout cache
+    cleared before each run."""
+    walls, cpus, result = [], [], None
     for _ in range(repeats):
         _laid_out.cache_clear()
-        start = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+        before, start = _children_cpu(), time.perf_counter()
+        result = run()
+        walls.append(time.perf_counter() - start)
+        cpus.append(_children_cpu() - before)
+    return result, statistics.median(walls), statistics.median(cpus)
+
+
+def median_time(run, repeats):
+    return timed(run, repeats)[1]
 
 
 def torchviz_times(h, w, repeats):
@@ -86,35 +111,39 @@ def big_graphs():
     return rows
 
 
-def real_models():
-    """Trace plus SVG of each real model (SVG cache cleared), side by side."""
-    rows = ["| real model | graph nodes | trace + SVG |", "|---|---:|---:|"]
-    for name, build in REAL.items():
-        torch.manual_seed(0)
-        root = build()
-        seconds = median_time(lambda root=root: draw_graph(root).svg(), 3)
-        rows.append(f"| {name} | {len(trace_graph(root, saved=False).nodes):,} | {seconds:.3f} s |")
-    torch.manual_seed(0)
-    plain, checkpointed = _plain_encoder(), _checkpointed_encoder()
-    a = median_time(lambda: draw_graph(plain).svg(), 3)
-    b = median_time(lambda: draw_graph(checkpointed).svg(), 3)
-    rows.append(f"| 4-layer encoder, plain / checkpointed (non-reentrant) | - | {a:.3f} s / {b:.3f} s "
-                f"(ratio {b / a:.2f}) |")
+def shape_rows(repeats=3):
+    """Every shape of the corpus at each max_nodes, the loops rolled too: the
+    nodes drawn, the build, the layout and dot's CPU time; the slowest layout."""
+    rows = ["| shape | max_nodes | view | nodes drawn | build | layout | dot's CPU |",
+            "|---|---:|---|---:|---:|---:|---:|"]
+    worst = (0.0, "")
+    for name in SHAPES:
+        for max_nodes in MAX_NODES:
+            for roll in (False, True) if name in LOOPS else (False,):
+                torch.manual_seed(0)
+                root = SHAPES[name]()
+                drawing, build, _ = timed(partial(draw_graph, root, max_nodes=max_nodes, roll=roll), repeats)
+                view = "rolled" if roll else "cut"
+                try:
+                    _, layout, cpu = timed(drawing.svg, repeats)
+                    laid = f"{layout:.3f} s | {cpu:.3f} s"
+                except DotUnavailable:
+                    layout, laid = float("inf"), "refused by dot | -"
+                rows.append(f"| {name} | {max_nodes} | {view} | {len(drawing.graph.nodes)} | {build:.3f} s | {laid} |")
+                worst = max(worst, (layout, f"{name}, max_nodes={max_nodes}, {view}"))
+    rows.append(f"\nSlowest layout: {worst[0]:.3f} s ({worst[1]}); the target is under 1 s. dot's CPU time is what a "
+                "quiet machine's layout takes; the layout column grows with the machine's load.")
     return rows
 
 
 def big_walks():
-    """What the size of a graph costs: saved values read or not, the whole
-    graph drawn, many roots; a drawing of 300 nodes at T = 1,000 and 100,000
-    (only what is drawn is walked). Each time after the first is of a graph
-    walked before (tools/bench/walk_timing.py times first walks apart)."""
+    """What the size of a graph costs (each time after the first is of a graph walked before)."""
     w, h = rnn(100_000)
-    x = torch.randn(20_000, requires_grad=True)
-    pieces = list((x * 2).unbind())
+    pieces = list((torch.randn(20_000, requires_grad=True) * 2).unbind())
     short_w, short_h = rnn(1_000)
     short = median_time(lambda: draw_graph(short_h, {"W": short_w}), 7)
     long = median_time(lambda: draw_graph(h, {"W": w}), 7)
-    rows = ["| h = tanh(W @ h), T = 100,000 (200,003 nodes) | time |", "|---|---:|",
+    return ["| h = tanh(W @ h), T = 100,000 (200,003 nodes) | time |", "|---|---:|",
             f"| trace_graph, saved values read | {median_time(lambda: trace_graph(h), 3):.2f} s |",
             f"| trace_graph(saved=False) | {median_time(lambda: trace_graph(h, saved=False), 3):.2f} s |",
             f"| draw_graph(roll=True), the whole graph rolled | "
@@ -126,7 +155,6 @@ def big_walks():
             f"{long * 1000:.1f} ms (ratio {long / short:.2f}) |",
             f"| trace_graph of 20,000 unbind outputs as roots, max_nodes=300 | "
             f"{median_time(lambda: trace_graph(pieces, max_nodes=300), 3):.3f} s |"]
-    return rows
 
 
 def redraw():
@@ -164,6 +192,33 @@ def memory():
     return [f"Resident memory growth over 1,000 widget redraws (branch_view): {grown:.1f} MB"]
 
 
+def check_times(notebook, repeats=5):
+    """{exercise number: median seconds} of the notebook's checks, each given its solution."""
+    lesson = stored_definitions(notebook)
+    ex = exercises(notebook, dict(lesson))
+    times = {}
+    for exercise in declared(notebook):
+        answer, check = exercise.reference(lesson), getattr(ex, f"q{exercise.number}").check
+        check(answer)                               # the first check loads the stored notebook
+        times[exercise.number] = median_time(lambda check=check, answer=answer: check(answer), repeats)
+        if check(answer).status != "right":
+            print(f"note: nb{notebook} q{exercise.number}'s solution was not judged right", file=sys.stderr)
+    return times
+
+
+def checks():
+    """Per notebook: its checks, the median, the slowest, the sum (what the checks add to nbval's run)."""
+    rows = ["| notebook | checks | median check | slowest check | sum of medians |", "|---|---:|---:|---:|---:|"]
+    total = 0.0
+    for notebook in lessons.numbers():
+        times = check_times(notebook)
+        total += sum(times.values())
+        slowest = max(times, key=times.__getitem__)
+        rows.append(f"| {notebook} | {len(times)} | {statistics.median(times.values()) * 1000:.1f} ms | "
+                    f"{times[slowest] * 1000:.1f} ms (q{slowest}) | {sum(times.values()) * 1000:.0f} ms |")
+    return [*rows, f"| all | | | | {total * 1000:.0f} ms |"]
+
+
 def nbval_times():
     rows = ["| notebook | nbval wall time |", "|---|---:|"]
     for target in [*notebook_paths(), ROOT / "notebooks"]:
@@ -176,66 +231,24 @@ def nbval_times():
     return rows
 
 
-# The tables of the drawing's speed, which --before measures beside a commit's helpers.
-DRAWING = {part.__name__: part for part in (big_graphs, real_models, shape_rows, big_walks, redraw)}
+PARTS = (big_graphs, shape_rows, big_walks, redraw, memory, checks, nbval_times)
 
 
-def rows_in_child(helpers_from: Path, name: str) -> list[str]:
-    """The rows of `DRAWING[name]`, measured in a new process importing `helpers` from `helpers_from`."""
-    code = ("import torch; torch.manual_seed(0)\n"
-            "from tools.bench.__main__ import DRAWING, in_a_big_stack\n"
-            f"print('\\n'.join(in_a_big_stack(DRAWING[{name!r}])))")
-    return in_child(helpers_from, code, name).splitlines()
-
-
-def fastest(runs: list[list[str]]) -> list[str]:
-    """Runs of one table as one: each cell from the run whose first number in
-    it is smallest (on a shared machine, the run least slowed by the others)."""
-    rows = []
-    for lines in zip(*runs, strict=True):
-        cells = zip(*(line.split("|") for line in lines), strict=False)
-        rows.append("|".join(min(found, key=_first_number) for found in cells))
-    return rows
-
-
-def _first_number(cell: str) -> float:
-    found = re.search(r"[0-9]+(?:\.[0-9]+)?", cell.replace(",", ""))
-    return float(found.group()) if found else 0.0
-
-
-def beside(then: list[str], now: list[str]) -> list[str]:
-    """Two runs of one table as one: each cell that differs reads "then → now"."""
-    rows = []
-    for old, new in zip(then, now, strict=True):
-        cells = zip(old.split("|"), new.split("|"), strict=False)
-        rows.append("|".join(a if a == b else f" {a.strip()} → {b.strip()} " for a, b in cells))
-    return rows
-
-
-def compare(rev: str) -> None:
-    with tempfile.TemporaryDirectory() as tmp:
-        then = snapshot(rev, Path(tmp))
-        (then / "notebooks").symlink_to(ROOT / "notebooks")       # the lesson functions' stored notebooks
-        print(f"# The drawing's figures: the helpers at {rev} → today's (torch {torch.__version__})\n")
-        for name in DRAWING:          # each twice, in the order then, now, now, then; the faster of each cell kept
-            first, second, third, fourth = (rows_in_child(path, name) for path in (then, ROOT, ROOT, then))
-            print("\n".join(beside(fastest([first, fourth]), fastest([second, third]))) + "\n", flush=True)
-
-
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--before", help="a commit whose helpers to measure beside today's (the drawing only)")
-    args = parser.parse_args()
-    if args.before:
-        compare(args.before)
-        return
+def main(names):
+    """Every part, or those named: python -m tools.bench redraw checks."""
+    known = [part.__name__ for part in PARTS] + ["in_page_rows"]
+    if set(names) - set(known):
+        print(f"python -m tools.bench [PART ...]\n\n{__doc__}\nparts: {', '.join(known)}")
+        sys.exit(0 if names in (["-h"], ["--help"]) else 2)
     torch.manual_seed(0)
     graphviz = subprocess.run(["dot", "-V"], capture_output=True, text=True).stderr.strip()
     print(f"# Benchmark (torch {torch.__version__}, torchviz 0.0.3, {graphviz})\n")
-    for part in (big_graphs, real_models, shape_rows, big_walks, redraw, memory, check_rows, nbval_times):
-        print("\n".join(in_a_big_stack(part)) + "\n", flush=True)
-    print("\n".join(in_page_rows()) + "\n", flush=True)
+    for part in PARTS:
+        if not names or part.__name__ in names:
+            print("\n".join(in_a_big_stack(part)) + "\n", flush=True)
+    if not names or "in_page_rows" in names:
+        print("\n".join(in_page_rows()) + "\n", flush=True)
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

@@ -1,22 +1,11 @@
-"""`make new NB=10-name`: a new notebook that passes `make test` as made, to
-write the lesson into. It makes three files, then executes the notebook and
-rewrites the navigation (the index's contents, the neighbours' links, the
-README's list):
-
-    notebooks/NN-name.ipynb        the skeleton (docs/maintaining.md), optional, with one
-                                   drawing, one widget and one exercise to replace
-    helpers/lessons/nbNN.py        its support: the widget's view, the widget's
-                                   declaration, the exercise's declaration
-    tests/answers/nbNN_answers.py  the exercise's wrong answers, as test data
+"""`make new NB=10-name [TITLE="..."] [READ_AFTER=05-interview-relevance]`:
+a new optional notebook that passes `make test` as made, with one drawing,
+one widget and one exercise to write the lesson over; its lesson module
+helpers/lessons/nbNN.py and its wrong answers tests/answers/nbNN_answers.py
+(docs/maintaining.md, "A notebook"). It refuses a name taken or malformed.
 
     python -m tools.build.new NN-name [--title "..."] [--read-after NN-name]   (the three files only)
-
-`make new NB=10-hooks TITLE="Hooks and the graph" READ_AFTER=05-interview-relevance`
-passes the title (default: from the name) and the notebook it is read after
-(metadata `collection.read_after`; default: none said).
-
-It refuses a name already taken (by number or name) and one not of the form
-NN-words-with-hyphens."""
+"""
 
 import argparse
 import re

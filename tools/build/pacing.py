@@ -1,57 +1,33 @@
-"""How long a notebook takes a learner, computed from what it holds: the
-words of its prose, the lines of code to read, the cells to run and what
-they print, the exercises. Two figures per notebook: the whole notebook,
-and the core path (without what is marked optional). `make nav`
-(tools/build/nav.py) writes them at the top of each notebook and in the index.
+"""How long a notebook takes a learner, from what it holds: the words of its
+prose, the lines of code, the cells run and what they print, the exercises.
+Two figures per notebook, whole and core (what is optional left out: docs/
+maintaining.md, "A learner's time and the core path"); `make nav` writes them.
 
     python -m tools.build.pacing [01=55 02=40 ...]
-        prints each notebook's minutes and the totals; given readers' minutes
-        for whole notebooks, also each ratio of theirs to ours
-
-What is optional: a notebook whose metadata says
-`nb.metadata["collection"]["optional"] = True` (its core time is 0; an
-optional `"read_after"` names the notebook to read it after); a `## `
-section whose heading holds "Optional" (up to the next `## ` heading); a
-markdown cell that starts with "*Optional" and the code cells under it (up
-to the next markdown cell); an exercise whose question holds a line that
-starts with "*Optional".
+        each notebook's minutes; given readers' minutes, each ratio to ours
 
 The rates, and where they come from:
 
 - prose: 200 words a minute, Carver's "learning" rate for college readers
   (R. P. Carver, Reading Rate: A Review of Research and Theory, Academic
-  Press 1990: 300 words a minute when reading to understand, about 200 when
-  reading to learn, 138 when reading to remember);
-- code, in code cells and in markdown code blocks: 8 seconds a line that is
-  not blank or a comment. No study gives a rate for reading teaching code; the
-  code lines of notebooks 01-08 hold 8.9 names, numbers, strings and operators
-  on average (1,360 lines counted), which read as words at Carver's 138 words
-  a minute take 3.9 s; readers new to autograd took about twice that (below);
-- a cell run: 5 s to run it and find its output, plus 1 s of waiting for it
-  (`make notebooks` runs each notebook whole in 3-17 s, under 1 s a code
-  cell), counted for every cell in the core figure too, as a learner runs
-  every cell;
-- output: 1.5 s a printed line (about 8 words at Carver's 300), at most 20
-  lines a cell; 20 s to look at a drawing or a plot; 10 s to read an error;
-  60 s to try a widget's controls;
-- exercises: 2.25 minutes to predict or choose, 6 to fix, 7.5 to write,
-  question and check included.
+  Press 1990: 300 a minute to understand, about 200 to learn, 138 to remember);
+- code: 8 s a line that is not blank or a comment (a line of notebooks 01-08
+  holds 8.9 names, numbers and operators, 3.9 s at 138 words a minute;
+  readers new to autograd took about twice that);
+- a cell: 5 s to run it and find its output, plus 1 s of waiting;
+- output: 1.5 s a printed line, at most 20 a cell; 20 s a drawing or plot;
+  10 s an error; 60 s to try a widget's controls;
+- exercises: 2.25 minutes to predict or choose, 6 to fix, 7.5 to write.
 
-Calibration (2026-11-30). Three fresh readers, each working every cell and
-exercise, gave their minutes per notebook: a model trainer new to autograd's
-internals through 00-08 whole (00 8, 01 60, 02 64, 03 57, 04 67, 05 51,
-06 22, 07 62, 08 60), a learner of 01-05 through 09 (60), and the same kind
-of trainer and a reader preparing for an interview on the core path
-(00 8 and 6, 01 46 and 34, 02 53 and 33, 03 43 and 31, 04 60 and 39,
-05 43 and 39, 06 15 and 14). Over a grid of rates (prose 138-200 words a
-minute, drawings 20-60 s, widgets 60-120 s, code 4-10 s a line, cells
-5-15 s, exercises x0.75-x1.25) the rates above give the least sum of squared
-log ratios, readers' minutes over ours: the code rate went from 4 s to 8 s
-and the exercises from 3 / 8 / 10 minutes to three quarters of that; the
-rest held. Readers vary: on the same core path the interview reader took
-196 minutes and the trainer 268, at rates before the path was shortened.
-Check new readers' minutes with `python -m tools.build.pacing 01=55 02=40 ...`;
-change the rates here, run `make nav`, and the times everywhere follow.
+Calibration (2026-11-30): three fresh readers gave their minutes per
+notebook (a model trainer through 00-08 whole: 8, 60, 64, 57, 67, 51, 22, 62,
+60; a learner of 09: 60; a trainer and an interview reader on the core path:
+00 8 and 6, 01 46 and 34, 02 53 and 33, 03 43 and 31, 04 60 and 39, 05 43 and
+39, 06 15 and 14). Over a grid of rates the ones above give the least sum of
+squared log ratios of theirs to ours (code went from 4 s to 8 s a line, the
+exercises to three quarters of 3 / 8 / 10 minutes). Readers vary: 196 and
+268 minutes for the same core path. Change a rate here, run `make nav`, and
+the times everywhere follow.
 """
 
 import re

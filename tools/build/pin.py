@@ -1,22 +1,12 @@
 """Write requirements.txt (what the notebooks need) and requirements-dev.txt
-(what the tests and tools add) with exact versions, for every supported
-Python at once.
+(what the tests and tools add) with exact versions, resolved by pip once per
+supported Python, each as its oldest patch release, with python_version
+markers where they differ (how and why: docs/maintaining.md, the pins).
+Wheels only, for this machine's platform; the result depends on what the
+index offers on the day.
 
     .venv/bin/python -m tools.build.pin [--check] [--python 3.10=/path/to/python3.10 ...]
 
-pip resolves the packages below without installing anything, once per
-supported minor version of Python, with an interpreter of that version (pip
-evaluates dependencies' environment markers with the Python it runs on),
-checking Requires-Python against that version's oldest patch release
-(3.11.0, not the 3.11.7 running this): a release whose Requires-Python is
-`>=3.11.5` is then not chosen, so Debian 12's own 3.11.2 can install what is
-pinned. Where the resolutions differ, a line gets python_version markers.
-Only wheels are considered (pip needs that to check another patch release),
-for this machine's platform (Linux, x86_64). A Python newer than the last
-one here takes the last one's lines. The interpreters are found as
-`python3.X` on PATH or in pyenv's versions, unless --python names one.
-
-The result depends on what the package index offers on the day it runs.
 --check writes nothing and exits 1 when the files would change.
 """
 

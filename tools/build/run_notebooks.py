@@ -1,23 +1,9 @@
 """Re-execute notebooks in place, each from a fresh kernel in this Python
 environment, saving outputs and widget state. An error output in a cell
 without the `raises-exception` tag (or a tagged cell that did not raise)
-stops the run and leaves that notebook unwritten. The tag is read by nbval
-and by JupyterLab's Run All, which goes on past such a cell.
-
-What is written is reproducible (`reproducible`): executing an unchanged
-notebook again leaves its file byte for byte as it was, and a change to one
-cell changes that cell's outputs only.
-- Consecutive prints to one stream are one output, however the kernel
-  happened to cut them into messages.
-- A widget model's id is named after where it is shown (the cell's id, the
-  output, the path from that output's widget), not drawn at random.
-- A cell's outputs that differ from the stored ones only in memory addresses
-  (`at 0x7f...`, or torchviz's node names, which are `id()`s: new on every run)
-  keep the stored text.
-- A cell without outputs (an answer slot) stores no run number: before the
-  learner runs it, it shows `[ ]`. A cell with outputs keeps its number,
-  which is its place among the code cells (each runs once, in order), and
-  which nbval needs: it compares only the outputs of a numbered cell.
+stops the run and leaves that notebook unwritten (nbval and JupyterLab's Run
+All read the tag too). What is written is reproducible (`reproducible`; the
+rules, and why: docs/maintaining.md, "Stored outputs are real").
 
     python -m tools.build.run_notebooks [notebooks/01-....ipynb ...]
 """

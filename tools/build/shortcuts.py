@@ -1,27 +1,11 @@
 """Keys pressed on a widget go to the widget: jupyter/overrides.json's
-keyboard shortcuts, made from the shortcuts this environment's JupyterLab
-and Notebook 7 define.
+keyboard shortcuts, the notebook's single-key shortcuts disabled and defined
+again outside cell outputs, made from this environment's JupyterLab and
+Notebook 7 (why: jupyter/README.md; tests/test_shortcuts.py holds the file).
 
     python -m tools.build.shortcuts          # rewrite jupyter/overrides.json's shortcuts
     python -m tools.build.shortcuts --check  # exit 1 if they differ from what this would write
-
-A notebook in command mode takes single keys for itself whenever the focused
-element is not a text field: ArrowLeft and ArrowRight jump between headings,
-ArrowUp and ArrowDown move the cell selection, X cuts the cell, D D deletes
-it, 0 0 restarts the kernel. A widget's slider handle, dropdown, checkbox or
-radio button is such an element, so the arrow keys on a focused slider moved
-the selection instead of the slider (in Notebook 7, which reads keys before
-the widget does), and ArrowDown on a focused dropdown in JupyterLab picked
-nothing. Each of those shortcuts is disabled here and defined again with
-`:not(.jp-OutputArea-output *)` added to its selector: the same key on the
-same cell does what it did, and a key pressed on anything inside a cell's
-output (a widget, a link) is that element's.
-
-The settings go in as default settings (overrides.d), which JupyterLab adds
-to every plugin's own shortcuts; a learner's own shortcuts still win.
-tests/test_shortcuts.py holds jupyter/overrides.json to what this writes from the
-installed JupyterLab (tests/test_lab.py checks the server serves it), so an
-upgrade that adds or changes a shortcut fails there with this command to run."""
+"""
 
 import argparse
 import json

@@ -1,10 +1,8 @@
 """What a notebook shows on first open, before anything runs: its stored
-Graphviz drawings (an `image/svg+xml` output, drawn as an <img>; SVGs inside
-a `text/html` output; SVGs inside a widget's stored HTML) and its widget
-views (drawn from the widget state stored in the notebook's metadata).
-`stored` counts them in the file, `rendered` in JupyterLab's or Notebook 7's
-page; an output shown as plain text where the file holds a richer form is
-a text-form fallback (what JupyterLab shows for an untrusted notebook)."""
+Graphviz drawings (as an <img>, in HTML, in a widget's stored HTML) and its
+widget views from the stored widget state. `stored` counts them in the file,
+`rendered` in the page; plain text where the file holds a richer form is
+the fallback JupyterLab shows for an untrusted notebook."""
 
 from dataclasses import dataclass
 

@@ -1,11 +1,6 @@
-"""Tiny Hugging Face models built from their configs with random weights:
-nothing is downloaded (the hub is switched off before transformers is
-imported, on the first build). Each builder makes a model in train mode,
-runs one training step's forward pass and returns the model and the scalar
-loss with its graph. BUILDERS maps a name to such a builder, HF to one that
-returns the loss alone (as REAL in tools/testkit/real_models.py does). They
-are kept tiny (hidden size 16 to 32, vocabulary 64, 6 tokens, batch of 2):
-the whole set builds in well under a second once transformers is imported."""
+"""Tiny Hugging Face models from their configs, random weights, nothing
+downloaded: each builder returns (model in train mode, the loss of one
+forward pass with its graph); HF's return the loss alone, as REAL's do."""
 
 import functools
 import logging
@@ -16,9 +11,8 @@ import torch
 
 @functools.cache
 def _transformers():
-    """transformers, imported on the first build (it takes about 1.5 s, which
-    collecting the tests should not pay), with the hub switched off and its
-    log quiet: Mamba says once that mamba_ssm's fast kernels are missing."""
+    """transformers, imported on the first build (1.5 s collecting should not
+    pay), the hub off, its log quiet (Mamba's note on mamba_ssm)."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     import transformers
@@ -36,8 +30,7 @@ def _ids(seq=SEQ):
 
 
 def _train(model, checkpointing=False):
-    """The model in train mode (dropout on, as in a training step), with
-    gradient checkpointing turned on when asked."""
+    """The model in train mode (dropout on), checkpointing when asked."""
     model.train()
     if checkpointing:
         # transformers 5.24 names it activation_checkpointing_enable (the old name is deprecated);
@@ -99,15 +92,9 @@ BUILDERS = {
     "Mamba, 2 layers": lambda: mamba(2), "Mamba, 6 layers": lambda: mamba(6),
     "GPT-2, 2 layers, gradient checkpointing": lambda: gpt2(2, checkpointing=True),
 }
-"""name -> a function returning (model, loss)."""
 
 
-def _loss_of(builder):
-    return lambda: builder()[1]
-
-
-HF = {name: _loss_of(builder) for name, builder in BUILDERS.items()}
-"""name -> a function returning the loss alone, as REAL's builders do."""
+HF = {name: lambda builder=builder: builder()[1] for name, builder in BUILDERS.items()}
 
 # Stacks of 4 identical layers, which roll=True must fold.
 FOUR_LAYERS = ("GPT-2, 4 layers", "BERT, 4 layers", "Llama, 4 layers")

@@ -1,10 +1,7 @@
-"""The legibility budget measured in a browser page: the rendered size, in
-CSS px, of every text of every Graphviz drawing (an <svg> with node
-groups, inline or loaded as an <img>), against OP_PX for operation names
-(the larger type, 11 pt in the DOT) and TEXT_PX for any text; and the
-states of a registered widget's controls (each checkbox state, toggle
-button, dropdown option, radio choice and slider end) reached one by one
-as a learner reaches them. Used by tests/test_legibility_browser.py."""
+"""The legibility budget in a browser page: the rendered size, in CSS px, of
+every text of every Graphviz drawing (inline <svg> or <img>) against OP_PX
+for operation names and TEXT_PX for any text; and every state of a
+registered widget's controls, reached one by one as a learner reaches them."""
 
 from __future__ import annotations
 
@@ -98,11 +95,8 @@ def control_states(cell, widget: Widget, name: str) -> list[Change]:
 
 
 def states(cell, widget: Widget) -> list[Change]:
-    """The changes, made in order, that show every combination of the
-    states of `widget`'s controls (each checkbox state, toggle button,
-    dropdown option, radio choice and slider end): the first control's
-    states in turn, and at each of them the later controls' combinations,
-    walked forwards and back in turn so that each change moves one control."""
+    """The changes, made in order, that show every combination of the states
+    of `widget`'s controls, each change moving one control (`combined`)."""
     return combined([control_states(cell, widget, name) for name in widget.controls])
 
 

@@ -1,11 +1,23 @@
-"""Mutants of a piece of code: the code changed in one small place at a
-time, an operator or comparison flipped, a number changed, True and False
-swapped, text emptied, a statement dropped or two swapped, a keyword
-argument or an argument-less call removed. tools/testkit/mutation.py runs the
-mutants of each exercise's solution through its check."""
+"""Mutation testing of the exercise checks (tests/test_mutants.py). Each
+write and fix exercise's solution is changed in one small place at a time
+(an operator or comparison flipped, a number changed, True and False swapped,
+text emptied, a statement dropped or two swapped, a keyword argument or an
+argument-less call removed), and each mutant is run through the exercise's
+check and through its probe (helpers/exercises/behaviour.py). A mutant whose
+probe differs from the solution's must be rejected; one whose probe is the
+same is equivalent, and must be accepted."""
 
 import ast
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from helpers.exercises import Exercise, answer_from, declared, sandbox
+from helpers.exercises.behaviour import PROBED, difference
+from helpers.exercises.lesson import stored_definitions
+from helpers.exercises.session import judged
+from helpers.lessons import numbers
 
 CAP = 24                 # mutants of one piece of code at most, chosen evenly from all of them
 FLIPS: dict[type, type] = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Div, ast.Div: ast.Mult,
@@ -115,3 +127,90 @@ def mutants(code: str, cap: int = CAP) -> list[tuple[str, str]]:
             seen.add(source)
             made.append((label, source))
     return made
+
+
+TIME_LIMIT = 2.0         # seconds a mutant's check may take (a mutated loop may never end)
+
+
+@dataclass
+class Score:
+    """What the check made of one exercise's mutants."""
+
+    name: str
+    made: int = 0
+    killed: int = 0
+    by_probe: int = 0        # of the killed: rejected only by the comparison with the solution's probe
+    equivalent: list[str] = field(default_factory=list)
+    survived: list[str] = field(default_factory=list)      # changed behaviour, yet judged right
+    rejected_equivalent: list[str] = field(default_factory=list)    # behaved the same, yet judged wrong
+    checker_errors: list[str] = field(default_factory=list)
+
+    @property
+    def score(self) -> str:
+        changing = self.made - len(self.equivalent)
+        return f"{self.killed}/{changing}" if changing else "-"
+
+    def line(self) -> str:
+        return (f"{self.name}: {self.made} mutants, {self.score} behaviour-changing ones rejected "
+                f"({self.by_probe} of them only by the probe comparison), "
+                f"{len(self.equivalent)} equivalent, {len(self.survived)} survived, "
+                f"{len(self.rejected_equivalent)} equivalent but rejected, {len(self.checker_errors)} checker errors")
+
+
+@contextmanager
+def time_limit(seconds: float) -> Iterator[None]:
+    """The checks' time limit set to `seconds` in the block."""
+    before, sandbox.TIME_LIMIT = sandbox.TIME_LIMIT, seconds
+    try:
+        yield
+    finally:
+        sandbox.TIME_LIMIT = before
+
+
+def behaviour(exercise: Exercise, answer: Any, lesson: dict[str, Any]) -> Any:
+    """The probe of `answer`, or what stopped it (an exception's type, a time-out)."""
+    assert exercise.probe is not None
+    try:
+        return sandbox.in_sandbox(lambda: exercise.probe(answer, lesson))      # type: ignore[misc]
+    except KeyboardInterrupt:
+        raise
+    except BaseException as error:      # a mutant may raise anything
+        return ("raised", type(error).__name__)
+
+
+def lesson_of(notebook: str, exercise: Exercise) -> dict[str, Any]:
+    stored = stored_definitions(notebook)
+    return {name: stored[name] for name in exercise.needs}
+
+
+def score(notebook: str, exercise: Exercise, cap: int = CAP) -> Score:
+    """Make the exercise's mutants and judge each, as described above."""
+    lesson, result = lesson_of(notebook, exercise), Score(f"nb{notebook}-q{exercise.number}")
+    asked = behaviour(exercise, exercise.reference(lesson), lesson)
+    with time_limit(TIME_LIMIT):
+        for label, source in mutants(exercise.solution, cap):
+            try:
+                answer = answer_from(source, exercise.answer_name, lesson, "<mutant>")
+            except Exception:           # the mutant does not even define its function
+                continue
+            result.made += 1
+            same = difference(behaviour(exercise, answer, lesson), asked) is None
+            verdict = judged(exercise, answer, lesson)
+            if verdict.status == "error":
+                result.checker_errors.append(f"{label}: {verdict.text}")
+            elif same and verdict.status == "right":
+                result.equivalent.append(label)
+            elif same:
+                result.rejected_equivalent.append(f"{label}: {verdict.text}")
+            elif verdict.status == "right":
+                result.survived.append(label)
+            else:
+                result.killed += 1
+                result.by_probe += PROBED in verdict.text
+    return result
+
+
+def checked() -> list[tuple[str, Exercise]]:
+    """Every write and fix exercise of every lesson (helpers/lessons/nbNN.py),
+    with its notebook's number."""
+    return [(n, e) for n in numbers() for e in declared(n) if e.kind in ("write", "fix")]

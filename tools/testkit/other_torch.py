@@ -1,31 +1,8 @@
-"""The layer that depends on torch's own release (`make test-torch`, and
-`.ci/run` after the other layers): make test's selection run by a second
-torch, 2.14.1 by default, a CUDA build, as PyPI serves Linux by default and
-Colab has (it runs on the CPU where there is no GPU).
-
-The venv, build/torch-<version>/, is made by .venv's Python (its release) and
-reads `.venv`'s packages (as tools/testkit/second_python.py does), with torch
-and the packages that torch needs installed into it, ahead of them on the
-path: a second install of torch only, not of the collection. Then pytest, as
-`make test` runs it (less SAME_ON_ANY_TORCH), with nbval's differences
-sorted (tests/conftest.py's --other-torch):
-
-- a cell that raises where the stored notebook did not fails, as always, and
-  so does a cell that writes to stderr (a warning torch prints);
-- the lines that name the torch release (the environment check, the set-up
-  cells' version line) are sanitized (SANITIZE below): a difference allowed;
-- a cell tagged `torch-release-behaviour` (what one release does, its prose
-  naming the release) is run but not compared, and listed at the end;
-- every other changed output fails: what the lesson claims from it no longer
-  holds on that torch;
-
-and every exercise's right answers judged right (tests/test_exercises.py,
-tests/test_teacher_copies.py, tests/test_exercise_checks.py), the helpers' unit
-tests, the golden drawings and the real models' drawings passing as on the
-pinned torch; and with them (tests/conftest.py's --also) the integration
-layer's tests of what a CUDA build does (ON_A_CUDA_BUILD: exercise checks
-after a compiled backward in the session, judged right), which on the CPU
-build only stand in for it.
+"""`make test-torch`: make test's selection (less SAME_ON_ANY_TORCH) run by a
+second torch, 2.14.1's CUDA build by default, in build/torch-<version>/, a venv
+reading .venv's packages behind its own torch (second_python.read_through),
+with nbval's differences sorted by tests/conftest.py's --other-torch. What it
+holds and why: docs/testing.md, "Another torch".
 
     python -m tools.testkit.other_torch [VERSION] [--install] [-- more pytest arguments]
 
@@ -84,11 +61,9 @@ VENV = ROOT / ".venv"   # the Makefile's
 
 
 def other_venv(version, folder=None):
-    """build/torch-<version>/, reading .venv's packages behind its own torch;
-    returns its interpreter. It may be made before .venv is (.ci/run starts it
-    beside make test's set-up), by any Python of .venv's release: torch is
-    installed with .venv's packages out of sight, the ones torch needs held to
-    requirements.txt's versions, and .venv is read through only after."""
+    """build/torch-<version>/'s interpreter. It may be made before .venv is
+    (.ci/run): torch goes in with .venv's packages out of sight, those it
+    shares held to requirements.txt's versions; .venv is read through after."""
     folder = folder or ROOT / "build" / f"torch-{version}"
     python = folder / "bin" / "python"
     if not python.exists():

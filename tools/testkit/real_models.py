@@ -83,14 +83,6 @@ def _checkpointed_encoder(reentrant=False):
     return x.sum()
 
 
-def _plain_encoder():
-    layer = torch.nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, batch_first=True)
-    x = torch.randn(2, 5, 8, requires_grad=True)
-    for _ in range(4):
-        x = layer(x)
-    return x.sum()
-
-
 def _distributions():
     """A Gaussian policy's loss with a KL term, and the log-likelihood of one
     sample under several families sharing the same parameters: wide rows."""

@@ -1,13 +1,9 @@
 """A second interpreter for the layer that depends on the Python release
 itself (what a kernel reports, what `make notebooks` stores, what JupyterLab
-compares on a first open): a venv made by another patch release of the same
-Python (pyenv's 3.11.7 beside Debian's 3.11.2) that reads `.venv`'s installed
-packages instead of installing its own. The packages are the same by design
-(the pins are per minor version, and a minor version keeps its ABI), so only
-the interpreter differs, and the venv costs seconds, not a second install.
-`.ci/run` runs tests/test_kernel.py, nbval over every notebook (byte for byte
-too, tests/one_execution.py) and the index's first open (tests/test_lab.py)
-with it after `make test`.
+compares on a first open): a venv made by another patch release of .venv's
+Python (pyenv's 3.11.7 beside Debian's 3.11.2) that reads .venv's packages
+instead of installing its own (a minor version keeps its ABI). `.ci/run` runs
+tests/test_kernel.py, nbval over every notebook and tests/test_lab.py with it.
 
     python -m tools.testkit.second_python PYTHON [FOLDER]    prints FOLDER/bin/python
 """
@@ -60,11 +56,9 @@ def read_through(folder, prefix):
 
 
 def second_venv(python, folder=FOLDER):
-    """The venv made by `python` in `folder`, reading this environment's
-    packages and its share/ and etc/ (JupyterLab's assets, the server's
-    extensions); returns its interpreter's path. Refuses a Python that is
-    this one's release (nothing would differ) or another minor version (this
-    environment's compiled packages would not load)."""
+    """The interpreter of the overlay made by `python` in `folder`. Refuses
+    this very release (nothing would differ) and another minor version
+    (this environment's compiled packages would not load)."""
     own, other = sys.version_info[:3], release_of(python)
     if other[:2] != own[:2] or other == own:
         raise SystemExit(f"{python} is Python {'.'.join(map(str, other))}; the second Python must be another patch "

@@ -1,24 +1,11 @@
 """A corpus of graph shapes, each big enough to reach `max_nodes`: what the
-layout must stay fast on, and what the rolled view must find. The bench
-prints, per shape, the nodes drawn, the time to build the drawing, the
-time `dot` takes to lay it out and the CPU time dot itself used, which a
-loaded machine does not inflate (`shape_rows`); tests/test_shapes.py checks
-the structure of every drawing.
-
-    .venv/bin/python -m tools.testkit.shapes      (the bench's section on its own)
-"""
+layout must stay fast on (`make bench` times it) and what the rolled view
+must find; tests/test_shapes.py checks the structure of every drawing."""
 
 import re
-import resource
-import statistics
-import sys
-import time
 from collections import Counter
 
 import torch
-
-from helpers import draw_graph
-from helpers.svg import DotUnavailable, _laid_out
 
 STEPS = 200
 
@@ -155,60 +142,3 @@ def widest_fan(source):
     ends = Counter(("out", src) for src, _ in pairs)
     ends.update(("in", dst) for src, dst in pairs if src in fed)
     return max(ends.values(), default=0)
-
-
-def timed(run, repeats=3):
-    """(result, median seconds, median CPU seconds of child processes: dot's
-    own work, which a loaded machine does not inflate) of `run()`, the
-    layout cache cleared each time."""
-    walls, cpus, result = [], [], None
-    for _ in range(repeats):
-        _laid_out.cache_clear()
-        before, start = _children_cpu(), time.perf_counter()
-        result = run()
-        walls.append(time.perf_counter() - start)
-        cpus.append(_children_cpu() - before)
-    return result, statistics.median(walls), statistics.median(cpus)
-
-
-def _children_cpu():
-    used = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return used.ru_utime + used.ru_stime
-
-
-def measure(name, max_nodes, roll=False, repeats=3):
-    """(nodes drawn, build seconds, layout seconds and dot's CPU seconds, or
-    None and None when dot refused or failed) of one shape's drawing."""
-    torch.manual_seed(0)
-    root = SHAPES[name]()
-    drawing, build, _ = timed(lambda: draw_graph(root, max_nodes=max_nodes, roll=roll), repeats)
-    try:
-        _, layout, cpu = timed(drawing.svg, repeats)
-    except DotUnavailable:
-        layout = cpu = None
-    return len(drawing.graph.nodes), build, layout, cpu
-
-
-def shape_rows(repeats=3):
-    """The bench's section: every shape at each max_nodes, the loops rolled
-    too (median of `repeats` runs), and the slowest layout."""
-    rows = ["| shape | max_nodes | view | nodes drawn | build | layout | dot's CPU |",
-            "|---|---:|---|---:|---:|---:|---:|"]
-    worst = (0.0, "")
-    for name in SHAPES:
-        for max_nodes in MAX_NODES:
-            for roll in (False, True) if name in LOOPS else (False,):
-                drawn, build, layout, cpu = measure(name, max_nodes, roll, repeats)
-                view = "rolled" if roll else "cut"
-                laid = "refused by dot | -" if layout is None else f"{layout:.3f} s | {cpu:.3f} s"
-                rows.append(f"| {name} | {max_nodes} | {view} | {drawn} | {build:.3f} s | {laid} |")
-                seconds = float("inf") if layout is None else layout
-                worst = max(worst, (seconds, f"{name}, max_nodes={max_nodes}, {view}"))
-    slowest = "refused by dot" if worst[0] == float("inf") else f"{worst[0]:.3f} s"
-    rows.append(f"\nSlowest layout: {slowest} ({worst[1]}); the target is under 1 s. dot's CPU time is "
-                "what a quiet machine's layout takes; the layout column grows with the machine's load.")
-    return rows
-
-
-if __name__ == "__main__":
-    print("\n".join(shape_rows(int(sys.argv[1]) if len(sys.argv) > 1 else 3)))

@@ -1,10 +1,7 @@
-"""A registered widget (helpers/lessons/nbNN.py) in a JupyterLab page: its
-cell found by position (from its tag, `widget_cells.cell_index`), a change
-made to one of its controls as a learner makes it, the redraw timed inside
-the page, and what the redrawn widget shows read back (`Shown`); what of it
-a learner sees with its controls at the top of the view (`on_screen`), and
-where the mouse wheel over its drawing goes (`wheel_problems`). Used by the
-browser tests and the bench."""
+"""A registered widget (helpers/lessons/nbNN.py) in a JupyterLab page: a
+change made to a control as a learner makes it (by mouse or keyboard), the
+redraw timed inside the page and read back (`Shown`), what a learner sees of
+it (`on_screen`) and where the mouse wheel over its drawing goes."""
 
 from dataclasses import dataclass
 
