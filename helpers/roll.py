@@ -37,8 +37,7 @@ is a list indexed by that number. A walked graph's order reversed (leaves
 and constants first) is already an inputs-first order, so the topological
 sort is needed only for graphs with a shortcut, such as a residual
 connection. The 200,003-node RNN of the bench rolls in 0.3 to 0.6 s on a
-busy two-core machine, 1.9 to 2.4 s before these tables
-(tools/bench/roll_timing.py).
+busy two-core machine, 1.9 to 2.4 s before these tables (docs/speed.md).
 
 Floor: graph, beside `from_scratch.py` and over `graph.py`, whose `Graph` it
 rolls. It imports `graph.py`, `walk.py` (the collector pause), `arguments.py` and
