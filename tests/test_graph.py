@@ -18,15 +18,7 @@ from helpers.saved_values import MAX_LABEL, Saved
 from helpers.walk import Walker, count_limit, nearest, walk_for
 from tools.testkit.lessons import lesson_function
 from tools.testkit.real_models import Counted, subclass_graph
-
-
-def rnn(steps):
-    """h = tanh(W @ h), one shared 8x8 W, `steps` steps: 2 * steps + 3 nodes."""
-    w = torch.randn(8, 8, requires_grad=True)
-    h = torch.randn(8)
-    for _ in range(steps):
-        h = torch.tanh(w @ h)
-    return w, h
+from tools.testkit.shapes import rnn
 
 
 def test_note_example_exact(note_example):

@@ -30,19 +30,11 @@ from helpers.svg import DotUnavailable, _laid_out
 from tools.bench.redraw_timing import in_page_rows
 from tools.notebooks import notebook_paths
 from tools.testkit.lessons import lesson_function
-from tools.testkit.shapes import LOOPS, MAX_NODES, SHAPES
+from tools.testkit.shapes import LOOPS, MAX_NODES, SHAPES, rnn
 
 ROOT = Path(__file__).resolve().parents[2]
 DOT_TIMEOUT = 30
 dynamic_forward = lesson_function("01-dynamic-control-flow", "dynamic_forward")
-
-
-def rnn(steps):
-    w = torch.randn(8, 8, requires_grad=True)
-    h = torch.randn(8)
-    for _ in range(steps):
-        h = torch.tanh(w @ h)
-    return w, h
 
 
 def in_a_big_stack(part):

@@ -10,6 +10,15 @@ import torch
 STEPS = 200
 
 
+def rnn(steps):
+    """h = tanh(W @ h), one shared 8x8 W, `steps` steps: 2 * steps + 3 nodes."""
+    w = torch.randn(8, 8, requires_grad=True)
+    h = torch.randn(8)
+    for _ in range(steps):
+        h = torch.tanh(w @ h)
+    return w, h
+
+
 def deep_chain():
     x = torch.randn(3, requires_grad=True)
     for _ in range(2_000):
