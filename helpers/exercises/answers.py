@@ -1,5 +1,4 @@
-"""What an answer slot holds: the placeholder `____` until the learner
-fills it, then a value, a function or a class."""
+"""What an answer slot holds: the placeholder `____`, then a value, a function or a class."""
 
 from collections.abc import Mapping
 from typing import Any
@@ -24,9 +23,7 @@ class NotAnswered(Exception):
 
 
 class WrongForm(Exception):
-    """Raised by a judge whose answer is not the kind of thing the exercise
-    asks for (a number where a function goes): the learner's mistake, told
-    as feedback, never as a bug of the check."""
+    """An answer of the wrong kind (a number where a function goes): told as feedback."""
 
 
 def filled(value: Any) -> Any:
@@ -39,8 +36,7 @@ def filled(value: Any) -> Any:
 
 
 def filled_function(answer: Any) -> Any:
-    """A function the learner wrote, unless it still holds the placeholder
-    (it names ____ in its code: then NotAnswered)."""
+    """A function the learner wrote, unless it still names ____ (NotAnswered)."""
     code = getattr(answer, "__code__", None)
     if isinstance(answer, Blank) or (code is not None and "____" in code.co_names):
         raise NotAnswered
@@ -51,10 +47,7 @@ def filled_function(answer: Any) -> Any:
 
 
 def answer_from(code: str, name: str, lesson: Mapping[str, Any] | None = None, filename: str = "<answer>") -> Any:
-    """Run answer code (a slot's content) with torch, ____ and the lesson's
-    names in scope; return what it defines as `name`. `filename` names the
-    code in tracebacks: CHECKER for code the checker itself runs (a solution,
-    a variant it compares with), so that an error there is the checker's."""
+    """Run answer code with torch, ____ and the lesson's names; return what it defines as `name`."""
     scope = {**(lesson or {}), "torch": torch, "____": ____}
     exec(compile(code, filename, "exec"), scope)
     return scope[name]

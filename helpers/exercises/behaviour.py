@@ -1,20 +1,16 @@
-"""What an answer does on a check's inputs, as plain data that compares:
-the values it returns, the operations its graphs record, the gradients it
-leaves. Each write and fix exercise declares a probe, `probe(answer,
-lesson)`, that runs an answer on every input its check uses and returns
-this data keyed by case ({"x = 0.5": {"value": ..., "x.grad": ...}}). The
-check compares the learner's with the reference solution's once its hints
-aimed at particular mistakes have found nothing, so an answer that behaves
-differently on any of those inputs is never marked right; tools/testkit/mutants.py
-uses the same probe to tell a mutant that changes behaviour from one that
-does not."""
+"""What an answer does on a check's inputs: as plain data that compares (a probe's result), and
+with a parameter (`ParameterWatch`) and the graphs it keeps (`KeptGraphs`)."""
 
 import math
+import weakref
 from collections.abc import Callable, Mapping
+from types import TracebackType
 from typing import Any
 
 import torch
+from torch.overrides import TorchFunctionMode
 
+from ..saved_memory import SavedTensors
 from .feedback import shown
 from .judges import op_labels
 
@@ -24,18 +20,14 @@ RELATIVE, ABSOLUTE = 1e-5, 1e-6        # how close two numbers must be to count 
 
 
 def data(value: Any) -> Any:
-    """A tensor as comparable data: its shape and its numbers (None stays None)."""
-    if isinstance(value, torch.Tensor):
-        return ("tensor", tuple(value.shape), tuple(value.detach().double().flatten().tolist()))
-    return value
+    """A tensor as comparable data: its shape and its numbers."""
+    is_tensor = isinstance(value, torch.Tensor)
+    return ("tensor", tuple(value.shape), tuple(value.detach().double().flatten().tolist())) if is_tensor else value
 
 
 def graph(tensor: Any) -> tuple[str, ...]:
-    """The operations a result's graph records (output first); () for a
-    tensor without a graph or for anything else."""
-    if isinstance(tensor, torch.Tensor) and tensor.grad_fn is not None:
-        return tuple(op_labels(tensor))
-    return ()
+    """The operations a result's graph records (output first); () without a graph."""
+    return tuple(op_labels(tensor)) if isinstance(tensor, torch.Tensor) and tensor.grad_fn is not None else ()
 
 
 def grads(*modules: torch.nn.Module) -> list[Any]:
@@ -43,16 +35,8 @@ def grads(*modules: torch.nn.Module) -> list[Any]:
     return [data(p.grad) for module in modules for p in module.parameters()]
 
 
-def _close(mine: float, asked: float) -> bool:
-    if math.isnan(mine) or math.isnan(asked):
-        return math.isnan(mine) and math.isnan(asked)
-    return abs(mine - asked) <= ABSOLUTE + RELATIVE * abs(asked)
-
-
 def difference(mine: Any, asked: Any) -> tuple[tuple[str, ...], Any] | None:
-    """The first place where two probes' data differ, as (the keys that
-    lead there, the learner's value there), or None when they agree
-    (numbers within RELATIVE and ABSOLUTE)."""
+    """The first place where two probes' data differ, as (keys, the learner's value); None if none."""
     pending: list[tuple[tuple[str, ...], Any, Any]] = [((), mine, asked)]
     while pending:
         where, a, b = pending.pop(0)
@@ -66,7 +50,8 @@ def difference(mine: Any, asked: Any) -> tuple[tuple[str, ...], Any] | None:
             pending += [(where, x, y) for x, y in zip(a, b, strict=True)]
         elif isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool) \
                 and not isinstance(b, bool):
-            if not _close(float(a), float(b)):
+            x, y = float(a), float(b)       # close: within ABSOLUTE + RELATIVE, or both NaN
+            if math.isnan(x) != math.isnan(y) or not (math.isnan(x) or abs(x - y) <= ABSOLUTE + RELATIVE * abs(y)):
                 return where, a
         elif type(a) is not type(b) or a != b:
             return where, a
@@ -78,9 +63,93 @@ def described(found: tuple[tuple[str, ...], Any]) -> str:
     where, mine = found
     case, part = (where[0], " ".join(where[1:])) if len(where) > 1 else (" ".join(where), "")
     place = f"on {case}, your {part or 'result'}" if case else "your result"
-    yours = f" (yours: {shown(mine[2] if _is_data(mine) else mine)})"
+    tensor = isinstance(mine, tuple) and len(mine) == 3 and mine[0] == "tensor"     # as `data` gives it
+    yours = f" (yours: {shown(mine[2] if tensor else mine)})"
     return f"{place} {PROBED}{yours}: compare it with what the question says."
 
 
-def _is_data(value: Any) -> bool:
-    return isinstance(value, tuple) and len(value) == 3 and value[0] == "tensor"
+
+class ParameterWatch(TorchFunctionMode):  # type: ignore[misc]
+    """`uses`: graph nodes that read the parameter; `walks`: backward passes that reached it."""
+
+    def __init__(self, parameter: torch.Tensor) -> None:
+        super().__init__()
+        self.parameter, self.uses, self.walks = parameter, 0, 0
+        self._leaf: Any = None
+        self._seen: set[Any] = set()
+        self._handle: Any = None
+
+    def __enter__(self) -> "ParameterWatch":
+        self._leaf = torch.autograd.graph.get_gradient_edge(self.parameter).node
+        self._handle = self.parameter.register_hook(self._walked)
+        super().__enter__()
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 traceback: TracebackType | None) -> None:
+        super().__exit__(kind, error, traceback)
+        self._handle.remove()
+        self._leaf, self._seen = None, set()        # the graphs may go now
+
+    def _walked(self, _grad: torch.Tensor) -> None:
+        self.walks += 1
+
+    def __torch_function__(self, func: Callable[..., Any], types: Any, args: tuple[Any, ...] = (),
+                           kwargs: Mapping[str, Any] | None = None) -> Any:
+        result = func(*args, **(kwargs or {}))
+        for tensor in result if isinstance(result, (tuple, list)) else (result,):
+            if isinstance(tensor, torch.Tensor) and tensor.grad_fn is not None:
+                self._scan(tensor.grad_fn)
+        return result
+
+    def _scan(self, root: Any) -> None:
+        """Count the new nodes behind `root` that use the parameter."""
+        queue = [root]
+        while queue:
+            node = queue.pop()
+            if node is None or node in self._seen:
+                continue
+            self._seen.add(node)
+            children = [child for child, _ in node.next_functions]
+            self.uses += sum(child is self._leaf for child in children)
+            queue += children
+
+
+class KeptGraphs(TorchFunctionMode):  # type: ignore[misc]  # torch.overrides is untyped
+    """The most autograd nodes kept reachable at once, whether backward retained its graph, the functions called."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.made: list[weakref.ref[torch.Tensor]] = []
+        self.called: set[str] = set()
+        self.peak, self.retained = 0, False
+
+    def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        kwargs = kwargs or {}
+        self.called.add(getattr(func, "__name__", ""))
+        if func is torch.Tensor.backward and (kwargs.get("retain_graph") or (len(args) > 2 and args[2])):
+            self.retained = True
+        result = func(*args, **kwargs)
+        if isinstance(result, torch.Tensor) and result.grad_fn is not None:
+            self.made.append(weakref.ref(result))
+        self.made = [ref for ref in self.made if ref() is not None]
+        self.peak = max(self.peak, reachable([ref() for ref in self.made]))
+        return result
+
+
+def reachable(tensors: list[Any]) -> int:
+    """How many autograd nodes the tensors' grad_fn reach, each counted once."""
+    seen, queue = set(), [t.grad_fn for t in tensors if t is not None]
+    while queue:
+        node = queue.pop()
+        if node is not None and node not in seen:
+            seen.add(node)
+            queue.extend(child for child, _ in node.next_functions)
+    return len(seen)
+
+
+def watched(run: Callable[..., Any], *args: Any) -> tuple[Any, int, KeptGraphs]:
+    """`run(*args)`'s result, the peak bytes of saved tensors, and its KeptGraphs."""
+    with SavedTensors() as saved, KeptGraphs() as kept:
+        result = run(*args)
+    return result, saved.peak_bytes, kept

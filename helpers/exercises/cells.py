@@ -1,24 +1,5 @@
-"""Which cell last set each answer, and whether it raised. In a notebook
-`answer_4 = d` raises NameError and leaves `answer_4` as it was; a check
-of it would judge the earlier answer. An IPython hook, registered once per
-kernel when a notebook's exercises are loaded (`watch`), records each cell
-run that sets, or was meant to set, an answer's name (`answer_4`, or the
-function or class a write or fix exercise defines); the check asks
-`latest` and says what happened instead of judging a value left from
-before. Outside IPython (plain Python, the tests) nothing is recorded and
-every answer is judged as given.
-
-Set means bound anew by the cell (the name's object before and after the
-run differ). Meant to set means named as a target in the cell's code: its
-top-level assignments, definitions and imports, read from the compiled
-code (its STORE_NAME instructions, and STORE_GLOBAL in functions it
-defines), or, for a cell that does not compile, from lines such as
-`answer_4 = ...` and `def mul(`.
-
-State, all of it mutated in place and never rebound (a grader compares the
-module's names by identity around each answer cell): the names watched,
-the values they had when the running cell started, and the latest run of
-each, keyed by the namespace (the notebook's globals) and the name."""
+"""Which cell last set each answer, and whether it raised: an IPython hook (`watch`) records each
+run of a cell that sets, or meant to set, an answer's name, so a check need not judge a stale value."""
 
 import ast
 import dis
@@ -39,20 +20,12 @@ TARGET = re.compile(r"^[ \t]*(?:async[ \t]+def|def|class)[ \t]+([A-Za-z_]\w*)"
 
 @dataclass(frozen=True)
 class Run:
-    """The latest run of a cell that set, or was meant to set, an answer's
-    name: its number (In [N]; None when IPython gave none), the error it
-    raised, if any, as one line, whether it set the name, and the bare name
-    it assigned (`answer_4 = d`: 'd'), if that is all it assigned."""
+    """The latest run of a cell that set, or meant to set, an answer's name."""
 
     cell: int | None
     error: str | None
     set: bool
     bare: str | None = None
-
-    @property
-    def where(self) -> str:
-        """' (cell [7])', or '' when the number is unknown."""
-        return f" (cell [{self.cell}])" if self.cell is not None else ""
 
 
 _WATCHED: set[str] = set()
@@ -67,23 +40,19 @@ def _shell() -> Any:
     return get() if callable(get) else None
 
 
-def watch(names: Iterable[str], namespace: Mapping[str, Any] | None) -> bool:
-    """Record, from now on, the cell runs that set `names` in `namespace`,
-    when it is the running IPython shell's own (a notebook's `globals()`);
-    the hooks are registered once per shell. Whether anything is watched."""
+def watch(names: Iterable[str], namespace: Mapping[str, Any] | None) -> None:
+    """Record the cell runs that set `names`, when `namespace` is the IPython shell's own."""
     shell = _shell()
     if shell is None or namespace is None or namespace is not getattr(shell, "user_ns", None):
-        return False
+        return
     _WATCHED.update(names)
     for event, hook in (("pre_run_cell", before_cell), ("post_run_cell", after_cell)):
         if hook not in shell.events.callbacks.get(event, []):
             shell.events.register(event, hook)
-    return True
 
 
 def latest(namespace: Mapping[str, Any], name: str) -> Run | None:
-    """The latest recorded run of a cell that set, or meant to set, `name`
-    in `namespace`; None when there is none."""
+    """The latest recorded run of a cell that set, or meant to set, `name`; None when none."""
     return _RUNS.get((id(namespace), name))
 
 
@@ -99,39 +68,31 @@ def before_cell(info: Any = None) -> None:
 
 
 def after_cell(result: Any = None) -> None:
-    """IPython's post_run_cell: a Run for each watched name the cell set or
-    was meant to set."""
+    """IPython's post_run_cell: a Run for each watched name the cell set or meant to set."""
     before = dict(_BEFORE)
     _BEFORE.clear()
     try:
-        _record(result, before)
+        shell = _shell()
+        if shell is None or result is None or not _WATCHED:
+            return
+        namespace = shell.user_ns
+        info = getattr(result, "info", None)
+        source = getattr(info, "transformed_cell", None) or getattr(info, "raw_cell", None) or ""
+        error = getattr(result, "error_before_exec", None) or getattr(result, "error_in_exec", None)
+        changed = {name for name in _WATCHED if name in before and namespace.get(name, MISSING) is not before[name]}
+        mentioned = {name for name in _WATCHED if name in source}
+        meant = assigned(source) & mentioned if mentioned - changed else set()
+        count = getattr(result, "execution_count", None)
+        for name in changed | meant:
+            _RUNS[(id(namespace), name)] = Run(count if isinstance(count, int) else None,
+                                               None if error is None else error_line(error),
+                                               name in changed or error is None, _bare(source, name))
     except Exception:       # as in before_cell
         return
 
 
-def _record(result: Any, before: dict[str, Any]) -> None:
-    shell = _shell()
-    if shell is None or result is None or not _WATCHED:
-        return
-    namespace = shell.user_ns
-    info = getattr(result, "info", None)
-    source = getattr(info, "transformed_cell", None) or getattr(info, "raw_cell", None) or ""
-    error = getattr(result, "error_before_exec", None) or getattr(result, "error_in_exec", None)
-    changed = {name for name in _WATCHED if name in before and namespace.get(name, MISSING) is not before[name]}
-    mentioned = {name for name in _WATCHED if name in source}
-    meant = assigned(source) & mentioned if mentioned - changed else set()
-    count = getattr(result, "execution_count", None)
-    for name in changed | meant:
-        _RUNS[(id(namespace), name)] = Run(count if isinstance(count, int) else None,
-                                           None if error is None else error_line(error),
-                                           name in changed or error is None, _bare(source, name))
-
-
 def assigned(source: str) -> set[str]:
-    """The names a cell's code binds at its top level (assignments,
-    definitions, imports, `global` names its functions assign); for code
-    that does not compile, the names of lines that look like `name = ...`,
-    `def name(` or `class name`."""
+    """The names a cell's code binds at its top level (lines like `name = ...` if it does not compile)."""
     try:
         code = compile(source, "<cell>", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
     except (SyntaxError, ValueError, OverflowError):
@@ -151,11 +112,10 @@ def _stored(code: CodeType, top: bool) -> set[str]:
 def _bare(source: str, name: str) -> str | None:
     """'d' when the cell is `name = d`, a bare name, and nothing else."""
     try:
-        body = ast.parse(source).body
+        [node] = ast.parse(source).body         # ValueError unless one statement
     except (SyntaxError, ValueError, OverflowError):
         return None
-    if len(body) != 1 or not isinstance(body[0], ast.Assign) or not isinstance(body[0].value, ast.Name):
-        return None
-    targets = body[0].targets
-    return body[0].value.id if len(targets) == 1 and isinstance(targets[0], ast.Name) and targets[0].id == name \
-        else None
+    match node:
+        case ast.Assign(targets=[ast.Name(id=target)], value=ast.Name(id=bare)) if target == name:
+            return bare
+    return None

@@ -1,10 +1,9 @@
-"""One exercise, declared as data: what it asks, how an answer is judged,
-a hint and a solution. `nbNN.py` holds each notebook's exercises."""
+"""One exercise, declared as data; `nbNN.py` holds each notebook's."""
 
 import ast
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, get_args
+from typing import Any, Literal
 
 from ..arguments import wrong
 from ..quiz import MultipleChoice
@@ -14,7 +13,6 @@ from .judges import builtin, choice_verdict
 from .sandbox import hermetic
 
 Kind = Literal["predict", "write", "fix", "choose"]
-KINDS: tuple[str, ...] = get_args(Kind)
 Lesson = Mapping[str, Any]
 Verdict = tuple[bool, str]
 Judge = Callable[[Any, Lesson], Verdict]
@@ -22,17 +20,7 @@ Judge = Callable[[Any, Lesson], Verdict]
 
 @dataclass(frozen=True)
 class Exercise:
-    """One exercise. `judge(answer, lesson)` returns (right, text) and
-    raises NotAnswered on the placeholder; a choose exercise's judge is its
-    MultipleChoice. `lesson` holds the notebook's names listed in `needs`.
-    `slot` says what goes in the answer cell; `solution` is the code that
-    fills it, defining `answer_name`. A write or fix exercise has a `probe`
-    (behaviour.py): what an answer does on every input its check uses;
-    once the judge finds nothing wrong, the answer must do what the
-    solution does there. `optional`: the question marks it off the core
-    path (*Optional, for a second pass.*), and the score counts it apart.
-    Judge, hint, solution and probe stay out of repr: nothing shows the
-    answer until the learner asks for it."""
+    """One exercise; judge, hint, solution and probe stay out of repr, so nothing shows the answer."""
 
     number: int
     kind: Kind
@@ -47,22 +35,14 @@ class Exercise:
     optional: bool = False
 
     def __post_init__(self) -> None:
-        if self.kind not in KINDS:
-            raise wrong(ValueError, f"kind must be one of {KINDS}; got {self.kind!r}")
         if (self.kind == "choose") != isinstance(self.judge, MultipleChoice):
             raise wrong(TypeError, "a choose exercise, and only a choose exercise, is judged by a MultipleChoice")
-        if not isinstance(self.optional, bool):
-            raise wrong(TypeError, f"optional must be True or False; got {self.optional!r}")
         if (self.kind in ("write", "fix")) != (self.probe is not None):
             raise wrong(TypeError, "a write or fix exercise, and only one, needs a probe: what an answer does on "
                                    "the check's inputs (helpers/exercises/behaviour.py)")
 
     def verdict(self, answer: Any, lesson: Lesson) -> Verdict:
-        """(right, text) for an answer; NotAnswered on the placeholder. A
-        prediction or a letter reaches its judge as exact built-in types
-        (judges.builtin), whatever its class claims. Code the judge finds
-        right must also behave as the solution does on every input of the
-        check (its probe, run for each as in a fresh session)."""
+        """(right, text); code the judge finds right must also behave as the solution does (its probe)."""
         if self.kind in ("predict", "choose"):
             answer = builtin(answer)
         if isinstance(self.judge, MultipleChoice):
@@ -78,16 +58,13 @@ class Exercise:
         return (True, text) if found is None else (False, described(found))
 
     def reference(self, lesson: Lesson | None = None) -> Any:
-        """The answer the solution code defines (run with the lesson's names;
-        an error in it is the checker's, not the learner's)."""
+        """The answer the solution code defines (an error in it is the checker's)."""
         return answer_from(self.solution, self.answer_name, lesson, CHECKER)
 
 
 def predict(number: int, title: str, form: str, judge: Judge, *, answer: str, hint: str,
             needs: tuple[str, ...] = (), optional: bool = False) -> Exercise:
-    """A prediction: the learner writes `answer_N = ...` in the `form` asked
-    for; `answer` is the right value as code ("41", "{'p', 'r'}").
-    `optional=True` where the question is marked optional (every factory)."""
+    """A prediction: `answer_N = ...`; `answer` is the right value as code."""
     return Exercise(number, "predict", title, form, judge, hint, f"answer_{number} = {answer}", f"answer_{number}",
                     needs, optional=optional)
 
@@ -101,8 +78,7 @@ def choose(number: int, title: str, question: MultipleChoice, *, answer: str, hi
 
 def write(number: int, title: str, judge: Judge, solution: str, *, probe: Probe, hint: str,
           needs: tuple[str, ...] = (), optional: bool = False) -> Exercise:
-    """Code the learner writes: the function or class `solution` defines;
-    `probe` runs it on the check's inputs."""
+    """Code the learner writes: the function or class `solution` defines."""
     name, is_class = _defined(solution)
     slot = f"your class {name}" if is_class else f"your function (keep its name, {name})"
     return Exercise(number, "write", title, slot, judge, hint, solution, name, needs, probe, optional)
@@ -110,8 +86,7 @@ def write(number: int, title: str, judge: Judge, solution: str, *, probe: Probe,
 
 def fix(number: int, title: str, judge: Judge, solution: str, *, probe: Probe, hint: str,
         needs: tuple[str, ...] = (), optional: bool = False) -> Exercise:
-    """Broken code the learner fixes: `solution` is the fixed version;
-    `probe` runs it on the check's inputs."""
+    """Broken code the learner fixes: `solution` is the fixed version."""
     name, _ = _defined(solution)
     return Exercise(number, "fix", title, f"your fixed {name} (delete the ____ line)", judge, hint, solution, name,
                     needs, probe, optional)

@@ -1,6 +1,4 @@
-"""What the learner sees: a check's feedback, a hint or solution shown on
-demand, and the session's score. Jupyter shows each coloured; repr() is
-the text."""
+"""What the learner sees: feedback, hints, solutions and the score; repr() is the text."""
 
 import reprlib
 from dataclasses import dataclass
@@ -19,8 +17,7 @@ SHOWN.maxtuple = SHOWN.maxlist = SHOWN.maxset = SHOWN.maxfrozenset = SHOWN.maxdi
 
 
 def shown(value: Any) -> str:
-    """A value the learner gave, as feedback quotes it: its repr, cut short
-    (a float as %g: 5 for 5.0)."""
+    """A value the learner gave, as feedback quotes it: its repr, cut short."""
     if isinstance(value, float):
         return f"{value:g}"
     try:
@@ -29,20 +26,13 @@ def shown(value: Any) -> str:
         return f"a {type(value).__name__} that cannot be shown"
 
 
-def one_line(text: str, limit: int = QUOTE_LIMIT) -> str:
-    """`text` on one line (its runs of spaces and line breaks made one
-    space), cut to `limit` characters."""
-    return bounded(" ".join(text.split()), limit)
-
-
 def bounded(text: str, limit: int = TEXT_LIMIT) -> str:
     """`text`, cut to `limit` characters."""
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def error_line(error: BaseException) -> str:
-    """`TypeError: the message's first line`, or `AssertionError (no
-    message)`; a syntax error as `SyntaxError: its message (line N)`."""
+    """`TypeError: the message's first line` (a syntax error with its line)."""
     if isinstance(error, SyntaxError) and error.msg:
         line = f" (line {error.lineno})" if error.lineno else ""
         return f"{type(error).__name__}: {bounded(error.msg, 200)}{line}"
@@ -55,10 +45,7 @@ def error_line(error: BaseException) -> str:
 
 @dataclass(frozen=True)
 class Feedback:
-    """What a check says: a status and a sentence (at most TEXT_LIMIT
-    characters), and `judged`, a line quoting the answer it judged ("You
-    answered 'b'.", "Judged your mul from cell [7]."; at most QUOTE_LIMIT
-    characters, empty when nothing was judged), shown under the sentence."""
+    """A check's status and sentence, and `judged`, the line quoting the answer judged."""
 
     status: Status
     text: str
@@ -66,7 +53,7 @@ class Feedback:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "text", bounded(self.text))
-        object.__setattr__(self, "judged", one_line(self.judged))
+        object.__setattr__(self, "judged", bounded(" ".join(self.judged.split()), QUOTE_LIMIT))  # one line
 
     def __repr__(self) -> str:
         return f"{STATUS[self.status][0]}: {self.text}" + (f"\n{self.judged}" if self.judged else "")
@@ -95,8 +82,7 @@ class Shown:
 
 @dataclass(frozen=True)
 class ScoreRow:
-    """One exercise's line of the score: what it is, whether it is optional
-    (off the core path) and its latest status."""
+    """One exercise's line of the score."""
 
     number: int
     title: str
@@ -106,16 +92,13 @@ class ScoreRow:
 
     @property
     def what(self) -> str:
-        """Its kind, and "optional" for an optional one: "predict, optional"."""
+        """Its kind, and "optional" for an optional one."""
         return f"{self.kind}, optional" if self.optional else self.kind
 
 
 @dataclass(frozen=True)
 class Score:
-    """This session's latest status of each exercise. Where some exercises
-    are optional and some are not, the core path's are counted, and the
-    optional ones apart: "2 of 2 core exercises right; optional (not on the
-    core path): 0 of 2 tried"."""
+    """This session's latest status of each exercise; optional ones counted apart from the core path's."""
 
     rows: tuple[ScoreRow, ...]
 
@@ -131,9 +114,8 @@ class Score:
                 f"optional (not on the core path): {extra}")
 
     def __repr__(self) -> str:
-        lines = [self.headline()]
-        lines += [f"  {r.number}. {r.title} ({r.what}): {STATUS[r.status][0].lower()}" for r in self.rows]
-        return "\n".join(lines)
+        return "\n".join([self.headline()] + [f"  {r.number}. {r.title} ({r.what}): {STATUS[r.status][0].lower()}"
+                                              for r in self.rows])
 
     def _repr_html_(self) -> str:
         rows = "".join(f'<tr><td>{r.number}</td><td style="text-align:left">{escape(r.title)}</td><td>{r.what}</td>'

@@ -1,8 +1,4 @@
-"""Ready-made judges: `value` for a prediction, `choice_verdict` for a letter.
-Each gives (right, text) and raises NotAnswered on the placeholder. Truths
-are computed by running torch when the check runs, never read from a
-stored constant. An answer may take any of the forms FORMS states, the
-same for every exercise."""
+"""Ready-made judges: `value` for a prediction, `choice_verdict` for a letter; truths come from torch."""
 
 from collections.abc import Callable, Mapping
 from numbers import Integral, Real
@@ -19,19 +15,11 @@ T = TypeVar("T")
 FORMS = ("A number is a plain number, 41 or 41.0 or a numpy number, not a tensor and not in quotes; True and False "
          "go without quotes (numpy's bools count too); a set of names may be a set, frozenset, list or tuple of "
          "names in quotes, in any order; a letter or a name goes in quotes, in any case.")
-
-
 MAX_DEPTH = 20      # levels of nested containers `builtin` converts
 
 
 def builtin(answer: Any, depth: int = 0) -> Any:
-    """`answer` as exact built-in types, read with the built-in types' own
-    methods, never a method of the answer's class: a subclass of str, int,
-    float, list, tuple, set, frozenset or dict by the value it holds
-    (`str.__str__`, `int.__int__`, `list.__iter__`, ...), a numpy scalar by
-    its `item()`, containers item by item; anything else (None, a tensor, a
-    function, the placeholder) as it is. So a class that lies in its
-    `__eq__`, `__int__` or `__iter__` is judged by what it holds."""
+    """`answer` as exact built-in types, read with the built-in types' own methods, not its class's."""
     if answer is None or type(answer) in (bool, int, float, str) or depth > MAX_DEPTH:
         return answer
     if isinstance(answer, numpy.generic):
@@ -61,10 +49,7 @@ def _made(kind_: Any, items: Any, otherwise: Any) -> Any:
 
 
 def canonical(answer: Any) -> Any:
-    """An answer in one form per kind, as FORMS states them, made of exact
-    built-in types (`builtin`): a bool (numpy's too), an int or a float
-    (numpy's too), a frozenset (for a set, frozenset, list or tuple of
-    hashable items); anything else as it is."""
+    """An answer in one form per kind (FORMS), made of exact built-in types."""
     answer = builtin(answer)
     if isinstance(answer, (set, frozenset, list, tuple)):
         try:
@@ -95,11 +80,7 @@ def kind(answer: Any) -> str:
 
 
 def same(answer: Any, expected: Any, tolerance: float = 1e-6) -> bool:
-    """Equal as the learner means it, in any of the forms FORMS states: 11
-    and 11.0 but not True; numbers within `tolerance` (relative, at least
-    absolute); a set's items in any order; text and names in any case, spaces
-    around them dropped. Only exact
-    built-in values are compared (`canonical`), or two of one type."""
+    """Equal as the learner means it, in any of the forms FORMS states."""
     answer, expected = canonical(answer), canonical(expected)
     if kind(answer) != kind(expected):
         return False
@@ -116,8 +97,7 @@ def same(answer: Any, expected: Any, tolerance: float = 1e-6) -> bool:
 
 
 def _names(items: frozenset[Any]) -> frozenset[Any]:
-    """A set's names as FORMS lets the learner write them: in any case, with
-    spaces around them or not."""
+    """A set's names as FORMS lets the learner write them: any case, spaces around or not."""
     return frozenset(item.strip().lower() if type(item) is str else item for item in items)
 
 
@@ -138,9 +118,7 @@ def _form(expected: Any, answer: Any) -> str:
 def value(truth: Callable[[Mapping[str, Any]], Any], why: str, hints: tuple[tuple[Any, str], ...] = (),
           otherwise: str = "that is not what the code gives: work it through again, or ask for the hint.",
           tolerance: float = 1e-6) -> Callable[[Any, Mapping[str, Any]], tuple[bool, str]]:
-    """A prediction compared with `truth(lesson)`, computed now. `hints`
-    pairs a wrong answer with the hint it gets; other wrong answers get
-    `otherwise`."""
+    """A prediction compared with `truth(lesson)`; `hints` pair wrong answers with their hint."""
 
     def judge(answer: Any, lesson: Mapping[str, Any]) -> tuple[bool, str]:
         answer = filled(answer)
@@ -149,7 +127,8 @@ def value(truth: Callable[[Mapping[str, Any]], Any], why: str, hints: tuple[tupl
             return True, why
         if answer is None:
             return False, f"None is not an answer: replace ____ with {_form(expected, answer)}."
-        if _every_element(answer, expected, tolerance):
+        if kind(expected) == "number" and isinstance(answer, (list, tuple)) and len(answer) > 1 \
+                and all(same(item, expected, tolerance) for item in answer):
             return False, "each element is the same: give that one number, not a list of them."
         if kind(answer) != kind(expected):
             return False, f"give {_form(expected, answer)}."
@@ -161,15 +140,8 @@ def value(truth: Callable[[Mapping[str, Any]], Any], why: str, hints: tuple[tupl
     return judge
 
 
-def _every_element(answer: Any, expected: Any, tolerance: float) -> bool:
-    """Whether a number was asked for and the answer lists it for every element."""
-    return kind(expected) == "number" and isinstance(answer, (list, tuple)) and len(answer) > 1 \
-        and all(same(item, expected, tolerance) for item in answer)
-
-
 def choice_verdict(question: MultipleChoice, answer: Any, lesson: Mapping[str, Any]) -> tuple[bool, str]:
-    """A choose exercise's verdict: the letter in quotes, judged by its
-    MultipleChoice (which finds the right letter by running torch now)."""
+    """A choose exercise's verdict: the letter in quotes, judged by its MultipleChoice."""
     answer = builtin(filled(answer))
     letter = answer.strip().lower() if type(answer) is str else None
     if letter not in question.letters:
@@ -178,8 +150,7 @@ def choice_verdict(question: MultipleChoice, answer: Any, lesson: Mapping[str, A
 
 
 def known(value: T | None, what: str) -> T:
-    """A `.grad` or `.grad_fn` of a tensor the checker made, which cannot be
-    None there: if it is, the checker itself is wrong."""
+    """A `.grad` or `.grad_fn` the checker expects; None means the checker is wrong."""
     if value is None:
         raise RuntimeError(f"the checker expected {what} and found None")
     return value

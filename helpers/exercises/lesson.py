@@ -1,8 +1,5 @@
-"""The lesson functions a check uses, as the collection's stored notebook
-defines them: the learner may have edited theirs, and a check's truth must
-not follow the edit. The learner's own version is used where it is the
-same code (so their objects and the check's are of one class), and the
-check says so where it differs."""
+"""The lesson functions a check uses, as the stored notebook defines them, so a check's truth does
+not follow the learner's edits."""
 
 import ast
 import inspect
@@ -17,9 +14,7 @@ from typing import Any
 
 
 def _stored_folder() -> Path:
-    """The collection's stored notebooks: the repository's notebooks/ in a
-    checkout (helpers/exercises/lesson.py -> notebooks/), else the copy an
-    installed package carries (helpers/stored_notebooks/, pyproject.toml)."""
+    """The repository's notebooks/ in a checkout, else the installed package's copy."""
     here = Path(__file__).resolve().parent.parent
     checkout = here.parent / "notebooks"
     return checkout if (checkout / "00-index.ipynb").is_file() else here / "stored_notebooks"
@@ -30,9 +25,7 @@ DEFINITIONS = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.ClassDef)
 
 
 def stored_definitions(notebook: str, folder: Path = NOTEBOOKS) -> dict[str, Any]:
-    """The functions and classes that notebook `notebook` ('01', ...) defines
-    in the collection's stored copy: its imports and definitions run, nothing
-    else (answer slots skipped). Empty when the notebook cannot be read."""
+    """The functions and classes notebook `notebook` defines in the stored copy (no answer slots)."""
     found = sorted(folder.glob(f"{notebook}-*.ipynb"))
     try:
         cells = json.loads(found[0].read_text(encoding="utf-8"))["cells"] if len(found) == 1 else []
@@ -40,18 +33,16 @@ def stored_definitions(notebook: str, folder: Path = NOTEBOOKS) -> dict[str, Any
         return {}
     scope: dict[str, Any] = {"__name__": f"stored_notebook_{notebook}"}
     for number, cell in enumerate(cells):
-        # the tag is tools.notebooks.SLOT, spelt out: helpers never import tools (a learner's own
-        # folder named tools/ may be first on the path)
+        # the tag is tools.notebooks.SLOT, spelt out: helpers never import tools (a learner's tools/ may come first)
         if cell.get("cell_type") == "code" and "answer-slot" not in cell.get("metadata", {}).get("tags", []):
-            _define(_python(cell.get("source", "")), f"<stored notebook {found[0].name}, cell {number}>", scope)
+            lines = "".join(cell.get("source", "")).splitlines()     # without IPython's magics and shell lines
+            source = "\n".join(line for line in lines if not line.lstrip().startswith(("%", "!")))
+            _define(source, f"<stored notebook {found[0].name}, cell {number}>", scope)
     return {name: value for name, value in scope.items() if isinstance(value, (FunctionType, type))}
 
 
 def lesson_function(notebook: str, name: str, folder: Path = NOTEBOOKS) -> Any:
-    """The function or class `name` that the stored notebook `notebook`
-    ('01-dynamic-control-flow', or just '01') defines, loaded as the checks
-    load it (stored_definitions: its imports and definitions run, no other
-    cell), so one lesson definition can use another, as in the notebook."""
+    """The function or class `name` that the stored notebook `notebook` defines."""
     number = notebook.split("-")[0]
     if not sorted(folder.glob(f"{number}-*.ipynb")):
         from ..project import pip_source
@@ -66,15 +57,8 @@ def lesson_function(notebook: str, name: str, folder: Path = NOTEBOOKS) -> Any:
     return found[name]
 
 
-def _python(source: str | list[str]) -> str:
-    """A cell's source without IPython's magics and shell lines."""
-    lines = "".join(source).splitlines()
-    return "\n".join(line for line in lines if not line.lstrip().startswith(("%", "!")))
-
-
 def _define(source: str, filename: str, scope: dict[str, Any]) -> None:
-    """Run the imports and definitions of `source` in `scope`, each on its
-    own; `filename` names the source for inspect, as IPython does a cell's."""
+    """Run the imports and definitions of `source` in `scope`, each on its own."""
     try:
         body = ast.parse(source).body
     except SyntaxError:
@@ -89,9 +73,7 @@ def _define(source: str, filename: str, scope: dict[str, Any]) -> None:
 
 
 def fingerprint(value: Any) -> object:
-    """What a function or class does, as comparable data: the syntax tree of
-    its source, without comments, layout or line numbers (its bytecode when
-    the source cannot be found)."""
+    """What a function or class does, as comparable data (its syntax tree, or its bytecode)."""
     if isinstance(value, type):
         members = {k: fingerprint(v) for k, v in vars(value).items()
                    if callable(v) or isinstance(v, (staticmethod, classmethod, property))
@@ -115,9 +97,7 @@ def _code(code: CodeType) -> object:
 
 @dataclass(frozen=True)
 class Resolved:
-    """The lesson names a check needs: `values` to use, the names whose
-    learner's version differs from the stored one (`changed`), and those
-    found nowhere (`missing`)."""
+    """The lesson names a check needs: the values, the changed ones, the missing ones."""
 
     values: dict[str, Any]
     changed: tuple[str, ...] = ()
@@ -125,9 +105,7 @@ class Resolved:
 
 
 def resolve(needs: tuple[str, ...], learner: Mapping[str, Any], stored: Mapping[str, Any]) -> Resolved:
-    """Each needed name from the stored notebook, or the learner's object
-    when it is the same code; from the learner's globals when the stored
-    notebook does not define it."""
+    """Each needed name from the stored notebook, or the learner's when it is the same code."""
     values, changed, missing = {}, [], []
     for name in needs:
         mine, theirs = learner.get(name), stored.get(name)
@@ -142,8 +120,7 @@ def resolve(needs: tuple[str, ...], learner: Mapping[str, Any], stored: Mapping[
 
 
 def rebound(answer: Any, values: Mapping[str, Any]) -> Any:
-    """The learner's function, seeing `values` (the stored lesson names) in
-    place of its globals' versions of them; anything else as it is."""
+    """The learner's function, seeing `values` in place of its globals' versions of them."""
     if not isinstance(answer, FunctionType) or all(answer.__globals__.get(k, v) is v for k, v in values.items()):
         return answer
     copy = FunctionType(answer.__code__, {**answer.__globals__, **values}, answer.__name__, answer.__defaults__,

@@ -1,15 +1,5 @@
-"""How a check runs: in the learner's kernel, in the thread that called it,
-as in a fresh session (`hermetic`: gradient recording on, the default dtype
-and device, its own random numbers; afterwards torch's settings, random
-states and namespaces are as they were, whatever the answer did), under a
-soft time limit (`time_limit`: SIGALRM, in the main thread, where a kernel
-runs its cells). An answer can defeat the limit (a bare `except:` that
-swallows it, one long call into C), and without SIGALRM (Windows) or off
-the main thread there is none: such a check is stopped as any cell is,
-with Kernel › Interrupt, or Kernel › Restart Kernel. `replaced()` names the
-torch functions the session no longer has as torch made them, which a
-check does not judge with. An error is the learner's when it passed
-through their code (`learners_frame`), else the checker's."""
+"""How a check runs: in the learner's kernel, as in a fresh session (`hermetic`), under a SIGALRM soft
+time limit (`time_limit`); `replaced()` names torch functions the session replaced."""
 
 import os
 import random
@@ -31,9 +21,7 @@ T = TypeVar("T")
 SEED = 0
 TIME_LIMIT = 10.0           # seconds a check may take, the learner's code included, imports not
 GRACE = 0.5                 # seconds more, each time the limit finds an import running
-# Code that is not the learner's besides arguments.MACHINERY: the lesson and solution code
-# the checks compile themselves (file names in angle brackets).
-CHECKER_FILES = ("<stored notebook", "<exercise")
+CHECKER_FILES = ("<stored notebook", "<exercise")     # lesson and solution code the checks compile: not the learner's
 # What an answer may patch: given back after each check, and compared with torch's own before one.
 NAMESPACES = {name: reduce(getattr, name.split(".")[1:], torch) for name in (
     "torch", "torch.Tensor", "torch.autograd", "torch.autograd.Function", "torch.nn", "torch.nn.functional",
@@ -43,8 +31,7 @@ TORCH_FILES = os.path.dirname(torch.__file__) + os.sep
 
 
 class TimedOut(BaseException):
-    """The time limit ran out (a BaseException, so that the learner's own
-    `except Exception` cannot swallow it)."""
+    """The time limit ran out (a BaseException: the learner's `except Exception` cannot swallow it)."""
 
 
 def _default_device() -> object:
@@ -53,8 +40,7 @@ def _default_device() -> object:
 
 
 def _state() -> Callable[[], None]:
-    """A function that puts torch's global settings, random states and
-    namespaces back as they are now."""
+    """A function that puts torch's settings, random states and namespaces back as they are now."""
     grad, dtype, device = torch.is_grad_enabled(), torch.get_default_dtype(), _default_device()
     anomaly, nan = torch.is_anomaly_enabled(), torch.is_anomaly_check_nan_enabled()
     deterministic, warn_only = torch.are_deterministic_algorithms_enabled(), \
@@ -78,28 +64,20 @@ def _state() -> Callable[[], None]:
         random.setstate(python_rng)
         if cuda_rng is not None:
             torch.cuda.set_rng_state_all(cuda_rng)
-        for owner, before in namespaces:
-            _put_back(owner, before)
+        for owner, before in namespaces:        # added attributes go, except submodules an import bound
+            now = vars(owner)
+            for name in [name for name in now if name not in before and not isinstance(now[name], ModuleType)]:
+                delattr(owner, name)
+            for name, value in before.items():
+                if name not in now or now[name] is not value:
+                    setattr(owner, name, value)
 
     return restore
 
 
-def _put_back(owner: Any, before: dict[str, Any]) -> None:
-    """Give `owner` (a module or class) back the attributes it had: a changed
-    or deleted one rebound, an added one removed, unless it is a module (an
-    import binds its submodules there, and they stay imported)."""
-    now = vars(owner)
-    for name in [name for name in now if name not in before and not isinstance(now[name], ModuleType)]:
-        delattr(owner, name)
-    for name, value in before.items():
-        if name not in now or now[name] is not value:
-            setattr(owner, name, value)
-
-
 @contextmanager
 def hermetic(seed: int = SEED) -> Iterator[None]:
-    """Run the block as in a fresh session; afterwards torch's settings,
-    random states and namespaces are what they were before."""
+    """Run the block as in a fresh session; torch's state is given back afterwards."""
     restore = _state()
     try:
         with torch.inference_mode(False):
@@ -117,20 +95,16 @@ def hermetic(seed: int = SEED) -> Iterator[None]:
 
 @contextmanager
 def time_limit(seconds: float) -> Iterator[None]:
-    """Raise TimedOut in the block after `seconds`, with SIGALRM, in the main
-    thread where there is one; elsewhere no limit. Time spent importing a
-    module does not count (an optimizer's first step loads torch._dynamo):
-    the timer stops while one runs, and asks again GRACE later should it
-    ring during one. A timer already running gets its remaining time back."""
+    """Raise TimedOut in the block after `seconds` (main thread, with SIGALRM; else no limit);
+    time spent importing a module does not count."""
     if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
         yield
         return
 
     def ring(_signal: int, frame: FrameType | None) -> None:
-        if _importing(frame):
-            signal.setitimer(signal.ITIMER_REAL, GRACE)
-            return
-        raise TimedOut
+        if not _importing(frame):
+            raise TimedOut
+        signal.setitimer(signal.ITIMER_REAL, GRACE)
 
     bootstrap: Any = sys.modules["_frozen_importlib"]
     find, importing, active = bootstrap._find_and_load, False, True
@@ -163,40 +137,29 @@ def time_limit(seconds: float) -> Iterator[None]:
 
 def _importing(frame: FrameType | None) -> bool:
     """Whether the interrupted code is in the middle of an import."""
-    while frame is not None:
-        if frame.f_code.co_filename.startswith("<frozen importlib"):
-            return True
+    while frame is not None and not frame.f_code.co_filename.startswith("<frozen importlib"):
         frame = frame.f_back
-    return False
+    return frame is not None
 
 
 def learners_frame(error: BaseException) -> tuple[str, int] | None:
-    """(function, line) of the innermost frame of the learner's code that
-    the error passed through; None when it passed through none."""
+    """(function, line) of the innermost frame of the learner's code the error passed through."""
     found, tb = None, error.__traceback__
     while tb is not None:
-        if learners_file(tb.tb_frame.f_code.co_filename):
+        if not tb.tb_frame.f_code.co_filename.startswith(MACHINERY + CHECKER_FILES):
             found = (tb.tb_frame.f_code.co_name, tb.tb_lineno)
         tb = tb.tb_next
     return found
 
 
-def learners_file(name: str) -> bool:
-    """Whether code of this file name is the learner's (not the helpers',
-    a library's or the checker's own)."""
-    return not name.startswith(MACHINERY) and not name.startswith(CHECKER_FILES)
-
-
 def in_sandbox(run: Callable[[], T]) -> T:
-    """`run()` in a fresh session and under the time limit (TIME_LIMIT)."""
+    """`run()` in a fresh session, under TIME_LIMIT."""
     with hermetic(), time_limit(TIME_LIMIT):
         return run()
 
 
 def _members(owner: Any) -> dict[str, Any]:
-    """The functions, methods, operators and descriptors `owner` offers
-    (a class's inherited ones too: `torch.Tensor.__mul__`), by name; not
-    its private names nor its submodules."""
+    """The public functions, operators and descriptors `owner` offers, inherited ones too."""
     found: dict[str, Any] = {}
     for space in reversed(owner.__mro__[:-1]) if isinstance(owner, type) else (owner,):
         found.update(vars(space))
@@ -205,8 +168,7 @@ def _members(owner: Any) -> dict[str, Any]:
 
 
 def _torchs(value: Any) -> bool:
-    """Whether `value` is torch's own code (torch patches itself: importing
-    torch._dynamo wraps torch.manual_seed and nn.Module.__init__)."""
+    """Whether `value` is torch's own code (torch patches itself)."""
     code = getattr(value, "__code__", None)
     if code is not None:
         return str(code.co_filename).startswith(TORCH_FILES)
@@ -219,10 +181,7 @@ ORIGINAL = {name: _members(owner) for name, owner in NAMESPACES.items()}    # as
 
 
 def replaced() -> list[str]:
-    """The torch functions this session no longer has as torch made them
-    (`torch.Tensor.backward`, ...): deleted, or replaced by code that is not
-    torch's since helpers were imported; and the three every backward goes
-    through (RELIED_ON) when they are not the very functions torch made."""
+    """The torch functions the session no longer has as torch made them."""
     found = []
     for space, original in ORIGINAL.items():
         now = _members(NAMESPACES[space])

@@ -1,12 +1,5 @@
-"""A notebook's exercises bound to one learner's session: `ex.q1.check(...)`,
-`ex.q1.hint()`, `ex.q1.solution()` and `ex.score()`; `exercises` makes one.
-
-A check runs in the learner's kernel, in the thread that called it, as a
-fresh session under a soft time limit (sandbox.py), and judges there, with
-the lesson's names as the stored notebook defines them (lesson.py). When
-the environment variable RESULTS names a file, every check also appends
-its verdict to it, one line of JSON (`report`): how a grader that executes
-the notebook reads the verdicts."""
+"""A notebook's exercises bound to one learner's session (`exercises`); each verdict also goes to the
+GRAPH_NOTEBOOKS_RESULTS file (`report`), which a grader reads."""
 
 import json
 import os
@@ -25,25 +18,17 @@ from .feedback import Feedback, Score, ScoreRow, Shown, Status, error_line, show
 from .lesson import Resolved, rebound, resolve, stored_definitions
 from .sandbox import TimedOut, hermetic, in_sandbox, learners_frame, replaced
 
-REPORT = ("This is a bug in the exercise, not in your answer: please report it, with this message, to the "
-          "collection's maintainers.")
 RESULTS = "GRAPH_NOTEBOOKS_RESULTS"     # the environment variable naming the file `report` appends to
 STATUSES = ("right", "wrong", "blank", "error")     # the words of a results line (grades.csv's)
 
 
 class SessionExercise:
-    """One exercise in this session: check an answer; a hint or a solution
-    when asked. The exercise itself stays private, so Tab completion and
-    repr show no answer."""
+    """One exercise in this session; the exercise stays private, so Tab and repr show no answer."""
 
     def __init__(self, exercise: Exercise, results: dict[int, Status],
-                 names: Callable[[tuple[str, ...]], Resolved], lesson: Lesson | None = None,
-                 notebook: str = "") -> None:
-        self._exercise = exercise
-        self._results = results
-        self._names = names
-        self._lesson: Lesson = {} if lesson is None else lesson
-        self._notebook = notebook
+                 names: Callable[[tuple[str, ...]], Resolved], lesson: Lesson, notebook: str) -> None:
+        self._exercise, self._results, self._names, self._lesson, self._notebook = \
+            exercise, results, names, lesson, notebook
 
     def __repr__(self) -> str:
         e = self._exercise
@@ -54,13 +39,8 @@ class SessionExercise:
         return ["check", "hint", "solution"]
 
     def check(self, answer: Any) -> Feedback:
-        """Check an answer (`judged`), unless its cell raised before setting
-        it (cells.py) or the lesson's names it needs are missing. The
-        verdict becomes this exercise's line of `score()` and a line of the
-        results file (`report`); an interrupt (the learner's Kernel ›
-        Interrupt, or the answer's own KeyboardInterrupt: in the kernel they
-        are one) makes it "interrupted" and goes on. The notebook's names
-        are given back as they were, whatever the answer did to them."""
+        """Check an answer, unless its cell raised before setting it or the lesson names it needs are
+        missing; record the verdict, and give the notebook's names back as they were."""
         e, run, names = self._exercise, self._run(answer), self._names(self._exercise.needs)
         if run is not None and not run.set:
             feedback = Feedback("blank", not_set(e, run))
@@ -91,8 +71,7 @@ class SessionExercise:
         return feedback
 
     def _run(self, answer: Any) -> Run | None:
-        """The latest run of the cell that sets this exercise's answer, when
-        `answer` is what the notebook holds under the answer's name."""
+        """The latest run of the cell that sets the answer, when `answer` is the notebook's."""
         name = self._exercise.answer_name
         return cells.latest(self._lesson, name) if self._lesson.get(name, MISSING) is answer else None
 
@@ -104,11 +83,11 @@ class SessionExercise:
 
 
 def not_set(exercise: Exercise, run: Run) -> str:
-    """What the check says when the cell that sets the answer raised before
-    setting it: that error, and to run the cell again."""
+    """What a check says when the answer's cell raised before setting it."""
     name, defines = exercise.answer_name, exercise.kind in ("write", "fix")
     verb, done = ("defines", "defined") if defines else ("sets", "set")
-    text = (f"the cell that {verb} {name}{run.where} raised {run.error}, so {name} was not {done}: fix that cell and "
+    where = f" (cell [{run.cell}])" if run.cell is not None else ""
+    text = (f"the cell that {verb} {name}{where} raised {run.error}, so {name} was not {done}: fix that cell and "
             "run it again, then this one.")
     if run.bare is not None and (run.error or "").startswith("NameError") and not defines:
         text += f" If you meant the text {run.bare!r}, it goes in quotes: {name} = {run.bare!r}."
@@ -116,10 +95,7 @@ def not_set(exercise: Exercise, run: Run) -> str:
 
 
 def quoted(answer: Any, run: Run | None) -> str:
-    """The line that says which answer a check judged: "You answered 'b'."
-    for a value, "Judged your mul from cell [7]." for a function or class
-    (its cell named when the notebook's record has it), and the error when
-    the cell raised after setting the answer."""
+    """The line naming what was judged: "You answered 'b'.", "Judged your mul from cell [7]."."""
     then = f"raised {run.error}" if run is not None and run.error else ""
     if isinstance(answer, (FunctionType, type)):
         cell = f" from cell [{run.cell}]" if run is not None and run.cell is not None else ""
@@ -129,38 +105,29 @@ def quoted(answer: Any, run: Run | None) -> str:
 
 
 def judged(exercise: Exercise, answer: Any, lesson: Lesson) -> Feedback:
-    """What the check of `answer` says, judged in a fresh session under the
-    time limit (sandbox.in_sandbox), and only with torch's own functions:
-    one the session replaced, or the answer while it ran (given back since),
-    is named instead. An error or a time-out that passed through the
-    learner's code is feedback on the answer; any other is the checker's."""
+    """The check's feedback on `answer`, judged in the sandbox with torch's own functions only."""
     gone = replaced()
     if gone:
         return Feedback("error", replaced_text(gone))
     try:
-        right, text = in_sandbox(partial(_verdict, exercise, answer, lesson))
+        right, text, gone = in_sandbox(lambda: (*exercise.verdict(answer, lesson), replaced()))  # before restore
     except NotAnswered:
-        return Feedback("blank", blank_text(exercise))
+        n = exercise.number
+        return Feedback("blank", f"replace ____ with {exercise.slot}, run that cell, then this one. Stuck? "
+                                 f"ex.q{n}.hint() gives a hint, ex.q{n}.solution() the answer.")
     except WrongForm as error:
         return Feedback("wrong", str(error))
     except KeyboardInterrupt:
         raise       # the learner's interrupt: check() records it
     except BaseException as error:     # an answer may raise anything, SystemExit included
         return _failed(error)
-    if isinstance(right, list):
-        return Feedback("wrong", replaced_text(right, by_answer=True))
+    if gone:
+        return Feedback("wrong", replaced_text(gone, by_answer=True))
     return Feedback("right" if right else "wrong", text)
 
 
-def _verdict(exercise: Exercise, answer: Any, lesson: Lesson) -> tuple[bool | list[str], str]:
-    right, text = exercise.verdict(answer, lesson)
-    gone = replaced()       # before the session is given back
-    return (gone, "") if gone else (right, text)
-
-
 def replaced_text(names: list[str], by_answer: bool = False) -> str:
-    """What a check says instead of judging with torch functions that are
-    not torch's own: replaced in the session, or by the answer as it ran."""
+    """Feedback for torch functions replaced in the session, or by the answer as it ran."""
     named = ", ".join(f"`{name}`" for name in names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
     if by_answer:
         return (f"your answer replaced {named} while the check ran it (torch's own is back now), and a check judges "
@@ -171,19 +138,15 @@ def replaced_text(names: list[str], by_answer: bool = False) -> str:
             "Run All Above Selected Cell), without the code that replaced it.")
 
 
-def blank_text(exercise: Exercise) -> str:
-    n = exercise.number
-    return (f"replace ____ with {exercise.slot}, run that cell, then this one. Stuck? ex.q{n}.hint() gives a hint, "
-            f"ex.q{n}.solution() the answer.")
-
-
 def _failed(error: BaseException) -> Feedback:
     where = learners_frame(error)
     if where is None and isinstance(error, TimedOut):
         return Feedback("error", f"the check ran past its time limit of {sandbox.TIME_LIMIT:g} s in its own code, "
                                  "not in your answer's, which a busy or slow machine can cause: run it again.")
     if where is None:
-        return Feedback("error", f"the check itself failed ({error_line(error)}). {REPORT}")
+        return Feedback("error", f"the check itself failed ({error_line(error)}). This is a bug in the exercise, "
+                                 "not in your answer: please report it, with this message, to the collection's "
+                                 "maintainers.")
     place = f"in {where[0]}, line {where[1]}"
     if isinstance(error, TimedOut):
         return Feedback("wrong", f"your function did not return within the time limit of {sandbox.TIME_LIMIT:g} s "
@@ -192,8 +155,7 @@ def _failed(error: BaseException) -> Feedback:
 
 
 def _give_back(namespace: Mapping[str, Any], kept: dict[str, Any]) -> None:
-    """Put the notebook's names (the lesson's among them) back as they were
-    before the check: the ones it bound again or deleted, and none it added."""
+    """Put the notebook's names back as they were before the check."""
     if not isinstance(namespace, dict):
         return
     for name in [name for name in namespace if name not in kept]:
@@ -204,11 +166,7 @@ def _give_back(namespace: Mapping[str, Any], kept: dict[str, Any]) -> None:
 
 
 def report(notebook: str, number: int, feedback: Feedback) -> None:
-    """Append the verdict to the file the environment variable RESULTS names,
-    if it names one, as one line of JSON: {"notebook": "06", "exercise":
-    "q1", "status": "right", "message": "..."}, status one of STATUSES (an
-    interrupted check is "error"). A file that cannot be written is said on
-    stderr; the check goes on."""
+    """Append the verdict, as one line of JSON, to the file RESULTS names, if any."""
     path = os.environ.get(RESULTS)
     if not path:
         return
@@ -222,9 +180,7 @@ def report(notebook: str, number: int, feedback: Feedback) -> None:
 
 
 class ExerciseSet:
-    """A notebook's exercises for one session: `q1`, `q2`, ... and `score()`.
-    `lesson` is the learner's globals; `stored` gives the lesson functions
-    as the stored notebook defines them (checks use those)."""
+    """A notebook's exercises for one session: `q1`, `q2`, ... and `score()`."""
 
     def __init__(self, exercises: Sequence[Exercise], lesson: Lesson | None = None,
                  stored: Callable[[], Mapping[str, Any]] | None = None, notebook: str = "") -> None:
@@ -264,8 +220,7 @@ class ExerciseSet:
 
 
 def declared(notebook: str) -> tuple[Exercise, ...]:
-    """The exercises of notebook `notebook` ('01', '02', ...), declared in
-    helpers/lessons/nbNN.py."""
+    """The exercises of notebook `notebook` ('01', ...), from helpers/lessons/nbNN.py."""
     from .. import lessons
 
     known = lessons.numbers()
@@ -278,12 +233,7 @@ def declared(notebook: str) -> tuple[Exercise, ...]:
 
 @learner_facing
 def exercises(notebook: str, lesson: Lesson | None = None) -> ExerciseSet:
-    """Notebook `notebook`'s exercises for this session:
-    `ex = exercises("01", globals())`. The checks take the lesson functions
-    they need from the collection's stored notebook (from `lesson`, the
-    notebook's globals, when it cannot be found). In IPython, with `lesson`
-    the kernel's own globals, the runs of the cells that set the answers
-    are recorded from now on (cells.py)."""
+    """Notebook `notebook`'s exercises for this session: `ex = exercises("01", globals())`."""
     found = declared(notebook)
     cells.watch((e.answer_name for e in found), lesson)
     return ExerciseSet(found, lesson, partial(stored_definitions, notebook), notebook)
