@@ -78,7 +78,18 @@ system-browser:
 	@PYTHON=$(PYTHON) sh tools/setup_system.sh --browser
 
 # A .venv made by another Python (another PYTHON=, or one upgraded since) is made again:
-# `venv` over it would mix the two.
+# `venv` over it would mix the two. A PYTHON= given on the command line (or in the environment)
+# that is not the one .venv was made by makes it again even when the requirements did not change
+# (make hub PYTHON=/usr/bin/python3 over a .venv of pyenv's, as make hub's refusal advises); the
+# default python3 keeps whichever .venv is there.
+ifneq ($(filter command line environment,$(origin PYTHON)),)
+ifneq ($(wildcard $(BIN)/python),)
+ifneq ($(shell $(BIN)/python -c "$(WHICH_PYTHON)" 2>&1),$(shell $(PYTHON) -c "$(WHICH_PYTHON)" 2>&1))
+.PHONY: $(STAMP) $(DEV_STAMP)
+endif
+endif
+endif
+
 define MAKE_VENV
 	@if [ -x $(BIN)/python ] && [ "$$($(BIN)/python -c "$(WHICH_PYTHON)" 2>&1)" != "$$($(PYTHON) -c "$(WHICH_PYTHON)")" ]; then \
 		echo "$(VENV) was made by another Python than $(PYTHON): making it again"; rm -rf $(VENV); fi
@@ -129,8 +140,11 @@ bench: system-browser $(DEV_STAMP)
 # limits (MEM_LIMIT=1.1G to change the memory). Where learners cannot be isolated it says why
 # and stops, unless UNISOLATED=1 asks for a class without isolation. Ctrl-C stops the hub only
 # (the class keeps running; make hub again takes it back); STOP=1 stops the class.
+# ADMIN=name: the teacher's JupyterHub admin page (HUB_ADMIN_PASSWORD=, else one made up and
+# printed). FORGET=1, after a course: the class stopped, the learners' Unix users removed, their
+# notebooks kept (classroom/README.md).
 hub: system-browser $(DEV_STAMP)
-	$(if $(MEM_LIMIT),HUB_MEM_LIMIT=$(MEM_LIMIT)) $(BIN)/python -m classroom.hub $(if $(IP),--ip $(IP)) $(if $(PORT),--port $(PORT)) $(if $(STOP),--stop-class) $(if $(UNISOLATED),--unisolated)
+	$(if $(MEM_LIMIT),HUB_MEM_LIMIT=$(MEM_LIMIT)) $(BIN)/python -m classroom.hub $(if $(IP),--ip $(IP)) $(if $(PORT),--port $(PORT)) $(if $(STOP),--stop-class) $(if $(FORGET),--remove-users) $(if $(UNISOLATED),--unisolated) $(if $(ADMIN),--admin $(ADMIN))
 
 # The load test on loopback: N simulated learners (default 20) log in, start, Run All of 01
 # and change its widgets; SEQUENCE=1: one learner through every notebook (KEEP=1 keeps

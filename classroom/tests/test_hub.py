@@ -38,11 +38,13 @@ import pytest
 from classroom import hub_users
 from classroom.hub import NODE_HELP, UNENCRYPTED, Hub, addresses, banner
 from classroom.hub_learner import Failed, Learner
+from classroom.singleuser import IDLE_KERNEL
 
 NOTEBOOK = "01-dynamic-control-flow.ipynb"
 NAMES = ("ada", "bob")
 RUNAWAY = "cy"
 USERS = "hubt-"             # the prefix of this test's learners' Unix users, removed at its end
+GONE_AFTER = 60             # seconds after which the learner's runtime ends a kernel whose page went away
 MEM_LIMIT = "1G"            # a learner's limit in this hub: 01 open (0.6 GB) fits, 3 GB does not
 
 
@@ -322,6 +324,28 @@ def test_the_banner_names_the_address_learners_type_and_warns_on_a_network():
     assert "0.0.0.0" not in text and UNENCRYPTED in text
     assert all(f"http://{a}:8000" in text for a in addresses("0.0.0.0"))
     assert UNENCRYPTED not in banner(hub, "127.0.0.1", None)
+
+
+def test_a_kernel_outlives_a_closed_browser_and_the_page_autosaves(sessions):
+    """ada's page goes away (the browser closed: its connection closed with
+    1001): her kernel is still there, with her variables, past the 60 s after
+    which the learner's runtime ends such a kernel; it is left to
+    jupyter_server's idle culling (30 minutes) and her page autosaves every 30 s."""
+    learner, notebook, *_ = sessions["ada"]
+    assert execute(notebook, "kept = 'still here'")[0] == "ok"
+    kernel = notebook.session["kernel"]["id"]
+    notebook.disconnect(going_away=True)
+    time.sleep(GONE_AFTER + 5)
+    assert [k["id"] for k in learner.api("GET", "kernels")] == [kernel]
+    notebook.connect()
+    assert execute(notebook, "print(kept)")[1].strip() == "still here"
+    settings = learner.http.get(learner.server_url("lab/api/settings/@jupyterlab/docmanager-extension:plugin"),
+                                timeout=30).json()
+    assert settings["settings"]["autosave"] is True and settings["settings"]["autosaveInterval"] <= 60, settings
+    server = next(p for p in psutil.process_iter(["cmdline"])
+                  if "jupyterhub-singleuser" in " ".join(p.info["cmdline"] or [])
+                  and f"{os.sep}ada{os.sep}" in " ".join(p.info["cmdline"] or []))
+    assert f"--MappingKernelManager.cull_idle_timeout={IDLE_KERNEL}" in server.cmdline()
 
 
 def test_closing_a_notebook_shuts_its_kernel_down(sessions):

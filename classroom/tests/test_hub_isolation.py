@@ -67,7 +67,15 @@ def test_the_check_names_a_folder_learners_cannot_reach():
     closed.chmod(0o700)
     said = hub_users.why_not_isolated([closed / "env" / "bin" / "python"])
     assert f"cannot reach {closed / 'env' / 'bin' / 'python'}: {closed} is closed to other users (mode 0700)" in said
-    assert "make hub PYTHON=/usr/bin/python3" in said
+    assert said.endswith("make hub PYTHON=/usr/bin/python3")
+    learners = base / "learners"
+    (learners / "class").mkdir(parents=True)
+    learners.chmod(0o700)
+    said = hub_users.why_not_isolated([learners / "class"])
+    assert said.endswith(f"chmod o+x {learners}; or put the class in a clone every user can read (under /srv or /opt)")
+    command = "chmod " + said.split(": chmod ", 1)[1].split(";")[0]
+    subprocess.run(command, shell=True, check=True)
+    assert hub_users.why_not_isolated([learners / "class"]) is None       # the advice, run as printed, was enough
     closed.chmod(0o755)
     assert hub_users.why_not_isolated([closed / "env" / "bin" / "python"]) is None     # the file itself is bound back
     shutil.rmtree(base)
