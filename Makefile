@@ -134,7 +134,7 @@ site: setup $(DEV_STAMP)
 bench: system-browser $(DEV_STAMP)
 	$(BIN)/python -m tools.bench
 
-# A class on one machine (docs/teaching.md): JupyterHub on 127.0.0.1 (IP=, PORT= to change;
+# A class on one machine (classroom/README.md): JupyterHub on 127.0.0.1 (IP=, PORT= to change;
 # HUB_API_PORT=, HUB_PROXY_API_PORT= for a second class), each learner's server in
 # hub-learners/<name>/ as a Unix user of their own, with their own working copy and enforced
 # limits (MEM_LIMIT=1.1G to change the memory). Where learners cannot be isolated it says why

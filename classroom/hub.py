@@ -59,7 +59,7 @@ ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "classroom" / "hub" / "jupyterhub_config.py"
 PROXY_FOLDER = ROOT / "build" / "hub" / "proxy"
 # The hub's folder (state, logs) and the class's homes (out of git, and out of build/, which
-# make clean removes); a second class from the same checkout names its own (docs/teaching.md).
+# make clean removes); a second class from the same checkout names its own (classroom/README.md).
 BUILD = Path(os.environ.get("HUB_DIR") or ROOT / "build" / "hub").absolute()
 LEARNERS = Path(os.environ.get("HUB_LEARNERS") or ROOT / "hub-learners").absolute()
 PROXY_BIN = "node_modules/.bin/configurable-http-proxy"
@@ -69,7 +69,7 @@ LOG_BYTES = 20 * 2 ** 20   # hub.log is rotated to hub.log.1 (then .2, .3) past 
 PASSWORD_LENGTH = 8        # JupyterHub's own minimum for a shared password
 ADMIN_PASSWORD_LENGTH = 32  # and for its admin password (SharedPasswordAuthenticator.admin_password)
 UNENCRYPTED = ("WARNING: plain HTTP on a network: the class password and every notebook cross it unencrypted. "
-               "Put TLS in front (HUB_SSL_CERT= and HUB_SSL_KEY=, or a reverse proxy: docs/teaching.md).")
+               "Put TLS in front (HUB_SSL_CERT= and HUB_SSL_KEY=, or a reverse proxy: classroom/README.md).")
 
 
 def proxy(folder=PROXY_FOLDER):
@@ -458,7 +458,7 @@ def banner(hub, ip, isolation):
     return "\n".join(lines)
 
 
-NOT_ISOLATED = ("Not isolated (docs/teaching.md, \"What a learner can reach\"): the network (a learner's code can open "
+NOT_ISOLATED = ("Not isolated (classroom/README.md, \"What a learner can reach\"): the network (a learner's code can open "
                 "connections, to other learners' servers too, which refuse them without that learner's token), and one "
                 "web origin for every learner's pages (tell learners not to open a classmate's links).")
 

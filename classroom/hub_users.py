@@ -1,4 +1,4 @@
-"""Each learner of `make hub` on this machine (docs/teaching.md, "What a learner
+"""Each learner of `make hub` on this machine (classroom/README.md, "What a learner
 can reach"): a Unix user of their own, a home only they can open, a view of
 /proc that shows only their own processes, their own /tmp and /dev/shm, and a
 cgroup of their own that enforces their memory, CPU and task limits.

@@ -12,6 +12,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 DOCS = ROOT / "docs"
+CLASSROOM = ROOT / "classroom" / "README.md"
 NOTEBOOKS = ROOT / "notebooks"
 MAX_WORDS = 1500
 
@@ -46,7 +47,7 @@ def broken_links(page):
 
 
 def pages():
-    return [README, *sorted(DOCS.rglob("*.md"))]
+    return [README, CLASSROOM, *sorted(DOCS.rglob("*.md"))]
 
 
 def test_the_readme_is_at_most_max_words():
@@ -74,9 +75,10 @@ def test_the_checks_can_fail(tmp_path):
     assert words("one two\nthree\t four ") == 4
 
 
-# docs/teaching.md's tables of guarantees name the tests that hold each row: `test_file::test_name`,
-# or `test_file`: `name`, `name` (the test_ prefix left out)
-ONE_TEST = re.compile(r"`(?:tests/)?(test_\w+)(?:\.py)?::(test_\w+)(?:\[[^\]`]*\])?`")
+# The classroom's tables of guarantees (classroom/README.md, docs/teaching.md) name the tests that hold
+# each row: `test_file::test_name`, or `test_file`: `name`, `name` (the test_ prefix left out), in
+# tests/ or classroom/tests/
+ONE_TEST = re.compile(r"`(?:(?:classroom/)?tests/)?(test_\w+)(?:\.py)?::(test_\w+)(?:\[[^\]`]*\])?`")
 SEVERAL = re.compile(r"`(test_\w+)`: ((?:`\w+`(?: \([^)`]*\))?(?:, )?)+)")      # a name may carry a (remark)
 
 
@@ -88,15 +90,18 @@ def named_tests(text):
     return pairs
 
 
-def missing_tests(text, tests=ROOT / "tests"):
-    """The named tests that no file of `tests` defines."""
-    return [f"{module}::{name}" for module, name in named_tests(text)
-            if not (tests / f"{module}.py").exists()
-            or not re.search(rf"^def {name}\(", (tests / f"{module}.py").read_text(), re.M)]
+def missing_tests(text, tests=(ROOT / "tests", ROOT / "classroom" / "tests")):
+    """The named tests that no file of the folders `tests` defines."""
+    folders = [tests] if isinstance(tests, Path) else tests
+
+    def defined(module, name):
+        return any((f / f"{module}.py").exists() and re.search(rf"^def {name}\(", (f / f"{module}.py").read_text(),
+                                                              re.M) for f in folders)
+    return [f"{module}::{name}" for module, name in named_tests(text) if not defined(module, name)]
 
 
 def test_every_test_the_teaching_guide_names_exists():
-    text = (DOCS / "teaching.md").read_text()
+    text = CLASSROOM.read_text() + (DOCS / "teaching.md").read_text()
     assert len(named_tests(text)) >= 25          # the tables are read, not skipped
     assert missing_tests(text) == []
 

@@ -19,7 +19,7 @@
 #
 # Everything listens on 127.0.0.1 unless HUB_IP says otherwise. classroom/hub.py
 # sets the variables read below; the figures behind each number are measured by
-# `make load` (classroom/load.py) and tabled in docs/teaching.md.
+# `make load` (classroom/load.py) and tabled in classroom/README.md.
 
 import os
 import sys
@@ -37,7 +37,7 @@ LEARNERS = Path(os.environ.get("HUB_LEARNERS", ROOT / "hub-learners"))
 IP = os.environ.get("HUB_IP", "127.0.0.1")
 LOOPBACK = "127.0.0.1"
 
-# ----- measured figures: classroom/deploy.py holds them (`make load`, docs/teaching.md) -----
+# ----- measured figures: classroom/deploy.py holds them (`make load`, classroom/README.md) -----
 RESERVED_GB = deploy.RESERVED_GB        # the hub, the proxy and the system itself
 
 # ----- where things are; only root reads the state (the database, the cookie secret, the password) -----
@@ -63,14 +63,14 @@ c.JupyterHub.cookie_secret_file = str(STATE / "jupyterhub_cookie_secret")
 c.JupyterHub.pid_file = str(STATE / "jupyterhub.pid")
 c.JupyterHub.cleanup_servers = False       # a restarted hub takes the running servers back
 c.JupyterHub.cleanup_proxy = False
-if os.environ.get("HUB_SSL_CERT"):         # TLS on the hub's own address (docs/teaching.md)
+if os.environ.get("HUB_SSL_CERT"):         # TLS on the hub's own address (classroom/README.md)
     c.JupyterHub.ssl_cert = os.environ["HUB_SSL_CERT"]
     c.JupyterHub.ssl_key = os.environ["HUB_SSL_KEY"]
 
 # ----- who may log in: any name with the class password (a trial), failed logins limited -----
 # For a real course put an authenticator of your institution here, for example
 # OAuthenticator's GitHubOAuthenticator or GenericOAuthenticator, or LTI from the
-# course platform, and list who may log in (docs/teaching.md says how).
+# course platform, and list who may log in (classroom/README.md says how).
 c.JupyterHub.authenticator_class = hub_spawner.ClassPassword
 c.ClassPassword.user_password = kept("class-password", "HUB_PASSWORD")
 # Failed logins are counted per address and told per name; the address is the one the class's

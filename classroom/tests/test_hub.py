@@ -7,7 +7,7 @@ stopped nothing it started is left running or listening. The checks are
 shown failing: a wrong password, a cell that raises without its tag, a
 process and a socket left behind.
 
-One learner against another (docs/teaching.md, "What a learner can reach"): each
+One learner against another (classroom/README.md, "What a learner can reach"): each
 runs as a Unix user of their own, so ada's kernel cannot read bob's notebook,
 bob's environment (his server's token) or the hub's (its secrets, its state);
 a third learner allocating past the limit (HUB_MEM_LIMIT, 1 GB here) has their
