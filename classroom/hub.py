@@ -458,9 +458,9 @@ def banner(hub, ip, isolation):
     return "\n".join(lines)
 
 
-NOT_ISOLATED = ("Not isolated (classroom/README.md, \"What a learner can reach\"): the network (a learner's code can open "
-                "connections, to other learners' servers too, which refuse them without that learner's token), and one "
-                "web origin for every learner's pages (tell learners not to open a classmate's links).")
+NOT_ISOLATED = ("Not isolated (classroom/README.md, \"What a learner can reach\"): the network (a learner's code "
+                "can open connections, to other learners' servers too, which refuse them without that learner's "
+                "token), and one web origin for every learner's pages (tell learners not to open a classmate's links).")
 
 
 def limits_line(hub):
