@@ -149,7 +149,8 @@ hub: system-browser $(DEV_STAMP)
 # The load test on loopback: N simulated learners (default 20) log in, start, Run All of 01
 # and change its widgets; SEQUENCE=1: one learner through every notebook (KEEP=1 keeps
 # every kernel, as without kernelShutdown). URL=http://host:8000 sends them to a running class
-# hub instead (its class password from HUB_PASSWORD, or read from the hub's state as root).
+# hub instead (its class password from HUB_PASSWORD, or read from the hub's state as root), named
+# loadtest-00 ..., whose Unix users and folders are removed at the end, also on Ctrl-C or SIGTERM.
 load: system-browser $(DEV_STAMP)
 	$(BIN)/python -m classroom.load $(if $(SEQUENCE),--sequence $(if $(KEEP),--keep-kernels),-n $(or $(N),20)) $(if $(URL),--url $(URL))
 

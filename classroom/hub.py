@@ -13,10 +13,10 @@ Learners log in with any name and the class password: HUB_PASSWORD when set
 (then kept), else the one kept from the last run, else a new one; it is kept
 in the hub's state folder, which only root reads. Each learner's server runs as
 a Unix user of their own with enforced limits (classroom/hub_spawner.py).
-The teacher (--admin) logs in with a password of their own, never the class's
-(HUB_ADMIN_PASSWORD, else kept or made up as the class password is), and is
-a JupyterHub admin (Authenticator.admin_users): /hub/admin lists who is
-logged in and stops or starts one learner's server.
+The teacher (--admin, kept for the next runs) logs in with a password of
+their own, never the class's (HUB_ADMIN_PASSWORD, else kept or made up as
+the class password is), and is a JupyterHub admin (Authenticator.admin_users):
+/hub/admin lists who is logged in and stops or starts one learner's server.
 
 A restart whose ports differ from those of the class's running proxy keeps
 that proxy and its ports (learners' open pages keep working) and says so;
@@ -201,6 +201,12 @@ class Hub:
         self.password = kept_secret(self.secrets / "class-password", lambda: secrets.token_urlsafe(12))
         self.proxy_token = kept_secret(self.secrets / "proxy-token", lambda: secrets.token_hex(32))
         self.admin_password = None
+        named = self.secrets / "admin-name"       # the teacher named once stays the admin across restarts
+        if self.admin:
+            named.write_text(self.admin + "\n")
+            named.chmod(0o600)
+        elif named.exists():
+            self.admin = named.read_text().strip() or None
         if self.admin:
             given = os.environ.get("HUB_ADMIN_PASSWORD")
             problem = given and admin_password_problem(given, self.password)
@@ -533,7 +539,7 @@ def main(argv=None):
         return 0
     isolation = hub_users.why_not_isolated(hub_users.class_paths(hub.learners))
     if isolation is not None and not args.unisolated:
-        print(f"make hub: no isolation between learners here: {isolation}.\n{UNISOLATED_HELP}", file=sys.stderr)
+        print(f"make hub: no isolation between learners here: {isolation}\n{UNISOLATED_HELP}", file=sys.stderr)
         return 2
     os.environ["HUB_ISOLATE"] = "0" if isolation else "1"     # an inherited HUB_ISOLATE=0 never runs under the banner
     signal.signal(signal.SIGTERM, _stopped)

@@ -2,7 +2,9 @@
 simulated by classroom/hub_learner.py): both log in at once, start a server,
 run all of notebook 01 over the kernel's websocket and change a widget,
 which redraws; each has a working copy of their own; everything listens on
-127.0.0.1; closing a notebook shuts its kernel down; and once the hub is
+127.0.0.1; a kernel outlives its closed browser (left to the 30-minute idle
+cull) and the page autosaves every 30 s; closing a notebook shuts its kernel
+down; and once the hub is
 stopped nothing it started is left running or listening. The checks are
 shown failing: a wrong password, a cell that raises without its tag, a
 process and a socket left behind.

@@ -4,11 +4,16 @@ and no standard input, on ports moved as a second class's would be
 (PORT=, HUB_API_PORT=, HUB_PROXY_API_PORT=, HUB_DIR=, HUB_LEARNERS=). It must
 print its banner (address, password, isolation); two learners log in
 through the login page; from ada's kernel, everything of bob's and of the
-hub's is tried and must be refused; failed logins lock an address only past
-its limit, whatever headers a client adds; SIGTERM stops the hub alone (exit
-0, the class kept); `make hub STOP=1` then leaves no learner process, no
-listening port and no cgroup. A class that cannot be isolated is refused,
-and started only when asked for by name (UNISOLATED=1), with its banner."""
+hub's is tried and must be refused; `make load` sent to the running class
+removes its own learners when interrupted; the teacher (ADMIN=) reaches
+JupyterHub's admin page with a password of their own and a learner does
+not; failed logins lock an address only past its limit, whatever headers a
+client adds; SIGTERM stops the hub alone (exit 0, the class kept); a restart
+on other ports keeps the running proxy and says so first; `make hub STOP=1`
+then leaves no learner process, no listening port and no cgroup, and
+`make hub FORGET=1` removes the learners' Unix users and keeps their
+notebooks. A class that cannot be isolated is refused, and started only
+when asked for by name (UNISOLATED=1), with its banner."""
 
 import contextlib
 import json
@@ -445,6 +450,7 @@ def test_sigterm_stops_the_hub_alone_a_restart_on_other_ports_keeps_the_proxy_th
     assert notice in said and "it is kept, with its ports" in said and f"HUB_PORT={other} is not used" in said
     assert said.index(notice) < said.index("JupyterHub for the class"), said
     assert f"learners open http://127.0.0.1:{teacher['ports'][0]}" in said
+    assert f"log in as {ADMIN} with the admin password" in said          # no ADMIN= again: the teacher is kept
     assert int((teacher["hub"] / "state" / "proxy.pid").read_text()) == proxy and psutil.pid_exists(proxy)
     assert all(psutil.pid_exists(pid) for pid in servers)
     with open(teacher["tmp"] / "stop-now.log", "w") as log:
