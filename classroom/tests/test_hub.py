@@ -45,7 +45,7 @@ from classroom.singleuser import IDLE_KERNEL
 NOTEBOOK = "01-dynamic-control-flow.ipynb"
 NAMES = ("ada", "bob")
 RUNAWAY = "cy"
-USERS = "hubt-"             # the prefix of this test's learners' Unix users, removed at its end
+USERS = f"hubt{os.getpid() % 1000}-"     # this run's learners' Unix users (another run's differ), removed at its end
 GONE_AFTER = 60             # seconds after which the learner's runtime ends a kernel whose page went away
 MEM_LIMIT = "1G"            # a learner's limit in this hub: 01 open (0.6 GB) fits, 3 GB does not
 

@@ -39,7 +39,7 @@ from tools.loopback import free_port
 from tools.runtime import kernel
 
 ROOT = Path(__file__).resolve().parents[2]
-USERS = "hubm-"                 # this test's learners' Unix users, removed at its end
+USERS = f"hubm{os.getpid() % 1000}-"     # this run's learners' Unix users (another run's differ), removed at its end
 PASSWORD = "a-class-password-for-the-test"
 ADMIN = "teacher"               # make hub ADMIN=teacher: the teacher's JupyterHub admin
 FAILED_BEFORE = 1               # failed logins from this address by the tests before the address test
