@@ -605,3 +605,23 @@ def test_a_name_the_hub_refuses_gets_no_returning_browsers_cookie():
     auth.blocked_users = {"mallory"}
     assert login(auth, "mallory", "the-class-password", jar=jar) is None
     assert jar == {}
+
+
+@needs_root
+def test_a_learner_back_after_their_user_was_removed_gets_their_files_back(tmp_path):
+    """After make hub FORGET=1 a returning learner's new user is given the
+    files the removed one owned, and a link in the home is changed itself,
+    never what it points to."""
+    home, outside = tmp_path / "ada", tmp_path / "outside"
+    (home / "my-notebooks").mkdir(parents=True)
+    (home / "my-notebooks" / "01.ipynb").write_text("{}")
+    outside.write_text("not the learner's")
+    (home / "link").symlink_to(outside)
+    for path in (home, home / "my-notebooks", home / "my-notebooks" / "01.ipynb", home / "link"):
+        os.chown(path, 40001, 40001, follow_symlinks=False)
+    new = SimpleNamespace(pw_uid=40002, pw_gid=40002)
+    assert hub_users.give_back(home, new) == 4
+    assert {os.lstat(p).st_uid for p in (home, home / "my-notebooks", home / "my-notebooks" / "01.ipynb",
+                                         home / "link")} == {40002}
+    assert outside.stat().st_uid == 0
+    assert hub_users.give_back(home, new) == 0          # a learner who never left: nothing to do
