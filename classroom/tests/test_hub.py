@@ -321,7 +321,7 @@ def test_a_bad_password_setting_gets_one_line():
 
 def test_the_banner_names_the_address_learners_type_and_warns_on_a_network():
     hub = SimpleNamespace(ports={"HUB_PORT": 8000}, password="p" * 12, secrets=Path("s"), learners=Path("l"),
-                          state=Path("b"), cgroup="class-hub-banner-test")
+                          admin=None, state=Path("b"), cgroup="class-hub-banner-test")
     text = banner(hub, "0.0.0.0", None)
     assert "0.0.0.0" not in text and UNENCRYPTED in text
     assert all(f"http://{a}:8000" in text for a in addresses("0.0.0.0"))
