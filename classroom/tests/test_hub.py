@@ -319,6 +319,20 @@ def test_a_bad_password_setting_gets_one_line():
                                                 "needs at least 8."]
 
 
+@pytest.mark.parametrize(("given", "said"), [
+    ("short-admin-password", "HUB_ADMIN_PASSWORD is 20 characters long; the admin password needs at least 32."),
+    ("a-class-password-that-is-also-the-admins", "HUB_ADMIN_PASSWORD is the class password; the teacher's must be "
+                                                 "another."),
+])
+def test_a_bad_admin_password_gets_one_line(tmp_path, given, said):
+    env = {**os.environ, "HUB_PASSWORD": "a-class-password-that-is-also-the-admins", "HUB_ADMIN_PASSWORD": given,
+           "HUB_DIR": str(tmp_path / "hub"), "HUB_LEARNERS": str(tmp_path / "learners")}
+    done = subprocess.run([sys.executable, "-m", "classroom.hub", "--admin", "teacher"], capture_output=True,
+                          text=True, env=env, timeout=60)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.strip().splitlines() == [f"make hub: {said}"]
+
+
 def test_the_banner_names_the_address_learners_type_and_warns_on_a_network():
     hub = SimpleNamespace(ports={"HUB_PORT": 8000}, password="p" * 12, secrets=Path("s"), learners=Path("l"),
                           admin=None, state=Path("b"), cgroup="class-hub-banner-test")
