@@ -98,7 +98,18 @@ system-browser:
 	@PYTHON=$(PYTHON) sh tools/setup_system.sh --browser
 
 # A .venv made by another Python (another PYTHON=, or one upgraded since) is made again:
-# `venv` over it would mix the two.
+# `venv` over it would mix the two. A PYTHON= given on the command line (or in the environment)
+# that is not the one .venv was made by makes it again even when the requirements did not change
+# (make hub PYTHON=/usr/bin/python3 over a .venv of pyenv's, as make hub's refusal advises); the
+# default python3 keeps whichever .venv is there.
+ifneq ($(filter command line environment,$(origin PYTHON)),)
+ifneq ($(wildcard $(BIN)/python),)
+ifneq ($(shell $(BIN)/python -c "$(WHICH_PYTHON)" 2>&1),$(shell $(PYTHON) -c "$(WHICH_PYTHON)" 2>&1))
+.PHONY: $(STAMP) $(DEV_STAMP)
+endif
+endif
+endif
+
 define MAKE_VENV
 	@if [ -x $(BIN)/python ] && [ "$$($(BIN)/python -c "$(WHICH_PYTHON)" 2>&1)" != "$$($(PYTHON) -c "$(WHICH_PYTHON)")" ]; then \
 		echo "$(VENV) was made by another Python than $(PYTHON): making it again"; rm -rf $(VENV); fi
@@ -143,19 +154,23 @@ site: setup $(DEV_STAMP)
 bench: system-browser $(DEV_STAMP)
 	$(BIN)/python -m tools.bench
 
-# A class on one machine (docs/teaching.md): JupyterHub on 127.0.0.1 (IP=, PORT= to change;
+# A class on one machine (classroom/README.md): JupyterHub on 127.0.0.1 (IP=, PORT= to change;
 # HUB_API_PORT=, HUB_PROXY_API_PORT= for a second class), each learner's server in
 # hub-learners/<name>/ as a Unix user of their own, with their own working copy and enforced
 # limits (MEM_LIMIT=1.1G to change the memory). Where learners cannot be isolated it says why
 # and stops, unless UNISOLATED=1 asks for a class without isolation. Ctrl-C stops the hub only
 # (the class keeps running; make hub again takes it back); STOP=1 stops the class.
+# ADMIN=name: the teacher's JupyterHub admin page (HUB_ADMIN_PASSWORD=, else one made up and
+# printed). FORGET=1, after a course: the class stopped, the learners' Unix users removed, their
+# notebooks kept (classroom/README.md).
 hub: system-browser $(DEV_STAMP)
-	$(if $(MEM_LIMIT),HUB_MEM_LIMIT=$(MEM_LIMIT)) $(BIN)/python -m classroom.hub $(if $(IP),--ip $(IP)) $(if $(PORT),--port $(PORT)) $(if $(STOP),--stop-class) $(if $(UNISOLATED),--unisolated)
+	$(if $(MEM_LIMIT),HUB_MEM_LIMIT=$(MEM_LIMIT)) $(BIN)/python -m classroom.hub $(if $(IP),--ip $(IP)) $(if $(PORT),--port $(PORT)) $(if $(STOP),--stop-class) $(if $(FORGET),--remove-users) $(if $(UNISOLATED),--unisolated) $(if $(ADMIN),--admin $(ADMIN))
 
 # The load test on loopback: N simulated learners (default 20) log in, start, Run All of 01
 # and change its widgets; SEQUENCE=1: one learner through every notebook (KEEP=1 keeps
 # every kernel, as without kernelShutdown). URL=http://host:8000 sends them to a running class
-# hub instead (its class password from HUB_PASSWORD, or read from the hub's state as root).
+# hub instead (its class password from HUB_PASSWORD, or read from the hub's state as root), named
+# loadtest-00 ..., whose Unix users and folders are removed at the end, also on Ctrl-C or SIGTERM.
 load: system-browser $(DEV_STAMP)
 	$(BIN)/python -m classroom.load $(if $(SEQUENCE),--sequence $(if $(KEEP),--keep-kernels),-n $(or $(N),20)) $(if $(URL),--url $(URL))
 

@@ -29,7 +29,7 @@ CONDA_TO_PYPI = {"jupyterhub-singleuser": "jupyterhub", "jupyterhub-base": "jupy
 NOT_PYPI = {"python", "nodejs", "pip"}
 RESOLVE_TIMEOUT = 900
 
-# Measured by `make load` on a 2-core, 24 GB machine (docs/teaching.md has the tables): the
+# Measured by `make load` on a 2-core, 24 GB machine (classroom/README.md has the tables): the
 # figures the class hub (hub/jupyterhub_config.py) and the chart's values (hub/values.yaml) use.
 SERVER_GB = 0.15            # a learner's server with no notebook open (RSS 0.14-0.15 GB)
 KERNEL_GB = 0.45            # the heaviest notebook's kernel after Run All (RSS 0.27-0.44 GB)

@@ -3,13 +3,24 @@ on 127.0.0.1 unless told otherwise, with configurable-http-proxy from npm
 installed into build/hub/proxy/ (hub/package.json pins it).
 
     python -m classroom.hub [--port 8000] [--ip 127.0.0.1]   run until Ctrl-C
+    python -m classroom.hub --admin NAME                      NAME gets JupyterHub's admin page
     python -m classroom.hub --stop-class                      stop every learner's server too
+    python -m classroom.hub --remove-users                    after a course: the class stopped, its
+                                                              Unix users removed, their notebooks kept
     (a learner's server is started as python -m classroom.singleuser)
 
 Learners log in with any name and the class password: HUB_PASSWORD when set
 (then kept), else the one kept from the last run, else a new one; it is kept
 in the hub's state folder, which only root reads. Each learner's server runs as
 a Unix user of their own with enforced limits (classroom/hub_spawner.py).
+The teacher (--admin, kept for the next runs) logs in with a password of
+their own, never the class's (HUB_ADMIN_PASSWORD, else kept or made up as
+the class password is), and is a JupyterHub admin (Authenticator.admin_users):
+/hub/admin lists who is logged in and stops or starts one learner's server.
+
+A restart whose ports differ from those of the class's running proxy keeps
+that proxy and its ports (learners' open pages keep working) and says so;
+`--stop-class` first, then the new ports, moves the class.
 
 The hub restarts without stopping the class: Ctrl-C, a crash, SIGTERM or
 SIGKILL stop the hub only; the proxy (run here, beside the hub) and every
@@ -49,7 +60,7 @@ HUB = ROOT / "classroom" / "hub"
 CONFIG = HUB / "jupyterhub_config.py"
 PROXY_FOLDER = ROOT / "build" / "hub" / "proxy"
 # The hub's folder (state, logs) and the class's homes (out of git, and out of build/, which
-# make clean removes); a second class from the same checkout names its own (docs/teaching.md).
+# make clean removes); a second class from the same checkout names its own (classroom/README.md).
 BUILD = Path(os.environ.get("HUB_DIR") or ROOT / "build" / "hub").absolute()
 LEARNERS = Path(os.environ.get("HUB_LEARNERS") or ROOT / "hub-learners").absolute()
 PROXY_BIN = "node_modules/.bin/configurable-http-proxy"
@@ -57,8 +68,9 @@ NODE_HELP = "the hub's proxy needs Node.js and npm (Debian: sudo apt-get install
 READY_WITHIN = 60          # seconds for the hub and its proxy to answer
 LOG_BYTES = 20 * 2 ** 20   # hub.log is rotated to hub.log.1 (then .2, .3) past this size
 PASSWORD_LENGTH = 8        # JupyterHub's own minimum for a shared password
+ADMIN_PASSWORD_LENGTH = 32  # and for its admin password (SharedPasswordAuthenticator.admin_password)
 UNENCRYPTED = ("WARNING: plain HTTP on a network: the class password and every notebook cross it unencrypted. "
-               "Put TLS in front (HUB_SSL_CERT= and HUB_SSL_KEY=, or a reverse proxy: docs/teaching.md).")
+               "Put TLS in front (HUB_SSL_CERT= and HUB_SSL_KEY=, or a reverse proxy: classroom/README.md).")
 
 
 def proxy(folder=PROXY_FOLDER):
@@ -86,6 +98,18 @@ def password_problem(password):
         return f"HUB_PASSWORD is {len(password)} characters long; the class password needs at least {PASSWORD_LENGTH}"
     if password != password.strip() or not password.isprintable():
         return "HUB_PASSWORD has spaces at its ends or characters that cannot be typed; choose another"
+    return None
+
+
+def admin_password_problem(password, class_password=None):
+    """What is wrong with the teacher's admin password, in one line; None when nothing is."""
+    if len(password) < ADMIN_PASSWORD_LENGTH:
+        return (f"HUB_ADMIN_PASSWORD is {len(password)} characters long; the admin password needs at least "
+                f"{ADMIN_PASSWORD_LENGTH}")
+    if password != password.strip() or not password.isprintable():
+        return "HUB_ADMIN_PASSWORD has spaces at its ends or characters that cannot be typed; choose another"
+    if password == class_password:
+        return "HUB_ADMIN_PASSWORD is the class password; the teacher's must be another"
     return None
 
 
@@ -150,8 +174,8 @@ class Hub:
     leaves the learners' servers and the proxy running (make hub's restart)."""
 
     def __init__(self, state, port=None, ip="127.0.0.1", learners=None, tools_token=True, ports=None,
-                 keep_class=False):
-        self.state, self.ip, self.keep_class = Path(state), ip, keep_class
+                 keep_class=False, admin=None):
+        self.state, self.ip, self.keep_class, self.admin = Path(state), ip, keep_class, admin
         self.learners = Path(learners) if learners else self.state / "learners"
         self.ports = ports or {"HUB_PORT": port or free_port(), "HUB_API_PORT": free_port(),
                                "HUB_PROXY_API_PORT": free_port()}
@@ -176,14 +200,32 @@ class Hub:
             kept_secret(self.secrets / "class-password", lambda: given)
         self.password = kept_secret(self.secrets / "class-password", lambda: secrets.token_urlsafe(12))
         self.proxy_token = kept_secret(self.secrets / "proxy-token", lambda: secrets.token_hex(32))
+        self.admin_password = None
+        named = self.secrets / "admin-name"       # the teacher named once stays the admin across restarts
+        if self.admin:
+            named.write_text(self.admin + "\n")
+            named.chmod(0o600)
+        elif named.exists():
+            self.admin = named.read_text().strip() or None
+        if self.admin:
+            given = os.environ.get("HUB_ADMIN_PASSWORD")
+            problem = given and admin_password_problem(given, self.password)
+            if problem:
+                raise ValueError(problem)
+            if given:
+                (self.secrets / "admin-password").unlink(missing_ok=True)
+            self.admin_password = kept_secret(self.secrets / "admin-password",
+                                              lambda: given or secrets.token_urlsafe(ADMIN_PASSWORD_LENGTH))
         self.learners.mkdir(parents=True, exist_ok=True)
         self.learners.chmod(0o711)         # a learner reaches their own home, lists no one else's
 
     def env(self):
-        keep = {k: v for k, v in os.environ.items() if k not in ("HUB_PASSWORD", "CONFIGPROXY_AUTH_TOKEN")}
+        secret = ("HUB_PASSWORD", "HUB_ADMIN_PASSWORD", "HUB_ADMIN", "CONFIGPROXY_AUTH_TOKEN")
+        keep = {k: v for k, v in os.environ.items() if k not in secret}
         return {**keep, **{k: str(v) for k, v in self.ports.items()},
                 "HUB_STATE": str(self.secrets), "HUB_LEARNERS": str(self.learners), "HUB_IP": self.ip,
-                "HUB_CGROUP": self.cgroup, **({"HUB_TOOLS_TOKEN": self.token} if self.token else {})}
+                "HUB_CGROUP": self.cgroup, **({"HUB_TOOLS_TOKEN": self.token} if self.token else {}),
+                **({"HUB_ADMIN": self.admin} if self.admin else {})}
 
     def _open_log(self, name):
         log = self.state / name
@@ -195,20 +237,53 @@ class Hub:
         handle.flush()
         return handle
 
-    def start_proxy(self):
-        """The proxy kept from an earlier run (the same ports, still
-        running), else a new one, in a session of its own."""
-        pid_file = self.secrets / "proxy.pid"
-        want = ["--port", str(self.ports["HUB_PORT"]), "--api-port", str(self.ports["HUB_PROXY_API_PORT"])]
+    def running_proxy(self):
+        """The class's proxy kept from an earlier run, as (process, its
+        ports, its address), or None."""
         with contextlib.suppress(OSError, ValueError, psutil.Error):
-            kept = psutil.Process(int(pid_file.read_text()))
+            kept = psutil.Process(int((self.secrets / "proxy.pid").read_text()))
             line = kept.cmdline()
-            if any("configurable-http-proxy" in part for part in line) and all(w in line for w in want):
+            if any("configurable-http-proxy" in part for part in line):
+                given = dict(zip(line, line[1:], strict=False))
+                ports = {"HUB_PORT": int(given["--port"]), "HUB_PROXY_API_PORT": int(given["--api-port"]),
+                         "HUB_API_PORT": int(given["--error-target"].rsplit(":", 1)[1].split("/")[0])}
+                return kept, ports, given["--ip"]
+        return None
+
+    def proxy_change(self):
+        """What this start does with a running proxy whose ports or address
+        are not the ones asked for, in a sentence; None when there is no such proxy."""
+        running = self.running_proxy()
+        if running is None or (running[1], running[2]) == (self.ports, self.ip):
+            return None
+        _, ports, ip = running
+        asked = ", ".join(f"{k}={v}" for k, v in self.ports.items() if ports[k] != v)
+        if self.ip != ip:
+            asked = ", ".join(filter(None, [asked, f"IP={self.ip}"]))
+        if self.keep_class:
+            return (f"The class's proxy is running on {ip}:{ports['HUB_PORT']} (HUB_PROXY_API_PORT="
+                    f"{ports['HUB_PROXY_API_PORT']}, HUB_API_PORT={ports['HUB_API_PORT']}): it is kept, with its "
+                    f"ports, so the learners' open pages keep working; {asked} is not used. To move the class: "
+                    "make hub STOP=1 (the learners' servers stop, their notebooks stay), then make hub with the "
+                    "new settings.")
+        return f"The class's proxy on port {ports['HUB_PORT']} is replaced by one with {asked}."
+
+    def start_proxy(self):
+        """The proxy kept from an earlier run, else a new one, in a session
+        of its own. A kept proxy with other ports or address than asked is
+        kept with them (the hub takes its ports) when the class is kept
+        (make hub), else replaced."""
+        running = self.running_proxy()
+        if running is not None:
+            kept, ports, ip = running
+            if (ports, ip) == (self.ports, self.ip) or self.keep_class:
+                self.ports.update(ports)
+                self.ip, self.url = ip, f"http://127.0.0.1:{ports['HUB_PORT']}"
                 self.proxy_process = kept
                 return kept
-            if any("configurable-http-proxy" in part for part in line):
-                kept.terminate()
-                kept.wait(10)
+            kept.terminate()
+            kept.wait(10)
+        want = ["--port", str(self.ports["HUB_PORT"]), "--api-port", str(self.ports["HUB_PROXY_API_PORT"])]
         command = [str(proxy()), "--ip", self.ip, *want, "--api-ip", "127.0.0.1",
                    "--error-target", f"http://127.0.0.1:{self.ports['HUB_API_PORT']}/hub/error"]
         if os.environ.get("HUB_SSL_CERT"):
@@ -217,7 +292,7 @@ class Hub:
         started = subprocess.Popen(command, env={**os.environ, "CONFIGPROXY_AUTH_TOKEN": self.proxy_token},
                                    stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         log.close()
-        pid_file.write_text(str(started.pid))
+        (self.secrets / "proxy.pid").write_text(str(started.pid))
         self.proxy_process = psutil.Process(started.pid)
         return self.proxy_process
 
@@ -343,6 +418,18 @@ def stop_class(hub):
     return sorted(set(ended))
 
 
+def remove_users(hub):
+    """After a course (make hub FORGET=1): the class stopped, then every
+    learner's Unix user whose home is in the class's folder removed; their
+    homes, with their notebooks, stay (a learner who logs in again gets a
+    user of their own again and their files back)."""
+    ended = stop_class(hub)
+    removed = hub_users.remove_class_users(hub.learners)
+    print(f"the class is stopped ({len(ended)} processes ended) and {len(removed)} learners' Unix users are removed"
+          f"{': ' + ', '.join(removed) if removed else ''}; their notebooks stay in {hub.learners}")
+    return 0
+
+
 def teacher():
     """The Unix user running this (no login terminal needed)."""
     try:
@@ -359,6 +446,10 @@ def banner(hub, ip, isolation):
     lines = [f"JupyterHub for the class: learners open {where}",
              f"Learners log in with any name and the class password: {hub.password} "
              f"(kept in {hub.secrets / 'class-password'}; HUB_PASSWORD=... make hub changes it)",
+             *([f"The teacher's admin page (who is logged in, stop or start one learner's server): "
+                f"{scheme}://{addresses(ip)[0]}:{hub.ports['HUB_PORT']}/hub/admin: log in as {hub.admin} with the "
+                f"admin password {hub.admin_password} (kept in {hub.secrets / 'admin-password'}; "
+                "HUB_ADMIN_PASSWORD=... changes it)"] if hub.admin else []),
              f"Their notebooks: {hub.learners}/<name>/my-notebooks. The hub's log: {hub.state / 'hub.log'}.",
              f"At most {cap} learners at a time, {os.environ.get('HUB_MEM_LIMIT') or f'{deploy.memory_limit_gb()}G'} "
              "of memory each (MEM_LIMIT=... make hub to change).",
@@ -373,9 +464,9 @@ def banner(hub, ip, isolation):
     return "\n".join(lines)
 
 
-NOT_ISOLATED = ("Not isolated (docs/teaching.md, \"What a learner can reach\"): the network (a learner's code can open "
-                "connections, to other learners' servers too, which refuse them without that learner's token), and one "
-                "web origin for every learner's pages (tell learners not to open a classmate's links).")
+NOT_ISOLATED = ("Not isolated (classroom/README.md, \"What a learner can reach\"): the network (a learner's code "
+                "can open connections, to other learners' servers too, which refuse them without that learner's "
+                "token), and one web origin for every learner's pages (tell learners not to open a classmate's links).")
 
 
 def limits_line(hub):
@@ -410,7 +501,15 @@ def main(argv=None):
     parser.add_argument("--stop-class", action="store_true", help="stop the hub, every learner's server, the proxy")
     parser.add_argument("--unisolated", action="store_true",
                         help="run every learner's server as this user, with no isolation (make hub UNISOLATED=1)")
+    parser.add_argument("--admin", metavar="NAME", help="the teacher's name: a JupyterHub admin (make hub ADMIN=NAME)")
+    parser.add_argument("--remove-users", action="store_true",
+                        help="after a course: stop the class and remove the learners' Unix users; their notebooks "
+                             "stay (make hub FORGET=1)")
     args = parser.parse_args(argv)
+    admin = args.admin.strip().lower() if args.admin else None
+    if args.admin is not None and not admin:
+        print("make hub: ADMIN= needs the teacher's name, e.g. make hub ADMIN=teacher", file=sys.stderr)
+        return 2
     problem = password_problem(os.environ["HUB_PASSWORD"]) if os.environ.get("HUB_PASSWORD") else None
     if problem:
         print(f"make hub: {problem}.", file=sys.stderr)
@@ -421,8 +520,14 @@ def main(argv=None):
     except ValueError:
         print("make hub: HUB_API_PORT and HUB_PROXY_API_PORT must be port numbers.", file=sys.stderr)
         return 2
-    hub = Hub(BUILD, ip=args.ip, learners=LEARNERS, tools_token=False, ports=ports, keep_class=True)
+    try:
+        hub = Hub(BUILD, ip=args.ip, learners=LEARNERS, tools_token=False, ports=ports, keep_class=True, admin=admin)
+    except ValueError as error:
+        print(f"make hub: {error}.", file=sys.stderr)
+        return 2
     BUILD.chmod(0o700)
+    if args.remove_users:
+        return remove_users(hub)
     if args.stop_class:
         ended = stop_class(hub)
         left = hub_users.class_processes(hub.learners)
@@ -434,17 +539,20 @@ def main(argv=None):
         return 0
     isolation = hub_users.why_not_isolated(hub_users.class_paths(hub.learners))
     if isolation is not None and not args.unisolated:
-        print(f"make hub: no isolation between learners here: {isolation}.\n{UNISOLATED_HELP}", file=sys.stderr)
+        print(f"make hub: no isolation between learners here: {isolation}\n{UNISOLATED_HELP}", file=sys.stderr)
         return 2
     os.environ["HUB_ISOLATE"] = "0" if isolation else "1"     # an inherited HUB_ISOLATE=0 never runs under the banner
     signal.signal(signal.SIGTERM, _stopped)
+    change = hub.proxy_change()
+    if change:
+        print(change, flush=True)
     try:
         try:
             hub.__enter__()
         except RuntimeError as error:
             print(f"make hub: {error}", file=sys.stderr)
             return 1
-        print(banner(hub, args.ip, isolation), flush=True)
+        print(banner(hub, hub.ip, isolation), flush=True)
         hub.process.wait()
         print(f"make hub: the hub stopped: {why(hub.process.returncode, hub.state / 'hub.log')}. The learners' "
               "servers and the proxy keep running; make hub starts it again and takes them back.", file=sys.stderr)

@@ -157,16 +157,18 @@ class Notebook:
                                        name=f"websocket {self.learner.name} {self.session['id'][:8]}")
         self.reader.start()
 
-    def disconnect(self):
-        """Close the websocket, leaving the session and its kernel running.
-        (websocket-client's own close() waits for the server's close frame
-        behind the reader's lock, up to the next ping: this sends the close
-        frame, then shuts the socket, which ends the reader at once.)"""
+    def disconnect(self, going_away=False):
+        """Close the websocket, leaving the session and its kernel running;
+        `going_away`: with the code a browser sends when the page goes away
+        (1001: a tab or the browser closed). (websocket-client's own close()
+        waits for the server's close frame behind the reader's lock, up to
+        the next ping: this sends the close frame, then shuts the socket,
+        which ends the reader at once.)"""
         ws = self.ws
         if ws is None or ws.sock is None:
             return
         with contextlib.suppress(Exception):
-            ws.send_close()
+            ws.send_close(websocket.STATUS_GOING_AWAY if going_away else websocket.STATUS_NORMAL)
         with contextlib.suppress(OSError):
             ws.sock.shutdown(socket.SHUT_RDWR)
         self.reader.join(timeout=10)

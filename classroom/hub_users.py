@@ -1,4 +1,4 @@
-"""Each learner of `make hub` on this machine (docs/teaching.md, "What a learner
+"""Each learner of `make hub` on this machine (classroom/README.md, "What a learner
 can reach"): a Unix user of their own, a home only they can open, a view of
 /proc that shows only their own processes, their own /tmp and /dev/shm, and a
 cgroup of their own that enforces their memory, CPU and task limits.
@@ -177,6 +177,39 @@ def remove_users(prefix):
             kill_user(entry.pw_uid)
             stop_all(lambda uid=entry.pw_uid: user_processes(uid))
             subprocess.run(["userdel", entry.pw_name], capture_output=True, timeout=60)
+            removed.append(entry.pw_name)
+    return removed
+
+
+def give_back(home, entry):
+    """A learner whose user was removed after a course (make hub FORGET=1)
+    and who logs in again gets a new uid: their home's files, still owned by
+    the old one, are given to it (links themselves, never what they point to)."""
+    home = Path(home)
+    if not home.exists() or home.lstat().st_uid == entry.pw_uid and not any(
+            child.lstat().st_uid != entry.pw_uid for child in home.iterdir()):
+        return 0
+    changed = 0
+    for folder, folders, files in os.walk(home):
+        for name in [".", *folders, *files]:
+            path = os.path.join(folder, name)
+            if os.lstat(path).st_uid != entry.pw_uid:
+                os.chown(path, entry.pw_uid, entry.pw_gid, follow_symlinks=False)
+                changed += 1
+    return changed
+
+
+def remove_class_users(learners):
+    """Remove the Unix user of every learner whose home is in `learners`
+    (after killing what they still run); their homes stay, and their uids
+    are not handed on while they do (`free_uid`). Returns the names removed."""
+    removed = []
+    uids = class_uids(learners)
+    for entry in pwd.getpwall():
+        if entry.pw_uid in uids:
+            kill_user(entry.pw_uid)
+            stop_all(lambda uid=entry.pw_uid: user_processes(uid))
+            subprocess.run(["userdel", entry.pw_name], capture_output=True, timeout=60, check=True)
             removed.append(entry.pw_name)
     return removed
 
@@ -455,7 +488,31 @@ def why_not_isolated(keep=()):
             why = f"{folder} is closed to other users (mode {os.stat(folder).st_mode & 0o777:04o})"
         except OSError as error:
             why = f"{folder}: {error.strerror}"
-        return (f"a learner's Unix user cannot reach {path}: {why}. Put the class where every user can read "
-                "it: a clone under /opt or /srv, its environment made with the system's Python "
-                "(make hub PYTHON=/usr/bin/python3)")
+        return f"a learner's Unix user cannot reach {path}: {why}. {advice(path, folder)}"
     return None
+
+
+SYSTEM_PYTHON = "/usr/bin/python3"
+
+
+def is_python(path):
+    """Whether `path` is the Python the class runs on (its interpreter, its installation, the venv)."""
+    pythons = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.executable)}
+    return os.path.realpath(path) in pythons or Path(path).name.startswith("python")
+
+
+def advice(path, folder):
+    """The command that makes `path` reachable, as a teacher types it: the
+    environment made again with the system's Python (the Makefile makes .venv
+    again for a PYTHON= that did not make it), else the closed folder opened
+    for passing through (o+x: other users can enter it, not list it)."""
+    if is_python(path) and os.access(SYSTEM_PYTHON, os.X_OK) and unreachable([SYSTEM_PYTHON]) is None:
+        return (f"Make the class's environment with the system's Python (.venv is made again, a few minutes): "
+                f"make hub PYTHON={SYSTEM_PYTHON}")
+    if is_python(path):
+        return ("Install the system's Python (Debian: sudo apt-get install python3 python3-venv), then: "
+                f"make hub PYTHON={SYSTEM_PYTHON}")
+    closed = [str(f) for f in [*reversed(Path(path).parents), Path(path)]
+              if f.is_dir() and not f.stat().st_mode & 0o001] or [str(folder)]
+    return (f"Let other users pass through {', '.join(closed)} (they can enter, not list): chmod o+x "
+            f"{' '.join(closed)}; or put the class in a clone every user can read (under /srv or /opt)")

@@ -17,7 +17,11 @@ class's summary and the CPU the idle class uses.
 class password of HUB_PASSWORD, or, run as root on the hub's machine, the one
 it keeps (build/hub/state/class-password). No admin token is needed: memory
 and CPU are read from the processes of each learner's Unix user (on the hub's
-machine only), and each learner stops their own server at the end.
+machine only), and each learner stops their own server at the end. Its
+learners are named NAMES00, NAMES01 ... (no learner of a class is): at the
+end, also when interrupted (Ctrl-C, SIGTERM), their Unix users and their
+folders in the class's hub-learners/ are removed (as root on the hub's
+machine), so `make grade` never lists them.
 The hub load starts itself runs each learner at the memory limit that lets N
 of them run at once (at most the hub's default), as Unix users hubload-NN
 removed at the end.
@@ -32,8 +36,11 @@ and everything it started are stopped at the end, failed or not."""
 import argparse
 import contextlib
 import os
+import pwd
 import shutil
+import signal
 import statistics
+import subprocess
 import sys
 import threading
 import time
@@ -44,7 +51,7 @@ from pathlib import Path
 import psutil
 
 from classroom import deploy, hub_users
-from classroom.hub import BUILD, Hub
+from classroom.hub import BUILD, LEARNERS, Hub
 from classroom.hub_learner import Learner
 from classroom.load_measure import GB, cpu_seconds, idle_cpu, memory, tree
 from classroom.load_sequence import sequence, sequence_table
@@ -53,6 +60,7 @@ NOTEBOOK = "01-dynamic-control-flow.ipynb"
 DEADLINE = 1200            # seconds for the whole run
 KEEP_LIMIT = "6G"          # --sequence --keep-kernels: every notebook's kernel at once (3.5 GB measured)
 USERS = "hubload-"         # the Unix users of the hub load starts (removed at the end)
+NAMES = "loadtest-"        # the simulated learners' names, in a class of their own or a running one
 
 
 @dataclass
@@ -133,7 +141,8 @@ def class_limit(n, machine_gb=None):
 
 
 def learners_on(hub, n, ramp, changes, results, opened):
-    with ThreadPoolExecutor(max_workers=n) as pool:
+    pool = ThreadPoolExecutor(max_workers=n)
+    try:          # an interrupted run waits for no learner (their users are removed by the caller)
         futures = [pool.submit(one_learner, hub, r.name, ramp * i / n, changes, r, opened)
                    for i, r in enumerate(results)]
         _, late = wait(futures, timeout=DEADLINE)
@@ -141,6 +150,39 @@ def learners_on(hub, n, ramp, changes, results, opened):
             if future in late:
                 result.failure = result.failure or f"not done within {DEADLINE} s"
         return idle_cpu(hub, [r.name for r in results])
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+
+
+class Interrupted(Exception):
+    """SIGTERM to make load: handled as Ctrl-C is."""
+
+
+def _interrupted(*_):
+    raise Interrupted
+
+
+def remove_learners(names, learners):
+    """The Unix users of a running class's learners `names` and their
+    folders in `learners` (the class's hub-learners/), as root; returns
+    the names removed. Each user is found by its home, whatever prefix the
+    class gives its users; what they still run is killed first."""
+    homes = {os.path.realpath(Path(learners) / name): name for name in names}
+    removed = []
+    for entry in pwd.getpwall():
+        name = homes.get(os.path.realpath(entry.pw_dir))
+        if name and entry.pw_gecos == hub_users.LEARNER:
+            hub_users.kill_user(entry.pw_uid)
+            hub_users.stop_all(lambda uid=entry.pw_uid: hub_users.user_processes(uid))
+            subprocess.run(["userdel", entry.pw_name], capture_output=True, timeout=60)
+            removed.append(name)
+    for name in names:
+        home = Path(learners) / name
+        if home.is_dir() and not home.is_symlink():
+            shutil.rmtree(home, ignore_errors=True)
+            if name not in removed:
+                removed.append(name)
+    return removed
 
 
 class LoadAverage:
@@ -182,7 +224,7 @@ def run_class(n, ramp, changes, state=BUILD / "load", url=None):
     returns (results, idle CPU %, the load average before, during and at
     its peak, what was left running)."""
     load = LoadAverage()
-    results = [Result(f"learner{i:02d}") for i in range(n)]
+    results = [Result(f"{NAMES}{i:02d}") for i in range(n)]
     opened = []
     if url:
         password = os.environ.get("HUB_PASSWORD") or (BUILD / "state" / "class-password").read_text().strip()
@@ -194,6 +236,14 @@ def run_class(n, ramp, changes, state=BUILD / "load", url=None):
                 with contextlib.suppress(Exception):
                     notebook.close()
                     notebook.learner.stop()
+            names = [r.name for r in results]
+            if os.geteuid() == 0:
+                removed = remove_learners(names, LEARNERS)
+                print(f"removed the simulated learners' Unix users and folders in {LEARNERS}: {len(removed)} of "
+                      f"{len(names)}", flush=True)
+            else:
+                print(f"not root: the simulated learners {NAMES}00 ... keep their Unix users and folders in "
+                      f"{LEARNERS}; as root: make hub FORGET=1 after the class", file=sys.stderr, flush=True)
         return results, idle, load.stop(), []
     limit = class_limit(n)
     os.environ.update(HUB_MEM_LIMIT=f"{limit}G", HUB_USER_PREFIX=USERS)
@@ -280,6 +330,15 @@ def main(argv=None):
         parser.error("-n must be 1 to 100 and --changes 0 to 20")
     print(f"{psutil.cpu_count()} cores, {psutil.virtual_memory().total / GB:.0f} GB, "
           f"load average {os.getloadavg()[0]:.1f}")
+    signal.signal(signal.SIGTERM, _interrupted)
+    try:
+        return run(args)
+    except (KeyboardInterrupt, Interrupted):    # the learners were removed on the way out
+        print("make load: interrupted; its learners and their servers are removed", file=sys.stderr, flush=True)
+        os._exit(130)           # learners' threads still waiting on the hub are not waited for
+
+
+def run(args):
     if args.sequence:
         # every kernel kept: 0.15 GB and 0.45 GB a notebook, past the default limit (KEEP_LIMIT)
         os.environ.update(HUB_USER_PREFIX=USERS, **({"HUB_MEM_LIMIT": KEEP_LIMIT} if args.keep_kernels else {}))

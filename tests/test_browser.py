@@ -219,10 +219,10 @@ def test_first_open_run_all_widgets_and_their_states(lab, browser, path, timings
         drawings, shown_broken = on_first_open(page, folder, path, timings)
         zoomed = at_200_percent(page, path, "stored")
         try:
-            seconds, clicks = run_all(page, base, token, path.name)
+            seconds = run_all(page, base, token, path.name)
         finally:
             page.screenshot(path=ARTIFACTS / f"{path.stem}.png")
-        timings.append(f"{path.stem}: Run All {seconds:.1f} s, {clicks} click{'s' if clicks > 1 else ''}")
+        timings.append(f"{path.stem}: Run All {seconds:.1f} s, one click")
         report = cells(page)
         code = [c for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code"]
         assert len(report) == len(code)
@@ -287,7 +287,7 @@ def test_a_broken_callback_fails_the_check(lab, page, timings):
 
 
 def test_a_run_all_that_queues_nothing_is_told_apart(lab, page):
-    """The check behind run_all's second click: a cleared notebook whose
+    """The check behind run_all's one click: a cleared notebook whose
     cells were not sent is not "started"; after Run All it is."""
     folder, base, token = lab
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print('one')")])

@@ -11,6 +11,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 DOCS = ROOT / "docs"
+CLASSROOM = ROOT / "classroom" / "README.md"
 NOTEBOOKS = ROOT / "notebooks"
 
 FENCED = re.compile(r"^(```|~~~).*?^\1", re.M | re.S)       # code blocks: their brackets are code
@@ -40,7 +41,7 @@ def broken_links(page):
 
 
 def pages():
-    return [README, ROOT / "CONTRIBUTING.md", *sorted(DOCS.rglob("*.md"))]
+    return [README, ROOT / "CONTRIBUTING.md", CLASSROOM, *sorted(DOCS.rglob("*.md"))]
 
 
 @pytest.mark.parametrize("page", pages(), ids=lambda page: str(page.relative_to(ROOT)))

@@ -9,7 +9,8 @@
 # their memory, CPU and task limits. The home holds their working copy of the
 # notebooks, made the way `make lab` makes one (tools/runtime/working_copy.py:
 # copied once, trusted, never overwritten), with the learners' JupyterLab
-# settings and kernel culling of jupyter/.
+# settings of jupyter/, its kernels culled by jupyter_server after 30 idle minutes
+# and JupyterLab autosaving every 30 s (classroom/singleuser.py).
 #
 # The hub restarts without stopping the class: the learners' servers are kept
 # (cleanup_servers off) and taken back by the next hub, the proxy is started and
@@ -18,7 +19,7 @@
 #
 # Everything listens on 127.0.0.1 unless HUB_IP says otherwise. classroom/hub.py
 # sets the variables read below; the figures behind each number are measured by
-# `make load` (classroom/load.py) and tabled in docs/teaching.md.
+# `make load` (classroom/load.py) and tabled in classroom/README.md.
 
 import os
 import sys
@@ -36,7 +37,7 @@ LEARNERS = Path(os.environ.get("HUB_LEARNERS", ROOT / "hub-learners"))
 IP = os.environ.get("HUB_IP", "127.0.0.1")
 LOOPBACK = "127.0.0.1"
 
-# ----- measured figures: classroom/deploy.py holds them (`make load`, docs/teaching.md) -----
+# ----- measured figures: classroom/deploy.py holds them (`make load`, classroom/README.md) -----
 RESERVED_GB = deploy.RESERVED_GB        # the hub, the proxy and the system itself
 
 # ----- where things are; only root reads the state (the database, the cookie secret, the password) -----
@@ -62,14 +63,14 @@ c.JupyterHub.cookie_secret_file = str(STATE / "jupyterhub_cookie_secret")
 c.JupyterHub.pid_file = str(STATE / "jupyterhub.pid")
 c.JupyterHub.cleanup_servers = False       # a restarted hub takes the running servers back
 c.JupyterHub.cleanup_proxy = False
-if os.environ.get("HUB_SSL_CERT"):         # TLS on the hub's own address (docs/teaching.md)
+if os.environ.get("HUB_SSL_CERT"):         # TLS on the hub's own address (classroom/README.md)
     c.JupyterHub.ssl_cert = os.environ["HUB_SSL_CERT"]
     c.JupyterHub.ssl_key = os.environ["HUB_SSL_KEY"]
 
 # ----- who may log in: any name with the class password (a trial), failed logins limited -----
 # For a real course put an authenticator of your institution here, for example
 # OAuthenticator's GitHubOAuthenticator or GenericOAuthenticator, or LTI from the
-# course platform, and list who may log in (docs/teaching.md says how).
+# course platform, and list who may log in (classroom/README.md says how).
 c.JupyterHub.authenticator_class = hub_spawner.ClassPassword
 c.ClassPassword.user_password = kept("class-password", "HUB_PASSWORD")
 # Failed logins are counted per address and told per name; the address is the one the class's
@@ -79,6 +80,12 @@ c.ClassPassword.user_password = kept("class-password", "HUB_PASSWORD")
 c.ClassPassword.proxy_uid = os.geteuid()
 c.ClassPassword.trusted_proxies = os.environ.get("HUB_TRUSTED_PROXIES", "").split()
 c.Authenticator.allow_all = True
+# The teacher (make hub ADMIN=name): JupyterHub's own admin, with JupyterHub's own admin password
+# (32 characters or more, never the class password; classroom/hub.py keeps it): /hub/admin lists
+# who is logged in and stops or starts one learner's server. Learners are never admins.
+if os.environ.get("HUB_ADMIN"):
+    c.Authenticator.admin_users = {os.environ["HUB_ADMIN"]}
+    c.ClassPassword.admin_password = kept("admin-password", "HUB_ADMIN_PASSWORD")
 
 # ----- each learner's server: a local process, as a Unix user of their own, in its own home -----
 c.JupyterHub.spawner_class = hub_spawner.ClassSpawner
@@ -135,9 +142,9 @@ c.JupyterHub.active_server_limit = deploy.server_cap(psutil.virtual_memory().tot
 c.ClassPassword.failed_logins_per_address = int(os.environ.get("HUB_FAILED_LOGINS_PER_ADDRESS") or (
     hub_spawner.FAILED_LOGINS * (max(c.JupyterHub.active_server_limit, 20) + 1)))
 
-# ----- idle servers stopped (kernels are culled inside each server, jupyter/) -----
-# A learner's server holds ~0.2 GB with no kernel and its kernels are culled after
-# 30 idle minutes (jupyter/jupyter_server_config.json); the server itself is stopped
+# ----- idle servers stopped (kernels are culled inside each server, classroom/singleuser.py) -----
+# A learner's server holds ~0.2 GB with no kernel and its kernels are culled by jupyter_server
+# after 30 idle minutes with no page connected (a closed browser ends none); the server itself is stopped
 # after an hour without activity, so a learner who leaves frees their share. The culler
 # is the hub's child and ends with it, however the hub ends (classroom/hub_service.py).
 c.JupyterHub.services = [{

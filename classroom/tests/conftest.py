@@ -4,9 +4,10 @@ the load test's learner. They read the collection's test data (tests/answers/) t
 import sys
 from pathlib import Path
 
+import pytest
+
 sys.path.append(str(Path(__file__).resolve().parents[2] / "tests"))
 
-import pytest  # noqa: E402
 from figures import Figures, figure_lines  # noqa: E402
 
 

@@ -2,12 +2,14 @@
 simulated by classroom/hub_learner.py): both log in at once, start a server,
 run all of notebook 01 over the kernel's websocket and change a widget,
 which redraws; each has a working copy of their own; everything listens on
-127.0.0.1; closing a notebook shuts its kernel down; and once the hub is
+127.0.0.1; a kernel outlives its closed browser (left to the 30-minute idle
+cull) and the page autosaves every 30 s; closing a notebook shuts its kernel
+down; and once the hub is
 stopped nothing it started is left running or listening. The checks are
 shown failing: a wrong password, a cell that raises without its tag, a
 process and a socket left behind.
 
-One learner against another (docs/teaching.md, "What a learner can reach"): each
+One learner against another (classroom/README.md, "What a learner can reach"): each
 runs as a Unix user of their own, so ada's kernel cannot read bob's notebook,
 bob's environment (his server's token) or the hub's (its secrets, its state);
 a third learner allocating past the limit (HUB_MEM_LIMIT, 1 GB here) has their
@@ -38,11 +40,13 @@ import pytest
 from classroom import hub_users
 from classroom.hub import NODE_HELP, UNENCRYPTED, Hub, addresses, banner
 from classroom.hub_learner import Failed, Learner
+from classroom.singleuser import IDLE_KERNEL
 
 NOTEBOOK = "01-dynamic-control-flow.ipynb"
 NAMES = ("ada", "bob")
 RUNAWAY = "cy"
-USERS = "hubt-"             # the prefix of this test's learners' Unix users, removed at its end
+USERS = f"hubt{os.getpid() % 1000}-"     # this run's learners' Unix users (another run's differ), removed at its end
+GONE_AFTER = 60             # seconds after which the learner's runtime ends a kernel whose page went away
 MEM_LIMIT = "1G"            # a learner's limit in this hub: 01 open (0.6 GB) fits, 3 GB does not
 
 
@@ -315,13 +319,49 @@ def test_a_bad_password_setting_gets_one_line():
                                                 "needs at least 8."]
 
 
+@pytest.mark.parametrize(("given", "said"), [
+    ("short-admin-password", "HUB_ADMIN_PASSWORD is 20 characters long; the admin password needs at least 32."),
+    ("a-class-password-that-is-also-the-admins", "HUB_ADMIN_PASSWORD is the class password; the teacher's must be "
+                                                 "another."),
+])
+def test_a_bad_admin_password_gets_one_line(tmp_path, given, said):
+    env = {**os.environ, "HUB_PASSWORD": "a-class-password-that-is-also-the-admins", "HUB_ADMIN_PASSWORD": given,
+           "HUB_DIR": str(tmp_path / "hub"), "HUB_LEARNERS": str(tmp_path / "learners")}
+    done = subprocess.run([sys.executable, "-m", "classroom.hub", "--admin", "teacher"], capture_output=True,
+                          text=True, env=env, timeout=60)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.strip().splitlines() == [f"make hub: {said}"]
+
+
 def test_the_banner_names_the_address_learners_type_and_warns_on_a_network():
     hub = SimpleNamespace(ports={"HUB_PORT": 8000}, password="p" * 12, secrets=Path("s"), learners=Path("l"),
-                          state=Path("b"), cgroup="class-hub-banner-test")
+                          admin=None, state=Path("b"), cgroup="class-hub-banner-test")
     text = banner(hub, "0.0.0.0", None)
     assert "0.0.0.0" not in text and UNENCRYPTED in text
     assert all(f"http://{a}:8000" in text for a in addresses("0.0.0.0"))
     assert UNENCRYPTED not in banner(hub, "127.0.0.1", None)
+
+
+def test_a_kernel_outlives_a_closed_browser_and_the_page_autosaves(sessions):
+    """ada's page goes away (the browser closed: its connection closed with
+    1001): her kernel is still there, with her variables, past the 60 s after
+    which the learner's runtime ends such a kernel; it is left to
+    jupyter_server's idle culling (30 minutes) and her page autosaves every 30 s."""
+    learner, notebook, *_ = sessions["ada"]
+    assert execute(notebook, "kept = 'still here'")[0] == "ok"
+    kernel = notebook.session["kernel"]["id"]
+    notebook.disconnect(going_away=True)
+    time.sleep(GONE_AFTER + 5)
+    assert [k["id"] for k in learner.api("GET", "kernels")] == [kernel]
+    notebook.connect()
+    assert execute(notebook, "print(kept)")[1].strip() == "still here"
+    settings = learner.http.get(learner.server_url("lab/api/settings/@jupyterlab/docmanager-extension:plugin"),
+                                timeout=30).json()
+    assert settings["settings"]["autosave"] is True and settings["settings"]["autosaveInterval"] <= 60, settings
+    server = next(p for p in psutil.process_iter(["cmdline"])
+                  if "jupyterhub-singleuser" in " ".join(p.info["cmdline"] or [])
+                  and f"{os.sep}ada{os.sep}" in " ".join(p.info["cmdline"] or []))
+    assert f"--MappingKernelManager.cull_idle_timeout={IDLE_KERNEL}" in server.cmdline()
 
 
 def test_closing_a_notebook_shuts_its_kernel_down(sessions):

@@ -1,14 +1,19 @@
-"""`make hub` as a teacher types it (docs/teaching.md): the Makefile target run
+"""`make hub` as a teacher types it (classroom/README.md): the Makefile target run
 as a subprocess in the background, in a session of its own with no terminal
 and no standard input, on ports moved as a second class's would be
 (PORT=, HUB_API_PORT=, HUB_PROXY_API_PORT=, HUB_DIR=, HUB_LEARNERS=). It must
 print its banner (address, password, isolation); two learners log in
 through the login page; from ada's kernel, everything of bob's and of the
-hub's is tried and must be refused; failed logins lock an address only past
-its limit, whatever headers a client adds; SIGTERM stops the hub alone (exit
-0, the class kept); `make hub STOP=1` then leaves no learner process, no
-listening port and no cgroup. A class that cannot be isolated is refused,
-and started only when asked for by name (UNISOLATED=1), with its banner."""
+hub's is tried and must be refused; `make load` sent to the running class
+removes its own learners when interrupted; the teacher (ADMIN=) reaches
+JupyterHub's admin page with a password of their own and a learner does
+not; failed logins lock an address only past its limit, whatever headers a
+client adds; SIGTERM stops the hub alone (exit 0, the class kept); a restart
+on other ports keeps the running proxy and says so first; `make hub STOP=1`
+then leaves no learner process, no listening port and no cgroup, and
+`make hub FORGET=1` removes the learners' Unix users and keeps their
+notebooks. A class that cannot be isolated is refused, and started only
+when asked for by name (UNISOLATED=1), with its banner."""
 
 import contextlib
 import json
@@ -34,8 +39,10 @@ from tools.loopback import free_port
 from tools.runtime import kernel
 
 ROOT = Path(__file__).resolve().parents[2]
-USERS = "hubm-"                 # this test's learners' Unix users, removed at its end
+USERS = f"hubm{os.getpid() % 1000}-"     # this run's learners' Unix users (another run's differ), removed at its end
 PASSWORD = "a-class-password-for-the-test"
+ADMIN = "teacher"               # make hub ADMIN=teacher: the teacher's JupyterHub admin
+FAILED_BEFORE = 1               # failed logins from this address by the tests before the address test
 PER_ADDRESS = 12                # HUB_FAILED_LOGINS_PER_ADDRESS for this class
 BANNER_WITHIN = 300             # seconds: make's checks, the proxy's install on a fresh clone, the hub's start
 
@@ -84,7 +91,7 @@ def teacher(tmp_path_factory):
     env = class_env(tmp, learners, ports)
     log_path = tmp / "make-hub.log"
     log = open(log_path, "w")           # noqa: SIM115 (closed below)
-    process = make_hub(f"PORT={ports[0]}", env=env, log=log, wait=False)
+    process = make_hub(f"PORT={ports[0]}", f"ADMIN={ADMIN}", env=env, log=log, wait=False)
     try:
         banner = wait_for(log_path, "make hub STOP=1 stops the class.", process)
         yield {"process": process, "banner": banner, "url": f"http://127.0.0.1:{ports[0]}", "ports": ports,
@@ -106,6 +113,10 @@ def test_the_banner_prints_without_a_terminal_and_says_each_learner_is_isolated(
     assert "Each learner runs as a Unix user of their own" in banner and "WARNING" not in banner
     assert "Not isolated" in banner and "the network" in banner          # what the class shares, said too
     assert "Traceback" not in banner
+    admin_file = teacher["hub"] / "state" / "admin-password"
+    admin_password = admin_file.read_text().strip()
+    assert f"/hub/admin: log in as {ADMIN} with the admin password {admin_password}" in banner
+    assert admin_file.stat().st_mode & 0o777 == 0o600 and admin_password != PASSWORD and len(admin_password) >= 32
 
 
 def learner_server(name):
@@ -292,9 +303,69 @@ def test_one_learner_cannot_subscribe_to_anothers_kernel(teacher, two):
     assert root.returncode == 0 and not root.stdout.startswith("0 "), f"the probe hears nothing anywhere: {root}"
 
 
+def test_make_load_on_the_running_class_removes_its_learners_when_interrupted(teacher, two):
+    """make load URL=... sends learners named loadtest-NN to the running
+    class; SIGTERM while they work: their Unix users and folders are gone."""
+    from classroom.load import NAMES
+    env = {**teacher["env"], "PYTHONPATH": str(ROOT)}
+    load = subprocess.Popen([sys.executable, "-m", "classroom.load", "--url", teacher["url"], "-n", "2"], cwd=ROOT,
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
+    homes = [teacher["learners"] / f"{NAMES}{i:02d}" for i in range(2)]
+
+    def users():
+        return [e.pw_name for e in pwd.getpwall() if Path(e.pw_dir) in homes]
+    deadline = time.monotonic() + 300
+    while not (all(h.is_dir() for h in homes) and len(users()) == 2) and time.monotonic() < deadline:
+        assert load.poll() is None, load.stdout.read()
+        time.sleep(0.5)
+    assert len(users()) == 2, "make load's learners never started"
+    load.send_signal(signal.SIGTERM)
+    said = load.communicate(timeout=180)[0]
+    assert load.returncode != 0 and "removed the simulated learners' Unix users and folders" in said, said
+    assert users() == [] and not any(h.exists() for h in homes), said
+    assert hub_users.class_processes(teacher["learners"]) and all(psutil.pid_exists(learner_server(n)[0])
+                                                                 for n in ("ada", "bob"))
+
+
+def admin_api(teacher_session, url, path, method="GET"):
+    reply = teacher_session.http.request(method, f"{url}/hub/api{path}", timeout=60, headers={
+        "X-XSRFToken": teacher_session.http.cookies.get("_xsrf", path="/hub/") or ""})
+    assert reply.status_code < 300, (method, path, reply.status_code, reply.text[:300])
+    return reply.json() if reply.content else None
+
+
+def test_the_teacher_has_jupyterhubs_admin_page_and_learners_do_not(teacher, two):
+    """make hub ADMIN=teacher: the teacher logs in with the admin password
+    (not with the class password), JupyterHub's admin page lists ada and bob
+    with their servers, and stops and starts bob's; ada gets no admin page."""
+    url = teacher["url"]
+    with pytest.raises(Failed, match="403"):
+        Learner(url, ADMIN, PASSWORD).login()          # the class password makes no one the teacher (FAILED_BEFORE)
+    admin = Learner(url, ADMIN, (teacher["hub"] / "state" / "admin-password").read_text().strip())
+    admin.login()
+    assert admin.http.get(f"{url}/hub/admin", timeout=60).status_code == 200
+    users = {u["name"]: u for u in admin_api(admin, url, "/users")}
+    assert {"ada", "bob"} <= set(users) and users["bob"]["servers"] and users[ADMIN]["admin"]
+    assert not users["ada"]["admin"]
+    admin_api(admin, url, "/users/bob/server", "DELETE")
+    deadline = time.monotonic() + 120
+    while admin_api(admin, url, "/users/bob")["servers"] and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert not admin_api(admin, url, "/users/bob")["servers"], "the teacher could not stop bob's server"
+    assert psutil.pid_exists(learner_server("ada")[0])
+    admin_api(admin, url, "/users/bob/server", "POST")
+    while not admin_api(admin, url, "/users/bob")["servers"].get("", {}).get("ready") and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert admin_api(admin, url, "/users/bob")["servers"][""]["ready"], "the teacher could not start bob's server"
+    ada = two["ada"][0]
+    assert ada.http.get(f"{url}/hub/admin", timeout=60).status_code == 403
+    assert ada.http.get(f"{url}/hub/api/users", timeout=60).status_code == 403
+
+
 def test_an_address_is_refused_only_past_its_limit_and_no_header_resets_it(teacher, two):
     url = teacher["url"]
-    for n in range(PER_ADDRESS):
+    for n in range(PER_ADDRESS - FAILED_BEFORE):
         with pytest.raises(Failed, match="403"):
             Learner(url, f"typo{n}", "not-the-password").login()
     spoofing = Learner(url, "carol", PASSWORD)
@@ -353,7 +424,7 @@ def test_a_learner_gets_one_core_and_their_task_limit_and_keeps_compile_caches_a
     assert f"/{cgroup_name(teacher['hub'])}/{unix}" in found["cgroup"], found["cgroup"]
 
 
-def test_sigterm_stops_the_hub_alone_then_stop_leaves_nothing(teacher, two):
+def test_sigterm_stops_the_hub_alone_a_restart_on_other_ports_keeps_the_proxy_then_stop_leaves_nothing(teacher, two):
     make_process = teacher["process"]
     hub_py = [p for p in psutil.Process(make_process.pid).children(recursive=True)
               if "classroom.hub" in " ".join(p.cmdline())]
@@ -362,6 +433,26 @@ def test_sigterm_stops_the_hub_alone_then_stop_leaves_nothing(teacher, two):
     hub_py[0].send_signal(signal.SIGTERM)
     assert make_process.wait(timeout=120) == 0, Path(teacher["log"]).read_text()[-2000:]
     assert all(psutil.pid_exists(pid) for pid in servers), "the class stopped with the hub"
+    proxy = int((teacher["hub"] / "state" / "proxy.pid").read_text())
+    # started again on other ports: it says it keeps the running proxy, and does, with its ports
+    other = free_port()
+    restart_log = teacher["tmp"] / "restart.log"
+    with open(restart_log, "w") as log:
+        restarted = make_hub(f"PORT={other}", env=teacher["env"], log=log, wait=False)
+        try:
+            said = wait_for(restart_log, "make hub STOP=1 stops the class.", restarted)
+        finally:
+            for p in psutil.Process(restarted.pid).children(recursive=True):
+                if "classroom.hub" in " ".join(p.cmdline()):
+                    p.send_signal(signal.SIGTERM)
+            restarted.wait(timeout=120)
+    notice = f"The class's proxy is running on 127.0.0.1:{teacher['ports'][0]}"
+    assert notice in said and "it is kept, with its ports" in said and f"HUB_PORT={other} is not used" in said
+    assert said.index(notice) < said.index("JupyterHub for the class"), said
+    assert f"learners open http://127.0.0.1:{teacher['ports'][0]}" in said
+    assert f"log in as {ADMIN} with the admin password" in said          # no ADMIN= again: the teacher is kept
+    assert int((teacher["hub"] / "state" / "proxy.pid").read_text()) == proxy and psutil.pid_exists(proxy)
+    assert all(psutil.pid_exists(pid) for pid in servers)
     with open(teacher["tmp"] / "stop-now.log", "w") as log:
         stopped = make_hub("STOP=1", env=teacher["env"], log=log)
     said = (teacher["tmp"] / "stop-now.log").read_text()
@@ -374,6 +465,19 @@ def test_sigterm_stops_the_hub_alone_then_stop_leaves_nothing(teacher, two):
     assert listening == []
     assert not list(Path("/sys/fs/cgroup").glob(f"*/{cgroup_name(teacher['hub'])}")), "the class's cgroups are left"
     assert not (Path("/sys/fs/cgroup") / cgroup_name(teacher["hub"])).exists()
+
+
+def test_after_the_course_one_command_removes_the_learners_users_and_keeps_their_notebooks(teacher, two):
+    with open(teacher["tmp"] / "forget.log", "w") as log:
+        forgot = make_hub("FORGET=1", env=teacher["env"], log=log)
+    said = (teacher["tmp"] / "forget.log").read_text()
+    unix = [hub_users.unix_name(name, USERS) for name in ("ada", "bob")]
+    assert forgot.returncode == 0 and all(name in said for name in unix), said
+    for name in unix:
+        with pytest.raises(KeyError):
+            pwd.getpwnam(name)
+    assert (teacher["learners"] / "ada" / "my-notebooks" / "probe.ipynb").exists()
+    assert hub_users.class_processes(teacher["learners"]) == []
 
 
 def test_a_class_that_cannot_be_isolated_is_refused_and_started_only_by_name(tmp_path):

@@ -67,7 +67,15 @@ def test_the_check_names_a_folder_learners_cannot_reach():
     closed.chmod(0o700)
     said = hub_users.why_not_isolated([closed / "env" / "bin" / "python"])
     assert f"cannot reach {closed / 'env' / 'bin' / 'python'}: {closed} is closed to other users (mode 0700)" in said
-    assert "make hub PYTHON=/usr/bin/python3" in said
+    assert said.endswith("make hub PYTHON=/usr/bin/python3")
+    learners = base / "learners"
+    (learners / "class").mkdir(parents=True)
+    learners.chmod(0o700)
+    said = hub_users.why_not_isolated([learners / "class"])
+    assert said.endswith(f"chmod o+x {learners}; or put the class in a clone every user can read (under /srv or /opt)")
+    command = "chmod " + said.split(": chmod ", 1)[1].split(";")[0]
+    subprocess.run(command, shell=True, check=True)
+    assert hub_users.why_not_isolated([learners / "class"]) is None       # the advice, run as printed, was enough
     closed.chmod(0o755)
     assert hub_users.why_not_isolated([closed / "env" / "bin" / "python"]) is None     # the file itself is bound back
     shutil.rmtree(base)
@@ -597,3 +605,23 @@ def test_a_name_the_hub_refuses_gets_no_returning_browsers_cookie():
     auth.blocked_users = {"mallory"}
     assert login(auth, "mallory", "the-class-password", jar=jar) is None
     assert jar == {}
+
+
+@needs_root
+def test_a_learner_back_after_their_user_was_removed_gets_their_files_back(tmp_path):
+    """After make hub FORGET=1 a returning learner's new user is given the
+    files the removed one owned, and a link in the home is changed itself,
+    never what it points to."""
+    home, outside = tmp_path / "ada", tmp_path / "outside"
+    (home / "my-notebooks").mkdir(parents=True)
+    (home / "my-notebooks" / "01.ipynb").write_text("{}")
+    outside.write_text("not the learner's")
+    (home / "link").symlink_to(outside)
+    for path in (home, home / "my-notebooks", home / "my-notebooks" / "01.ipynb", home / "link"):
+        os.chown(path, 40001, 40001, follow_symlinks=False)
+    new = SimpleNamespace(pw_uid=40002, pw_gid=40002)
+    assert hub_users.give_back(home, new) == 4
+    assert {os.lstat(p).st_uid for p in (home, home / "my-notebooks", home / "my-notebooks" / "01.ipynb",
+                                         home / "link")} == {40002}
+    assert outside.stat().st_uid == 0
+    assert hub_users.give_back(home, new) == 0          # a learner who never left: nothing to do
