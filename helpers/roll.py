@@ -96,6 +96,13 @@ def roll(graph: Graph, max_nodes: int | None = None) -> Graph:
         return cut_rolled(folded, limit)
 
 
+def repeats(graph: Graph) -> bool:
+    """Whether `graph` holds a run of identical steps that roll=True would
+    fold (what the cut notice of a big graph suggests it for)."""
+    with collector_paused():
+        return _folded(_Tables(graph)) is not None
+
+
 @dataclass
 class _Tables:
     """A graph's nodes as numbers (their places in `graph.nodes`), with the

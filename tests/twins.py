@@ -7,7 +7,7 @@ source (CONTRIBUTING.md, "One source")."""
 import ast
 from pathlib import Path
 
-from tools.build.nav import INSTALL, install_source
+from tools.build.nav import INSTALL
 from tools.testkit.lessons import notebook_source
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -23,8 +23,6 @@ def project_sources(root=ROOT):
     project: every .py file under helpers/, tests/ and tools/, at any depth."""
     found = [(str(p.relative_to(root)), "notebook", notebook_source(p, {INSTALL}))
              for p in sorted(root.glob("notebooks/*.ipynb"))]
-    # the set-up cell is install_source()'s text in every notebook (tests/structure.py holds them equal)
-    found.append(("tools/build/nav.py: install_source()", "tools", install_source()))
     for folder in PACKAGES:
         found += [(str(p.relative_to(root)), folder, p.read_text()) for p in sorted((root / folder).rglob("*.py"))]
     return found
