@@ -16,8 +16,8 @@ from nbval.kernel import CURRENT_ENV_KERNEL_NAME, NbvalKernelspecManager
 
 from helpers.arguments import MACHINERY
 from helpers.errors import NOT_RUN, full_tracebacks, in_force, owner, short_form, short_tracebacks
-from tools.build.nav import INSTALL, install_source
-from tools.notebooks import NOTEBOOKS, notebook_paths
+from tools.build.nav import install_source
+from tools.notebooks import NOTEBOOKS
 
 interactive = pytest.importorskip("IPython.core.interactiveshell")
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
