@@ -44,7 +44,7 @@ def install_source(repository=REPOSITORY):
     return f"""\
 # @title Computational graphs in PyTorch: set-up (run this cell first)
 if not __import__("importlib.util").util.find_spec("helpers"):
-    %pip install -q --no-deps {git_source(repository)}
+    %pip install -qqq --no-deps {git_source(repository)}
 %reload_ext helpers.standalone"""
 
 
