@@ -19,7 +19,7 @@ probe would say of the notebook's names is known here without it.
 Flagged: importing any module but torch's and a few of Python's own that
 compute (ALLOWED); using a name that reaches the kernel, the interpreter or
 the file system (the builtins exec, eval, open, getattr and their kind; the
-set-up cell's sys, os, subprocess, importlib, inspect; get_ipython; the
+modules sys, os, subprocess, importlib, inspect; get_ipython; the
 exercise set `ex`, whose checks hold the reference answers), a dunder name
 or attribute (`__class__`, `__globals__`, `__builtins__`), an attribute that
 leads to a module or a frame (`torch.sys`, `f_back`), a private attribute of

@@ -124,6 +124,9 @@ def run_alone(path, python, source, folder, stop_on_error=False):
     copy = folder / Path(path).name
     copy.write_bytes(Path(path).read_bytes())
     nb = nbformat.read(copy, as_version=4)
+    for cell in nb.cells:               # a cell the run does not reach shows nothing, not its stored outputs
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
     specs = _Specs()
     specs.python = python
     km = KernelManager(kernel_name=KERNEL, kernel_spec_manager=specs)
