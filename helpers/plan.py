@@ -35,7 +35,7 @@ from dataclasses import dataclass, field, replace
 from typing import TypeAlias
 
 from .graph import Edge, Graph, Node, inputs_first
-from .roll import NO_REPEATS, NO_REPEATS_TEXT, repeats
+from .roll import NO_REPEATS, NO_REPEATS_TEXT
 from .saved_values import Saved
 
 # The mark on a node whose inputs were cut, in both forms.
@@ -278,7 +278,7 @@ def _notices(graph: Graph) -> list[Notice]:
     if graph.omitted:
         shown = f"{len(graph.nodes)} shown" if not graph.counted else \
             f"{len(graph.nodes):,} of {len(graph.nodes) + graph.omitted:,} shown"
-        more = ROLL_INSTEAD if not graph.rolled and repeats(graph) else "raise max_nodes to see more"
+        more = ROLL_INSTEAD if graph.repeats else "raise max_nodes to see more"
         text = (f"... {'' if graph.counted else 'at least '}{counted(graph.omitted, 'more node')} not drawn: "
                 f"{shown}, nearest the output first ({more})")
         found.append(Notice("cut", text, text.replace(": ", ":\n", 1).replace(", nearest", ",\nnearest", 1)

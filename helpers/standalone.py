@@ -97,5 +97,5 @@ def load_ipython_extension(shell: Any) -> None:
     if getattr(shell, "kernel", None) is not None:
         from IPython.display import clear_output
 
-        clear_output()
+        clear_output()  # type: ignore[no-untyped-call]
     print(line)

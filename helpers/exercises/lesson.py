@@ -67,9 +67,11 @@ def lesson_function(notebook: str, name: str, folder: Path = NOTEBOOKS) -> Any:
 
 
 def _python(source: str | list[str]) -> str:
-    """A cell's source without IPython's magics and shell lines."""
+    """A cell's source with IPython's magics and shell lines made `pass` (an
+    `if` whose body is one still parses; the other lines keep their numbers)."""
     lines = "".join(source).splitlines()
-    return "\n".join(line for line in lines if not line.lstrip().startswith(("%", "!")))
+    return "\n".join(line[:len(line) - len(line.lstrip())] + "pass" if line.lstrip().startswith(("%", "!")) else line
+                     for line in lines)
 
 
 def _define(source: str, filename: str, scope: dict[str, Any]) -> None:

@@ -87,8 +87,7 @@ def toc_text(names, titles, paces):
     path = (f"**The core path, {spoken(core)}:** this page and notebooks {lessons[0]} to {lessons[-1]}, "
             "without the parts marked "
             f"*Optional* where they stand (sections, exercises, and the optional notebooks). "
-            f"Everything: {spoken(whole)}. Times are computed from each notebook's contents "
-            "(`tools/build/pacing.py` states the reading rates).")
+            f"Everything: {spoken(whole)}.")
     return f"{TOC}\n## Contents\n\n{path}\n\n" + ("\n".join(rows) or "No lessons yet.")
 
 
