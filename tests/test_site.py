@@ -182,7 +182,7 @@ def test_the_quiz_lists_its_choices(site, page):
 
 # What only a running kernel can use, which no page may show (tools/build/site.py leaves out the cells
 # tagged kernel-only, the checks' stored outputs and the notebooks' navigation lines)
-KERNEL_ONLY_TEXT = ("%reload_ext", "set-up (run this cell first)", "Not answered yet", "run that cell",
+KERNEL_ONLY_TEXT = ("%reload_ext", "Set-up: run first", "Not answered yet", "run that cell",
                     "Your score", "ex.score()", "Tick and untick", "Tick the boxes", "Move the slider",
                     "Check your environment", "Open in Colab", "Contents</a> |",
                     "tools/build/")           # a maintainer's note: which tool does what

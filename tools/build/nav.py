@@ -42,7 +42,7 @@ def install_source(repository=REPOSITORY):
     form of errors and prints one line. Where the install failed (offline),
     the last line stops the run: the helpers cannot be imported."""
     return f"""\
-# @title Computational graphs in PyTorch: set-up (run this cell first)
+# @title Set-up: run first
 if not __import__("importlib.util").util.find_spec("helpers"):
     %pip install -qqq --no-deps {git_source(repository)}
 %reload_ext helpers.standalone"""
