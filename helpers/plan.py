@@ -264,7 +264,7 @@ def counted(number: int, noun: str, plural: str = "") -> str:
 
 
 # The cut notice on a graph whose kept part repeats (a loop, a stack of identical layers):
-# rolled, the whole model fits (GPT-2 small: 676 nodes drawn as 127).
+# rolled, the repeated steps draw as one node and the whole graph can fit.
 ROLL_INSTEAD = "draw_graph(y, roll=True) folds its repeated steps; or raise max_nodes"
 
 
