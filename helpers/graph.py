@@ -12,7 +12,7 @@ Floor: graph, under `draw.py` and `plan.py`, over `walk.py`. It imports
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from operator import itemgetter
 from typing import Literal, NamedTuple, TypeAlias, TypeVar
 
@@ -90,7 +90,7 @@ class Graph:
     counted: bool = True
     inputs: tuple[str, ...] = ()
     rolled_out: tuple[Rolled, ...] = ()
-    repeats: bool = False
+    repeats: bool = field(default=False, compare=False)   # what the graph says of itself, not its structure
 
     def find(self, label: str) -> list[Node]:
         """The nodes whose label is `label`, in walk order."""
