@@ -151,7 +151,7 @@ def judged(job, stored_sources, sources, result, stopped=""):
         if slot in result["over_limit"]:
             status, detail = "wrong", "the answer cell ran past its time limit and was stopped"
         elif lines:
-            status, detail = verdict(lines[0], result["raised"].get(slot, ""))
+            status, detail = verdict(lines[-1], result["raised"].get(slot, ""))   # the check's own, written last
         elif stopped:
             status, detail = "not graded", stopped
         else:

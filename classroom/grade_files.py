@@ -16,6 +16,7 @@ import json
 import os
 import re
 import stat
+import unicodedata
 from pathlib import Path
 
 import nbformat
@@ -114,16 +115,15 @@ def _link(name, folder):
 
 
 def read_bytes(path, folder, cap=MAX_BYTES):
-    """At most `cap` bytes of a regular file inside `folder`, with one name
-    (a hard link's other may be the solutions'), owned by the folder's owner."""
+    """At most `cap` bytes of a regular file inside `folder`, owned by the
+    folder's owner (so a hard link to the solutions, or to a classmate's
+    notebook, is refused for the one who made it, and the classmate's own
+    name for the file is still theirs)."""
     handle, relative, owner = _open_inside(path, folder)
     try:
         found = os.fstat(handle)
         if not stat.S_ISREG(found.st_mode):
             raise Unreadable(f"{relative} is not a regular file ({_kind(found.st_mode)})")
-        if found.st_nlink > 1:
-            raise Unreadable(f"{relative} is a hard link (one of {found.st_nlink} names of one file); only the "
-                             "learner's own files are graded")
         if found.st_uid != owner:
             raise Unreadable(f"{relative} belongs to uid {found.st_uid}, not to uid {owner}, who owns the "
                              "learner's folder; only the learner's own files are graded")
@@ -159,7 +159,11 @@ def read_notebook(path, folder):
 
 
 def one_line(text):
-    return re.sub(r"[\x00-\x1f\x7f\u2028\u2029\u0085]+", " ", str(text)).strip()
+    """A learner's text on one line; an invisible format character (a zero-width
+    space, a right-to-left mark: Unicode's Cf) shown as its code, so that no
+    name can look like a classmate's."""
+    flat = re.sub(r"[\x00-\x1f\x7f\u2028\u2029\u0085]+", " ", str(text)).strip()
+    return "".join(f"<U+{ord(c):04X}>" if unicodedata.category(c) == "Cf" else c for c in flat)
 
 
 def md(text, limit=300, table=False):

@@ -13,15 +13,16 @@ Modules, by role (CONTRIBUTING.md has the map):
   lessons      models (lesson models several notebooks share), model_cache
                (each built once), quiz
   widgets      views (pure functions -> HTML), widgets (panel)
-  set-up       environment (the index notebook's check), errors (the short
-               form of tracebacks the set-up cell turns on)
+  set-up       standalone (the set-up cell's second half), environment (the
+               index notebook's check), errors (the short form of
+               tracebacks the set-up cell turns on)
 """
 
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 # Each name is imported from its module when first used, so `import helpers.project` or
-# `helpers.standalone` (a notebook's set-up cell) works before torch and ipywidgets are
+# `helpers.standalone` (a notebook's set-up cell loads it) works before torch and ipywidgets are
 # there, and can say what is missing.
 _HOMES = {"draw_graph": "draw", "side_by_side": "draw", "report": "environment", "trace_graph": "graph",
           "legend_html": "dot", "panel": "widgets"}

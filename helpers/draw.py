@@ -28,10 +28,10 @@ from .arguments import (
 )
 from .dot import legend_text, to_dot
 from .from_scratch import trace_scratch
-from .graph import Graph, trace_graph
+from .graph import Graph
 from .node_arguments import check_highlight, check_notes
 from .plan import plan_of
-from .roll import trace_rolled
+from .roll import trace_cut, trace_rolled
 from .svg import SMALLER, DotUnavailable, to_svg
 from .text_form import to_text
 from .walk import collector_paused
@@ -231,7 +231,7 @@ def _traced(root: Drawable, params: Params | None, max_nodes: int | None, roll: 
         return trace_scratch(root), True
     if roll:
         return trace_rolled(root, params, max_nodes), False
-    return trace_graph(root, params, max_nodes), False
+    return trace_cut(root, params, max_nodes), False
 
 
 def _advice(root: Drawable, graph: Graph, scratch: bool) -> str:

@@ -3,7 +3,8 @@
 files), then one line saying how many frames of torch, the helpers or other
 libraries were left out and that `%tb` prints the full traceback.
 
-Every notebook's set-up cell (tools/build/nav.py) calls `short_tracebacks()`,
+Every notebook's set-up cell (tools/build/nav.py) calls `short_tracebacks()`
+(through `%reload_ext helpers.standalone`),
 which installs `show_short` as IPython's custom exception handler for every
 `Exception` (`InteractiveShell.set_custom_exc`). IPython's `run_code` calls
 the handler and drops what it returns, so the handler shows the traceback

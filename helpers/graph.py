@@ -12,7 +12,7 @@ Floor: graph, under `draw.py` and `plan.py`, over `walk.py`. It imports
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from operator import itemgetter
 from typing import Literal, NamedTuple, TypeAlias, TypeVar
 
@@ -78,7 +78,9 @@ class Graph:
     nodes the walk met, and are lower bounds. `inputs` names the leaves that are an FX graph's inputs (`fx.py`),
     drawn as graph inputs rather than leaves with an AccumulateGrad node.
     `rolled_out` lists the groups of repeated steps a cut left out (roll.py),
-    which the cut notice names."""
+    which the cut notice names. `repeats` says that a cut graph's kept part
+    holds steps roll=True would fold (roll.py's trace_cut), which the cut
+    notice suggests."""
 
     nodes: tuple[Node, ...]
     edges: tuple[Edge, ...]
@@ -88,6 +90,7 @@ class Graph:
     counted: bool = True
     inputs: tuple[str, ...] = ()
     rolled_out: tuple[Rolled, ...] = ()
+    repeats: bool = field(default=False, compare=False)   # what the graph says of itself, not its structure
 
     def find(self, label: str) -> list[Node]:
         """The nodes whose label is `label`, in walk order."""

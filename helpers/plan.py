@@ -263,18 +263,26 @@ def counted(number: int, noun: str, plural: str = "") -> str:
     return f"{number:,} {noun if number == 1 else plural or noun + 's'}"
 
 
+# The cut notice on a graph whose kept part repeats (a loop, a stack of identical layers):
+# rolled, the repeated steps draw as one node and the whole graph can fit.
+ROLL_INSTEAD = "draw_graph(y, roll=True) folds its repeated steps; or raise max_nodes"
+
+
 def _notices(graph: Graph) -> list[Notice]:
     """What the drawing says of what it leaves out: the cut (at least how
     much, when the walk stopped counting: `Graph.counted` False), the rolled
-    groups the cut left out, that nothing repeats (roll=True). In a note
+    groups the cut left out, that nothing repeats (roll=True); a cut graph
+    that repeats and is not rolled names roll=True. In a note
     box, on short lines: after the first ": ", before ", nearest" or ", so"."""
     found = []
     if graph.omitted:
         shown = f"{len(graph.nodes)} shown" if not graph.counted else \
             f"{len(graph.nodes):,} of {len(graph.nodes) + graph.omitted:,} shown"
+        more = ROLL_INSTEAD if graph.repeats else "raise max_nodes to see more"
         text = (f"... {'' if graph.counted else 'at least '}{counted(graph.omitted, 'more node')} not drawn: "
-                f"{shown}, nearest the output first (raise max_nodes to see more)")
-        found.append(Notice("cut", text, text.replace(": ", ":\n", 1).replace(", nearest", ",\nnearest", 1)))
+                f"{shown}, nearest the output first ({more})")
+        found.append(Notice("cut", text, text.replace(": ", ":\n", 1).replace(", nearest", ",\nnearest", 1)
+                            .replace(" (draw_graph", "\n(draw_graph", 1)))
     if graph.rolled_out:
         text = (f"roll=True: the cut left out {counted(len(graph.rolled_out), 'rolled group')} "
                 f"({counted(sum(r.steps for r in graph.rolled_out), 'step')} folded): raise max_nodes to draw them")

@@ -26,6 +26,12 @@ def binder_url(notebook: str, repository: str = REPOSITORY, branch: str = BRANCH
     return f"https://mybinder.org/v2/gh/{repository}/{branch}?labpath=notebooks/{notebook}"
 
 
+def git_source(repository: str = REPOSITORY) -> str:
+    """What a notebook's set-up cell gives `%pip install` when it runs alone
+    (Colab, a download): the repository's default branch, cloned by git."""
+    return f"git+https://github.com/{repository}"
+
+
 def pip_source(repository: str = REPOSITORY, branch: str = BRANCH) -> str:
     """What `pip install` takes to install the collection from GitHub."""
     return f"{DISTRIBUTION} @ https://github.com/{repository}/archive/refs/heads/{branch}.zip"

@@ -95,6 +95,19 @@ def roll(graph: Graph, max_nodes: int | None = None) -> Graph:
         return cut_rolled(folded, limit)
 
 
+def trace_cut(root: Root, params: Params | None = None, max_nodes: int | None = None) -> Graph:
+    """What draw_graph draws without roll=True: trace_graph's graph, and,
+    when it was cut, whether its kept part repeats (`Graph.repeats`: the cut
+    notice then names roll=True, which would fold the whole of it)."""
+    graph = trace_graph(root, params, max_nodes)
+    if not graph.omitted or graph.rolled:
+        return graph
+    kept = {node.id for node in graph.nodes}
+    inside = replace(graph, edges=tuple(e for e in graph.edges if e.src in kept and e.dst in kept))
+    with collector_paused():
+        return replace(graph, repeats=_folded(_Tables(inside)) is not None)
+
+
 @dataclass
 class _Tables:
     """A graph's nodes as numbers (their places in `graph.nodes`), with the

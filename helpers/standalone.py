@@ -1,9 +1,16 @@
-"""A notebook opened on its own: in Google Colab, or downloaded alone from the
-site. Each notebook's first code cell (written by tools/build/nav.py) installs the
-collection when `helpers` cannot be imported, then calls `complete()`, which
-installs the small packages the runtime lacks (torchviz) and never one that
-would replace what the runtime has: its torch and its ipywidgets (Colab's are
-7.x; the helpers work with 7 and 8) stay as they are."""
+"""The second half of every notebook's set-up cell (tools/build/nav.py writes
+it). The cell installs the collection when `helpers` cannot be imported (a
+notebook opened alone: Colab, a download), then runs
+`%reload_ext helpers.standalone`, which calls `load_ipython_extension`: it
+installs the small packages the runtime lacks (torchviz), never one that would
+replace the runtime's own (its torch and its ipywidgets stay as they are),
+turns on the short form of errors (helpers/errors.py) and prints one line:
+the torch the text was checked against, and the learner's where it differs.
+What stops the set-up (no torch, a torch too old) is shown as its message
+alone, so Run All stops there with the line to run.
+
+This module imports neither torch nor ipywidgets: it has to speak when they
+are missing."""
 
 import importlib
 import importlib.util
@@ -11,15 +18,26 @@ import subprocess
 import sys
 from collections.abc import Callable, Sequence
 from importlib import metadata
+from typing import Any
 
+from .errors import short_tracebacks
 from .svg import INSTALL_HINT, find_dot
-from .torch_version import torch_report
+from .torch_version import RELEASE_TAG, pinned_torch, release, release_cells, torch_report
 
 # (module imported, the name pip installs it by); none of these depend on more than torch
 # and each other, so each is installed without its dependencies
 SMALL = (("graphviz", "graphviz"), ("torchviz", "torchviz"), ("matplotlib", "matplotlib"))
-# the runtime's own: never installed from here, only reported
+# the runtime's own: never installed from here, only named
 RUNTIME = (("torch", "torch"), ("ipywidgets", "ipywidgets"))
+CPU_TORCH = "pip install torch --index-url https://download.pytorch.org/whl/cpu"
+
+
+class SetUpError(RuntimeError):
+    """What stops the set-up, shown as its message alone (IPython prints
+    `_render_traceback_`'s lines instead of a traceback)."""
+
+    def _render_traceback_(self) -> list[str]:
+        return f"{type(self).__name__}: {self}".splitlines()
 
 
 def missing(pairs: Sequence[tuple[str, str]]) -> list[str]:
@@ -31,31 +49,53 @@ def _pip(arguments: list[str]) -> None:
     done = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", *arguments],
                           capture_output=True, text=True, check=False)
     if done.returncode:
-        tail = "\n".join(done.stderr.strip().splitlines()[-5:])
-        raise RuntimeError(f"pip install {' '.join(arguments)} failed:\n{tail}\n"
-                           "This needs the internet (PyPI): run the cell again once online, "
-                           "then restart the kernel.")
+        said = [line for line in done.stderr.splitlines() if line.strip()] or ["?"]
+        raise SetUpError(f"pip install {' '.join(arguments)} failed ({said[-1].strip()[:120]}).\n"
+                         "It needs the internet for a moment: run this cell again once online.")
 
 
-def complete(install: Callable[[list[str]], None] = _pip) -> list[str]:
-    """Install what the notebooks need and this runtime lacks, print one line
-    saying what was done, and return the names installed. A runtime without
-    torch or ipywidgets gets the line to run instead (torch's right build
-    depends on the machine)."""
+def ready_line(found: str, pinned: str | None = None, tagged: int | None = None) -> str:
+    """The one line the set-up cell prints: the torch the text was checked
+    against, and `found` (the learner's) where it differs."""
+    pinned = pinned_torch() if pinned is None else pinned
+    found = found.split("+")[0]
+    if pinned is None or release(found) == release(pinned):
+        return f"Ready: torch {found}, the release this text was checked against."
+    tagged = release_cells() if tagged is None else tagged
+    cells = f"the {tagged} cells tagged {RELEASE_TAG}" if tagged else "a few cells"
+    return f"Ready: this text was checked against torch {pinned}; yours is {found}, so {cells} may print otherwise."
+
+
+def ready(install: Callable[[list[str]], None] = _pip) -> str:
+    """Install what the notebooks need and this runtime lacks (never torch
+    or ipywidgets: a runtime without them, or with a torch too old, gets the
+    line to run instead) and return the line to print: `ready_line`, and
+    Graphviz's install hint under it when `dot` is missing."""
     absent = missing(RUNTIME)
     if absent:
-        raise RuntimeError(f"this Python has no {' or '.join(absent)}, which the notebooks need; install "
-                           f"{'them' if len(absent) > 1 else 'it'} (pip install {' '.join(absent)}; for torch "
-                           "without an NVIDIA GPU: pip install torch --index-url "
-                           "https://download.pytorch.org/whl/cpu), then restart the kernel")
-    new_enough, torch_line = torch_report(metadata.version("torch"))
-    if not new_enough:                             # one line: the version found, the one needed, the command
-        raise RuntimeError(torch_line)
+        raise SetUpError(f"this Python has no {' or '.join(absent)}: pip install {' '.join(absent)} "
+                         f"(torch without an NVIDIA GPU: {CPU_TORCH}),\nrestart the kernel, then run this cell again.")
+    found = metadata.version("torch")
+    new_enough, line = torch_report(found)
+    if not new_enough:
+        raise SetUpError(line)
     added = missing(SMALL)
     if added:
         install(["--no-deps", *added])
         importlib.invalidate_caches()
-    line = (f"The collection's helpers are installed{' with ' + ', '.join(added) if added else ''}; kept ipywidgets "
-            f"{metadata.version('ipywidgets')}, and {torch_line}.")
-    print(line if find_dot() else f"{line}\n{INSTALL_HINT}")
-    return added
+    said = ready_line(found)
+    return said if find_dot() else f"{said}\n{INSTALL_HINT}"
+
+
+def load_ipython_extension(shell: Any) -> None:
+    """What `%reload_ext helpers.standalone` runs: `ready`, the short form of
+    errors, and the one line, printed over what an install above it printed
+    (pip's "Note: you may need to restart the kernel", which does not apply:
+    the collection is imported for the first time after it)."""
+    line = ready()
+    short_tracebacks(shell)
+    if getattr(shell, "kernel", None) is not None:
+        from IPython.display import clear_output
+
+        clear_output()  # type: ignore[no-untyped-call]
+    print(line)

@@ -5,7 +5,7 @@ import re
 from pathlib import Path
 
 from helpers.torch_version import RELEASE_TAG
-from tools.build.nav import INSTALL, NAV, install_source
+from tools.build.nav import INSTALL, KERNEL_ONLY, NAV, install_source
 from tools.build.run_notebooks import output_text, raises
 from tools.runtime import kernel
 
@@ -81,7 +81,34 @@ def _common(nb, folder):
             found += [f"broken link to {t}" for t in LINK.findall(cell.source) if not (Path(folder) / t).exists()]
             found += [f"the prose names {t}, which is not in the repository"
                       for t in REPOSITORY_FILE.findall(cell.source) if not (Path(folder).parent / t).exists()]
-    return found + long_lines(cells) + machine_paths(cells) + recorded_kernel(nb)
+    return found + set_up(cells) + long_lines(cells) + machine_paths(cells) + recorded_kernel(nb)
+
+
+SET_UP_LINES = 4
+
+
+def set_up(cells):
+    """The set-up cell (tools/build/nav.py): the first code cell, at most
+    SET_UP_LINES lines, the first a comment that reads as its title, with no
+    class, try or subprocess; its code hidden in JupyterLab and Notebook 7
+    (jupyter.source_hidden), a form in Colab (cellView), tagged kernel-only
+    so the site leaves it out."""
+    code = [c for c in cells if c.cell_type == "code"]
+    if not code or code[0].get("id") != INSTALL:
+        return [f"the first code cell must be the set-up cell (id {INSTALL}; run make nav)"]
+    cell, found = code[0], []
+    lines = cell.source.splitlines()
+    if len(lines) > SET_UP_LINES:
+        found.append(f"the set-up cell has {len(lines)} lines, over {SET_UP_LINES}")
+    if not lines or not re.match(r"#( @title)? [A-Z]", lines[0]):
+        found.append("the set-up cell's first line must be a comment that reads as its title")
+    if re.search(r"^\s*(class |try:)|subprocess", cell.source, re.M):
+        found.append("the set-up cell holds no class, no try and no subprocess: they go in helpers/standalone.py")
+    if not cell.metadata.get("jupyter", {}).get("source_hidden") or cell.metadata.get("cellView") != "form":
+        found.append("the set-up cell's code must be hidden: metadata jupyter.source_hidden and cellView form")
+    if KERNEL_ONLY not in cell.metadata.get("tags", []):
+        found.append(f"the set-up cell must be tagged {KERNEL_ONLY}, which the site leaves out")
+    return found
 
 
 def recorded_kernel(nb):
@@ -106,10 +133,13 @@ def machine_paths(cells):
 
 
 def long_lines(cells):
-    """Code lines longer than LINE_LIMIT: in code cells and in the code
-    blocks of markdown cells, which the site shows the same way."""
+    """Code lines longer than LINE_LIMIT: in code cells (but the set-up
+    cell, whose code no learner sees) and in the code blocks of markdown
+    cells, which the site shows the same way."""
     found = []
     for number, cell in enumerate(cells, start=1):
+        if cell.get("id") == INSTALL:       # hidden (source_hidden, a form in Colab), left off the site
+            continue
         lines = cell.source.splitlines() if cell.cell_type == "code" else fenced(cell.source)
         found += [f"cell {number}: a code line of {len(line)} characters, over the {LINE_LIMIT} that show "
                   f"without scrolling sideways: {line.strip()[:40]}" for line in lines if len(line) > LINE_LIMIT]

@@ -179,7 +179,8 @@ def test_cut_graph_says_what_it_left_out(golden):
     d = draw_graph(h, max_nodes=10)
     left_out = len(full.nodes) - 10
     notice = f"... {left_out} more nodes not drawn: 10 of {len(full.nodes)} shown"
-    assert str(d).splitlines()[-1].startswith(notice)
+    notes = str(d).split("\n... ", 1)[1]                     # the text form ends with the notice
+    assert f"... {notes}".startswith(notice) and "draw_graph(y, roll=True)" in " ".join(notes.split())
     assert notice.replace(": ", ":\\n") in d.source            # on short lines in the drawing
     lines = str(d).splitlines()
     assert all(next(line for line in lines if line.startswith(f"{node_id} ")).endswith(CUT_MARK)

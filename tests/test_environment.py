@@ -95,7 +95,7 @@ def test_another_torch_is_told_how_many_cells_show_what_one_release_does(tmp_pat
 
 def test_an_old_torch_is_one_line_in_the_check_and_the_set_up_cell(monkeypatch):
     """The environment check marks it and gives no all-clear; the set-up cell
-    (helpers.standalone.complete) stops with the same line."""
+    (helpers.standalone.ready) stops with the same line."""
     import torch
 
     from helpers import standalone
@@ -107,7 +107,7 @@ def test_an_old_torch_is_one_line_in_the_check_and_the_set_up_cell(monkeypatch):
     real = standalone.metadata.version
     monkeypatch.setattr(standalone.metadata, "version", lambda name: "2.8.0" if name == "torch" else real(name))
     with pytest.raises(RuntimeError, match=r"^torch 2\.8\.0 is older than the .* need: pip install --upgrade torch"):
-        standalone.complete(install=lambda arguments: pytest.fail("installed before saying torch is too old"))
+        standalone.ready(install=lambda arguments: pytest.fail("installed before saying torch is too old"))
 
 
 def test_the_check_names_the_torch_the_outputs_were_checked_against():

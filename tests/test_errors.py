@@ -5,11 +5,7 @@ saying what was left out and that %tb prints the full traceback; the error
 output's ename and evalue as without it; KeyboardInterrupt, SystemExit and
 syntax errors shown as IPython shows them."""
 
-import ast
-import os
 import re
-import subprocess
-import sys
 
 import nbformat
 import pytest
@@ -20,8 +16,8 @@ from nbval.kernel import CURRENT_ENV_KERNEL_NAME, NbvalKernelspecManager
 
 from helpers.arguments import MACHINERY
 from helpers.errors import NOT_RUN, full_tracebacks, in_force, owner, short_form, short_tracebacks
-from tools.build.nav import INSTALL, install_source
-from tools.notebooks import NOTEBOOKS, notebook_paths
+from tools.build.nav import install_source
+from tools.notebooks import NOTEBOOKS
 
 interactive = pytest.importorskip("IPython.core.interactiveshell")
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -199,60 +195,16 @@ def test_whose_code_is_whose():
     assert owner("/home/ada/my-notebooks/mine.py") is None
 
 
-def test_the_set_up_cell_turns_it_on_whichever_way_it_installs():
-    """The call is the set-up cell's last statement, outside its try: it runs
-    in the collection's JupyterLab and in Colab alike."""
-    last = ast.parse(install_source()).body[-1]
-    assert isinstance(last, ast.Expr) and ast.unparse(last) == "short_tracebacks()"
-
-
-OFFLINE = """
-import sys
-namespace = {}
-for attempt in (1, 2):          # the learner runs the set-up cell again
-    try:
-        exec(open("setup_cell.py").read(), namespace)
-    except RuntimeError as error:
-        print(f"SET-UP {attempt}:", error, sep="\\n")
-for later in ("from helpers import draw_graph", "import helpers.exercises"):
-    try:
-        exec(later, namespace)
-    except ImportError as error:
-        print("LATER:", type(error).__name__, error)
-"""
-
-
-def test_offline_the_set_up_cell_says_what_to_do_and_the_cells_below_say_to_run_it(tmp_path):
-    """A notebook alone, offline, on a machine with another package named
-    helpers (Colab's case): the set-up cell fails in at most four lines that
-    name the other routes (a wheel, a zip or a checkout, the variable, the
-    package's name), it can be run again, and a later cell's import of the
-    helpers points back to it instead of into the other package."""
-    (tmp_path / "setup_cell.py").write_text(install_source())
-    (tmp_path / "helpers").mkdir()
-    (tmp_path / "helpers" / "__init__.py").write_text("import matplotlib_not_on_this_machine\n")
-    env = {**os.environ, "GRAPH_NOTEBOOKS_SOURCE": "http://127.0.0.1:9/notebooks.zip", "PIP_RETRIES": "0",
-           "PIP_TIMEOUT": "3"}
-    done = subprocess.run([sys.executable, "-S", "-c", OFFLINE], cwd=tmp_path, env=env, capture_output=True,
-                          text=True, timeout=120)
-    out = done.stdout
-    first = out.split("SET-UP 1:\n")[1].split("SET-UP 2:")[0].strip().splitlines()
-    assert 1 < len(first) <= 4, out
-    said = " ".join(first)
-    for needed in ("%env GRAPH_NOTEBOOKS_SOURCE=", "wheel", "checkout", "computational-graphs-notebooks",
-                   "127.0.0.1:9", "run this cell again"):
-        assert needed in said, (needed, out)
-    assert "SET-UP 2:" in out, out                  # run again, it tries again (no finder left in its way)
-    later = [line for line in out.splitlines() if line.startswith("LATER:")]
-    assert len(later) == 2 and all("run the set-up cell at the top" in line for line in later), out
-    assert "matplotlib" not in out, out
-
-
-def test_every_notebook_says_what_to_run_after_a_restart():
-    for path in notebook_paths():
-        setup = next(c for c in nbformat.read(path, as_version=4).cells if c.get("id") == INSTALL)
-        assert "kernel restart" in setup.source and "Run All Above Selected Cell" in setup.source, (
-            f"{path.name}: its set-up cell says what to run after a kernel restart (run `make nav`)")
+def test_the_set_up_cell_turns_it_on_whichever_way_it_installs(shell):
+    """The set-up cell's last line, `%reload_ext helpers.standalone`, turns it
+    on: it runs in the collection's JupyterLab and in Colab alike, after the
+    install or without one, and again when the cell runs again."""
+    assert install_source().splitlines()[-1] == "%reload_ext helpers.standalone"
+    full_tracebacks(shell)
+    assert not in_force(shell)
+    for _ in range(2):
+        shell.run("%reload_ext helpers.standalone")
+        assert in_force(shell)
 
 
 def test_in_a_kernel_the_error_output_keeps_its_name_and_message(tmp_path):
@@ -270,7 +222,8 @@ def test_in_a_kernel_the_error_output_keeps_its_name_and_message(tmp_path):
     short = [ANSI.sub("", line) for line in error.traceback]
     assert short[0] == f"RuntimeError: {expected.evalue}" and "torch/" not in "\n".join(short)
     assert "torch/autograd/graph.py" in ANSI.sub("", "\n".join(full.traceback))
-    assert nb.cells[0].outputs == [], "the set-up cell prints nothing where the helpers import"
+    printed = [o.get("text", "") for o in nb.cells[0].outputs]
+    assert len(printed) == 1 and printed[0].startswith("Ready: ") and printed[0].count("\n") == 1, printed
 
 
 def test_a_name_not_defined_says_how_to_run_the_cells_above():

@@ -562,3 +562,22 @@ def test_the_descriptions_a_walk_shares_hold_no_tensor_and_no_node():
                 held += [item] if isinstance(item, (torch.Tensor, AutogradNode)) else []
                 todo.append(item)
     assert held == []
+
+
+def test_the_cut_notice_of_a_graph_that_repeats_names_roll():
+    """A loop's graph cut at the default 300 nodes says to draw it with
+    roll=True, which fits the whole of it; a graph that does not repeat (each
+    step a different operation) is told only to raise max_nodes, and a rolled
+    drawing is not told to roll."""
+    w, h = rnn(1_000)
+    said = " ".join(str(draw_graph(h, {"W": w})).split())
+    assert "draw_graph(y, roll=True) folds its repeated steps; or raise max_nodes)" in said
+    assert "not drawn" not in str(draw_graph(h, {"W": w}, roll=True))
+    ops = [torch.sin, torch.cos, torch.exp, torch.tanh, torch.sigmoid, torch.neg, torch.abs, torch.square,
+           torch.atan, torch.erf, torch.relu, torch.asinh]
+    order = torch.randint(len(ops), (400,), generator=torch.Generator().manual_seed(0)).tolist()
+    y = torch.randn(3, requires_grad=True)
+    for k in order:                            # no run of identical steps: a random order of operations
+        y = ops[k](y)
+    plain = " ".join(str(draw_graph(y)).split())
+    assert "not drawn" in plain and "(raise max_nodes to see more)" in plain and "roll=True" not in plain

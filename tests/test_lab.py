@@ -337,7 +337,7 @@ def test_two_tabs_of_one_notebook_keep_its_kernel(lab, browser):
         time.sleep(3)           # a kernel shut down is gone within a second
         kernels = api(info, "/api/kernels")
         assert first["id"] in [k["id"] for k in kernels], "closing one of two tabs shut the notebook's kernel down"
-        cell = pages[1].locator(f"{NB} .jp-CodeCell").first
+        cell = pages[1].locator(f"{NB} .jp-CodeCell").nth(1)      # the first whose input shows: the set-up's is hidden
         cell.locator(".jp-InputArea-editor").click()
         pages[1].keyboard.press("Shift+Enter")
         cell.locator(".jp-InputPrompt").filter(has_text=re.compile(r"\[\d+\]")).wait_for(timeout=60_000)

@@ -28,7 +28,9 @@ NOTEBOOK = "01-dynamic-control-flow.ipynb"
 QUIZ = "06-practice-question.ipynb"
 ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts" / "screenshots"
 VIEWPORT = {"width": 1366, "height": 768}
-PROMPTS = ("[...document.querySelectorAll('.jp-NotebookPanel .jp-CodeCell .jp-InputPrompt')]"
+# the run numbers of the cells whose input shows (a hidden one's placeholder has an empty prompt)
+PROMPTS = ("[...document.querySelectorAll('.jp-NotebookPanel .jp-CodeCell "
+           ".jp-InputPrompt:not(.jp-Placeholder-prompt)')]"
            ".map(e => e.textContent.trim())")
 RAN = f"() => {{ const p = {PROMPTS}; return p.length > 0 && p.every(t => /^\\[\\d+\\]:$/.test(t)); }}"
 ERRORS = """() => [...document.querySelectorAll('.jp-NotebookPanel .jp-CodeCell')].map(c =>

@@ -7,7 +7,7 @@ import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 from structure import LINE_LIMIT, long_lines, problems
 
-from tools.build.nav import stale
+from tools.build.nav import INSTALL, install_source, stale
 from tools.notebooks import NOTEBOOKS, notebook_paths
 from tools.runtime import kernel
 
@@ -35,10 +35,16 @@ def _exercise(number, status="Not answered yet: replace ____ with a number"):
     return [new_markdown_cell(f"### {number}. A question"), slot, check]
 
 
+def _set_up():
+    return new_code_cell(install_source(), id=INSTALL, outputs=[new_output("stream", text="Ready: torch 2.13.0\n")],
+                         metadata={"jupyter": {"source_hidden": True}, "cellView": "form",
+                                   "tags": ["kernel-only", "nbval-ignore-output", "varies-with-torch"]})
+
+
 def _good_lesson():
     nav = "<!--NAVIGATION-->\n[Contents](00-index.ipynb)"
     cells = [
-        new_markdown_cell("# A lesson"), new_markdown_cell(nav),
+        new_markdown_cell("# A lesson"), new_markdown_cell(nav), _set_up(),
         new_markdown_cell("## Learning goals\n\n- one\n- two\n- three"),
         new_code_cell("import torch\nfrom helpers import draw_graph\ntorch.manual_seed(0)"),
         new_code_cell("1 / 0", metadata={"tags": ["raises-exception"]},
@@ -63,9 +69,17 @@ def test_a_good_lesson_passes():
     assert problems(_good_lesson(), NOTEBOOKS) == []
 
 
-def _break(change):
+def _break(change, set_up=False):
+    """The problems of the good lesson after `change(cells)`; the cells it
+    gets leave the set-up cell out unless `set_up`, so their numbers are
+    the lesson's own."""
     nb = _good_lesson()
-    change(nb.cells)
+    if set_up:
+        change(nb.cells)
+    else:
+        cell = nb.cells.pop(2)
+        change(nb.cells)
+        nb.cells.insert(2, cell)
     return problems(nb, NOTEBOOKS)
 
 
@@ -103,10 +117,27 @@ def test_each_broken_skeleton_is_caught(change, words):
     assert any(words in p for p in _break(change)), _break(change)
 
 
+def _more_lines(cells):
+    cells[2].source += "\nprint('one line more')"
+
+
+@pytest.mark.parametrize("change, words", [
+    (_more_lines, "over 4"),
+    (lambda c: setattr(c[2], "source", "import helpers\n" + c[2].source), "reads as its title"),
+    (lambda c: setattr(c[2], "source", c[2].source.replace("%reload_ext", "try:\n    %reload_ext")), "no try"),
+    (lambda c: c[2].metadata.pop("jupyter"), "must be hidden"),
+    (lambda c: c[2].metadata.pop("cellView"), "must be hidden"),
+    (lambda c: c[2].metadata.update(tags=[]), "tagged kernel-only"),
+    (lambda c: c.insert(4, c.pop(2)), "set-up cell (id install"),
+])
+def test_each_broken_set_up_cell_is_caught(change, words):
+    assert any(words in p for p in _break(change, set_up=True)), _break(change, set_up=True)
+
+
 def test_index_needs_its_parts():
     nb = new_notebook(cells=[new_markdown_cell("# Index"), new_markdown_cell("<!--NAVIGATION-->\nx"),
                              new_markdown_cell("<!--NAVIGATION-->\nx")], metadata=kernel.recorded())
-    assert len(problems(nb, NOTEBOOKS, lesson=False)) == 3
+    assert len(problems(nb, NOTEBOOKS, lesson=False)) == 4
 
 
 @pytest.mark.parametrize("key, value", [("language_info", {"version": "3.11.2"}),
@@ -124,16 +155,16 @@ def _with_line(length, markdown=False):
     setup cell or in a python code block of a markdown cell."""
     nb, line = _good_lesson(), "x = " + "1" * (length - 4)
     if markdown:
-        nb.cells[2].source += f"\n\n```python\n{line}\n```\n\n" + "Prose runs on. " * 10
+        nb.cells[3].source += f"\n\n```python\n{line}\n```\n\n" + "Prose runs on. " * 10
     else:
-        nb.cells[3].source += "\n" + line
+        nb.cells[4].source += "\n" + line
     return long_lines(nb.cells)
 
 
 def test_the_line_limit_counts_code_lines_only():
     assert _with_line(LINE_LIMIT) == [] and _with_line(LINE_LIMIT, markdown=True) == []
     assert len(_with_line(LINE_LIMIT + 1)) == 1 and len(_with_line(LINE_LIMIT + 1, markdown=True)) == 1
-    assert f"cell 4: a code line of {LINE_LIMIT + 1} characters" in _with_line(LINE_LIMIT + 1)[0]
+    assert f"cell 5: a code line of {LINE_LIMIT + 1} characters" in _with_line(LINE_LIMIT + 1)[0]
 
 
 def test_ruff_holds_the_notebooks_to_the_same_line_limit():

@@ -132,7 +132,9 @@ def test_a_code_line_too_long_fails_the_check(site, page):
 def test_widgets_show_their_stored_drawing_and_need_a_kernel_to_change(site, page):
     page.goto(urljoin(site, "01-dynamic-control-flow.html"))
     notes = page.locator(".kernel-note")
-    assert notes.count() == 4 and "needs a running kernel" in notes.first.inner_text()
+    said = notes.first.inner_text()
+    assert notes.count() == 4 and "to move its controls, open the notebook on Binder or in Colab" in said
+    assert "\n" not in said.strip() and notes.first.locator("a").count() == 2
     assert "use_extra_layer=True" in page.content()
 
 
@@ -176,3 +178,77 @@ def test_the_quiz_lists_its_choices(site, page):
     page.goto(urljoin(site, "06-practice-question.html"))
     listed = page.locator("ol.quiz-choices li").all_inner_texts()
     assert listed == [option.text for option in PRACTICE_QUESTION.options]
+
+
+# What only a running kernel can use, which no page may show (tools/build/site.py leaves out the cells
+# tagged kernel-only, the checks' stored outputs and the notebooks' navigation lines)
+KERNEL_ONLY_TEXT = ("%reload_ext", "Set-up: run first", "Not answered yet", "run that cell",
+                    "Your score", "ex.score()", "Tick and untick", "Tick the boxes", "Move the slider",
+                    "Check your environment", "Open in Colab", "Contents</a> |",
+                    "tools/build/")           # a maintainer's note: which tool does what
+
+
+def kernel_only_text(text):
+    """The phrases of KERNEL_ONLY_TEXT in `text` (a page's visible text or its HTML)."""
+    return [phrase for phrase in KERNEL_ONLY_TEXT if phrase in text]
+
+
+@pytest.mark.parametrize("path", PATHS, ids=[p.stem for p in PATHS])
+def test_no_page_shows_what_only_a_kernel_can_use(built_site, path):
+    html = (built_site / f"{path.stem}.html").read_text(encoding="utf-8")
+    article = html.split('<article', 1)[-1].split('</article>', 1)[0]
+    assert kernel_only_text(article) == []
+
+
+def test_kernel_only_text_is_caught():
+    """What a page held before: the score, a check's placeholder, a widget's instructions."""
+    found = kernel_only_text("<p>Tick and untick it</p><pre>Your score this session: 0 of 2</pre>"
+                             "<pre>Not answered yet: replace ____ with your answer, then run that cell</pre>")
+    assert found == ["Not answered yet", "run that cell", "Your score", "Tick and untick"]
+
+
+# The first screen, at a laptop's window and at a phone's width: the page's title and the first
+# paragraph of its text, whole, without scrolling
+SCREENS = {"1366x768": {"width": 1366, "height": 768}, "390 wide": {"width": 390, "height": 844}}
+FIRST_SCREEN = """() => {
+  const h1 = document.querySelector('article h1');
+  const p = h1 && [...h1.parentElement.querySelectorAll(':scope > p')].find(p => p.textContent.trim());
+  const box = e => e && e.getBoundingClientRect();
+  const [t, f] = [box(h1), box(p)];
+  return {title: t ? t.bottom : null, paragraph: f ? f.bottom : null, top: t ? t.top : null,
+          height: window.innerHeight};
+}"""
+
+
+def first_screen_problems(page):
+    seen = page.evaluate(FIRST_SCREEN)
+    if seen["title"] is None or seen["paragraph"] is None:
+        return ["no title, or no paragraph under it"]
+    return [f"the {what} ends at {seen[what]:.0f} px, below the first screen's {seen['height']} px"
+            for what in ("title", "paragraph") if seen[what] > seen["height"] or seen["top"] < 0]
+
+
+@pytest.fixture
+def screen_page(page):
+    """The page fixture's page, at a window size a test sets; the usual size after."""
+    yield page
+    page.set_viewport_size({"width": WIDTH, "height": 1000})
+
+
+@pytest.mark.parametrize("screen", SCREENS)
+@pytest.mark.parametrize("path", PATHS, ids=[p.stem for p in PATHS])
+def test_the_first_screen_shows_the_title_and_the_first_paragraph(site, screen_page, path, screen):
+    page = screen_page
+    page.set_viewport_size(SCREENS[screen])
+    page.goto(urljoin(site, f"{path.stem}.html"))
+    assert first_screen_problems(page) == []
+
+
+def test_a_first_screen_taken_by_something_else_fails_the_check(site, screen_page):
+    page = screen_page
+    page.set_viewport_size(SCREENS["1366x768"])
+    page.goto(urljoin(site, f"{PATHS[1].stem}.html"))
+    page.evaluate("() => document.querySelector('article h1').insertAdjacentHTML('afterend', "
+                  "'<pre style=\"height: 900px\">58 lines of set-up</pre>')")
+    found = first_screen_problems(page)
+    assert len(found) == 1 and found[0].startswith("the paragraph ends at"), found

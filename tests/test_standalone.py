@@ -1,14 +1,15 @@
 """Every notebook opened on its own, as Google Colab or a download meets it
 (tools/testkit/alone.py): copied alone into an empty folder and executed in a Python
 with Colab's ipywidgets 7, without this repository on the path and without
-torchviz. Its set-up cell installs the collection from a wheel of this
-checkout (standing in for GitHub's archive) and what the runtime lacks; then
-every cell must run as tagged and print what the stored notebook printed
-(nbval's sanitizing), and every widget must redraw when a control changes.
+torchviz. Its set-up cell installs the collection from GitHub's address,
+which git fetches from a local repository of this checkout, and
+helpers/standalone.py adds what the runtime lacks; the cell prints one line;
+then every cell must run as tagged and print what the stored notebook
+printed (nbval's sanitizing), and every widget must redraw when a control
+changes.
 
-Shown failing: a notebook without its set-up cell, a source that cannot be
-installed, and a changed output. Offline, on a Python without matplotlib or
-ipywidgets, the cells after the set-up cell say to run it."""
+Shown failing: a notebook without its set-up cell, a machine offline (Run
+All stops at the set-up cell), and a changed output."""
 
 import copy
 from importlib import metadata
@@ -16,7 +17,6 @@ from importlib import metadata
 import nbformat
 import pytest
 
-from helpers.torch_version import torch_report
 from tools.build.nav import INSTALL
 from tools.build.run_notebooks import problems
 from tools.notebooks import notebook_paths
@@ -51,21 +51,21 @@ for panel in panels:
 
 @pytest.fixture(scope="module")
 def colab(tmp_path_factory):
-    """(python, wheel): the Colab-like environment and the collection's wheel."""
+    """(python, source): the Colab-like environment and the stand-in for GitHub."""
     root = tmp_path_factory.mktemp("alone")
-    return alone.environment(root / "env"), alone.build_wheel(root / "wheel")
+    return alone.environment(root / "env"), alone.build_repository(root / "github")
 
 
-def run(nb_path, colab, folder, edit=None, source=None):
+def run(nb_path, colab, folder, edit=None, source=None, stop_on_error=False):
     """Run `nb_path` alone (after `edit(nb)`, if given); the set-up cell's installs are undone after."""
-    python, wheel = colab
+    python, github = colab
     if edit:
         nb = nbformat.read(nb_path, as_version=4)
         edit(nb)
         nb_path = folder.with_suffix(".ipynb")
         nbformat.write(nb, nb_path)
     try:
-        return alone.run_alone(nb_path, python, source or wheel, folder)
+        return alone.run_alone(nb_path, python, source or github, folder, stop_on_error=stop_on_error)
     finally:
         alone.uninstall(python)
 
@@ -78,8 +78,8 @@ def with_redraw(nb):
 def test_a_notebook_alone_runs_as_in_the_repository(path, colab, tmp_path):
     fresh = run(path, colab, tmp_path / "alone", edit=with_redraw)
     stored = nbformat.read(path, as_version=4)
-    kept = "The collection's helpers are installed with torchviz; kept ipywidgets 7.7.1, and torch "
-    assert alone.set_up_output(fresh).startswith(kept)
+    said = alone.set_up_output(fresh)
+    assert said.startswith("Ready: ") and said.count("\n") == 1, said    # pip's lines cleared: one line
     extra = fresh.cells.pop()
     assert problems(fresh) == []
     assert alone.differences(stored, fresh) == []
@@ -100,50 +100,25 @@ def test_without_its_set_up_cell_a_notebook_alone_fails(colab, tmp_path):
     assert len(problems(fresh)) > 5
 
 
-def test_a_source_that_cannot_be_installed_is_named(colab, tmp_path):
-    missing = tmp_path / "no-such-collection.whl"
-    fresh = run(notebook_paths()[0], colab, tmp_path / "alone", source=missing)
-    setup = next(c for c in fresh.cells if c.get("id") == INSTALL)
-    (error,) = [o for o in setup.outputs if o.output_type == "error"]
-    assert error.ename == "RuntimeError" and f"could not install the helpers from {missing}" in error.evalue
-
-
-def test_offline_the_cells_after_the_set_up_cell_say_to_run_it(tmp_path, monkeypatch):
-    """01 alone, offline, in a Python with torch but none of the packages the
-    set-up cell adds or names (helpers.standalone's SMALL: matplotlib,
-    graphviz, torchviz) nor ipywidgets: the set-up cell says what to do
-    instead, and the cells after it, whose first imports ipywidgets and
-    matplotlib before the helpers, say to run it; none says "No module
-    named", which sends a learner to pip install the wrong thing. The set-up
-    cell is install_source()'s, as `make nav` writes it."""
-    from helpers.standalone import RUNTIME, SMALL
-    from tools.build.nav import install_source
-
-    lacking = tuple(module for module, _ in (*SMALL, *RUNTIME) if module != "torch")
-    python = alone.environment(tmp_path / "env", lacking=lacking)
-    monkeypatch.setenv("PIP_RETRIES", "0")
-    monkeypatch.setenv("PIP_TIMEOUT", "3")
-    nb = nbformat.read(notebook_paths()[1], as_version=4)
-    next(c for c in nb.cells if c.get("id") == INSTALL).source = install_source()
-    nbformat.write(nb, tmp_path / notebook_paths()[1].name)
-    fresh = alone.run_alone(tmp_path / notebook_paths()[1].name, python, "http://127.0.0.1:9/notebooks.zip",
-                            tmp_path / "alone")
-    errors = [(c.get("id"), o) for c in fresh.cells if c.cell_type == "code" for o in c.outputs
-              if o.output_type == "error"]
-    code = [c.get("id") for c in fresh.cells if c.cell_type == "code"]
-    assert errors[0][0] == INSTALL and "GRAPH_NOTEBOOKS_SOURCE" in errors[0][1].evalue, errors[0]
-    shown = "\n".join(errors[0][1].traceback).splitlines()     # what the notebook shows of the error
-    assert len(shown) <= 4 and shown[0].startswith("RuntimeError: could not install"), shown
-    (cell, after), said = errors[1], [f"{o.ename}: {o.evalue}" for _, o in errors]
-    assert cell == code[1] and after.ename == "ModuleNotFoundError", said[:3]
-    assert "run the set-up cell at the top" in after.evalue and "ipywidgets" in after.evalue, said[1]
-    assert not [line for line in said if "No module named" in line], said
+def test_offline_run_all_stops_at_the_set_up_cell(colab, tmp_path):
+    """No network (git cannot fetch the collection): the set-up cell fails
+    with pip's line and the helpers not importable, and Run All runs no
+    cell after it."""
+    fresh = run(notebook_paths()[1], colab, tmp_path / "alone", source=tmp_path / "no-network", stop_on_error=True)
+    code = [c for c in fresh.cells if c.cell_type == "code"]
+    assert code[0].get("id") == INSTALL
+    (error,) = [o for o in code[0].outputs if o.output_type == "error"]
+    assert error.ename == "ModuleNotFoundError" and "helpers" in error.evalue
+    printed = alone.set_up_output(fresh).splitlines()
+    assert len(printed) <= 2 and "git clone" in printed[0], printed
+    assert [c.outputs for c in code[1:] if c.outputs] == []
 
 
 def test_a_changed_output_is_a_difference():
     stored = nbformat.read(notebook_paths()[1], as_version=4)
     changed = copy.deepcopy(stored)
-    cell = next(c for c in changed.cells if c.cell_type == "code" and any(o.output_type == "stream" for o in c.outputs))
+    cell = next(c for c in changed.cells if c.cell_type == "code" and c.get("id") != INSTALL
+                and any(o.output_type == "stream" for o in c.outputs))
     next(o for o in cell.outputs if o.output_type == "stream").text += "one line more\n"
     assert alone.differences(stored, stored) == []
     assert len(alone.differences(stored, changed)) == 1
@@ -169,18 +144,19 @@ def imported(source):
     return found
 
 
-def test_the_wheel_carries_and_declares_what_the_notebooks_use(colab):
+def test_the_wheel_carries_and_declares_what_the_notebooks_use(tmp_path):
     import sys
     import zipfile
     from importlib.metadata import packages_distributions
 
     from packaging.requirements import Requirement
 
-    names = zipfile.ZipFile(colab[1]).namelist()
+    wheel = alone.build_wheel(tmp_path / "wheel")
+    names = zipfile.ZipFile(wheel).namelist()
     assert {f"helpers/stored_notebooks/{p.name}" for p in notebook_paths()} <= set(names)
     assert {f"helpers/exercises/{p.name}" for p in alone.ROOT.joinpath("helpers", "exercises").glob("*.py")} <= set(
         names)
-    metadata = zipfile.ZipFile(colab[1]).read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
+    metadata = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
     declared = {Requirement(line.split(":", 1)[1]).name.lower() for line in metadata.splitlines()
                 if line.startswith("Requires-Dist:")}
     sources = [c.source for p in notebook_paths() for c in nbformat.read(p, as_version=4).cells
@@ -194,29 +170,39 @@ def test_the_wheel_carries_and_declares_what_the_notebooks_use(colab):
     assert undeclared == set(), f"imported but not in pyproject.toml's dependencies: {sorted(undeclared)}"
 
 
-def test_complete_installs_only_what_the_runtime_lacks(monkeypatch, capsys):
+def test_ready_installs_only_what_the_runtime_lacks(monkeypatch):
     from helpers import standalone
 
     real = standalone.importlib.util.find_spec
     monkeypatch.setattr(standalone.importlib.util, "find_spec", lambda name: None if name == "torchviz" else real(name))
     calls = []
-    assert standalone.complete(install=calls.append) == ["torchviz"]
+    line = standalone.ready(install=calls.append)
     assert calls == [["--no-deps", "torchviz"]]
-    printed = capsys.readouterr().out
-    assert printed.startswith("The collection's helpers are installed with torchviz; kept ipywidgets ")
-    assert f", and {torch_report(metadata.version('torch'))[1]}." in printed
+    assert line == standalone.ready_line(metadata.version("torch")) and line.startswith("Ready: ")
 
 
 @pytest.mark.parametrize("absent", ["torch", "ipywidgets"])
-def test_complete_never_installs_the_runtimes_own(monkeypatch, absent):
+def test_ready_never_installs_the_runtimes_own(monkeypatch, absent):
     from helpers import standalone
 
     real = standalone.importlib.util.find_spec
     monkeypatch.setattr(standalone.importlib.util, "find_spec", lambda name: None if name == absent else real(name))
     calls = []
-    with pytest.raises(RuntimeError, match=f"this Python has no {absent}.*pip install {absent}"):
-        standalone.complete(install=calls.append)
+    with pytest.raises(standalone.SetUpError, match=f"this Python has no {absent}: pip install {absent}") as raised:
+        standalone.ready(install=calls.append)
     assert calls == []
+    shown = raised.value._render_traceback_()          # what a notebook shows: the message, no traceback
+    assert len(shown) <= 3 and shown[0].startswith("SetUpError: this Python has no"), shown
+
+
+def test_the_ready_line_names_the_learners_torch_where_it_differs():
+    from helpers.standalone import ready_line
+
+    same = ready_line("2.13.0+cpu", pinned="2.13.0", tagged=5)
+    other = ready_line("2.14.1", pinned="2.13.0", tagged=5)
+    assert same == "Ready: torch 2.13.0, the release this text was checked against."
+    assert other.startswith("Ready: this text was checked against torch 2.13.0; yours is 2.14.1, so the 5 cells")
+    assert "\n" not in same + other
 
 
 def test_every_address_of_the_repository_names_the_one_in_project_py():
@@ -237,12 +223,12 @@ def test_every_address_of_the_repository_names_the_one_in_project_py():
 
 
 def test_the_set_up_cell_needs_neither_torch_nor_ipywidgets_to_speak():
-    """The set-up cell imports helpers.project and helpers.standalone before it
-    knows torch and ipywidgets are there: neither may import them, so a runtime
-    without them gets complete()'s message, not a bare ModuleNotFoundError."""
+    """The set-up cell loads helpers.standalone before it knows torch and
+    ipywidgets are there: it may import neither, so a runtime without them
+    gets ready()'s message, not a bare ModuleNotFoundError."""
     import subprocess
     import sys
 
-    code = "import sys, helpers.project, helpers.standalone; print(sorted({'torch', 'ipywidgets'} & set(sys.modules)))"
+    code = "import sys, helpers.standalone; print(sorted({'torch', 'ipywidgets'} & set(sys.modules)))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"

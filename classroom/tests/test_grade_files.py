@@ -79,9 +79,14 @@ def hostile(folder, privileged=PRIVILEGED):
         return write(json.dumps(nb))
 
     classmate, solutions = folder / "zed" / STORED.name, folder.parent / "solutions" / STORED.name
+    def link_to_strangers(path):       # a hard link to a file another user owns (the teacher's solutions)
+        give_away(solutions)
+        os.link(solutions, path)
+
     root_only = {
         "device": (make_device, "not a regular file"),
         "not-the-learner-s": (give_away, f"belongs to uid {STRANGER}, not to uid"),
+        "hard-link": (link_to_strangers, f"belongs to uid {STRANGER}, not to uid"),
     }
     return {
         **(root_only if privileged else {}),
@@ -89,7 +94,6 @@ def hostile(folder, privileged=PRIVILEGED):
         "to-classmate": (lambda path: path.symlink_to(classmate), "is a link"),
         "to-zero": (lambda path: path.symlink_to("/dev/zero"), "is a link"),
         "to-solutions": (lambda path: path.symlink_to(ROOT / "tests" / "answers"), "is a link"),
-        "hard-link": (lambda path: os.link(solutions, path), "is a hard link (one of 2 names"),
         "huge": (lambda path: (path.write_text(""), os.truncate(path, grade_files.MAX_BYTES + 1)), "larger than 32 MB"),
         "deep-array": (write(deep(100_000)), "nests deeper than 64"),
         "deep-in-cell": (write(json.dumps({**VALID, "metadata": json.loads(deep(200))})), "nests deeper"),
@@ -286,6 +290,29 @@ def test_a_submission_whose_judging_raises_is_not_graded_alone(tmp_path, monkeyp
     assert len(mine) == len(grade.declared("06")) and all(
         r.status == "not graded" and r.detail.startswith("grading this notebook failed (TypeError") for r in mine)
     assert {r.learner for r in found} == {"alice", "mallory"} and "grading this notebook failed" in text
+
+
+def test_a_classmate_s_hard_link_leaves_the_notebook_theirs(tmp_path):
+    """A learner who hard-links a classmate's notebook into their own folder
+    takes nothing from the classmate: the classmate's name for it still reads
+    (and, where the classmate owns it, the copy is refused for the linker)."""
+    honest, copycat = tmp_path / "honest", tmp_path / "copycat"
+    honest.mkdir()
+    copycat.mkdir()
+    (honest / STORED.name).write_text(json.dumps(VALID))
+    os.link(honest / STORED.name, copycat / STORED.name)
+    assert grade_files.read_notebook(honest / STORED.name, honest).cells
+    if PRIVILEGED:
+        os.chown(honest, STRANGER, -1)
+        os.chown(honest / STORED.name, STRANGER, -1)
+        assert grade_files.read_notebook(honest / STORED.name, honest).cells
+        with pytest.raises(grade_files.Unreadable, match=f"belongs to uid {STRANGER}"):
+            grade_files.read_notebook(copycat / STORED.name, copycat)
+
+
+def test_a_name_that_looks_like_a_classmate_s_shows_its_invisible_characters():
+    assert grade_files.one_line("honest\u200b") == "honest<U+200B>"
+    assert grade_files.md("\u202etsenoh") == "`<U+202E>tsenoh`"
 
 
 def test_a_learner_s_folder_of_any_depth_stops_no_one(tmp_path):

@@ -35,8 +35,10 @@ def stored_definitions(notebook: str, folder: Path = NOTEBOOKS) -> dict[str, Any
     for number, cell in enumerate(cells):
         # the tag is tools.notebooks.SLOT, spelt out: helpers never import tools (a learner's tools/ may come first)
         if cell.get("cell_type") == "code" and "answer-slot" not in cell.get("metadata", {}).get("tags", []):
-            lines = "".join(cell.get("source", "")).splitlines()     # without IPython's magics and shell lines
-            source = "\n".join(line for line in lines if not line.lstrip().startswith(("%", "!")))
+            # IPython's magics and shell lines made `pass`: an `if` whose body is one still parses
+            lines = "".join(cell.get("source", "")).splitlines()
+            source = "\n".join(line[:len(line) - len(line.lstrip())] + "pass" if line.lstrip().startswith(("%", "!"))
+                               else line for line in lines)
             _define(source, f"<stored notebook {found[0].name}, cell {number}>", scope)
     return {name: value for name, value in scope.items() if isinstance(value, (FunctionType, type))}
 

@@ -12,8 +12,7 @@ import textwrap
 
 import nbformat
 
-from helpers.project import REPOSITORY, colab_url
-from helpers.standalone import RUNTIME, SMALL
+from helpers.project import REPOSITORY, colab_url, git_source
 from helpers.torch_version import RELEASE_TAG, TORCH_NEEDED, pinned_torch, release_cells
 from tools.build.pacing import INSTALL, pace, read_after, spoken, time_line
 from tools.notebooks import INDEX, NOTEBOOKS, ROOT, notebook_paths
@@ -27,81 +26,26 @@ README = ROOT / "README.md"
 LIST, END = "<!--NOTEBOOKS-->", "<!--/NOTEBOOKS-->"
 
 
+# The set-up cell's metadata: its code hidden in JupyterLab and Notebook 7, a form in Colab, so a
+# learner sees its first line, the title; tagged so the site leaves it out (tools/build/site.py).
+# Its one line names the learner's torch, so nbval does not compare it (tests/structure.py's tags).
+KERNEL_ONLY = "kernel-only"
+INSTALL_TAGS = [KERNEL_ONLY, "nbval-ignore-output", "varies-with-torch"]
+
+
 def install_source(repository=REPOSITORY):
-    """The set-up cell: where `helpers` imports (the repository, make lab,
-    Binder, an installed collection) it installs nothing and prints nothing;
-    elsewhere (Colab, a notebook downloaded alone) it installs the collection
-    from GitHub (or from $GRAPH_NOTEBOOKS_SOURCE: a local wheel, folder or
-    archive) without its dependencies, then what the runtime lacks
-    (helpers/standalone.py). Everywhere it then turns on the short form of
-    errors (helpers/errors.py). Its comment says what to run after a kernel
-    restart or on coming back to a saved notebook."""
-    archive = f'"https://github.com/{repository}"\n        "/archive/refs/heads/main.zip"'
-    # what the cells after this one import before the helpers: what complete() installs or names
-    needed = "{" + ", ".join(f'"{module}"' for module, _ in (*SMALL, *RUNTIME)) + "}"
+    """The set-up cell, four lines: its title; where `helpers` imports (the
+    repository, make lab, Binder, an installed collection) it installs
+    nothing, elsewhere (Colab, a notebook downloaded alone) it installs the
+    collection from GitHub without its dependencies; then
+    helpers/standalone.py adds what the runtime lacks, turns on the short
+    form of errors and prints one line. Where the install failed (offline),
+    the last line stops the run: the helpers cannot be imported."""
     return f"""\
-# Set-up: run this first. In the collection's own JupyterLab (make lab,
-# Binder) it installs nothing. Opened on its own (Colab, a download) it
-# installs the collection's helpers, which needs the internet for a
-# moment, and keeps this runtime's torch and ipywidgets. Errors then show
-# their message and your own lines first (%tb prints the full traceback).
-# After a kernel restart, or back at a saved notebook, run the cells from
-# here down to where you were: select that cell, then in the Run menu,
-# "Run All Above Selected Cell" (in Colab: Runtime > Run before).
-try:
-    import helpers.project  # noqa: F401
-except ModuleNotFoundError:
-    import importlib.abc
-    import os
-    import subprocess
-    import sys
-
-    class NotInstalled(importlib.abc.MetaPathFinder):
-        # until this cell installs the helpers, importing them, or what
-        # they need and this Python lacks, says so
-        def __init__(self, names):
-            self.names = names
-
-        def find_spec(self, name, path=None, target=None):
-            top = name.split(".")[0]
-            what = "the helpers are" if top == "helpers" else f"{{top}} is"
-            if top in self.names:
-                raise ModuleNotFoundError(
-                    f"{{what}} not installed: run the set-up cell at the top"
-                    " and follow what it says", name=top)
-
-    sys.meta_path[:] = [f for f in sys.meta_path
-                        if type(f).__name__ != "NotInstalled"]
-    sys.modules.pop("helpers", None)  # a different package of that name
-    source = os.environ.get(
-        "GRAPH_NOTEBOOKS_SOURCE",
-        {archive})
-    done = subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
-         source], capture_output=True, text=True)
-    if done.returncode:
-        sys.meta_path.insert(0, NotInstalled({{"helpers"}}))
-        # last: only what no other finder finds
-        sys.meta_path.append(NotInstalled(
-            {needed}))
-        said = [line for line in done.stderr.splitlines() if line.strip()
-                and not line.startswith(("WARNING", "hint"))] or ["?"]
-        failed = RuntimeError(
-            f"could not install the helpers from {{source}} (pip: {{said[0]}})."
-            "\\nOffline: %env GRAPH_NOTEBOOKS_SOURCE=<path of a wheel, zip or"
-            " checkout\\nof computational-graphs-notebooks>, or pip install "
-            "one; then run this cell again.")
-        # shown as these three lines alone, not under this cell's source
-        failed._render_traceback_ = lambda: (
-            f"RuntimeError: {{failed}}".splitlines())
-        raise failed from None
-    importlib.invalidate_caches()
-    from helpers.standalone import complete
-
-    complete()
-from helpers.errors import short_tracebacks
-
-short_tracebacks()"""
+# @title Set-up: run first
+if not __import__("importlib.util").util.find_spec("helpers"):
+    %pip install -qqq --no-deps {git_source(repository)}
+%reload_ext helpers.standalone"""
 
 
 def title(nb):
@@ -143,8 +87,7 @@ def toc_text(names, titles, paces):
     path = (f"**The core path, {spoken(core)}:** this page and notebooks {lessons[0]} to {lessons[-1]}, "
             "without the parts marked "
             f"*Optional* where they stand (sections, exercises, and the optional notebooks). "
-            f"Everything: {spoken(whole)}. Times are computed from each notebook's contents "
-            "(`tools/build/pacing.py` states the reading rates).")
+            f"Everything: {spoken(whole)}.")
     return f"{TOC}\n## Contents\n\n{path}\n\n" + ("\n".join(rows) or "No lessons yet.")
 
 
@@ -183,6 +126,10 @@ def updated(nb, nav, toc, time="", top=None):
     found = [k for k, cell in enumerate(cells) if cell.get("id") == INSTALL]
     install = cells.pop(found[0]) if found else nbformat.v4.new_code_cell("", id=INSTALL)
     install.source = install_source()
+    install.metadata["jupyter"] = {**install.metadata.get("jupyter", {}), "source_hidden": True}
+    install.metadata["cellView"] = "form"
+    tags = install.metadata.get("tags", [])
+    install.metadata["tags"] = tags + [t for t in INSTALL_TAGS if t not in tags]
     cells.insert(2, install)                 # right under the top navigation: run first
     for cell in cells:
         if cell.cell_type == "markdown" and cell.source.startswith(TOC):

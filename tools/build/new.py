@@ -13,6 +13,7 @@ import sys
 
 import nbformat
 
+from tools.build.nav import KERNEL_ONLY
 from tools.notebooks import CHECK, NOTEBOOKS, ROOT, SLOT, notebook_paths
 from tools.runtime import kernel
 
@@ -81,20 +82,22 @@ def notebook(number, slug, title, read_after=None):
              "x = torch.tensor(1.5, requires_grad=True)\n"
              'draw_graph(repeat(x, 3), {"x": x})'),
         md("Move the slider: each round adds one `MulBackward0`, and the leaf keeps its one "
-           "`AccumulateGrad` node."),
+           "`AccumulateGrad` node.", metadata={"tags": [KERNEL_ONLY]}),
         code("panel(\n"
              "    partial(repeat_view, repeat),\n"
              '    n=widgets.IntSlider(value=3, min=1, max=4, description="n"),\n'
              ")", tags=[f"widget-{slug}-loop"]),
-        md("## Exercises"),
+        md("## Exercises\n\nAnswer each exercise in its cell, then run the check under it; "
+           "[the index](00-index.ipynb) says how the checks, hints and score work."),
         md("### 1. Predict: nodes of seven rounds\n\n"
            "How many autograd nodes does `repeat(x, 7)` record, the leaf's `AccumulateGrad` included?"),
         code("answer_1 = ____   # a whole number", tags=[SLOT]),
         code("ex.q1.check(answer_1)", tags=[CHECK]),
         md("## Summary\n\n- A loop's graph has one node per operation it ran, and one `AccumulateGrad` per "
            "leaf."),
-        md("## Your score\n\nRun this after the exercises: it counts the latest check of each one."),
-        code("ex.score()"),
+        md("## Your score\n\nRun this after the exercises: it counts the latest check of each one.",
+           metadata={"tags": [KERNEL_ONLY]}),
+        code("ex.score()", tags=[KERNEL_ONLY]),
     ]
     return nb
 

@@ -3,9 +3,13 @@ is executed. The notebooks are staged first (copies under build/), then
 Sphinx with myst-nb and the book theme turns them into HTML:
 
 - every drawing becomes inline SVG;
-- a widget shows the drawing stored in its saved state, and a line saying
-  that changing the controls needs a running kernel, with Binder and Colab
-  links to the notebook;
+- what only a running kernel can use is left out: cells tagged kernel-only
+  (the set-up cell, the score, the index's environment check, how to move a
+  widget's controls), the checks' "Not answered yet" (a check cell keeps its
+  code, not its stored output), and the notebook's own navigation lines (the
+  site has its own), whose time line stays;
+- a widget shows the drawing stored in its saved state, and one line saying
+  where its controls work (Binder, Colab);
 - after each exercise's check, its hint and a solution, folded;
 - the index notebook gets the table of contents that makes the sidebar.
 
@@ -29,6 +33,7 @@ import nbformat
 
 from helpers.draw import fitted
 from helpers.project import REPOSITORY, binder_url, colab_url
+from tools.build.nav import KERNEL_ONLY, NAV
 from tools.build.solutions import CHECK, exercises_of
 from tools.notebooks import notebook_paths
 
@@ -69,10 +74,10 @@ def site_repository():
 
 
 def kernel_line(name, repository):
-    where = (f'open the notebook with <code>make lab</code>, <a href="{binder_url(name, repository)}">on Binder</a> '
-             f'or <a href="{colab_url(name, repository)}">in Colab</a>')
-    return f'<p class="kernel-note"><em>This is the stored first drawing. Changing the controls needs a running ' \
-           f"kernel: {where}.</em></p>"
+    """The one line under a widget's stored drawing: where its controls work."""
+    return (f'<p class="kernel-note"><em>The stored drawing: to move its controls, open the notebook '
+            f'<a href="{binder_url(name, repository)}">on Binder</a> or '
+            f'<a href="{colab_url(name, repository)}">in Colab</a>.</em></p>')
 
 
 def retargeted(text, repository):
@@ -124,12 +129,19 @@ def staged(path, names, repository):
     exercises = iter(() if path.name.startswith("00") else exercises_of(path))
     cells = []
     for cell in nb.cells:
+        tags = cell.metadata.get("tags", [])
+        if KERNEL_ONLY in tags:
+            continue
         if cell.cell_type == "code":
-            cell.outputs = [staged_output(nb, o, path.name, repository) for o in cell.outputs]
+            cell.outputs = [] if CHECK in tags else [staged_output(nb, o, path.name, repository) for o in cell.outputs]
+        elif cell.source.startswith(NAV):
+            cell.source = "\n".join(line for line in cell.source.split("\n\n")[1:] if line.strip())
+            if not cell.source:
+                continue
         elif cell.cell_type == "markdown":
             cell.source = retargeted(cell.source, repository)
         cells.append(cell)
-        if CHECK in cell.metadata.get("tags", []):         # exercise N's check is the N-th cell so tagged
+        if CHECK in tags:                                   # exercise N's check is the N-th cell so tagged
             cells.append(folded_answers(next(exercises)))
     if path.name.startswith("00"):
         toc = "\n".join(n.removesuffix(".ipynb") for n in names[1:])

@@ -1,9 +1,11 @@
 """Run a notebook the way Google Colab or a download meets it: copied alone
 into an empty folder, in a Python that has torch, Jupyter and Colab's
 ipywidgets 7 but neither this repository nor torchviz. Its set-up cell (the
-first code cell, tools/build/nav.py) must install the collection, here from a
-wheel built from this checkout instead of GitHub ($GRAPH_NOTEBOOKS_SOURCE),
-and every cell after it must run as it does in the repository.
+first code cell, tools/build/nav.py) must install the collection with
+`%pip install git+https://github.com/<REPOSITORY>`, here cloned from a local
+git repository of this checkout's files instead of GitHub (git's
+url.<base>.insteadOf, given in GIT_CONFIG_* variables), and every cell after
+it must run as it does in the repository.
 
     python -m tools.testkit.alone [notebooks/01-....ipynb ...]    # prints each notebook's problems
 
@@ -18,6 +20,7 @@ the new folder.
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -29,7 +32,9 @@ import nbformat
 from jupyter_client.kernelspec import KernelSpec, KernelSpecManager
 from jupyter_client.manager import KernelManager
 from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError
 
+from helpers.project import repository_url
 from tools.build.nav import INSTALL
 from tools.build.run_notebooks import problems
 from tools.notebooks import notebook_paths
@@ -43,12 +48,36 @@ KERNEL = "alone"
 SANITIZE = ROOT / "tests" / "sanitize.cfg"
 
 
+def build_repository(folder):
+    """A git repository in `folder` holding this checkout's files as they are
+    now (changes not committed included): what GitHub would serve."""
+    listed = subprocess.run(["git", "-C", str(ROOT), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                            check=True, capture_output=True, text=True).stdout.split("\0")
+    folder = Path(folder)
+    for name in filter(None, listed):
+        if (ROOT / name).is_file():
+            (folder / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(ROOT / name, folder / name)
+    git = ["git", "-C", str(folder), "-c", "user.name=alone", "-c", "user.email=alone@localhost"]
+    for command in (["init", "--quiet"], ["add", "--all"], ["commit", "--quiet", "-m", "a stand-in for GitHub"]):
+        subprocess.run(git + command, check=True, capture_output=True, text=True)
+    return folder
+
+
 def build_wheel(folder):
-    """A wheel of this checkout (what GitHub's archive would install), in `folder`."""
+    """A wheel of this checkout (what the install from GitHub builds), in `folder`."""
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
                     "--wheel-dir", str(folder), str(ROOT)], check=True, capture_output=True, text=True)
     (wheel,) = Path(folder).glob("computational_graphs_notebooks-*.whl")
     return wheel
+
+
+def github_redirected(source):
+    """The environment variables that make git fetch this collection's GitHub
+    address from `source` (a local repository, or a path that is not one: a
+    machine offline)."""
+    return {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": f"url.{source}.insteadOf",
+            "GIT_CONFIG_VALUE_0": repository_url()}
 
 
 def environment(folder, lacking=()):
@@ -83,25 +112,34 @@ class _Specs(KernelSpecManager):
         return super().get_kernel_spec(kernel_name)
 
 
-def run_alone(path, python, source, folder):
+def run_alone(path, python, source, folder, stop_on_error=False):
     """Notebook `path` copied alone into the empty folder `folder` and
-    executed there by `python` with $GRAPH_NOTEBOOKS_SOURCE=`source`;
-    returns it with its new outputs. The kernel starts in `folder`, with no
-    PYTHONPATH: nothing of this checkout is importable but what the set-up
-    cell installs."""
+    executed there by `python`, GitHub's address of the collection fetched
+    from `source` (build_repository's); returns it with its new outputs. The
+    kernel starts in `folder`, with no PYTHONPATH: nothing of this checkout
+    is importable but what the set-up cell installs. With `stop_on_error`,
+    the run stops at the first error, as Run All does."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=False)
     copy = folder / Path(path).name
     copy.write_bytes(Path(path).read_bytes())
     nb = nbformat.read(copy, as_version=4)
+    for cell in nb.cells:               # a cell the run does not reach shows nothing, not its stored outputs
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
     specs = _Specs()
     specs.python = python
     km = KernelManager(kernel_name=KERNEL, kernel_spec_manager=specs)
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
-    env |= {"GRAPH_NOTEBOOKS_SOURCE": str(source), "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
-    client = NotebookClient(nb, km=km, timeout=600, allow_errors=True, record_timing=False,
+    # the build uses this venv's setuptools (PIP_NO_BUILD_ISOLATION=0 turns isolation off), as offline as the rest
+    env |= github_redirected(source) | {"PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_BUILD_ISOLATION": "0"}
+    client = NotebookClient(nb, km=km, timeout=600, allow_errors=not stop_on_error, record_timing=False,
                             resources={"metadata": {"path": str(folder)}})
-    client.execute(env=env, cwd=str(folder))
+    try:
+        client.execute(env=env, cwd=str(folder))
+    except CellExecutionError:
+        if not stop_on_error:
+            raise
     return nb
 
 
@@ -147,8 +185,8 @@ def _texts(cell):
 def differences(stored, fresh):
     """Code cells whose text output (streams, text/plain, error names) differs
     between the stored notebook and `fresh`, as nbval would compare them: the
-    set-up cell (which prints only when it installs) and cells whose output
-    nbval ignores are left out."""
+    set-up cell (whose line names the runtime's torch) and cells whose
+    output nbval ignores are left out."""
     found = []
     pairs = zip(stored.cells, fresh.cells, strict=True)
     for number, (old, new) in enumerate(pairs):
@@ -164,10 +202,10 @@ def differences(stored, fresh):
 def main(args):
     paths = [Path(a).resolve() for a in args] or notebook_paths()
     with tempfile.TemporaryDirectory() as tmp:
-        wheel = build_wheel(Path(tmp) / "wheel")
+        source = build_repository(Path(tmp) / "github")
         python = environment(Path(tmp) / "env")
         for path in paths:
-            nb = run_alone(path, python, wheel, Path(tmp) / path.stem)
+            nb = run_alone(path, python, source, Path(tmp) / path.stem)
             uninstall(python)
             found = problems(nb) + differences(nbformat.read(path, as_version=4), nb)
             print(f"{path.name}: {set_up_output(nb).strip()}")

@@ -38,12 +38,17 @@ IDLE = f"{NB} .jp-Notebook-ExecutionIndicator[data-status='idle']"
 KERNEL_READY = f"""() => {{ const name = document.querySelector('{NB} .jp-Toolbar-kernelName');
   return !!name && name.innerText.trim() !== '' && !name.innerText.includes('No Kernel')
     && !!document.querySelector("{IDLE}"); }}"""
-PROMPTS = f"[...document.querySelectorAll('{NB} .jp-CodeCell .jp-InputPrompt')].map(e => e.textContent.trim())"
-DONE = f"""() => {{ const p = {PROMPTS};
-  return p.length > 0 && p[p.length - 1] === `[${{p.length}}]:` && p.every(t => /^\\[\\d+\\]:$/.test(t))
+# The run numbers of the code cells whose input shows: a hidden input (the set-up cell's) shows a
+# placeholder, whose prompt is empty; the last cell's number counts every code cell.
+PROMPTS = (f"[...document.querySelectorAll('{NB} .jp-CodeCell .jp-InputPrompt:not(.jp-Placeholder-prompt)')]"
+           ".map(e => e.textContent.trim())")
+DONE = f"""() => {{ const p = {PROMPTS}, n = document.querySelectorAll('{NB} .jp-CodeCell').length;
+  return p.length > 0 && p[p.length - 1] === `[${{n}}]:` && p.every(t => /^\\[\\d+\\]:$/.test(t))
     && !!document.querySelector("{IDLE}"); }}"""
+# a cell whose input is hidden (the set-up cell) shows its first line in a placeholder instead of its editor
 CELLS = f"""() => [...document.querySelectorAll('{NB} .jp-CodeCell')].map(c => ({{
-  source: c.querySelector('.cm-content').innerText,
+  source: (c.querySelector('.cm-content') || {{innerText: ''}}).innerText,
+  placeholder: (c.querySelector('.jp-InputPlaceholder .jp-PlaceholderText') || {{innerText: ''}}).innerText,
   stderr: !!c.querySelector('.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]')}}))"""
 
 
@@ -158,5 +163,7 @@ def menu(page, heading, item):
 
 
 def cells(page):
-    """Each code cell's source and whether it shows an error (stderr) output."""
+    """Each code cell's source (empty when its input is hidden), the line its
+    hidden input's placeholder shows, and whether it shows an error (stderr)
+    output."""
     return page.evaluate(CELLS)
