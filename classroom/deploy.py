@@ -36,7 +36,7 @@ KERNEL_GB = 0.45            # the heaviest notebook's kernel after Run All (RSS 
 START_CPU_SECONDS = 7.5     # CPU time of a server's first start, the working copy made (6.5-11 s)
 SLOWEST_START = 101         # seconds: the slowest of 20 learners logging in within 4 s, 2 busy cores
 START_TIMEOUT = 180         # seconds: a start may take (hub and chart), 1.8 x SLOWEST_START
-OPEN_AT_ONCE = 3            # notebooks a learner may keep open (kernelShutdown closes the others)
+OPEN_AT_ONCE = 3            # notebooks a learner may keep open (idle culling ends the others' kernels)
 NODE_CORES = 4              # cores of a Kubernetes node the chart's numbers assume
 RESERVED_GB = 2.0           # what a machine of `make hub` keeps for the hub, the proxy and the system
 
