@@ -129,10 +129,3 @@ def test_actionlint_finds_nothing_in_the_workflows():
 def test_the_workflow_tests_every_push_and_deploys_only_tested_sites_from_main():
     assert workflow_problems(load(MAIN)) == []
 
-
-def test_no_other_workflow_deploys_or_runs_on_node_20():
-    for path in WORKFLOWS:
-        doc = load(path)
-        assert old_actions(doc) == [], path.name
-        if path != MAIN:
-            assert "actions/deploy-pages@" not in path.read_text(), f"{path.name} deploys too"
