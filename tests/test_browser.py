@@ -26,7 +26,7 @@ from helpers.exercises import declared
 from helpers.lessons import of
 from helpers.widgets import RUN_TO_USE
 from tools.build.run_notebooks import raises
-from tools.notebooks import NOTEBOOKS, notebook_paths
+from tools.notebooks import notebook_paths
 from tools.testkit.browser import NB, cells, open_notebook, run_all, serve, stop
 from tools.testkit.first_open import broken, notices, rendered, stored
 from tools.testkit.legibility import measure, reached, smallest, states
@@ -65,13 +65,13 @@ def lab(browser, tmp_path_factory):
         stop(proc)
 
 
-def check_widgets(page, timings, notebook, declared=None, folder=NOTEBOOKS):
+def check_widgets(page, timings, notebook):
     """Make each registered widget's checked changes in the page, in order,
     and assert on what each redraw shows (caption, drawing, no error); the
     time from the input event to the redraw, measured inside the page, is
     recorded."""
-    for widget in of(notebook, declared):
-        cell = widget_cell(page, cell_index(notebook, widget.tag, folder))
+    for widget in of(notebook):
+        cell = widget_cell(page, cell_index(notebook, widget.tag))
         for check in widget.checks:
             shown, ms = redraw(page, cell, widget, check.change)
             change = check.change

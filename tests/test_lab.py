@@ -182,19 +182,16 @@ def index_page(browser, lab):
     page.close()
 
 
-def shows(page, folder, path, within=SHOWN_WITHIN, settle=None):
+def shows(page, folder, path, within=SHOWN_WITHIN):
     """What the notebook at `path` (relative to the served `folder`), in the
     page's active tab, shows: waits until it shows what its file holds, or
-    for `within` seconds (or `settle` seconds once all its outputs are in
-    the page). Returns (what the file holds, what the page shows, (outputs
-    in the file, outputs in the page), the text of outputs that failed)."""
+    for `within` seconds. Returns (what the file holds, what the page shows,
+    (outputs in the file, outputs in the page), the text of outputs that failed)."""
     nb = nbformat.read(folder / path, as_version=4)
     expected, outputs = stored(nb), output_count(nb)
     deadline = time.monotonic() + within
     while True:
         shown, in_page, failed = rendered(page.locator(NB))
-        if settle and in_page == outputs:
-            deadline, settle = min(deadline, time.monotonic() + settle), None
         if (shown, in_page) == (expected, outputs) or time.monotonic() > deadline:
             return expected, shown, (outputs, in_page), failed
         time.sleep(0.25)
