@@ -2,13 +2,12 @@
 the ones tools/build/pacing.py computes from the notebooks' contents, and the
 computation counts what its docstring says it counts."""
 
-
 import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
 from tools.build import pacing
-from tools.build.nav import NAV, TOC, rewritten
+from tools.build.nav import NAV
 from tools.notebooks import notebook_paths
 
 PATHS = notebook_paths()
@@ -16,18 +15,6 @@ PATHS = notebook_paths()
 
 def _books():
     return {path.name: nbformat.read(path, as_version=4) for path in PATHS}
-
-
-def test_a_tampered_time_is_caught():
-    """The stored times are checked by make nav's own check (tests/test_notebooks.py runs
-    `stale(write=False)`); a time line or contents typed by hand is caught by it."""
-    books = _books()
-    lesson = books[PATHS[1].name]
-    lesson.cells[1].source = lesson.cells[1].source.replace("about", "just")
-    index = books[PATHS[0].name]
-    toc = next(c for c in index.cells if c.source.startswith(TOC))
-    toc.source = toc.source.replace("about", "only", 1)
-    assert [name for name, _ in rewritten(books)] == [PATHS[0].name, PATHS[1].name]
 
 
 def test_the_core_path_takes_about_three_hours_and_skips_the_optional_notebooks():
