@@ -139,7 +139,6 @@ def _small_model():
     (lambda y, model: trace_graph(trace_graph(y)), TypeError, "got a Graph"),
     (lambda y, model: trace_graph(y, saved="yes"), TypeError, "saved must be True or False"),
     (lambda y, model: draw_graph(trace_graph(y), model), ValueError, "params is not used for a Graph"),
-    (lambda y, model: draw_graph(trace_graph(y), max_nodes=50), ValueError, "max_nodes is not used for a Graph"),
     (lambda y, model: draw_graph(trace_graph(y), max_nodes=300), ValueError, "max_nodes is not used for a Graph"),
     (lambda y, model: draw_graph(trace_graph(y), roll=True), ValueError,
      "roll is not used for a Graph, which is drawn whole as trace_graph walked it: pass the tensor itself to "

@@ -24,11 +24,10 @@ from learner import chromium, new_learner
 
 from helpers.exercises import declared
 from helpers.lessons import of
-from helpers.lessons.widget import Check, Widget, press
 from helpers.widgets import RUN_TO_USE
 from tools.build.run_notebooks import raises
-from tools.notebooks import NOTEBOOKS, notebook_paths
-from tools.testkit.browser import NB, cells, cleared, menu, open_notebook, run_all, run_all_started, serve, stop
+from tools.notebooks import notebook_paths
+from tools.testkit.browser import NB, cells, open_notebook, run_all, serve, stop
 from tools.testkit.first_open import broken, notices, rendered, stored
 from tools.testkit.legibility import measure, reached, smallest, states
 from tools.testkit.widget_cells import cell_index
@@ -66,20 +65,13 @@ def lab(browser, tmp_path_factory):
         stop(proc)
 
 
-@pytest.fixture
-def page(browser):
-    page = browser.new_page(viewport=VIEWPORT)
-    yield page
-    page.close()
-
-
-def check_widgets(page, timings, notebook, declared=None, folder=NOTEBOOKS):
+def check_widgets(page, timings, notebook):
     """Make each registered widget's checked changes in the page, in order,
     and assert on what each redraw shows (caption, drawing, no error); the
     time from the input event to the redraw, measured inside the page, is
     recorded."""
-    for widget in of(notebook, declared):
-        cell = widget_cell(page, cell_index(notebook, widget.tag, folder))
+    for widget in of(notebook):
+        cell = widget_cell(page, cell_index(notebook, widget.tag))
         for check in widget.checks:
             shown, ms = redraw(page, cell, widget, check.change)
             change = check.change
@@ -253,50 +245,3 @@ def test_first_open_run_all_widgets_and_their_states(lab, browser, path, timings
              "at the top of the view": zoomed}
     failed = [f"{rule}:\n" + "\n".join(found) for rule, found in rules.items() if found]
     assert failed == [], "\n\n".join(failed)
-
-
-BROKEN = '''
-import ipywidgets as widgets
-from helpers import panel
-
-calls = []
-
-def render(n):
-    calls.append(n)
-    if len(calls) > 1:
-        raise RuntimeError("a broken callback")
-    return f"<p>n = {n}</p>"
-
-panel(render, n=widgets.IntSlider(value=1, min=0, max=5))
-'''
-BROKEN_WIDGET = Widget("broken", {"n": "IntSlider"}, (Check(press("n"), "n = 2"),), {}, notebook="broken")
-
-
-def test_a_broken_callback_fails_the_check(lab, page, timings):
-    """A view that raises on a change shows the error in the widget, in
-    place of the drawing, naming the learner's cell; the widget check fails
-    on it."""
-    folder, base, token = lab
-    cell = nbformat.v4.new_code_cell(BROKEN.strip(), metadata={"tags": [BROKEN_WIDGET.tag]})
-    nb = nbformat.v4.new_notebook(cells=[cell])
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nbformat.write(nb, folder / "broken.ipynb")
-    run_all(page, base, token, "broken.ipynb")
-    with pytest.raises(AssertionError) as failed:
-        check_widgets(page, timings, "broken", (BROKEN_WIDGET,), folder)
-    words = ["the view raised instead of drawing: No drawing for n=2: the view raised an error.",
-             "RuntimeError: a broken callback", "Cell In[1], line 9, in render"]
-    assert all(w in str(failed.value) for w in words), str(failed.value)
-
-
-def test_a_run_all_that_queues_nothing_is_told_apart(lab, page):
-    """The check behind run_all's one click: a cleared notebook whose
-    cells were not sent is not "started"; after Run All it is."""
-    folder, base, token = lab
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print('one')")])
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nbformat.write(nb, folder / "queued.ipynb")
-    cleared(page, base, token, "queued.ipynb")
-    assert not run_all_started(page, within=1)
-    menu(page, "Run", "Run All Cells")
-    assert run_all_started(page, within=30)

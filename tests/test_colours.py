@@ -8,8 +8,6 @@ import itertools
 import re
 from pathlib import Path
 
-import pytest
-
 from helpers import dot
 
 MIN_CONTRAST = 4.5
@@ -28,12 +26,6 @@ TEXTS = {"text": dot.TEXT_COLOUR, "saved": dot.SAVED_COLOUR, "freed": dot.FREED_
 FILLS = {kind: fill for kind, (fill, _, _) in dot.LEGEND.items()}
 # the cut note's fill carries only the cut colour, but every text is held to it
 BACKGROUNDS = {**FILLS, "cut note": dot.CUT_FILL}
-# The palette before the contrast check, kept to show the check fails on it.
-OLD_TEXTS = {"saved": "#bf360c", "freed": "#9e9e9e", "cut": "#c62828", "note": "#1565c0"}
-OLD_FILLS = {"output": "#c8e6c9", "op": "#e3e8ec", "leaf": "#bbdefb", "const": "#ffffff",
-             "group": "#ffe0b2", "highlight": "#fff176"}
-
-
 def linear(hex_colour):
     channels = (int(hex_colour[i:i + 2], 16) / 255 for i in (1, 3, 5))
     return [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
@@ -83,12 +75,6 @@ def test_every_text_reads_on_every_fill():
 
 def test_fills_stay_apart_for_each_colour_vision():
     assert close_fills(FILLS) == {}
-
-
-def test_the_checks_reject_the_old_palette():
-    assert low_contrast(OLD_TEXTS, OLD_FILLS)[("freed", "op")] == pytest.approx(2.17, abs=0.01)
-    assert ("saved", "leaf") in low_contrast(OLD_TEXTS, OLD_FILLS)
-    assert ("tritanopia", "group", "highlight") in close_fills(OLD_FILLS)
 
 
 def test_every_colour_in_dot_is_checked():

@@ -1,8 +1,7 @@
 """helpers/compiled.py and compiled_view.py: what torch.compile makes of
 the lessons' functions, as counts and operation names (the stable facts
 notebook 09 compares); the compile widget's view, made once per function
-and control values; notebook 09 shows the code its exercises run; and the
-rule that a cell left out of nbval's comparison says why."""
+and control values; and notebook 09 shows the code its exercises run."""
 
 import gc
 import types
@@ -11,8 +10,6 @@ import weakref
 import nbformat
 import pytest
 import torch
-from nbformat.v4 import new_code_cell, new_output
-from structure import VARIES, _cell_marks
 
 from helpers import compiled_view
 from helpers.arguments import MARK
@@ -247,27 +244,6 @@ def test_notebook_09_shows_the_code_its_exercises_run():
     assert " ".join(f"({a}, {b})," for a, b in CALLS).rstrip(",") in " ".join(question.split())
     slots = [c.source for c in nb.cells if "answer-slot" in c.metadata.get("tags", [])]
     assert [line for line in slots[1].splitlines() if "____" not in line] == CLIPPED.strip().splitlines()
-
-
-def _cell(tags, source="print(captured.calls[2].failed)"):
-    cell = new_code_cell(source, metadata={"tags": tags})
-    cell.outputs = [new_output("stream", name="stdout", text="('use_extra_layer == True',)\n")]
-    return cell
-
-
-def test_an_output_left_out_of_the_comparison_says_why():
-    assert _cell_marks(_cell(["nbval-ignore-output", VARIES])) == []
-    assert _cell_marks(_cell(["nbval-ignore-output"], "t = time.perf_counter()")) == []
-    assert any("only for cells that print measured times" in p for p in _cell_marks(_cell(["nbval-ignore-output"])))
-    assert any("goes with nbval-ignore-output" in p for p in _cell_marks(_cell([VARIES])))
-
-
-def test_notebook_09_compares_its_stable_facts_and_leaves_out_only_tagged_text():
-    nb = nbformat.read(NOTEBOOK, as_version=4)
-    ignored = [c for c in nb.cells if "nbval-ignore-output" in c.metadata.get("tags", [])]
-    assert ignored and all(VARIES in c.metadata["tags"] for c in ignored)
-    assert {k: nb.metadata["collection"][k] for k in ("optional", "read_after")} == {
-        "optional": True, "read_after": "05-interview-relevance"}
 
 
 def test_the_compile_view_says_so_when_a_redefined_function_gives_no_graph():

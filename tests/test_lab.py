@@ -6,13 +6,11 @@ Without a browser: loopback only, the token required, the index opened, the
 learners' settings and the kernel culling in force. In headless Chromium at
 1366x768: each notebook of the copy, opened without running anything, shows
 every stored drawing and widget view and no text form, no news pop-up shows,
-and two tabs of one notebook share its kernel. The same checks are
-shown failing on an untrusted notebook and with the settings turned off."""
+and two tabs of one notebook share its kernel."""
 
 import contextlib
 import json
 import re
-import shutil
 import sys
 import time
 import urllib.error
@@ -184,19 +182,16 @@ def index_page(browser, lab):
     page.close()
 
 
-def shows(page, folder, path, within=SHOWN_WITHIN, settle=None):
+def shows(page, folder, path, within=SHOWN_WITHIN):
     """What the notebook at `path` (relative to the served `folder`), in the
     page's active tab, shows: waits until it shows what its file holds, or
-    for `within` seconds (or `settle` seconds once all its outputs are in
-    the page). Returns (what the file holds, what the page shows, (outputs
-    in the file, outputs in the page), the text of outputs that failed)."""
+    for `within` seconds. Returns (what the file holds, what the page shows,
+    (outputs in the file, outputs in the page), the text of outputs that failed)."""
     nb = nbformat.read(folder / path, as_version=4)
     expected, outputs = stored(nb), output_count(nb)
     deadline = time.monotonic() + within
     while True:
         shown, in_page, failed = rendered(page.locator(NB))
-        if settle and in_page == outputs:
-            deadline, settle = min(deadline, time.monotonic() + settle), None
         if (shown, in_page) == (expected, outputs) or time.monotonic() > deadline:
             return expected, shown, (outputs, in_page), failed
         time.sleep(0.25)
@@ -287,39 +282,6 @@ def test_first_open_from_the_index(lab, index_page, name, timings):
         if session["path"] == name:
             api(info, f"/api/sessions/{session['id']}", "DELETE")
     wait_for_kernels(info, lambda kernels: kernel["id"] not in [k["id"] for k in kernels], timeout=30)
-
-
-def test_checks_fail_untrusted_and_with_settings_off(lab, browser):
-    """The checks above fail on a learner without trust and the settings: a
-    copy of 01 that was never trusted (its metadata differs, so the trusted
-    copy's signature does not cover it) shows no drawing and no widget view,
-    only their text forms; with the user setting turned back, the news
-    pop-up shows."""
-    learner, info, _ = lab
-    path = "untrusted/01-dynamic-control-flow.ipynb"
-    nb = nbformat.read(learner.copy / "01-dynamic-control-flow.ipynb", as_version=4)
-    nb.metadata["copied_without_trust"] = True
-    (learner.copy / "untrusted").mkdir()
-    nbformat.write(nb, learner.copy / path)
-    user = Path(learner.env["JUPYTERLAB_SETTINGS_DIR"]) / "@jupyterlab"
-    for name, value in {"apputils-extension/notification": {"fetchNews": "none"}}.items():
-        (user / f"{name}.jupyterlab-settings").parent.mkdir(parents=True, exist_ok=True)
-        (user / f"{name}.jupyterlab-settings").write_text(json.dumps(value))
-    page = open_page(browser, info, path)
-    try:
-        expected, shown, _, _ = shows(page, learner.copy, path, settle=3)
-        screenshot(page, "first-open-01-untrusted.png")
-        assert shown != expected
-        assert shown.drawings == 0 and shown.widget_views == 0
-        assert shown.plain_text == expected.widget_views + 2       # the four widgets and two SVG images
-        page.get_by_text(NEWS).wait_for(timeout=30_000)
-    finally:
-        page.close()
-        shutil.rmtree(user)
-        shutil.rmtree(learner.copy / "untrusted")
-        for session in api(info, "/api/sessions"):
-            if session["path"] == path:
-                api(info, f"/api/sessions/{session['id']}", "DELETE")
 
 
 def test_two_tabs_of_one_notebook_keep_its_kernel(lab, browser):

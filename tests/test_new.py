@@ -30,10 +30,6 @@ def test_a_name_it_refuses_says_why(name, words):
     assert new.main([name]) == 2
 
 
-def test_a_free_name_is_fine():
-    assert new.problem("99-hooks-and-the-graph") == ""
-
-
 @pytest.fixture
 def made(tmp_path):
     for folder in ("notebooks", "helpers/lessons", "tests/answers"):

@@ -51,16 +51,6 @@ def test_every_relative_link_names_a_file_that_exists(page):
                         + ", ".join(f"({target})" for target in broken))
 
 
-def test_the_checks_can_fail(tmp_path):
-    """A page with a broken link, a good link, an anchor, an address and a
-    link inside code: only the broken one is reported; the word count is wc's."""
-    (tmp_path / "there.md").write_text("x")
-    page = tmp_path / "page.md"
-    page.write_text("[ok](there.md#a) [gone](missing.md) [web](https://example.org/x.md) [top](#top)\n"
-                    "`[code](nowhere.md)`\n```\n[block](nowhere.md)\n```\n![pic](gone.png)\n[ref]: also-gone.md\n")
-    assert broken_links(page) == ["missing.md", "gone.png", "also-gone.md"]
-
-
 CLASSIC = "classic-notebook-6-with-ipywidgets-7"        # docs/troubleshooting.md's section, as GitHub anchors it
 
 

@@ -10,7 +10,6 @@ once drawn, give text-form lines of at most 120 characters, and roll its
 stack of 4 or 6 identical layers into one group."""
 
 import gc
-import time
 import weakref
 
 import pytest
@@ -220,23 +219,20 @@ def _hf_drawings(loss, model):
 
 
 @pytest.mark.parametrize("name", HF_BUILDERS)
-def test_hugging_face_graphs_match_an_independent_walk(name, timings):
+def test_hugging_face_graphs_match_an_independent_walk(name):
     torch.manual_seed(0)
     _, loss = HF_BUILDERS[name]()
     check_graph(loss)
     helpers.svg._laid_out.cache_clear()         # a cut that ends like another model's would be laid out already
-    start = time.perf_counter()
-    drawing = draw_graph(loss)
-    str(drawing), drawing.svg()
-    timings.append(f"{name}: {trace_graph(loss).count('op')} operations, drawn (text form and SVG) "
-                   f"in {time.perf_counter() - start:.3f} s")
+    assert draw_graph(loss).svg().startswith("<svg")
 
 
 @pytest.mark.parametrize("name", HF_BUILDERS)
 def test_drawing_a_hugging_face_model_changes_nothing(name):
     """No forward hook fires, no .grad is written, no buffer changes, and no
     saved tensor is consumed: backward() afterwards gives the gradients of
-    an undrawn copy built from the same seed."""
+    an undrawn copy built from the same seed. Every line of each drawing's
+    text form is at most 120 characters."""
     torch.manual_seed(0)
     model, loss = HF_BUILDERS[name]()
     calls = []
@@ -244,7 +240,9 @@ def test_drawing_a_hugging_face_model_changes_nothing(name):
         module.register_forward_pre_hook(lambda *_: calls.append("pre"))
         module.register_forward_hook(lambda *_: calls.append("forward"))
     buffers = {n: b.clone() for n, b in model.named_buffers()}
-    _hf_drawings(loss, model)
+    for drawing, how in zip(_hf_drawings(loss, model), ("cut", "whole", "rolled", "named"), strict=True):
+        lines = str(drawing).splitlines()
+        assert max(map(len, lines)) <= 120, (how, max(lines, key=len))
     assert calls == []
     assert [n for n, p in model.named_parameters() if p.grad is not None] == []
     assert [n for n, b in model.named_buffers() if not torch.equal(b, buffers[n])] == []
@@ -275,15 +273,6 @@ def test_drawing_keeps_no_hugging_face_model_alive(name):
     kept = _drawn_hf_model(name)
     gc.collect()
     assert [ref() is None for ref in kept] == [True, True, True]
-
-
-@pytest.mark.parametrize("name", HF_BUILDERS)
-def test_every_line_of_a_hugging_face_models_text_form_is_at_most_120_characters(name):
-    torch.manual_seed(0)
-    model, loss = HF_BUILDERS[name]()
-    for drawing, how in zip(_hf_drawings(loss, model), ("cut", "whole", "rolled", "named"), strict=True):
-        lines = str(drawing).splitlines()
-        assert max(map(len, lines)) <= 120, (how, max(lines, key=len))
 
 
 STACKS = {name: layers for name in HF_BUILDERS if (layers := int(name.split(", ")[1].split()[0])) >= 4}

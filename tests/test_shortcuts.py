@@ -5,8 +5,6 @@ tests/test_browser.py and tests/test_notebook7.py press the keys."""
 
 import json
 
-import pytest
-
 from tools.build import shortcuts
 
 
@@ -30,34 +28,3 @@ def test_the_keys_a_widget_needs_are_given_back():
             assert entry["selector"].endswith(shortcuts.OUTSIDE_OUTPUTS)
             assert {**entry, "selector": entry["selector"].removesuffix(shortcuts.OUTSIDE_OUTPUTS),
                     "disabled": True} in entries
-
-
-def test_a_stale_file_is_told(tmp_path, monkeypatch, capsys):
-    """The check fails when JupyterLab's shortcuts and the file part ways (one
-    shortcut dropped from the file, as after an upgrade that added one)."""
-    settings = json.loads(shortcuts.OVERRIDES.read_text())
-    settings[shortcuts.PLUGIN]["shortcuts"] = settings[shortcuts.PLUGIN]["shortcuts"][2:]
-    stale = tmp_path / "overrides.json"
-    stale.write_text(json.dumps(settings))
-    monkeypatch.setattr(shortcuts, "OVERRIDES", stale)
-    assert shortcuts.main(["--check"]) == 1
-    assert "python -m tools.build.shortcuts" in capsys.readouterr().err
-
-
-def test_other_settings_are_kept(tmp_path):
-    schema = tmp_path / "tracker.json"
-    schema.write_text(json.dumps({"jupyter.lab.shortcuts": [
-        {"command": "a", "keys": ["A"], "selector": ".jp-Notebook :focus"},
-        {"command": "b", "keys": ["B"], "selector": ".jp-Notebook .jp-Cell:focus"},     # a cell's own focus
-        {"command": "c", "keys": [""], "selector": ".jp-Notebook :focus"}]}))           # no key here
-    made = shortcuts.written([schema], {"x": {"y": 1}})
-    assert made["x"] == {"y": 1}
-    assert made[shortcuts.PLUGIN]["shortcuts"] == [
-        {"command": "a", "keys": ["A"], "selector": ".jp-Notebook :focus", "disabled": True},
-        {"command": "a", "keys": ["A"], "selector": ".jp-Notebook :focus:not(.jp-OutputArea-output *)"}]
-
-
-@pytest.mark.parametrize("text", ["[]", "{\"jupyter.lab.shortcuts\": []}"])
-def test_schemas_without_shortcuts(tmp_path, text):
-    (tmp_path / "plugin.json").write_text(text)
-    assert shortcuts.replaced([tmp_path / "plugin.json"]) == []

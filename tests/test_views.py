@@ -92,26 +92,19 @@ MANY_OF_ONE = re.compile(r"(?<![\d.,])(?:0|[2-9]|\d{2,}) (?:[a-z]+ )?(?:operatio
 
 def test_every_count_in_a_caption_agrees_in_number():
     """Each view at the values that give its counts one and more than one:
-    "1 operation", "2 operations"; the sweep fails on "1 operations"."""
+    "1 operation", "2 operations", never "1 operations" (the exact captions:
+    the tests of each view above and below)."""
     torch.manual_seed(0)
     cell = TanhRNNCell(3, 4)
-    captions = {
-        branch_view(dynamic_forward, False, 3.0).caption: "use_extra_layer=False: y = 6, x.grad = 2, 1 operation",
-        branch_view(dynamic_forward, True, 3.0).caption: "use_extra_layer=True: y = 7, x.grad = 2, 2 operations",
-        loop_view(repeat_forward, 0).caption: "n = 0: 0 operations, 0 autograd nodes, 1 box drawn",
-        loop_view(repeat_forward, 1).caption: "n = 1: 2 operations, 3 autograd nodes, 6 boxes drawn",
-        while_view(halve_until_small, 2.0).caption: "x = 2: 1 halving, depth 1",
-        length_view(cell, 1, "cut").caption: "length 1, 1 cell step counted in its graph (cut)",
-        length_view(cell, 2, "cut").caption: "length 2, 2 cell steps counted in its graph (cut)",
-    }
-    for caption, expected in captions.items():
-        assert caption == expected
-    sweep = [*captions, length_view(cell, 5, "rolled").caption, length_view(cell, 1, "rolled").caption,
+    sweep = [branch_view(dynamic_forward, False, 3.0).caption, branch_view(dynamic_forward, True, 3.0).caption,
+             loop_view(repeat_forward, 0).caption, loop_view(repeat_forward, 1).caption,
+             while_view(halve_until_small, 2.0).caption, length_view(cell, 1, "cut").caption,
+             length_view(cell, 2, "cut").caption, length_view(cell, 5, "rolled").caption,
+             length_view(cell, 1, "rolled").caption,
              freeze_view(small_mlp, torch.ones(5, 3), freeze_0=True, freeze_2=True).caption,
              freeze_view(small_mlp, torch.ones(5, 3), freeze_0=True, freeze_2=False).caption,
              mode_view(regularised_mlp, torch.ones(5, 3), True).caption]
     assert [c for c in sweep if ONE_OF_MANY.search(c) or MANY_OF_ONE.search(c)] == []
-    assert ONE_OF_MANY.search("x = 2, 1 operations") and MANY_OF_ONE.search("2 cell step counted")
 
 
 def test_each_sequence_has_as_many_steps_as_it_is_long():
