@@ -49,6 +49,9 @@ test: system-tests $(DEV_STAMP)
 CHECKED := tests/test_exercises.py tests/test_exercise_checks.py tests/test_mutants.py tests/test_widget_registry.py tests/test_notebooks.py
 check: system-tests $(DEV_STAMP)
 	@test -n "$(NB)" || { echo "make check NB=02: name the notebook by its number"; exit 2; }
+	@n=$$(echo "$(NB)" | sed 's/^[0-9]$$/0&/'); case "$$n" in [0-9][0-9]) ! ls notebooks/$$n-*.ipynb >/dev/null 2>&1 \
+		|| exit 0;; esac; echo "make check NB=$(NB): no notebook numbered $(NB) in notebooks/ (NB=03 checks \
+	notebooks/03-*.ipynb)"; exit 2
 	$(BIN)/ruff check helpers tests tools classroom notebooks
 	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder --durations=5 --notebook $(NB) notebooks $(CHECKED)
