@@ -115,10 +115,8 @@ def _link(name, folder):
 
 
 def read_bytes(path, folder, cap=MAX_BYTES):
-    """At most `cap` bytes of a regular file inside `folder`, owned by the
-    folder's owner (so a hard link to the solutions, or to a classmate's
-    notebook, is refused for the one who made it, and the classmate's own
-    name for the file is still theirs)."""
+    """At most `cap` bytes of a regular file inside `folder`, owned by the folder's owner
+    (a hard link to the solutions or a classmate's notebook is refused for its maker alone)."""
     handle, relative, owner = _open_inside(path, folder)
     try:
         found = os.fstat(handle)
@@ -159,9 +157,8 @@ def read_notebook(path, folder):
 
 
 def one_line(text):
-    """A learner's text on one line; an invisible format character (a zero-width
-    space, a right-to-left mark: Unicode's Cf) shown as its code, so that no
-    name can look like a classmate's."""
+    """A learner's text on one line, an invisible format character (Unicode's Cf: a
+    zero-width space, a right-to-left mark) shown as its code: no name looks like another's."""
     flat = re.sub(r"[\x00-\x1f\x7f\u2028\u2029\u0085]+", " ", str(text)).strip()
     return "".join(f"<U+{ord(c):04X}>" if unicodedata.category(c) == "Cf" else c for c in flat)
 
