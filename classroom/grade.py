@@ -150,7 +150,7 @@ def judged(job, stored_sources, sources, result, stopped=""):
                  and v.get("exercise") == f"q{number}" and v.get("notebook") == name[:2]]
         if slot in result["over_limit"]:
             status, detail = "wrong", "the answer cell ran past its time limit and was stopped"
-        elif lines:
+        elif lines and check not in result["raised"]:     # a check cell that raised wrote no verdict of its own
             status, detail = verdict(lines[-1], result["raised"].get(slot, ""))   # the check's own, written last
         elif stopped:
             status, detail = "not graded", stopped

@@ -21,6 +21,7 @@ import shutil
 import stat
 import subprocess
 from pathlib import Path
+from types import SimpleNamespace
 
 import nbformat
 import pytest
@@ -290,6 +291,20 @@ def test_a_submission_whose_judging_raises_is_not_graded_alone(tmp_path, monkeyp
     assert len(mine) == len(grade.declared("06")) and all(
         r.status == "not graded" and r.detail.startswith("grading this notebook failed (TypeError") for r in mine)
     assert {r.learner for r in found} == {"alice", "mallory"} and "grading this notebook failed" in text
+
+
+def test_a_verdict_counts_only_from_a_check_cell_that_ran_through():
+    """Lines an answer wrote to the results file (a hook run before each cell) do
+    not stand for a check whose cell raised before it judged."""
+    job = SimpleNamespace(learner="m", stored=SimpleNamespace(name=STORED.name))
+    forged = {"notebook": STORED.name[:2], "exercise": "q1", "status": "right", "message": "ok"}
+    result = {"slots": ["s1"], "checks": ["c1"], "verdicts": {"c1": [forged]}, "over_limit": [],
+              "raised": {"c1": "NameError: name 'answer_1' is not defined"}}
+    row, = grade.judged(job, ["____"], ["answer_1 = 3"], result)
+    assert (row.status, row.detail) == ("not graded", "the check gave no verdict (its cell raised NameError: name "
+                                                      "'answer_1' is not defined)")
+    result["raised"] = {}
+    assert grade.judged(job, ["____"], ["answer_1 = 3"], result)[0].status == "right"
 
 
 def test_a_classmate_s_hard_link_leaves_the_notebook_theirs(tmp_path):
