@@ -268,10 +268,19 @@ SUBSCRIBE = textwrap.dedent("""
 BOB_TALKS = "import time\nfor i in range(150):\n    print('bob-secret', i)\n    time.sleep(0.1)"   # 15 s
 
 
+def command_line(process):
+    """A process's command line, or "" for one that ended (a zombie not yet
+    reaped, or gone) while the tree was being read."""
+    try:
+        return " ".join(process.cmdline())
+    except (psutil.ZombieProcess, psutil.NoSuchProcess):
+        return ""
+
+
 def bob_kernel_endpoints(pid):
     """Every way into bob's kernel, seen as root: its TCP ports, and its Unix
     sockets reached through its own mount namespace (/proc/<pid>/root)."""
-    kernels = [p for p in psutil.Process(pid).children(recursive=True) if kernel.MODULE in p.cmdline()]
+    kernels = [p for p in psutil.Process(pid).children(recursive=True) if kernel.MODULE in command_line(p).split()]
     assert kernels, "bob has no kernel"
     tcp = [f"tcp://127.0.0.1:{c.laddr.port}" for k in kernels for c in k.net_connections(kind="inet")
            if c.status == psutil.CONN_LISTEN]
@@ -427,7 +436,7 @@ def test_a_learner_gets_one_core_and_their_task_limit_and_keeps_compile_caches_a
 def test_sigterm_stops_the_hub_alone_a_restart_on_other_ports_keeps_the_proxy_then_stop_leaves_nothing(teacher, two):
     make_process = teacher["process"]
     hub_py = [p for p in psutil.Process(make_process.pid).children(recursive=True)
-              if "classroom.hub" in " ".join(p.cmdline())]
+              if "classroom.hub" in command_line(p)]
     assert len(hub_py) == 1, hub_py
     servers = [learner_server(name)[0] for name in ("ada", "bob")]
     hub_py[0].send_signal(signal.SIGTERM)
@@ -443,7 +452,7 @@ def test_sigterm_stops_the_hub_alone_a_restart_on_other_ports_keeps_the_proxy_th
             said = wait_for(restart_log, "make hub STOP=1 stops the class.", restarted)
         finally:
             for p in psutil.Process(restarted.pid).children(recursive=True):
-                if "classroom.hub" in " ".join(p.cmdline()):
+                if "classroom.hub" in command_line(p):
                     p.send_signal(signal.SIGTERM)
             restarted.wait(timeout=120)
     notice = f"The class's proxy is running on 127.0.0.1:{teacher['ports'][0]}"
