@@ -23,7 +23,7 @@ PATCH = ("import helpers.exercises.session as s\n"
          "s.SessionExercise.check = lambda self, answer: s.Feedback('right', 'fine')\n")
 
 
-def submit(folder, where, fill, edit=None, mtime=None):
+def submit(folder, where, fill, edit=None):
     """Notebook 06 at folder/where with each slot's source fill(number, stored source)."""
     nb = nbformat.read(STORED, as_version=4)
     number = 0

@@ -345,3 +345,21 @@ def test_a_learner_s_folder_of_any_depth_stops_no_one(tmp_path):
     found, unsearched = grade_files.notebooks_in(deep_folder)
     subprocess.run(["rm", "-rf", str(deep_folder)], check=True)     # (shutil.rmtree, pytest's clean-up, recurses)
     assert found == [] and any("deeper than" in u for u in unsearched)
+
+
+def test_without_a_copy_in_my_notebooks_the_newest_is_graded(tmp_path):
+    """Copies of one notebook: the one in my-notebooks/ first; else the newest,
+    a checkpoint last whatever its time."""
+    learner = tmp_path / "ann"
+    paths = [learner / "old" / STORED.name, learner / "new" / STORED.name,
+             learner / ".ipynb_checkpoints" / STORED.name]
+    for when, path in enumerate(paths, start=1):
+        path.parent.mkdir(parents=True)
+        path.write_text("{}")
+        os.utime(path, (when * 1000, when * 1000))
+    assert min(paths, key=lambda p: grade._rank(p, learner)) == paths[1]
+    kept = learner / "my-notebooks" / STORED.name
+    kept.parent.mkdir()
+    kept.write_text("{}")
+    os.utime(kept, (0, 0))
+    assert min([*paths, kept], key=lambda p: grade._rank(p, learner)) == kept
