@@ -93,11 +93,6 @@ def _survives(answer: Any, _lesson: Lesson) -> Verdict:
             return False, (f"the check passes a vector x of {x.numel()} numbers, and your result has {y.numel()}: "
                            "backward() needs a scalar, so end with .sum().")
         graph = trace_graph(y, {"x": x})
-        leaf_ids = {n.id for n in graph.find("x")}
-        uses = sum(e.src in leaf_ids for e in graph.edges)
-        if graph.count("op") < 3 or uses < 2:
-            return False, (f"your graph has {graph.count('op')} operation(s) and uses x {uses} time(s); "
-                           "the exercise asks for at least three operations and x used at least twice.")
         y.backward()
         try:
             y.backward()
@@ -106,6 +101,11 @@ def _survives(answer: Any, _lesson: Lesson) -> Verdict:
                      for n in trace_graph(y).nodes if any(s.freed for s in n.saved)]
             return False, (f"the second backward raised: {'; '.join(freed)}, and the first backward freed those. "
                            "Choose operations whose backward needs no saved value.")
+        leaf_ids = {n.id for n in graph.find("x")}
+        uses = sum(e.src in leaf_ids for e in graph.edges)
+        if graph.count("op") < 3 or uses < 2:
+            return False, (f"your graph has {graph.count('op')} operation(s) and uses x {uses} time(s); "
+                           "the exercise asks for at least three operations and x used at least twice.")
     return True, "none of its nodes saved a tensor, so there is nothing to free; x.grad simply doubles."
 
 
