@@ -1,8 +1,4 @@
-"""Notebook 02 (inspecting grad_fn and next_functions): everything the lesson
-needs from helpers, in one place: its widgets' views, its widgets (what the
-browser test and the bench change on each, and what they check) and its
-exercises (the checks under its answer slots). Its wrong answers are test data,
-in tests/answers/nb02_answers.py."""
+"""Notebook 02 (inspecting grad_fn and next_functions): its widgets' views, WIDGETS and EXERCISES."""
 
 import sys
 from collections.abc import Callable
@@ -23,9 +19,6 @@ from ..graph import trace_graph
 from ..quiz import MultipleChoice, Option
 from .widget import Check, Widget, press
 
-# The widgets' views: pure functions from the controls' values to a Figure
-# (helpers/widgets.py redraws one on every change).
-
 
 @learner_facing
 def step_view(build: Callable[[], tuple[torch.Tensor, dict[str, torch.Tensor]]], step: int) -> Figure:
@@ -43,7 +36,6 @@ def step_view(build: Callable[[], tuple[torch.Tensor, dict[str, torch.Tensor]]],
     return Figure(caption, draw_graph(graph, notes=notes, highlight=(now.node_id,)))
 
 
-# The widgets, each found by its cell's tag (widget-<name>); see helpers/lessons/widget.py.
 WIDGETS = (
     Widget("step", {"step": "IntSlider"},
            (Check(press("step"), "step 2 of 5: MulBackward0 receives 1"),),
@@ -51,7 +43,6 @@ WIDGETS = (
 )
 
 
-# The exercises, in the notebook's order (helpers/exercises/exercise.py).
 def _same_node_for_x_times_x(_lesson: Lesson) -> bool:
     x = torch.tensor(3.0, requires_grad=True)
     (first, _), (second, _) = known((x * x).grad_fn, "a grad_fn").next_functions

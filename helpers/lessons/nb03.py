@@ -1,8 +1,4 @@
-"""Notebook 03 (retain_graph, and what backward() frees): everything the lesson
-needs from helpers, in one place: its widgets' views, its widgets (what the
-browser test and the bench change on each, and what they check) and its
-exercises (the checks under its answer slots). Its wrong answers are test data,
-in tests/answers/nb03_answers.py."""
+"""Notebook 03 (retain_graph, and what backward() frees): its EXERCISES."""
 
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -19,11 +15,6 @@ CANDIDATES = {"2 * x": lambda x: 2 * x, "x - 1": lambda x: x - 1, "x.sin()": lam
               "x.clone()": lambda x: x.clone()}
 
 
-# The widgets, each found by its cell's tag (widget-<name>); see helpers/lessons/widget.py.
-WIDGETS = ()
-
-
-# The exercises, in the notebook's order (helpers/exercises/exercise.py).
 WHY_NOT = {
     "2 * x": "MulBackward0 saves the other factor, even the Python number 2 (as a tensor), and the first backward "
              "frees it: a constant derivative is not the rule, a saved value is.",

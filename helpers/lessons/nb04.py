@@ -1,7 +1,4 @@
-"""Notebook 04 (common mistakes): everything the lesson needs from helpers, in one
-place: its widgets' views, its widgets (what the browser test and the bench
-change on each, and what they check) and its exercises (the checks under its
-answer slots). Its wrong answers are test data, in tests/answers/nb04_answers.py."""
+"""Notebook 04 (common mistakes): its EXERCISES."""
 
 from typing import Any
 
@@ -17,11 +14,6 @@ from ..models import TanhRNNCell
 from ..quiz import MultipleChoice, Option
 from ..saved_memory import SavedTensors
 
-# The widgets, each found by its cell's tag (widget-<name>); see helpers/lessons/widget.py.
-WIDGETS = ()
-
-
-# The exercises, in the notebook's order (helpers/exercises/exercise.py).
 TRAIN = '''
 def train(cell, batches):
     losses = []

@@ -1,8 +1,4 @@
-"""Notebook 06: the practice question, and the quiz the lesson asks it with
-(PRACTICE_QUESTION): everything the lesson needs from helpers, in one place:
-its widgets' views, its widgets (what the browser test and the bench change on
-each, and what they check) and its exercises (the checks under its answer
-slots). Its wrong answers are test data, in tests/answers/nb06_answers.py."""
+"""Notebook 06 (the practice question): its WIDGETS, EXERCISES and PRACTICE_QUESTION."""
 
 from collections.abc import Callable
 from typing import Any
@@ -17,7 +13,6 @@ from ..graph import trace_graph
 from ..quiz import MultipleChoice, Option
 from .widget import Check, Widget, click, in_turn
 
-# The widgets, each found by its cell's tag (widget-<name>); see helpers/lessons/widget.py.
 WIDGETS = (
     Widget("quiz", {"choice": "RadioButtons"},
            (Check(click("choice", "deleted y's grad_fn"), "Not quite. The nodes survive backward()"),
@@ -28,7 +23,6 @@ WIDGETS = (
 )
 
 
-# The exercises, in the notebook's order (helpers/exercises/exercise.py).
 def _second_call_raises(make: Callable[[torch.Tensor], torch.Tensor]) -> Callable[[Lesson], bool]:
     def truth(_lesson: Lesson) -> bool:
         x = torch.tensor([1.0, -2.0], requires_grad=True)

@@ -1,7 +1,4 @@
-"""Notebook 07 (autograd from scratch): everything the lesson needs from helpers,
-in one place: its widgets' views, its widgets (what the browser test and the
-bench change on each, and what they check) and its exercises (the checks under
-its answer slots). Its wrong answers are test data, in tests/answers/nb07_answers.py."""
+"""Notebook 07 (autograd from scratch): its widgets' views, WIDGETS and EXERCISES."""
 
 import math
 from collections.abc import Callable
@@ -20,9 +17,6 @@ from ..from_scratch import ScratchValue, scratch_graph
 from ..quiz import MultipleChoice, Option
 from ..saved_values import saved_values
 from .widget import Check, Widget, press
-
-# The widgets' views: pure functions from the controls' values to a Figure
-# (helpers/widgets.py redraws one on every change).
 
 
 class SteppedValue(ScratchValue, Protocol):
@@ -53,7 +47,6 @@ def scratch_step_view(build: Callable[[], SteppedValue], step: int) -> Figure:
     return Figure(caption, draw_graph(root, notes=notes, highlight=(ids[id(now)],)))
 
 
-# The widgets, each found by its cell's tag (widget-<name>); see helpers/lessons/widget.py.
 WIDGETS = (
     Widget("scratch-step", {"step": "IntSlider"},
            (Check(press("step"), "step 2 of 4: the * node passes its grad 1 on to its inputs"),),
@@ -61,7 +54,6 @@ WIDGETS = (
 )
 
 
-# The exercises, in the notebook's order (helpers/exercises/exercise.py).
 def _grad_of_a_used_twice(lesson: Lesson) -> float:
     a = lesson["Value"](2.0)
     b = a * a + a

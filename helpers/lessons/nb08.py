@@ -1,8 +1,4 @@
-"""Notebook 08 (nn.Module and the graph): everything the lesson needs from
-helpers, in one place: its widgets' views, its widgets (what the browser test
-and the bench change on each, and what they check) and its exercises (the
-checks under its answer slots). Its wrong answers are test data, in
-tests/answers/nb08_answers.py."""
+"""Notebook 08 (nn.Module and the graph): its widgets' views, WIDGETS and EXERCISES."""
 
 from collections.abc import Callable
 from typing import Any
@@ -19,9 +15,6 @@ from ..model_cache import as_built
 from ..quiz import MultipleChoice, Option
 from ..views import counted
 from .widget import Check, Widget, click, in_turn
-
-# The widgets' views: pure functions from the controls' values to a Figure
-# (helpers/widgets.py redraws one on every change).
 
 
 def freeze_view(build: Callable[[], torch.nn.Sequential], x: torch.Tensor, **frozen: bool) -> Figure:
@@ -53,7 +46,6 @@ def mode_view(build: Callable[[], torch.nn.Module], x: torch.Tensor, training: b
     return Figure(caption, drawing)
 
 
-# The widgets, each found by its cell's tag (widget-<name>); see helpers/lessons/widget.py.
 WIDGETS = (
     Widget("freeze", {"freeze_0": "Checkbox", "freeze_2": "Checkbox"},
            (Check(click("freeze_0"), "trainable: 2.weight, 2.bias; 2 AccumulateGrad leaves"),),
@@ -65,7 +57,6 @@ WIDGETS = (
 )
 
 
-# The exercises, in the notebook's order (helpers/exercises/exercise.py).
 def _mlp(linears: int, seed: int = 8) -> torch.nn.Sequential:
     """Linear(3, 4), then Linear(4, 4) layers, the last Linear(4, 2), with a ReLU between each two."""
     torch.manual_seed(seed)

@@ -1,8 +1,4 @@
-"""Notebook 09 (the dynamic graph meets torch.compile): everything the lesson
-needs from helpers, in one place: its widgets' views, its widgets (what the
-browser test and the bench change on each, and what they check) and its
-exercises (the checks under its answer slots). Its wrong answers are test data,
-in tests/answers/nb09_answers.py."""
+"""Notebook 09 (the dynamic graph meets torch.compile): its WIDGETS and EXERCISES."""
 
 from collections.abc import Callable
 from typing import Any
@@ -18,7 +14,6 @@ from ..exercises.judges import value
 from ..quiz import MultipleChoice, Option
 from .widget import Check, Widget, click, in_turn
 
-# The widgets, each found by its cell's tag (widget-<name>); see helpers/lessons/widget.py.
 WIDGETS = (
     # The compile view keeps a Figure per combination of controls: a combination's first visit
     # compiles, a later one is drawn from memory. Each bench run goes round its states and back,
@@ -34,7 +29,6 @@ WIDGETS = (
 )
 
 
-# The exercises, in the notebook's order (helpers/exercises/exercise.py).
 # Exercise 1 shows this function and these calls, and asks how many graphs they compile.
 TWO_FLAGS = '''
 def two_flags(x, scale, shift):
