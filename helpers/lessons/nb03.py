@@ -25,15 +25,18 @@ WHY_SO = {"x - 1": "SubBackward0 saves no tensor (only the Python number alpha):
           "x.clone()": "CloneBackward0 saves nothing: its backward passes the gradient straight through."}
 
 
-def _survives_twice(make: Callable[[torch.Tensor], torch.Tensor]) -> bool:
-    x = torch.tensor([1.0, 2.0], requires_grad=True)
+def backward_calls(make: Callable[[torch.Tensor], torch.Tensor], start: Any,
+                   retains: Sequence[bool]) -> tuple[int, Any]:
+    """y = make(x).sum() for x = `start`, then y.backward(retain_graph=r) for each r
+    in `retains`: the number of the call that raised (0: none), and x.grad's values."""
+    x = torch.tensor(start, requires_grad=True)
     y = make(x).sum()
-    y.backward()
-    try:
-        y.backward()
-    except RuntimeError:
-        return False
-    return True
+    for number, retain in enumerate(retains, start=1):
+        try:
+            y.backward(retain_graph=retain)
+        except RuntimeError:
+            return number, None if x.grad is None else x.grad.tolist()
+    return 0, None if x.grad is None else x.grad.tolist()
 
 
 def _named(answer: Any) -> set[Any]:
@@ -53,7 +56,7 @@ def _which_survive(answer: Any, _lesson: Lesson) -> Verdict:
         verb = "is not one of the names" if len(unknown) == 1 else "are not among the names"
         return False, (f"{', '.join(map(repr, unknown))} {verb}: write each as the question does, chosen from "
                        f"{sorted(CANDIDATES)}.")
-    truth = {name for name, make in CANDIDATES.items() if _survives_twice(make)}
+    truth = {name for name, make in CANDIDATES.items() if not backward_calls(make, [1.0, 2.0], (False, False))[0]}
     chosen = _named(answer)
     for name in sorted(chosen - truth):
         return False, f"{name} raises on the second call. " + WHY_NOT.get(name, "")
@@ -62,14 +65,6 @@ def _which_survive(answer: Any, _lesson: Lesson) -> Verdict:
         more = "one more of them also runs" if missing == 1 else f"{missing} more of them also run"
         return False, f"{more} twice without an error: which other nodes save nothing?"
     return True, "only the nodes that saved nothing can run again: " + " ".join(WHY_SO.values())
-
-
-def _grad_after_three(_lesson: Lesson) -> float:
-    x = torch.tensor(3.0, requires_grad=True)
-    y = x ** 2
-    for _ in range(3):
-        y.backward(retain_graph=True)
-    return known(x.grad, "x.grad").item()
 
 
 def _bytes_saved(_lesson: Lesson) -> int:
@@ -158,7 +153,8 @@ EXERCISES = (
                  "Draw each graph after backward() and look for 'freed'.",
             answer="{'x - 1', 'x.clone()'}"),
     predict(2, "three retained calls", "a number",
-            value(_grad_after_three, "each call adds dy/dx = 2x = 6 to x.grad: 6 + 6 + 6.",
+            value(lambda _: backward_calls(lambda x: x ** 2, 3.0, (True,) * 3)[1],
+                  "each call adds dy/dx = 2x = 6 to x.grad: 6 + 6 + 6.",
                   hints=((6.0, "gradients accumulate: every backward() adds into x.grad."),
                          (12.0, "count the calls: there are three."),
                          (54.0, "each call adds 6; nothing multiplies."))),

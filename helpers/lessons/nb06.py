@@ -11,6 +11,7 @@ from ..exercises.feedback import shown
 from ..exercises.judges import known, value
 from ..graph import trace_graph
 from ..quiz import MultipleChoice, Option
+from .nb03 import backward_calls
 from .widget import Check, Widget, click, in_turn
 
 WIDGETS = (
@@ -24,36 +25,7 @@ WIDGETS = (
 
 
 def _second_call_raises(make: Callable[[torch.Tensor], torch.Tensor]) -> Callable[[Lesson], bool]:
-    def truth(_lesson: Lesson) -> bool:
-        x = torch.tensor([1.0, -2.0], requires_grad=True)
-        y = make(x)
-        y.backward()
-        try:
-            y.backward()
-        except RuntimeError:
-            return True
-        return False
-
-    return truth
-
-
-def _grad_after_retained_and_plain(_lesson: Lesson) -> float:
-    x = torch.tensor(2.0, requires_grad=True)
-    y = x ** 2
-    y.backward(retain_graph=True)
-    y.backward()
-    return known(x.grad, "x.grad").item()
-
-
-def _failing_call(_lesson: Lesson) -> int:
-    x = torch.tensor(2.0, requires_grad=True)
-    y = x ** 2
-    for number, retain in enumerate((True, False, False), start=1):
-        try:
-            y.backward(retain_graph=retain)
-        except RuntimeError:
-            return number
-    return 0
+    return lambda _lesson: backward_calls(make, [1.0, -2.0], (False, False))[0] == 2
 
 
 def _no_grad_error(_lesson: Lesson) -> str:
@@ -147,7 +119,7 @@ NO_GRAD = MultipleChoice(
 
 EXERCISES = (
     predict(1, "x.abs(), twice", "True or False",
-            value(_second_call_raises(lambda x: x.abs().sum()), "AbsBackward0 saves its input x: the derivative of "
+            value(_second_call_raises(lambda x: x.abs()), "AbsBackward0 saves its input x: the derivative of "
                   "abs is the sign of x, and the node needs x to know it. The first call frees it.",
                   hints=((False, "the derivative of abs is 1 or -1, but the node must know which: what does "
                                  "AbsBackward0 keep to tell?"),)),
@@ -162,16 +134,16 @@ EXERCISES = (
             hint="Draw y = x[0] - x[1]: which of its nodes lists a saved tensor, and which only plain numbers?",
             answer="False"),
     predict(3, "x.grad after a retained call and a plain one", "a number",
-            value(_grad_after_retained_and_plain, "both calls run (the first kept the saved tensors), and each adds "
-                  "dy/dx = 2x = 4 to x.grad.",
+            value(lambda _: backward_calls(lambda x: x ** 2, 2.0, (True, False))[1],
+                  "both calls run (the first kept the saved tensors), and each adds dy/dx = 2x = 4 to x.grad.",
                   hints=((4.0, "both calls run, and backward adds into x.grad; it never overwrites it."),
                          (2.0, "dy/dx of x ** 2 is 2x, at x = 2."),
                          (16.0, "each call adds; nothing multiplies."))),
             hint="Does the second call run? And what does each call do to x.grad?",
             answer="8", optional=True),
     predict(4, "which call fails?", "1, 2 or 3 (or 0 for none)",
-            value(_failing_call, "the first call retained the graph, the second did not, so the third finds the "
-                  "saved tensors freed.",
+            value(lambda _: backward_calls(lambda x: x ** 2, 2.0, (True, False, False))[0],
+                  "the first call retained the graph, the second did not, so the third finds the saved tensors freed.",
                   hints=((2, "the first call retained the graph, so the second can still run."),
                          (0, "retain_graph=True was passed once, to the first call only."),
                          (1, "nothing was freed before the first call."))),
