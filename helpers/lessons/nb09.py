@@ -65,11 +65,10 @@ def clipped(x):
 '''
 # Inputs whose largest doubled value is below 1, exactly 1, above it, negative, exactly 0; random ones.
 VECTORS = ((0.1, 0.2), (0.5, 0.25), (1.0, -3.0), (-1.0, -2.0), (0.0, 0.3), (2.0, 2.0), (0.0, -1.0), (0.0, 0.0))
-Boundary = Callable[[tuple[float, ...], list[float]], str | None]
-# Where the asked function's two ways meet (the same values either way, a kink): None for an x that is no such
-# point, else whether x.grad is one that point allows, any from one way's gradient to the other's (arguments: x,
-# the answer's x.grad, the asked function's).
-Tie = Callable[[tuple[float, ...], torch.Tensor | None, torch.Tensor], bool | None]
+# Where the asked function's two ways meet (the same values either way, a kink), any x.grad from one way's to
+# the other's counts. A Tie takes x, the answer's x.grad and the asked one's: None for an x that is no such
+# point, True for an x.grad that point allows, else the feedback (False: none of its own).
+Tie = Callable[[tuple[float, ...], torch.Tensor | None, torch.Tensor], bool | str | None]
 
 
 def _vectors() -> list[tuple[float, ...]]:
@@ -86,10 +85,9 @@ def _run(function: Callable[[torch.Tensor], Any], start: tuple[float, ...]) -> t
     return result, x.grad
 
 
-def _compared(answer: Callable[[torch.Tensor], Any], asked: Callable[[torch.Tensor], Any],
-              name: str, boundary: Boundary, tie: Tie) -> str | None:
-    """What the answer gets wrong against `asked` on every input, or None;
-    where the two ways meet (`tie`), any x.grad between theirs is right."""
+def _compared(answer: Callable[[torch.Tensor], Any], asked: Callable[[torch.Tensor], Any], name: str,
+              tie: Tie) -> str | None:
+    """What the answer gets wrong against `asked` on every input, or None."""
     for start in _vectors():
         mine, grad = _run(answer, start)
         wanted, wanted_grad = _run(asked, start)
@@ -97,8 +95,16 @@ def _compared(answer: Callable[[torch.Tensor], Any], asked: Callable[[torch.Tens
             return f"for x = {list(start)} {name} returned {shown(mine)}: return a tensor of x's shape."
         if not torch.allclose(mine, wanted, atol=1e-6):
             return f"for x = {list(start)} {name} gives {shown(mine.tolist())}, not {shown(wanted.tolist())}."
-        if (grad is None or not torch.allclose(grad, wanted_grad, atol=1e-6)) and not tie(start, grad, wanted_grad):
-            return _gradient_hint(start, grad, wanted_grad, boundary)
+        at_tie = grad is not None and torch.allclose(grad, wanted_grad, atol=1e-6) or tie(start, grad, wanted_grad)
+        if at_tie is True:
+            continue
+        if grad is not None and bool(grad.isnan().any()) and not bool(wanted_grad.isnan().any()):
+            return (f"for x = {list(start)} the values are right but x.grad is {shown(grad.tolist())}: backward runs "
+                    "through both branches of torch.where, the one not chosen too, and an infinite gradient there "
+                    "times where's 0 is NaN. Give each branch an input where its derivative is finite, chosen or not.")
+        shown_grad = shown(None if grad is None else grad.tolist())
+        return at_tie or (f"for x = {list(start)} the values are right but x.grad is {shown_grad}, not "
+                          f"{shown(wanted_grad.tolist())}: is every branch computed from x, with the same formula?")
     return None
 
 
@@ -110,57 +116,32 @@ def _between(grad: torch.Tensor, one: torch.Tensor, other: torch.Tensor) -> bool
     return bool(torch.allclose(grad, one + share * step, atol=1e-6))
 
 
-def _clipped_tie(start: tuple[float, ...], grad: torch.Tensor | None, _wanted: torch.Tensor) -> bool | None:
+def _clipped_tie(start: tuple[float, ...], grad: torch.Tensor | None, _wanted: torch.Tensor) -> bool | str | None:
     """Exercise 2's tie: the doubled x's largest element exactly 1, where y and y / y.max() are the same."""
     if max(2 * v for v in start) != 1.0:
         return None
     undivided, divided = (_run(way, start)[1] for way in (lambda x: x * 2, lambda x: x * 2 / (x * 2).max()))
-    return grad is not None and grad.shape == undivided.shape and _between(grad, undivided, divided)
+    return grad is not None and grad.shape == undivided.shape and _between(grad, undivided, divided) or (
+        f"for x = {list(start)} y.max() is exactly 1, where dividing by it or not gives the same values: "
+        "x.grad may be either way's (2 for every element undivided, or that of y / y.max()) or one between "
+        "them, and yours is none of these. Divide by a divisor that is y.max() above 1 and 1 otherwise.")
 
 
-def _leaky_tie(start: tuple[float, ...], grad: torch.Tensor | None, wanted: torch.Tensor) -> bool | None:
+def _leaky_tie(start: tuple[float, ...], grad: torch.Tensor | None, wanted: torch.Tensor) -> bool | str | None:
     """Exercise 4's ties: the elements where x is 0, where x and 0.1 * x are the same; x.grad from 0.1 to 1
     there, the asked one elsewhere."""
     if 0.0 not in start:
         return None
     if grad is None or grad.shape != wanted.shape:
         return False
-    return all(0.1 - 1e-6 <= g <= 1 + 1e-6 if v == 0.0 else abs(g - w) <= 1e-6
-               for v, g, w in zip(start, grad.tolist(), wanted.tolist(), strict=True))
-
-
-def _gradient_hint(start: tuple[float, ...], grad: torch.Tensor | None, wanted: torch.Tensor,
-                   boundary: Boundary) -> str:
-    """Feedback on right values with the wrong x.grad: NaN from a branch not
-    chosen, a difference only at the asked function's boundary, or neither."""
-    if grad is not None and bool(grad.isnan().any()) and not bool(wanted.isnan().any()):
-        return (f"for x = {list(start)} the values are right but x.grad is {shown(grad.tolist())}: backward runs "
-                "through both branches of torch.where, the one not chosen too, and an infinite gradient there "
-                "times where's 0 is NaN. Give each branch an input where its derivative is finite, chosen or not.")
-    differing = [] if grad is None else [v for v, g, w in zip(start, grad.tolist(), wanted.tolist(), strict=True)
-                                         if not abs(g - w) <= 1e-6]
-    shown_grad = shown(None if grad is None else grad.tolist())
-    return boundary(start, differing) or (f"for x = {list(start)} the values are right but x.grad is {shown_grad}, "
-                                          f"not {shown(wanted.tolist())}: is every branch computed from x, with the "
-                                          "same formula?")
-
-
-def _at_max_one(start: tuple[float, ...], _differing: list[float]) -> str | None:
-    """Exercise 2's boundary: the doubled x's largest element exactly 1, where dividing or not gives the same."""
-    if max(2 * v for v in start) != 1.0:
-        return None
-    return (f"for x = {list(start)} y.max() is exactly 1, where dividing by it or not gives the same values: "
-            "x.grad may be either way's (2 for every element undivided, or that of y / y.max()) or one between "
-            "them, and yours is none of these. Divide by a divisor that is y.max() above 1 and 1 otherwise.")
-
-
-def _at_zero(start: tuple[float, ...], differing: list[float]) -> str | None:
-    """Exercise 4's boundary: x.grad wrong only where x is 0."""
-    if not differing or not all(v == 0.0 for v in differing):
-        return None
-    return (f"for x = {list(start)} the values are right, but x.grad where x is 0 is not one that counts: the two "
-            "pieces meet there, so x.grad may be anything from 0.1 to 1 (from 0.1 * x's slope to x's), and yours "
-            "is outside that.")
+    off = [v for v, g, w in zip(start, grad.tolist(), wanted.tolist(), strict=True)
+           if not (0.1 - 1e-6 <= g <= 1 + 1e-6 if v == 0.0 else abs(g - w) <= 1e-6)]
+    if not off:
+        return True
+    return False if any(off) else (
+        f"for x = {list(start)} the values are right, but x.grad where x is 0 is not one that counts: the two "
+        "pieces meet there, so x.grad may be anything from 0.1 to 1 (from 0.1 * x's slope to x's), and yours "
+        "is outside that.")
 
 
 def _breaks(answer: Callable[[torch.Tensor], Any]) -> str | None:
@@ -186,7 +167,7 @@ def _probe_with(code: str, name: str, tie: Tie) -> Callable[[Any, Lesson], dict[
             result, grad = _run(answer, start)
             wanted = _run(asked, start)[1]
             at_tie = tie(start, grad, wanted)
-            gradient = {"x.grad": data(grad)} if at_tie is None else {"x.grad one the tie allows": at_tie}
+            gradient = {"x.grad": data(grad)} if at_tie is None else {"x.grad one the tie allows": at_tie is True}
             observed[f"x = {list(start)}"] = {"value": data(result), **gradient}
         observed["graph breaks"] = graph_breaks(answer, torch.tensor((1.0, -3.0))).count
         return observed
@@ -197,7 +178,7 @@ def _probe_with(code: str, name: str, tie: Tie) -> Callable[[Any, Lesson], dict[
 def _clipped(answer: Any, _lesson: Lesson) -> Verdict:
     answer = filled_function(answer)
     asked = answer_from(CLIPPED, "clipped", None, CHECKER)
-    wrong = _compared(answer, asked, "your clipped", _at_max_one, _clipped_tie) or _breaks(answer)
+    wrong = _compared(answer, asked, "your clipped", _clipped_tie) or _breaks(answer)
     if wrong:
         return False, wrong
     return True, ("the choice is now an operation on tensors, so dynamo captures the whole function: one graph, "
@@ -216,7 +197,7 @@ def _leaky(answer: Any, _lesson: Lesson) -> Verdict:
     answer = filled_function(answer)
     asked = answer_from(LEAKY, "leaky", None, CHECKER)
     try:
-        wrong = _compared(answer, asked, "your leaky", _at_zero, _leaky_tie)
+        wrong = _compared(answer, asked, "your leaky", _leaky_tie)
     except RuntimeError as error:
         if "ambiguous" not in str(error):
             raise
