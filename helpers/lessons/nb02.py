@@ -89,8 +89,7 @@ def count_leaves(tensor):
 
 
 def _graphs_to_count() -> dict[str, torch.Tensor]:
-    """The graphs the check counts on: leaves used once, twice and in several
-    places, a leaf that needs no gradient, and two models."""
+    """Leaves used once, twice and in several places, a leaf that needs no gradient, two models."""
     torch.manual_seed(2)
     x, w1, w2 = (torch.tensor(v, requires_grad=True) for v in (3.0, 1.5, -0.5))
     model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU(), torch.nn.Linear(4, 1))
@@ -105,9 +104,8 @@ def _graphs_to_count() -> dict[str, torch.Tensor]:
 
 
 def _tallies(tensor: torch.Tensor) -> dict[str, int]:
-    """What a walk from tensor.grad_fn can count: the AccumulateGrad nodes
-    (the leaves), each time one is reached along another path, every node,
-    every node each time it is reached, and the nodes that are not leaves."""
+    """What a walk from tensor.grad_fn can count: the leaves, each node, the
+    operations, and the leaves or nodes each time one is reached again."""
     nodes, visits, queue = set(), {"leaf visits": 0, "node visits": 0}, [tensor.grad_fn]
     while queue:
         node = queue.pop()
@@ -125,8 +123,6 @@ def _tallies(tensor: torch.Tensor) -> dict[str, int]:
 NONE_INPUTS = {"x * 3": "the 3", "(x.sin() * 2).exp()": "the 2", "w1 * 3 + w2": "the 3",
                "x.detach() * w2": "x.detach()", "the nn.Sequential's loss": "the input batch",
                "four Linear layers": "the input batch"}
-NAMED = ("every graph: a leaf's node has name() 'torch::autograd::AccumulateGrad', so a comparison with == "
-         "'AccumulateGrad' never matches. Test name().endswith('AccumulateGrad'), as the question says.")
 
 DIAGNOSES = {
     "leaf visits": "your count goes up each time the walk reaches a leaf again along another path: keep a set of "
@@ -139,17 +135,9 @@ DIAGNOSES = {
 }
 
 
-LEFT_TO_THE_COLLECTION = (
-    "your count_leaves leaves the walk to the collection's own (trace_graph, draw_graph and autograd_nodes walk "
-    "the graph for you), so the count is not yours: the exercise is that walk. Follow next_functions from "
-    "tensor.grad_fn yourself, as hand_walk does: a queue, a set of the nodes seen, None entries skipped.")
-
-
 def _counted_by(count: Callable[[torch.Tensor], Any], tensor: torch.Tensor) -> tuple[Any, bool]:
-    """count(tensor), and whether that call ran the collection's own walk
-    (helpers/walk.py, which trace_graph, draw_graph and autograd_nodes use),
-    watched with a profile function while it runs: what the answer does,
-    however it reached those functions."""
+    """count(tensor), and whether that call ran helpers/walk.py (which trace_graph,
+    draw_graph and autograd_nodes use), however the answer reached it."""
     walked, previous = False, sys.getprofile()
 
     def watch(frame: FrameType, event: Any, arg: Any) -> None:
@@ -174,7 +162,10 @@ def _count_leaves(answer: Any, _lesson: Lesson) -> Verdict:
         try:
             counted[name], walked = _counted_by(answer, tensor)
             if walked:
-                return False, LEFT_TO_THE_COLLECTION
+                return False, ("your count_leaves leaves the walk to the collection's own (trace_graph, draw_graph "
+                               "and autograd_nodes walk the graph for you), so the count is not yours: the exercise "
+                               "is that walk. Follow next_functions from tensor.grad_fn yourself, as hand_walk does: "
+                               "a queue, a set of the nodes seen, None entries skipped.")
         except AttributeError as error:
             if "NoneType" in str(error):
                 example = f" (here {NONE_INPUTS[name]})" if name in NONE_INPUTS else ""
@@ -185,8 +176,6 @@ def _count_leaves(answer: Any, _lesson: Lesson) -> Verdict:
                                "the node, the pair's first element, on your queue.")
             raise
         tallies[name] = _tallies(tensor)
-        if tallies[name]["leaves"] != trace_graph(tensor).count("leaf"):
-            raise RuntimeError(f"the checker's walk and trace_graph disagree on {name}")
     wrong = [name for name in counted if counted[name] != tallies[name]["leaves"]]
     if not wrong:
         return True, ("a walk that visits each node once finds exactly one AccumulateGrad per leaf that needs a "
@@ -196,7 +185,9 @@ def _count_leaves(answer: Any, _lesson: Lesson) -> Verdict:
             return False, f"on {wrong[0]} you count {shown(counted[wrong[0]])}, and torch's graph has " \
                           f"{plural(tallies[wrong[0]]['leaves'], ('leaf', 'leaves'))}: {diagnosis}"
     if all(count == 0 and not isinstance(count, bool) for count in counted.values()):
-        return False, f"your function counts 0 leaves on {NAMED}"
+        return False, ("your function counts 0 leaves on every graph: a leaf's node has name() "
+                       "'torch::autograd::AccumulateGrad', so a comparison with == 'AccumulateGrad' never matches. "
+                       "Test name().endswith('AccumulateGrad'), as the question says.")
     found = counted[wrong[0]]
     shown_count = plural(found, ("leaf", "leaves")) if isinstance(found, int) else shown(found)
     return False, (f"on {wrong[0]} your function counts {shown_count}, and torch's graph has "
