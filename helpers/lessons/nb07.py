@@ -2,7 +2,7 @@
 
 import math
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any
 
 import torch
 
@@ -13,27 +13,16 @@ from ..exercises.behaviour import data
 from ..exercises.exercise import Lesson, Verdict, choose, fix, predict, write
 from ..exercises.feedback import shown
 from ..exercises.judges import value
-from ..from_scratch import ScratchValue, scratch_graph
+from ..from_scratch import scratch_graph
 from ..quiz import MultipleChoice, Option
 from ..saved_values import saved_values
 from .widget import Check, Widget, press
 
 
-class SteppedValue(ScratchValue, Protocol):
-    """A value of notebook 07's engine whose backward runs a step at a time."""
-
-    grad: float
-
-    def topological_order(self) -> list[Any]: ...
-
-    def backward(self, steps: int | None = None) -> None: ...
-
-
 @learner_facing
-def scratch_step_view(build: Callable[[], SteppedValue], step: int) -> Figure:
-    """The graph of the scratch engine's value that `build()` returns, after
-    the first `step` backward rules have run: every node's grad so far, the
-    node that just ran highlighted (notebook 07)."""
+def scratch_step_view(build: Callable[[], Any], step: int) -> Figure:
+    """The graph of the scratch engine's Value that `build()` returns after its first
+    `step` backward rules ran: each node's grad so far, the one that just ran highlighted."""
     root = build()
     order = root.topological_order()
     ops = [v for v in reversed(order) if v.inputs]
