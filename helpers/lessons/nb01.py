@@ -17,7 +17,7 @@ from ..graph import autograd_nodes, trace_graph
 from ..models import TanhRNNCell
 from ..quiz import MultipleChoice, Option
 from ..views import counted, unrolled
-from .widget import Change, Check, Widget, click, in_turn, pick, press, views_in_turn
+from .widget import Check, Widget, click, in_turn, pick, press, views_in_turn
 
 
 def branch_view(forward: Callable[[torch.Tensor, bool], torch.Tensor], use_extra_layer: bool, x: float) -> Figure:
@@ -67,10 +67,8 @@ def sequence_view(cell: TanhRNNCell, sequences: Sequence[torch.Tensor], index: i
     return unrolled(cell, sequences[index], f"sequence {index}: ", view)
 
 
-def _sequences(*indices: int) -> list[Change]:
-    """Picks of the sequence dropdown: `lengths` as the notebook defines it."""
-    lengths = (3, 5, 2, 8, 200)
-    return [pick("index", f"sequence {i} (length {lengths[i]})") for i in indices]
+# The sequence dropdown's options, the lengths as the notebook defines them.
+SEQUENCES = [pick("index", f"sequence {i} (length {n})") for i, n in enumerate((3, 5, 2, 8, 200))]
 
 
 WIDGETS = (
@@ -86,11 +84,11 @@ WIDGETS = (
            (Check(press("value", "End"), "x = 1000: 10 halvings, depth 10", {"DivBackward0": 10}),),
            {"x slider": in_turn([press("value")])}),
     Widget("sequence", {"index": "Dropdown", "view": "ToggleButtons"},
-           (Check(_sequences(4)[0], "sequence 4: length 200, 200 cell steps counted in its graph (rolled)",
+           (Check(SEQUENCES[4], "sequence 4: length 200, 200 cell steps counted in its graph (rolled)",
                   shows=("× 198 steps",)),
             Check(click("view", "cut"), "length 200, 200 cell steps counted in its graph (cut)",
                   {"TanhBackward0": 10}, ("more nodes not drawn",))),
-           {"dropdown": in_turn(_sequences(0, 2, 3, 4, 0, 2, 1)),
+           {"dropdown": in_turn([SEQUENCES[i] for i in (0, 2, 3, 4, 0, 2, 1)]),
             "rolled / cut / unrolled": views_in_turn("view")}),
 )
 
