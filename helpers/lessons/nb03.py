@@ -40,9 +40,7 @@ def backward_calls(make: Callable[[torch.Tensor], torch.Tensor], start: Any,
 
 
 def _named(answer: Any) -> set[Any]:
-    """The answer's names as the question spells them: a name in any case,
-    with spaces around it or not (judges.FORMS); one that matches none
-    stays as given."""
+    """The answer's names as the question spells them (judges.FORMS); others as given."""
     spelled = {name.lower(): name for name in CANDIDATES}
     return {spelled.get(item.strip().lower(), item) if isinstance(item, str) else item for item in canonical(answer)}
 
@@ -84,14 +82,11 @@ def train_step(trunk, head_a, head_b, inputs):
 CASES = ((3, 16), (13, 16), (23, 1))        # (seed, batch): the modules and inputs of each case
 
 
-def _modules(seed: int, batch: int) -> tuple[torch.nn.Linear, torch.nn.Linear, torch.nn.Linear, torch.Tensor]:
-    torch.manual_seed(seed)
-    return torch.nn.Linear(4, 8), torch.nn.Linear(8, 1), torch.nn.Linear(8, 1), torch.randn(batch, 4)
-
-
 def _stepped(step: Callable[..., Any], seed: int, batch: int) -> tuple[tuple[torch.nn.Module, ...], ParameterWatch]:
     """Run a train step on a case's fresh modules, watching the trunk's weight."""
-    trunk, head_a, head_b, inputs = _modules(seed, batch)
+    torch.manual_seed(seed)
+    trunk, head_a, head_b = torch.nn.Linear(4, 8), torch.nn.Linear(8, 1), torch.nn.Linear(8, 1)
+    inputs = torch.randn(batch, 4)
     with ParameterWatch(trunk.weight) as watch:
         step(trunk, head_a, head_b, inputs)
     return (trunk, head_a, head_b), watch
@@ -125,8 +120,7 @@ def _train_step(answer: Any, _lesson: Lesson) -> Verdict:
 
 
 def _train_step_probe(answer: Any, _lesson: Lesson) -> dict[str, Any]:
-    """For each case: every module's gradients, how many forward passes read
-    the trunk and how many backward passes walked it."""
+    """For each case: every module's gradients, and how often the trunk was read and walked."""
     observed = {}
     for seed, batch in CASES:
         modules, watch = _stepped(answer, seed, batch)
