@@ -1,6 +1,5 @@
 """Notebook 06 (the practice question): its WIDGETS, EXERCISES and PRACTICE_QUESTION."""
 
-from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -22,10 +21,6 @@ WIDGETS = (
                                      ("deleted y's grad_fn", "freed the tensors", "nothing of y's graph",
                                       "replaces x.grad")])}),
 )
-
-
-def _second_call_raises(make: Callable[[torch.Tensor], torch.Tensor]) -> Callable[[Lesson], bool]:
-    return lambda _lesson: backward_calls(make, [1.0, -2.0], (False, False))[0] == 2
 
 
 def _no_grad_error(_lesson: Lesson) -> str:
@@ -119,16 +114,17 @@ NO_GRAD = MultipleChoice(
 
 EXERCISES = (
     predict(1, "x.abs(), twice", "True or False",
-            value(_second_call_raises(lambda x: x.abs()), "AbsBackward0 saves its input x: the derivative of "
-                  "abs is the sign of x, and the node needs x to know it. The first call frees it.",
+            value(lambda _: backward_calls(lambda x: x.abs(), [1.0, -2.0], (False, False))[0] == 2,
+                  "AbsBackward0 saves its input x: the derivative of abs is the sign of x, and the node needs x to "
+                  "know it. The first call frees it.",
                   hints=((False, "the derivative of abs is 1 or -1, but the node must know which: what does "
                                  "AbsBackward0 keep to tell?"),)),
             hint="What does the backward of abs need to know about x, and where can the node find it?",
             answer="True"),
     predict(2, "x[0] - x[1], twice", "True or False",
-            value(_second_call_raises(lambda x: x[0] - x[1]), "SelectBackward0 keeps only the dimension, the index "
-                  "and x's shape (plain numbers), and SubBackward0 keeps alpha: no tensor is saved, so the second "
-                  "call runs and x.grad becomes [2, -2].",
+            value(lambda _: backward_calls(lambda x: x[0] - x[1], [1.0, -2.0], (False, False))[0] == 2,
+                  "SelectBackward0 keeps only the dimension, the index and x's shape (plain numbers), and "
+                  "SubBackward0 keeps alpha: no tensor is saved, so the second call runs and x.grad becomes [2, -2].",
                   hints=((True, "indexing does not save x: SelectBackward0 keeps the dimension, the index and x's "
                                 "shape, plain numbers, to put the gradient back in place."),)),
             hint="Draw y = x[0] - x[1]: which of its nodes lists a saved tensor, and which only plain numbers?",

@@ -15,9 +15,8 @@ from ..quiz import MultipleChoice, Option
 from .widget import Check, Widget, click, in_turn
 
 WIDGETS = (
-    # The compile view keeps a Figure per combination of controls: a combination's first visit
-    # compiles, a later one is drawn from memory. Each bench run goes round its states and back,
-    # as a learner toggling does, so its first changes compile and the rest revisit.
+    # The view keeps a Figure per combination of controls: each bench run goes round its states
+    # and back, as a learner toggling does, so its first changes compile and the rest revisit.
     Widget("compile", {"use_extra_layer": "Checkbox", "earlier": "ToggleButtons"},
            (Check(click("use_extra_layer"), "failed, so dynamo compiled graph 2; 2 graphs compiled; graph 2 ran: mul",
                   {"mul": 1, "add": 0, "MulBackward0": 1, "AddBackward0": 0}),
@@ -29,7 +28,7 @@ WIDGETS = (
 )
 
 
-# Exercise 1 shows this function and these calls, and asks how many graphs they compile.
+# Code exercise 1 shows, with these calls, and asks how many graphs they compile.
 TWO_FLAGS = '''
 def two_flags(x, scale, shift):
     y = x * 2
@@ -48,8 +47,8 @@ def _graphs_for_the_calls(_lesson: Lesson) -> int:
     return len(compile_calls(two_flags, [(x, *flags) for flags in CALLS]).graphs)
 
 
-# Exercise 2: the slot holds CLIPPED with its `if`; the fixed version chooses the divisor with a tensor
-# operation, so no branch divides by 0 (a torch.where between y / y.max() and y gives NaN gradients there).
+# Exercise 2's slot holds CLIPPED; the fix chooses the divisor with a tensor operation, so no branch divides
+# by 0 (a torch.where between y / y.max() and y gives NaN gradients there).
 CLIPPED = '''
 def clipped(x):
     y = x * 2
@@ -186,7 +185,6 @@ def _clipped(answer: Any, _lesson: Lesson) -> Verdict:
                   "gives the same, either way's gradient counts).")
 
 
-# Exercise 4: what the learner's leaky must do, elementwise.
 LEAKY = '''
 def leaky(x):
     return torch.where(x > 0, x, 0.1 * x)
@@ -236,9 +234,7 @@ EAGER_BACKEND = MultipleChoice(
 )
 
 
-# Code a question shows (a case the page does not run) and its check runs, by exercise number:
-# the question shows it as written (tests/test_exercises.py).
-SHOWN = {1: TWO_FLAGS}
+SHOWN = {1: TWO_FLAGS}       # code a question shows as written and its check runs, by exercise number
 
 EXERCISES = (
     predict(1, "graphs for a call sequence", "a whole number",
