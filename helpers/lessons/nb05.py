@@ -34,11 +34,8 @@ WIDGETS = (
 )
 
 
-LENGTHS = (10, 1, 1, 1)
-
-
 def _padded_waste(_lesson: Lesson) -> float:
-    padded = torch.nn.utils.rnn.pad_sequence([torch.ones(n) for n in LENGTHS], batch_first=True)
+    padded = torch.nn.utils.rnn.pad_sequence([torch.ones(n) for n in (10, 1, 1, 1)], batch_first=True)
     return float((padded == 0).float().mean())
 
 

@@ -63,12 +63,11 @@ def mul(a, b):
 '''
 
 
-PAIRS = ((2.0, 5.0), (-1.5, 0.25), (0.0, 3.0), (7.0, -2.0))     # (a, b), and some random pairs
-
-
 def _pairs() -> list[tuple[float, float]]:
+    """The (a, b) the check tries: some chosen, some random."""
     randoms = torch.randn(4, 2, generator=torch.Generator().manual_seed(7)).double() * 3
-    return [*PAIRS, *((round(a, 4), round(b, 4)) for a, b in randoms.tolist())]
+    chosen = [(2.0, 5.0), (-1.5, 0.25), (0.0, 3.0), (7.0, -2.0)]
+    return chosen + [(round(a, 4), round(b, 4)) for a, b in randoms.tolist()]
 
 
 def _counted(mul: Any, value_class: type) -> tuple[Any, Any, list[int]]:
