@@ -1,6 +1,7 @@
 """Notebook 09 (the dynamic graph meets torch.compile): its WIDGETS and EXERCISES."""
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import torch
@@ -154,24 +155,18 @@ def _breaks(answer: Callable[[torch.Tensor], Any]) -> str | None:
     return None
 
 
-def _probe_with(code: str, name: str, tie: Tie) -> Callable[[Any, Lesson], dict[str, Any]]:
-    """A probe of what an answer does on every input of the check: values,
-    x.grad (at a tie, whether it is one the tie allows), graph breaks;
-    `code` defines the asked function, `name`."""
-
-    def probe(answer: Any, _lesson: Lesson) -> dict[str, Any]:
-        asked = answer_from(code, name, None, CHECKER)
-        observed: dict[str, Any] = {}
-        for start in _vectors():
-            result, grad = _run(answer, start)
-            wanted = _run(asked, start)[1]
-            at_tie = tie(start, grad, wanted)
-            gradient = {"x.grad": data(grad)} if at_tie is None else {"x.grad one the tie allows": at_tie is True}
-            observed[f"x = {list(start)}"] = {"value": data(result), **gradient}
-        observed["graph breaks"] = graph_breaks(answer, torch.tensor((1.0, -3.0))).count
-        return observed
-
-    return probe
+def _probe(code: str, name: str, tie: Tie, answer: Any, _lesson: Lesson) -> dict[str, Any]:
+    """What an answer does on every input of the check (`code` defines the asked function,
+    `name`): values, x.grad (at a tie, whether it is one the tie allows), graph breaks."""
+    asked = answer_from(code, name, None, CHECKER)
+    observed: dict[str, Any] = {}
+    for start in _vectors():
+        result, grad = _run(answer, start)
+        at_tie = tie(start, grad, _run(asked, start)[1])
+        gradient = {"x.grad": data(grad)} if at_tie is None else {"x.grad one the tie allows": at_tie is True}
+        observed[f"x = {list(start)}"] = {"value": data(result), **gradient}
+    observed["graph breaks"] = graph_breaks(answer, torch.tensor((1.0, -3.0))).count
+    return observed
 
 
 def _clipped(answer: Any, _lesson: Lesson) -> Verdict:
@@ -249,12 +244,14 @@ EXERCISES = (
             hint="A captured graph holds only the branches taken, and guards on the flags' values: which calls "
                  "find a graph whose guards hold?",
             answer="3"),
-    fix(2, "remove a graph break", _clipped, CLIPPED_FIXED, probe=_probe_with(CLIPPED_FIXED, "clipped", _clipped_tie),
+    fix(2, "remove a graph break", _clipped, CLIPPED_FIXED,
+        probe=partial(_probe, CLIPPED_FIXED, "clipped", _clipped_tie),
         hint="Let a tensor operation make the choice, torch.where (or torch.cond), and give what it does not "
              "choose a safe input, where its derivative is finite too: backward runs through both."),
     choose(3, "the grad_fn of an eager-backend output", EAGER_BACKEND, answer="b",
            hint="Which part of torch.compile makes CompiledFunctionBackward, and does the eager backend use it?"),
-    write(4, "an elementwise choice with no graph break", _leaky, LEAKY, probe=_probe_with(LEAKY, "leaky", _leaky_tie),
+    write(4, "an elementwise choice with no graph break", _leaky, LEAKY,
+          probe=partial(_probe, LEAKY, "leaky", _leaky_tie),
           hint="x where x > 0, else 0.1 * x, element by element: which tensor operation picks between two "
                "tensors per element?"),
 )
