@@ -37,9 +37,8 @@ def branch_view(forward: Callable[[torch.Tensor, bool], torch.Tensor], use_extra
 
 
 def loop_view(forward: Callable[[torch.Tensor, int], torch.Tensor], n: int) -> Figure:
-    """The graph of `forward(x, n)` (a loop of `n` rounds), with its counts:
-    autograd nodes (operations and the leaf's AccumulateGrad) apart from
-    the boxes the drawing adds (None placeholders, the output)."""
+    """The graph of `forward(x, n)` (a loop of `n` rounds), counting its autograd nodes
+    apart from the boxes the drawing adds (None placeholders, the output)."""
     x = torch.tensor(1.0, requires_grad=True)
     y = forward(x, n)
     drawing = draw_graph(y, {"x": x})
