@@ -22,16 +22,12 @@ def test_every_widget_cell_is_registered_and_every_entry_has_its_cell():
 
 
 @pytest.mark.parametrize("widget", widgets(), ids=[w.tag for w in widgets()])
-def test_each_declaration_fits_its_cell(widget):
+def test_each_declaration_fits_its_cell_and_its_stored_widget(widget):
     cell = code_cells(NOTEBOOKS[widget.notebook])[cell_index(widget.notebook, widget.tag)]
     assert widget.tag in cell.metadata["tags"]
     assert {check.change.control for check in widget.checks} <= set(widget.controls)
     assert all(len(changes) == CHANGES and {c.control for c in changes} <= set(widget.controls)
                for changes in widget.bench.values())
-
-
-@pytest.mark.parametrize("widget", widgets(), ids=[w.tag for w in widgets()])
-def test_each_stored_widget_matches_its_declaration(widget):
     assert stored_problems(NOTEBOOKS[widget.notebook], widget) == []
 
 

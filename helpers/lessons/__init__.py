@@ -1,11 +1,6 @@
-"""Each lesson's support, one module per notebook: helpers/lessons/nbNN.py
-holds notebook NN's widgets' views, its widgets (`WIDGETS`, declared with
-helpers/lessons/widget.py) and its exercises (`EXERCISES`, declared with
-helpers/exercises/exercise.py). The machinery they share stays in helpers/.
-
-Which lessons exist is read from the files: a module nbNN.py here is
-notebook NN's, and the notebook it belongs to is the stored notebook whose
-name starts with NN- (notebooks/ in the repository)."""
+"""Each lesson's support: nbNN.py holds notebook NN's (the stored notebook
+named NN-*) widgets' views, `WIDGETS` (declared with widget.py) and
+`EXERCISES` (declared with helpers/exercises/exercise.py)."""
 
 from __future__ import annotations
 
@@ -26,9 +21,7 @@ def numbers() -> list[str]:
 
 
 def module(number: str) -> ModuleType:
-    """Notebook `number`'s lesson module."""
-    if number not in numbers():
-        raise ValueError(f"no lesson module helpers/lessons/nb{number}.py; the lessons are {', '.join(numbers())}")
+    """Notebook `number`'s lesson module (callers check `number` against numbers())."""
     return importlib.import_module(f"{__name__}.nb{number}")
 
 
@@ -44,16 +37,13 @@ def notebook_name(number: str) -> str:
 
 
 def widgets(number: str | None = None) -> tuple[Widget, ...]:
-    """The widgets of notebook `number` (all of them when None), in order,
-    each knowing its notebook."""
+    """The widgets of notebook `number` (all when None), in order, each knowing its notebook."""
     chosen = numbers() if number is None else [number]
-    return tuple(replace(w, notebook=notebook_name(n)) for n in chosen for w in module(n).WIDGETS)
+    return tuple(replace(w, notebook=notebook_name(n)) for n in chosen for w in getattr(module(n), "WIDGETS", ()))
 
 
-def of(notebook: str, declared: tuple[Widget, ...] | None = None) -> list[Widget]:
-    """The widgets of one notebook (its file name without .ipynb), in order:
-    of `declared` when given (a test's own), else the lessons' own."""
-    if declared is None:
-        number = notebook[:2]
-        declared = widgets(number) if number in numbers() else ()
+def of(notebook: str) -> list[Widget]:
+    """The widgets of one notebook (its file name without .ipynb), in order."""
+    declared = widgets(notebook[:2]) if notebook[:2] in numbers() else ()
     return [w for w in declared if w.notebook == notebook]
+

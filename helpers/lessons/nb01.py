@@ -1,7 +1,4 @@
-"""Notebook 01 (dynamic control flow): everything the lesson needs from helpers,
-in one place: its widgets' views, its widgets (what the browser test and the
-bench change on each, and what they check) and its exercises (the checks under
-its answer slots). Its wrong answers are test data, in tests/answers/nb01_answers.py."""
+"""Notebook 01 (dynamic control flow): its widgets' views, WIDGETS and EXERCISES."""
 
 import random
 from collections.abc import Callable, Sequence
@@ -20,10 +17,7 @@ from ..graph import autograd_nodes, trace_graph
 from ..models import TanhRNNCell
 from ..quiz import MultipleChoice, Option
 from ..views import counted, unrolled
-from .widget import Change, Check, Widget, click, in_turn, pick, press, views_in_turn
-
-# The widgets' views: pure functions from the controls' values to a Figure
-# (helpers/widgets.py redraws one on every change).
+from .widget import Check, Widget, click, in_turn, pick, press, views_in_turn
 
 
 def branch_view(forward: Callable[[torch.Tensor, bool], torch.Tensor], use_extra_layer: bool, x: float) -> Figure:
@@ -33,27 +27,18 @@ def branch_view(forward: Callable[[torch.Tensor, bool], torch.Tensor], use_extra
     leaf = torch.tensor(value, requires_grad=True)
     y = forward(leaf, use_extra_layer)
     # what only the True branch records: compared with the other branch, run on a fresh x
-    extra = _op_labels(y) - _op_labels(forward(torch.tensor(value, requires_grad=True), False)) \
+    extra = set(op_labels(y)) - set(op_labels(forward(torch.tensor(value, requires_grad=True), False))) \
         if use_extra_layer else set()
     drawing = draw_graph(y, {"x": leaf}, highlight=sorted(extra))
     y.backward()
-    ops = drawing.graph.count("op")
-    return Figure(f"use_extra_layer={use_extra_layer}: y = {y.item():g}, x.grad = {_grad(leaf):g}, "
-                  f"{counted(ops, 'operation')}", drawing)
-
-
-def _op_labels(tensor: torch.Tensor) -> set[str]:
-    return {node.label for node in trace_graph(tensor, saved=False).nodes if node.kind == "op"}
-
-
-def _grad(leaf: torch.Tensor) -> float:
-    return 0.0 if leaf.grad is None else leaf.grad.item()
+    grad = 0.0 if leaf.grad is None else leaf.grad.item()
+    return Figure(f"use_extra_layer={use_extra_layer}: y = {y.item():g}, x.grad = {grad:g}, "
+                  f"{counted(drawing.graph.count('op'), 'operation')}", drawing)
 
 
 def loop_view(forward: Callable[[torch.Tensor, int], torch.Tensor], n: int) -> Figure:
-    """The graph of `forward(x, n)` (a loop of `n` rounds), with its counts:
-    autograd nodes (operations and the leaf's AccumulateGrad) apart from
-    the boxes the drawing adds (None placeholders, the output)."""
+    """The graph of `forward(x, n)` (a loop of `n` rounds), counting its autograd nodes
+    apart from the boxes the drawing adds (None placeholders, the output)."""
     x = torch.tensor(1.0, requires_grad=True)
     y = forward(x, n)
     drawing = draw_graph(y, {"x": x})
@@ -81,15 +66,10 @@ def sequence_view(cell: TanhRNNCell, sequences: Sequence[torch.Tensor], index: i
     return unrolled(cell, sequences[index], f"sequence {index}: ", view)
 
 
+# The sequence dropdown's options, the lengths as the notebook defines them.
+SEQUENCES = [pick("index", f"sequence {i} (length {n})") for i, n in enumerate((3, 5, 2, 8, 200))]
 
 
-def _sequences(*indices: int) -> list[Change]:
-    """Picks of the sequence dropdown: `lengths` as the notebook defines it."""
-    lengths = (3, 5, 2, 8, 200)
-    return [pick("index", f"sequence {i} (length {lengths[i]})") for i in indices]
-
-
-# The widgets, each found by its cell's tag (widget-<name>); see helpers/lessons/widget.py.
 WIDGETS = (
     Widget("branch", {"use_extra_layer": "Checkbox", "x": "FloatSlider"},
            (Check(click("use_extra_layer"), "use_extra_layer=False: y = 6, x.grad = 2, 1 operation",
@@ -103,17 +83,16 @@ WIDGETS = (
            (Check(press("value", "End"), "x = 1000: 10 halvings, depth 10", {"DivBackward0": 10}),),
            {"x slider": in_turn([press("value")])}),
     Widget("sequence", {"index": "Dropdown", "view": "ToggleButtons"},
-           (Check(_sequences(4)[0], "sequence 4: length 200, 200 cell steps counted in its graph (rolled)",
+           (Check(SEQUENCES[4], "sequence 4: length 200, 200 cell steps counted in its graph (rolled)",
                   shows=("× 198 steps",)),
             Check(click("view", "cut"), "length 200, 200 cell steps counted in its graph (cut)",
                   {"TanhBackward0": 10}, ("more nodes not drawn",))),
-           {"dropdown": in_turn(_sequences(0, 2, 3, 4, 0, 2, 1)),
+           {"dropdown": in_turn([SEQUENCES[i] for i in (0, 2, 3, 4, 0, 2, 1)]),
             "rolled / cut / unrolled": views_in_turn("view")}),
 )
 
 
-# The exercises, in the notebook's order (helpers/exercises/exercise.py).
-# A loop the page does not run: exercise 1 shows this code and asks for its count.
+# Code exercise 1 shows (the page does not run it) and asks a count of.
 LOOP = '''
 def repeat_scaled(x, w, n):
     y = x
@@ -153,9 +132,8 @@ def _inputs() -> tuple[float, ...]:
 
 
 def _fresh() -> tuple[float, ...]:
-    """Inputs no answer can know in advance: FRESH magnitudes from 0.01 to
-    50, drawn anew at every call (from the system's randomness, so torch's
-    and Python's random numbers are left as they were), each with both signs."""
+    """Inputs no answer can know in advance, each with both signs; drawn from the
+    system's randomness, so torch's and Python's random numbers stay as they were."""
     draw = random.SystemRandom()
     magnitudes = [round(10 ** draw.uniform(-2, 1.7), 4) for _ in range(FRESH)]
     return tuple(sign * m for m in magnitudes for sign in (1, -1))
@@ -206,8 +184,7 @@ def _sign_case(function: Callable[[torch.Tensor], Any], start: float) -> dict[st
 
 
 def _sign_probe(answer: Any, _lesson: Lesson) -> dict[str, Any]:
-    """For each input: the result's value and graph, and x.grad; and whether
-    the answer does as the solution does on fresh inputs drawn for this probe."""
+    """Each input's _sign_case, and whether the answer does as asked on fresh inputs."""
     observed: dict[str, Any] = {f"x = {start:g}": _sign_case(answer, start) for start in _inputs()}
     asked = answer_from(SIGN_FORWARD, "sign_forward", None, CHECKER)
     observed[f"{2 * FRESH} fresh random x"] = {"as asked": all(
@@ -244,9 +221,7 @@ COMPARISON = MultipleChoice(
     ),
     right=_abs_is_recorded_apart,
 )
-# Code a question shows (a case the page does not run) and its check runs, by exercise number:
-# the question shows it as written (tests/test_exercises.py).
-SHOWN = {1: LOOP}
+SHOWN = {1: LOOP}       # code a question shows as written and its check runs, by exercise number
 
 EXERCISES = (
     predict(1, "nodes of another loop", "a whole number",
@@ -265,10 +240,8 @@ EXERCISES = (
                          (51, "51 counts every box the drawing shows, and some of them are not autograd nodes: "
                               "the constant 1 each round adds, and the output y. Count the recorded operations, "
                               "and one AccumulateGrad per leaf."),
-                         (48, "w is used in every round, but it is one leaf: one AccumulateGrad node, shared by all "
-                              "its uses."),
-                         (49, "w is used in every round, but it is one leaf: one AccumulateGrad node, shared by all "
-                              "its uses.")),
+                         *((n, "w is used in every round, but it is one leaf: one AccumulateGrad node, shared by "
+                               "all its uses.") for n in (48, 49))),
                   otherwise="count what one round records, then add one AccumulateGrad node per leaf."),
             hint="One round records a node for each operation on a tensor: y * w, .sin() and + 1 (the constant 1 "
                  "gets none). Each leaf gets one AccumulateGrad node, however often it is used.",

@@ -1,8 +1,4 @@
-"""Notebook 02 (inspecting grad_fn and next_functions): everything the lesson
-needs from helpers, in one place: its widgets' views, its widgets (what the
-browser test and the bench change on each, and what they check) and its
-exercises (the checks under its answer slots). Its wrong answers are test data,
-in tests/answers/nb02_answers.py."""
+"""Notebook 02 (inspecting grad_fn and next_functions): its widgets' views, WIDGETS and EXERCISES."""
 
 import sys
 from collections.abc import Callable
@@ -23,9 +19,6 @@ from ..graph import trace_graph
 from ..quiz import MultipleChoice, Option
 from .widget import Check, Widget, press
 
-# The widgets' views: pure functions from the controls' values to a Figure
-# (helpers/widgets.py redraws one on every change).
-
 
 @learner_facing
 def step_view(build: Callable[[], tuple[torch.Tensor, dict[str, torch.Tensor]]], step: int) -> Figure:
@@ -43,7 +36,6 @@ def step_view(build: Callable[[], tuple[torch.Tensor, dict[str, torch.Tensor]]],
     return Figure(caption, draw_graph(graph, notes=notes, highlight=(now.node_id,)))
 
 
-# The widgets, each found by its cell's tag (widget-<name>); see helpers/lessons/widget.py.
 WIDGETS = (
     Widget("step", {"step": "IntSlider"},
            (Check(press("step"), "step 2 of 5: MulBackward0 receives 1"),),
@@ -51,7 +43,6 @@ WIDGETS = (
 )
 
 
-# The exercises, in the notebook's order (helpers/exercises/exercise.py).
 def _same_node_for_x_times_x(_lesson: Lesson) -> bool:
     x = torch.tensor(3.0, requires_grad=True)
     (first, _), (second, _) = known((x * x).grad_fn, "a grad_fn").next_functions
@@ -98,8 +89,7 @@ def count_leaves(tensor):
 
 
 def _graphs_to_count() -> dict[str, torch.Tensor]:
-    """The graphs the check counts on: leaves used once, twice and in several
-    places, a leaf that needs no gradient, and two models."""
+    """Leaves used once, twice and in several places, a leaf that needs no gradient, two models."""
     torch.manual_seed(2)
     x, w1, w2 = (torch.tensor(v, requires_grad=True) for v in (3.0, 1.5, -0.5))
     model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU(), torch.nn.Linear(4, 1))
@@ -114,9 +104,8 @@ def _graphs_to_count() -> dict[str, torch.Tensor]:
 
 
 def _tallies(tensor: torch.Tensor) -> dict[str, int]:
-    """What a walk from tensor.grad_fn can count: the AccumulateGrad nodes
-    (the leaves), each time one is reached along another path, every node,
-    every node each time it is reached, and the nodes that are not leaves."""
+    """What a walk from tensor.grad_fn can count: the leaves, each node, the
+    operations, and the leaves or nodes each time one is reached again."""
     nodes, visits, queue = set(), {"leaf visits": 0, "node visits": 0}, [tensor.grad_fn]
     while queue:
         node = queue.pop()
@@ -134,8 +123,6 @@ def _tallies(tensor: torch.Tensor) -> dict[str, int]:
 NONE_INPUTS = {"x * 3": "the 3", "(x.sin() * 2).exp()": "the 2", "w1 * 3 + w2": "the 3",
                "x.detach() * w2": "x.detach()", "the nn.Sequential's loss": "the input batch",
                "four Linear layers": "the input batch"}
-NAMED = ("every graph: a leaf's node has name() 'torch::autograd::AccumulateGrad', so a comparison with == "
-         "'AccumulateGrad' never matches. Test name().endswith('AccumulateGrad'), as the question says.")
 
 DIAGNOSES = {
     "leaf visits": "your count goes up each time the walk reaches a leaf again along another path: keep a set of "
@@ -148,17 +135,9 @@ DIAGNOSES = {
 }
 
 
-LEFT_TO_THE_COLLECTION = (
-    "your count_leaves leaves the walk to the collection's own (trace_graph, draw_graph and autograd_nodes walk "
-    "the graph for you), so the count is not yours: the exercise is that walk. Follow next_functions from "
-    "tensor.grad_fn yourself, as hand_walk does: a queue, a set of the nodes seen, None entries skipped.")
-
-
 def _counted_by(count: Callable[[torch.Tensor], Any], tensor: torch.Tensor) -> tuple[Any, bool]:
-    """count(tensor), and whether that call ran the collection's own walk
-    (helpers/walk.py, which trace_graph, draw_graph and autograd_nodes use),
-    watched with a profile function while it runs: what the answer does,
-    however it reached those functions."""
+    """count(tensor), and whether that call ran helpers/walk.py (which trace_graph,
+    draw_graph and autograd_nodes use), however the answer reached it."""
     walked, previous = False, sys.getprofile()
 
     def watch(frame: FrameType, event: Any, arg: Any) -> None:
@@ -183,7 +162,10 @@ def _count_leaves(answer: Any, _lesson: Lesson) -> Verdict:
         try:
             counted[name], walked = _counted_by(answer, tensor)
             if walked:
-                return False, LEFT_TO_THE_COLLECTION
+                return False, ("your count_leaves leaves the walk to the collection's own (trace_graph, draw_graph "
+                               "and autograd_nodes walk the graph for you), so the count is not yours: the exercise "
+                               "is that walk. Follow next_functions from tensor.grad_fn yourself, as hand_walk does: "
+                               "a queue, a set of the nodes seen, None entries skipped.")
         except AttributeError as error:
             if "NoneType" in str(error):
                 example = f" (here {NONE_INPUTS[name]})" if name in NONE_INPUTS else ""
@@ -194,8 +176,6 @@ def _count_leaves(answer: Any, _lesson: Lesson) -> Verdict:
                                "the node, the pair's first element, on your queue.")
             raise
         tallies[name] = _tallies(tensor)
-        if tallies[name]["leaves"] != trace_graph(tensor).count("leaf"):
-            raise RuntimeError(f"the checker's walk and trace_graph disagree on {name}")
     wrong = [name for name in counted if counted[name] != tallies[name]["leaves"]]
     if not wrong:
         return True, ("a walk that visits each node once finds exactly one AccumulateGrad per leaf that needs a "
@@ -205,7 +185,9 @@ def _count_leaves(answer: Any, _lesson: Lesson) -> Verdict:
             return False, f"on {wrong[0]} you count {shown(counted[wrong[0]])}, and torch's graph has " \
                           f"{plural(tallies[wrong[0]]['leaves'], ('leaf', 'leaves'))}: {diagnosis}"
     if all(count == 0 and not isinstance(count, bool) for count in counted.values()):
-        return False, f"your function counts 0 leaves on {NAMED}"
+        return False, ("your function counts 0 leaves on every graph: a leaf's node has name() "
+                       "'torch::autograd::AccumulateGrad', so a comparison with == 'AccumulateGrad' never matches. "
+                       "Test name().endswith('AccumulateGrad'), as the question says.")
     found = counted[wrong[0]]
     shown_count = plural(found, ("leaf", "leaves")) if isinstance(found, int) else shown(found)
     return False, (f"on {wrong[0]} your function counts {shown_count}, and torch's graph has "

@@ -1,8 +1,4 @@
-"""Notebook 03 (retain_graph, and what backward() frees): everything the lesson
-needs from helpers, in one place: its widgets' views, its widgets (what the
-browser test and the bench change on each, and what they check) and its
-exercises (the checks under its answer slots). Its wrong answers are test data,
-in tests/answers/nb03_answers.py."""
+"""Notebook 03 (retain_graph, and what backward() frees): its EXERCISES."""
 
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -19,11 +15,6 @@ CANDIDATES = {"2 * x": lambda x: 2 * x, "x - 1": lambda x: x - 1, "x.sin()": lam
               "x.clone()": lambda x: x.clone()}
 
 
-# The widgets, each found by its cell's tag (widget-<name>); see helpers/lessons/widget.py.
-WIDGETS = ()
-
-
-# The exercises, in the notebook's order (helpers/exercises/exercise.py).
 WHY_NOT = {
     "2 * x": "MulBackward0 saves the other factor, even the Python number 2 (as a tensor), and the first backward "
              "frees it: a constant derivative is not the rule, a saved value is.",
@@ -34,21 +25,22 @@ WHY_SO = {"x - 1": "SubBackward0 saves no tensor (only the Python number alpha):
           "x.clone()": "CloneBackward0 saves nothing: its backward passes the gradient straight through."}
 
 
-def _survives_twice(make: Callable[[torch.Tensor], torch.Tensor]) -> bool:
-    x = torch.tensor([1.0, 2.0], requires_grad=True)
+def backward_calls(make: Callable[[torch.Tensor], torch.Tensor], start: Any,
+                   retains: Sequence[bool]) -> tuple[int, Any]:
+    """y = make(x).sum() for x = `start`, then y.backward(retain_graph=r) for each r
+    in `retains`: the number of the call that raised (0: none), and x.grad's values."""
+    x = torch.tensor(start, requires_grad=True)
     y = make(x).sum()
-    y.backward()
-    try:
-        y.backward()
-    except RuntimeError:
-        return False
-    return True
+    for number, retain in enumerate(retains, start=1):
+        try:
+            y.backward(retain_graph=retain)
+        except RuntimeError:
+            return number, None if x.grad is None else x.grad.tolist()
+    return 0, None if x.grad is None else x.grad.tolist()
 
 
 def _named(answer: Any) -> set[Any]:
-    """The answer's names as the question spells them: a name in any case,
-    with spaces around it or not (judges.FORMS); one that matches none
-    stays as given."""
+    """The answer's names as the question spells them (judges.FORMS); others as given."""
     spelled = {name.lower(): name for name in CANDIDATES}
     return {spelled.get(item.strip().lower(), item) if isinstance(item, str) else item for item in canonical(answer)}
 
@@ -62,7 +54,7 @@ def _which_survive(answer: Any, _lesson: Lesson) -> Verdict:
         verb = "is not one of the names" if len(unknown) == 1 else "are not among the names"
         return False, (f"{', '.join(map(repr, unknown))} {verb}: write each as the question does, chosen from "
                        f"{sorted(CANDIDATES)}.")
-    truth = {name for name, make in CANDIDATES.items() if _survives_twice(make)}
+    truth = {name for name, make in CANDIDATES.items() if not backward_calls(make, [1.0, 2.0], (False, False))[0]}
     chosen = _named(answer)
     for name in sorted(chosen - truth):
         return False, f"{name} raises on the second call. " + WHY_NOT.get(name, "")
@@ -71,14 +63,6 @@ def _which_survive(answer: Any, _lesson: Lesson) -> Verdict:
         more = "one more of them also runs" if missing == 1 else f"{missing} more of them also run"
         return False, f"{more} twice without an error: which other nodes save nothing?"
     return True, "only the nodes that saved nothing can run again: " + " ".join(WHY_SO.values())
-
-
-def _grad_after_three(_lesson: Lesson) -> float:
-    x = torch.tensor(3.0, requires_grad=True)
-    y = x ** 2
-    for _ in range(3):
-        y.backward(retain_graph=True)
-    return known(x.grad, "x.grad").item()
 
 
 def _bytes_saved(_lesson: Lesson) -> int:
@@ -98,14 +82,11 @@ def train_step(trunk, head_a, head_b, inputs):
 CASES = ((3, 16), (13, 16), (23, 1))        # (seed, batch): the modules and inputs of each case
 
 
-def _modules(seed: int, batch: int) -> tuple[torch.nn.Linear, torch.nn.Linear, torch.nn.Linear, torch.Tensor]:
-    torch.manual_seed(seed)
-    return torch.nn.Linear(4, 8), torch.nn.Linear(8, 1), torch.nn.Linear(8, 1), torch.randn(batch, 4)
-
-
 def _stepped(step: Callable[..., Any], seed: int, batch: int) -> tuple[tuple[torch.nn.Module, ...], ParameterWatch]:
     """Run a train step on a case's fresh modules, watching the trunk's weight."""
-    trunk, head_a, head_b, inputs = _modules(seed, batch)
+    torch.manual_seed(seed)
+    trunk, head_a, head_b = torch.nn.Linear(4, 8), torch.nn.Linear(8, 1), torch.nn.Linear(8, 1)
+    inputs = torch.randn(batch, 4)
     with ParameterWatch(trunk.weight) as watch:
         step(trunk, head_a, head_b, inputs)
     return (trunk, head_a, head_b), watch
@@ -139,8 +120,7 @@ def _train_step(answer: Any, _lesson: Lesson) -> Verdict:
 
 
 def _train_step_probe(answer: Any, _lesson: Lesson) -> dict[str, Any]:
-    """For each case: every module's gradients, how many forward passes read
-    the trunk and how many backward passes walked it."""
+    """For each case: every module's gradients, and how often the trunk was read and walked."""
     observed = {}
     for seed, batch in CASES:
         modules, watch = _stepped(answer, seed, batch)
@@ -167,7 +147,8 @@ EXERCISES = (
                  "Draw each graph after backward() and look for 'freed'.",
             answer="{'x - 1', 'x.clone()'}"),
     predict(2, "three retained calls", "a number",
-            value(_grad_after_three, "each call adds dy/dx = 2x = 6 to x.grad: 6 + 6 + 6.",
+            value(lambda _: backward_calls(lambda x: x ** 2, 3.0, (True,) * 3)[1],
+                  "each call adds dy/dx = 2x = 6 to x.grad: 6 + 6 + 6.",
                   hints=((6.0, "gradients accumulate: every backward() adds into x.grad."),
                          (12.0, "count the calls: there are three."),
                          (54.0, "each call adds 6; nothing multiplies."))),

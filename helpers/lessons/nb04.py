@@ -1,7 +1,4 @@
-"""Notebook 04 (common mistakes): everything the lesson needs from helpers, in one
-place: its widgets' views, its widgets (what the browser test and the bench
-change on each, and what they check) and its exercises (the checks under its
-answer slots). Its wrong answers are test data, in tests/answers/nb04_answers.py."""
+"""Notebook 04 (common mistakes): its EXERCISES."""
 
 from typing import Any
 
@@ -17,11 +14,6 @@ from ..models import TanhRNNCell
 from ..quiz import MultipleChoice, Option
 from ..saved_memory import SavedTensors
 
-# The widgets, each found by its cell's tag (widget-<name>); see helpers/lessons/widget.py.
-WIDGETS = ()
-
-
-# The exercises, in the notebook's order (helpers/exercises/exercise.py).
 TRAIN = '''
 def train(cell, batches):
     losses = []
@@ -87,7 +79,7 @@ def _train_gradients(cell: TanhRNNCell, reference: TanhRNNCell, case: tuple[int,
            for p, q in zip(given, reference.parameters(), strict=True)):
         return ""
     if len(case[1]) > 1 and all(torch.allclose(known(p.grad, "p.grad"), last, atol=1e-6)
-                                for p, last in zip(given, _last_batch_grads(*case), strict=True)):
+                                for p, last in zip(given, _last_batch_grads(reference, *case), strict=True)):
         return ("the cell's gradients hold only the last batch's loss: .grad was reset between batches "
                 "(zero_grad()?). With no optimizer step in this loop, each batch's backward() adds to .grad, as "
                 "in the code given: change only how h carries over.")
@@ -95,13 +87,11 @@ def _train_gradients(cell: TanhRNNCell, reference: TanhRNNCell, case: tuple[int,
            "between batches?"
 
 
-def _last_batch_grads(seed: int, lengths: tuple[int, ...]) -> list[torch.Tensor]:
-    """The cell's gradients from the last batch's loss alone (h still carried
-    over from the batches before): all batches' minus all but the last's."""
-    asked = answer_from(TRAIN, "train", None, CHECKER)
-    (every, batches), (before, _) = _cell_and_batches(seed, lengths), _cell_and_batches(seed, lengths)
-    asked(every, batches)
-    asked(before, batches[:-1])
+def _last_batch_grads(every: TanhRNNCell, seed: int, lengths: tuple[int, ...]) -> list[torch.Tensor]:
+    """The cell's gradients from the last batch's loss alone (h still carried over from the
+    batches before): `every` batch's, trained as asked, minus all but the last's."""
+    before, batches = _cell_and_batches(seed, lengths)
+    answer_from(TRAIN, "train", None, CHECKER)(before, batches[:-1])
     return [known(p.grad, "p.grad") - known(q.grad, "q.grad")
             for p, q in zip(every.parameters(), before.parameters(), strict=True)]
 

@@ -1,7 +1,4 @@
-"""Notebook 05 (the interview question): everything the lesson needs from helpers,
-in one place: its widgets' views, its widgets (what the browser test and the
-bench change on each, and what they check) and its exercises (the checks under
-its answer slots). Its wrong answers are test data, in tests/answers/nb05_answers.py."""
+"""Notebook 05 (the interview question): its widgets' views, WIDGETS and EXERCISES."""
 
 from typing import Any
 
@@ -19,9 +16,6 @@ from ..quiz import MultipleChoice, Option
 from ..views import unrolled
 from .widget import Check, Widget, in_turn, press, views_in_turn
 
-# The widgets' views: pure functions from the controls' values to a Figure
-# (helpers/widgets.py redraws one on every change).
-
 
 @learner_facing
 def length_view(cell: TanhRNNCell, length: int, view: str = "cut") -> Figure:
@@ -31,7 +25,6 @@ def length_view(cell: TanhRNNCell, length: int, view: str = "cut") -> Figure:
     return unrolled(cell, torch.randn(length, cell.w_x.shape[1], generator=generator), "", view)
 
 
-# The widgets, each found by its cell's tag (widget-<name>); see helpers/lessons/widget.py.
 WIDGETS = (
     Widget("length", {"length": "IntSlider", "view": "ToggleButtons"},
            (Check(press("length"), "length 4, 4 cell steps counted in its graph (rolled)", {"TanhBackward0": 4}),
@@ -41,12 +34,8 @@ WIDGETS = (
 )
 
 
-# The exercises, in the notebook's order (helpers/exercises/exercise.py).
-LENGTHS = (10, 1, 1, 1)
-
-
 def _padded_waste(_lesson: Lesson) -> float:
-    padded = torch.nn.utils.rnn.pad_sequence([torch.ones(n) for n in LENGTHS], batch_first=True)
+    padded = torch.nn.utils.rnn.pad_sequence([torch.ones(n) for n in (10, 1, 1, 1)], batch_first=True)
     return float((padded == 0).float().mean())
 
 

@@ -1,10 +1,5 @@
-"""Notebook 06: the practice question, and the quiz the lesson asks it with
-(PRACTICE_QUESTION): everything the lesson needs from helpers, in one place:
-its widgets' views, its widgets (what the browser test and the bench change on
-each, and what they check) and its exercises (the checks under its answer
-slots). Its wrong answers are test data, in tests/answers/nb06_answers.py."""
+"""Notebook 06 (the practice question): its WIDGETS, EXERCISES and PRACTICE_QUESTION."""
 
-from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -15,9 +10,9 @@ from ..exercises.feedback import shown
 from ..exercises.judges import known, value
 from ..graph import trace_graph
 from ..quiz import MultipleChoice, Option
+from .nb03 import backward_calls
 from .widget import Check, Widget, click, in_turn
 
-# The widgets, each found by its cell's tag (widget-<name>); see helpers/lessons/widget.py.
 WIDGETS = (
     Widget("quiz", {"choice": "RadioButtons"},
            (Check(click("choice", "deleted y's grad_fn"), "Not quite. The nodes survive backward()"),
@@ -26,40 +21,6 @@ WIDGETS = (
                                      ("deleted y's grad_fn", "freed the tensors", "nothing of y's graph",
                                       "replaces x.grad")])}),
 )
-
-
-# The exercises, in the notebook's order (helpers/exercises/exercise.py).
-def _second_call_raises(make: Callable[[torch.Tensor], torch.Tensor]) -> Callable[[Lesson], bool]:
-    def truth(_lesson: Lesson) -> bool:
-        x = torch.tensor([1.0, -2.0], requires_grad=True)
-        y = make(x)
-        y.backward()
-        try:
-            y.backward()
-        except RuntimeError:
-            return True
-        return False
-
-    return truth
-
-
-def _grad_after_retained_and_plain(_lesson: Lesson) -> float:
-    x = torch.tensor(2.0, requires_grad=True)
-    y = x ** 2
-    y.backward(retain_graph=True)
-    y.backward()
-    return known(x.grad, "x.grad").item()
-
-
-def _failing_call(_lesson: Lesson) -> int:
-    x = torch.tensor(2.0, requires_grad=True)
-    y = x ** 2
-    for number, retain in enumerate((True, False, False), start=1):
-        try:
-            y.backward(retain_graph=retain)
-        except RuntimeError:
-            return number
-    return 0
 
 
 def _no_grad_error(_lesson: Lesson) -> str:
@@ -153,31 +114,32 @@ NO_GRAD = MultipleChoice(
 
 EXERCISES = (
     predict(1, "x.abs(), twice", "True or False",
-            value(_second_call_raises(lambda x: x.abs().sum()), "AbsBackward0 saves its input x: the derivative of "
-                  "abs is the sign of x, and the node needs x to know it. The first call frees it.",
+            value(lambda _: backward_calls(lambda x: x.abs(), [1.0, -2.0], (False, False))[0] == 2,
+                  "AbsBackward0 saves its input x: the derivative of abs is the sign of x, and the node needs x to "
+                  "know it. The first call frees it.",
                   hints=((False, "the derivative of abs is 1 or -1, but the node must know which: what does "
                                  "AbsBackward0 keep to tell?"),)),
             hint="What does the backward of abs need to know about x, and where can the node find it?",
             answer="True"),
     predict(2, "x[0] - x[1], twice", "True or False",
-            value(_second_call_raises(lambda x: x[0] - x[1]), "SelectBackward0 keeps only the dimension, the index "
-                  "and x's shape (plain numbers), and SubBackward0 keeps alpha: no tensor is saved, so the second "
-                  "call runs and x.grad becomes [2, -2].",
+            value(lambda _: backward_calls(lambda x: x[0] - x[1], [1.0, -2.0], (False, False))[0] == 2,
+                  "SelectBackward0 keeps only the dimension, the index and x's shape (plain numbers), and "
+                  "SubBackward0 keeps alpha: no tensor is saved, so the second call runs and x.grad becomes [2, -2].",
                   hints=((True, "indexing does not save x: SelectBackward0 keeps the dimension, the index and x's "
                                 "shape, plain numbers, to put the gradient back in place."),)),
             hint="Draw y = x[0] - x[1]: which of its nodes lists a saved tensor, and which only plain numbers?",
             answer="False"),
     predict(3, "x.grad after a retained call and a plain one", "a number",
-            value(_grad_after_retained_and_plain, "both calls run (the first kept the saved tensors), and each adds "
-                  "dy/dx = 2x = 4 to x.grad.",
+            value(lambda _: backward_calls(lambda x: x ** 2, 2.0, (True, False))[1],
+                  "both calls run (the first kept the saved tensors), and each adds dy/dx = 2x = 4 to x.grad.",
                   hints=((4.0, "both calls run, and backward adds into x.grad; it never overwrites it."),
                          (2.0, "dy/dx of x ** 2 is 2x, at x = 2."),
                          (16.0, "each call adds; nothing multiplies."))),
             hint="Does the second call run? And what does each call do to x.grad?",
             answer="8", optional=True),
     predict(4, "which call fails?", "1, 2 or 3 (or 0 for none)",
-            value(_failing_call, "the first call retained the graph, the second did not, so the third finds the "
-                  "saved tensors freed.",
+            value(lambda _: backward_calls(lambda x: x ** 2, 2.0, (True, False, False))[0],
+                  "the first call retained the graph, the second did not, so the third finds the saved tensors freed.",
                   hints=((2, "the first call retained the graph, so the second can still run."),
                          (0, "retain_graph=True was passed once, to the first call only."),
                          (1, "nothing was freed before the first call."))),

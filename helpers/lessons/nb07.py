@@ -1,11 +1,8 @@
-"""Notebook 07 (autograd from scratch): everything the lesson needs from helpers,
-in one place: its widgets' views, its widgets (what the browser test and the
-bench change on each, and what they check) and its exercises (the checks under
-its answer slots). Its wrong answers are test data, in tests/answers/nb07_answers.py."""
+"""Notebook 07 (autograd from scratch): its widgets' views, WIDGETS and EXERCISES."""
 
 import math
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any
 
 import torch
 
@@ -16,30 +13,16 @@ from ..exercises.behaviour import data
 from ..exercises.exercise import Lesson, Verdict, choose, fix, predict, write
 from ..exercises.feedback import shown
 from ..exercises.judges import value
-from ..from_scratch import ScratchValue, scratch_graph
+from ..from_scratch import scratch_graph
 from ..quiz import MultipleChoice, Option
 from ..saved_values import saved_values
 from .widget import Check, Widget, press
 
-# The widgets' views: pure functions from the controls' values to a Figure
-# (helpers/widgets.py redraws one on every change).
-
-
-class SteppedValue(ScratchValue, Protocol):
-    """A value of notebook 07's engine whose backward runs a step at a time."""
-
-    grad: float
-
-    def topological_order(self) -> list[Any]: ...
-
-    def backward(self, steps: int | None = None) -> None: ...
-
 
 @learner_facing
-def scratch_step_view(build: Callable[[], SteppedValue], step: int) -> Figure:
-    """The graph of the scratch engine's value that `build()` returns, after
-    the first `step` backward rules have run: every node's grad so far, the
-    node that just ran highlighted (notebook 07)."""
+def scratch_step_view(build: Callable[[], Any], step: int) -> Figure:
+    """The graph of the scratch engine's Value that `build()` returns after its first
+    `step` backward rules ran: each node's grad so far, the one that just ran highlighted."""
     root = build()
     order = root.topological_order()
     ops = [v for v in reversed(order) if v.inputs]
@@ -53,7 +36,6 @@ def scratch_step_view(build: Callable[[], SteppedValue], step: int) -> Figure:
     return Figure(caption, draw_graph(root, notes=notes, highlight=(ids[id(now)],)))
 
 
-# The widgets, each found by its cell's tag (widget-<name>); see helpers/lessons/widget.py.
 WIDGETS = (
     Widget("scratch-step", {"step": "IntSlider"},
            (Check(press("step"), "step 2 of 4: the * node passes its grad 1 on to its inputs"),),
@@ -61,7 +43,6 @@ WIDGETS = (
 )
 
 
-# The exercises, in the notebook's order (helpers/exercises/exercise.py).
 def _grad_of_a_used_twice(lesson: Lesson) -> float:
     a = lesson["Value"](2.0)
     b = a * a + a
@@ -82,45 +63,42 @@ def mul(a, b):
 '''
 
 
-PAIRS = ((2.0, 5.0), (-1.5, 0.25), (0.0, 3.0), (7.0, -2.0))     # (a, b), and some random pairs
-
-
 def _pairs() -> list[tuple[float, float]]:
+    """The (a, b) the check tries: some chosen, some random."""
     randoms = torch.randn(4, 2, generator=torch.Generator().manual_seed(7)).double() * 3
-    return [*PAIRS, *((round(a, 4), round(b, 4)) for a, b in randoms.tolist())]
+    chosen = [(2.0, 5.0), (-1.5, 0.25), (0.0, 3.0), (7.0, -2.0)]
+    return chosen + [(round(a, 4), round(b, 4)) for a, b in randoms.tolist()]
 
 
-def _counted(value_class: type) -> tuple[Any, list[int]]:
-    """A subclass of the lesson's Value that notes each product its own
-    operator computes (a mul that calls a * b skips the exercise), and the
-    list it notes them in."""
-    products: list[int] = []
+def _counted(mul: Any, value_class: type) -> tuple[Any, Any, list[int]]:
+    """A subclass of the lesson's Value, `mul`, and a count of the products its own
+    * computes while `mul` runs (a mul that calls a * b skips the exercise; not
+    counted: a check's own mul(a, b) * 3, which runs the engine's * outside mul)."""
+    products, running = [0], [False]
 
     class Counted(value_class):  # type: ignore[misc]
         def __mul__(self, other: Any) -> Any:
-            products.append(1)
+            products[0] += running[0]
             return super().__mul__(other)
 
         __rmul__ = __mul__
 
-    return Counted, products
+    def counting(a: Any, b: Any) -> Any:
+        running[0] = True
+        try:
+            return mul(a, b)
+        finally:
+            running[0] = False
 
-
-def _called(mul: Any, products: list[int], a: Any, b: Any) -> tuple[Any, int]:
-    """mul(a, b), and how many products Value's own * computed during that
-    call (not later: a product built with type(a)(...) is a Counted, and a
-    check's own mul(a, b) * 3 then runs the engine's * outside mul)."""
-    before = len(products)
-    out = mul(a, b)
-    return out, len(products) - before
+    return Counted, counting, products
 
 
 def _mul(answer: Any, lesson: Lesson) -> Verdict:
-    answer, (counted, products) = filled_function(answer), _counted(lesson["Value"])
+    counted, mul, products = _counted(filled_function(answer), lesson["Value"])
     for a_data, b_data in _pairs():
-        a, b = counted(a_data), counted(b_data)
-        out, engine_products = _called(answer, products, a, b)
-        if engine_products:
+        a, b, before = counted(a_data), counted(b_data), products[0]
+        out = mul(a, b)
+        if products[0] > before:
             return False, ("your mul calls a * b, the engine's own product, so the rule this exercise asks you to "
                            "fix never runs: build the Value and its rule yourself.")
         if not isinstance(out, lesson["Value"]) or not math.isclose(out.data, a_data * b_data, abs_tol=1e-9):
@@ -132,66 +110,60 @@ def _mul(answer: Any, lesson: Lesson) -> Verdict:
         if len(out.inputs) != 2 or out.inputs[0] is not a or out.inputs[1] is not b:
             return False, ("out must record both inputs, (a, b): backward() finds the values to send gradients to "
                            "by following inputs.")
-        verdict = _product_rule(answer, counted, a_data, b_data)
+        verdict = _product_rule(_uses(mul, counted, a_data, b_data), a_data, b_data)
         if verdict:
             return False, verdict
     return True, "each input gets the other's value times out.grad, added to what it has: x * x gives 2x."
 
 
-def _product_rule(mul: Any, value_class: type, a_data: float, b_data: float) -> str:
-    """What is wrong with mul's gradients at (a, b); '' when nothing."""
+def _uses(mul: Any, value_class: type, a_data: float, b_data: float) -> dict[str, Any]:
+    """The product mul(a, b) (value, operation, inputs) and the gradients in four
+    uses of mul: alone, scaled, with a and b the same value, used outside mul too."""
     a, b = value_class(a_data), value_class(b_data)
-    mul(a, b).backward()
-    if (a.grad, b.grad) != (b_data, a_data) and (a.grad, b.grad) == (a_data, b_data):
-        return "a's gradient is b's value times out.grad, and b's is a's: the product rule swaps them."
-    if not (math.isclose(a.grad, b_data) and math.isclose(b.grad, a_data)):
-        return (f"for a = {a_data:g}, b = {b_data:g} you get a.grad = {shown(a.grad)}, b.grad = {shown(b.grad)}: "
-                "check both factors.")
-    a, b = value_class(a_data), value_class(b_data)
-    (mul(a, b) * 3 + a).backward()           # out.grad is 3, and a is used outside mul too
-    if math.isclose(b.grad, a_data) and not math.isclose(a_data, 0):
-        return "in mul(a, b) * 3 the product's out.grad is 3: a rule must scale by the grad it receives."
-    if not (math.isclose(a.grad, 3 * b_data + 1) and math.isclose(b.grad, 3 * a_data)):
-        return (f"in mul(a, b) * 3 + a you get a.grad = {shown(a.grad)} (want 3b + 1): a is used outside mul "
-                "too, so its rule must add to a.grad, not overwrite it.")
-    x = value_class(a_data)
+    out = mul(a, b)
+    product = (getattr(out, "data", None), getattr(out, "op", None),
+               tuple("a" if v is a else "b" if v is b else "other" for v in getattr(out, "inputs", ())))
+    out.backward()
+    a3, b3 = value_class(a_data), value_class(b_data)
+    (mul(a3, b3) * 3 + a3).backward()           # out.grad is 3, and a is used outside mul too
+    x, x2 = value_class(a_data), value_class(a_data)
     mul(x, x).backward()
-    if not math.isclose(x.grad, 2 * a_data):
-        return (f"mul(x, x) at x = {a_data:g} gives x.grad = {shown(x.grad)}: with a and b the same value, the "
+    (mul(x2, x2) + x2).backward()               # the + x's rule runs first and puts 1 in x.grad
+    return {"product": product, "gradients": (a.grad, b.grad), "gradients in mul(a, b) * 3 + a": (a3.grad, b3.grad),
+            "gradient in mul(x, x)": x.grad, "gradient in mul(x, x) + x": x2.grad}
+
+
+def _product_rule(uses: dict[str, Any], a_data: float, b_data: float) -> str:
+    """What is wrong with mul's gradients (its _uses) at (a, b); '' when nothing."""
+    (a, b), (a3, b3) = uses["gradients"], uses["gradients in mul(a, b) * 3 + a"]
+    square, square_and_x = uses["gradient in mul(x, x)"], uses["gradient in mul(x, x) + x"]
+    if (a, b) != (b_data, a_data) and (a, b) == (a_data, b_data):
+        return "a's gradient is b's value times out.grad, and b's is a's: the product rule swaps them."
+    if not (math.isclose(a, b_data) and math.isclose(b, a_data)):
+        return (f"for a = {a_data:g}, b = {b_data:g} you get a.grad = {shown(a)}, b.grad = {shown(b)}: "
+                "check both factors.")
+    if math.isclose(b3, a_data) and not math.isclose(a_data, 0):
+        return "in mul(a, b) * 3 the product's out.grad is 3: a rule must scale by the grad it receives."
+    if not (math.isclose(a3, 3 * b_data + 1) and math.isclose(b3, 3 * a_data)):
+        return (f"in mul(a, b) * 3 + a you get a.grad = {shown(a3)} (want 3b + 1): a is used outside mul "
+                "too, so its rule must add to a.grad, not overwrite it.")
+    if not math.isclose(square, 2 * a_data):
+        return (f"mul(x, x) at x = {a_data:g} gives x.grad = {shown(square)}: with a and b the same value, the "
                 "second line overwrites what the first put there. Add to grad instead.")
-    x = value_class(a_data)
-    (mul(x, x) + x).backward()               # the + x's rule runs first and puts 1 in x.grad
-    if not math.isclose(x.grad, 2 * a_data + 1):
-        return (f"mul(x, x) + x at x = {a_data:g} gives x.grad = {shown(x.grad)} (want 2x + 1): x is used outside "
-                "mul too, and when a and b are the same value your rule overwrites the 1 the + x put in x.grad. "
-                "Add to grad in every case.")
+    if not math.isclose(square_and_x, 2 * a_data + 1):
+        return (f"mul(x, x) + x at x = {a_data:g} gives x.grad = {shown(square_and_x)} (want 2x + 1): x is used "
+                "outside mul too, and when a and b are the same value your rule overwrites the 1 the + x put in "
+                "x.grad. Add to grad in every case.")
     return ""
 
 
 def _mul_probe(answer: Any, lesson: Lesson) -> dict[str, Any]:
-    """For each pair: the product's value, operation and inputs, the
-    gradients in four uses of it (one with a and b the same value, used
-    outside mul too), and whether mul used Value's own *."""
-    observed, (counted, products) = {}, _counted(lesson["Value"])
+    """For each pair: the product and the gradients in its _uses, and how often mul used Value's own *."""
+    observed, (counted, mul, products) = {}, _counted(answer, lesson["Value"])
     for a_data, b_data in _pairs():
-        a, b, x, x2 = counted(a_data), counted(b_data), counted(a_data), counted(a_data)
-        out, engine_products = _called(answer, products, a, b)
-        shape = (getattr(out, "data", None), getattr(out, "op", None),
-                 tuple("a" if v is a else "b" if v is b else "other" for v in getattr(out, "inputs", ())))
-        out.backward()
-        plain = (a.grad, b.grad)
-        a2, b2 = counted(a_data), counted(b_data)
-        scaled, used = _called(answer, products, a2, b2)
-        (scaled * 3 + a2).backward()
-        engine_products += used
-        square, used = _called(answer, products, x, x)
-        square.backward()
-        square_and_x, used_too = _called(answer, products, x2, x2)
-        (square_and_x + x2).backward()
-        observed[f"a = {a_data:g}, b = {b_data:g}"] = {
-            "product": shape, "gradients": plain, "gradients in mul(a, b) * 3 + a": (a2.grad, b2.grad),
-            "gradient in mul(x, x)": x.grad, "gradient in mul(x, x) + x": x2.grad,
-            "uses of Value's own *": engine_products + used + used_too}
+        before = products[0]
+        uses = _uses(mul, counted, a_data, b_data)
+        observed[f"a = {a_data:g}, b = {b_data:g}"] = {**uses, "uses of Value's own *": products[0] - before}
     return observed
 
 

@@ -1,8 +1,4 @@
-"""Notebook 08 (nn.Module and the graph): everything the lesson needs from
-helpers, in one place: its widgets' views, its widgets (what the browser test
-and the bench change on each, and what they check) and its exercises (the
-checks under its answer slots). Its wrong answers are test data, in
-tests/answers/nb08_answers.py."""
+"""Notebook 08 (nn.Module and the graph): its widgets' views, WIDGETS and EXERCISES."""
 
 from collections.abc import Callable
 from typing import Any
@@ -20,13 +16,10 @@ from ..quiz import MultipleChoice, Option
 from ..views import counted
 from .widget import Check, Widget, click, in_turn
 
-# The widgets' views: pure functions from the controls' values to a Figure
-# (helpers/widgets.py redraws one on every change).
-
 
 def freeze_view(build: Callable[[], torch.nn.Sequential], x: torch.Tensor, **frozen: bool) -> Figure:
-    """`build()`'s model with the layers named in `frozen` (freeze_0=True:
-    layer 0) frozen by requires_grad_(False): the graph of model(x).sum()."""
+    """The graph of model(x).sum(), `build()`'s model with the layers `frozen` names
+    (freeze_0=True: layer 0) frozen by requires_grad_(False)."""
     model = as_built(build)
     for name, on in frozen.items():
         model[int(name.removeprefix("freeze_"))].requires_grad_(not on)
@@ -53,7 +46,6 @@ def mode_view(build: Callable[[], torch.nn.Module], x: torch.Tensor, training: b
     return Figure(caption, drawing)
 
 
-# The widgets, each found by its cell's tag (widget-<name>); see helpers/lessons/widget.py.
 WIDGETS = (
     Widget("freeze", {"freeze_0": "Checkbox", "freeze_2": "Checkbox"},
            (Check(click("freeze_0"), "trainable: 2.weight, 2.bias; 2 AccumulateGrad leaves"),),
@@ -65,10 +57,9 @@ WIDGETS = (
 )
 
 
-# The exercises, in the notebook's order (helpers/exercises/exercise.py).
-def _mlp(linears: int, seed: int = 8) -> torch.nn.Sequential:
+def _mlp(linears: int) -> torch.nn.Sequential:
     """Linear(3, 4), then Linear(4, 4) layers, the last Linear(4, 2), with a ReLU between each two."""
-    torch.manual_seed(seed)
+    torch.manual_seed(8)
     sizes = [3] + [4] * (linears - 1) + [2]
     layers: list[torch.nn.Module] = []
     for inputs, outputs in zip(sizes, sizes[1:], strict=False):
@@ -112,7 +103,7 @@ def _freeze(answer: Any, _lesson: Lesson) -> Verdict:
         except IndexError as error:
             return False, (f"on a model of {size} modules your function raised IndexError ({error}): is a layer's "
                            "number written into it? The last layer's number depends on the model.")
-        plain = [_written(name) for name, m in model.named_modules() if "requires_grad" in vars(m)]
+        plain = [f"model[{n}]" if n else "model" for n, m in model.named_modules() if "requires_grad" in vars(m)]
         if plain:
             return False, (f"{plain[0]}.requires_grad = ... sets a plain Python attribute on a Module, which "
                            "nothing reads: freeze a layer's parameters with layer.requires_grad_(False) (the "
@@ -132,11 +123,6 @@ def _freeze(answer: Any, _lesson: Lesson) -> Verdict:
                            "weight and bias should be there.")
     return True, ("a parameter that does not require grad gets no AccumulateGrad node, and an operation none of "
                   "whose inputs requires grad is not recorded: only the head's two leaves remain.")
-
-
-def _written(name: str) -> str:
-    """A submodule's name from named_modules() as a learner writes it: "0.1" is model[0][1], "" the model."""
-    return "model" + "".join(f"[{part}]" if part.isdigit() else f".{part}" for part in name.split(".") if part)
 
 
 def _freeze_probe(answer: Any, _lesson: Lesson) -> dict[str, Any]:
@@ -210,18 +196,12 @@ def _train(answer: Any, _lesson: Lesson) -> Verdict:
                            "it every step (optimizer.zero_grad()) before the next backward.")
         return False, (f"after {steps} steps the trained weights differ from {steps} plain SGD steps: one forward, "
                        "backward, step per round.")
-    kept = "" if _graph_freed(loss) else (" retain_graph=True can go: nothing is reused, and it only keeps each "
-                                         "step's graph until the next forward replaces it.")
+    # backward without retain_graph freed the saved values; a loss returned without its graph has none
+    freed = loss.grad_fn is None or any(saved.freed for node in trace_graph(loss).nodes for saved in node.saved)
+    kept = "" if freed else (" retain_graph=True can go: nothing is reused, and it only keeps each "
+                            "step's graph until the next forward replaces it.")
     return True, ("a fresh forward pass each step builds a fresh graph from the updated weights: nothing to "
                   f"retain.{kept}")
-
-
-def _graph_freed(loss: torch.Tensor) -> bool:
-    """Whether backward freed the saved values of the returned loss's graph (no retain_graph); a loss
-    returned without its graph (loss.detach()) keeps nothing, so nothing of it is left to free."""
-    if loss.grad_fn is None:
-        return True
-    return any(saved.freed for node in trace_graph(loss).nodes for saved in node.saved)
 
 
 def _train_probe(answer: Any, _lesson: Lesson) -> dict[str, Any]:

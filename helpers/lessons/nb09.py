@@ -1,10 +1,7 @@
-"""Notebook 09 (the dynamic graph meets torch.compile): everything the lesson
-needs from helpers, in one place: its widgets' views, its widgets (what the
-browser test and the bench change on each, and what they check) and its
-exercises (the checks under its answer slots). Its wrong answers are test data,
-in tests/answers/nb09_answers.py."""
+"""Notebook 09 (the dynamic graph meets torch.compile): its WIDGETS and EXERCISES."""
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import torch
@@ -18,11 +15,9 @@ from ..exercises.judges import value
 from ..quiz import MultipleChoice, Option
 from .widget import Check, Widget, click, in_turn
 
-# The widgets, each found by its cell's tag (widget-<name>); see helpers/lessons/widget.py.
 WIDGETS = (
-    # The compile view keeps a Figure per combination of controls: a combination's first visit
-    # compiles, a later one is drawn from memory. Each bench run goes round its states and back,
-    # as a learner toggling does, so its first changes compile and the rest revisit.
+    # The view keeps a Figure per combination of controls: each bench run goes round its states
+    # and back, as a learner toggling does, so its first changes compile and the rest revisit.
     Widget("compile", {"use_extra_layer": "Checkbox", "earlier": "ToggleButtons"},
            (Check(click("use_extra_layer"), "failed, so dynamo compiled graph 2; 2 graphs compiled; graph 2 ran: mul",
                   {"mul": 1, "add": 0, "MulBackward0": 1, "AddBackward0": 0}),
@@ -34,8 +29,7 @@ WIDGETS = (
 )
 
 
-# The exercises, in the notebook's order (helpers/exercises/exercise.py).
-# Exercise 1 shows this function and these calls, and asks how many graphs they compile.
+# Code exercise 1 shows, with these calls, and asks how many graphs they compile.
 TWO_FLAGS = '''
 def two_flags(x, scale, shift):
     y = x * 2
@@ -54,8 +48,8 @@ def _graphs_for_the_calls(_lesson: Lesson) -> int:
     return len(compile_calls(two_flags, [(x, *flags) for flags in CALLS]).graphs)
 
 
-# Exercise 2: the slot holds CLIPPED with its `if`; the fixed version chooses the divisor with a tensor
-# operation, so no branch divides by 0 (a torch.where between y / y.max() and y gives NaN gradients there).
+# Exercise 2's slot holds CLIPPED; the fix chooses the divisor with a tensor operation, so no branch divides
+# by 0 (a torch.where between y / y.max() and y gives NaN gradients there).
 CLIPPED = '''
 def clipped(x):
     y = x * 2
@@ -71,11 +65,10 @@ def clipped(x):
 '''
 # Inputs whose largest doubled value is below 1, exactly 1, above it, negative, exactly 0; random ones.
 VECTORS = ((0.1, 0.2), (0.5, 0.25), (1.0, -3.0), (-1.0, -2.0), (0.0, 0.3), (2.0, 2.0), (0.0, -1.0), (0.0, 0.0))
-Boundary = Callable[[tuple[float, ...], list[float]], str | None]
-# Where the asked function's two ways meet (the same values either way, a kink): None for an x that is no such
-# point, else whether x.grad is one that point allows, any from one way's gradient to the other's (arguments: x,
-# the answer's x.grad, the asked function's).
-Tie = Callable[[tuple[float, ...], torch.Tensor | None, torch.Tensor], bool | None]
+# Where the asked function's two ways meet (the same values either way, a kink), any x.grad from one way's to
+# the other's counts. A Tie takes x, the answer's x.grad and the asked one's: None for an x that is no such
+# point, True for an x.grad that point allows, else the feedback (False: none of its own).
+Tie = Callable[[tuple[float, ...], torch.Tensor | None, torch.Tensor], bool | str | None]
 
 
 def _vectors() -> list[tuple[float, ...]]:
@@ -92,10 +85,9 @@ def _run(function: Callable[[torch.Tensor], Any], start: tuple[float, ...]) -> t
     return result, x.grad
 
 
-def _compared(answer: Callable[[torch.Tensor], Any], asked: Callable[[torch.Tensor], Any],
-              name: str, boundary: Boundary, tie: Tie) -> str | None:
-    """What the answer gets wrong against `asked` on every input, or None;
-    where the two ways meet (`tie`), any x.grad between theirs is right."""
+def _compared(answer: Callable[[torch.Tensor], Any], asked: Callable[[torch.Tensor], Any], name: str,
+              tie: Tie) -> str | None:
+    """What the answer gets wrong against `asked` on every input, or None."""
     for start in _vectors():
         mine, grad = _run(answer, start)
         wanted, wanted_grad = _run(asked, start)
@@ -103,8 +95,16 @@ def _compared(answer: Callable[[torch.Tensor], Any], asked: Callable[[torch.Tens
             return f"for x = {list(start)} {name} returned {shown(mine)}: return a tensor of x's shape."
         if not torch.allclose(mine, wanted, atol=1e-6):
             return f"for x = {list(start)} {name} gives {shown(mine.tolist())}, not {shown(wanted.tolist())}."
-        if (grad is None or not torch.allclose(grad, wanted_grad, atol=1e-6)) and not tie(start, grad, wanted_grad):
-            return _gradient_hint(start, grad, wanted_grad, boundary)
+        at_tie = grad is not None and torch.allclose(grad, wanted_grad, atol=1e-6) or tie(start, grad, wanted_grad)
+        if at_tie is True:
+            continue
+        if grad is not None and bool(grad.isnan().any()) and not bool(wanted_grad.isnan().any()):
+            return (f"for x = {list(start)} the values are right but x.grad is {shown(grad.tolist())}: backward runs "
+                    "through both branches of torch.where, the one not chosen too, and an infinite gradient there "
+                    "times where's 0 is NaN. Give each branch an input where its derivative is finite, chosen or not.")
+        shown_grad = shown(None if grad is None else grad.tolist())
+        return at_tie or (f"for x = {list(start)} the values are right but x.grad is {shown_grad}, not "
+                          f"{shown(wanted_grad.tolist())}: is every branch computed from x, with the same formula?")
     return None
 
 
@@ -116,57 +116,32 @@ def _between(grad: torch.Tensor, one: torch.Tensor, other: torch.Tensor) -> bool
     return bool(torch.allclose(grad, one + share * step, atol=1e-6))
 
 
-def _clipped_tie(start: tuple[float, ...], grad: torch.Tensor | None, _wanted: torch.Tensor) -> bool | None:
+def _clipped_tie(start: tuple[float, ...], grad: torch.Tensor | None, _wanted: torch.Tensor) -> bool | str | None:
     """Exercise 2's tie: the doubled x's largest element exactly 1, where y and y / y.max() are the same."""
     if max(2 * v for v in start) != 1.0:
         return None
     undivided, divided = (_run(way, start)[1] for way in (lambda x: x * 2, lambda x: x * 2 / (x * 2).max()))
-    return grad is not None and grad.shape == undivided.shape and _between(grad, undivided, divided)
+    return grad is not None and grad.shape == undivided.shape and _between(grad, undivided, divided) or (
+        f"for x = {list(start)} y.max() is exactly 1, where dividing by it or not gives the same values: "
+        "x.grad may be either way's (2 for every element undivided, or that of y / y.max()) or one between "
+        "them, and yours is none of these. Divide by a divisor that is y.max() above 1 and 1 otherwise.")
 
 
-def _leaky_tie(start: tuple[float, ...], grad: torch.Tensor | None, wanted: torch.Tensor) -> bool | None:
+def _leaky_tie(start: tuple[float, ...], grad: torch.Tensor | None, wanted: torch.Tensor) -> bool | str | None:
     """Exercise 4's ties: the elements where x is 0, where x and 0.1 * x are the same; x.grad from 0.1 to 1
     there, the asked one elsewhere."""
     if 0.0 not in start:
         return None
     if grad is None or grad.shape != wanted.shape:
         return False
-    return all(0.1 - 1e-6 <= g <= 1 + 1e-6 if v == 0.0 else abs(g - w) <= 1e-6
-               for v, g, w in zip(start, grad.tolist(), wanted.tolist(), strict=True))
-
-
-def _gradient_hint(start: tuple[float, ...], grad: torch.Tensor | None, wanted: torch.Tensor,
-                   boundary: Boundary) -> str:
-    """Feedback on right values with the wrong x.grad: NaN from a branch not
-    chosen, a difference only at the asked function's boundary, or neither."""
-    if grad is not None and bool(grad.isnan().any()) and not bool(wanted.isnan().any()):
-        return (f"for x = {list(start)} the values are right but x.grad is {shown(grad.tolist())}: backward runs "
-                "through both branches of torch.where, the one not chosen too, and an infinite gradient there "
-                "times where's 0 is NaN. Give each branch an input where its derivative is finite, chosen or not.")
-    differing = [] if grad is None else [v for v, g, w in zip(start, grad.tolist(), wanted.tolist(), strict=True)
-                                         if not abs(g - w) <= 1e-6]
-    shown_grad = shown(None if grad is None else grad.tolist())
-    return boundary(start, differing) or (f"for x = {list(start)} the values are right but x.grad is {shown_grad}, "
-                                          f"not {shown(wanted.tolist())}: is every branch computed from x, with the "
-                                          "same formula?")
-
-
-def _at_max_one(start: tuple[float, ...], _differing: list[float]) -> str | None:
-    """Exercise 2's boundary: the doubled x's largest element exactly 1, where dividing or not gives the same."""
-    if max(2 * v for v in start) != 1.0:
-        return None
-    return (f"for x = {list(start)} y.max() is exactly 1, where dividing by it or not gives the same values: "
-            "x.grad may be either way's (2 for every element undivided, or that of y / y.max()) or one between "
-            "them, and yours is none of these. Divide by a divisor that is y.max() above 1 and 1 otherwise.")
-
-
-def _at_zero(start: tuple[float, ...], differing: list[float]) -> str | None:
-    """Exercise 4's boundary: x.grad wrong only where x is 0."""
-    if not differing or not all(v == 0.0 for v in differing):
-        return None
-    return (f"for x = {list(start)} the values are right, but x.grad where x is 0 is not one that counts: the two "
-            "pieces meet there, so x.grad may be anything from 0.1 to 1 (from 0.1 * x's slope to x's), and yours "
-            "is outside that.")
+    off = [v for v, g, w in zip(start, grad.tolist(), wanted.tolist(), strict=True)
+           if not (0.1 - 1e-6 <= g <= 1 + 1e-6 if v == 0.0 else abs(g - w) <= 1e-6)]
+    if not off:
+        return True
+    return False if any(off) else (
+        f"for x = {list(start)} the values are right, but x.grad where x is 0 is not one that counts: the two "
+        "pieces meet there, so x.grad may be anything from 0.1 to 1 (from 0.1 * x's slope to x's), and yours "
+        "is outside that.")
 
 
 def _breaks(answer: Callable[[torch.Tensor], Any]) -> str | None:
@@ -180,30 +155,24 @@ def _breaks(answer: Callable[[torch.Tensor], Any]) -> str | None:
     return None
 
 
-def _probe_with(code: str, name: str, tie: Tie) -> Callable[[Any, Lesson], dict[str, Any]]:
-    """A probe of what an answer does on every input of the check: values,
-    x.grad (at a tie, whether it is one the tie allows), graph breaks;
-    `code` defines the asked function, `name`."""
-
-    def probe(answer: Any, _lesson: Lesson) -> dict[str, Any]:
-        asked = answer_from(code, name, None, CHECKER)
-        observed: dict[str, Any] = {}
-        for start in _vectors():
-            result, grad = _run(answer, start)
-            wanted = _run(asked, start)[1]
-            at_tie = tie(start, grad, wanted)
-            gradient = {"x.grad": data(grad)} if at_tie is None else {"x.grad one the tie allows": at_tie}
-            observed[f"x = {list(start)}"] = {"value": data(result), **gradient}
-        observed["graph breaks"] = graph_breaks(answer, torch.tensor((1.0, -3.0))).count
-        return observed
-
-    return probe
+def _probe(code: str, name: str, tie: Tie, answer: Any, _lesson: Lesson) -> dict[str, Any]:
+    """What an answer does on every input of the check (`code` defines the asked function,
+    `name`): values, x.grad (at a tie, whether it is one the tie allows), graph breaks."""
+    asked = answer_from(code, name, None, CHECKER)
+    observed: dict[str, Any] = {}
+    for start in _vectors():
+        result, grad = _run(answer, start)
+        at_tie = tie(start, grad, _run(asked, start)[1])
+        gradient = {"x.grad": data(grad)} if at_tie is None else {"x.grad one the tie allows": at_tie is True}
+        observed[f"x = {list(start)}"] = {"value": data(result), **gradient}
+    observed["graph breaks"] = graph_breaks(answer, torch.tensor((1.0, -3.0))).count
+    return observed
 
 
 def _clipped(answer: Any, _lesson: Lesson) -> Verdict:
     answer = filled_function(answer)
     asked = answer_from(CLIPPED, "clipped", None, CHECKER)
-    wrong = _compared(answer, asked, "your clipped", _at_max_one, _clipped_tie) or _breaks(answer)
+    wrong = _compared(answer, asked, "your clipped", _clipped_tie) or _breaks(answer)
     if wrong:
         return False, wrong
     return True, ("the choice is now an operation on tensors, so dynamo captures the whole function: one graph, "
@@ -211,7 +180,6 @@ def _clipped(answer: Any, _lesson: Lesson) -> Verdict:
                   "gives the same, either way's gradient counts).")
 
 
-# Exercise 4: what the learner's leaky must do, elementwise.
 LEAKY = '''
 def leaky(x):
     return torch.where(x > 0, x, 0.1 * x)
@@ -222,7 +190,7 @@ def _leaky(answer: Any, _lesson: Lesson) -> Verdict:
     answer = filled_function(answer)
     asked = answer_from(LEAKY, "leaky", None, CHECKER)
     try:
-        wrong = _compared(answer, asked, "your leaky", _at_zero, _leaky_tie)
+        wrong = _compared(answer, asked, "your leaky", _leaky_tie)
     except RuntimeError as error:
         if "ambiguous" not in str(error):
             raise
@@ -261,9 +229,7 @@ EAGER_BACKEND = MultipleChoice(
 )
 
 
-# Code a question shows (a case the page does not run) and its check runs, by exercise number:
-# the question shows it as written (tests/test_exercises.py).
-SHOWN = {1: TWO_FLAGS}
+SHOWN = {1: TWO_FLAGS}       # code a question shows as written and its check runs, by exercise number
 
 EXERCISES = (
     predict(1, "graphs for a call sequence", "a whole number",
@@ -278,12 +244,14 @@ EXERCISES = (
             hint="A captured graph holds only the branches taken, and guards on the flags' values: which calls "
                  "find a graph whose guards hold?",
             answer="3"),
-    fix(2, "remove a graph break", _clipped, CLIPPED_FIXED, probe=_probe_with(CLIPPED_FIXED, "clipped", _clipped_tie),
+    fix(2, "remove a graph break", _clipped, CLIPPED_FIXED,
+        probe=partial(_probe, CLIPPED_FIXED, "clipped", _clipped_tie),
         hint="Let a tensor operation make the choice, torch.where (or torch.cond), and give what it does not "
              "choose a safe input, where its derivative is finite too: backward runs through both."),
     choose(3, "the grad_fn of an eager-backend output", EAGER_BACKEND, answer="b",
            hint="Which part of torch.compile makes CompiledFunctionBackward, and does the eager backend use it?"),
-    write(4, "an elementwise choice with no graph break", _leaky, LEAKY, probe=_probe_with(LEAKY, "leaky", _leaky_tie),
+    write(4, "an elementwise choice with no graph break", _leaky, LEAKY,
+          probe=partial(_probe, LEAKY, "leaky", _leaky_tie),
           hint="x where x > 0, else 0.1 * x, element by element: which tensor operation picks between two "
                "tensors per element?"),
 )

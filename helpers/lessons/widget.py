@@ -1,11 +1,6 @@
-"""How a lesson declares its widgets (`WIDGETS` in helpers/lessons/nbNN.py):
-each widget's name (its cell carries the tag `widget-<name>`; a test never
-finds a cell by its source), its controls, what the browser test changes
-and checks on the redrawn drawing, and the changes `make bench` times. The
-browser tests (tests/test_browser.py), the bench
-(tools/bench/redraw_timing.py) and the notebook tests
-(tests/test_widget_registry.py) read them all through
-`helpers.lessons.widgets()`."""
+"""How a lesson declares its widgets (`WIDGETS` in nbNN.py): each one's name
+(its cell is tagged `widget-<name>`), its controls, the changes the browser
+test makes and checks, and the changes `make bench` times."""
 
 from __future__ import annotations
 
@@ -19,9 +14,8 @@ CHANGES = 7               # changes the bench times per run
 
 @dataclass(frozen=True)
 class Change:
-    """One thing a learner does to a control (named as in `panel(...)`):
-    "press" a key on its slider, "click" it (a checkbox) or one of its
-    options by label (a button, a radio choice), "pick" a dropdown option."""
+    """A control (named as in `panel(...)`) and what a learner does to it: "press" a
+    key, "click" it or its option labelled `target`, "pick" a dropdown option."""
 
     control: str
     action: str
@@ -42,8 +36,7 @@ def pick(control: str, option: str) -> Change:
 
 @dataclass(frozen=True)
 class Shown:
-    """What a widget shows after a change, as read from the page: its caption,
-    the texts of the drawing's nodes, and the error it shows (if its view raised)."""
+    """What a widget shows after a change: caption, node texts, the view's error if any."""
 
     caption: str
     texts: tuple[str, ...] = ()
@@ -52,9 +45,8 @@ class Shown:
 
 @dataclass(frozen=True)
 class Check:
-    """A change the browser test makes, and what the redrawn widget must show:
-    a caption containing `caption`, `counts` nodes with each label, and each
-    of `shows` in some node's text (a rolled node, the cut note)."""
+    """A change, and what the redrawn widget must show: `caption` in its caption,
+    `counts` nodes of each label, each of `shows` in some node's text."""
 
     change: Change
     caption: str
@@ -73,27 +65,22 @@ class Check:
 
 @dataclass(frozen=True)
 class Widget:
-    """A widget of the collection: `controls` maps each keyword of its
-    `panel(...)` call, in order, to the ipywidgets class of the control;
-    `checks` are made in order by the browser test; `bench` maps a timed
-    run's name to its CHANGES changes, each to a state not drawn before
-    where the control has that many (a checkbox has two: its later changes
-    are redraws the SVG cache answers, its first is a new layout). A view
-    that keeps its Figures (the compile view) revisits states instead, as a
-    learner does: its first visits are the slow ones."""
+    """`controls` maps each keyword of its `panel(...)` call, in order, to its
+    ipywidgets class; `bench` maps a timed run's name to its CHANGES changes,
+    each to a state not drawn before where the control has that many."""
 
     name: str
     controls: Mapping[str, str]
     checks: tuple[Check, ...]
     bench: Mapping[str, tuple[Change, ...]]
-    notebook: str = ""          # filled in from the lesson module that declares it
+    notebook: str = ""          # filled in by helpers.lessons.widgets()
 
     @property
     def tag(self) -> str:
         return TAG + self.name
 
     def position(self, control: str) -> int:
-        """Where the control sits in the row of controls (0 first)."""
+        """The control's place in the row of controls (0 first)."""
         return list(self.controls).index(control)
 
 

@@ -1,7 +1,9 @@
-"""Learners' answers to every exercise, as test data: tests/answers/nbNN_answers.py
-holds notebook NN's (WRONG, RIGHT and RIGHT_SAYING, keyed by exercise
-number), kept out of the package learners import. Here they are gathered,
-keyed by (notebook, exercise number)."""
+"""Learners' answers to every exercise, as test data kept out of the package
+learners import: tests/answers/nbNN_answers.py holds notebook NN's, keyed by
+exercise number: WRONG, wrong answers each with words its feedback must hold;
+RIGHT, right answers written otherwise than the solution; RIGHT_SAYING, right
+answers with words their feedback must also hold. Gathered here, keyed by
+(notebook, exercise number), for tests/test_exercises.py."""
 
 import importlib
 import re

@@ -1,7 +1,4 @@
-"""Notebook 01's exercises as learners may answer them: WRONG maps each
-exercise's number to wrong answers, each with words its feedback must
-hold; RIGHT to right answers written otherwise than the solution, which
-must be judged right. tests/test_exercises.py runs them all."""
+"""Notebook 01's exercises as learners may answer them (see tests/answers/__init__.py)."""
 
 # 01 q2: right on the inputs the check used to run, and x * 3 on every other x, negative or not.
 CHECKED_INPUTS = (2.0, 0.5, -2.0, 0.0, 1e-06, -1e-06, 0.1, 0.25, 1.0, -0.5, -3.0, 100.0, 1.9841, 0.8008, 0.185, 1.864,
@@ -44,7 +41,6 @@ WRONG = {
         ("answer_4 = 'e'", "one of the letters")),
 }
 
-# Right answers written otherwise than the solution: each must be right too.
 RIGHT = {
     2: ("def sign_forward(x):\n    if x <= 0:\n        return x ** 2\n    return 3 * x",),
 }

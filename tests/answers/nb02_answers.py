@@ -1,7 +1,4 @@
-"""Notebook 02's exercises as learners may answer them: WRONG maps each
-exercise's number to wrong answers, each with words its feedback must
-hold; RIGHT to right answers written otherwise than the solution, which
-must be judged right. tests/test_exercises.py runs them all."""
+"""Notebook 02's exercises as learners may answer them (see tests/answers/__init__.py)."""
 
 from helpers.lessons.nb02 import COUNT_LEAVES
 
@@ -42,7 +39,6 @@ WRONG = {
     5: (("answer_5 = 6", "bias=False"), ("answer_5 = 3", "weight and a bias"), ("answer_5 = 8", "ReLU")),
 }
 
-# Right answers written otherwise than the solution: each must be right too.
 RIGHT = {
     3: ("def count_leaves(t):\n    seen, todo = set(), [t.grad_fn]\n    while todo:\n"
         "        f = todo.pop(0)\n        if f is not None and f not in seen:\n            seen.add(f)\n"

@@ -1,7 +1,4 @@
-"""Notebook 03's exercises as learners may answer them: WRONG maps each
-exercise's number to wrong answers, each with words its feedback must
-hold; RIGHT to right answers written otherwise than the solution, which
-must be judged right. tests/test_exercises.py runs them all."""
+"""Notebook 03's exercises as learners may answer them (see tests/answers/__init__.py)."""
 
 from helpers.lessons.nb03 import TRAIN_STEP
 
@@ -38,7 +35,6 @@ WRONG = {
         (POSITIONAL_RETAIN, "walks the trunk's graph 2 times")),
 }
 
-# Right answers written otherwise than the solution: each must be right too.
 RIGHT = {
     # names with spaces around them, in another case, in a list (judges.FORMS)
     1: ("answer_1 = {' x - 1', 'x.clone() '}", "answer_1 = ['X.Clone()', 'x - 1']"),

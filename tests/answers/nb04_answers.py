@@ -1,7 +1,4 @@
-"""Notebook 04's exercises as learners may answer them: WRONG maps each
-exercise's number to wrong answers, each with words its feedback must
-hold; RIGHT to right answers written otherwise than the solution, which
-must be judged right. tests/test_exercises.py runs them all."""
+"""Notebook 04's exercises as learners may answer them (see tests/answers/__init__.py)."""
 
 from helpers.lessons.nb04 import LOG
 from helpers.lessons.nb04 import TRAIN as TRAIN_04
@@ -56,7 +53,6 @@ WRONG = {
         (LOG.replace("loss.backward()", "loss.backward(retain_graph=True)"), "retain_graph=True keeps")),
 }
 
-# Right answers written otherwise than the solution: each must be right too.
 RIGHT = {
     4: (LOG.replace("total += loss.item()", "total = total + loss.detach()").replace(
         "return total", "return total.item()"),),

@@ -1,7 +1,4 @@
-"""Notebook 05's exercises as learners may answer them: WRONG maps each
-exercise's number to wrong answers, each with words its feedback must
-hold; RIGHT to right answers written otherwise than the solution, which
-must be judged right. tests/test_exercises.py runs them all."""
+"""Notebook 05's exercises as learners may answer them (see tests/answers/__init__.py)."""
 
 from helpers.lessons.nb05 import TBPTT
 
@@ -29,7 +26,6 @@ WRONG = {
         ("answer_4 = 'd'", "for speed")),
 }
 
-# Right answers written otherwise than the solution: each must be right too.
 RIGHT = {
     # names with spaces around them, in another case, in a list (judges.FORMS)
     3: ("answer_3 = {' p', 'R '}", "answer_3 = ['r', 'P']"),

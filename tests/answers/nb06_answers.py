@@ -1,7 +1,4 @@
-"""Notebook 06's exercises as learners may answer them: WRONG maps each
-exercise's number to wrong answers, each with words its feedback must
-hold; RIGHT to right answers written otherwise than the solution, which
-must be judged right. tests/test_exercises.py runs them all."""
+"""Notebook 06's exercises as learners may answer them (see tests/answers/__init__.py)."""
 
 
 WRONG = {

@@ -1,7 +1,4 @@
-"""Notebook 07's exercises as learners may answer them: WRONG maps each
-exercise's number to wrong answers, each with words its feedback must
-hold; RIGHT to right answers written otherwise than the solution, which
-must be judged right. tests/test_exercises.py runs them all."""
+"""Notebook 07's exercises as learners may answer them (see tests/answers/__init__.py)."""
 
 from helpers.lessons.nb07 import CUBE, MUL
 
@@ -49,7 +46,6 @@ WRONG = {
         ("answer_5 = True", "not numbers")),
 }
 
-# Right answers written otherwise than the solution: each must be right too.
 RIGHT = {
     2: (MUL.replace("b.data * out.grad", "out.grad * b.data").replace(
         "        b.grad += a.data * out.grad\n", "        b.grad = b.grad + a.data * out.grad\n"),

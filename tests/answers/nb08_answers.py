@@ -1,7 +1,4 @@
-"""Notebook 08's exercises as learners may answer them: WRONG maps each
-exercise's number to wrong answers, each with words its feedback must
-hold; RIGHT to right answers written otherwise than the solution, which
-must be judged right. tests/test_exercises.py runs them all."""
+"""Notebook 08's exercises as learners may answer them (see tests/answers/__init__.py)."""
 
 from helpers.lessons.nb08 import FREEZE
 from helpers.lessons.nb08 import TRAIN as TRAIN_08
@@ -58,7 +55,6 @@ WRONG = {
     5: (("answer_5 = True", "what does AddBackward0 save"), ("answer_5 = 'no'", "True or False")),
 }
 
-# Right answers written otherwise than the solution: each must be right too.
 RIGHT = {
     4: (TRAIN_08.replace("    return loss", "    return loss.detach()"),),
     3: ("def freeze_all_but_last(model):\n    *body, last = model\n    for layer in body:\n"

@@ -1,7 +1,4 @@
-"""Notebook 09's exercises as learners may answer them: WRONG maps each
-exercise's number to wrong answers, each with words its feedback must
-hold; RIGHT to right answers written otherwise than the solution, which
-must be judged right. tests/test_exercises.py runs them all."""
+"""Notebook 09's exercises as learners may answer them (see tests/answers/__init__.py)."""
 
 from helpers.lessons.nb09 import CLIPPED, CLIPPED_FIXED, LEAKY
 
@@ -22,7 +19,6 @@ WRONG = {
         ("def leaky(x):\n    return x.relu() - 0.1 * (-x).relu()\n", "from 0.1 to 1")),
 }
 
-# Right answers written otherwise than the solution: each must be right too.
 RIGHT = {
     2: (CLIPPED_FIXED.replace("largest > 1, largest, 1.0", "largest <= 1, 1.0, largest"),
         "def clipped(x):\n    y = x * 2\n    big = y.max() > 1\n"
