@@ -117,15 +117,6 @@ def inputs_first(users: Mapping[H, Sequence[H]]) -> list[H]:
     return ready
 
 
-def as_number(value: object) -> object:
-    """A whole number of another library (numpy's int64) as an int; anything
-    else as it is, for the checks."""
-    index = getattr(value, "__index__", None)
-    if index is not None and not isinstance(value, (bool, int)):
-        return index()
-    return value
-
-
 @learner_facing
 def trace_graph(root: Root, params: Params | None = None, max_nodes: int | None = None, saved: bool = True) -> Graph:
     """Walk the autograd graph behind `root` and return a `Graph`.
@@ -137,7 +128,7 @@ def trace_graph(root: Root, params: Params | None = None, max_nodes: int | None 
         counted in `Graph.omitted` (up to 10 times max_nodes or 1,000 nodes).
     saved: describe each node's saved values (`Node.saved`); False is faster.
     The walk runs no user code: no hook, no unpacking, no `__torch_function__`."""
-    limit, saved = check_max_nodes(as_number(max_nodes)), check_flag(saved, "saved")
+    limit, saved = check_max_nodes(max_nodes), check_flag(saved, "saved")
     with collector_paused(), no_torch_function():
         names = leaf_names(params)
         walker, kept, more = walk_for(roots_of(root), limit)

@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from typing import TypeAlias
 
 from .arguments import Params, Root, check_max_nodes
-from .graph import Edge, Graph, Node, Rolled, as_number, inputs_first, trace_graph
+from .graph import Edge, Graph, Node, Rolled, inputs_first, trace_graph
 from .saved_values import MAX_LABEL, one_line
 from .walk import collector_paused
 
@@ -42,10 +42,10 @@ NO_REPEATS_TEXT = (f"roll=True: no run of {MIN_REPEATS} or more identical steps 
                    "so nothing is rolled")
 
 
-def trace_rolled(root: Root, params: Params | None = None, max_nodes: object = None) -> Graph:
+def trace_rolled(root: Root, params: Params | None = None, max_nodes: int | None = None) -> Graph:
     """What draw_graph(..., roll=True) draws: the whole graph walked (saved
     values not read), rolled, then cut to `max_nodes` nodes."""
-    return roll(trace_graph(root, params, saved=False), check_max_nodes(as_number(max_nodes)))
+    return roll(trace_graph(root, params, saved=False), max_nodes)
 
 
 def roll(graph: Graph, max_nodes: int | None = None) -> Graph:
