@@ -22,7 +22,7 @@ from .arguments import (
     wrong,
 )
 from .dot import legend_text, to_dot
-from .from_scratch import trace_scratch
+from .from_scratch import scratch_graph
 from .graph import Graph
 from .node_arguments import check_highlight, check_notes
 from .plan import plan_of
@@ -198,7 +198,7 @@ def _traced(root: Drawable, params: Params | None, max_nodes: int | None, roll: 
         return root, False
     if is_scratch_value(root):    # a value of notebook 07's engine, not a tensor
         check_walked("scratch", params, max_nodes, roll)
-        return trace_scratch(root), True
+        return scratch_graph(root)[0], True
     if roll:
         return trace_rolled(root, params, max_nodes), False
     return trace_cut(root, params, max_nodes), False

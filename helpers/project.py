@@ -1,10 +1,6 @@
-"""Where the collection lives: the one place that names its repository.
-
-A fork changes REPOSITORY (and BRANCH, if its default branch differs) and
-runs `make nav`: the notebooks' launch links and set-up cells (tools/build/nav.py)
-and the site's buttons follow it; README.md and pyproject.toml spell the
-address out, and tests/test_standalone.py fails until they agree. No network is touched here: these are
-addresses only."""
+"""The one place that names the collection's repository: a fork changes
+REPOSITORY (and BRANCH) and runs `make nav`; tests/test_standalone.py checks
+that README.md and pyproject.toml agree."""
 
 REPOSITORY = "computational-graphs/notebooks"     # GitHub owner/name
 BRANCH = "main"
@@ -16,8 +12,7 @@ def repository_url(repository: str = REPOSITORY) -> str:
 
 
 def colab_url(notebook: str, repository: str = REPOSITORY, branch: str = BRANCH) -> str:
-    """Google Colab's address for notebooks/`notebook` (a file name such as
-    '01-dynamic-control-flow.ipynb') on `branch`."""
+    """Google Colab's address for notebooks/`notebook` on `branch`."""
     return f"https://colab.research.google.com/github/{repository}/blob/{branch}/notebooks/{notebook}"
 
 
@@ -27,8 +22,7 @@ def binder_url(notebook: str, repository: str = REPOSITORY, branch: str = BRANCH
 
 
 def git_source(repository: str = REPOSITORY) -> str:
-    """What a notebook's set-up cell gives `%pip install` when it runs alone
-    (Colab, a download): the repository's default branch, cloned by git."""
+    """What a notebook's set-up cell gives `%pip install` when it runs alone."""
     return f"git+https://github.com/{repository}"
 
 
