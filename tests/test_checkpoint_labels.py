@@ -155,9 +155,13 @@ def test_a_per_call_policy_still_says_either():
         return CheckpointPolicy.MUST_SAVE if keep else CheckpointPolicy.PREFER_RECOMPUTE
 
     context = partial(create_selective_checkpoint_contexts, first_mm_only)
-    y = checkpoint(lambda x: ((x @ w).sin() @ w).tanh(), torch.randn(3, 4, requires_grad=True),
-                   use_reentrant=False, context_fn=context)
+    x = torch.randn(3, 4, requires_grad=True)
+    y = checkpoint(lambda x: ((x @ w).sin() @ w).tanh(), x, use_reentrant=False, context_fn=context)
+    before = len(calls)
     assert _texts(y)[("SinBackward0", "self")] == EITHER
+    assert len(calls) == before                         # drawing calls no policy and unpacks nothing
+    y.sum().backward()
+    assert torch.allclose(x.grad, torch.autograd.grad(((x @ w).sin() @ w).tanh().sum(), x)[0])
 
 
 def test_a_checkpointed_model_draws_its_weights_views_as_recomputed():

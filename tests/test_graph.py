@@ -7,12 +7,14 @@ from dataclasses import replace
 
 import pytest
 import torch
+import torch.fx
 from graph_check import unconnected
 from torch.autograd.graph import Node as AutogradNode
 
 import helpers.graph
 from helpers import draw_graph, saved_values, trace_graph
 from helpers.arguments import roots_of
+from helpers.fx import draw_fx
 from helpers.graph import Edge, Graph, Node, autograd_nodes
 from helpers.saved_values import MAX_LABEL, Saved
 from helpers.walk import Walker, count_limit, nearest, walk_for
@@ -38,15 +40,9 @@ def test_note_example_exact(note_example):
         Edge("n4", "n2", 0, 0),
     )
     assert (g.omitted, g.cut) == (0, ())
-
-
-def test_matches_torch_next_functions(note_example):
-    x, _, z = note_example
-    (pow_fn, _), (constant, _) = z.grad_fn.next_functions
-    g = trace_graph(z.grad_fn)
-    assert [n.label for n in g.nodes] == [z.grad_fn.name(), pow_fn.name(), "None", "tensor"]
-    assert constant is None
-    assert pow_fn.next_functions[0][0].variable is x
+    (pow_fn, _), (constant, _) = z.grad_fn.next_functions       # as torch's own next_functions have it
+    assert [n.label for n in trace_graph(z.grad_fn).nodes] == [z.grad_fn.name(), pow_fn.name(), "None", "tensor"]
+    assert constant is None and pow_fn.next_functions[0][0].variable is x
 
 
 @pytest.mark.parametrize("extra, labels", [
@@ -61,19 +57,12 @@ def test_dynamic_forward_branches(extra, labels):
     assert bool(g.find("AddBackward0")) is extra
 
 
-def test_same_input_twice_gives_two_edges():
+def test_an_input_used_twice_gives_two_edges_and_the_output_used_is_recorded():
     x = torch.tensor(3.0, requires_grad=True)
     g = trace_graph(x * x, {"x": x})
-    assert g.edges[1:] == (Edge("n2", "n1", 0, 0), Edge("n2", "n1", 1, 0))
-    assert g.count("leaf") == 1
-
-
-def test_which_output_is_recorded():
-    w = torch.randn(2, 3, requires_grad=True)
-    second = w.unbind(0)[1]
-    g = trace_graph(second)
-    assert g.edges[0] == Edge("n1", "n0", 0, second.output_nr)
-    assert second.output_nr == 1
+    assert g.edges[1:] == (Edge("n2", "n1", 0, 0), Edge("n2", "n1", 1, 0)) and g.count("leaf") == 1
+    second = torch.randn(2, 3, requires_grad=True).unbind(0)[1]
+    assert trace_graph(second).edges[0] == Edge("n1", "n0", 0, 1) and second.output_nr == 1
 
 
 def test_names_from_module_parameters():
@@ -134,46 +123,20 @@ def test_custom_function_saved_tensors():
     assert trace_graph(out).find("DoubleBackward")[0].saved[0].freed
 
 
-class _SavedBefore210:
-    """torch 2.9.1's SavedTensor: `register_hooks` and nothing else (no
-    `unpack_hook`, no `data`), so it cannot say whether a hook packed it."""
-
-    def register_hooks(self, pack, unpack):
-        raise AssertionError("drawing registered hooks on a saved value")
-
-
-class _MulBackwardBefore210:
-    """A node of such a torch: `self` saved as a tensor, `other` a number."""
-
-    _saved_other = 2
-    _raw_saved_self = property(lambda node: _SavedBefore210())
-
-    @property
-    def _saved_self(self):
-        raise AssertionError("drawing read a saved tensor it cannot tell unpacked (a hook would have run)")
-
-
 def test_a_torch_whose_saved_tensors_do_not_say_gets_them_named_not_read(monkeypatch):
-    """Before torch 2.10 a SavedTensor has no `unpack_hook`: its value is
-    labelled as not read (reading could run a hook), the rest as usual."""
-    monkeypatch.setattr(saved_values, "_SavedTensor", _SavedBefore210)
-    found = saved_values.saved_values(_MulBackwardBefore210())
-    assert found == (Saved("other", "2"), Saved("self", saved_values.UNTOLD))
-    assert len(saved_values.UNTOLD) <= saved_values.MAX_TEXT
-
-
-def test_drawing_on_such_a_torch_runs_no_hook(monkeypatch):
-    """A whole drawing with every saved tensor's hook unknown (as on torch
-    2.9.1): no crash, no unpack hook run, each saved tensor labelled."""
+    """Before torch 2.10 a SavedTensor has no `unpack_hook`: a drawing labels
+    each saved tensor as not read (reading could run a hook), runs no hook,
+    and reads a saved number as usual."""
     unpacked = []
     x = torch.ones(3, requires_grad=True)
     with torch.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: unpacked.append(t) or t):
-        y = (x * x).sin()
+        y = (x * x).sin().pow(2)
     monkeypatch.setattr(saved_values, "unpack_hook", lambda raw: saved_values._NO_ANSWER)
     graph = trace_graph(y)
     draw_graph(y)
     assert unpacked == []
-    assert {s.text for n in graph.nodes for s in n.saved} == {saved_values.UNTOLD}
+    assert {s.text for n in graph.nodes for s in n.saved} == {saved_values.UNTOLD, "2"}
+    assert len(saved_values.UNTOLD) <= saved_values.MAX_TEXT
 
 
 def test_deep_graph_has_no_recursion_limit():
@@ -365,61 +328,6 @@ def test_a_walk_stopped_early_keeps_what_the_whole_walk_keeps(max_nodes):
     assert unconnected(graph) == []
 
 
-def _selective(policy_for_mm):
-    """h = tanh(sin(x @ w) @ w) under a selective checkpoint whose policy
-    keeps what `policy_for_mm` says of each mm, and recomputes the rest;
-    (output, calls of the policy, x, w)."""
-    from functools import partial
-
-    from torch.utils.checkpoint import CheckpointPolicy, checkpoint, create_selective_checkpoint_contexts
-
-    calls = []
-
-    def policy(ctx, func, *args, **kwargs):
-        calls.append(func)
-        keep = func == torch.ops.aten.mm.default and policy_for_mm(len(calls))
-        return CheckpointPolicy.MUST_SAVE if keep else CheckpointPolicy.PREFER_RECOMPUTE
-
-    torch.manual_seed(0)
-    w, x = torch.randn(4, 4, requires_grad=True), torch.randn(3, 4, requires_grad=True)
-    context = partial(create_selective_checkpoint_contexts, policy)
-    y = checkpoint(lambda x: ((x @ w).sin() @ w).tanh(), x, use_reentrant=False, context_fn=context).sum()
-    return y, calls, x, w
-
-
-def test_selective_checkpointing_labels_what_the_policy_keeps():
-    """The output of the first mm, which sin saves, is kept by the policy;
-    sin's output, which the second mm saves, is recomputed; a leaf is read
-    again. Drawing calls no policy, unpacks nothing, and backward still works."""
-    y, calls, x, w = _selective(lambda call: True)
-    before = len(calls)
-    texts = {(n.label, s.name): s.text for n in trace_graph(y).nodes for s in n.saved if n.id in ("n2", "n3", "n4")}
-    assert texts[("SinBackward0", "self")] == "kept: the checkpoint's policy saved it"
-    assert texts[("MmBackward0", "self")] == "not kept: recomputed in backward (checkpoint)"
-    assert texts[("MmBackward0", "mat2")] == "not recomputed: a leaf, read again in backward"
-    assert texts[("TanhBackward0", "result")] == "not kept: recomputed in backward (checkpoint)"
-    assert len(calls) == before
-    y.backward()
-    assert torch.allclose(x.grad, torch.autograd.grad(((x @ w).sin() @ w).tanh().sum(), x)[0])
-
-
-def test_selective_checkpointing_chosen_per_call_says_either():
-    y, *_ = _selective(lambda call: call == 1)          # keeps the first mm only
-    sin = trace_graph(y).find("SinBackward0")[0]
-    assert sin.saved[0].text == "kept or recomputed, as the policy chose per call"
-
-
-def test_a_plain_checkpoint_recomputes_what_it_made_and_reads_its_leaves_again():
-    from torch.utils.checkpoint import checkpoint
-
-    w = torch.randn(4, 4, requires_grad=True)
-    y = checkpoint(lambda x: (x @ w).sin(), torch.randn(3, 4, requires_grad=True), use_reentrant=False).sum()
-    texts = {(n.label, s.name): s.text for n in trace_graph(y).nodes for s in n.saved if s.name in ("self", "mat2")}
-    assert texts == {("SinBackward0", "self"): "not kept: recomputed in backward (checkpoint)",
-                     ("MmBackward0", "self"): "not recomputed: a leaf, read again in backward",
-                     ("MmBackward0", "mat2"): "not recomputed: a leaf, read again in backward"}
-
-
 def test_a_from_scratch_engines_labels_are_one_bounded_line():
     """A learner's engine may name an operation or a leaf anything: its
     labels go through one_line like PyTorch's."""
@@ -438,6 +346,7 @@ def test_max_nodes_takes_a_numpy_integer():
     assert len(trace_graph(y, max_nodes=np.int64(2)).nodes) == 2
     assert len(draw_graph(y, max_nodes=np.int64(2)).graph.nodes) == 2
     assert len(draw_graph(y, max_nodes=np.int32(3), roll=True).graph.nodes) == 3
+    assert len(draw_fx(torch.fx.symbolic_trace(lambda x: (x * 2).sin()), max_nodes=np.int64(3)).graph.nodes) == 3
 
 
 def _saved_corpus():
