@@ -91,11 +91,6 @@ def test_when_nothing_repeats_the_drawing_says_so(note_example):
     assert "no_repeats [shape=note" in drawing.source and "no run of 4 or more identical steps" in drawing.source
 
 
-def test_roll_must_be_true_or_false(note_example):
-    with pytest.raises(TypeError, match="roll must be True or False"):
-        draw_graph(note_example[2], roll="yes")
-
-
 @pytest.mark.parametrize("layers, named, steps", [(4, False, 2), (6, False, 4), (4, True, 2), (3, False, None)])
 def test_a_stack_of_four_or_more_identical_layers_rolls(layers, named, steps):
     """The first layer's step also takes everything upstream of it; it starts
