@@ -106,11 +106,8 @@ class Drawing:
         more = f"; and {len(lines)} more lines (print the drawing for all of them)" if lines else ""
         return "autograd graph: " + "; ".join(kept) + more
 
-    def html(self, caption: str = "") -> str:
-        """The SVG as HTML (`fitted`, under `caption` if given), or the text
-        drawing with the reason in a <pre>."""
-        if caption:
-            return Figure(caption, self).html()
+    def html(self) -> str:
+        """The SVG as HTML (`fitted`), or the text drawing with the reason in a <pre>."""
         try:
             return fitted(self._labelled_svg())
         except DotUnavailable as err:

@@ -53,15 +53,11 @@ def to_svg(source: str, nodes: Callable[[], int] | None = None, advice: str = SM
     counting `nodes()` nodes (the graph's; None: the source's) and saying `advice`."""
     boxes = node_count(source)
     if boxes > LAYOUT_LIMIT:
-        raise DotUnavailable(too_big(boxes, boxes if nodes is None else nodes(), advice))
+        count = boxes if nodes is None else nodes()
+        drawn = "" if boxes == count else f" ({boxes:,} boxes: a leaf or operation with many uses is drawn beside each)"
+        raise DotUnavailable(f"{count:,} nodes{drawn} are more than dot lays out quickly ({LAYOUT_LIMIT:,} boxes), "
+                             f"so this is the text drawing: {advice}")
     return _laid_out(source)
-
-
-def too_big(boxes: int, nodes: int, advice: str = SMALLER) -> str:
-    """Why a source of `boxes` boxes, drawing a graph of `nodes` nodes, is not laid out."""
-    drawn = "" if boxes == nodes else f" ({boxes:,} boxes: a leaf or operation with many uses is drawn beside each)"
-    return (f"{nodes:,} nodes{drawn} are more than dot lays out quickly ({LAYOUT_LIMIT:,} boxes), "
-            f"so this is the text drawing: {advice}")
 
 
 @functools.lru_cache(maxsize=32)

@@ -76,7 +76,7 @@ def _state() -> Callable[[], None]:
 
 
 @contextmanager
-def hermetic(seed: int = SEED) -> Iterator[None]:
+def hermetic() -> Iterator[None]:
     """Run the block as in a fresh session; torch's state is given back afterwards."""
     restore = _state()
     try:
@@ -86,8 +86,8 @@ def hermetic(seed: int = SEED) -> Iterator[None]:
             if _default_device() is not None:
                 torch.set_default_device(None)
             torch.set_anomaly_enabled(False)
-            torch.manual_seed(seed)
-            random.seed(seed)
+            torch.manual_seed(SEED)
+            random.seed(SEED)
             yield
     finally:
         restore()
