@@ -153,33 +153,24 @@ def draw_graph(root: Drawable, params: Params | None = None, *,
                notes: Mapping[str, str] | None = None, roll: bool = False) -> Drawing:
     """Draw the autograd graph behind `root`; returns a `Drawing`.
 
-    root: a tensor, a `grad_fn` node, a sequence of tensors, a `Graph`
-        from `trace_graph`, or a value of an autograd engine written from
-        scratch (see `from_scratch.py`); for these two, `params`, `max_nodes`
-        and `roll` are not used, and giving them is an error.
-    params: a dict of name -> tensor, or an `nn.Module`, to name leaves
-        (an unnamed leaf is labelled "tensor"); a `torch.compile`d model's
-        leaves are named as the original module names them.
-    constants: draw the `None` inputs of `next_functions` (inputs that need
-        no gradient, such as the 3 in `y * 3`); with False, a highlight or
-        note naming one is an error.
-    highlight: node labels ("AddBackward0") or ids ("n2") to colour; a name
-        that matches no node is an error that lists what there is.
-    max_nodes: draw at most this many nodes, nearest the output first; a red
-        note says how many were left out, and each node whose inputs were
-        left out says so in red ("[inputs not drawn]").
-    notes: a dict of node id -> a short note written in blue under the node
-        (and after "#" in the text form), such as {"n1": "backward step 1"}.
-    roll: roll each run of repeated steps (a loop's body: an RNN, LSTM or
-        GRU cell, a hand-written one, stacked layers) into one node marked
-        "× N steps", found from the graph's own structure; the whole graph
-        is walked, the rolled graph is cut to max_nodes, and saved values
-        are left out. When nothing repeats, the drawing says so.
+    root: a tensor, a `grad_fn` node, a sequence of tensors, a `Graph` from
+        `trace_graph`, or a value of notebook 07's engine (for these two,
+        params, max_nodes and roll are errors: they are drawn whole).
+    params: a dict of name -> tensor, or an `nn.Module` (compiled or not),
+        naming leaves; an unnamed leaf is labelled "tensor".
+    constants: draw the `None` inputs of `next_functions` (the 3 in `y * 3`).
+    highlight: node labels ("AddBackward0") or ids ("n2") to colour.
+    max_nodes: draw at most this many nodes, nearest the output; a red note
+        counts what was left out, "[inputs not drawn]" marks where.
+    notes: a dict of node id -> a short note, in blue under the node (after
+        "#" in the text form), such as {"n1": "backward step 1"}.
+    roll: fold each run of a loop's repeated steps (an RNN cell, stacked
+        layers) into one node marked "× N steps", then cut to max_nodes;
+        saved values are left out. When nothing repeats, the drawing says so.
 
-    A leaf tensor (requires grad, no grad_fn) is drawn as a single leaf.
     Arrows follow the forward pass, from an input to the node that used it;
-    backward() walks them in reverse.
-    """
+    backward() walks them in reverse. A name that matches no node is an error
+    listing what there is."""
     constants, roll = check_flag(constants, "constants"), check_flag(roll, "roll")
     # paused for the whole drawing, which makes no cycles (walk.collector_paused)
     with collector_paused():

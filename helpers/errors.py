@@ -203,14 +203,14 @@ def _remember(etype: type, value: BaseException, tb: Any) -> None:
         sys.last_exc = value
 
 
-def _shell() -> Any:
+def current_shell() -> Any:
     ipython = sys.modules.get("IPython")
     return ipython.get_ipython() if ipython is not None else None
 
 
 def in_force(shell: Any = None) -> bool:
     """Whether the short form is the shell's custom exception handler."""
-    shell = shell or _shell()
+    shell = shell or current_shell()
     mark = getattr(shell, MARK, None)
     return shell is not None and mark is not None and mark[0] is getattr(shell, "CustomTB", None)
 
@@ -218,7 +218,7 @@ def in_force(shell: Any = None) -> bool:
 def short_tracebacks(shell: Any = None) -> None:
     """Show errors in this IPython shell (the running one by default) in the
     short form from now on; outside IPython nothing changes."""
-    shell = shell or _shell()
+    shell = shell or current_shell()
     if shell is None or in_force(shell):
         return
     before = (tuple(shell.custom_exceptions), shell.CustomTB)
@@ -228,7 +228,7 @@ def short_tracebacks(shell: Any = None) -> None:
 
 def full_tracebacks(shell: Any = None) -> None:
     """Show errors as before `short_tracebacks` again."""
-    shell = shell or _shell()
+    shell = shell or current_shell()
     if in_force(shell):
         _, shell.custom_exceptions, shell.CustomTB = getattr(shell, MARK)
         delattr(shell, MARK)

@@ -17,6 +17,7 @@ import torch
 
 from .arguments import MACHINERY, learner_facing, wrong
 from .draw import Figure
+from .errors import Form, current_shell
 
 View = Callable[..., Figure | str]
 FRAMES = 4                # at most this many of the learner's frames, nearest the error
@@ -48,25 +49,14 @@ def failure(error: BaseException, values: dict[str, Any]) -> Failure:
 
 
 def _learner_frames(error: BaseException) -> list[str]:
-    """The traceback's frames in the learner's code (not MACHINERY's)."""
+    """The traceback's frames in the learner's code (not MACHINERY's), a cell
+    named as IPython names it ("Cell In[4]")."""
     frames = [f for f in traceback.extract_tb(error.__traceback__) if not f.filename.startswith(MACHINERY)]
-    lines = []
+    form, lines = Form(current_shell()), []
     for frame in frames[-FRAMES:]:
-        lines.append(f"  {_place(frame.filename)}, line {frame.lineno}, in {frame.name}")
+        lines.append(f"  {form.cell(frame.filename) or frame.filename}, line {frame.lineno}, in {frame.name}")
         lines += [f"    {frame.line.strip()}"] if frame.line else []
     return lines
-
-
-def _place(filename: str) -> str:
-    """A notebook cell's name as IPython prints it ("Cell In[4]"), else the file."""
-    try:
-        from IPython import get_ipython
-
-        shell = get_ipython()
-        name = shell.compile.format_code_name(filename) if shell is not None else None
-    except (ImportError, AttributeError):
-        name = None
-    return " ".join(name) if name else filename
 
 
 def _named(values: dict[str, Any]) -> str:

@@ -1,13 +1,8 @@
-"""The one way a check runs (helpers/exercises/sandbox.py): in the learner's
-kernel, in its main thread, under a soft time limit (the session given back
-as it was found: test_exercise_checks.py). A check whose answer loops
-forever is stopped by the limit with a message that says where; the
-learner's interrupt stops a check, and its earlier verdict with it. And
-after a backward through a compiled function in the session (what once
-made a CUDA build refuse autograd in a forked child), right answers are
-right. The checks that could hang on a limit that does not hold run in a
-process of their own, under a timeout of the test's; no test here times
-anything (`make bench` does)."""
+"""The check limits run to their ends: an answer that loops forever is stopped
+by the soft limit with a message that says where; the learner's interrupt
+stops a check and its earlier verdict; after a backward through a compiled
+function in the session, right answers are right. What could hang runs in a
+process of its own, under the test's timeout; nothing here times anything."""
 
 import json
 import os

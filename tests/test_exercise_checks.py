@@ -1,18 +1,10 @@
-"""Verdicts a learner can trust, one test per way they used to go wrong:
-the session's state (gradient recording, default dtype) must not flip a
-verdict, and a check must give the session back as it found it (its random
-state included); a learner's function that raises without a message or
-never returns is feedback, not a crash or a hang (SIGALRM; without it, on
-Windows or off the main thread, a check has no limit and still judges);
-the truth comes from the stored notebook, not from the learner's edited
-copy of a lesson function; a bug in a checker is the checker's, and its
-code running past the limit blames no one; no solution shows through repr,
-dir, Tab completion or the score, and feedback stays short; every answer
-form is accepted alike, and a class that lies is judged by its built-in
-value; an answer that behaves otherwise than the solution on any input of
-its check is not right; a torch function the session replaced is named,
-never judged with; and every check appends its verdict to the results
-file when one is named."""
+"""Verdicts a learner can trust: session state flips no verdict and a check
+gives the session back; an answer that raises or never returns is feedback
+(SIGALRM; without it, no limit); the truth comes from the stored notebook; a
+checker's bug is the checker's; no solution shows; every answer form counts
+alike and a liar is judged by its built-in value; behaviour is compared with
+the solution's; a replaced torch function is named; verdicts go to the
+results file."""
 
 import ast
 import json

@@ -287,24 +287,20 @@ def test_a_drawing_of_max_nodes_walks_as_much_at_any_length(monkeypatch):
 
 def test_a_graph_walked_in_part_says_at_least_how_many_more():
     """Past count_limit(max_nodes) nodes the walk stops: its totals are lower
-    bounds, and the cut notice says so; below that they are exact."""
+    bounds, and the cut notice and a shared leaf's line say so; below that
+    they are exact."""
     w, h = rnn(100_000)
     graph = trace_graph(h, {"W": w}, max_nodes=300)
     assert (graph.counted, len(graph.nodes), graph.omitted) == (False, 300, count_limit(300) - 300)
-    assert "at least 2,700 more nodes not drawn: 300 shown, nearest the output first" in str(draw_graph(h))
-    assert "of 200,003" not in str(draw_graph(h))
+    drawing = draw_graph(h, {"W": w})
+    assert "at least 2,700 more nodes not drawn: 300 shown, nearest the output first" in str(drawing)
+    assert "of 200,003" not in str(drawing) and "shared: at least 1,498 uses, " in drawing.source
     w, h = rnn(1_000)
     graph = trace_graph(h, max_nodes=300)
     assert (graph.counted, graph.omitted) == (True, 2_003 - 300)
-    assert "... 1,703 more nodes not drawn: 300 of 2,003 shown, nearest the output first" in str(draw_graph(h))
-
-
-def test_a_shared_leaf_of_a_graph_walked_in_part_says_at_least_how_many_uses():
-    """W is used once per step: 1,000 uses, counted; at T = 100,000 the walk
-    met only some of them, and the leaf's line says so."""
-    for steps, words in ((1_000, "shared: 1,000 uses, "), (100_000, "shared: at least 1,498 uses, ")):
-        w, h = rnn(steps)
-        assert words in draw_graph(h, {"W": w}).source
+    drawing = draw_graph(h, {"W": w})
+    assert "... 1,703 more nodes not drawn: 300 of 2,003 shown, nearest the output first" in str(drawing)
+    assert "shared: 1,000 uses, " in drawing.source
 
 
 @pytest.mark.parametrize("max_nodes", [1, 8, 30, 300])
@@ -421,10 +417,10 @@ def test_the_text_form_of_a_big_graph_is_its_lines_made_one_by_one():
 
 
 def test_a_walk_leaves_what_the_program_froze_frozen():
-    """The walk hands its objects to the collector's oldest generation with
-    gc.freeze() and gc.unfreeze(), so no young pass looks at them (a pass
-    over a 200,000-node walk's objects took 0.3 to 0.5 s), but not when the
-    program has frozen objects of its own: unfreezing would release them."""
+    """A big walk hands its objects to the collector's oldest generation with
+    gc.freeze() and gc.unfreeze() (no young pass looks at them), but not when
+    the program has frozen objects of its own, nor after a small walk, whose
+    young cycles would then wait for the rare full pass."""
     kept = [[] for _ in range(10)]
     gc.freeze()
     try:
@@ -437,17 +433,11 @@ def test_a_walk_leaves_what_the_program_froze_frozen():
     graph = trace_graph(rnn(60_000)[1])           # some 300,000 objects made: past walk.PROMOTE_FROM
     assert gc.get_freeze_count() == 0
     assert id(graph.nodes[-1]) in {id(o) for o in gc.get_objects(generation=2)}
-
-
-def test_a_small_walk_leaves_young_objects_young():
-    """A widget's redraw walks a small graph many times: handing what was made
-    to the oldest generation there would leave every young cycle of the
-    learner's to the rare full pass."""
     gc.collect()
     young = [[]]
-    young.append(young)                             # a cycle, made just before the walk
+    young.append(young)                             # a cycle, made just before a small walk (a widget's redraw)
     trace_graph(rnn(100)[1])
-    assert id(young) not in {id(o) for o in gc.get_objects(generation=2)}
+    assert id(young) not in {id(o) for o in gc.get_objects(generation=2)}, "a small walk promoted young objects"
 
 
 def test_the_descriptions_a_walk_shares_hold_no_tensor_and_no_node():
