@@ -175,7 +175,6 @@ def _outputs_hint(outputs: Mapping[object, object]) -> str:
 
 
 def _unique(items: Sequence[Start]) -> list[Start]:
-    """The items, each once, in order (by identity)."""
     first: dict[int, Start] = {}
     for item in items:
         first.setdefault(id(item), item)
@@ -233,7 +232,6 @@ def check_max_nodes(max_nodes: object) -> int | None:
 
 
 def check_flag(value: object, name: str) -> bool:
-    """True or False, for an option such as saved=."""
     if not isinstance(value, bool):
         raise wrong(TypeError, f"{name} must be True or False; got {value!r}")
     return value

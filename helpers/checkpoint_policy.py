@@ -141,7 +141,6 @@ def _wrapped_number(raw: Any) -> bool:
 
 
 def _raw_names(node_type: type) -> tuple[str, ...]:
-    """The `_raw_saved_*` attributes of a node class, found once per class."""
     names = _RAW_NAMES.get(node_type)
     if names is None:
         names = _RAW_NAMES[node_type] = tuple(a for a in dir(node_type) if a.startswith("_raw_saved_"))
@@ -163,7 +162,6 @@ def _base_of(node_name: str) -> str:
 
 
 def _operations(fn: Node, store: Mapping[Any, Any]) -> list[Any]:
-    """The store's operations (OpOverloads) a node of this name records."""
     base = _base(fn)
     return [op for op in store if _plain(getattr(getattr(op, "_schema", None), "name", "")) == base]
 
@@ -190,7 +188,6 @@ def _schemas(base: str) -> tuple[Any, ...]:
 
 @functools.cache
 def _operator_names() -> Mapping[str, tuple[str, ...]]:
-    """Every aten operation's name by `_plain` name, read once."""
     found: dict[str, set[str]] = {}
     for name in torch._C._dispatch_get_all_op_names():
         if name.startswith("aten::"):

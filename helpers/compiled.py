@@ -51,7 +51,6 @@ class Captured:
         return sum(call.compiled for call in self.calls[1:])
 
     def operations(self) -> list[list[str]]:
-        """Each graph's operations, by short name."""
         return [operations(graph) for graph in self.graphs]
 
 

@@ -35,7 +35,6 @@ def capture(name: str) -> str:
 
 
 def fx_of(source: object) -> torch.fx.Graph:
-    """The `torch.fx.Graph` of a GraphModule, or the Graph itself."""
     if isinstance(source, torch.fx.GraphModule):
         return source.graph
     if isinstance(source, torch.fx.Graph):
@@ -153,7 +152,6 @@ def operation_name(node: torch.fx.Node) -> str:
 
 
 def _module_class(node: torch.fx.Node) -> str:
-    """The class name of the submodule a call_module node calls, or ""."""
     owner = node.graph.owning_module
     if node.op != "call_module" or owner is None or not isinstance(node.target, str):
         return ""

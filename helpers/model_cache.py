@@ -42,19 +42,13 @@ _BUILT: weakref.WeakKeyDictionary[Callable[[], torch.nn.Module], _AsBuilt] = wea
 def as_built(build: Callable[[], Model]) -> Model:
     """`build()`'s model, built once for this function and given back as
     built on every later call; a callable not weakly referable is built every call."""
-    found = _BUILT.get(build) if _weakly_held(build) else None
+    try:
+        found = _BUILT.get(build)
+    except TypeError:           # a callable a weak reference cannot hold
+        return build()
     if found is None:
         model = build()
-        found = _AsBuilt(model, tuple(p.requires_grad for p in model.parameters()),
-                         tuple(b.detach().clone() for b in model.buffers()), tuple(m.training for m in model.modules()))
-        if _weakly_held(build):
-            _BUILT[build] = found
+        found = _BUILT[build] = _AsBuilt(model, tuple(p.requires_grad for p in model.parameters()),
+                                         tuple(b.detach().clone() for b in model.buffers()),
+                                         tuple(m.training for m in model.modules()))
     return cast(Model, found.restored())
-
-
-def _weakly_held(build: object) -> bool:
-    try:
-        weakref.ref(build)
-    except TypeError:
-        return False
-    return True

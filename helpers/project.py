@@ -12,12 +12,10 @@ def repository_url(repository: str = REPOSITORY) -> str:
 
 
 def colab_url(notebook: str, repository: str = REPOSITORY, branch: str = BRANCH) -> str:
-    """Google Colab's address for notebooks/`notebook` on `branch`."""
     return f"https://colab.research.google.com/github/{repository}/blob/{branch}/notebooks/{notebook}"
 
 
 def binder_url(notebook: str, repository: str = REPOSITORY, branch: str = BRANCH) -> str:
-    """mybinder.org's address that opens notebooks/`notebook` in JupyterLab."""
     return f"https://mybinder.org/v2/gh/{repository}/{branch}?labpath=notebooks/{notebook}"
 
 
@@ -27,5 +25,4 @@ def git_source(repository: str = REPOSITORY) -> str:
 
 
 def pip_source(repository: str = REPOSITORY, branch: str = BRANCH) -> str:
-    """What `pip install` takes to install the collection from GitHub."""
     return f"{DISTRIBUTION} @ https://github.com/{repository}/archive/refs/heads/{branch}.zip"

@@ -41,7 +41,6 @@ class MultipleChoice:
         return tuple(ascii_lowercase[: len(self.options)])
 
     def right_letter(self, lesson: Lesson | None = None) -> str:
-        """The right letter (computed now when `right` is a function)."""
         return self.right if isinstance(self.right, str) else self.right(lesson or {})
 
     def verdict(self, letter: str, lesson: Lesson | None = None) -> tuple[bool, str]:

@@ -111,7 +111,6 @@ _PLAIN = (bool, int, str, type(None))
 
 
 def _read(fn: Node, names: tuple[SavedName, ...]) -> tuple[Saved, ...]:
-    """The `Saved` values of `fn`, a node of the class `names` describes."""
     found: list[Saved] = []
     for attr, raw_attr, name in names:
         try:

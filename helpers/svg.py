@@ -35,7 +35,6 @@ class DotUnavailable(RuntimeError):
 
 
 def find_dot() -> str | None:
-    """The path of the `dot` program, or None."""
     return shutil.which("dot")
 
 

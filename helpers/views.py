@@ -70,7 +70,6 @@ def _cut(h: torch.Tensor, cell: TanhRNNCell, whole: Callable[[], Drawing]) -> tu
 
 
 def quiz_view(question: MultipleChoice, choice: str | None) -> Figure:
-    """The coloured feedback on one choice of a multiple-choice question."""
     right, text = feedback(question, choice)
     return Figure(text, colour=QUIZ_COLOURS[None if choice is None else right])
 

@@ -27,7 +27,6 @@ ERROR_COLOUR = "#c62828"
 
 @dataclass(frozen=True)
 class Failure:
-    """What a panel shows when its view raised."""
 
     values: str
     error: str

@@ -35,7 +35,6 @@ class TimedOut(BaseException):
 
 
 def _default_device() -> object:
-    """The device torch.set_default_device set, or None when none is set."""
     return getattr(getattr(getattr(torch, "_GLOBAL_DEVICE_CONTEXT", None), "device_context", None), "device", None)
 
 
@@ -136,7 +135,6 @@ def time_limit(seconds: float) -> Iterator[None]:
 
 
 def _importing(frame: FrameType | None) -> bool:
-    """Whether the interrupted code is in the middle of an import."""
     while frame is not None and not frame.f_code.co_filename.startswith("<frozen importlib"):
         frame = frame.f_back
     return frame is not None
