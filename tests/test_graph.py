@@ -158,12 +158,6 @@ def test_max_nodes_keeps_nearest_and_counts_the_rest():
     assert all(int(e.src[1:]) < 5 and int(e.dst[1:]) < 5 for e in cut.edges)
 
 
-def test_topological_order(note_example):
-    g = trace_graph(note_example[2])
-    assert g.is_topological(["n1", "n2", "n4"])
-    assert not g.is_topological(["n2", "n1", "n4"])
-
-
 def test_a_walk_leaves_the_garbage_collector_as_it_found_it(note_example, monkeypatch):
     """The walk pauses Python's cyclic collector for speed and must give it
     back, also when the walk fails."""

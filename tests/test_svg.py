@@ -92,19 +92,10 @@ def test_a_refused_drawing_counts_the_graphs_nodes_not_the_boxes_dot_gets(monkey
     assert drawing._repr_mimebundle_()[0]["text/plain"] == f"{message}\n{drawing}"
 
 
-def test_a_refused_drawing_without_constants_counts_what_it_shows(monkeypatch):
-    monkeypatch.setattr(svg, "LAYOUT_LIMIT", 20)
-    h, w = _shared_loop(10)
-    drawing = draw_graph(h, {"W": w}, constants=False)
-    shown = sum(node.kind != "const" for node in drawing.graph.nodes)
-    assert shown < len(drawing.graph.nodes) and str(drawing).startswith(f"{shown} nodes,")
-    with pytest.raises(DotUnavailable, match=f"^{shown} nodes \\("):
-        drawing.svg()
-
-
 def test_the_refusal_says_what_applies_to_what_was_drawn(monkeypatch):
     """roll=True is offered only when the drawing is not rolled already; a
-    Graph drawn as given is cut by trace_graph, not by draw_graph."""
+    Graph drawn as given is cut by trace_graph, not by draw_graph; the count
+    is of the nodes shown."""
     from helpers import trace_graph
 
     monkeypatch.setattr(svg, "LAYOUT_LIMIT", 5)
@@ -113,6 +104,12 @@ def test_the_refusal_says_what_applies_to_what_was_drawn(monkeypatch):
     assert "pass a smaller max_nodes" in rolled and "roll=True" not in rolled
     graph = str(pytest.raises(DotUnavailable, draw_graph(trace_graph(h, max_nodes=None)).svg).value)
     assert "trace_graph(y, max_nodes=300)" in graph and "pass a smaller max_nodes" not in graph
+    monkeypatch.setattr(svg, "LAYOUT_LIMIT", 20)                # without constants, it counts what it shows
+    drawing = draw_graph(h, {"W": w}, constants=False)
+    shown = sum(node.kind != "const" for node in drawing.graph.nodes)
+    assert shown < len(drawing.graph.nodes) and str(drawing).startswith(f"{shown} nodes,")
+    with pytest.raises(DotUnavailable, match=f"^{shown} nodes \\("):
+        drawing.svg()
 
 
 @pytest.mark.system
