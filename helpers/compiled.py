@@ -20,8 +20,8 @@ from .fx import operations
 
 
 def guard_expression(reason: str) -> str:
-    """The guard's own test from dynamo's failure reason ("0/0: flag == True
-    # if flag: ..." gives "flag == True")."""
+    """The guard's own test in dynamo's failure reason: "flag == True" from
+    "0/0: flag == True  # if flag: ..."."""
     first = reason.splitlines()[0] if reason else ""
     test = first.split(": ", 1)[1] if ": " in first else first
     return test.split("#", 1)[0].strip()
