@@ -1,6 +1,5 @@
-"""Check the arguments the helpers are given. A wrong one gets a TypeError or
-ValueError that says what to pass instead, raised before anything deep
-inside the helpers runs, and reported from the learner's own line."""
+"""Check the arguments the helpers are given: a wrong one gets a TypeError or
+ValueError saying what to pass instead, reported from the learner's own line."""
 
 from __future__ import annotations
 
@@ -19,22 +18,18 @@ from .saved_values import MAX_LABEL, one_line
 if TYPE_CHECKING:                 # torch's dependency; read by the type checker only
     from typing_extensions import TypeIs
 
-# Code that is not the learner's: the helpers and the files of Python and its installed
-# packages. A frame from elsewhere is the learner's (a notebook cell, their own module);
-# the widgets and the exercise checks show those frames and hide these.
+# Code that is not the learner's (the helpers, Python, installed packages): frames the
+# widgets and the exercise checks hide.
 MACHINERY = (str(Path(__file__).resolve().parent),
              *(sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")))
 
-# What the walk starts from: tensors and grad_fn nodes, one or a sequence;
-# what names the leaves: a dict of name -> tensor, or a module's parameters.
 Start: TypeAlias = torch.Tensor | Node
 Root: TypeAlias = Start | Sequence[Start]
 Params: TypeAlias = Mapping[str, torch.Tensor] | torch.nn.Module
 
 
 class ScratchValue(Protocol):
-    """A value of an autograd engine written from scratch (notebook 07), as
-    `from_scratch.py` walks it: its inputs, its operation, its number."""
+    """A value of notebook 07's from-scratch engine: inputs, op, data."""
 
     @property
     def inputs(self) -> Sequence[ScratchValue]: ...
@@ -47,10 +42,8 @@ class ScratchValue(Protocol):
 
 
 def is_scratch_value(obj: object) -> TypeIs[ScratchValue]:
-    """Whether `obj` has `ScratchValue`'s attributes. `.data` is asked last
-    (never of a tensor, which has no `.inputs`): reading a tensor's runs a
-    tensor subclass's `__torch_function__`, as a runtime-checkable
-    protocol's `isinstance` would, in no set order."""
+    """Whether `obj` has `ScratchValue`'s attributes; `.data` is asked last,
+    never of a tensor (it would run a subclass's `__torch_function__`)."""
     return hasattr(obj, "inputs") and hasattr(obj, "op") and hasattr(obj, "data")
 
 BadArgument = TypeVar("BadArgument", TypeError, ValueError)
@@ -76,8 +69,8 @@ def wrong(error_type: type[BadArgument], message: str) -> BadArgument:
 
 
 def learner_facing(function: Callable[Arguments, Result]) -> Callable[Arguments, Result]:
-    """Report a bad argument without the frames of the checks that found it:
-    the traceback ends here, right under the learner's own call."""
+    """Report a bad argument (`wrong`) with its traceback ending here, right
+    under the learner's own call."""
 
     @functools.wraps(function)
     def checked(*args: Arguments.args, **kwargs: Arguments.kwargs) -> Result:
@@ -114,8 +107,8 @@ def _checked(item: object, where: str) -> Start:
 
 
 def no_graph(tensor: torch.Tensor) -> str:
-    """What this tensor, which does not require grad, is; why it has no
-    autograd graph; and what to draw instead."""
+    """Why this tensor, which does not require grad, has no graph, and what
+    to draw instead."""
     if _is_batched(tensor):
         return ("this tensor was made inside torch.func.vmap, where a tensor stands for one sample of a "
                 "batch: the graph is recorded on the whole batch underneath, which the function cannot see. "
@@ -163,9 +156,8 @@ def _module_hint(module: torch.nn.Module) -> str:
 
 
 def _tensor_fields(outputs: Mapping[object, object]) -> list[str]:
-    """How to reach each tensor of a dict-like result: `.loss` where the
-    object has the attribute (a Hugging Face ModelOutput), else `["loss"]`;
-    those that have a graph first."""
+    """How to reach each tensor of a dict-like result (`.loss` where it is an
+    attribute, as on a ModelOutput, else `["loss"]`), those with a graph first."""
     found = []
     for key, value in outputs.items():
         if isinstance(value, torch.Tensor):
@@ -175,8 +167,6 @@ def _tensor_fields(outputs: Mapping[object, object]) -> list[str]:
 
 
 def _outputs_hint(outputs: Mapping[object, object]) -> str:
-    """A dict of tensors, or a model's output object that is one (a Hugging
-    Face ModelOutput, an OrderedDict with .loss and .logits): name its tensors."""
     fields = _tensor_fields(outputs)
     shown = ", ".join(fields[:6]) + (", ..." if len(fields) > 6 else "")
     kind = type(outputs).__name__
@@ -185,7 +175,6 @@ def _outputs_hint(outputs: Mapping[object, object]) -> str:
 
 
 def _unique(items: Sequence[Start]) -> list[Start]:
-    """The items, each once, in order (by identity: tensors compare by value)."""
     first: dict[int, Start] = {}
     for item in items:
         first.setdefault(id(item), item)
@@ -193,7 +182,7 @@ def _unique(items: Sequence[Start]) -> list[Start]:
 
 
 def leaf_names(params: object) -> dict[int, str]:
-    """Map each named tensor to its name (keyed by identity, for lookup only)."""
+    """Each named tensor's name, keyed by identity."""
     if params is None:
         return {}
     if isinstance(params, torch.nn.Module):
@@ -220,9 +209,8 @@ def _names_nothing(params: Mapping[str, torch.Tensor]) -> str:
 
 
 def uncompiled(module: torch.nn.Module) -> torch.nn.Module:
-    """The module a `torch.compile`d model wraps (its parameters are named
-    as the original module names them, not `_orig_mod.weight`); any other
-    module as it is."""
+    """The module a `torch.compile`d model wraps (its parameters named as the
+    original names them); any other module as it is."""
     dynamo = sys.modules.get("torch._dynamo.eval_frame")      # imported by anything that compiled a model
     wrapper = getattr(dynamo, "OptimizedModule", None)
     while wrapper is not None and isinstance(module, wrapper):
@@ -231,9 +219,11 @@ def uncompiled(module: torch.nn.Module) -> torch.nn.Module:
 
 
 def check_max_nodes(max_nodes: object) -> int | None:
-    """None (no limit) or a whole number of at least 1."""
+    """None (no limit) or a whole number of at least 1 (numpy's int64 too)."""
     if max_nodes is None:
         return None
+    if not isinstance(max_nodes, (bool, int)) and hasattr(max_nodes, "__index__"):
+        max_nodes = max_nodes.__index__()
     if isinstance(max_nodes, bool) or not isinstance(max_nodes, int):
         raise wrong(TypeError, f"max_nodes must be a whole number such as 200, or None for no limit; got {max_nodes!r}")
     if max_nodes < 1:
@@ -242,24 +232,21 @@ def check_max_nodes(max_nodes: object) -> int | None:
 
 
 def check_flag(value: object, name: str) -> bool:
-    """True or False, for an option such as saved=."""
     if not isinstance(value, bool):
         raise wrong(TypeError, f"{name} must be True or False; got {value!r}")
     return value
 
 
 class Default(int):
-    """A number used as an argument's default, told apart (with `is`) from
-    the same number passed on purpose; it prints as the number."""
+    """A default number told apart (with `is`) from the same number passed."""
 
 
 MAX_NODES = Default(300)
 
 
 def check_walked(kind: str, params: object, max_nodes: object, roll: bool) -> None:
-    """A `Graph` (walked already) or a from-scratch engine's value is drawn
-    whole as it is: refuse, rather than ignore, the arguments that would
-    change how it is walked."""
+    """A `Graph` or a from-scratch value is drawn whole: refuse, rather than
+    ignore, the arguments that would change a walk."""
     given = [name for name, used in (("params", params is not None), ("max_nodes", max_nodes is not MAX_NODES),
                                      ("roll", roll)) if used]
     if given:

@@ -1,25 +1,13 @@
 """What an activation checkpoint keeps, read without unpacking anything.
 
-`torch.utils.checkpoint.checkpoint(..., use_reentrant=False)` packs every
-value a node saves with its own saved-tensor hook and, in backward, re-runs
-the checkpointed function to get them back; with a selective policy
-(`create_selective_checkpoint_contexts`) the outputs of the operations the
-policy saves are kept instead, in a store the re-run reads from (one entry
-per call of each operation).
-
-What the re-run hands back depends on what the value is. A leaf (a
-parameter, any tensor with `requires_grad` and no `grad_fn`) and the
-checkpoint's own inputs are not recomputed: the re-run reads them again (the
-module holds its parameters, the checkpoint holds its inputs). A view of one
-made inside the function (`nn.Linear`'s `weight.t()`) is recomputed: the
-re-run makes the view again, from the leaf as it is when backward runs, so an
-in-place change of the leaf in between goes unchecked. A view node saves
-nothing to tell where it ran, so that label names both cases. Anything else
-the checkpointed function made is recomputed, unless the policy kept it. The value's producer is found from
-the operation's schema (its tensor arguments, in order, are the entries of
-`next_functions`); where that cannot be told, the label says what it could
-be.
-"""
+`checkpoint(..., use_reentrant=False)` packs every saved value with its own
+hook and re-runs the function in backward; a selective policy keeps the
+outputs of the operations it saves in a store the re-run reads. A leaf and
+the checkpoint's own inputs are read again, not recomputed; a view of one made
+inside (`weight.t()`) is recomputed, but a view node does not tell where it
+ran, so its label names both. A value's producer is found from the
+operation's schema (its tensor arguments are `next_functions`' entries, in
+order); where that cannot be told, the label says what it could be."""
 
 from __future__ import annotations
 
@@ -108,9 +96,8 @@ def _store(frame: Any) -> Mapping[Any, Mapping[int, object]] | None:
 
 
 def _inputs(frame: Any) -> set[tuple[Node, int]]:
-    """(grad_fn, output number) of each tensor input of the checkpoint that has
-    a grad_fn. The checkpoint holds its inputs as saved tensors without a hook:
-    reading one (`.data`) runs nothing."""
+    """(grad_fn, output number) of each tensor input of the checkpoint with a
+    grad_fn (held without a hook: reading `.data` runs nothing)."""
     found = set()
     for saved in getattr(frame, "saved_args", None) or ():
         if isinstance(saved, torch._C._autograd.SavedTensor) and getattr(saved, "unpack_hook", False) is None:
@@ -124,9 +111,8 @@ def _inputs(frame: Any) -> set[tuple[Node, int]]:
 
 
 def _where(fn: Node, frame: Any) -> str | None:
-    """"inside" when `frame`'s hook packed one of `fn`'s saved values (fn ran
-    in the checkpoint), "outside" when fn saved values and none of them so
-    (it ran before), None when fn saved nothing to tell by."""
+    """"inside" when `frame`'s hook packed one of `fn`'s saved values,
+    "outside" when none did, None when fn saved nothing to tell by."""
     saw_other = False
     for attribute in _raw_names(type(fn)):
         try:
@@ -145,9 +131,8 @@ def _where(fn: Node, frame: Any) -> str | None:
 
 def _wrapped_number(raw: Any) -> bool:
     """Whether a value saved without a hook tells nothing of where its node
-    ran: an empty slot, or what may be a Python number (the 2 in `a * 2`),
-    which autograd saves without the checkpoint's hook even inside it (a
-    0-d tensor that needs no grad)."""
+    ran: an empty slot, or maybe a Python number (the 2 in `a * 2`), which
+    autograd saves without the hook even inside the checkpoint."""
     try:
         data = raw.data
     except (RuntimeError, AttributeError):        # released, or a torch whose SavedTensor does not say
@@ -156,7 +141,6 @@ def _wrapped_number(raw: Any) -> bool:
 
 
 def _raw_names(node_type: type) -> tuple[str, ...]:
-    """The packed-form attributes (`_raw_saved_*`) of a node class, found once per class."""
     names = _RAW_NAMES.get(node_type)
     if names is None:
         names = _RAW_NAMES[node_type] = tuple(a for a in dir(node_type) if a.startswith("_raw_saved_"))
@@ -168,7 +152,7 @@ _RAW_NAMES: weakref.WeakKeyDictionary[type, tuple[str, ...]] = weakref.WeakKeyDi
 
 
 def _base(fn: Node) -> str:
-    """The operation a node records, as `_plain` writes it: MmBackward0 -> "mm"."""
+    """The operation a node records, as `_plain` writes it: "mm"."""
     return _base_of(fn.name())
 
 
@@ -178,7 +162,6 @@ def _base_of(node_name: str) -> str:
 
 
 def _operations(fn: Node, store: Mapping[Any, Any]) -> list[Any]:
-    """The store's operations (OpOverloads) that a node of this name records."""
     base = _base(fn)
     return [op for op in store if _plain(getattr(getattr(op, "_schema", None), "name", "")) == base]
 
@@ -191,14 +174,10 @@ def _entries(fn: Node, store: Mapping[Any, Mapping[int, object]]) -> list[object
     return [entry for op in _operations(fn, store) for entry in store[op].values()]
 
 
+@functools.lru_cache(maxsize=1024)                # keyed by strings: holds no node
 def _schemas(base: str) -> tuple[Any, ...]:
     """The schemas of the aten operations named `base` (as `_plain` writes
     it) that write none of their arguments."""
-    return _schemas_named(base)
-
-
-@functools.lru_cache(maxsize=1024)                # keyed by strings: holds no node
-def _schemas_named(base: str) -> tuple[Any, ...]:
     found = []
     for qualified in _operator_names().get(base, ()):
         for schema in torch._C._jit_get_schemas_for_operator(qualified):
@@ -209,8 +188,6 @@ def _schemas_named(base: str) -> tuple[Any, ...]:
 
 @functools.cache
 def _operator_names() -> Mapping[str, tuple[str, ...]]:
-    """Every aten operation's name ("aten::native_layer_norm") by `_plain`
-    name, read once (3,600 names, a few ms; their schemas are read per name)."""
     found: dict[str, set[str]] = {}
     for name in torch._C._dispatch_get_all_op_names():
         if name.startswith("aten::"):
@@ -220,10 +197,8 @@ def _operator_names() -> Mapping[str, tuple[str, ...]]:
 
 
 def _producer(fn: Node, name: str) -> tuple[bool, tuple[Node, int] | None]:
-    """(True, the `next_functions` entry of input `name` of `fn`): the node
-    that made it and which of its outputs it is (AccumulateGrad for a leaf),
-    None when it has no grad_fn; (False, None) when that cannot be told (no
-    schema of the operation, or its schemas disagree)."""
+    """(True, the `next_functions` entry of input `name`, None without a
+    grad_fn), or (False, None) when the schemas cannot tell."""
     place = _place(_base(fn), name, len(fn.next_functions))
     if place is None:
         return False, None
@@ -235,12 +210,9 @@ def _producer(fn: Node, name: str) -> tuple[bool, tuple[Node, int] | None]:
 
 @functools.lru_cache(maxsize=4096)
 def _place(base: str, name: str, inputs: int) -> int | None:
-    """Which entry of `next_functions` input `name` of an operation is: its
-    place among the schema's tensor arguments. When the schema has more of
-    them than the node has entries and the extra ones are optional tensors
-    at the end (batch norm's running_mean, attention's attn_mask), autograd
-    takes no gradient for those: _NO_EDGE. None when no schema or more than
-    one place fits."""
+    """Input `name`'s entry in `next_functions`: its place among the schema's
+    tensor arguments; `_NO_EDGE` for trailing optional tensors autograd takes no
+    gradient for (batch norm's running_mean); None when no single place fits."""
     places = set()
     for schema in _schemas(base):
         arguments = [(a.name, str(a.type)) for a in schema.arguments if str(a.type) in ("Tensor", "Optional[Tensor]")]
@@ -256,8 +228,8 @@ def _place(base: str, name: str, inputs: int) -> int | None:
 
 @functools.lru_cache(maxsize=4096)
 def _is_output(base: str, name: str) -> bool:
-    """Whether `name` is one of the outputs the operation's schema names
-    (scaled_dot_product_attention's `output` and `logsumexp`) and none of its inputs."""
+    """Whether `name` is an output the schema names and none of its inputs
+    (scaled_dot_product_attention's `logsumexp`)."""
     schemas = _schemas(base)
     return any(name in [r.name for r in s.returns] for s in schemas) and \
         not any(name in [a.name for a in s.arguments] for s in schemas)
@@ -265,7 +237,7 @@ def _is_output(base: str, name: str) -> bool:
 
 @functools.lru_cache(maxsize=1024)
 def _is_view(node_name: str) -> bool:
-    """Whether a node of this name records an operation whose output is a view of its first input."""
+    """Whether this node's operation returns a view of its first input."""
     if node_name in _VIEWS:
         return True
     schemas = _schemas(_base_of(node_name))
@@ -275,8 +247,7 @@ def _is_view(node_name: str) -> bool:
 
 
 def _through_views(edge: tuple[Node, int]) -> tuple[tuple[Node, int], bool]:
-    """The `next_functions` entry of what a chain of views views, and whether
-    there was a view (`weight.t()` is a view of the leaf `weight`)."""
+    """The entry a chain of views views, and whether there was a view."""
     viewed = False
     for _ in range(_MAX_VIEWS):
         node = edge[0]

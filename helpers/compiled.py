@@ -1,15 +1,8 @@
 """What `torch.compile` makes of a lesson function, observed: the FX graphs
-dynamo captures and which of them each call runs, the guards that failed
-and made it compile again, graph breaks (`torch._dynamo.explain`), and the
-forward and backward graphs AOTAutograd splits a function into.
-
-Only the `eager` and `aot_eager` ways of running a captured graph are used:
-no C++ compiler is needed. Each capture starts from `torch._dynamo.reset()`,
-as if in a new process, so its counts are exact (dynamo also remembers which
-sizes varied by the function's place in its file, which a copy of the
-function would share); a function compiled earlier compiles again on its
-next call.
-"""
+dynamo captures and which each call runs, the guards that failed, graph
+breaks, and AOTAutograd's forward and backward graphs. Only the `eager` and
+`aot_eager` backends (no C++ compiler). Each capture starts from
+`torch._dynamo.reset()`, so its counts are exact."""
 
 from __future__ import annotations
 
@@ -27,8 +20,8 @@ from .fx import operations
 
 
 def guard_expression(reason: str) -> str:
-    """The guard's own test from dynamo's failure reason: "0/0: use_extra_layer
-    == True   # if use_extra_layer: ..." gives "use_extra_layer == True"."""
+    """The guard's own test in dynamo's failure reason: "flag == True" from
+    "0/0: flag == True  # if flag: ..."."""
     first = reason.splitlines()[0] if reason else ""
     test = first.split(": ", 1)[1] if ": " in first else first
     return test.split("#", 1)[0].strip()
@@ -36,12 +29,9 @@ def guard_expression(reason: str) -> str:
 
 @dataclass(frozen=True)
 class Call:
-    """One call of a compiled function: the graphs it ran (numbers from 1;
-    empty when it ran eagerly), whether it compiled a new graph, and the
-    guards whose failure made it compile (the tests dynamo wrote, in its
-    words). Dynamo reports a failed guard only when no graph's guards hold
-    and it compiles again: a call that tried one graph, then ran another,
-    reports none."""
+    """One call of a compiled function: the graphs it ran (from 1; none when
+    eager), whether it compiled one, and the guards whose failure made it compile
+    (dynamo reports them only when it compiles again)."""
 
     ran: tuple[int, ...]
     compiled: bool
@@ -50,19 +40,17 @@ class Call:
 
 @dataclass
 class Captured:
-    """The graphs dynamo captured for a run of calls, in the order compiled,
-    and what each call did."""
+    """The graphs dynamo captured, in order, and what each call did."""
 
     graphs: list[torch.fx.GraphModule] = field(default_factory=list)
     calls: list[Call] = field(default_factory=list)
 
     @property
     def recompiles(self) -> int:
-        """Graphs compiled after the first call's: each one a guard failed."""
+        """Graphs compiled after the first call's."""
         return sum(call.compiled for call in self.calls[1:])
 
     def operations(self) -> list[list[str]]:
-        """Each graph's operations, by short name."""
         return [operations(graph) for graph in self.graphs]
 
 
@@ -91,9 +79,8 @@ class _Recorder:
 @learner_facing
 def compile_calls(function: Callable[..., Any], calls: Sequence[Sequence[Any]],
                   dynamic: bool | None = None) -> Captured:
-    """Compile `function` after `torch._dynamo.reset()` and call it once with
-    each tuple of arguments in `calls`, in order; `dynamic` as torch.compile
-    takes it."""
+    """Compile `function` after `torch._dynamo.reset()` and call it with each
+    tuple of arguments in `calls`; `dynamic` as torch.compile takes it."""
     if isinstance(calls, (str, bytes)) or not all(isinstance(c, (tuple, list)) for c in calls):
         raise wrong(TypeError, "calls is a list of argument tuples, one per call, such as [(x, True), (x, False)]")
     if not callable(function):
@@ -116,8 +103,8 @@ def compile_calls(function: Callable[..., Any], calls: Sequence[Sequence[Any]],
 
 @dataclass(frozen=True)
 class Breaks:
-    """What `torch._dynamo.explain` found: each graph's operations, the
-    number of graph breaks and each break's reason (dynamo's words)."""
+    """What `torch._dynamo.explain` found: each graph's operations, the number
+    of breaks and their reasons."""
 
     graphs: list[list[str]]
     count: int
@@ -126,8 +113,7 @@ class Breaks:
 
 @learner_facing
 def graph_breaks(function: Callable[..., Any], *args: Any) -> Breaks:
-    """Run `torch._dynamo.explain` on `function` with `args` (explain starts
-    from `torch._dynamo.reset()` too)."""
+    """`torch._dynamo.explain` on `function` with `args`."""
     if not callable(function):
         raise wrong(TypeError, f"give the function to explain, such as data_dependent; got {type(function).__name__}")
     found = torch._dynamo.explain(function)(*args)
@@ -137,11 +123,9 @@ def graph_breaks(function: Callable[..., Any], *args: Any) -> Breaks:
 
 @dataclass(frozen=True)
 class Split:
-    """AOTAutograd's split of a function: the forward and backward graphs,
-    and how many graphs AOTAutograd
-    had handed over before backward first ran (the backward graph is
-    handed to its compiler at the first backward). The forward graph
-    returns the output first, then what it saves for the backward graph."""
+    """AOTAutograd's forward and backward graphs, and how many graphs were
+    handed over before backward first ran. The forward graph returns the output,
+    then what it saves for backward."""
 
     forward: torch.fx.GraphModule
     backward: torch.fx.GraphModule
@@ -156,19 +140,11 @@ class Split:
 
 @learner_facing
 def aot_split(function: Callable[..., Any], *args: Any, recompute: bool = False) -> Split:
-    """The forward and backward graphs AOTAutograd makes of `function` for
-    `args` (backward run once, with ones as each output's gradient);
-    `recompute`: let the partitioner recompute cheap values in backward
-    instead of saving them (min-cut rematerialisation).
-
-    function: a function of tensors returning a tensor or a tuple of them,
-    or an `nn.Module` (its parameters become graph inputs).
-    args: tensors, or dicts, lists and tuples of them (the state a
-    `torch.func.functional_call` takes), and any other values as they are;
-    the graphs are of the gradients of the tensors that require grad.
-    Nothing of the learner's changes: the tensors in `args` are traced as detached copies
-    and the gradients are taken with `torch.autograd.grad`, so no `.grad`
-    is written."""
+    """The forward and backward graphs AOTAutograd makes of `function` (a
+    function of tensors or an `nn.Module`) for `args` (tensors, or dicts, lists
+    and tuples of them), backward run once with ones; `recompute`: min-cut
+    rematerialisation. The tensors are traced as detached copies and gradients
+    taken with `torch.autograd.grad`: no `.grad` of the learner's is written."""
     if not callable(function):
         raise wrong(TypeError, f"give the function to split, such as lambda x: x.sin().sum(); "
                     f"got {type(function).__name__}")
@@ -201,7 +177,6 @@ def aot_split(function: Callable[..., Any], *args: Any, recompute: bool = False)
 
 
 def _copy(value: Any) -> Any:
-    """A tensor argument as a detached copy that requires grad as it did."""
     if isinstance(value, torch.Tensor):
         return value.detach().requires_grad_(value.requires_grad)
     return value

@@ -1,14 +1,7 @@
 """Notebook 09's compile widget: which graph dynamo runs for a call of
-`forward(x, use_extra_layer)` after some earlier calls, and why, drawn
-beside the eager autograd graph of the same call.
-
-A view compiles from `torch._dynamo.reset()` (0.1 to 0.5 s in the page), so each
-Figure is kept, per lesson function, for the control values it was made
-for: the first time a learner picks a combination it compiles, and every
-later visit of it is shown from memory. The memo holds its functions
-weakly (a function the learner redefines is a new key, so it compiles
-afresh) and keeps plain Figures only: a caption and a drawing's text.
-"""
+`forward(x, use_extra_layer)` after earlier calls, and why, beside the eager
+autograd graph. Each Figure is kept per lesson function (held weakly) and
+control values: a combination compiles once, later visits come from memory."""
 
 from __future__ import annotations
 
@@ -23,8 +16,7 @@ from .draw import Figure, draw_graph
 from .fx import fx_graph, joined, operations
 from .graph import trace_graph
 
-# The compile widget's earlier calls: the flags the compiled function was
-# already called with, before the call the checkbox sets.
+# The flags the compiled function was called with before the checkbox's call.
 EARLIER = {"no call": (), "True": (True,), "False": (False,), "True, False": (True, False)}
 
 Forward = Callable[[torch.Tensor, bool], torch.Tensor]
@@ -34,11 +26,9 @@ _SHOWN: weakref.WeakKeyDictionary[Forward, dict[tuple[bool, str], Figure]] = wea
 
 
 def compile_view(forward: Forward, use_extra_layer: bool, earlier: str) -> Figure:
-    """Compile `forward(x, flag)` anew, call it with the `earlier`
-    flags, then with `use_extra_layer`: what decided the last call (a new
-    graph, a failed guard, guards that held), how many graphs there are,
-    and the graph that ran drawn beside the eager autograd graph. Made
-    once per function and control values (module docstring)."""
+    """Compile `forward` anew, call it with the `earlier` flags, then with
+    `use_extra_layer`: what decided the last call, how many graphs there are, and
+    the graph that ran beside the eager one."""
     if earlier not in EARLIER:
         raise wrong(ValueError, f"earlier is one of {list(EARLIER)}; got {earlier!r}")
     key = (bool(use_extra_layer), earlier)
@@ -69,7 +59,6 @@ def _compiled_figure(forward: Forward, flags: Sequence[bool], earlier: str) -> F
 
 
 def _decided(captured: Captured, flags: Sequence[bool]) -> str:
-    """What decided the last call: a first capture, a failed guard, or guards that held."""
     call = captured.calls[-1]
     number = call.ran[-1]
     if call.failed and call.compiled:

@@ -1,17 +1,7 @@
-"""Write a drawing's `Plan` as Graphviz DOT text, and the visual vocabulary
-of every drawing (`LEGEND`, the colours, `legend_text`, `legend_html`).
-
-It only formats: what is shown (nodes, their rows and marks, the copies of
-fanned nodes, wires, notices, dot's settings) is decided once by `plan.py`.
-A pure function of the plan, like the text form (`text_form.py`), so the
-same computation gives byte-identical output in every process. Laying DOT
-out as SVG is `svg.py`'s job.
-
-Floor: dot, a sibling of `text_form.py` under `draw.py`. It imports
-`plan.py` (the plan's types and the limits the legend names) and
-`saved_values.py`, and calls neither; never `text_form.py`, its sibling,
-nor `draw.py` or `svg.py`.
-"""
+"""Write a drawing's `Plan` as Graphviz DOT, and the visual vocabulary of
+every drawing (`LEGEND`, the colours, `legend_text`, `legend_html`). Only
+formats what `plan.py` decided; byte-identical in every process.
+Floor: dot, beside `text_form.py` under `draw.py`; imports `plan.py`."""
 
 from collections.abc import Mapping
 from html import escape
@@ -79,8 +69,7 @@ HEADER = (
 
 
 def to_dot(plan: Plan) -> str:
-    """DOT source for the plan of a drawing. The colours are `LEGEND`'s (see
-    `legend_text`)."""
+    """DOT source for the plan of a drawing, in `LEGEND`'s colours."""
     lines = [*HEADER, *plan.settings, *_dot_nodes(plan)]
     lines += [f"  {src} -> {dst}{_dot_edge(e.output_nr, chain)};" for src, dst, e, chain in plan.wires]
     # notes, not wired to any node: edges from one note to many nodes make dot slow
@@ -96,11 +85,8 @@ def _dot_note(notice: Notice) -> str:
 
 
 def _dot_nodes(plan: Plan) -> list[str]:
-    """One DOT node per node shown, and the copies of a node drawn once per
-    use or per input: a shared leaf only as copies; any other node as
-    itself (with its saved values and marks), then its copies. A node
-    without marks is drawn as every other node of its face, whose line but
-    for the DOT name is made once."""
+    """One DOT node per node shown, then its copies (a shared leaf only as
+    copies); an unmarked node's line is its face's, made once."""
     faces = [_dot_node("", face).removeprefix("  ") for face in plan.faces]
     lines = []
     for node, face in zip(plan.nodes, plan.face_of, strict=True):

@@ -1,12 +1,7 @@
-"""`draw_graph`: the live autograd graph as an object Jupyter shows as SVG.
+"""`draw_graph`: the live autograd graph as an object Jupyter shows as SVG;
 `Figure`: a caption over a drawing, what a widget view returns.
-
-Floor: draw, the top of the drawing path, which it runs down once: the
-graph floor traces (`graph.py`, `roll.py`, `from_scratch.py`), `plan.py`
-decides what is shown, the two forms format that plan as DOT (`dot.py`) and
-text (`text_form.py`), and `svg.py` runs Graphviz. It may import any floor
-below it; no drawing module imports it.
-"""
+Floor: draw, the top of the drawing path: traces (graph floor), plans
+(`plan.py`), formats (`dot.py`, `text_form.py`) and lays out (`svg.py`)."""
 
 from __future__ import annotations
 
@@ -27,7 +22,7 @@ from .arguments import (
     wrong,
 )
 from .dot import legend_text, to_dot
-from .from_scratch import trace_scratch
+from .from_scratch import scratch_graph
 from .graph import Graph
 from .node_arguments import check_highlight, check_notes
 from .plan import plan_of
@@ -41,16 +36,13 @@ from .walk import collector_paused
 Drawable = Root | Graph | ScratchValue
 # A screen reader's text for a drawing is its text form, cut to this many characters.
 ALT_LIMIT = 400
-# The legibility budget: dot's SVG is in pt (4/3 CSS px); operation names are
-# 11 pt and the smallest text 8 pt, so a drawing may shrink to SMALLEST of
-# its natural size (names 11 px, smallest text 8 px) and scrolls beyond that.
+# The legibility budget: dot's pt are 4/3 CSS px, so at SMALLEST the 8 pt text is 8 px.
 SMALLEST = 0.75
 # Output metadata that keeps a stored SVG at its natural size in JupyterLab.
 UNCONFINED = {"image/svg+xml": {"unconfined": True}}
 
 
 def natural_width(svg: str) -> float:
-    """The SVG's width in pt, as dot wrote it (width="123pt")."""
     found = re.search(r'<svg[^>]*?\swidth="([0-9.]+)pt"', svg)
     return float(found.group(1)) if found else 0.0
 
@@ -61,8 +53,8 @@ FIRST_VIEW = 390.0
 
 def opens_at_right(svg: str) -> bool:
     """Whether the text in the drawing's top FIRST_VIEW pt lies mostly in its
-    right half (a loop's chain, with the leaves it uses laid out to its left):
-    then a scrolling box should open at its right edge, not on empty space."""
+    right half (a loop's chain, its leaves to its left): a scrolling box then
+    opens at its right edge."""
     box = re.search(r'viewBox="[-0-9.]+ [-0-9.]+ ([0-9.]+) ([0-9.]+)"', svg)
     if not box:
         return False
@@ -74,11 +66,8 @@ def opens_at_right(svg: str) -> bool:
 
 def fitted(svg: str) -> str:
     """The SVG as HTML in a box of its own: it fills the box's width, shrinks
-    with a narrow box down to SMALLEST of its natural size, and scrolls
-    sideways beyond that; it is never cut in height (no box of its own
-    catches the page's mouse wheel: a tall drawing makes the page longer). A box
-    whose drawing starts on the right opens scrolled to its right edge
-    (`direction:rtl` on the box; the drawing itself stays left to right)."""
+    down to SMALLEST of its natural size and scrolls sideways beyond that, never
+    cut in height; opened at its right edge when `opens_at_right`."""
     points = natural_width(svg)
     size = f"width:100%;min-width:{points * 4 / 3 * SMALLEST:.0f}px;max-width:{points * 4 / 3:.0f}px;height:auto"
     box = "overflow-x:auto;overflow-y:hidden;max-width:100%"
@@ -88,14 +77,9 @@ def fitted(svg: str) -> str:
 
 
 class Drawing:
-    """A drawn graph. Jupyter shows it as SVG (or as text, with one line on
-    what went wrong, when `dot` is missing or too slow).
-
-    .graph  the `Graph` that was drawn
-    .source the DOT text
-    str()   the deterministic text form of the structure (also its repr)
-    .svg()  the SVG text; raises DotUnavailable with advice
-    """
+    """A drawn graph, shown as SVG (or as text with a line on what went wrong
+    when `dot` is missing or the graph too big). `.graph`, `.source` (DOT),
+    `str()` the text form, `.svg()`."""
 
     def __init__(self, graph: Graph, source: str, text: str, shown: int | None = None, advice: str = SMALLER) -> None:
         self.graph = graph
@@ -110,16 +94,11 @@ class Drawing:
     __repr__ = __str__
 
     def svg(self) -> str:
-        svg: str = to_svg(self.source, self._node_count, self._advice)
-        return svg
-
-    def _node_count(self) -> int:
-        """The nodes drawn, as the text form counts them (a shared leaf drawn beside each use is one)."""
-        return self._shown
+        return to_svg(self.source, lambda: self._shown, self._advice)
 
     def alternative(self) -> str:
-        """The text a screen reader reads for the drawing: its text form on
-        one line, cut to about ALT_LIMIT characters."""
+        """A screen reader's text: the text form on one line, cut to about
+        ALT_LIMIT characters."""
         lines = self.text.splitlines()
         kept: list[str] = []
         while lines and len("; ".join([*kept, lines[0]])) <= ALT_LIMIT:
@@ -127,27 +106,21 @@ class Drawing:
         more = f"; and {len(lines)} more lines (print the drawing for all of them)" if lines else ""
         return "autograd graph: " + "; ".join(kept) + more
 
-    def html(self, caption: str = "") -> str:
-        """The SVG as HTML (under a one-line `caption`, if given), in a box
-        that scrolls rather than shrink the text below the legibility budget
-        (see `fitted`), or the text drawing with the reason in a <pre>."""
-        if caption:
-            return Figure(caption, self).html()
+    def html(self) -> str:
+        """The SVG as HTML (`fitted`), or the text drawing with the reason in a <pre>."""
         try:
             return fitted(self._labelled_svg())
         except DotUnavailable as err:
             return f"<pre>{escape(str(err))}\n{escape(self.text)}</pre>"
 
     def _labelled_svg(self, attributes: str = "") -> str:
-        """The SVG with its text alternative (role="img", aria-label)."""
         label = f'role="img" aria-label="{escape(self.alternative(), quote=True)}" '
         return self.svg().replace("<svg ", f"<svg {label}{attributes}", 1)
 
     def _repr_mimebundle_(self, include: object = None,
                           exclude: object = None) -> tuple[dict[str, str], dict[str, dict[str, bool]]]:
-        """(data, metadata), as IPython takes them: "unconfined" lets
-        JupyterLab show the SVG at its natural size, scrolling, instead of
-        shrinking it to the cell's width below the legibility budget."""
+        """(data, metadata): "unconfined" keeps JupyterLab from shrinking the
+        SVG below the legibility budget."""
         try:
             return {"image/svg+xml": self._labelled_svg(), "text/plain": self.text}, UNCONFINED
         except DotUnavailable as err:
@@ -156,13 +129,9 @@ class Drawing:
 
 @dataclass(frozen=True)
 class Figure:
-    """What a widget view shows: a one-line caption over a drawing, or the
-    caption alone (`drawing` None), in `colour` if one is given.
-
-    str()   the caption, then the drawing's text form: what tests read and
-            what a widget's text/plain output holds (nbval compares it)
-    .html() the caption and the SVG, for the widget
-    """
+    """What a widget view shows: a one-line caption over a drawing (or alone),
+    in `colour` if given. str(): the caption, then the drawing's text form (what
+    nbval compares); .html(): for the widget."""
 
     caption: str
     drawing: Drawing | None = None
@@ -184,36 +153,26 @@ def draw_graph(root: Drawable, params: Params | None = None, *,
                notes: Mapping[str, str] | None = None, roll: bool = False) -> Drawing:
     """Draw the autograd graph behind `root`; returns a `Drawing`.
 
-    root: a tensor, a `grad_fn` node, a sequence of tensors, a `Graph`
-        from `trace_graph`, or a value of an autograd engine written from
-        scratch (see `from_scratch.py`); for these two, `params`, `max_nodes`
-        and `roll` are not used, and giving them is an error.
-    params: a dict of name -> tensor, or an `nn.Module`, to name leaves
-        (an unnamed leaf is labelled "tensor"); a `torch.compile`d model's
-        leaves are named as the original module names them.
-    constants: draw the `None` inputs of `next_functions` (inputs that need
-        no gradient, such as the 3 in `y * 3`); with False, a highlight or
-        note naming one is an error.
-    highlight: node labels ("AddBackward0") or ids ("n2") to colour; a name
-        that matches no node is an error that lists what there is.
-    max_nodes: draw at most this many nodes, nearest the output first; a red
-        note says how many were left out, and each node whose inputs were
-        left out says so in red ("[inputs not drawn]").
-    notes: a dict of node id -> a short note written in blue under the node
-        (and after "#" in the text form), such as {"n1": "backward step 1"}.
-    roll: roll each run of repeated steps (a loop's body: an RNN, LSTM or
-        GRU cell, a hand-written one, stacked layers) into one node marked
-        "× N steps", found from the graph's own structure; the whole graph
-        is walked, the rolled graph is cut to max_nodes, and saved values
-        are left out. When nothing repeats, the drawing says so.
+    root: a tensor, a `grad_fn` node, a sequence of tensors, a `Graph` from
+        `trace_graph`, or a value of notebook 07's engine (for these two,
+        params, max_nodes and roll are errors: they are drawn whole).
+    params: a dict of name -> tensor, or an `nn.Module` (compiled or not),
+        naming leaves; an unnamed leaf is labelled "tensor".
+    constants: draw the `None` inputs of `next_functions` (the 3 in `y * 3`).
+    highlight: node labels ("AddBackward0") or ids ("n2") to colour.
+    max_nodes: draw at most this many nodes, nearest the output; a red note
+        counts what was left out, "[inputs not drawn]" marks where.
+    notes: a dict of node id -> a short note, in blue under the node (after
+        "#" in the text form), such as {"n1": "backward step 1"}.
+    roll: fold each run of a loop's repeated steps (an RNN cell, stacked
+        layers) into one node marked "× N steps", then cut to max_nodes;
+        saved values are left out. When nothing repeats, the drawing says so.
 
-    A leaf tensor (requires grad, no grad_fn) is drawn as a single leaf.
     Arrows follow the forward pass, from an input to the node that used it;
-    backward() walks them in reverse.
-    """
+    backward() walks them in reverse. A name that matches no node is an error
+    listing what there is."""
     constants, roll = check_flag(constants, "constants"), check_flag(roll, "roll")
-    # The collector is paused for the whole drawing, which makes no cycles: a program that just
-    # built a long graph owes a full pass, which the drawing would otherwise run (walk.collector_paused).
+    # paused for the whole drawing, which makes no cycles (walk.collector_paused)
     with collector_paused():
         graph, scratch = _traced(root, params, max_nodes, roll)
         lit, notes = check_highlight(highlight, graph, constants), check_notes(notes, graph, constants)
@@ -222,20 +181,18 @@ def draw_graph(root: Drawable, params: Params | None = None, *,
 
 
 def _traced(root: Drawable, params: Params | None, max_nodes: int | None, roll: bool) -> tuple[Graph, bool]:
-    """(the graph draw_graph draws, whether it is of notebook 07's engine)."""
     if isinstance(root, Graph):
         check_walked("Graph", params, max_nodes, roll)
         return root, False
     if is_scratch_value(root):    # a value of notebook 07's engine, not a tensor
         check_walked("scratch", params, max_nodes, roll)
-        return trace_scratch(root), True
+        return scratch_graph(root)[0], True
     if roll:
         return trace_rolled(root, params, max_nodes), False
     return trace_cut(root, params, max_nodes), False
 
 
 def _advice(root: Drawable, graph: Graph, scratch: bool) -> str:
-    """What to do when the graph drawn is too big to lay out."""
     if isinstance(root, Graph):
         return "trace the nodes nearest the output (trace_graph(y, max_nodes=300)) and draw that Graph"
     if scratch:
@@ -248,8 +205,7 @@ draw_graph.__doc__ = (draw_graph.__doc__ or "") + "\n    " + legend_text().repla
 
 
 class Row:
-    """Drawings side by side, each under its title. Jupyter shows HTML; the
-    text form (also what `str()` gives) lists each drawing's structure."""
+    """Drawings side by side, each under its title; its text form lists each."""
 
     def __init__(self, drawings: Mapping[str, Drawing]) -> None:
         self.drawings = dict(drawings)

@@ -1,9 +1,6 @@
-"""Record the order in which autograd's engine really runs the nodes of a
-graph during backward(), and the gradients each node receives and passes on.
-
-Hooks are registered with `Node.register_prehook` / `Node.register_hook`
-for one backward() call and always removed afterwards, even when it fails.
-"""
+"""Record the order in which autograd's engine runs a graph's nodes during
+backward(), and the gradients each receives and passes on (node hooks, removed
+afterwards even when backward fails)."""
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -18,9 +15,8 @@ from .saved_values import tensor_text
 
 @dataclass(frozen=True)
 class Step:
-    """One node run by the engine: `number` counts from 1; `received` is the
-    gradient arriving from the output side, `passed_on` what it sends to each
-    of its inputs (one entry per `next_functions` entry)."""
+    """One node run by the engine (`number` from 1): the gradients it received
+    and what it passed to each `next_functions` entry."""
 
     number: int
     node_id: str

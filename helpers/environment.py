@@ -17,7 +17,6 @@ ALONE = "run the notebook's first code cell again (it installs what is missing),
 
 
 def _checkout() -> bool:
-    """Whether these helpers are a repository's (make lab), not an installed copy."""
     return (Path(__file__).resolve().parent.parent / "Makefile").is_file()
 
 

@@ -1,24 +1,16 @@
-"""Errors in the short form: the message first, then the learner's own frames
-(the notebook's cells, and functions defined in them or in the learner's own
-files), then one line saying how many frames of torch, the helpers or other
-libraries were left out and that `%tb` prints the full traceback.
+"""Errors in the short form: the message, then the learner's own frames
+(cells, functions defined in them or in the learner's files), then one line
+counting the frames of torch, the helpers or other libraries left out (`%tb`
+prints them all).
 
-Every notebook's set-up cell (tools/build/nav.py) calls `short_tracebacks()`
-(through `%reload_ext helpers.standalone`),
-which installs `show_short` as IPython's custom exception handler for every
-`Exception` (`InteractiveShell.set_custom_exc`). IPython's `run_code` calls
-the handler and drops what it returns, so the handler shows the traceback
-itself, through `shell._showtraceback(etype, value, lines)`: under ipykernel
-that sends the usual `error` output, whose ename and evalue are the
-exception's type name and `str(value)`, as without the handler (nbval
-compares those). It also sets `sys.last_*` as IPython does, so `%tb` prints
-the full traceback and `%debug` opens the error. `KeyboardInterrupt` and
-`SystemExit` are not `Exception`s: IPython shows them as always. A syntax
-error, an exception group and an exception that renders its own traceback
-(`_render_traceback_`) are shown by IPython's own code, as without the
-handler; the errors a custom handler installed before took (Colab's takes
-ImportError, to offer its install snippets) still go to it. This module
-imports neither torch nor ipywidgets."""
+`short_tracebacks()` (every set-up cell, through `helpers.standalone`)
+installs `show_short` as IPython's custom handler for `Exception`. The handler
+shows the traceback itself (`shell._showtraceback`: the usual `error` output,
+with ename and evalue as nbval compares them) and sets `sys.last_*`, so `%tb`
+and `%debug` work. Syntax errors, exception groups and errors that render
+their own traceback go to IPython's own code; the errors a handler installed
+before took (Colab's ImportError) still go to it. Imports neither torch nor
+ipywidgets."""
 
 from __future__ import annotations
 
@@ -33,29 +25,24 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-# Code that is not the learner's: the helpers, Python's own files and installed packages (any
-# site-packages or dist-packages folder: a venv's, conda's, Debian's, Colab's). These cover
-# helpers.arguments.MACHINERY, which the widgets' error view hides (tests/test_errors.py).
+# Code that is not the learner's: the helpers, Python's own files, installed packages.
 HELPERS = str(Path(__file__).resolve().parent)
 STDLIB = tuple({sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib")})
 PACKAGES = ("site-packages", "dist-packages")
 SHELL = {"IPython", "ipykernel"}   # what runs a cell: its frames come before the cell's, never counted
 REPEATS = 3                        # a frame repeated more often (recursion) is shown this many times
 MARK = "_graph_notebooks_short_tracebacks"
-# the one colour: the error's name, in the theme's red and bold (the rest in the text colour, which every
-# theme keeps readable on its error background; IPython's cyan and green are faint on a light one)
+# the one colour: the error's name in red and bold (IPython's cyan and green are faint on light themes)
 RED, RESET = "\x1b[1;31m", "\x1b[0m"
 FULL = "%tb prints the full traceback"
-# A name not defined is most often a cell above not run yet in this kernel: after a restart, or
-# on coming back to a saved notebook, whose outputs are there but not its variables.
+# A name not defined is most often a cell above not run yet in this kernel.
 NOT_RUN = ("(a cell above not run in this kernel? After a restart or on coming back to a notebook, run the "
            "cells from the top down to here: Run > Run All Above Selected Cell)")
 
 
 def owner(filename: str) -> str | None:
-    """Whose code `filename` is, as the short form names it ("torch", "the
-    helpers", "Python"), or None when it is the learner's (a cell, a file of
-    their own)."""
+    """Whose code `filename` is ("torch", "the helpers", "Python"), or None
+    when it is the learner's."""
     if filename.startswith("<"):
         return None if filename.startswith("<ipython-input-") else (
             "Python" if filename.startswith("<frozen") else "generated code")
@@ -71,7 +58,7 @@ def owner(filename: str) -> str | None:
 
 class Form:
     """How the short form names places and paints the error's name, for one
-    shell (its cells' names, and whether it shows colours)."""
+    shell."""
 
     def __init__(self, shell: Any = None, colour: bool = True) -> None:
         self.shell, self.colour = shell, colour
@@ -96,7 +83,7 @@ class Form:
 
 
 def _shown_path(filename: str) -> str:
-    """A learner's file as from the notebook's folder when it is inside it."""
+    """A learner's file as from the notebook's folder when inside it."""
     try:
         relative = os.path.relpath(filename)
     except ValueError:                  # on another drive (Windows)
@@ -105,9 +92,8 @@ def _shown_path(filename: str) -> str:
 
 
 def short_form(error: BaseException, form: Form | None = None) -> list[str]:
-    """The lines of the short form of `error`: for it and each exception it
-    was chained from (its cause, or the one it was raised while handling),
-    the message, then the learner's frames; last, what was left out."""
+    """The short form's lines: for `error` and each exception it was chained
+    from, the message and the learner's frames; last, what was left out."""
     form, lines, hidden, seen = form or Form(colour=False), [], Counter[str](), set()
     current: BaseException | None = error
     heading = ""
@@ -134,8 +120,7 @@ def _chained(error: BaseException) -> tuple[BaseException | None, str]:
 
 
 def _message(error: BaseException, heading: str, form: Form) -> list[str]:
-    """The error's type and message, as Python words them (its notes after),
-    the type painted red."""
+    """The error's type (in red) and message as Python words them, notes after."""
     kind = type(error)
     module = "" if kind.__module__ in ("builtins", "__main__") else f"{kind.__module__}."
     name = module + kind.__qualname__
@@ -146,10 +131,8 @@ def _message(error: BaseException, heading: str, form: Form) -> list[str]:
 
 
 def _frames(tb: TracebackType | None, hidden: Counter[str], form: Form) -> list[str]:
-    """The learner's frames of `tb`, each as its place and its line, a frame
-    repeated in a row (recursion) shown `REPEATS` times, and the others
-    counted into `hidden` by owner (the shell's frames before the first
-    learner frame are not counted: they only ran the cell)."""
+    """The learner's frames of `tb` (recursion shown `REPEATS` times), the
+    others counted into `hidden` by owner (not the shell's before the cell's)."""
     lines: list[str] = []
     started, last, run = False, None, 0
     for frame, lineno in traceback.walk_tb(tb):
@@ -174,7 +157,7 @@ def _frames(tb: TracebackType | None, hidden: Counter[str], form: Form) -> list[
 
 def _shown_by_ipython(error: BaseException) -> bool:
     """Whether IPython's own code shows `error` (a syntax error, an exception
-    group, one with its own `_render_traceback_`, or chained to one)."""
+    group, a `_render_traceback_`, or chained to one)."""
     group = getattr(builtins, "BaseExceptionGroup", None)       # Python 3.11 and later
     current: BaseException | None = error
     seen: set[int] = set()
@@ -188,10 +171,8 @@ def _shown_by_ipython(error: BaseException) -> bool:
 
 def show_short(shell: Any, etype: type[BaseException], value: BaseException, tb: TracebackType | None,
                tb_offset: int | None = None) -> list[str] | None:
-    """IPython's custom exception handler (see the module's docstring):
-    show `value` in the short form and return its lines. An error the
-    handler installed before this one takes (Colab's, for ImportError)
-    goes to it, and one IPython's own code shows goes there."""
+    """IPython's custom exception handler (see the module's docstring); an
+    error the handler before took, or IPython shows, goes there."""
     _, kinds, before = getattr(shell, MARK, (None, (), None))
     if kinds and isinstance(value, kinds) and before is not None:
         before(etype, value, tb, tb_offset=tb_offset)
@@ -216,33 +197,28 @@ def show_short(shell: Any, etype: type[BaseException], value: BaseException, tb:
 
 
 def _remember(etype: type, value: BaseException, tb: Any) -> None:
-    """Keep the error where %tb, %debug and pdb.pm() look for the last one
-    (sys.last_type, last_value, last_traceback, and last_exc from Python
-    3.12), as IPython keeps an error it shows itself."""
+    """Keep the error where %tb, %debug and pdb.pm() look (sys.last_*)."""
     sys.last_type, sys.last_value, sys.last_traceback = etype, value, tb
     if sys.version_info >= (3, 12):
         sys.last_exc = value
 
 
-def _shell() -> Any:
+def current_shell() -> Any:
     ipython = sys.modules.get("IPython")
     return ipython.get_ipython() if ipython is not None else None
 
 
 def in_force(shell: Any = None) -> bool:
     """Whether the short form is the shell's custom exception handler."""
-    shell = shell or _shell()
+    shell = shell or current_shell()
     mark = getattr(shell, MARK, None)
     return shell is not None and mark is not None and mark[0] is getattr(shell, "CustomTB", None)
 
 
 def short_tracebacks(shell: Any = None) -> None:
     """Show errors in this IPython shell (the running one by default) in the
-    short form from now on (`in_force` says whether they are). A custom
-    handler installed before keeps the errors it took (Colab has one for
-    ImportError). Outside IPython nothing changes. Returns nothing, so the
-    set-up cell that calls it shows nothing."""
-    shell = shell or _shell()
+    short form from now on; outside IPython nothing changes."""
+    shell = shell or current_shell()
     if shell is None or in_force(shell):
         return
     before = (tuple(shell.custom_exceptions), shell.CustomTB)
@@ -251,9 +227,8 @@ def short_tracebacks(shell: Any = None) -> None:
 
 
 def full_tracebacks(shell: Any = None) -> None:
-    """Show errors as before `short_tracebacks` again: as IPython does, or
-    by the custom handler installed before it."""
-    shell = shell or _shell()
+    """Show errors as before `short_tracebacks` again."""
+    shell = shell or current_shell()
     if in_force(shell):
         _, shell.custom_exceptions, shell.CustomTB = getattr(shell, MARK)
         delattr(shell, MARK)

@@ -1,18 +1,8 @@
-"""Walk the graph of a small autograd engine written from scratch (notebook
-07) into the same `Graph` that `trace_graph` makes of PyTorch's, so the two
-draw side by side with the same numbering rules.
-
-A value of such an engine is anything with
-  .inputs  the values it was computed from (a tuple; empty for a leaf)
-  .op      the operation's name ("*", "sin", ...; "" for a leaf)
-  .data    its number
-and optionally .label (a leaf's name), .requires_grad (False: a constant,
-drawn like PyTorch's None input) and .grad (shown by the step view).
-
-Floor: graph, beside `roll.py` and over `graph.py`, whose `Graph` it makes.
-It imports `graph.py` and `saved_values.py`; never `plan.py`, `dot.py`,
-`text_form.py` or `draw.py`.
-"""
+"""Walk the graph of notebook 07's from-scratch engine into the `Graph`
+`trace_graph` makes of PyTorch's, with the same numbering rules. A value has
+`.inputs` (empty for a leaf), `.op` ("" for a leaf) and `.data`, and may have
+`.label`, `.requires_grad` (False: a constant) and `.grad`.
+Floor: graph, beside `roll.py`, over `graph.py`."""
 
 from __future__ import annotations
 
@@ -24,15 +14,9 @@ from .graph import Edge, Graph, Node
 from .saved_values import MAX_LABEL, one_line
 
 
-def trace_scratch(root: ScratchValue) -> Graph:
-    """The `Graph` of a scratch value: an output node, then its operations,
-    leaves and constants, breadth-first in `inputs` order."""
-    graph, _ = scratch_graph(root)
-    return graph
-
-
 def scratch_graph(root: ScratchValue) -> tuple[Graph, dict[int, str]]:
-    """(Graph, {id(value): node id}) for a scratch value."""
+    """(Graph, {id(value): node id}) for a scratch value: the output node,
+    then its operations, leaves and constants, breadth-first in `inputs` order."""
     order, index, queue = [root], {id(root): "n1"}, deque([root])
     links: list[Edge] = []
     while queue:
@@ -50,9 +34,7 @@ def scratch_graph(root: ScratchValue) -> tuple[Graph, dict[int, str]]:
 
 
 def _node(node_id: str, value: ScratchValue, uses: Mapping[str, int]) -> Node:
-    """A value's node; its labels are one bounded printable line, as the
-    walk of PyTorch's graph makes them (a learner's engine may name an
-    operation or a leaf anything)."""
+    """A value's node, its labels one bounded printable line."""
     if value.inputs:
         return Node(node_id, "op", one_line(str(value.op), MAX_LABEL))
     if getattr(value, "requires_grad", True):

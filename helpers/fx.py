@@ -1,15 +1,8 @@
-"""Turn a captured FX graph (what `torch.compile` hands a backend, what
-AOTAutograd splits into a forward and a backward graph) into the same
-`Graph` that `trace_graph` makes of an autograd graph, so it draws with the
-same vocabulary: inputs (placeholders, attributes) as leaves, each call as
-an operation, a number it was called with as a constant, and the output.
-
-Nodes are numbered `n0, n1, ...` in walk order: the output first, then
-breadth-first through each node's arguments in order, as the autograd walk
-goes from the output back to the leaves; nodes the output does not use
-follow, in the FX graph's own order. Arrows go from an input to the node
-that used it, as in every drawing of the collection.
-"""
+"""Turn a captured FX graph (a backend's, AOTAutograd's) into the `Graph`
+`trace_graph` makes, drawn in the same vocabulary: inputs as leaves, calls as
+operations, numbers as constants. Numbered as the autograd walk numbers:
+breadth first from the output through each node's arguments, then the nodes
+the output does not use, in the FX graph's order."""
 
 from __future__ import annotations
 
@@ -24,7 +17,7 @@ import torch.fx
 
 from .arguments import MAX_NODES, check_flag, check_max_nodes, learner_facing, wrong
 from .draw import Drawing, draw_graph
-from .graph import Edge, Graph, Node, as_number
+from .graph import Edge, Graph, Node
 from .plan import LEAF_LINES
 from .roll import cut_rolled
 from .roll import roll as roll_up
@@ -42,7 +35,6 @@ def capture(name: str) -> str:
 
 
 def fx_of(source: object) -> torch.fx.Graph:
-    """The `torch.fx.Graph` of a GraphModule, or the Graph itself."""
     if isinstance(source, torch.fx.GraphModule):
         return source.graph
     if isinstance(source, torch.fx.Graph):
@@ -72,8 +64,7 @@ def fx_of(source: object) -> torch.fx.Graph:
 
 @learner_facing
 def fx_graph(source: torch.fx.GraphModule | torch.fx.Graph) -> Graph:
-    """The `Graph` of an FX graph, numbered in walk order (module docstring);
-    `draw_graph` draws it, `draw_fx` draws it with its inputs named as such."""
+    """The `Graph` of an FX graph, numbered in walk order."""
     fx = fx_of(source)
     every = list(fx.nodes)
     starts = [node for node in every if node.op == "output"]
@@ -128,11 +119,10 @@ def _node(node_id: str, node: torch.fx.Node) -> Node:
 
 
 def _input_name(node: torch.fx.Node) -> str:
-    """An input's name as the learner wrote it, from the name dynamo made of
-    its source: L_x_ is x, L_args_0_ is args[0]; a parameter of the module
-    compiled (L_self_..., L_fn_...) is named as its `named_parameters()`
-    names it (L_fn_modules_0_parameters_weight_ is 0.weight), one of another
-    module as written (G_m_modules_0_parameters_weight_ is m[0].weight)."""
+    """An input's name as the learner wrote it, from dynamo's: L_x_ is x,
+    L_args_0_ is args[0], a parameter as `named_parameters()` names it
+    (L_fn_modules_0_parameters_weight_ is 0.weight), another module's as written
+    (G_m_modules_0_parameters_weight_ is m[0].weight)."""
     name = str(node.target)
     if not (name[:2] in ("L_", "G_") and name.endswith("_")):
         return name
@@ -149,9 +139,8 @@ _SOURCE_PARTS = re.compile(r"_(modules|parameters|buffers)_")
 
 
 def operation_name(node: torch.fx.Node) -> str:
-    """A call's short name: "mul" for operator.mul and for aten.mul.Tensor,
-    a method's name as called, a submodule's class ("Linear"; its path,
-    "5.1", when the graph has no module to look it up in)."""
+    """A call's short name: "mul" for operator.mul and aten.mul.Tensor, a
+    method's name, a submodule's class (or its path without the module)."""
     target = node.target
     if isinstance(target, torch._ops.OpOverload):
         return one_line(target._opname, MAX_LABEL)
@@ -163,8 +152,6 @@ def operation_name(node: torch.fx.Node) -> str:
 
 
 def _module_class(node: torch.fx.Node) -> str:
-    """The class name of the submodule a call_module node calls, or "" (another
-    kind of node, or a graph without the module that owns it)."""
     owner = node.graph.owning_module
     if node.op != "call_module" or owner is None or not isinstance(node.target, str):
         return ""
@@ -175,7 +162,6 @@ def _module_class(node: torch.fx.Node) -> str:
 
 
 def _shape(node: torch.fx.Node) -> str:
-    """The shape of the value the node stands for, when the capture recorded it."""
     value = node.meta.get("val", node.meta.get("example_value"))
     return shape_text(value) if isinstance(value, torch.Tensor) else ""
 
@@ -189,29 +175,22 @@ def operations(source: torch.fx.GraphModule | torch.fx.Graph) -> list[str]:
 @learner_facing
 def draw_fx(source: torch.fx.GraphModule | torch.fx.Graph, *, max_nodes: int | None = MAX_NODES,
             roll: bool = False, **options: Any) -> Drawing:
-    """`draw_graph(fx_graph(source), **options)`: each input's second line
-    says it is a graph input (an FX graph has no AccumulateGrad nodes).
-
-    max_nodes: draw at most this many nodes, nearest the output first, as
-        draw_graph does (None: all); the FX graph is read whole first.
-    roll: roll each run of repeated steps (a stack of layers) into one
-        node marked "x N steps", then cut to max_nodes.
-    The other options (constants, highlight, notes) are draw_graph's; there
-    is no params: an FX graph's inputs are named by the capture."""
+    """`draw_graph(fx_graph(source), **options)`, each input's second line
+    saying it is a graph input. max_nodes and roll as draw_graph's (the FX
+    graph is read whole first); no params: the capture names the inputs."""
     if "params" in options:
         raise wrong(TypeError, "draw_fx takes no params: an FX graph names its own inputs (x for dynamo's L_x_, "
                     "0.weight for a parameter of the module compiled); to name leaves, draw the autograd graph: "
                     "draw_graph(model(x), model)")
-    limit = check_max_nodes(as_number(max_nodes))
+    limit = check_max_nodes(max_nodes)
     graph = fx_graph(source)
     graph = roll_up(graph, limit) if check_flag(roll, "roll") else cut_rolled(graph, limit)
     return draw_graph(graph, **options)
 
 
 def joined(parts: Sequence[tuple[str, Graph]]) -> Graph:
-    """Several graphs in one, to draw side by side: each (title, graph) in
-    turn, its nodes renumbered on from the last one's, its output named by
-    its title."""
+    """Several graphs in one, each (title, graph) in turn, its nodes
+    renumbered on, its output named by its title."""
     nodes: list[Node] = []
     edges: list[Edge] = []
     inputs: list[str] = []

@@ -1,14 +1,6 @@
-"""Walk PyTorch's autograd graph into a plain `Graph` of nodes and edges.
-
-Nothing here draws: `dot.py` and `text_form.py` turn a `Graph` into DOT and
-text. The walk itself (breadth-first, no recursion) is in `walk.py`; nodes are
-numbered `n0, n1, ...` in walk order, the same in every process for the same
-computation.
-
-Floor: graph, under `draw.py` and `plan.py`, over `walk.py`. It imports
-`walk.py`, `arguments.py` and `saved_values.py`; never a floor above it
-(`roll.py`, `from_scratch.py`, `plan.py`, `dot.py`, `text_form.py`, `draw.py`).
-"""
+"""Walk PyTorch's autograd graph (`walk.py`) into a plain `Graph` of nodes
+and edges, numbered `n0, n1, ...` in walk order. Nothing here draws.
+Floor: graph, under `roll.py` and the drawing, over `walk.py`."""
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -31,15 +23,8 @@ Ids: TypeAlias = Sequence[str] | Mapping[int, str]
 
 @dataclass(frozen=True, slots=True)
 class Node:
-    """One node of the graph.
-
-    kind is one of:
-      "output" -- a tensor you passed in (the root of the walk)
-      "op"     -- a backward node (`grad_fn`) that records one operation
-      "leaf"   -- an `AccumulateGrad` node, which writes into a leaf's `.grad`
-      "const"  -- a `None` entry of `next_functions`: an input needing no gradient
-      "group"  -- repeated steps rolled into one (roll.py; never made by the walk)
-    """
+    """One node: kind "output" (a tensor passed in), "op" (a `grad_fn`),
+    "leaf" (an `AccumulateGrad`), "const" (a `None` input) or "group" (roll.py)."""
 
     id: str
     kind: NodeKind
@@ -71,16 +56,11 @@ class Rolled(NamedTuple):
 
 @dataclass(frozen=True)
 class Graph:
-    """The walked graph. `omitted` counts nodes left out by `max_nodes`;
-    `cut` lists the kept nodes that have inputs among them; `rolled` has an
-    entry per group of repeated steps (roll.py). `counted` is False when the
-    graph was too big to walk whole for a cut (`walk.count_limit`): then `omitted`, and a leaf's `uses`, count only the
-    nodes the walk met, and are lower bounds. `inputs` names the leaves that are an FX graph's inputs (`fx.py`),
-    drawn as graph inputs rather than leaves with an AccumulateGrad node.
-    `rolled_out` lists the groups of repeated steps a cut left out (roll.py),
-    which the cut notice names. `repeats` says that a cut graph's kept part
-    holds steps roll=True would fold (roll.py's trace_cut), which the cut
-    notice suggests."""
+    """The walked graph. `omitted`: nodes a cut left out (a lower bound when
+    `counted` is False); `cut`: kept nodes with inputs left out; `rolled` and
+    `rolled_out`: groups of repeated steps drawn and cut away (roll.py); `inputs`:
+    an FX graph's input leaves (fx.py); `repeats`: a cut graph's kept part would
+    roll (the cut notice suggests roll=True)."""
 
     nodes: tuple[Node, ...]
     edges: tuple[Edge, ...]
@@ -114,19 +94,16 @@ class Graph:
         return max(best.values(), default=0)
 
     def is_topological(self, order: Sequence[str]) -> bool:
-        """True when every node in `order` (node ids) comes after all the
-        nodes that used it: gradients can flow from outputs to inputs in
-        this order, as the engine requires."""
+        """Whether every node in `order` (ids) comes after all the nodes that
+        used it, as the engine's order must."""
         position = {node_id: i for i, node_id in enumerate(order)}
         return all(position[e.dst] < position[e.src] for e in self.edges if e.src in position and e.dst in position)
 
 
 def inputs_first(users: Mapping[H, Sequence[H]]) -> list[H]:
-    """The nodes of `users` (node -> the nodes that use it, every one a key
-    too) in an order where each comes after all its inputs: Kahn's
-    algorithm, first in first out, from the nodes without inputs in
-    `users`' order. Nodes on a cycle are left out. Plain dicts and lists:
-    graphlib's TopologicalSorter took 2 to 3 s at 200,000 nodes."""
+    """The nodes of `users` (node -> its users, each a key) with each after
+    all its inputs (Kahn's algorithm, in `users`' order; a cycle is left out).
+    Plain lists: graphlib took 2 to 3 s at 200,000 nodes."""
     waiting = dict.fromkeys(users, 0)
     for used_by in users.values():
         for user in used_by:
@@ -140,37 +117,18 @@ def inputs_first(users: Mapping[H, Sequence[H]]) -> list[H]:
     return ready
 
 
-def as_number(value: object) -> object:
-    """A whole number of another library (numpy's int64) as an int, so
-    max_nodes=np.int64(5) is taken; anything else as it is, for the checks."""
-    index = getattr(value, "__index__", None)
-    if index is not None and not isinstance(value, (bool, int)):
-        return index()
-    return value
-
-
 @learner_facing
 def trace_graph(root: Root, params: Params | None = None, max_nodes: int | None = None, saved: bool = True) -> Graph:
     """Walk the autograd graph behind `root` and return a `Graph`.
 
     root: a tensor, a `grad_fn` node, or a sequence of tensors.
-    params: a mapping of names to tensors, or an `nn.Module` (its
-        `named_parameters()`), used to name leaves and outputs.
-    max_nodes: keep at most `max_nodes` nodes, nearest the outputs first,
-        and at most an eighth of them (or 8) at any one distance from the
-        outputs, so a wide row (a thousand outputs, a stack of many inputs)
-        does not crowd out the structure behind it; the rest are counted
-        in `Graph.omitted`. Only what can be kept is walked, and the rest
-        is counted up to 10 times max_nodes or 1,000 nodes (past that,
-        `Graph.counted` is False and `omitted` a lower bound).
-    saved: describe each kept node's saved values (`Node.saved`); False
-        skips that (a walk of 200,000 nodes then takes about half the
-        time). Reading them never unpacks a value a hook packed.
-    A leaf tensor (requires grad, no `grad_fn`) gives a one-node graph.
-    The walk runs no user code: no hook, no saved-value unpacking, no
-    tensor subclass's `__torch_function__`.
-    """
-    limit, saved = check_max_nodes(as_number(max_nodes)), check_flag(saved, "saved")
+    params: a mapping of names to tensors, or an `nn.Module`, naming leaves.
+    max_nodes: keep at most this many nodes, nearest the outputs, at most an
+        eighth of them (or 8) at one distance from the outputs; the rest are
+        counted in `Graph.omitted` (up to 10 times max_nodes or 1,000 nodes).
+    saved: describe each node's saved values (`Node.saved`); False is faster.
+    The walk runs no user code: no hook, no unpacking, no `__torch_function__`."""
+    limit, saved = check_max_nodes(max_nodes), check_flag(saved, "saved")
     with collector_paused(), no_torch_function():
         names = leaf_names(params)
         walker, kept, more = walk_for(roots_of(root), limit)
@@ -186,11 +144,8 @@ def trace_graph(root: Root, params: Params | None = None, max_nodes: int | None 
     return Graph(nodes, edges, len(items) - len(kept), tuple(ids[d] for d in cut), counted=not more)
 
 
-# Node and Edge made without their __init__ (`_NodeMaker.nodes`, `_edges`): a frozen
-# dataclass's __init__ sets each field through object.__setattr__ from a Python frame of
-# its own, which doubles the cost of making the 400,000 of a 200,000-node walk. These set
-# the same fields, in the same order, through each slot's own descriptor (a C call that
-# the frozen __setattr__ does not see), from the caller's loop.
+# Node and Edge made without their __init__ (`_NodeMaker.nodes`, `_edges`), through each
+# slot's descriptor: a frozen dataclass's __init__ doubles the cost of a 200,000-node walk.
 _new = object.__new__
 _NODE_FIELDS, _EDGE_FIELDS = ("id", "kind", "label", "detail", "saved", "uses"), ("src", "dst", "slot", "output_nr")
 if tuple(f.name for f in fields(Node)) != _NODE_FIELDS or tuple(f.name for f in fields(Edge)) != _EDGE_FIELDS or \
@@ -202,7 +157,6 @@ _edge_src, _edge_dst, _edge_slot, _edge_nr = (getattr(Edge, name).__set__ for na
 
 
 def _edges(links: Sequence[Link], ids: Ids) -> tuple[Edge, ...]:
-    """The Edge of each link, as `Edge(ids[src], ids[dst], slot, output_nr)` makes it."""
     edges: list[Edge] = []
     append, new, src, dst, slot_of, nr_of = edges.append, _new, _edge_src, _edge_dst, _edge_slot, _edge_nr
     for s, d, slot, nr in links:
@@ -216,19 +170,16 @@ def _edges(links: Sequence[Link], ids: Ids) -> tuple[Edge, ...]:
 
 
 def autograd_nodes(root: Root) -> list[tuple[str, AutogradNode]]:
-    """The live autograd nodes behind `root`, as (node id, node) pairs with
-    the same ids that `trace_graph(root)` gives. For hooks; outputs,
-    constants and leaf roots are left out."""
+    """The live autograd nodes behind `root` as (id, node) pairs, with
+    `trace_graph`'s ids; outputs, constants and leaf roots left out."""
     with no_torch_function():
         items, _ = walk(roots_of(root))
     return [(f"n{i}", item) for i, item in enumerate(items) if isinstance(item, AutogradNode)]
 
 
 class _NodeMaker:
-    """Makes the `Node`s of one walk. What it learns about a node class (its
-    name; in its `SavedReader`, what it saves) is kept for this walk only: a
-    cache that outlived the walk would keep every drawn custom
-    autograd.Function class alive, and all that the class holds."""
+    """Makes the `Node`s of one walk; what it learns about node classes lives
+    only as long as the walk (a lasting cache would keep custom Functions alive)."""
 
     def __init__(self, names: Mapping[int, str], saved: bool) -> None:
         self.names = names
@@ -237,9 +188,8 @@ class _NodeMaker:
 
     def nodes(self, items: Sequence[Item], kept: Sequence[int], ids: Ids,
               uses: Mapping[int, int]) -> tuple[Node, ...]:
-        """The Node of each kept position, as `node` makes it; an operation
-        of a class met before (a loop's: nearly every node) is made here,
-        without a call of `node` or of Node's __init__."""
+        """The Node of each kept position; an operation of a class met before
+        (nearly every node of a loop) is made here, without `node` or Node's __init__."""
         made: list[Node] = []
         append, labels, read, new = made.append, self.labels, self.read_saved, _new
         for i in kept:
@@ -282,7 +232,5 @@ class _NodeMaker:
 
 
 def node_label(fn: AutogradNode) -> str:
-    """An autograd node's name without the C++ namespace ("AccumulateGrad"),
-    as one bounded printable line (a custom Function's class may be named
-    anything)."""
+    """A node's name without the C++ namespace, as one bounded printable line."""
     return one_line(fn.name().removeprefix("torch::autograd::"), MAX_LABEL)

@@ -1,11 +1,6 @@
 """A lesson's model, built once per build function and given back as built
-on every use: a widget's view (`views.freeze_view`, `views.mode_view`) then
-runs the model on each change without building it again (a build seeds the
-random generator and initialises every layer: most of a small view's time).
-
-The function stays the one source: the cache holds it weakly and is keyed by
-the function object, so a learner who edits the function and runs its cell
-again has a new function, and a panel made with it builds the new model."""
+on every use, so a widget's view does not rebuild it on each change. Keyed
+weakly by the function object: an edited, re-run build function builds anew."""
 
 from __future__ import annotations
 
@@ -21,9 +16,8 @@ Model = TypeVar("Model", bound=torch.nn.Module)
 
 @dataclass(frozen=True)
 class _AsBuilt:
-    """A built model and what a use may change: each parameter's
-    requires_grad, each buffer's values (BatchNorm's running statistics),
-    each module's training flag."""
+    """A built model and what a use may change: requires_grad, buffers,
+    training flags."""
 
     model: torch.nn.Module
     requires_grad: tuple[bool, ...]
@@ -46,23 +40,15 @@ _BUILT: weakref.WeakKeyDictionary[Callable[[], torch.nn.Module], _AsBuilt] = wea
 
 
 def as_built(build: Callable[[], Model]) -> Model:
-    """`build()`'s model, built on the first call for this function and
-    given back as it was built on every later one (parameters' requires_grad,
-    buffers, train or eval), so each use is as if it were new. A callable
-    that cannot be held weakly is built on every call."""
-    found = _BUILT.get(build) if _weakly_held(build) else None
+    """`build()`'s model, built once for this function and given back as
+    built on every later call; a callable not weakly referable is built every call."""
+    try:
+        found = _BUILT.get(build)
+    except TypeError:           # a callable a weak reference cannot hold
+        return build()
     if found is None:
         model = build()
-        found = _AsBuilt(model, tuple(p.requires_grad for p in model.parameters()),
-                         tuple(b.detach().clone() for b in model.buffers()), tuple(m.training for m in model.modules()))
-        if _weakly_held(build):
-            _BUILT[build] = found
+        found = _BUILT[build] = _AsBuilt(model, tuple(p.requires_grad for p in model.parameters()),
+                                         tuple(b.detach().clone() for b in model.buffers()),
+                                         tuple(m.training for m in model.modules()))
     return cast(Model, found.restored())
-
-
-def _weakly_held(build: object) -> bool:
-    try:
-        weakref.ref(build)
-    except TypeError:
-        return False
-    return True

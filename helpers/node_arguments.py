@@ -1,7 +1,6 @@
-"""Check the arguments of `draw_graph` that name nodes of the drawn graph
-(`highlight`, `notes`). A name that matches no drawn node, or only a
-constant that `constants=False` leaves out, is an error that says what
-there is, so nothing asked for silently appears nowhere."""
+"""Check draw_graph's arguments that name nodes (`highlight`, `notes`): a name
+matching no drawn node, or only a constant `constants=False` leaves out, is an
+error saying what there is."""
 
 from __future__ import annotations
 
@@ -66,8 +65,8 @@ def what_exists(graph: Graph) -> str:
 
 
 def id_ranges(ids: Sequence[str], most: int = 6) -> str:
-    """Node ids as runs: "n0 to n7, n100 to n103" (a cut graph's ids have
-    gaps); after `most` runs, how many more ids there are."""
+    """Node ids as runs ("n0 to n7, n100 to n103"); past `most` runs, how many
+    more."""
     numbers = sorted(int(i[1:]) for i in ids if re.fullmatch(r"n\d+", i))
     runs: list[list[int]] = []
     for number in numbers:

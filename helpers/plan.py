@@ -1,33 +1,12 @@
-"""What a drawing of a `Graph` shows, decided once (`plan_of`) for both of
-its forms, which only format the `Plan`: the DOT source (`dot.py`) and the
-text form (`text_form.py`). The plan holds the nodes shown, each with the
-rows it shows (its `Face`: nodes drawn alike share one) and its marks
-(highlight, note, cut, copies); the wires with their DOT ends; every
-sentence the drawing says (the counts, the notices); and `dot`'s settings.
+"""What a drawing of a `Graph` shows, decided once (`plan_of`) for its two
+forms, which only format the `Plan`: DOT (`dot.py`) and text (`text_form.py`).
 
-Floor: plan, under `draw.py` and the two forms (`dot.py`, `text_form.py`),
-over the graph floor. It imports `graph.py` (the Graph's types and the
-inputs-first order), `roll.py` (the no-repeats notice) and `saved_values.py`;
-never a floor above it (`dot.py`, `text_form.py`, `draw.py`), nor `svg.py`.
-
-One node wired to every step of a long loop (the weight every step uses,
-the unbind that hands each step its input, the stack that gathers every
-step's output) makes edges that span the whole drawing, and `dot` then
-takes seconds to minutes (an RNN over `emb(tokens).unbind(0)`: 11.6 s at
-199 nodes; two stacked `nn.RNN` layers: 77 s). Drawn once beside each use,
-or once beside each input, it lays out in a tenth of a second. Every copy
-says it is the same node (a double border and a line); the text form
-keeps each node once, with its true edges.
-
-What remains is bounded by `dot`'s own settings (`settings`): above
-BOUNDED_LAYOUT nodes, fewer network-simplex and crossing rounds; above
-QUICK_LAYOUT, straight edges too; and when the edges span many ranks
-(each step gathering the last eight steps' outputs, as DenseNet's blocks
-do), no network-simplex rounds for the x coordinates at all: dot lays out
-a graph of N nodes with a virtual node on every rank an edge crosses, and
-its x-coordinate rounds grow with those (300 nodes, 7,800 crossed ranks:
-3.9 s with rounds, 0.3 s without, in a narrower if less straight drawing).
-"""
+A node wired to every step of a long loop (a shared weight, an unbind, a
+stack) makes edges spanning the whole drawing, and `dot` then takes seconds to
+minutes: such a node is drawn beside each use or input instead (a double
+border says so; the text form keeps it once). `dot`'s own settings bound the
+rest (`_settings`), dropping x-coordinate rounds when edges cross many ranks.
+Floor: plan, under `draw.py` and the two forms, over the graph floor."""
 
 from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
@@ -40,8 +19,7 @@ from .saved_values import Saved
 
 # The mark on a node whose inputs were cut, in both forms.
 CUT_MARK = "[inputs not drawn]"
-# A leaf's second line: PyTorch makes its AccumulateGrad node when the leaf is
-# first used in an operation; a leaf of notebook 07's engine has no such node.
+# A leaf's second line (PyTorch makes its AccumulateGrad node at the leaf's first use).
 LEAF_LINES = {"torch": "AccumulateGrad", "unused": "no autograd node yet", "scratch": "leaf Value",
               "input": "graph input"}
 BOUNDED_LAYOUT = 100
@@ -53,19 +31,16 @@ CROSSED_LIMIT = 4_000
 FASTEST = '  graph [splines=line, nslimit=0, nslimit1=2, mclimit=0.1];'
 # A leaf used more often than this is drawn once beside each use.
 SHARED_LIMIT = 4
-# Any other node with more uses, or more inputs, than this is drawn once
-# beside each of them: the original with its inputs (or its uses), saved
-# values and marks; the copies with its name and the line that says so.
+# Any other node with more uses, or more inputs, is drawn once beside each.
 FAN_LIMIT = 8
-# Kinds of node dot places right beside their use: their edges are never long.
 NEAR = ("leaf", "const")
 
 
 @dataclass(frozen=True, slots=True)
 class Face:
-    """What every node drawn alike shows (a loop's: nearly all share one):
-    kind, label, detail, a leaf's second line, the saved values listed
-    (`shown_saved`), and whether any saved value was freed (a dashed box)."""
+    """What every node drawn alike shows (a loop's nearly all share one):
+    kind, label, detail, a leaf's second line, the saved values listed, and
+    whether one was freed (a dashed box)."""
 
     kind: str
     label: str
@@ -77,8 +52,8 @@ class Face:
 
 @dataclass(frozen=True, slots=True)
 class Marks:
-    """What a node shows beyond its face: highlighted, its note (None: none
-    asked), inputs cut, and the line of a node drawn beside each use or input."""
+    """A node's marks: highlighted, its note (None: none asked), inputs cut,
+    the line of a node drawn beside each use or input."""
 
     lit: bool = False
     note: str | None = None
@@ -91,9 +66,9 @@ UNMARKED = Marks()
 
 @dataclass(frozen=True, slots=True)
 class Copies:
-    """A node drawn beside each use or input: the DOT names of its copies,
-    their face (an operation's copy lists no saved values) and marks (never
-    cut), and whether the node is drawn itself too (a shared leaf is not)."""
+    """A node drawn beside each use or input: its copies' DOT names, their
+    face (an operation's copy lists no saved values) and marks (never cut), and
+    whether the node is drawn itself too (a shared leaf is not)."""
 
     names: tuple[str, ...]
     face: int
@@ -104,7 +79,7 @@ class Copies:
 @dataclass(frozen=True)
 class Notice:
     """A sentence the drawing says apart from its nodes: `text` in the text
-    form, `note` (on short lines) in the DOT note box named `name`."""
+    form, `note` (short lines) in the DOT note box `name`."""
 
     name: str
     text: str
@@ -117,9 +92,8 @@ Wire: TypeAlias = tuple[str, str, Edge, bool]
 
 @dataclass(frozen=True)
 class Plan:
-    """What is shown: the nodes in walk order, each with its face (an index
-    into `faces`), the marks and copies of those that have any, the wires,
-    the counts ("5 nodes, 4 edges"), the notices and dot's settings."""
+    """What is shown: the nodes in walk order with their faces (indices into
+    `faces`), marks and copies, the wires, the counts, the notices, dot's settings."""
 
     nodes: Sequence[Node]
     faces: Sequence[Face]
@@ -134,8 +108,8 @@ class Plan:
 
 @dataclass
 class _Fan:
-    """While the wires are made: a node's uses and inputs from operations
-    drawn (0: not fanned that way), and its copies' DOT names so far."""
+    """While wires are made: a node's uses and inputs from drawn operations
+    (0: not fanned that way), and its copies' DOT names."""
 
     uses: int = 0
     inputs: int = 0
@@ -145,9 +119,8 @@ class _Fan:
 
 def plan_of(graph: Graph, constants: bool = True, highlight: Collection[str] = frozenset(),
             notes: Mapping[str, str] | None = None, scratch: bool = False) -> Plan:
-    """The plan of a drawing of `graph`: constants shown or not, node ids
-    highlighted, notes by node id; `scratch`: the graph is of notebook 07's
-    engine (its leaves have no AccumulateGrad node)."""
+    """The plan of a drawing of `graph`; `scratch`: the graph is of notebook
+    07's engine (its leaves have no AccumulateGrad node)."""
     nodes = [n for n in graph.nodes if constants or n.kind != "const"]
     kinds = {n.id: n.kind for n in nodes}
     edges = [e for e in graph.edges if e.src in kinds and e.dst in kinds]
@@ -163,15 +136,14 @@ def plan_of(graph: Graph, constants: bool = True, highlight: Collection[str] = f
 
 
 def shown_saved(node: Node) -> list[Saved]:
-    """The saved values a drawing lists: sizes and strides kept only for
-    shape bookkeeping (names with "_sym_") are left out; the Graph has them."""
+    """The saved values a drawing lists: not the sizes and strides kept for
+    shape bookkeeping (names with "_sym_")."""
     return [s for s in node.saved if "_sym_" not in s.name]
 
 
 def _faces(nodes: Sequence[Node], graph: Graph, scratch: bool, faces: list[Face]) -> list[int]:
-    """Each node's face, as an index into `faces`, which it fills. The one
-    memo of a drawing, keyed by the saved tuple's identity (equal ones are
-    mostly one object, `saved_values.SavedReader`; the graph holds each)."""
+    """Each node's face, as an index into `faces`, which it fills; keyed by
+    the saved tuple's identity (equal ones are mostly one object)."""
     inputs, used = set(graph.inputs), LEAF_LINES["scratch" if scratch else "torch"]
     unused = used if scratch else LEAF_LINES["unused"]
     known: dict[tuple[str, str, str, int, str], int] = {}
@@ -190,13 +162,11 @@ def _faces(nodes: Sequence[Node], graph: Graph, scratch: bool, faces: list[Face]
 
 
 def _wires(edges: Sequence[Edge], kinds: Mapping[str, str]) -> tuple[list[Wire], dict[str, _Fan]]:
-    """(the wires, the fanned nodes by id). A leaf with more than
-    SHARED_LIMIT uses, or another node with more than FAN_LIMIT, is drawn
-    beside each use: each use of a leaf comes from a copy of its own, an
-    operation's from its second use on. A node with more than FAN_LIMIT
-    inputs from operations is drawn beside each: from the second on, each
-    goes into a copy of its own. Copies are named here only, as their wires
-    come: `id_1`, `id_2`, ... for uses, `id_in2`, `id_in3`, ... for inputs."""
+    """(the wires, the fanned nodes). A leaf with more than SHARED_LIMIT uses,
+    or another node with more than FAN_LIMIT, is drawn beside each use (a leaf's
+    every use, an operation's from the second: `id_1`, `id_2`...); a node with
+    more than FAN_LIMIT inputs from operations beside each input from the second
+    (`id_in2`, ...)."""
     uses = Counter(e.src for e in edges)
     inputs = Counter(e.dst for e in edges if kinds[e.src] not in NEAR)
     fans = {n: _Fan(uses=k) for n, k in uses.items() if k > (SHARED_LIMIT if kinds[n] == "leaf" else FAN_LIMIT)}
@@ -242,10 +212,8 @@ def _copies(graph: Graph, fans: Mapping[str, _Fan], marks: dict[str, Marks],
 
 
 def _fan_line(node: Node, fan: _Fan, graph: Graph) -> str:
-    """"shared: N uses" (", K drawn" when fewer are drawn; "at least N" when
-    the walk stopped counting, `Graph.counted`; an operation's uses are
-    known only when nothing was cut, else counted as drawn), "one node: N
-    inputs", or both."""
+    """"shared: N uses" (", K drawn"; "at least" when the walk stopped
+    counting), "one node: N inputs", or both."""
     lines = []
     if fan.uses and node.kind == "leaf":
         least = "" if graph.counted else "at least "
@@ -258,22 +226,19 @@ def _fan_line(node: Node, fan: _Fan, graph: Graph) -> str:
 
 
 def counted(number: int, noun: str, plural: str = "") -> str:
-    """`number` and `noun`, agreeing: "1 operation", "2 operations", "0
-    operations" (`plural` where adding an s is wrong: "leaf", "leaves")."""
+    """`number` and `noun`, agreeing: "1 operation", "0 operations"
+    (`plural` where adding an s is wrong)."""
     return f"{number:,} {noun if number == 1 else plural or noun + 's'}"
 
 
-# The cut notice on a graph whose kept part repeats (a loop, a stack of identical layers):
-# rolled, the repeated steps draw as one node and the whole graph can fit.
+# The cut notice's advice on a graph whose kept part repeats.
 ROLL_INSTEAD = "draw_graph(y, roll=True) folds its repeated steps; or raise max_nodes"
 
 
 def _notices(graph: Graph) -> list[Notice]:
-    """What the drawing says of what it leaves out: the cut (at least how
-    much, when the walk stopped counting: `Graph.counted` False), the rolled
-    groups the cut left out, that nothing repeats (roll=True); a cut graph
-    that repeats and is not rolled names roll=True. In a note
-    box, on short lines: after the first ": ", before ", nearest" or ", so"."""
+    """What the drawing says of what it leaves out: the cut (naming roll=True
+    when the kept part repeats), rolled groups cut away, that nothing repeats. In
+    a note box, on short lines."""
     found = []
     if graph.omitted:
         shown = f"{len(graph.nodes)} shown" if not graph.counted else \
@@ -294,24 +259,19 @@ def _notices(graph: Graph) -> list[Notice]:
 
 
 def _settings(nodes: int, wires: Sequence[Wire]) -> list[str]:
-    """The DOT lines that bound `dot`'s work on `nodes` nodes joined by `wires`."""
-    # a drawing of at most BOUNDED_LAYOUT nodes crosses fewer (the corpus's densest: 2,121 at 100)
     if nodes > BOUNDED_LAYOUT and crossed_ranks([(src, dst) for src, dst, _, _ in wires]) > CROSSED_LIMIT:
         return [FASTEST]
     return [QUICK] if nodes > QUICK_LAYOUT else [BOUNDED] if nodes > BOUNDED_LAYOUT else []
 
 
 def crossed_ranks(ends: Sequence[tuple[str, str]]) -> int:
-    """About how many virtual nodes dot's layout makes: ranks counted from
-    the outputs (a node one rank above its highest use), and every edge
-    crossing the ranks between its ends (DOT source, DOT destination)."""
+    """About how many virtual nodes dot's layout makes: every edge crosses
+    the ranks between its ends (ranks counted from the outputs)."""
     consumers: dict[str, list[str]] = {}
     for src, dst in ends:
         consumers.setdefault(src, []).append(dst)
         consumers.setdefault(dst, [])
     order = inputs_first(consumers)
-    if len(order) < len(consumers):
-        raise ValueError("crossed_ranks: the edges make a cycle")
     height: dict[str, int] = {}
     for node in reversed(order):            # consumers first
         uses = consumers[node]

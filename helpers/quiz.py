@@ -1,8 +1,5 @@
-"""Multiple-choice questions: options lettered a, b, c, ..., each with the
-feedback it gets when chosen. One type serves both the lesson's quiz widget
-(`views.quiz_view` shows `feedback`; its RadioButtons take `options`) and
-the exercises' choose kind (`helpers.exercises`). The checking is pure, so
-tests need no browser."""
+"""Multiple-choice questions, options lettered a, b, c, ..., each with its
+feedback: the quiz widget's (`views.quiz_view`) and the choose exercises'."""
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -12,16 +9,13 @@ from typing import Any
 from .arguments import wrong
 
 Lesson = Mapping[str, Any]
-# The quiz before a choice. A reopened notebook's widgets show the stored drawing, and its
-# cell run again starts with no choice: the learner's earlier one is not saved (CONTRIBUTING.md,
-# "A learner's working copy and settings"), and this line says so.
+# The quiz before a choice (an earlier choice is not saved with the notebook).
 UNANSWERED = "Pick an answer (a choice made before this kernel started is not restored)."
 
 
 @dataclass(frozen=True)
 class Option:
-    """One answer as the learner reads it, and what choosing it gets: why it
-    is right, or why not (kept out of repr)."""
+    """One answer and why it is right or not (kept out of repr)."""
 
     text: str
     why: str = field(repr=False)
@@ -29,9 +23,8 @@ class Option:
 
 @dataclass(frozen=True)
 class MultipleChoice:
-    """A question and its options, lettered a, b, c, ... in order. `right`
-    is the right letter, or a function of the lesson's names that finds it
-    by running torch when asked (kept out of repr, like each option's why)."""
+    """A question and its options; `right` is a letter, or a function of the
+    lesson's names that finds it (kept out of repr)."""
 
     prompt: str
     options: tuple[Option, ...]
@@ -48,7 +41,6 @@ class MultipleChoice:
         return tuple(ascii_lowercase[: len(self.options)])
 
     def right_letter(self, lesson: Lesson | None = None) -> str:
-        """The right letter (computed now when `right` is a function)."""
         return self.right if isinstance(self.right, str) else self.right(lesson or {})
 
     def verdict(self, letter: str, lesson: Lesson | None = None) -> tuple[bool, str]:
@@ -64,8 +56,7 @@ def options(question: MultipleChoice) -> list[tuple[str, str]]:
 
 
 def feedback(question: MultipleChoice, choice: str | None) -> tuple[bool, str]:
-    """(right, text) for the option with letter `choice`; None means no
-    choice has been made yet."""
+    """(right, text) for the option with letter `choice` (None: no choice yet)."""
     if choice is None:
         return False, UNANSWERED
     if not isinstance(choice, str) or choice not in question.letters:

@@ -1,49 +1,19 @@
 """Roll a long graph up: the steps a loop recorded once per round, found from
 the graph's own repeated structure, become one group node marked "× N steps".
 
-How steps are found. Anchors are operations of one kind, one per step: the
-TanhBackward0 of every RNN step, the UnsafeSplitBackward0 (the gates) of
-every LSTMCell step, the RsqrtBackward0 of every layer's norm in a stack of
-layers. A kind is first an operation's name; when no name gives a run of
-steps (a two-layer RNN has two TanhBackward0 per step), names are refined by
-what feeds each node, a few operations deep (colour refinement), until the
-TanhBackward0 of one layer differs from the other's. Taking the anchors from
-the input end, step k is what anchor k reaches through its inputs that no
-anchor before it reached: one period of the loop (leaves shared by several
-steps stay apart). Anchor k must reach anchor k - 1, so parallel operations
-(the sin of every piece of an unbind) are no chain. A run of consecutive
-steps recording the same operations, as many of each, is rolled: its first
-and last step stay drawn, the ones between become a group node. The step
-before a run, which also took everything upstream of it (a stack's first
-layer with the embedding), counts as the run's first when it starts alike
-and holds at least half a step's operations: N layers fold N - 2, an RNN
-of T steps T - 2.
-
-Of all the kinds of anchor that give runs, the one whose runs cover the
-most nodes is rolled: a 6-layer Mamba's layers rather than the scan over
-the sequence inside each of them. The rolled graph is then searched again,
-its groups kept apart, so the scans of the two layers left drawn are rolled
-too. A leaf counts by its shape, not its name: with a model's parameters
-named, every layer's weight has a name of its own, and the layers still
-repeat.
-
-Nothing is lost: the graph's `rolled` field says how many steps and nodes
-each group holds, and when nothing repeats it holds `NO_REPEATS`, which the
-drawing states. `cut_rolled` then keeps the drawing within `max_nodes`, and
-lists the groups it left out in `rolled_out`, which the drawing states too.
-
-Speed: nodes are numbered by their place in `graph.nodes`, and every table
-is a list indexed by that number. A walked graph's order reversed (leaves
-and constants first) is already an inputs-first order, so the topological
-sort is needed only for graphs with a shortcut, such as a residual
-connection. The 200,003-node RNN of the bench rolls in 0.3 to 0.6 s on a
-busy two-core machine, 1.9 to 2.4 s before these tables (docs/speed.md).
-
-Floor: graph, beside `from_scratch.py` and over `graph.py`, whose `Graph` it
-rolls. It imports `graph.py`, `walk.py` (the collector pause), `arguments.py` and
-`saved_values.py`; never
-`plan.py`, `dot.py`, `text_form.py` or `draw.py`.
-"""
+Anchors are operations of one kind, one per step (every RNN step's
+TanhBackward0); a kind is first a name, then a colour refined by what feeds a
+node, a few operations deep (a two-layer RNN's two tanh per step). Taken from
+the input end, step k is what anchor k reaches that no earlier anchor did, and
+must reach anchor k - 1. A run of at least MIN_REPEATS steps recording the
+same operations keeps its first and last step drawn; the ones between become a
+group. The kind whose runs cover the most nodes wins (a Mamba's layers, not
+the scan inside each), and the rolled graph is searched again, groups kept
+apart. Leaves count by shape, so named layers still repeat. `Graph.rolled`
+says what each group holds (`NO_REPEATS` when nothing repeats); `cut_rolled`
+keeps the result within `max_nodes`. Tables are lists indexed by a node's place
+in `graph.nodes`: the bench's 200,003-node RNN rolls in under a second.
+Floor: graph, over `graph.py`; never imports a drawing module."""
 
 from collections import Counter, deque
 from collections.abc import Iterator, Sequence
@@ -51,7 +21,7 @@ from dataclasses import dataclass, replace
 from typing import TypeAlias
 
 from .arguments import Params, Root, check_max_nodes
-from .graph import Edge, Graph, Node, Rolled, as_number, inputs_first, trace_graph
+from .graph import Edge, Graph, Node, Rolled, inputs_first, trace_graph
 from .saved_values import MAX_LABEL, one_line
 from .walk import collector_paused
 
@@ -72,16 +42,15 @@ NO_REPEATS_TEXT = (f"roll=True: no run of {MIN_REPEATS} or more identical steps 
                    "so nothing is rolled")
 
 
-def trace_rolled(root: Root, params: Params | None = None, max_nodes: object = None) -> Graph:
-    """The graph behind `root` walked whole (saved values not read), rolled,
-    then cut to `max_nodes` nodes: what draw_graph(..., roll=True) draws."""
-    return roll(trace_graph(root, params, saved=False), check_max_nodes(as_number(max_nodes)))
+def trace_rolled(root: Root, params: Params | None = None, max_nodes: int | None = None) -> Graph:
+    """What draw_graph(..., roll=True) draws: the whole graph walked (saved
+    values not read), rolled, then cut to `max_nodes` nodes."""
+    return roll(trace_graph(root, params, saved=False), max_nodes)
 
 
 def roll(graph: Graph, max_nodes: int | None = None) -> Graph:
-    """The graph with its runs of identical steps rolled up (or with
-    `NO_REPEATS` in `rolled` when nothing repeats), then cut to `max_nodes`
-    nodes nearest the outputs."""
+    """The graph with its runs of identical steps rolled up (`NO_REPEATS` in
+    `rolled` when nothing repeats), cut to `max_nodes` nodes nearest the outputs."""
     limit = check_max_nodes(max_nodes)
     with collector_paused():        # hundreds of thousands of small lists, none in a cycle
         folded = _folded(_Tables(graph))
@@ -96,9 +65,8 @@ def roll(graph: Graph, max_nodes: int | None = None) -> Graph:
 
 
 def trace_cut(root: Root, params: Params | None = None, max_nodes: int | None = None) -> Graph:
-    """What draw_graph draws without roll=True: trace_graph's graph, and,
-    when it was cut, whether its kept part repeats (`Graph.repeats`: the cut
-    notice then names roll=True, which would fold the whole of it)."""
+    """What draw_graph draws without roll=True: trace_graph's graph, and for
+    a cut one whether its kept part repeats (the cut notice then names roll=True)."""
     graph = trace_graph(root, params, max_nodes)
     if not graph.omitted or graph.rolled:
         return graph
@@ -110,9 +78,8 @@ def trace_cut(root: Root, params: Params | None = None, max_nodes: int | None = 
 
 @dataclass
 class _Tables:
-    """A graph's nodes as numbers (their places in `graph.nodes`), with the
-    lists the search reads: each node's inputs, each edge's ends, what a
-    step's signature names each node by, which nodes no step takes."""
+    """A graph's nodes as their places in `graph.nodes`, with the lists the
+    search reads: inputs, edge ends, names for step signatures, nodes no step takes."""
 
     graph: Graph
 
@@ -136,11 +103,9 @@ class _Tables:
         self.apart = bytearray([n.kind == "group" or (n.kind == "leaf" and n.uses > 1) for n in nodes])
 
     def inputs_first(self) -> list[int]:
-        """Each node's rank in an order where every node comes after its
-        inputs. Nodes without inputs (leaves, constants) come first; the
-        others in the walk's order reversed when that is such an order (a
-        walk meets a node's users before it, but for a node also used nearer
-        the output), else in `graph.inputs_first`'s order."""
+        """Each node's rank in an inputs-first order: nodes without inputs first,
+        then the walk's order reversed when that is such an order (no shortcut),
+        else `graph.inputs_first`'s."""
         inputs, count = self.inputs, len(self.inputs)
         if all(s > d or not inputs[s] for s, d in zip(self.src, self.dst, strict=True)):
             return [count - k if srcs else 0 for k, srcs in enumerate(inputs)]
@@ -154,8 +119,8 @@ class _Tables:
 
 
 def _folded(tables: _Tables) -> Graph | None:
-    """The graph with the runs of the kind of anchor whose runs cover the
-    most nodes rolled up, or None when no kind gives a run."""
+    """The graph with the runs of the anchor kind covering the most nodes
+    rolled up, or None when no kind gives a run."""
     rank = tables.inputs_first()
     best: list[Run] = []
     covered, step_of = 0, [0] * len(rank)
@@ -173,8 +138,8 @@ def _folded(tables: _Tables) -> Graph | None:
 
 
 def _step_numbers(runs: Sequence[Run], count: int) -> list[int]:
-    """Each node's step, numbered from 1 across the runs (0: in none, or in
-    a run's first step, which also holds whatever lies upstream of it)."""
+    """Each node's step, numbered from 1 across the runs (0: in none, or in a
+    run's first step)."""
     step_of = [0] * count
     for number, step in enumerate((step for run in runs for step in run[1:]), start=1):
         for node in step:
@@ -183,23 +148,17 @@ def _step_numbers(runs: Sequence[Run], count: int) -> list[int]:
 
 
 def _same_period(anchors: Sequence[int], step_of: Sequence[int]) -> bool:
-    """Whether these anchors sit one to a step in the steps numbered in
-    `step_of`, but for two (before the runs, or in a run's first step): the
-    MvBackward0 of every RNN step once its TanhBackward0 gave the runs. Their
-    runs would be the same steps cut at another point, so they are not
-    searched. An operation once per layer is no such anchor for the runs of
-    a scan inside each layer: it lies in no step of those runs but their first."""
+    """Whether these anchors sit one to a step of the runs already found (but
+    for two): their runs would be the same steps cut elsewhere (an RNN's
+    MvBackward0 after its TanhBackward0), so they are not searched."""
     hit = [step_of[a] for a in anchors if step_of[a]]
     return len(anchors) - len(hit) <= 2 and len(hit) == len(set(hit))
 
 
 def _anchor_kinds(tables: _Tables) -> Iterator[list[list[int]]]:
-    """Candidate anchors, round by round: operations of one name, then of
-    one colour after each round of refinement (each list in walk order, a
-    list tried in an earlier round left out). The caller stops asking once
-    a round gave a run. A colour starts as the node's name, but a leaf used
-    by several steps is a colour of its own (one layer's weights are not
-    another's)."""
+    """Candidate anchors, round by round: operations of one name, then of one
+    colour after each refinement (a list tried before left out). A leaf several
+    steps use is a colour of its own."""
     nodes, name = tables.graph.nodes, tables.name
     ops = [k for k, n in enumerate(nodes) if n.kind == "op"]
     colour = name
@@ -220,12 +179,8 @@ def _anchor_kinds(tables: _Tables) -> Iterator[list[list[int]]]:
 
 def _runs(anchors: Sequence[int], tables: _Tables) -> list[Run]:
     """The runs of at least MIN_REPEATS consecutive steps recording the same
-    operations. Anchors come inputs first; step k is what anchor k reaches
-    that no earlier anchor reached, and continues a run only when anchor k
-    reaches anchor k - 1. Steps are alike when they hold the same names, as
-    many times each (compared in the order a breadth-first walk from the
-    anchor meets them first: the same order in steps wired alike, and no
-    sort)."""
+    operations, as many of each: step k is what anchor k reaches that no earlier
+    anchor did, and continues a run only if it reaches anchor k - 1."""
     inputs, apart, name = tables.inputs, tables.apart, tables.name
     reached = bytearray(len(inputs))
     runs: list[Run] = [[]]
@@ -263,16 +218,9 @@ def _runs(anchors: Sequence[int], tables: _Tables) -> list[Run]:
 
 
 def _starts_alike(step: Step, first: Step, tables: _Tables) -> bool:
-    """Whether `first`, the step before a run, is the run's first step with
-    everything upstream of it taken too (a stack's first layer, an RNN's
-    first step with the initial state): it begins as the run's step `step`
-    does (the same anchor with inputs of the same names, in order) and holds
-    at least half of that step's operations (an anchor in the middle of each
-    layer leaves only the first layer's first part to it). Then it counts as
-    the run's first step (drawn, never folded): a stack of N layers folds
-    N - 2 of them, an RNN of T steps T - 2. The embedding in front of a stack
-    whose anchor is each layer's first operation is no layer: it holds
-    hardly any of a step's operations."""
+    """Whether `first`, the step before a run, counts as the run's first step
+    (a stack's first layer, with what lies upstream): it begins as `step` does and
+    holds at least half of its operations (an embedding in front does not)."""
     name = tables.name
     def begins(anchor: int) -> list[int]:
         return [name[i] for i in (anchor, *tables.inputs[anchor])]
@@ -281,8 +229,8 @@ def _starts_alike(step: Step, first: Step, tables: _Tables) -> bool:
 
 
 def _grouped(tables: _Tables, runs: Sequence[Run]) -> Graph:
-    """The graph with the middle steps of each run (all but its first and
-    last) as one group node, in the place of the group's first node."""
+    """The graph with each run's middle steps (all but the first and last) as
+    one group node, in the place of the group's first node."""
     graph, nodes = tables.graph, tables.graph.nodes
     group_of = [-1] * len(nodes)
     groups: dict[int, Node] = {}
@@ -313,10 +261,8 @@ def _grouped(tables: _Tables, runs: Sequence[Run]) -> Graph:
 
 
 def cut_rolled(graph: Graph, limit: int | None) -> Graph:
-    """At most `limit` nodes, nearest the outputs first (breadth first from
-    the nodes nothing drawn uses), so every kept node leads to an output;
-    as `walk.nearest` does, at most limit // 8 (at least 8) at any one depth,
-    constants not held to that. A group left out counts as the nodes it holds."""
+    """At most `limit` nodes, nearest the outputs, as `walk.nearest` keeps
+    them; a group left out counts as the nodes it holds."""
     if limit is None or len(graph.nodes) <= limit:
         return graph
     inputs: dict[str, list[str]] = {n.id: [] for n in graph.nodes}

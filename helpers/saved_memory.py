@@ -1,16 +1,12 @@
-"""Count the tensors autograd saves for backward, and the bytes of them that
-graphs still hold, with `torch.autograd.graph.saved_tensors_hooks`.
+"""Count the tensors autograd saves for backward, and the bytes graphs still
+hold of them, with `saved_tensors_hooks`:
 
     with SavedTensors() as saved:
         loss = model(x).sum()        # every tensor saved here is counted
-    saved.held_bytes()               # bytes still held by a graph: drops to 0 after backward()
+    saved.held_bytes()               # drops to 0 after backward()
 
-The hooks are active only inside the `with` block; what was saved there
-stays counted until the graph that holds it frees it. Like any saved-tensor
-hook, they turn off backward's version check for what they pack: a tensor
-saved inside and changed in place afterwards is used as it is then, with no
-error (the hooks keep its memory, not a copy).
-"""
+Like any saved-tensor hook, they turn off backward's version check for what
+they pack: a tensor changed in place afterwards is used as it is then."""
 
 import weakref
 from collections.abc import Callable
@@ -20,11 +16,9 @@ import torch
 
 
 class _Packed:
-    """What autograd stores in place of a saved tensor while we count: it
-    lives exactly as long as the graph keeps the saved tensor. It holds a
-    detached alias (same storage, no grad_fn), so that a saved output does
-    not point back at its own graph; autograd reattaches the graph edge
-    itself when it unpacks."""
+    """What autograd stores for a saved tensor while we count, living as long
+    as the graph keeps it: a detached alias, so a saved output does not point back
+    at its own graph."""
 
     __slots__ = ("tensor", "__weakref__")
 
@@ -33,14 +27,8 @@ class _Packed:
 
 
 class SavedTensors:
-    """A context manager that counts what autograd saves inside it.
-
-    saved_count   tensors saved so far (ever)
-    held_count()  of those, how many a graph still holds
-    held_bytes()  the bytes of storage they keep alive (each storage once;
-                  a parameter saved by several nodes counts once)
-    peak_bytes    the most bytes held at once, as seen at each save
-    """
+    """Counts what autograd saves inside it: `saved_count` (ever),
+    `held_count()` (still held), `held_bytes()` (each storage once), `peak_bytes`."""
 
     def __init__(self) -> None:
         self.saved_count = 0

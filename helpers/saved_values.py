@@ -1,7 +1,6 @@
-"""Describe the values a backward node saved for later (`_saved_*`), without
-side effects: a value packed by a saved-tensor hook is described from its
-packed form (`_raw_saved_*`) and never unpacked, so drawing runs no user
-code, re-runs no checkpointed forward and consumes nothing."""
+"""Describe the values a backward node saved (`_saved_*`) without side
+effects: a value a saved-tensor hook packed is described from its packed form
+and never unpacked, so drawing runs no user code and re-runs no checkpoint."""
 
 import functools
 import weakref
@@ -23,9 +22,8 @@ SavedName: TypeAlias = tuple[str, str, str]
 
 @dataclass(frozen=True)
 class Saved:
-    """One saved value: `name` without the `_saved_` prefix, a short one-line
-    `text` ("tensor of shape (3, 3)", "2", "freed"), and whether backward()
-    freed it."""
+    """One saved value: `name` without `_saved_`, a one-line `text`, and
+    whether backward() freed it."""
 
     name: str
     text: str
@@ -33,9 +31,8 @@ class Saved:
 
 
 def shape_text(tensor: torch.Tensor) -> str:
-    """"scalar" for a 0-d tensor, else its shape as Python writes a tuple:
-    "shape (3,)", "shape (3, 4)" (never a bare "3", which reads as a value).
-    A tensor whose sizes cannot be read (a strided nested tensor) says so."""
+    """"scalar", or "shape (3, 4)" (never a bare "3", which reads as a value);
+    a tensor whose sizes cannot be read says so."""
     try:
         return one_line(_shape_words(tensor.shape))
     except RuntimeError:
@@ -56,20 +53,17 @@ def _tensor_words(shape_words: str) -> str:
 
 
 def saved_values(fn: Node) -> tuple[Saved, ...]:
-    """The `Saved` values of one backward node, sorted by name. A slot that
-    holds None (nothing was needed) is left out."""
+    """The `Saved` values of one backward node, by name; a slot holding None
+    is left out."""
     return SavedReader().read(fn)
 
 
 class SavedReader:
-    """Reads the saved values of the nodes of one walk: `reader.read(fn)` is
-    `saved_values(fn)`. It remembers, for as long as it lives, what each node
-    class saves, and the description of each combination of a class and the
-    shapes (or plain values) its nodes saved, so that a node like one read
-    before costs the reads of its shapes and one lookup (a 100,000-step loop
-    saves 300,000 tensors of a handful of shapes). Its memory is plain
-    dicts: made per walk, it keeps no node class (a custom
-    autograd.Function's, with all it holds) alive after, and no tensor."""
+    """Reads the saved values of one walk's nodes. It remembers what each node
+    class saves and the description of each combination of class and shapes, so a
+    node like one read before costs one lookup (a 100,000-step loop saves 300,000
+    tensors of a few shapes). Plain dicts, made per walk: it keeps no class or
+    tensor alive after."""
 
     def __init__(self) -> None:
         self._names: dict[type, tuple[SavedName, ...]] = {}
@@ -79,9 +73,7 @@ class SavedReader:
         names = self._names.get(type(fn))
         if names is None:
             names = self._names[type(fn)] = _saved_names(type(fn))
-        # The key: what `_read(fn, names)` depends on, when every value is of a kind whose
-        # description follows from a plain key; else the node is read in full. It reads no
-        # packed value and runs no user code.
+        # the key: what `_read(fn, names)` depends on, when every value has a plain key
         key: list[object] = [type(fn)]
         try:
             for attr, raw_attr, _ in names:
@@ -104,10 +96,8 @@ class SavedReader:
 
 
 def _plain_key(value: object) -> tuple[type, object] | None:
-    """A key for a saved value that is not a tensor, when its description
-    follows from it: a bool, int, str or None (its type and value), a float
-    (its repr: 0.0 and -0.0 are described apart) or a tuple of ints; None
-    for anything else."""
+    """A key for a non-tensor saved value whose description follows from it
+    (bool, int, str, None, a float by repr, a tuple of ints); else None."""
     kind = type(value)
     if kind is float:
         return kind, repr(value)
@@ -121,7 +111,6 @@ _PLAIN = (bool, int, str, type(None))
 
 
 def _read(fn: Node, names: tuple[SavedName, ...]) -> tuple[Saved, ...]:
-    """The `Saved` values of `fn`, a node of the class `names` describes."""
     found: list[Saved] = []
     for attr, raw_attr, name in names:
         try:
@@ -138,9 +127,7 @@ def _read(fn: Node, names: tuple[SavedName, ...]) -> tuple[Saved, ...]:
 
 
 def _plain_tensor(fn: Node, attr: str, name: str) -> tuple[Saved, ...]:
-    """A tensor saved without a hook. Its description depends only on the
-    name and the shape, so equal ones are made once (a 100,000-step graph
-    saves 300,000 tensors of a handful of shapes)."""
+    """A tensor saved without a hook, described from its name and shape only."""
     value = getattr(fn, attr)
     if value is None:
         return ()
@@ -156,9 +143,8 @@ def _tensor_saved(name: str, shape: torch.Size) -> Saved:
 
 
 def _saved_names(node_type: type) -> tuple[SavedName, ...]:
-    """(attribute, packed-form attribute, name) of each `_saved_*` value of a
-    node class (the same for every node of it), sorted; found once per class,
-    as dir() takes longer than the rest of a small walk."""
+    """(attribute, packed attribute, name) of each `_saved_*` value of a node
+    class, sorted; found once per class (dir() is slow)."""
     names = _SAVED_NAMES.get(node_type)
     if names is None:
         attributes = dir(node_type)
@@ -169,21 +155,19 @@ def _saved_names(node_type: type) -> tuple[SavedName, ...]:
     return names
 
 
-# node class -> its _saved_names, holding the class weakly: the entry goes with the class, so a
-# custom autograd.Function's class, and all it holds, is freed with the cell that defined it.
+# node class -> its _saved_names; weak, so a custom Function's class is freed with its cell
 _SAVED_NAMES: weakref.WeakKeyDictionary[type, tuple[SavedName, ...]] = weakref.WeakKeyDictionary()
 
 _SavedTensor = torch._C._autograd.SavedTensor     # its unpack_hook and data are missing from torch's stubs
-# What a saved value is labelled where torch cannot tell, without unpacking it, whether a hook packed it:
-# a SavedTensor without `unpack_hook` (torch 2.9.1's has only register_hooks). Reading it could run the
-# learner's hook or re-run a checkpointed forward, so it is named, never read.
+# A saved value where this torch's SavedTensor cannot tell whether a hook packed it (no
+# `unpack_hook`): reading could run the learner's hook, so it is named, never read.
 UNTOLD = "not read: this torch cannot read it without unpacking"
 _NO_ANSWER = object()
 
 
 def unpack_hook(raw: Any) -> Any:
-    """The unpack hook of a packed saved value (None: saved without one), or
-    `_NO_ANSWER` where this torch's SavedTensor does not say."""
+    """The unpack hook of a packed saved value (None: none), or `_NO_ANSWER`
+    where this torch's SavedTensor does not say."""
     return getattr(raw, "unpack_hook", _NO_ANSWER)
 
 
@@ -240,11 +224,9 @@ def _text(value: object) -> str:
 
 
 def one_line(text: str, limit: int = MAX_TEXT) -> str:
-    """`text` as one printable line of at most `limit` characters: runs of
-    whitespace (newlines too) become one space, any other character that is
-    not printable (a control character, which makes `dot` fail; a lone
-    surrogate, which UTF-8 cannot encode) is written as its escape (\\x07,
-    \\ud800), and a longer text is cut with "…"."""
+    """`text` as one printable line of at most `limit` characters: whitespace
+    runs become one space, unprintable characters their escapes (a control
+    character makes `dot` fail), a longer text is cut with "…"."""
     text = " ".join(text.split())
     if not text.isprintable():
         text = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)

@@ -1,16 +1,9 @@
-"""The second half of every notebook's set-up cell (tools/build/nav.py writes
-it). The cell installs the collection when `helpers` cannot be imported (a
-notebook opened alone: Colab, a download), then runs
-`%reload_ext helpers.standalone`, which calls `load_ipython_extension`: it
-installs the small packages the runtime lacks (torchviz), never one that would
-replace the runtime's own (its torch and its ipywidgets stay as they are),
-turns on the short form of errors (helpers/errors.py) and prints one line:
-the torch the text was checked against, and the learner's where it differs.
-What stops the set-up (no torch, a torch too old) is shown as its message
-alone, so Run All stops there with the line to run.
-
-This module imports neither torch nor ipywidgets: it has to speak when they
-are missing."""
+"""The second half of every notebook's set-up cell: `%reload_ext
+helpers.standalone` installs the small packages the runtime lacks (never torch
+or ipywidgets), turns on the short form of errors and prints one line on the
+torch the text was checked against. What stops the set-up is shown as its
+message alone. Imports neither torch nor ipywidgets: it speaks when they are
+missing."""
 
 import importlib
 import importlib.util
@@ -33,8 +26,7 @@ CPU_TORCH = "pip install torch --index-url https://download.pytorch.org/whl/cpu"
 
 
 class SetUpError(RuntimeError):
-    """What stops the set-up, shown as its message alone (IPython prints
-    `_render_traceback_`'s lines instead of a traceback)."""
+    """What stops the set-up, shown as its message alone."""
 
     def _render_traceback_(self) -> list[str]:
         return f"{type(self).__name__}: {self}".splitlines()
@@ -56,7 +48,7 @@ def _pip(arguments: list[str]) -> None:
 
 def ready_line(found: str, pinned: str | None = None, tagged: int | None = None) -> str:
     """The one line the set-up cell prints: the torch the text was checked
-    against, and `found` (the learner's) where it differs."""
+    against, and `found` where it differs."""
     pinned = pinned_torch() if pinned is None else pinned
     found = found.split("+")[0]
     if pinned is None or release(found) == release(pinned):
@@ -67,10 +59,9 @@ def ready_line(found: str, pinned: str | None = None, tagged: int | None = None)
 
 
 def ready(install: Callable[[list[str]], None] = _pip) -> str:
-    """Install what the notebooks need and this runtime lacks (never torch
-    or ipywidgets: a runtime without them, or with a torch too old, gets the
-    line to run instead) and return the line to print: `ready_line`, and
-    Graphviz's install hint under it when `dot` is missing."""
+    """Install what this runtime lacks (never torch or ipywidgets: their
+    absence, or a torch too old, raises with the line to run) and return the line
+    to print, Graphviz's install hint under it when `dot` is missing."""
     absent = missing(RUNTIME)
     if absent:
         raise SetUpError(f"this Python has no {' or '.join(absent)}: pip install {' '.join(absent)} "
@@ -88,10 +79,8 @@ def ready(install: Callable[[list[str]], None] = _pip) -> str:
 
 
 def load_ipython_extension(shell: Any) -> None:
-    """What `%reload_ext helpers.standalone` runs: `ready`, the short form of
-    errors, and the one line, printed over what an install above it printed
-    (pip's "Note: you may need to restart the kernel", which does not apply:
-    the collection is imported for the first time after it)."""
+    """`ready`, the short form of errors, and the one line, printed over
+    pip's "you may need to restart" note (the helpers are imported after it)."""
     line = ready()
     short_tracebacks(shell)
     if getattr(shell, "kernel", None) is not None:

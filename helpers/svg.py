@@ -1,25 +1,13 @@
-"""Lay a DOT source out as SVG with Graphviz's `dot`, and say how to get
-`dot` when it is missing.
+"""Lay DOT out as SVG with Graphviz's `dot`, and say how to get it when
+it is missing.
 
-`dot` runs with a plugin set of its own: the SVG renderer and the dot
-layout only. Graphviz otherwise loads every plugin its installation lists,
-and the text-layout one (pango, with cairo and fontconfig behind it) takes
-most of a small drawing's time: 16 ms a layout against 3 ms without it on a
-2-core machine. Without it, dot sizes labels by its built-in font metrics
-(Helvetica's), the same on every machine. When that plugin set cannot be
-made (no symlinks, an unusual installation), `dot` runs as installed.
-
-Layout is bounded by size rather than by a clock: a source with more than
-`LAYOUT_LIMIT` nodes is not handed to `dot` (its layout time grows much
-faster than the node count), and the drawing falls back to text with a
-line saying what to do. The limit counts the boxes the source declares; the
-message counts the graph's nodes, as the learner does (a leaf or operation
-with many uses is one node drawn as one box beside each use). The SVG of a source already laid out is cached,
-so toggling a widget back and forth does not run `dot` again.
-
-Floor: svg, the bottom of the drawing path: it takes DOT text, not a
-`Graph`, and imports no module of helpers.
-"""
+`dot` runs with only the SVG renderer and dot layout plugins (the pango text
+plugin took most of a small drawing's time; without it labels are sized by
+built-in Helvetica metrics, the same everywhere), or as installed when that
+set cannot be made. A source of more than `LAYOUT_LIMIT` boxes is not laid
+out: the drawing falls back to text saying what to do. Layouts are cached,
+so toggling a widget back does not run `dot` again.
+Floor: svg, the bottom of the drawing path; imports no module of helpers."""
 
 import atexit
 import functools
@@ -47,14 +35,12 @@ class DotUnavailable(RuntimeError):
 
 
 def find_dot() -> str | None:
-    """The path of the `dot` program, or None."""
     return shutil.which("dot")
 
 
 def node_count(source: str) -> int:
-    """How many nodes a DOT source declares: lines `  name [...]`, not edges
-    (`a -> b [label=" out 1"]`, which a multi-output operation's later
-    outputs carry) nor the `graph`, `node` and `edge` defaults."""
+    """How many nodes a DOT source declares (`  name [...]` lines; not edges
+    nor the `graph`, `node` and `edge` defaults)."""
     return sum(1 for found in _DECLARATION.finditer(source) if found.group(1) not in ("graph", "node", "edge"))
 
 
@@ -62,21 +48,15 @@ _DECLARATION = re.compile(r"^\s*(\w+)\s*\[", re.MULTILINE)
 
 
 def to_svg(source: str, nodes: Callable[[], int] | None = None, advice: str = SMALLER) -> str:
-    """The SVG that `dot` makes of this DOT source. For the message of a
-    source too big to lay out: `nodes` gives how many nodes the graph drawn
-    has (called only then; None: the source's own count), `advice` says
-    what to do."""
+    """The SVG `dot` makes of `source`. Too big to lay out: DotUnavailable,
+    counting `nodes()` nodes (the graph's; None: the source's) and saying `advice`."""
     boxes = node_count(source)
     if boxes > LAYOUT_LIMIT:
-        raise DotUnavailable(too_big(boxes, boxes if nodes is None else nodes(), advice))
+        count = boxes if nodes is None else nodes()
+        drawn = "" if boxes == count else f" ({boxes:,} boxes: a leaf or operation with many uses is drawn beside each)"
+        raise DotUnavailable(f"{count:,} nodes{drawn} are more than dot lays out quickly ({LAYOUT_LIMIT:,} boxes), "
+                             f"so this is the text drawing: {advice}")
     return _laid_out(source)
-
-
-def too_big(boxes: int, nodes: int, advice: str = SMALLER) -> str:
-    """Why a source of `boxes` boxes, drawing a graph of `nodes` nodes, is not laid out."""
-    drawn = "" if boxes == nodes else f" ({boxes:,} boxes: a leaf or operation with many uses is drawn beside each)"
-    return (f"{nodes:,} nodes{drawn} are more than dot lays out quickly ({LAYOUT_LIMIT:,} boxes), "
-            f"so this is the text drawing: {advice}")
 
 
 @functools.lru_cache(maxsize=32)
@@ -94,9 +74,8 @@ def _laid_out(source: str) -> str:
 
 
 def dot_command() -> tuple[str, dict[str, str] | None]:
-    """(path of `dot`, environment to run it in): the environment points
-    Graphviz at a private plugin directory (see the module docstring), or
-    is None (the usual one) when that directory cannot be made."""
+    """(path of `dot`, the environment for the lean plugin set, or None for
+    the usual one)."""
     dot = find_dot()
     if dot is None:
         raise DotUnavailable(INSTALL_HINT)

@@ -1,12 +1,6 @@
 """The text form of a drawing's `Plan`: one line per node, then one per
-edge, what `print(drawing)` shows, what nbval compares and what a screen
-reader reads. It only formats what `plan.py` decided is shown; a pure
-function of the plan, like the DOT source.
-
-Floor: the text form, a sibling of `dot.py` under `draw.py`. It imports
-`plan.py` (the plan's types and the cut mark) and calls nothing of it;
-never `dot.py`, its sibling, nor `draw.py` or `svg.py`.
-"""
+edge; what `print(drawing)` shows, nbval compares and a screen reader reads.
+Floor: the text form, beside `dot.py` under `draw.py`; imports `plan.py`."""
 
 import textwrap
 
@@ -19,8 +13,8 @@ CONTINUED = "    "
 
 
 def to_text(plan: Plan) -> str:
-    """The structure as text: one line per node, then one per edge.
-    Highlighted nodes are marked, and notes follow a "#"."""
+    """The structure as text: one line per node (marks after it, a note after
+    "#"), then one per edge, then the notices."""
     lines = [f"{plan.counts} (an arrow goes from an input to the node that used it)"]
     # A node without marks: its line but for the id is that of every node of its face, made once.
     faces = [(rest, " " + " ".join(rest)) for rest in map(_rest, plan.faces)]
@@ -36,33 +30,24 @@ def to_text(plan: Plan) -> str:
     lines += [f"{e.src} -> {e.dst} [input {e.slot}" + (f", output {e.output_nr}]" if e.output_nr else "]")
               for _, _, e, _ in plan.wires]
     lines += [notice.text for notice in plan.notices]
-    return "\n".join(line if len(line) <= LINE_LIMIT else "\n".join(_wrapped(line)) for line in lines)
+    # a longer line (a notice) is broken between words
+    return "\n".join(line if len(line) <= LINE_LIMIT else "\n".join(
+        textwrap.wrap(line, LINE_LIMIT, subsequent_indent=CONTINUED, break_on_hyphens=False)) for line in lines)
 
 
 def _rest(face: Face) -> list[str]:
-    """The parts of a node's line after its id, without marks or a note."""
     return [f"{face.kind}:", face.label + (f", {face.detail}" if face.detail else ""),
             *(f"| {s.name}: {s.text}" for s in face.saved)]
 
 
 def _marked(marks: Marks) -> list[str]:
-    """A node's marks, as the text form writes them after its parts."""
     return ([HIGHLIGHT_MARK] if marks.lit else []) + ([CUT_MARK] if marks.cut else []) + \
         ([f"# {marks.note}"] if marks.note is not None else [])
 
 
-def _wrapped(line: str) -> list[str]:
-    """A line of at most LINE_LIMIT characters as it is; a longer one (a
-    notice) broken between words, each line after the first indented."""
-    if len(line) <= LINE_LIMIT:
-        return [line]
-    return textwrap.wrap(line, LINE_LIMIT, subsequent_indent=CONTINUED, break_on_hyphens=False)
-
-
 def _bounded(parts: list[str]) -> list[str]:
-    """A node's parts joined by spaces into lines of at most LINE_LIMIT
-    characters, each line after the first indented by CONTINUED; a part too
-    long for a line of its own is split."""
+    """A node's parts joined into lines of at most LINE_LIMIT characters,
+    continued lines indented; a part too long for a line is split."""
     lines = [""]
     for part in parts:
         room = LINE_LIMIT - len(lines[-1]) - 1

@@ -1,35 +1,27 @@
 """Which torch the learner has, against the oldest the helpers work with and
-the one the collection's stored outputs were checked against (the pin in
-requirements.txt, read from the file: the checkout's, or the copy an
-installed package carries as `helpers.pins`, pyproject.toml). One line for
-the environment check (helpers/environment.py) and the set-up cell
-(helpers/standalone.py); on another torch it says how many cells show what
-one release does (tagged RELEASE_TAG, counted in the stored notebooks). Imports
-neither torch nor ipywidgets: the set-up cell reads the version from the
-installed distribution."""
+the one the stored outputs were checked against (requirements.txt's pin: the
+checkout's, or an installed package's `helpers.pins` copy). Imports neither
+torch nor ipywidgets: the set-up cell reads the installed version."""
 
 import json
 import re
 from pathlib import Path
 
-# The oldest torch the helpers work with, as pyproject.toml's `torch>=` says (tests/test_environment.py
-# holds the two equal). 2.9.1 is the oldest tried: its SavedTensor cannot say whether a hook packed it,
-# so its drawings name saved tensors without reading them (helpers/saved_values.py's UNTOLD).
+# The oldest torch the helpers work with, as pyproject.toml's `torch>=` (tests/test_environment.py).
 TORCH_NEEDED = "2.9"
 UPGRADE = ("pip install --upgrade torch (without an NVIDIA GPU add --index-url https://download.pytorch.org/whl/cpu), "
            "then restart the kernel")
 HERE = Path(__file__).resolve().parent
 REQUIREMENTS = (HERE.parent / "requirements.txt", HERE / "pins" / "requirements.txt")
-# A cell whose output is what one torch release does, its prose naming the release (CONTRIBUTING.md,
-# "Stored outputs are real"); the stored notebooks are the checkout's, or an installed package's copy
-# (helpers.stored_notebooks, pyproject.toml).
+# A cell whose output is what one torch release does; the stored notebooks are the checkout's
+# or an installed package's copy.
 RELEASE_TAG = "torch-release-behaviour"
 STORED = (HERE.parent / "notebooks", HERE / "stored_notebooks")
 
 
 def release(version: str) -> tuple[int, ...]:
     """The release numbers of a version: (2, 13, 0) for "2.13.0+cpu" and
-    for "2.13.0a0"; a part stops at its first character that is not a digit."""
+    "2.13.0a0"."""
     numbers = []
     for part in version.split("+")[0].split(".")[:3]:
         digits = re.match(r"\d+", part)
@@ -42,8 +34,7 @@ def release(version: str) -> tuple[int, ...]:
 
 
 def pinned_torch(files: tuple[Path, ...] = REQUIREMENTS) -> str | None:
-    """The torch requirements.txt pins (the collection's outputs were
-    checked against it), or None when no copy of the file is here."""
+    """The torch requirements.txt pins, or None without the file."""
     for path in files:
         if path.is_file():
             for line in path.read_text(encoding="utf-8").splitlines():
@@ -53,9 +44,8 @@ def pinned_torch(files: tuple[Path, ...] = REQUIREMENTS) -> str | None:
 
 
 def release_cells(folders: tuple[Path, ...] = STORED) -> int | None:
-    """How many cells of the stored notebooks are tagged RELEASE_TAG, read
-    from the first folder that holds them; None when none does or they
-    cannot be read."""
+    """How many stored notebook cells are tagged RELEASE_TAG, from the first
+    folder holding them; None when none does or they cannot be read."""
     for folder in folders:
         paths = sorted(folder.glob("[0-9][0-9]-*.ipynb"))
         if not paths:
@@ -69,11 +59,9 @@ def release_cells(folders: tuple[Path, ...] = STORED) -> int | None:
 
 
 def torch_report(found: str, pinned: str | None = None, tagged: int | None = None) -> tuple[bool, str]:
-    """Whether torch `found` (its version) is new enough, and the one line to
-    say of it: the version needed and the command when it is older, else
-    whether it is the one the outputs were checked against, and if not, how
-    many cells (`tagged`, else counted by release_cells) show what that
-    release does."""
+    """(whether torch `found` is new enough, the line to say of it: the
+    command when it is too old, else whether it is the pinned release, and if not
+    how many cells show what one release does)."""
     found = found.split("+")[0]
     if release(found) < release(TORCH_NEEDED):
         return False, f"torch {found} is older than the {TORCH_NEEDED} these helpers need: {UPGRADE}"

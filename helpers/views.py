@@ -1,12 +1,6 @@
 """The widget views several lessons share: pure functions from the controls'
-values to a `Figure` (a caption over a drawing). A lesson's own views live in
-its module, helpers/lessons/nbNN.py. `widgets.panel` redraws one on every
-change; tests call them directly, without a browser, and read the figure's
-caption and its drawing's graph, not its HTML.
-
-A view that shows a lesson function is handed that function (the one the
-notebook defines), so a learner who edits it sees the edit in the widget.
-"""
+values to a `Figure`, handed the lesson function the notebook defines (a
+learner's edit shows). A lesson's own views live in helpers/lessons/nbNN.py."""
 
 from __future__ import annotations
 
@@ -23,24 +17,17 @@ from .plan import counted as counted  # the lessons count their captions with it
 from .quiz import MultipleChoice, feedback
 from .svg import LAYOUT_LIMIT, DotUnavailable, node_count
 
-# A sequence's cut view draws the SEQUENCE_NODES nodes nearest the output:
-# about its last ten steps (a step is six nodes); the step count is always
-# taken from the whole graph.
+# A sequence's cut view: about its last ten steps (six nodes each).
 SEQUENCE_NODES = 60
-# The rolled view folds at least this many steps, or draws the whole graph:
-# a box standing for one or two steps, with its long edges, is harder to
-# follow than the steps themselves.
+# The rolled view folds at least this many steps, or draws the whole graph.
 MIN_FOLDED = 3
 QUIZ_COLOURS = {True: "#2e7d32", False: "#c62828", None: "#555555"}
-# How a long sequence's graph is drawn: its repeated steps rolled into one
-# node, cut to the nodes nearest the output, or every node.
 VIEWS = ("rolled", "cut", "unrolled")
 
 
 def unrolled(cell: TanhRNNCell, sequence: torch.Tensor, prefix: str, view: str) -> Figure:
-    """The graph of `sequence` run through `cell`, drawn as `view` says (see
-    VIEWS), its caption starting with `prefix` and counting the cell's steps
-    (notebook 01's sequences, notebook 05's lengths)."""
+    """The graph of `sequence` run through `cell`, drawn as `view` says
+    (VIEWS), its caption starting with `prefix` and counting the cell's steps."""
     if view not in VIEWS:
         raise wrong(ValueError, f"view must be one of {', '.join(VIEWS)}; got {view!r}")
     h = run_sequence(cell, sequence)
@@ -69,7 +56,7 @@ def _rolled(h: torch.Tensor, cell: TanhRNNCell, whole: Callable[[], Drawing]) ->
 
 def _cut(h: torch.Tensor, cell: TanhRNNCell, whole: Callable[[], Drawing]) -> tuple[Drawing, str]:
     """The drawing cut to SEQUENCE_NODES nodes, or the whole graph (and why)
-    when that is no wider: a cut that leaves out a few nodes can be wider."""
+    when that is no wider."""
     cut = draw_graph(h, cell, constants=False, max_nodes=SEQUENCE_NODES)
     if not 0 < cut.graph.omitted <= SEQUENCE_NODES:        # nothing cut, or the whole is too big to compare
         return cut, ""
@@ -83,8 +70,6 @@ def _cut(h: torch.Tensor, cell: TanhRNNCell, whole: Callable[[], Drawing]) -> tu
 
 
 def quiz_view(question: MultipleChoice, choice: str | None) -> Figure:
-    """The feedback on one choice of a multiple-choice question, coloured
-    (right, wrong, or no choice yet); no drawing."""
     right, text = feedback(question, choice)
     return Figure(text, colour=QUIZ_COLOURS[None if choice is None else right])
 

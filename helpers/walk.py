@@ -1,11 +1,7 @@
-"""The walk itself: breadth-first over `next_functions` with an explicit queue
-(no recursion limit), in tuple order, so the positions it gives (and the
-`n0, n1, ...` numbering `graph.py` makes of them) are the same in every
-process for the same computation; and the cut to `max_nodes`.
-
-Floor: the bottom of the graph floor, under `graph.py`. It imports
-`arguments.py` only; never a drawing module.
-"""
+"""The walk: breadth-first over `next_functions` with an explicit queue (no
+recursion limit), in tuple order, so positions (and `graph.py`'s `n0, n1, ...`)
+are the same in every process; and the cut to `max_nodes`.
+Floor: the bottom of the graph floor; imports `arguments.py` only."""
 
 from __future__ import annotations
 
@@ -20,47 +16,28 @@ from torch.autograd.graph import Node
 
 from .arguments import Start
 
-# A walk cut to max_nodes counts the whole graph up to COUNTED times max_nodes nodes
-# (at least COUNTED_AT_LEAST); past that it stops, and totals are lower bounds.
+# A walk cut to max_nodes counts up to COUNTED times max_nodes nodes (at least
+# COUNTED_AT_LEAST); past that, totals are lower bounds.
 COUNTED, COUNTED_AT_LEAST = 10, 1_000
-# A walk that met more than SHALLOW_FROM nodes leaves nodes it stepped owning their
-# inputs' Python wrappers (`hold_inputs`), so freeing the graph later stays shallow: one
-# on every path at least every HOLD_EVERY nodes, or every node stepped by a walk cut short.
+# Past SHALLOW_FROM nodes, stepped nodes hold their inputs (`hold_inputs`).
 SHALLOW_FROM = 1_000
 HOLD_EVERY = 16
 HELD = "helpers: inputs held so that freeing this graph stays shallow"
-# A paused collector hands what was made to its oldest generation only past this many new objects.
 PROMOTE_FROM = 100_000
-# What a walk meets: a tensor (an output or a leaf root), an autograd node, or
-# None (a constant); links are (src, dst, slot, output_nr) positions in walk order.
 Item: TypeAlias = torch.Tensor | Node | None
 Link: TypeAlias = tuple[int, int, int, int]
 
 
 @contextmanager
 def collector_paused() -> Iterator[None]:
-    """Pause Python's cyclic garbage collector while a walk makes hundreds of
-    thousands of small objects, none of them in a cycle: otherwise its passes
-    over the growing heap take about half the time of a 200,000-node walk.
+    """Pause the cyclic collector during a walk, whose hundreds of thousands of
+    objects make no cycles (its passes would take half a 200,000-node walk's time).
 
-    On the way out, what the collector would look at first (everything made
-    since its last pass: the walk's objects, mostly) goes straight into its
-    oldest generation, which `gc.freeze()` then `gc.unfreeze()` do without
-    looking at any object. Otherwise the first allocation after the walk
-    starts a pass over all of them (0.3 to 0.5 s after a 200,000-node walk),
-    and the next a second one, before they reach that generation anyway. A
-    cycle made just before the walk is then collected by the next full pass
-    rather than the next young one, so this is done only after a big walk
-    (more than PROMOTE_FROM objects made: not after a widget's redraw of a
-    small graph), and not when the program has frozen objects of its own
-    (`gc.get_freeze_count()`), which unfreezing would release.
-
-    After a smaller walk, a young pass (`gc.collect(0)`) runs on the way out,
-    as the first allocation after it would, but never a full one: a program
-    that has just built a long graph (100,000 steps: 100,000 live tensors)
-    owes a full pass, which that first allocation would run, inside the
-    drawing (0.1 s, against a 300-node drawing's 10 ms). It runs at the
-    program's own next allocations instead."""
+    On the way out, after a big walk (more than PROMOTE_FROM new objects) and when
+    the program froze nothing of its own, `gc.freeze()` then `gc.unfreeze()` move
+    the walk's objects straight to the oldest generation, sparing the next
+    allocations two passes over them. After a smaller walk only a young pass runs:
+    a full pass the program owes stays the program's, not the drawing's."""
     was_on = gc.isenabled()
     gc.disable()
     try:
@@ -77,21 +54,17 @@ def collector_paused() -> Iterator[None]:
 
 @contextmanager
 def no_torch_function() -> Iterator[None]:
-    """Read tensors without running user code: a tensor subclass's
-    `__torch_function__` (fastai's, torchvision's tv_tensors') is otherwise
-    called on every attribute read (`.grad_fn`, `.shape`, ...)."""
+    """Read tensors without running a subclass's `__torch_function__`
+    (fastai's, tv_tensors'), which every attribute read would otherwise call."""
     with torch._C.DisableTorchFunctionSubclass():
         yield
 
 
 def nearest(walker: Walker, limit: int) -> Sequence[int]:
     """Up to `limit` positions in walk order (nearest the outputs first), at
-    most limit // 8 (at least 8) at any one depth; constants, which lead
-    nowhere, are not held to that. A position is kept only when one of its
-    consumers was kept before it (or it has none: a start), so every kept
-    node leads to an output through kept nodes. A graph of at most `limit`
-    nodes is kept whole; otherwise the walk goes only as far as the last
-    kept position: what lies beyond, it never walks."""
+    most limit // 8 (at least 8) at one depth, constants not held to that; a
+    position is kept only if a consumer of it was, so every kept node leads to an
+    output. The walk goes no further than the last kept position."""
     items, links = walker.items, walker.links
     walker.run(limit + 1)
     if len(items) <= limit:
@@ -117,24 +90,19 @@ def nearest(walker: Walker, limit: int) -> Sequence[int]:
 
 class Walker:
     """A breadth-first walk that goes only as far as it is asked: `items`
-    are tensors (outputs and leaf roots), autograd nodes, or `None` for
-    constants; `links` are (src, dst, slot, output_nr) index tuples, grouped
-    by dst in walk order. A node's links exist once it has been taken from
-    the queue, which happens in walk order."""
+    (tensors, autograd nodes, None for constants) and `links` (src, dst, slot,
+    output_nr), grouped by dst in walk order."""
 
     def __init__(self, starts: Sequence[Start]) -> None:
         self.items: list[Item] = []
         self.links: list[Link] = []
         self.index: dict[Node, int] = {}
-        self.queue: deque[int] = deque()          # positions of nodes met and not yet stepped, in walk order
-        # per position: for a node, the most nodes holding nothing on a path met so far from a start
-        # or a holding node down to it, itself included (`hold_inputs`); 0 for a node that holds its
-        # inputs, a tensor or a constant
+        self.queue: deque[int] = deque()          # positions met and not yet stepped, in walk order
+        # per position: the most nodes holding nothing on a path down to this node (0: holds, or no node)
         self.runs: list[int] = []
         self.stepped: list[tuple[Node, tuple[tuple[Node | None, int], ...]]] = []   # to hold, once past SHALLOW_FROM
         self.holding = False                      # past SHALLOW_FROM nodes: a node chosen to hold does so at once
-        # in a walk bounded by `until` or `through` (one that may be cut short): each stepped node's
-        # position and inputs, so that `hold_every_stepped` need not read them again
+        # a walk that may be cut short: each stepped node's position and inputs (`hold_every_stepped`)
         self.read: list[tuple[int, tuple[tuple[Node | None, int], ...]]] = []
         self.leaf_roots: dict[int, int] = {}     # a leaf passed as a root is one node with its AccumulateGrad
         outputs = [s for s in starts if isinstance(s, torch.Tensor)]
@@ -155,9 +123,8 @@ class Walker:
         return self.meet(fn) if position is None else position
 
     def meet(self, fn: Node, run: int = 1) -> int:
-        """The position of a node not met before: a new one (queued), at the
-        end of a run of `run` nodes holding nothing, or a leaf root's for the
-        AccumulateGrad of a leaf passed as a root."""
+        """The position of a node not met before (queued), or a leaf root's for
+        the AccumulateGrad of a leaf passed as a root."""
         position = None
         if self.leaf_roots and type(fn) is _ACCUMULATE_GRAD:
             position = self.leaf_roots.get(id(fn.variable))  # type: ignore[attr-defined]
@@ -170,11 +137,9 @@ class Walker:
         return position
 
     def steps(self, until: int | None = None, through: int | None = None) -> None:
-        """Take nodes from the queue, in walk order, and meet their inputs,
-        while the queue has some, fewer than `until` positions are met
-        (None: no bound), and, with `through`, the next node's position is at
-        most `through` (or `through` is not met yet). One loop does it all, with
-        `meet` written out in it: a 200,000-node walk steps every node here."""
+        """Step queued nodes in walk order while fewer than `until` positions are
+        met and, with `through`, the next node is at most `through` (or it is not met
+        yet). `meet` is written out here: a 200,000-node walk steps every node here."""
         items, links, index, runs, queue, leaf_roots = (
             self.items, self.links, self.index, self.runs, self.queue, self.leaf_roots)
         take, link, add, add_run, enqueue = queue.popleft, links.append, items.append, runs.append, queue.append
@@ -233,22 +198,21 @@ class Walker:
 
     def through(self, position: int) -> bool:
         """Walk until every node up to `position` has its links; False when
-        the graph has no such position."""
+        there is no such position."""
         self.steps(through=position)
         return position < len(self.items)
 
     def run(self, until: int | None = None) -> bool:
         """Walk to the end, or until `until` nodes are met; True when the
-        walk stopped before the end (the graph has more)."""
+        graph has more."""
         self.steps(until=until)
         return bool(self.queue)
 
 
 def walk_for(starts: Sequence[Start], limit: int | None) -> tuple[Walker, Sequence[int], bool]:
     """(walker, kept positions, more): the walk for a drawing of at most
-    `limit` nodes (None: all). It keeps the nearest positions, then counts
-    the rest up to `count_limit(limit)` nodes; `more` is True when it stopped
-    there, before the end of the graph."""
+    `limit` nodes (None: all); `more` is True when counting stopped at
+    `count_limit(limit)`, before the end of the graph."""
     walker = Walker(starts)
     if limit is None:
         walker.run()
@@ -261,9 +225,8 @@ def walk_for(starts: Sequence[Start], limit: int | None) -> tuple[Walker, Sequen
 
 
 def count_limit(limit: int) -> int:
-    """How many nodes a walk cut to `limit` counts before it stops: enough
-    for exact totals on a lesson's graphs, bounded so a drawing of `limit`
-    nodes costs about the same at any size of graph."""
+    """How many nodes a walk cut to `limit` counts: exact totals on a lesson's
+    graphs, and a bounded cost at any size."""
     return max(COUNTED_AT_LEAST, COUNTED * limit)
 
 
@@ -275,36 +238,18 @@ def walk(starts: Sequence[Start]) -> tuple[list[Item], list[Link]]:
 
 
 def hold_inputs(walker: Walker) -> None:
-    """Keep freeing a big walked graph shallow: nodes the walk stepped hold,
-    in their `metadata`, the tuple of their inputs' wrappers that
-    `next_functions` gave them; on every path of the graph, at least one
-    node in every HOLD_EVERY + 1 (a walk cut short: every node it stepped,
-    `hold_every_stepped`). The walk calls it once it has met more than
-    SHALLOW_FROM nodes, for the nodes chosen so far; from then on, a node
-    chosen holds at once.
+    """Keep freeing a big walked graph shallow: stepped nodes hold their
+    inputs' wrappers (as `next_functions` gave them) in their `metadata`, at least
+    one node in every HOLD_EVERY + 1 on every path. Called once the walk has met
+    SHALLOW_FROM nodes; from then on a chosen node holds at once.
 
-    Why: reading `next_functions` gives each input node a Python wrapper that
-    its C++ node then owns for as long as anything else holds the node
-    (torch's PyObject preservation, `c10::intrusive_ptr`). Freed later (a
-    `del`, a reassignment, after `backward()`), a node that drops its last
-    edge to an input frees that input's wrapper, whose dealloc frees the
-    input, which frees its own input's wrapper, ...: one C stack frame set
-    per node, past torch's iterative deleter, so a chain some 30,000 nodes
-    deep overflows an 8 MB stack (SIGSEGV). Held in a tuple in a node's
-    metadata dict, an input's wrapper is released by the dict's and the
-    tuple's dealloc instead, and CPython's trashcan defers those past 50
-    nested deallocs: the C stack then holds at most some 25 holding nodes
-    and the HOLD_EVERY nodes between each two (about 0.1 MB), and the
-    freeing goes on iteratively, at any depth. Which nodes hold: the walk
-    counts, per node, the most nodes holding nothing on a path it has met
-    down to it (`Walker.runs`); a node stepped at more than HOLD_EVERY
-    holds, and so does a node stepped before a longer path to it was met.
-    Holding about one node in HOLD_EVERY rather than all makes the first
-    walk of a 200,000-node graph some 0.07 s faster, and the graph 55 MB
-    smaller (a dict and tuples a node). Nothing is kept alive longer: a node's
-    inputs live as long as it does anyway. Small walks (at most
-    SHALLOW_FROM nodes, every lesson graph) leave `metadata` as it was;
-    their frees nest at most that deep."""
+    Why: reading `next_functions` makes each input's Python wrapper owned by its
+    C++ node. Freed later, node after node frees its input's wrapper from inside
+    the previous dealloc, one C stack frame set per node: a chain some 30,000
+    deep overflows an 8 MB stack. Held in a dict's tuple, the wrappers are freed
+    under CPython's trashcan, which defers nesting past 50 deallocs. Holding one
+    node in about HOLD_EVERY, not all, saves time and memory on huge graphs.
+    Small walks (every lesson graph) leave `metadata` as it was."""
     for fn, inputs in walker.stepped:
         hold(fn, inputs)
     walker.stepped.clear()
@@ -312,10 +257,8 @@ def hold_inputs(walker: Walker) -> None:
 
 
 def hold_every_stepped(walker: Walker) -> None:
-    """A walk that stopped before the end of the graph leaves nodes it met
-    but never stepped, whose inputs it did not count paths through: every
-    node it stepped holds its inputs, as if HOLD_EVERY were 0 (such a walk
-    is bounded by `count_limit`, so this costs little)."""
+    """After a walk cut short (nodes met but never stepped), every stepped
+    node holds its inputs, as if HOLD_EVERY were 0."""
     if not walker.holding:
         return
     for position, inputs in walker.read:                # every node stepped, as `steps` read it
@@ -324,7 +267,6 @@ def hold_every_stepped(walker: Walker) -> None:
 
 
 def hold(fn: Node, inputs: tuple[tuple[Node | None, int], ...]) -> None:
-    """`fn` holds `inputs` (its `next_functions`) in its metadata (`hold_inputs`)."""
     try:                                        # noqa: SIM105  # suppress(...) takes three times as long
         fn.metadata[HELD] = inputs              # type: ignore[index]  # a property; the stubs call it a method
     except (RuntimeError, AttributeError):      # a node without metadata: nothing to hold it in
@@ -332,9 +274,8 @@ def hold(fn: Node, inputs: tuple[tuple[Node | None, int], ...]) -> None:
 
 
 def leaf_variable(fn: Node) -> torch.Tensor | None:
-    """The leaf tensor of an `AccumulateGrad` node, or None for any other
-    node (told by what the node is, not by an attribute a custom Function's
-    ctx could also have)."""
+    """The leaf of an `AccumulateGrad` node, else None (told by the node's
+    type, not an attribute a custom Function's ctx could also have)."""
     return fn.variable if type(fn) is _ACCUMULATE_GRAD else None  # type: ignore[attr-defined]
 
 

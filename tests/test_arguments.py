@@ -17,6 +17,8 @@ def _no_grad_result():
 
 @pytest.mark.parametrize("root, error, words", [
     (None, TypeError, "forgot to return"),
+    ([torch.nn.Linear(3, 2).weight.grad_fn], TypeError, "A leaf's .grad_fn is None: a tensor made with "
+     "requires_grad=True, or a parameter, is a leaf and has no grad_fn, so pass the tensor itself"),
     (3, TypeError, "Python number 3"),
     (2.5, TypeError, "Python number 2.5"),
     ("y", TypeError, "not its name"),
@@ -60,7 +62,7 @@ def test_a_bad_argument_is_reported_from_the_callers_line():
     with pytest.raises(ValueError) as caught:
         draw_graph(torch.ones(2))
     frames = traceback.extract_tb(caught.value.__traceback__)
-    helper_frames = [f for f in frames if "helpers" in f.filename]
+    helper_frames = [f for f in frames if Path(f.filename).parent.name == "helpers"]
     assert [(Path(f.filename).name, f.name) for f in helper_frames] == [("arguments.py", "checked")]
 
 
@@ -233,17 +235,6 @@ def test_a_hugging_face_model_output_names_loss_and_logits():
                        "pass one of them, such as output.loss"):
         draw_graph(output)
     assert draw_graph(output.loss).graph.count("op")
-
-
-def test_a_leafs_grad_fn_says_it_is_a_leaf():
-    x = torch.randn(3, requires_grad=True)
-    weight = torch.nn.Linear(3, 2).weight
-    for helper in (trace_graph, draw_graph):
-        for root in (x.grad_fn, weight.grad_fn, [x.grad_fn]):
-            with pytest.raises(TypeError, match="A leaf's .grad_fn is None") as caught:
-                helper(root)
-            assert "pass the tensor itself, or an output computed from it" in str(caught.value)
-    assert draw_graph(x).graph.count("leaf") == 1
 
 
 @pytest.mark.parametrize("compiled", [False, True])

@@ -12,7 +12,7 @@ import pytest
 import torch
 from torch.utils.checkpoint import CheckpointPolicy, checkpoint, create_selective_checkpoint_contexts
 
-from helpers import draw_graph, trace_graph
+from helpers import trace_graph
 from helpers.checkpoint_policy import (
     EITHER,
     INPUT,
@@ -60,12 +60,8 @@ def test_a_checkpointed_blocks_leaf_weights_are_read_again_and_its_weights_view_
     assert texts[("NativeLayerNormBackward0", "result1")] == RECOMPUTED  # the mean: an output of the op
     assert texts[("AddmmBackward0", "mat1")] == RECOMPUTED            # LayerNorm's output, seen through a view
     assert texts[("TanhBackward0", "result")] == RECOMPUTED
-
-
-@pytest.mark.parametrize("how", ["plain", "policy"])
-def test_a_leaf_input_is_read_again_both_ways(block, how):
-    data = torch.randn(2, 3, 4, requires_grad=True)
-    assert _texts(_run(block, data, how))[("NativeLayerNormBackward0", "input")] == LEAF
+    leaf = _texts(_run(block, torch.randn(2, 3, 4, requires_grad=True), how))    # a leaf as the input
+    assert leaf[("NativeLayerNormBackward0", "input")] == LEAF
 
 
 def test_a_view_of_a_leaf_is_made_again_from_the_leaf_as_it_is_in_backward():
@@ -155,18 +151,13 @@ def test_a_per_call_policy_still_says_either():
         return CheckpointPolicy.MUST_SAVE if keep else CheckpointPolicy.PREFER_RECOMPUTE
 
     context = partial(create_selective_checkpoint_contexts, first_mm_only)
-    y = checkpoint(lambda x: ((x @ w).sin() @ w).tanh(), torch.randn(3, 4, requires_grad=True),
-                   use_reentrant=False, context_fn=context)
+    x = torch.randn(3, 4, requires_grad=True)
+    y = checkpoint(lambda x: ((x @ w).sin() @ w).tanh(), x, use_reentrant=False, context_fn=context)
+    before = len(calls)
     assert _texts(y)[("SinBackward0", "self")] == EITHER
-
-
-def test_a_checkpointed_model_draws_its_weights_views_as_recomputed():
-    torch.manual_seed(0)
-    model = torch.nn.Sequential(*[torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.Tanh()) for _ in range(3)])
-    data = torch.randn(2, 8, requires_grad=True)
-    text = str(draw_graph(checkpoint(model, data, use_reentrant=False).sum(), max_nodes=None))
-    assert f"mat2: {LEAF_VIEW}" in text and f"mat1: {LEAF}" in text and f"result: {RECOMPUTED}" in text
-    assert "mat2: not kept" not in text
+    assert len(calls) == before                         # drawing calls no policy and unpacks nothing
+    y.sum().backward()
+    assert torch.allclose(x.grad, torch.autograd.grad(((x @ w).sin() @ w).tanh().sum(), x)[0])
 
 
 def test_inputs_autograd_takes_no_gradient_for_and_inputs_it_cannot_place():

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from helpers import report
-from helpers.environment import Check, check_environment
+from helpers.environment import check_environment
 from helpers.svg import INSTALL_HINT
 from helpers.torch_version import (
     RELEASE_TAG,
@@ -36,12 +36,6 @@ def test_missing_dot_gives_the_install_line(monkeypatch):
     text = report()
     assert f"MISSING Graphviz dot: {INSTALL_HINT}" in text
     assert text.endswith("follow the advice above, then restart the kernel.")
-
-
-def test_missing_package_advice():
-    text = report([Check("ipywidgets", False, "not installed; run `make lab` again")])
-    assert text.startswith("MISSING ipywidgets: not installed")
-
 
 
 def test_the_torch_needed_is_pyprojects_and_the_pin_is_requirements():

@@ -58,7 +58,7 @@ def shown(shell, source):
     return shell.shown[-1]
 
 
-def test_second_backward_shows_the_message_first_and_the_cell_only(shell):
+def test_second_backward_shows_the_message_first_and_the_cell_only_and_percent_tb_all(shell):
     short_tracebacks(shell)
     shell.run(GRAPH)
     name, message, lines = shown(shell, "y.backward()")
@@ -68,6 +68,9 @@ def test_second_backward_shows_the_message_first_and_the_cell_only(shell):
     assert not [line for line in lines if re.search(r"site-packages|torch/|_tensor\.py|graph\.py", line)]
     assert lines[-1] == "(3 frames inside torch not shown: %tb prints the full traceback)"
     assert len(lines) == 4
+    shell.run("%tb")
+    full = "\n".join(shell.shown[-1][2])
+    assert "Traceback (most recent call last)" in full and "torch/autograd/graph.py" in full
 
 
 def test_functions_the_learner_defined_are_kept_in_call_order(shell):
@@ -102,16 +105,6 @@ def test_the_helpers_frames_are_left_out(shell):
     assert name == "ValueError" and lines[0].startswith("ValueError: this tensor has no autograd graph")
     assert not [line for line in lines if "arguments.py" in line or "checked" in line]
     assert lines[-1] == "(1 frame inside the helpers not shown: %tb prints the full traceback)"
-
-
-def test_percent_tb_prints_the_full_traceback(shell):
-    short_tracebacks(shell)
-    shell.run(GRAPH)
-    shown(shell, "y.backward()")
-    shell.run("%tb")
-    _, _, full = shell.shown[-1]
-    text = "\n".join(full)
-    assert "Traceback (most recent call last)" in text and "torch/autograd/graph.py" in text
 
 
 def test_chained_errors_read_from_the_last_raised(shell):

@@ -14,7 +14,7 @@ from answers import RIGHT, RIGHT_SAYING, WRONG
 from structure import _exercises, exercise_rule, optional
 
 from helpers import lessons
-from helpers.exercises import Exercise, ExerciseSet, Feedback, ____, answer_from, declared, exercises
+from helpers.exercises import ExerciseSet, ____, answer_from, declared, exercises
 from helpers.quiz import MultipleChoice
 from tools.build.pacing import exercise_kind, marked_optional
 from tools.build.solutions import SLOT, tagged
@@ -210,24 +210,10 @@ def test_the_optional_marks_are_read_from_the_questions():
     assert _marked_optional(nb) == [False, False, False, True]
 
 
-def test_feedback_shows_coloured_and_as_text():
-    feedback = Feedback("wrong", "a hint")
-    assert repr(feedback) == "Not quite: a hint" and "a hint" in feedback._repr_html_()
-
-
 @pytest.mark.parametrize("notebook", ["1", "nb01", 1, "99", "01-dynamic-control-flow"])
 def test_a_notebook_is_named_by_its_number(notebook):
     with pytest.raises(ValueError, match="name the notebook by its number in quotes, one of 01, 02"):
         exercises(notebook)
-
-
-def test_a_choose_exercise_is_judged_by_its_multiple_choice_and_only_it():
-    choose = declared("01")[3]
-    with pytest.raises(TypeError, match="only a choose exercise, is judged by a MultipleChoice"):
-        Exercise(9, "predict", "t", "a letter", choose.judge, hint="h", solution="a = 'b'", answer_name="a")
-    with pytest.raises(TypeError, match="only a choose exercise"):
-        Exercise(9, "choose", "t", "a letter", lambda answer, lesson: (True, ""), hint="h", solution="",
-                 answer_name="a")
 
 
 SHOWN = [(notebook, number, code) for notebook in NOTEBOOKS

@@ -91,17 +91,6 @@ def test_inputs_are_drawn_as_graph_inputs_and_autograd_leaves_keep_their_line():
     assert named.source.count(INPUT_LINE) == 1 and named.source.count("AccumulateGrad") == 1
 
 
-@pytest.mark.parametrize("bad", [42, "graph", None])
-def test_bad_input_says_what_to_pass(bad):
-    with pytest.raises(TypeError, match="torch.fx.GraphModule or torch.fx.Graph") as caught:
-        fx_graph(bad)
-    assert getattr(caught.value, MARK, False)
-    with pytest.raises(TypeError, match="torch.compile backend receives"):
-        draw_fx(bad)
-    with pytest.raises(TypeError, match="torch.fx.GraphModule or torch.fx.Graph"):
-        operations(bad)
-
-
 @pytest.mark.system
 def test_a_drawn_fx_graph_lays_out():
     svg = draw_fx(torch.fx.symbolic_trace(_square_times_three)).svg()
@@ -187,19 +176,17 @@ def test_what_torch_compile_returns_says_how_to_get_its_graphs():
     assert draw_fx(aot_split(model, x).backward).graph.count("op")
 
 
-@pytest.mark.parametrize("bad, words", [(torch.tensor(1.0), "a tensor is not an FX graph: draw its autograd graph"),
-                                        (_square_times_three, "a function is not a captured graph")])
-def test_a_tensor_or_a_function_says_how_to_capture_a_graph(bad, words):
+@pytest.mark.parametrize("bad, words", [
+    (42, "give a torch.fx.GraphModule or torch.fx.Graph, for example the GraphModule a torch.compile backend"),
+    (None, "give a torch.fx.GraphModule or torch.fx.Graph"),
+    (torch.tensor(1.0), "a tensor is not an FX graph: draw its autograd graph"),
+    (_square_times_three, "a function is not a captured graph")])
+def test_what_is_not_an_fx_graph_says_what_to_pass(bad, words):
     for helper in (fx_graph, draw_fx, operations):
         with pytest.raises(TypeError, match=words) as caught:
             helper(bad)
-        assert "compile_calls(f, [(x,)])" in str(caught.value) and getattr(caught.value, MARK, False)
-
-
-def test_draw_fx_takes_a_numpy_integer_for_max_nodes():
-    np = pytest.importorskip("numpy")
-    traced = torch.fx.symbolic_trace(_square_times_three)
-    assert len(draw_fx(traced, max_nodes=np.int64(3)).graph.nodes) == 3
+        assert getattr(caught.value, MARK, False)
+        assert "compile_calls(f, [(x,)])" in str(caught.value) or "GraphModule" in words
 
 
 def test_a_traced_stack_of_layers_names_each_call_by_its_class_and_rolls():

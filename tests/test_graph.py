@@ -7,12 +7,14 @@ from dataclasses import replace
 
 import pytest
 import torch
+import torch.fx
 from graph_check import unconnected
 from torch.autograd.graph import Node as AutogradNode
 
 import helpers.graph
 from helpers import draw_graph, saved_values, trace_graph
 from helpers.arguments import roots_of
+from helpers.fx import draw_fx
 from helpers.graph import Edge, Graph, Node, autograd_nodes
 from helpers.saved_values import MAX_LABEL, Saved
 from helpers.walk import Walker, count_limit, nearest, walk_for
@@ -38,15 +40,9 @@ def test_note_example_exact(note_example):
         Edge("n4", "n2", 0, 0),
     )
     assert (g.omitted, g.cut) == (0, ())
-
-
-def test_matches_torch_next_functions(note_example):
-    x, _, z = note_example
-    (pow_fn, _), (constant, _) = z.grad_fn.next_functions
-    g = trace_graph(z.grad_fn)
-    assert [n.label for n in g.nodes] == [z.grad_fn.name(), pow_fn.name(), "None", "tensor"]
-    assert constant is None
-    assert pow_fn.next_functions[0][0].variable is x
+    (pow_fn, _), (constant, _) = z.grad_fn.next_functions       # as torch's own next_functions have it
+    assert [n.label for n in trace_graph(z.grad_fn).nodes] == [z.grad_fn.name(), pow_fn.name(), "None", "tensor"]
+    assert constant is None and pow_fn.next_functions[0][0].variable is x
 
 
 @pytest.mark.parametrize("extra, labels", [
@@ -61,19 +57,12 @@ def test_dynamic_forward_branches(extra, labels):
     assert bool(g.find("AddBackward0")) is extra
 
 
-def test_same_input_twice_gives_two_edges():
+def test_an_input_used_twice_gives_two_edges_and_the_output_used_is_recorded():
     x = torch.tensor(3.0, requires_grad=True)
     g = trace_graph(x * x, {"x": x})
-    assert g.edges[1:] == (Edge("n2", "n1", 0, 0), Edge("n2", "n1", 1, 0))
-    assert g.count("leaf") == 1
-
-
-def test_which_output_is_recorded():
-    w = torch.randn(2, 3, requires_grad=True)
-    second = w.unbind(0)[1]
-    g = trace_graph(second)
-    assert g.edges[0] == Edge("n1", "n0", 0, second.output_nr)
-    assert second.output_nr == 1
+    assert g.edges[1:] == (Edge("n2", "n1", 0, 0), Edge("n2", "n1", 1, 0)) and g.count("leaf") == 1
+    second = torch.randn(2, 3, requires_grad=True).unbind(0)[1]
+    assert trace_graph(second).edges[0] == Edge("n1", "n0", 0, 1) and second.output_nr == 1
 
 
 def test_names_from_module_parameters():
@@ -134,46 +123,20 @@ def test_custom_function_saved_tensors():
     assert trace_graph(out).find("DoubleBackward")[0].saved[0].freed
 
 
-class _SavedBefore210:
-    """torch 2.9.1's SavedTensor: `register_hooks` and nothing else (no
-    `unpack_hook`, no `data`), so it cannot say whether a hook packed it."""
-
-    def register_hooks(self, pack, unpack):
-        raise AssertionError("drawing registered hooks on a saved value")
-
-
-class _MulBackwardBefore210:
-    """A node of such a torch: `self` saved as a tensor, `other` a number."""
-
-    _saved_other = 2
-    _raw_saved_self = property(lambda node: _SavedBefore210())
-
-    @property
-    def _saved_self(self):
-        raise AssertionError("drawing read a saved tensor it cannot tell unpacked (a hook would have run)")
-
-
 def test_a_torch_whose_saved_tensors_do_not_say_gets_them_named_not_read(monkeypatch):
-    """Before torch 2.10 a SavedTensor has no `unpack_hook`: its value is
-    labelled as not read (reading could run a hook), the rest as usual."""
-    monkeypatch.setattr(saved_values, "_SavedTensor", _SavedBefore210)
-    found = saved_values.saved_values(_MulBackwardBefore210())
-    assert found == (Saved("other", "2"), Saved("self", saved_values.UNTOLD))
-    assert len(saved_values.UNTOLD) <= saved_values.MAX_TEXT
-
-
-def test_drawing_on_such_a_torch_runs_no_hook(monkeypatch):
-    """A whole drawing with every saved tensor's hook unknown (as on torch
-    2.9.1): no crash, no unpack hook run, each saved tensor labelled."""
+    """Before torch 2.10 a SavedTensor has no `unpack_hook`: a drawing labels
+    each saved tensor as not read (reading could run a hook), runs no hook,
+    and reads a saved number as usual."""
     unpacked = []
     x = torch.ones(3, requires_grad=True)
     with torch.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: unpacked.append(t) or t):
-        y = (x * x).sin()
+        y = (x * x).sin().pow(2)
     monkeypatch.setattr(saved_values, "unpack_hook", lambda raw: saved_values._NO_ANSWER)
     graph = trace_graph(y)
     draw_graph(y)
     assert unpacked == []
-    assert {s.text for n in graph.nodes for s in n.saved} == {saved_values.UNTOLD}
+    assert {s.text for n in graph.nodes for s in n.saved} == {saved_values.UNTOLD, "2"}
+    assert len(saved_values.UNTOLD) <= saved_values.MAX_TEXT
 
 
 def test_deep_graph_has_no_recursion_limit():
@@ -193,12 +156,6 @@ def test_max_nodes_keeps_nearest_and_counts_the_rest():
     assert cut.omitted == len(full.nodes) - 5
     assert cut.cut == ("n4",)
     assert all(int(e.src[1:]) < 5 and int(e.dst[1:]) < 5 for e in cut.edges)
-
-
-def test_topological_order(note_example):
-    g = trace_graph(note_example[2])
-    assert g.is_topological(["n1", "n2", "n4"])
-    assert not g.is_topological(["n2", "n1", "n4"])
 
 
 def test_a_walk_leaves_the_garbage_collector_as_it_found_it(note_example, monkeypatch):
@@ -324,24 +281,20 @@ def test_a_drawing_of_max_nodes_walks_as_much_at_any_length(monkeypatch):
 
 def test_a_graph_walked_in_part_says_at_least_how_many_more():
     """Past count_limit(max_nodes) nodes the walk stops: its totals are lower
-    bounds, and the cut notice says so; below that they are exact."""
+    bounds, and the cut notice and a shared leaf's line say so; below that
+    they are exact."""
     w, h = rnn(100_000)
     graph = trace_graph(h, {"W": w}, max_nodes=300)
     assert (graph.counted, len(graph.nodes), graph.omitted) == (False, 300, count_limit(300) - 300)
-    assert "at least 2,700 more nodes not drawn: 300 shown, nearest the output first" in str(draw_graph(h))
-    assert "of 200,003" not in str(draw_graph(h))
+    drawing = draw_graph(h, {"W": w})
+    assert "at least 2,700 more nodes not drawn: 300 shown, nearest the output first" in str(drawing)
+    assert "of 200,003" not in str(drawing) and "shared: at least 1,498 uses, " in drawing.source
     w, h = rnn(1_000)
     graph = trace_graph(h, max_nodes=300)
     assert (graph.counted, graph.omitted) == (True, 2_003 - 300)
-    assert "... 1,703 more nodes not drawn: 300 of 2,003 shown, nearest the output first" in str(draw_graph(h))
-
-
-def test_a_shared_leaf_of_a_graph_walked_in_part_says_at_least_how_many_uses():
-    """W is used once per step: 1,000 uses, counted; at T = 100,000 the walk
-    met only some of them, and the leaf's line says so."""
-    for steps, words in ((1_000, "shared: 1,000 uses, "), (100_000, "shared: at least 1,498 uses, ")):
-        w, h = rnn(steps)
-        assert words in draw_graph(h, {"W": w}).source
+    drawing = draw_graph(h, {"W": w})
+    assert "... 1,703 more nodes not drawn: 300 of 2,003 shown, nearest the output first" in str(drawing)
+    assert "shared: 1,000 uses, " in drawing.source
 
 
 @pytest.mark.parametrize("max_nodes", [1, 8, 30, 300])
@@ -365,61 +318,6 @@ def test_a_walk_stopped_early_keeps_what_the_whole_walk_keeps(max_nodes):
     assert unconnected(graph) == []
 
 
-def _selective(policy_for_mm):
-    """h = tanh(sin(x @ w) @ w) under a selective checkpoint whose policy
-    keeps what `policy_for_mm` says of each mm, and recomputes the rest;
-    (output, calls of the policy, x, w)."""
-    from functools import partial
-
-    from torch.utils.checkpoint import CheckpointPolicy, checkpoint, create_selective_checkpoint_contexts
-
-    calls = []
-
-    def policy(ctx, func, *args, **kwargs):
-        calls.append(func)
-        keep = func == torch.ops.aten.mm.default and policy_for_mm(len(calls))
-        return CheckpointPolicy.MUST_SAVE if keep else CheckpointPolicy.PREFER_RECOMPUTE
-
-    torch.manual_seed(0)
-    w, x = torch.randn(4, 4, requires_grad=True), torch.randn(3, 4, requires_grad=True)
-    context = partial(create_selective_checkpoint_contexts, policy)
-    y = checkpoint(lambda x: ((x @ w).sin() @ w).tanh(), x, use_reentrant=False, context_fn=context).sum()
-    return y, calls, x, w
-
-
-def test_selective_checkpointing_labels_what_the_policy_keeps():
-    """The output of the first mm, which sin saves, is kept by the policy;
-    sin's output, which the second mm saves, is recomputed; a leaf is read
-    again. Drawing calls no policy, unpacks nothing, and backward still works."""
-    y, calls, x, w = _selective(lambda call: True)
-    before = len(calls)
-    texts = {(n.label, s.name): s.text for n in trace_graph(y).nodes for s in n.saved if n.id in ("n2", "n3", "n4")}
-    assert texts[("SinBackward0", "self")] == "kept: the checkpoint's policy saved it"
-    assert texts[("MmBackward0", "self")] == "not kept: recomputed in backward (checkpoint)"
-    assert texts[("MmBackward0", "mat2")] == "not recomputed: a leaf, read again in backward"
-    assert texts[("TanhBackward0", "result")] == "not kept: recomputed in backward (checkpoint)"
-    assert len(calls) == before
-    y.backward()
-    assert torch.allclose(x.grad, torch.autograd.grad(((x @ w).sin() @ w).tanh().sum(), x)[0])
-
-
-def test_selective_checkpointing_chosen_per_call_says_either():
-    y, *_ = _selective(lambda call: call == 1)          # keeps the first mm only
-    sin = trace_graph(y).find("SinBackward0")[0]
-    assert sin.saved[0].text == "kept or recomputed, as the policy chose per call"
-
-
-def test_a_plain_checkpoint_recomputes_what_it_made_and_reads_its_leaves_again():
-    from torch.utils.checkpoint import checkpoint
-
-    w = torch.randn(4, 4, requires_grad=True)
-    y = checkpoint(lambda x: (x @ w).sin(), torch.randn(3, 4, requires_grad=True), use_reentrant=False).sum()
-    texts = {(n.label, s.name): s.text for n in trace_graph(y).nodes for s in n.saved if s.name in ("self", "mat2")}
-    assert texts == {("SinBackward0", "self"): "not kept: recomputed in backward (checkpoint)",
-                     ("MmBackward0", "self"): "not recomputed: a leaf, read again in backward",
-                     ("MmBackward0", "mat2"): "not recomputed: a leaf, read again in backward"}
-
-
 def test_a_from_scratch_engines_labels_are_one_bounded_line():
     """A learner's engine may name an operation or a leaf anything: its
     labels go through one_line like PyTorch's."""
@@ -438,6 +336,7 @@ def test_max_nodes_takes_a_numpy_integer():
     assert len(trace_graph(y, max_nodes=np.int64(2)).nodes) == 2
     assert len(draw_graph(y, max_nodes=np.int64(2)).graph.nodes) == 2
     assert len(draw_graph(y, max_nodes=np.int32(3), roll=True).graph.nodes) == 3
+    assert len(draw_fx(torch.fx.symbolic_trace(lambda x: (x * 2).sin()), max_nodes=np.int64(3)).graph.nodes) == 3
 
 
 def _saved_corpus():
@@ -512,10 +411,10 @@ def test_the_text_form_of_a_big_graph_is_its_lines_made_one_by_one():
 
 
 def test_a_walk_leaves_what_the_program_froze_frozen():
-    """The walk hands its objects to the collector's oldest generation with
-    gc.freeze() and gc.unfreeze(), so no young pass looks at them (a pass
-    over a 200,000-node walk's objects took 0.3 to 0.5 s), but not when the
-    program has frozen objects of its own: unfreezing would release them."""
+    """A big walk hands its objects to the collector's oldest generation with
+    gc.freeze() and gc.unfreeze() (no young pass looks at them), but not when
+    the program has frozen objects of its own, nor after a small walk, whose
+    young cycles would then wait for the rare full pass."""
     kept = [[] for _ in range(10)]
     gc.freeze()
     try:
@@ -528,17 +427,11 @@ def test_a_walk_leaves_what_the_program_froze_frozen():
     graph = trace_graph(rnn(60_000)[1])           # some 300,000 objects made: past walk.PROMOTE_FROM
     assert gc.get_freeze_count() == 0
     assert id(graph.nodes[-1]) in {id(o) for o in gc.get_objects(generation=2)}
-
-
-def test_a_small_walk_leaves_young_objects_young():
-    """A widget's redraw walks a small graph many times: handing what was made
-    to the oldest generation there would leave every young cycle of the
-    learner's to the rare full pass."""
     gc.collect()
     young = [[]]
-    young.append(young)                             # a cycle, made just before the walk
+    young.append(young)                             # a cycle, made just before a small walk (a widget's redraw)
     trace_graph(rnn(100)[1])
-    assert id(young) not in {id(o) for o in gc.get_objects(generation=2)}
+    assert id(young) not in {id(o) for o in gc.get_objects(generation=2)}, "a small walk promoted young objects"
 
 
 def test_the_descriptions_a_walk_shares_hold_no_tensor_and_no_node():

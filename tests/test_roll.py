@@ -6,7 +6,6 @@ import torch
 from graph_check import unconnected
 
 from helpers import draw_graph, trace_graph
-from helpers.models import TanhRNNCell, run_sequence
 from helpers.roll import NO_REPEATS, NO_REPEATS_TEXT, roll
 from tools.testkit import hf_models
 from tools.testkit.shapes import SHAPES, STEPS
@@ -43,16 +42,6 @@ def test_the_group_holds_the_true_number_of_steps(steps):
     assert count + drawn_steps == steps == len(full.find("TanhBackward0"))
     assert nodes == 2 * count
     assert f"× {count:,} steps" in str(draw_graph(h, {"W": w}, roll=True))
-    _accounted(full, rolled)
-
-
-def test_an_rnn_cell_over_a_sequence():
-    cell = TanhRNNCell(3, 4)
-    h = run_sequence(cell, torch.randn(60, 3))
-    full = trace_graph(h, cell, saved=False)
-    rolled = roll(full)
-    (_, count, _), = rolled.rolled
-    assert count + len(rolled.find("TanhBackward0")) == 60
     _accounted(full, rolled)
 
 
@@ -102,29 +91,18 @@ def test_when_nothing_repeats_the_drawing_says_so(note_example):
     assert "no_repeats [shape=note" in drawing.source and "no run of 4 or more identical steps" in drawing.source
 
 
-def test_roll_must_be_true_or_false(note_example):
-    with pytest.raises(TypeError, match="roll must be True or False"):
-        draw_graph(note_example[2], roll="yes")
-
-
-def _encoder_loss(layers):
+@pytest.mark.parametrize("layers, named, steps", [(4, False, 2), (6, False, 4), (4, True, 2), (3, False, None)])
+def test_a_stack_of_four_or_more_identical_layers_rolls(layers, named, steps):
+    """The first layer's step also takes everything upstream of it; it starts
+    as the others do, so it counts as the run's first step. Named, each
+    layer's weights have names of their own, and the layers still repeat;
+    three layers are no run."""
     torch.manual_seed(0)
     layer = torch.nn.TransformerEncoderLayer(16, 2, 32, dropout=0.0)
     encoder = torch.nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
-    return encoder(torch.randn(5, 2, 16)).sum()
-
-
-@pytest.mark.parametrize("layers", [4, 6])
-def test_a_stack_of_four_or_more_identical_layers_rolls(layers):
-    """The first layer's step also takes everything upstream of it; it starts
-    as the others do, so it counts as the run's first step."""
-    drawing = draw_graph(_encoder_loss(layers), roll=True)
-    (_, steps, _), = drawing.graph.rolled
-    assert steps == layers - 2 and NO_REPEATS_TEXT not in drawing.text
-
-
-def test_three_identical_layers_are_not_a_run():
-    assert draw_graph(_encoder_loss(3), roll=True).graph.rolled == (NO_REPEATS,)
+    drawing = draw_graph(encoder(torch.randn(5, 2, 16)).sum(), encoder if named else None, roll=True)
+    assert [r.steps for r in drawing.graph.rolled] == ([steps] if steps else [0])
+    assert (NO_REPEATS_TEXT in drawing.text) is (steps is None)
 
 
 def test_a_cut_that_leaves_out_a_rolled_group_says_so():
@@ -148,16 +126,6 @@ def test_named_leaves_do_not_stop_a_loop_from_rolling():
     names = {"W": w, **{f"x[{t}]": x for t, x in enumerate(xs)}}
     (_, steps, nodes), = draw_graph(h, names, roll=True).graph.rolled
     assert (steps, nodes) == (18, 18 * 4)
-
-
-def test_a_stack_with_its_parameters_named_rolls():
-    """draw_graph(loss, model, roll=True): each layer's weights have names
-    of their own, and the layers still repeat."""
-    torch.manual_seed(0)
-    layer = torch.nn.TransformerEncoderLayer(16, 2, 32, dropout=0.0)
-    encoder = torch.nn.TransformerEncoder(layer, 4, enable_nested_tensor=False)
-    drawing = draw_graph(encoder(torch.randn(5, 2, 16)).sum(), encoder, roll=True)
-    assert [r.steps for r in drawing.graph.rolled] == [2] and NO_REPEATS_TEXT not in drawing.text
 
 
 # Tiny Hugging Face models (tools/testkit/hf_models.py): random weights, nothing downloaded.
@@ -195,16 +163,6 @@ def test_a_six_layer_mamba_folds_its_layers_not_only_its_scans():
     drawing = draw_graph(loss, model, roll=True)
     assert drawing.graph.rolled == rolled.rolled and drawing.graph.rolled_out == ()
     assert "× 4 steps" in drawing.text and len(drawing.graph.nodes) <= 300
-
-
-def test_a_two_layer_mamba_folds_the_scan_of_each_layer():
-    """Two layers are too few to fold; each layer's scan over 6 tokens is a run."""
-    torch.manual_seed(0)
-    model, loss = hf_models.mamba(2)
-    full = trace_graph(loss, saved=False)
-    rolled = roll(full)
-    assert [r.steps for r in rolled.rolled] == [hf_models.SEQ - 2] * 2
-    _accounted(full, rolled)
 
 
 def test_a_cut_that_leaves_out_some_groups_says_which():

@@ -78,12 +78,6 @@ def test_while_depth_follows_the_value(value, halvings):
     assert figure.caption == f"x = {value:g}: {counted(halvings, 'halving')}, depth {halvings}"
 
 
-def test_counted_agrees_in_number():
-    assert [counted(n, "operation") for n in (0, 1, 2, 1200)] == [
-        "0 operations", "1 operation", "2 operations", "1,200 operations"]
-    assert [counted(n, "box", "boxes") for n in (1, 3)] == ["1 box", "3 boxes"]
-
-
 # A count of one followed by a plural noun (with at most one word between: "1 cell steps"),
 # or a count other than one followed by a singular one ("2 operation").
 ONE_OF_MANY = re.compile(r"(?<![\d.,])1 (?:[a-z]+ )?(?:operations|steps|nodes|boxes|halvings|leaves|graphs)\b")
@@ -105,6 +99,8 @@ def test_every_count_in_a_caption_agrees_in_number():
              freeze_view(small_mlp, torch.ones(5, 3), freeze_0=True, freeze_2=False).caption,
              mode_view(regularised_mlp, torch.ones(5, 3), True).caption]
     assert [c for c in sweep if ONE_OF_MANY.search(c) or MANY_OF_ONE.search(c)] == []
+    assert [counted(n, "operation") for n in (0, 1, 1200)] == ["0 operations", "1 operation", "1,200 operations"]
+    assert [counted(n, "box", "boxes") for n in (1, 3)] == ["1 box", "3 boxes"]
 
 
 def test_each_sequence_has_as_many_steps_as_it_is_long():
@@ -121,23 +117,17 @@ def test_each_sequence_has_as_many_steps_as_it_is_long():
         assert _count(figure, "TanhBackward0") == len(seq)
 
 
-def test_long_sequence_is_drawn_bounded():
-    figure = sequence_view(TanhRNNCell(3, 4), [torch.randn(300, 3)], 0)
-    graph = figure.drawing.graph
-    assert figure.caption.endswith("300 cell steps counted in its graph (cut)")
-    assert len(graph.nodes) == SEQUENCE_NODES and graph.omitted > 0 and _marked(figure, CUT_MARK)
-    assert _count(figure, "TanhBackward0") == SEQUENCE_NODES // 6      # the last ten steps, six nodes a step
-
-
-def test_a_long_sequence_rolled_up_counts_every_step():
-    figure = sequence_view(TanhRNNCell(3, 4), [torch.randn(300, 3)], 0, view="rolled")
-    assert figure.caption.endswith("300 cell steps counted in its graph (rolled)")
-    assert [n.label for n in figure.drawing.graph.nodes if n.kind == "group"] == ["× 298 steps"]
+def test_long_sequence_is_drawn_bounded_or_rolled_up():
+    cut = sequence_view(TanhRNNCell(3, 4), [torch.randn(300, 3)], 0)
+    graph = cut.drawing.graph
+    assert cut.caption.endswith("300 cell steps counted in its graph (cut)")
+    assert len(graph.nodes) == SEQUENCE_NODES and graph.omitted > 0 and _marked(cut, CUT_MARK)
+    assert _count(cut, "TanhBackward0") == SEQUENCE_NODES // 6      # the last ten steps, six nodes a step
+    rolled = sequence_view(TanhRNNCell(3, 4), [torch.randn(300, 3)], 0, view="rolled")
+    assert rolled.caption.endswith("300 cell steps counted in its graph (rolled)")
+    assert [n.label for n in rolled.drawing.graph.nodes if n.kind == "group"] == ["× 298 steps"]
     with pytest.raises(ValueError, match="view must be one of rolled, cut, unrolled"):
         length_view(TanhRNNCell(3, 4), 5, view="sideways")
-
-
-def test_sequence_index_out_of_range():
     with pytest.raises(ValueError, match="index must be from 0 to 1"):
         sequence_view(TanhRNNCell(3, 4), [torch.randn(2, 3)] * 2, 2)
 

@@ -9,7 +9,6 @@ CHECKER = "<exercise code>"        # sandbox.CHECKER_FILES: an error in it is th
 
 
 class Blank:
-    """The placeholder `____` of an answer slot."""
 
     def __repr__(self) -> str:
         return "____"

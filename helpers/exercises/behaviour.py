@@ -103,7 +103,6 @@ class ParameterWatch(TorchFunctionMode):  # type: ignore[misc]
         return result
 
     def _scan(self, root: Any) -> None:
-        """Count the new nodes behind `root` that use the parameter."""
         queue = [root]
         while queue:
             node = queue.pop()

@@ -4,12 +4,12 @@ run of a cell that sets, or meant to set, an answer's name, so a check need not 
 import ast
 import dis
 import re
-import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from types import CodeType
 from typing import Any
 
+from ..errors import current_shell as _shell  # None outside IPython
 from .feedback import error_line
 
 MISSING = object()          # a name the namespace does not hold
@@ -31,13 +31,6 @@ class Run:
 _WATCHED: set[str] = set()
 _BEFORE: dict[str, Any] = {}
 _RUNS: dict[tuple[int, str], Run] = {}
-
-
-def _shell() -> Any:
-    """The running IPython shell, or None (plain Python, or IPython not loaded)."""
-    ipython = sys.modules.get("IPython")
-    get = getattr(ipython, "get_ipython", None)
-    return get() if callable(get) else None
 
 
 def watch(names: Iterable[str], namespace: Mapping[str, Any] | None) -> None:

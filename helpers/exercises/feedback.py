@@ -27,7 +27,6 @@ def shown(value: Any) -> str:
 
 
 def bounded(text: str, limit: int = TEXT_LIMIT) -> str:
-    """`text`, cut to `limit` characters."""
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -82,7 +81,6 @@ class Shown:
 
 @dataclass(frozen=True)
 class ScoreRow:
-    """One exercise's line of the score."""
 
     number: int
     title: str
@@ -92,7 +90,6 @@ class ScoreRow:
 
     @property
     def what(self) -> str:
-        """Its kind, and "optional" for an optional one."""
         return f"{self.kind}, optional" if self.optional else self.kind
 
 
@@ -103,7 +100,6 @@ class Score:
     rows: tuple[ScoreRow, ...]
 
     def headline(self) -> str:
-        """The score's first line."""
         core = [r for r in self.rows if not r.optional]
         optional = [r for r in self.rows if r.optional]
         if not core or not optional:

@@ -35,7 +35,6 @@ class TimedOut(BaseException):
 
 
 def _default_device() -> object:
-    """The device torch.set_default_device set, or None when none is set."""
     return getattr(getattr(getattr(torch, "_GLOBAL_DEVICE_CONTEXT", None), "device_context", None), "device", None)
 
 
@@ -76,7 +75,7 @@ def _state() -> Callable[[], None]:
 
 
 @contextmanager
-def hermetic(seed: int = SEED) -> Iterator[None]:
+def hermetic() -> Iterator[None]:
     """Run the block as in a fresh session; torch's state is given back afterwards."""
     restore = _state()
     try:
@@ -86,8 +85,8 @@ def hermetic(seed: int = SEED) -> Iterator[None]:
             if _default_device() is not None:
                 torch.set_default_device(None)
             torch.set_anomaly_enabled(False)
-            torch.manual_seed(seed)
-            random.seed(seed)
+            torch.manual_seed(SEED)
+            random.seed(SEED)
             yield
     finally:
         restore()
@@ -136,7 +135,6 @@ def time_limit(seconds: float) -> Iterator[None]:
 
 
 def _importing(frame: FrameType | None) -> bool:
-    """Whether the interrupted code is in the middle of an import."""
     while frame is not None and not frame.f_code.co_filename.startswith("<frozen importlib"):
         frame = frame.f_back
     return frame is not None

@@ -155,7 +155,6 @@ def _failed(error: BaseException) -> Feedback:
 
 
 def _give_back(namespace: Mapping[str, Any], kept: dict[str, Any]) -> None:
-    """Put the notebook's names back as they were before the check."""
     if not isinstance(namespace, dict):
         return
     for name in [name for name in namespace if name not in kept]:
