@@ -20,7 +20,6 @@ import pwd
 import shutil
 import signal
 import statistics
-import subprocess
 import sys
 import threading
 import time
@@ -191,26 +190,14 @@ def _interrupted(*_):
 
 
 def remove_learners(names, learners):
-    """The Unix users of a running class's learners `names` and their
-    folders in `learners` (the class's hub-learners/), as root; returns
-    the names removed. Each user is found by its home, whatever prefix the
-    class gives its users; what they still run is killed first."""
-    homes = {os.path.realpath(Path(learners) / name): name for name in names}
-    removed = []
-    for entry in pwd.getpwall():
-        name = homes.get(os.path.realpath(entry.pw_dir))
-        if name and entry.pw_gecos == hub_users.LEARNER:
-            hub_users.kill_user(entry.pw_uid)
-            hub_users.stop_all(lambda uid=entry.pw_uid: hub_users.user_processes(uid))
-            subprocess.run(["userdel", entry.pw_name], capture_output=True, timeout=60)
-            removed.append(name)
-    for name in names:
-        home = Path(learners) / name
-        if home.is_dir() and not home.is_symlink():
-            shutil.rmtree(home, ignore_errors=True)
-            if name not in removed:
-                removed.append(name)
-    return removed
+    """The Unix users of a running class's learners `names` (found by their homes)
+    and their folders in `learners`, as root; returns (users, folders) removed."""
+    homes = {os.path.realpath(Path(learners) / name) for name in names}
+    users = hub_users.remove_users(lambda entry: os.path.realpath(entry.pw_dir) in homes)
+    folders = [h for h in (Path(learners) / n for n in names) if h.is_dir() and not h.is_symlink()]
+    for home in folders:
+        shutil.rmtree(home, ignore_errors=True)
+    return users, folders
 
 
 class LoadAverage:
@@ -263,9 +250,9 @@ def run_class(n, ramp, changes, state=BUILD / "load", url=None):
                     notebook.learner.stop()
             names = [r.name for r in results]
             if os.geteuid() == 0:
-                removed = remove_learners(names, LEARNERS)
-                print(f"removed the simulated learners' Unix users and folders in {LEARNERS}: {len(removed)} of "
-                      f"{len(names)}", flush=True)
+                users, folders = remove_learners(names, LEARNERS)
+                print(f"removed the simulated learners' Unix users and folders in {LEARNERS}: {len(users)} users, "
+                      f"{len(folders)} folders of {len(names)} learners", flush=True)
             else:
                 print(f"not root: the simulated learners {NAMES}00 ... keep their Unix users and folders in "
                       f"{LEARNERS}; as root: make hub FORGET=1 after the class", file=sys.stderr, flush=True)
@@ -281,7 +268,7 @@ def run_class(n, ramp, changes, state=BUILD / "load", url=None):
             for notebook in opened:
                 notebook.disconnect()
     finally:
-        hub_users.remove_users(USERS)
+        hub_users.remove_users(hub_users.with_prefix(USERS))
     shutil.rmtree(state, ignore_errors=True)
     return results, idle, load.stop(), hub.leftovers()
 

@@ -80,7 +80,7 @@ def hub(tmp_path_factory):
     finally:
         del os.environ["HUB_MEM_LIMIT"], os.environ["HUB_USER_PREFIX"]
         shutil.rmtree(learners, ignore_errors=True)
-        hub_users.remove_users(USERS)
+        hub_users.remove_users(hub_users.with_prefix(USERS))
 
 
 @pytest.fixture(scope="module")
