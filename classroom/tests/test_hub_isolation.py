@@ -1,11 +1,9 @@
 """What keeps one learner of `make hub` from another, piece by piece
-(classroom/hub_users.py, hub_spawner.py): the isolation check the hub
-itself runs (`why_not_isolated`), proven to pass here and to name the cause when the
-mounts break; one Unix user per learner name, for every name (generated);
-a removed learner's uid not handed on while their home is there; a private
-/tmp and /var/tmp wherever the checkout lies; and the login limit, whose
-address no header a client sets can choose (a corpus of hostile headers and
-generated ones). tests/test_hub_command.py drives `make hub` itself."""
+(classroom/hub_users.py, hub_spawner.py, hub_kernel.py): the isolation check and
+its advice; one Unix user per name (generated names); uids not handed on; a
+private /tmp wherever the checkout lies; stopping a class that resists; the
+login limit, whose address no header a client sends can choose (generated
+headers); the memory limit's notice. test_hub_command.py drives `make hub` itself."""
 
 import asyncio
 import os
@@ -22,7 +20,7 @@ from types import SimpleNamespace
 
 import psutil
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from tornado.httputil import HTTPHeaders
 from tornado.web import HTTPError
@@ -108,17 +106,12 @@ names = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)
 
 @settings(max_examples=400, deadline=None)
 @given(st.lists(names, min_size=2, max_size=30, unique=True))
+@example(["c5.bea", "c5bea-f4932269", "ada_", "ada", "Ada", "ada\u200b", "zoë", "zo", "a" * 25, "a" * 26])
 def test_no_two_learner_names_share_a_unix_user(learners):
     users = [hub_users.unix_name(name) for name in learners]
     assert len(set(users)) == len(users), dict(zip(learners, users, strict=True))
     for user in users:
         assert len(user) <= 32 and user.isascii() and not user[len(hub_users.PREFIX):].startswith("-")
-
-
-@pytest.mark.parametrize("one, other", [("c5.bea", "c5bea-f4932269"), ("ada_", "ada"), ("Ada", "ada"),
-                                        ("ada", "ada\u200b"), ("zoë", "zo"), ("a" * 25, "a" * 26)])
-def test_names_the_old_mapping_let_share_a_user_now_differ(one, other):
-    assert hub_users.unix_name(one) != hub_users.unix_name(other)
 
 
 @pytest.fixture
@@ -359,39 +352,13 @@ def test_a_hub_that_fails_to_start_leaves_the_class_running_when_asked(tmp_path,
     assert stops == [keep_class]
 
 
-def test_the_teachers_name_needs_no_login_terminal():
-    from classroom.hub import teacher
-    done = subprocess.run([sys.executable, "-c", "from classroom.hub import teacher; print(teacher())"],
-                          cwd=ROOT, capture_output=True, text=True, stdin=subprocess.DEVNULL, start_new_session=True,
-                          timeout=60)
-    assert done.returncode == 0 and done.stdout.strip() == pwd.getpwuid(os.geteuid()).pw_name == teacher()
-
-
 # ----- a kernel stopped at the memory limit is named as such -----
 
 @pytest.mark.parametrize("events, limit", [("memory.events", "memory.max"),
                                            ("memory.oom_control", "memory.limit_in_bytes")], ids=["v2", "v1"])
-def test_the_next_kernel_after_a_memory_kill_says_which_limit(tmp_path, events, limit):
-    from classroom import hub_kernel
-    group, seen = tmp_path / "group", tmp_path / "home" / "seen"
-    group.mkdir()
-    (group / limit).write_text("1500000000\n")
-    (group / events).write_text("oom_kill_disable 0\nunder_oom 0\noom_kill 0\n")
-    assert hub_kernel.pending(group, seen) == (None, 0)               # the first kernel: nothing happened
-    (group / events).write_text("oom_kill_disable 0\nunder_oom 0\noom_kill 1\n")
-    said, kills = hub_kernel.pending(group, seen)
-    assert said and "reached your memory limit of 1.5 GB" in said and "Shut Down Kernel" in said
-    assert hub_kernel.pending(group, seen) == (said, 1)               # not printed yet: the next kernel says it
-    hub_kernel.record(seen, kills)
-    assert hub_kernel.pending(group, seen) == (None, 1)               # printed: said once
-    (group / limit).write_text("max\n")
-    (group / events).write_text("oom_kill 2\n")
-    assert hub_kernel.pending(group, seen)[0] is None                 # no limit, nothing to tell
-
-
-def test_a_kernel_restarted_before_its_first_cell_leaves_the_notice_to_the_next(tmp_path, capsys):
-    """A restart that timed out, or the learner's own restart, comes before
-    any cell: the notice waits for the kernel that runs one."""
+def test_the_next_kernel_to_run_a_cell_after_a_memory_kill_says_which_limit_once(tmp_path, capsys, events, limit):
+    """A kernel restarted again before its first cell (a restart that timed out)
+    leaves the notice to the next; no limit, nothing to tell."""
     from IPython.core.events import EventManager, available_events
 
     from classroom import hub_kernel
@@ -401,17 +368,27 @@ def test_a_kernel_restarted_before_its_first_cell_leaves_the_notice_to_the_next(
         hub_kernel.install(shell, group, seen)
         return shell.events
 
+    def said():
+        return capsys.readouterr().err.count("reached your memory limit of 1.5 GB")
+
     group, seen = tmp_path / "group", tmp_path / "home" / "seen"
     group.mkdir()
-    (group / "memory.max").write_text("1000000000\n")
-    (group / "memory.events").write_text("oom_kill 1\n")
-    kernel()                                                          # restarted again before a cell ran
-    events = kernel()
-    events.trigger("pre_run_cell", None)
-    events.trigger("pre_run_cell", None)
-    assert capsys.readouterr().err.count("reached your memory limit of 1.0 GB") == 1
+    (group / limit).write_text("1500000000\n")
+    (group / events).write_text("oom_kill_disable 0\nunder_oom 0\noom_kill 0\n")
     kernel().trigger("pre_run_cell", None)
-    assert "memory limit" not in capsys.readouterr().err              # the next kernel after it: said
+    assert said() == 0                                                # the first kernel: nothing happened
+    (group / events).write_text("oom_kill_disable 0\nunder_oom 0\noom_kill 1\n")
+    kernel()                                                          # restarted again before a cell ran
+    running = kernel()
+    running.trigger("pre_run_cell", None)
+    running.trigger("pre_run_cell", None)
+    assert said() == 1
+    kernel().trigger("pre_run_cell", None)
+    assert said() == 0                                                # the next kernel after it: said
+    (group / limit).write_text("max\n")
+    (group / events).write_text("oom_kill 2\n")
+    kernel().trigger("pre_run_cell", None)
+    assert "memory limit" not in capsys.readouterr().err
 
 
 def test_the_memory_cgroup_is_found_in_either_layout(tmp_path):
