@@ -137,28 +137,16 @@ def test_a_user_of_that_name_that_is_not_this_learners_is_refused(learners):
 
 
 @needs_root
-def test_a_removed_learners_uid_is_not_handed_on_while_their_home_is_there(learners):
+def test_a_removed_learners_uid_is_not_handed_on_while_their_home_is_there(learners, tmp_path, monkeypatch):
+    """Neither in the same class nor in another one (root's record of every uid given)."""
+    monkeypatch.setattr(hub_users, "UIDS_GIVEN", tmp_path / "uids-given")
     old = hub_users.ensure_user("hubi-old", learners / "ada")
     os.chown(learners / "ada", old.pw_uid, old.pw_gid)
     subprocess.run(["userdel", "hubi-old"], check=True, capture_output=True)
-    new = hub_users.ensure_user("hubi-new", learners / "new")
-    assert new.pw_uid != old.pw_uid, "the new learner was given the uid that owns the old learner's home"
-
-
-@needs_root
-def test_a_uid_whose_home_another_class_keeps_is_not_handed_on(learners, tmp_path, monkeypatch):
-    """Two classes on one machine: class A's learner is removed but their
-    home kept; class B's first learner does not get that uid (root's record
-    of every uid given, classroom/hub_users.py's given_uids)."""
-    monkeypatch.setattr(hub_users, "UIDS_GIVEN", tmp_path / "uids-given")
-    old = hub_users.ensure_user("hubi-class-a", learners / "ada")
-    os.chown(learners / "ada", old.pw_uid, old.pw_gid)
-    subprocess.run(["userdel", "hubi-class-a"], check=True, capture_output=True)
-    other_class = tmp_path / "other-class"
-    other_class.mkdir()
-    new = hub_users.ensure_user("hubi-class-b", other_class / "bea")
-    assert new.pw_uid != old.pw_uid, "class B's learner got the uid that owns class A's kept home"
-    assert hub_users.given_uids(tmp_path / "uids-given") == {old.pw_uid: str(learners / "ada")}   # bea has no home
+    (tmp_path / "other-class").mkdir()
+    for unix, home in (("hubi-new", learners / "new"), ("hubi-class-b", tmp_path / "other-class" / "bea")):
+        assert hub_users.ensure_user(unix, home).pw_uid != old.pw_uid, f"{unix} got the uid of a kept home"
+    assert hub_users.given_uids(tmp_path / "uids-given") == {old.pw_uid: str(learners / "ada")}   # no other home
     assert (tmp_path / "uids-given").stat().st_mode & 0o777 == 0o600
 
 
@@ -289,21 +277,18 @@ def login(auth, name, password, where="203.0.113.7", extra=(), uid=PROXY_UID):
         return error.status_code, error.log_message
 
 
-def test_a_classmates_typos_never_lock_out_a_learner_with_the_right_password():
+def test_no_ones_typos_or_guesses_lock_out_a_learner_with_the_right_password():
+    """A whole class behind one address mistyping 5 times each; someone guessing as ada, told per name."""
     auth = authenticator(per_address=hub_spawner.FAILED_LOGINS * 21)
-    for classmate in range(20):                    # a whole class behind one address mistyping 5 times each
+    for classmate in range(20):
         for _ in range(hub_spawner.FAILED_LOGINS):
             login(auth, f"learner{classmate}", "typo")
     assert login(auth, "ada", "the-class-password") == "ada"
     assert login(auth, "learner0", "the-class-password") == "learner0"     # the one who mistyped, too
-
-
-def test_no_one_locks_a_classmate_out_by_guessing_as_them():
-    auth = authenticator(per_address=1000)
-    answers = [login(auth, "ada", "guess", where="198.51.100.66") for _ in range(hub_spawner.FAILED_LOGINS + 3)]
+    answers = [login(auth, "bea", "guess", where="198.51.100.66") for _ in range(hub_spawner.FAILED_LOGINS + 3)]
     assert answers[:hub_spawner.FAILED_LOGINS - 1] == [None] * (hub_spawner.FAILED_LOGINS - 1)
-    assert all(a[0] == 429 and "for the name 'ada'" in a[1] for a in answers[hub_spawner.FAILED_LOGINS - 1:])
-    assert login(auth, "ada", "the-class-password") == "ada"
+    assert all(a[0] == 429 and "for the name 'bea'" in a[1] for a in answers[hub_spawner.FAILED_LOGINS - 1:])
+    assert login(auth, "bea", "the-class-password") == "bea"
 
 
 def test_an_address_is_limited_across_names_and_no_header_resets_it():
