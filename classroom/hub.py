@@ -425,14 +425,6 @@ def limits_line(hub):
             "(resource limits), and their CPU not at all.")
 
 
-class Stopped(Exception):
-    """SIGTERM to make hub: handled as Ctrl-C is."""
-
-
-def _stopped(*_):
-    raise Stopped
-
-
 UNISOLATED_HELP = ("make hub refuses to start a class whose learners could read each other's work. Fix the cause "
                    "above, or, for a class of one or of learners you trust, start it without isolation by name: "
                    "make hub UNISOLATED=1")
@@ -483,7 +475,7 @@ def main(argv=None):
         print(f"make hub: no isolation between learners here: {isolation}\n{UNISOLATED_HELP}", file=sys.stderr)
         return 2
     os.environ["HUB_ISOLATE"] = "0" if isolation else "1"     # an inherited HUB_ISOLATE=0 never runs under the banner
-    signal.signal(signal.SIGTERM, _stopped)
+    signal.signal(signal.SIGTERM, signal.default_int_handler)     # SIGTERM as Ctrl-C
     change = hub.proxy_change()
     if change:
         print(change, flush=True)
@@ -498,7 +490,7 @@ def main(argv=None):
         print(f"make hub: the hub stopped: {why(hub.process.returncode, hub.state / 'hub.log')}. The learners' "
               "servers and the proxy keep running; make hub starts it again and takes them back.", file=sys.stderr)
         return 0 if hub.process.returncode == 0 else 1
-    except (KeyboardInterrupt, Stopped):
+    except KeyboardInterrupt:
         print("stopping the hub; the learners' servers keep running (make hub STOP=1 stops them) ...", flush=True)
         hub.stop(keep_class=True)
         return 0

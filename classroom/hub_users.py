@@ -29,6 +29,7 @@ _LIBC = ctypes.CDLL(None, use_errno=True) if sys.platform.startswith("linux") el
 
 
 LEARNER = "class hub learner"                 # the comment (GECOS) of every learner's Unix user
+SYSTEM_UIDS = (100, 999)                      # useradd --system's range (login.defs' defaults)
 _MAKING = threading.Lock()
 
 
@@ -44,17 +45,6 @@ def unix_name(learner, prefix=PREFIX):
         return f"{prefix}{learner}"
     letters = re.sub(r"[^a-z0-9]", "", learner.lower())[:10]
     return f"{prefix}{letters}_{hashlib.sha256(learner.encode()).hexdigest()[:12]}"
-
-
-def _system_uids():
-    """The range useradd --system takes uids from (/etc/login.defs)."""
-    found = {"SYS_UID_MIN": 100, "SYS_UID_MAX": 999}
-    with contextlib.suppress(OSError):
-        for line in Path("/etc/login.defs").read_text().splitlines():
-            key, _, value = line.partition(" ")
-            if key in found and value.strip().isdigit():
-                found[key] = int(value.strip())
-    return found["SYS_UID_MIN"], found["SYS_UID_MAX"]
 
 
 UIDS_GIVEN = Path(os.environ.get("HUB_UIDS_FILE") or "/var/lib/computational-graphs-hub/uids")
@@ -89,11 +79,10 @@ def free_uid(homes):
     taken |= set(given_uids())
     with contextlib.suppress(OSError):
         taken |= {child.stat().st_uid for child in Path(homes).iterdir()}
-    low, high = _system_uids()
-    for uid in range(high, low - 1, -1):
+    for uid in range(SYSTEM_UIDS[1], SYSTEM_UIDS[0] - 1, -1):
         if uid not in taken:
             return uid
-    raise RuntimeError(f"no system uid is free between {low} and {high} (/etc/login.defs)")
+    raise RuntimeError(f"no system uid is free between {SYSTEM_UIDS[0]} and {SYSTEM_UIDS[1]}")
 
 
 def ensure_user(unix, home):

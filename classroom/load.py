@@ -181,14 +181,6 @@ def learners_on(hub, n, ramp, changes, results, opened):
         pool.shutdown(wait=False, cancel_futures=True)
 
 
-class Interrupted(Exception):
-    """SIGTERM to make load: handled as Ctrl-C is."""
-
-
-def _interrupted(*_):
-    raise Interrupted
-
-
 def remove_learners(names, learners):
     """The Unix users of a running class's learners `names` (found by their homes)
     and their folders in `learners`, as root; returns (users, folders) removed."""
@@ -340,10 +332,10 @@ def main(argv=None):
         parser.error("-n must be 1 to 100 and --changes 0 to 20")
     print(f"{psutil.cpu_count()} cores, {psutil.virtual_memory().total / GB:.0f} GB, "
           f"load average {os.getloadavg()[0]:.1f}")
-    signal.signal(signal.SIGTERM, _interrupted)
+    signal.signal(signal.SIGTERM, signal.default_int_handler)     # SIGTERM as Ctrl-C
     try:
         return run(args)
-    except (KeyboardInterrupt, Interrupted):    # the learners were removed on the way out
+    except KeyboardInterrupt:    # the learners were removed on the way out
         print("make load: interrupted; its learners and their servers are removed", file=sys.stderr, flush=True)
         os._exit(130)           # learners' threads still waiting on the hub are not waited for
 
