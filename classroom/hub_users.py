@@ -15,7 +15,6 @@ import resource
 import signal
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -30,7 +29,6 @@ _LIBC = ctypes.CDLL(None, use_errno=True) if sys.platform.startswith("linux") el
 
 LEARNER = "class hub learner"                 # the comment (GECOS) of every learner's Unix user
 SYSTEM_UIDS = (100, 999)                      # useradd --system's range (login.defs' defaults)
-_MAKING = threading.Lock()
 
 
 class Collision(RuntimeError):
@@ -89,7 +87,7 @@ def ensure_user(unix, home):
     """The pwd entry of the learner's system user `unix` with home `home`, made
     unless it exists (no shell, no password); another's user of that name raises
     `Collision`. A lock of the whole machine is held while a uid is picked and taken."""
-    with _MAKING, _machine_lock():
+    with _machine_lock():     # flock: per open file, so threads wait for each other too
         try:
             entry = pwd.getpwnam(unix)
         except KeyError:

@@ -3,7 +3,7 @@
 its advice; one Unix user per name (generated names); uids not handed on; a
 private /tmp wherever the checkout lies; stopping a class that resists; the
 login limit, whose address no header a client sends can choose (generated
-headers); the memory limit's notice. test_hub_command.py drives `make hub` itself."""
+headers); the memory limit's notice. test_hub.py drives `make hub` itself."""
 
 import asyncio
 import os
