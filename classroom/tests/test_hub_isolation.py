@@ -56,7 +56,7 @@ def test_the_check_names_the_cause_when_a_mount_fails(monkeypatch):
 
 
 @needs_root
-def test_the_check_names_a_folder_learners_cannot_reach():
+def test_the_check_names_a_folder_or_an_installation_learners_cannot_reach(monkeypatch):
     base = Path(tempfile.mkdtemp(prefix="private-home-"))
     base.chmod(0o755)
     closed = base / "home" / "teacher"
@@ -74,29 +74,13 @@ def test_the_check_names_a_folder_learners_cannot_reach():
     command = "chmod " + said.split(": chmod ", 1)[1].split(";")[0]
     subprocess.run(command, shell=True, check=True)
     assert hub_users.why_not_isolated([learners / "class"]) is None       # the advice, run as printed, was enough
+    installation = closed / ".pyenv"           # a venv made with --copies: its standard library lies there
+    installation.mkdir()
+    monkeypatch.setattr(sys, "base_prefix", str(installation))
+    assert f"cannot reach {installation}" in hub_users.why_not_isolated(hub_users.class_paths(learners))
     closed.chmod(0o755)
     assert hub_users.why_not_isolated([closed / "env" / "bin" / "python"]) is None     # the file itself is bound back
     shutil.rmtree(base)
-
-
-@needs_root
-def test_the_check_names_an_installation_learners_cannot_reach(monkeypatch):
-    """A venv made with --copies from a Python under a private home: its
-    own folder and interpreter are open, the standard library it runs on is
-    not; the check names the installation, not only the venv."""
-    base = Path(tempfile.mkdtemp(prefix="private-home-"))
-    learners = base / "learners"
-    learners.mkdir()
-    base.chmod(0o755)
-    installation = base / "home" / "teacher" / ".pyenv"
-    installation.mkdir(parents=True)
-    installation.parent.chmod(0o700)
-    monkeypatch.setattr(sys, "base_prefix", str(installation))
-    try:
-        said = hub_users.why_not_isolated(hub_users.class_paths(learners))
-        assert said is not None and f"cannot reach {installation}" in said, said
-    finally:
-        shutil.rmtree(base)
 
 
 # ----- one Unix user per learner name -----
