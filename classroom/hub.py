@@ -138,11 +138,11 @@ class Hub:
     rights over users and servers (None with tools_token=False). `keep_class`: a hub
     that fails to start leaves the class running (make hub's restart)."""
 
-    def __init__(self, state, port=None, ip="127.0.0.1", learners=None, tools_token=True, ports=None,
-                 keep_class=False, admin=None):
+    def __init__(self, state, ip="127.0.0.1", learners=None, tools_token=True, ports=None, keep_class=False,
+                 admin=None):
         self.state, self.ip, self.keep_class, self.admin = Path(state), ip, keep_class, admin
         self.learners = Path(learners) if learners else self.state / "learners"
-        self.ports = ports or {"HUB_PORT": port or free_port(), "HUB_API_PORT": free_port(),
+        self.ports = ports or {"HUB_PORT": free_port(), "HUB_API_PORT": free_port(),
                                "HUB_PROXY_API_PORT": free_port()}
         self.url = f"http://127.0.0.1:{self.ports['HUB_PORT']}"
         self.token = secrets.token_hex(32) if tools_token else None
