@@ -92,10 +92,10 @@ c.JupyterHub.active_server_limit = deploy.server_cap(psutil.virtual_memory().tot
 c.ClassPassword.failed_logins_per_address = int(os.environ.get("HUB_FAILED_LOGINS_PER_ADDRESS") or (
     hub_spawner.FAILED_LOGINS * (max(c.JupyterHub.active_server_limit, 20) + 1)))
 
-# ----- a server idle for an hour stopped; the culler ends with the hub (classroom/hub_service.py) -----
+# ----- a server idle for an hour stopped; the culler gets SIGTERM when the hub dies, however it dies -----
 c.JupyterHub.services = [{
     "name": "idle-culler",
-    "command": [sys.executable, "-m", "classroom.hub_service",
+    "command": ["setpriv", "--pdeathsig", "TERM", "--",
                 sys.executable, "-m", "jupyterhub_idle_culler", "--timeout=3600", "--cull-every=300"],
 }]
 c.JupyterHub.load_roles = [{
