@@ -289,24 +289,6 @@ def test_a_verdict_counts_only_from_a_check_cell_that_ran_through():
     assert grade.judged(job, ["____"], ["answer_1 = 3"], result)[0].status == "right"
 
 
-def test_a_classmate_s_hard_link_leaves_the_notebook_theirs(tmp_path):
-    """A learner who hard-links a classmate's notebook into their own folder
-    takes nothing from the classmate: the classmate's name for it still reads
-    (and, where the classmate owns it, the copy is refused for the linker)."""
-    honest, copycat = tmp_path / "honest", tmp_path / "copycat"
-    honest.mkdir()
-    copycat.mkdir()
-    (honest / STORED.name).write_text(json.dumps(VALID))
-    os.link(honest / STORED.name, copycat / STORED.name)
-    assert grade_files.read_notebook(honest / STORED.name, honest).cells
-    if PRIVILEGED:
-        os.chown(honest, STRANGER, -1)
-        os.chown(honest / STORED.name, STRANGER, -1)
-        assert grade_files.read_notebook(honest / STORED.name, honest).cells
-        with pytest.raises(grade_files.Unreadable, match=f"belongs to uid {STRANGER}"):
-            grade_files.read_notebook(copycat / STORED.name, copycat)
-
-
 def test_a_name_that_looks_like_a_classmate_s_shows_its_invisible_characters():
     assert grade_files.one_line("honest\u200b") == "honest<U+200B>"
     assert grade_files.md("\u202etsenoh") == "`<U+202E>tsenoh`"
