@@ -1,10 +1,10 @@
 """`make load N=20`: N simulated learners on the class hub (classroom/hub.py,
 on free loopback ports, a fresh state under build/hub/load/). Each logs in
 (the logins spread over RAMP seconds), starts a server, runs all of notebook
-01 and changes each widget CHANGES times (classroom/hub_learner.py). Printed:
-per learner and for the class, start and Run All times, redraw p50 / p95 (the
-kernel's part and the transport's), memory (RSS, and PSS, which counts shared
-pages once), failures, and the idle class's CPU.
+01 and changes each widget CHANGES times (classroom/hub_learner.py). Printed for
+the class: start and Run All times, redraw p50 / p95 (the kernel's part and the
+transport's), memory (RSS, and PSS, which counts shared pages once), the idle
+class's CPU, and each learner's failure.
 
     python -m classroom.load [-n 20] [--ramp 4] [--changes 3] [--url http://127.0.0.1:8000]
 
@@ -278,18 +278,6 @@ def redraw_cells(redraws):
     return [f"{1000 * percentile(p, 50):.0f} / {1000 * percentile(p, 95):.0f}" for p in parts]
 
 
-def learner_table(results):
-    lines = ["| learner | start (s) | its CPU (s) | Run All (s) | its CPU (s) | redraws | redraw p50 / p95 (ms) "
-             "| kernel | transport | RSS (GB) | PSS (GB) | failure |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
-    for r in results:
-        lines.append(f"| {r.name} | {r.start:.1f} | {r.start_cpu:.1f} | {r.run_all:.1f} | {r.run_cpu:.1f} | "
-                     f"{len(r.redraws)} | "
-                     + " | ".join(redraw_cells(r.redraws))
-                     + f" | {r.rss / GB:.2f} | {r.pss / GB:.2f} | {r.failure or '-'} |")
-    return "\n".join(lines)
-
-
 SUMMARY_HEAD = ("| learners | start median / max (s) | start CPU (s) | Run All median / max (s) | Run All CPU (s) "
                 "| redraw p50 / p95 (ms) | kernel | transport | CPU per redraw (ms) | RSS per learner (GB) "
                 "| PSS per learner (GB) | idle class CPU | failed | load average before / during / max |\n"
@@ -342,7 +330,8 @@ def main(argv=None):
 
 def run(args):
     results, idle, load, left = run_class(args.n, args.ramp, args.changes, url=args.url)
-    print(learner_table(results), "", SUMMARY_HEAD, summary_row(results, idle, load), sep="\n")
+    failures = [f"{r.name} failed: {r.failure}" for r in results if r.failure]
+    print(SUMMARY_HEAD, summary_row(results, idle, load), *failures, sep="\n")
     print("left running or listening after the hub stopped:", left or "nothing")
     return 1 if left or any(r.failure for r in results) else 0
 
