@@ -170,12 +170,11 @@ hub: system-browser $(DEV_STAMP)
 	$(if $(MEM_LIMIT),HUB_MEM_LIMIT=$(MEM_LIMIT)) $(BIN)/python -m classroom.hub $(if $(IP),--ip $(IP)) $(if $(PORT),--port $(PORT)) $(if $(STOP),--stop-class) $(if $(FORGET),--remove-users) $(if $(UNISOLATED),--unisolated) $(if $(ADMIN),--admin $(ADMIN))
 
 # The load test on loopback: N simulated learners (default 20) log in, start, Run All of 01
-# and change its widgets; SEQUENCE=1: one learner through every notebook (KEEP=1 keeps
-# every kernel, as without kernelShutdown). URL=http://host:8000 sends them to a running class
+# and change its widgets. URL=http://host:8000 sends them to a running class
 # hub instead (its class password from HUB_PASSWORD, or read from the hub's state as root), named
 # loadtest-00 ..., whose Unix users and folders are removed at the end, also on Ctrl-C or SIGTERM.
 load: system-browser $(DEV_STAMP)
-	$(BIN)/python -m classroom.load $(if $(SEQUENCE),--sequence $(if $(KEEP),--keep-kernels),-n $(or $(N),20)) $(if $(URL),--url $(URL))
+	$(BIN)/python -m classroom.load -n $(or $(N),20) $(if $(URL),--url $(URL))
 
 # The classroom's own tests (classroom/tests/): the hub with Unix users, grading in its sandbox,
 # the load test's learner. make test runs none of them; CI runs them in a step of their own.

@@ -1,22 +1,9 @@
 """One cgroup for a tree of processes, as `make hub` makes one per learner and
-`make grade` one per sandbox: memory, CPU and task limits the kernel enforces,
-on cgroup v1 (a folder per controller: /sys/fs/cgroup/memory/<path>, ...) or
-v2 (one folder, /sys/fs/cgroup/<path>, the controllers handed down to it).
-
-    Group(("class-hub-1a2b", "hub-ada"), Limits(2 ** 30))   made, its limits written
-    Group(("class-hub-1a2b", "hub-ada"))                     one that exists, found again
-    group.enforced                                           the controllers whose limits hold
-    group.join(pid), group.procs(), group.remove()
-    remove_tree("class-hub-1a2b")                            a class's groups, their processes killed
-
-Where a controller cannot be made or written (no root, no cgroup file system,
-a container) it is left out of `enforced` and the caller says so and falls
-back to resource limits (prlimit, setrlimit). Why not systemd's scopes
-(`systemd-run --scope -p MemoryMax=`, as JupyterHub's systemdspawner does):
-the machines this runs on include containers and CI runners without systemd
-as PID 1, and a Debian 12 host on cgroup v1, which systemd's per-unit limits
-cover only in part; writing the files works on all of them, and the tests
-read the same files back."""
+`make grade` one per sandbox: memory, CPU and task limits, on cgroup v1 or v2.
+Where a controller cannot be made or written (no root, a container) it is left
+out of `enforced`, and the caller falls back to resource limits. The files are
+written directly, not through systemd's scopes: CI runners and containers run
+without systemd, and a Debian 12 host on v1 gets only part of its limits."""
 
 import contextlib
 import os
@@ -32,8 +19,7 @@ PERIOD = 100_000                       # microseconds of the CPU quota's period
 
 @dataclass(frozen=True)
 class Limits:
-    """What a group may use: `memory` bytes (every process together), `cpus`
-    cores' worth of CPU time, `tasks` processes and threads."""
+    """`memory` bytes (every process together), `cpus` cores, `tasks` processes and threads."""
 
     memory: int
     cpus: float = 1.0
@@ -50,9 +36,7 @@ def is_v2(root: Path = CGROUPS) -> bool:
 
 
 def settings(limits: Limits, v2: bool) -> dict[str, dict[str, str]]:
-    """The files each controller's limits are written to, and their values.
-    On v1 the memory limit covers swap too where the kernel counts it
-    (memory.memsw, absent without swap accounting)."""
+    """{controller: {file: value}} of the limits; swap included where the kernel counts it."""
     if v2:
         return {"memory": {"memory.max": str(limits.memory), "memory.swap.max": "0"},
                 "cpu": {"cpu.max": f"{int(limits.cpus * PERIOD)} {PERIOD}"},
@@ -67,11 +51,9 @@ OPTIONAL = {"memory.memsw.limit_in_bytes", "memory.swap.max"}     # absent where
 
 
 class Group:
-    """The cgroup at `path` (names under the hierarchy's root, outermost
-    first) in each controller of CONTROLLERS: made with `limits`, or, with
-    none, the one that exists. Folders above the last are opened to others
-    for traversal only (0711: a learner reaches their own group, lists no
-    one else's)."""
+    """The cgroup at `path` (names, outermost first) in each controller: made with
+    `limits`, else the one that exists. Folders above it are 0711: a learner
+    reaches their own group and lists no one else's."""
 
     def __init__(self, path: tuple[str, ...], limits: Limits | None = None, root: Path = CGROUPS) -> None:
         self.path, self.root, self.v2 = tuple(path), root, is_v2(root)
@@ -94,9 +76,8 @@ class Group:
                 self.enforced.append(controller)
 
     def _hand_down(self) -> None:
-        """v2: the controllers enabled in each folder above the group, from the
-        root down, one at a time (the kernel refuses a whole write for one
-        controller it cannot enable)."""
+        """v2: the controllers enabled in each folder above the group, one at a time
+        (the kernel refuses a whole write for one it cannot enable)."""
         folder = self.root
         for name in ("", *self.path[:-1]):
             folder = folder / name if name else folder
@@ -107,7 +88,7 @@ class Group:
                     control.write(f"+{controller}")
 
     def _made(self, controller: str) -> bool:
-        """The group's folder under the controller's mount, made level by level (never the mount itself)."""
+        """The group's folder under the controller's mount, made level by level."""
         mount = self._mount(controller)
         if not mount.is_dir():
             return False
@@ -123,10 +104,8 @@ class Group:
         return True
 
     def _written(self, controller: str, values: dict[str, str]) -> bool:
-        """The values written; in the other order if the first order fails (v1
-        refuses a memory limit above the memory-and-swap one, and a
-        memory-and-swap one below the memory limit: raising both goes swap
-        first, lowering them memory first)."""
+        """The values written, else written in the other order (v1 refuses a memory
+        limit above the memory-and-swap one, and the reverse)."""
         return self._write(controller, list(values.items())) or self._write(controller, list(values.items())[::-1])
 
     def _write(self, controller: str, values: list[tuple[str, str]]) -> bool:
@@ -141,7 +120,7 @@ class Group:
         return True
 
     def join(self, pid: int) -> None:
-        """Put process `pid` (and so everything it starts) in the group."""
+        """Put process `pid` (and what it starts) in the group."""
         for controller in self.enforced:
             (self.folders[controller] / "cgroup.procs").write_text(str(pid))
 
@@ -165,9 +144,8 @@ class Group:
         return None
 
     def remove(self, settle: float = 2.0, grace: float = 5.0) -> list[int]:
-        """Kill what is left in the group (SIGKILL; after up to `settle`
-        seconds for what is ending by itself, a pid namespace for one) and
-        remove its folders; returns the ids killed."""
+        """After up to `settle` seconds for what is ending by itself, SIGKILL what is
+        left and remove the folders; returns the ids killed."""
         deadline = time.monotonic() + settle
         while self.procs() and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -187,10 +165,8 @@ class Group:
                     time.sleep(0.05)
         return killed
 
-
     def _kill_all(self) -> None:
-        """SIGKILL the group: at once where the kernel offers it (v2's
-        cgroup.kill), else each process it lists."""
+        """SIGKILL the group: at once with v2's cgroup.kill, else each process."""
         if self.v2:
             with contextlib.suppress(OSError):
                 (self.folders["memory"] / "cgroup.kill").write_text("1")
@@ -201,8 +177,7 @@ class Group:
 
 
 def remove_tree(parent: str, root: Path = CGROUPS) -> list[int]:
-    """Remove the groups under `parent` (each killed first), then `parent`
-    itself; returns the ids killed."""
+    """Remove the groups under `parent`, killed first, then `parent`; returns the ids killed."""
     killed: list[int] = []
     tops = [root / parent] if is_v2(root) else [root / c / parent for c in CONTROLLERS]
     for top in tops:

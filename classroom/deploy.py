@@ -1,16 +1,8 @@
-"""The course deployment, checked without docker or a cluster
-(tests/test_deploy.py):
-
-- the image is the repository built by repo2docker (environment.yml and
-  postBuild, as Binder builds it); `image_command` is the command line, and
-  `repo2docker --no-build` prints the Dockerfile it would build;
-- `base_pins` reads the packages repo2docker's own base environment installs
-  (from the installed jupyter-repo2docker package's conda environment files)
-  and `resolve` asks pip's resolver whether they go with requirements.txt:
-  what `pip install -r requirements.txt` will meet inside that image;
-- hub/values.yaml (zero-to-jupyterhub) is validated against `VALUES_SCHEMA`,
-  the chart keys it sets and their types.
-"""
+"""The course deployment, checked without docker or a cluster (tests/test_deploy.py):
+`image_command` (repo2docker, as Binder builds the image), `base_pins` and
+`resolve` (repo2docker's base environment with requirements.txt, through pip's
+resolver), `VALUES_SCHEMA` (hub/values.yaml's chart keys), and the measured
+figures the hub and the chart's values share."""
 
 import importlib.util
 import json
@@ -42,8 +34,7 @@ RESERVED_GB = 2.0           # what a machine of `make hub` keeps for the hub, th
 
 
 def concurrent_starts(cores):
-    """Starts at a time such that each ends within half of START_TIMEOUT on
-    `cores` cores: N x START_CPU_SECONDS / cores <= START_TIMEOUT / 2."""
+    """Starts at a time that each end within half of START_TIMEOUT on `cores` cores."""
     return int(cores * (START_TIMEOUT / 2) / START_CPU_SECONDS)
 
 
@@ -68,8 +59,7 @@ def gigabytes(quantity):
 
 
 def server_cap(machine_gb, limit_gb):
-    """Servers a machine of `machine_gb` runs at once when each may reach its
-    enforced limit of `limit_gb` and RESERVED_GB stay free: (24 - 2) / 1.5 = 14."""
+    """Servers that may each reach `limit_gb` at once with RESERVED_GB left: (24 - 2) / 1.5 = 14."""
     return max(1, int((machine_gb - RESERVED_GB) / limit_gb))
 
 
@@ -80,9 +70,7 @@ def project_python(environment=ROOT / "environment.yml"):
 
 
 def base_pins(python=None):
-    """{PyPI name: version} of what repo2docker's base environment installs
-    for `python` (the packages its environment.yml names, at the versions
-    of its linux-64 lock file)."""
+    """{PyPI name: version} of what repo2docker's base environment installs for `python`."""
     spec = importlib.util.find_spec("repo2docker")     # found, not imported
     if spec is None:
         raise ModuleNotFoundError("base_pins reads jupyter-repo2docker's files: install requirements-dev.txt")
@@ -110,16 +98,13 @@ def named(requirements):
 
 
 def binder_requirements(requirements=ROOT / "requirements.txt", python=None):
-    """The base environment's pins that requirements.txt does not override:
-    pip keeps those installed while it installs requirements.txt."""
+    """The base environment's pins that requirements.txt does not override (pip keeps them)."""
     own = named(requirements)
     return [f"{n}=={v}" for n, v in sorted(base_pins(python).items()) if re.sub(r"[-_.]+", "-", n).lower() not in own]
 
 
 def resolve(lines, requirements=ROOT / "requirements.txt"):
-    """Ask pip's resolver, for this Python, for `lines` together with
-    `requirements` (nothing is installed); returns (resolved, pip's report
-    or its last error lines)."""
+    """pip's resolver on `lines` with `requirements`, nothing installed: (resolved, report or error)."""
     with tempfile.TemporaryDirectory() as folder:
         report = Path(folder) / "report.json"
         command = [sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--quiet",
@@ -131,9 +116,7 @@ def resolve(lines, requirements=ROOT / "requirements.txt"):
 
 
 def image_command(tag, build=True):
-    """repo2docker's command line for the course image: the repository's
-    environment.yml and postBuild, with the repository kept out of the home
-    folder (a volume on Kubernetes), for the chart's user jovyan (uid 1000)."""
+    """repo2docker's command line for the course image, the repository kept out of the home (a volume)."""
     return ["repo2docker", "--user-id", "1000", "--user-name", "jovyan", "--target-repo-dir", REPO_DIR,
             "--image-name", tag, "--no-run", *([] if build else ["--no-build"]), str(ROOT)]
 
@@ -145,10 +128,8 @@ def _section(**properties):
 
 _NUMBER = {"type": ["number", "null"]}
 _QUANTITY = {"type": ["string", "null"], "pattern": r"^[0-9.]+([KMGT]i?)?$"}
-# The chart keys hub/values.yaml sets, with the types zero-to-jupyterhub documents for
-# chart 4.x (written for this project from the chart's configuration reference): a
-# misspelt or moved key, or a value of the wrong type, fails. What it cannot tell: keys
-# renamed in a later chart, or templates that do not render; `helm template` tells those.
+# The chart keys hub/values.yaml sets, with the types zero-to-jupyterhub 4.x documents: a
+# misspelt or moved key, or a wrong type, fails (`helm template` tells the rest).
 VALUES_SCHEMA = _section(
     hub=_section(config={"type": "object"}, concurrentSpawnLimit={"type": "integer"},
                  consecutiveFailureLimit={"type": "integer"}),

@@ -1,18 +1,14 @@
-"""`make grade SUBMISSIONS=dir`: grade learners' notebooks with the
-collection's own checks, each submission in a sandbox of its own
-(docs/teaching.md, "Grading").
+"""`make grade SUBMISSIONS=dir`: grade learners' notebooks with the collection's
+own checks, each submission in a sandbox of its own (docs/teaching.md).
 
     python -m classroom.grade SUBMISSIONS [--out build/grades] [--cell-limit 60]
         [--time-limit 900] [--memory 3] [--cpus 1] [--kernels 2] [--unisolated]
 
-One folder per learner in SUBMISSIONS, their notebooks anywhere in it under
-the collection's names; of copies, the one in my-notebooks/ is graded, else
-the newest. What runs is the collection's lesson notebook with the learner's
-answer cells in its slots (classroom/grade_run.py, in
-classroom/grade_sandbox.py); the checks judge there. Answers are flagged
-from their source (classroom/grade_source.py). Written: OUT/grades.csv,
-OUT/summary.md (also printed), OUT/notebooks/. Exits 1 when anything is
-flagged, an error or not graded; 2 when grading cannot start."""
+One folder per learner; of copies, the one in my-notebooks/ is graded, else the
+newest. The lesson notebook runs with the learner's answer cells in its slots
+(classroom/grade_run.py); answers are flagged from their source
+(classroom/grade_source.py). Exits 1 when anything needs a look, 2 when grading
+cannot start."""
 
 import argparse
 import csv

@@ -1,15 +1,8 @@
-"""What `make grade` reads and writes, treated as a learner's: a notebook and
-a sandbox's result are untrusted bytes; learner-made text in the report is data.
-
-    notebooks_in(folder)            the .ipynb files below a learner's folder: bounded, iterative, no links
-    read_notebook(path, folder)     a submission, or Unreadable(why) for that learner alone
-    decode(data, what)              JSON bounded in size, nesting and values before it is parsed
-    md(text), csv_cell(text)        a learner's text for summary.md and grades.csv
-
-A submission is read only when it is a regular file with one name, owned by
-the learner folder's owner, opened one folder at a time from that folder
-without following a link, of at most MAX_BYTES, and valid against nbformat's
-schema (nbformat 3 converted)."""
+"""What `make grade` reads and writes, treated as a learner's: a submission is read
+only when it is a regular file owned by the learner folder's owner, opened one
+folder at a time without following a link, at most MAX_BYTES, valid for
+nbformat; a sandbox's result is bounded before it is parsed; learner-made text
+in the report is data (`md`, `csv_cell`)."""
 
 import errno
 import json
@@ -34,8 +27,7 @@ class Unreadable(ValueError):
 
 
 def decode(data, what, cap=MAX_BYTES * 4, items=MAX_ITEMS):
-    """JSON an untrusted process wrote, bounded (size, values, nesting) before it is parsed; raises Unreadable.
-    Strings are taken out first (in C), then only brackets and commas are counted."""
+    """JSON an untrusted process wrote, bounded (size, values, nesting) before it is parsed; raises Unreadable."""
     if len(data) > cap:
         raise Unreadable(f"{what} is larger than {cap // 2 ** 20} MB")
     text = data.decode("utf-8", errors="replace") if isinstance(data, bytes) else data
@@ -54,9 +46,8 @@ def decode(data, what, cap=MAX_BYTES * 4, items=MAX_ITEMS):
 
 
 def notebooks_in(folder, depth=MAX_WALK_DEPTH, entries=MAX_WALK_ENTRIES):
-    """(the .ipynb files below `folder`, sorted; what was left unsearched): a
-    walk with a stack of its own, not recursion; never through a link; at most
-    `depth` folders down and `entries` names looked at."""
+    """(the .ipynb files below `folder`, what was left unsearched): iterative, never
+    through a link, at most `depth` folders down and `entries` names."""
     found, unsearched, seen, stack = [], [], 0, [(Path(folder), 0)]
     while stack:
         here, level = stack.pop()
@@ -81,8 +72,8 @@ FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
 
 
 def _open_inside(path, folder):
-    """(descriptor, path below `folder`, the folder's owner's uid): each folder
-    on the way opened from the one before it, never through a link."""
+    """(descriptor, path below `folder`, the folder's owner's uid), opened one folder
+    at a time, never through a link."""
     try:
         relative = Path(os.path.abspath(path)).relative_to(Path(os.path.abspath(folder)))
     except ValueError:
@@ -157,16 +148,14 @@ def read_notebook(path, folder):
 
 
 def one_line(text):
-    """A learner's text on one line, an invisible format character (Unicode's Cf: a
-    zero-width space, a right-to-left mark) shown as its code: no name looks like another's."""
+    """A learner's text on one line, invisible format characters (Cf) shown as their code."""
     flat = re.sub(r"[\x00-\x1f\x7f\u2028\u2029\u0085]+", " ", str(text)).strip()
     return "".join(f"<U+{ord(c):04X}>" if unicodedata.category(c) == "Cf" else c for c in flat)
 
 
 def md(text, limit=300, table=False):
-    """A learner's text for one line of summary.md: no line breaks or control
-    characters, at most `limit` long, as a code span (shown as written, never
-    Markdown or HTML, with no escapes to read); in a table, its | escaped."""
+    """A learner's text as one code span of summary.md (never Markdown or HTML), at
+    most `limit` long; in a table, its | escaped."""
     flat = one_line(text)
     flat = flat[:limit] + ("..." if len(flat) > limit else "")
     fence = "`" * (max(map(len, re.findall("`+", flat)), default=0) + 1)
@@ -176,7 +165,6 @@ def md(text, limit=300, table=False):
 
 
 def csv_cell(text):
-    """A learner's text for grades.csv: one that a spreadsheet would take for
-    a formula (= + - @, a tab or a carriage return first) starts with a quote."""
+    """A learner's text for grades.csv, a quote before what a spreadsheet takes for a formula."""
     text = str(text)
     return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text

@@ -1,11 +1,8 @@
-"""Where `make grade` runs a submission: `run(argv, stdin, limits) -> Outcome`
-in a sandbox of its own (docs/teaching.md, "The sandbox"): bubblewrap in new
-user, mount, pid, network, IPC, UTS and cgroup namespaces (a loopback only),
-the system, the Python environment (by resolved paths) and SHARED bound
-read-only, its own home, work and /tmp in bounded tmpfs, uid 65534 without
-capabilities, the command as pid 1; a cgroup of its own (classroom/cgroups.py)
-and prlimit; a watchdog here that kills it at its wall-clock limit or past
-OUTPUT_CAP. `unisolated=True`: the watchdog and a temporary home only."""
+"""Where `make grade` runs a submission: `run(argv, stdin, limits) -> Outcome`, in
+a sandbox of its own (docs/teaching.md, "The sandbox"): bubblewrap in new
+namespaces (a loopback only), the system and the collection read-only, tmpfs
+home and /tmp, uid 65534 without capabilities; a cgroup and prlimit; a watchdog
+that kills it at its wall-clock limit or past OUTPUT_CAP."""
 
 import os
 import shutil
@@ -31,8 +28,7 @@ INSTALL = "sudo apt-get install bubblewrap (tools/setup_system.sh installs it wi
 
 @dataclass(frozen=True)
 class RunLimits:
-    """`wall` seconds (then killed), `memory` bytes, `cpus` cores, `tasks`, `disk` bytes of each tmpfs (the
-    command line refuses a limit that is not positive; cgroups.Limits too)."""
+    """`wall` seconds (then killed), `memory` bytes, `cpus` cores, `tasks`, `disk` bytes of each tmpfs."""
 
     wall: float = 900.0
     memory: int = 3 * 2 ** 30
@@ -55,8 +51,8 @@ class Outcome:
 
 
 def python() -> str:
-    """This Python by its folder's resolved path, as bound (a .venv that is a link); the file itself not
-    resolved: a venv's bin/python finds its venv from that path."""
+    """This Python by its folder's resolved path, as bound; the file itself not resolved (a venv's
+    bin/python finds its venv from it)."""
     here = Path(sys.executable)
     return str(here.parent.resolve() / here.name)
 
@@ -80,7 +76,7 @@ def _namespaces() -> list[str]:
 
 def _binds(root: Path) -> list[str]:
     """Read-only: /usr and its top-level links, a few files of /etc, the Python's resolved prefixes (and a
-    venv's site-packages a .pth file adds, never a user's or a checkout's), SHARED."""
+    venv's site-packages a .pth file adds), SHARED."""
     args = ["--ro-bind", "/usr", "/usr"]
     for top in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
         path = Path("/") / top

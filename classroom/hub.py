@@ -1,36 +1,15 @@
 """`make hub`: JupyterHub for a class on one machine (hub/jupyterhub_config.py),
-on 127.0.0.1 unless told otherwise, with configurable-http-proxy from npm
-installed into build/hub/proxy/ (hub/package.json pins it).
+on 127.0.0.1 unless told otherwise, with configurable-http-proxy from npm.
 
-    python -m classroom.hub [--port 8000] [--ip 127.0.0.1]   run until Ctrl-C
-    python -m classroom.hub --admin NAME                      NAME gets JupyterHub's admin page
-    python -m classroom.hub --stop-class                      stop every learner's server too
-    python -m classroom.hub --remove-users                    after a course: the class stopped, its
-                                                              Unix users removed, their notebooks kept
-    (a learner's server is started as python -m classroom.singleuser)
+    python -m classroom.hub [--port 8000] [--ip 127.0.0.1] [--admin NAME] [--unisolated]
+    python -m classroom.hub --stop-class | --remove-users
 
-Learners log in with any name and the class password: HUB_PASSWORD when set
-(then kept), else the one kept from the last run, else a new one; it is kept
-in the hub's state folder, which only root reads. Each learner's server runs as
-a Unix user of their own with enforced limits (classroom/hub_spawner.py).
-The teacher (--admin, kept for the next runs) logs in with a password of
-their own, never the class's (HUB_ADMIN_PASSWORD, else kept or made up as
-the class password is), and is a JupyterHub admin (Authenticator.admin_users):
-/hub/admin lists who is logged in and stops or starts one learner's server.
-
-A restart whose ports differ from those of the class's running proxy keeps
-that proxy and its ports (learners' open pages keep working) and says so;
-`--stop-class` first, then the new ports, moves the class.
-
-The hub restarts without stopping the class: Ctrl-C, a crash, SIGTERM or
-SIGKILL stop the hub only; the proxy (run here, beside the hub) and every
-learner's server and kernels keep running, and the next `make hub` takes them
-back. `--stop-class` ends them all. The log (build/hub/hub.log) is appended
-to, and rotated past LOG_BYTES.
-
-`Hub` runs one for classroom/load.py and the tests: on free loopback
-ports, with a state folder of its own, a token with admin rights that lives as
-long as it does, and stopped with everything it started, which `leftovers` checks."""
+The class password (HUB_PASSWORD, else kept, else made up) and the teacher's
+admin password are kept in the hub's state folder, which only root reads.
+Ctrl-C, a crash or SIGTERM stop the hub only: the proxy (kept with its ports,
+whatever a restart asks) and every learner's server run on, and the next
+`make hub` takes them back; `--stop-class` ends them all. `Hub` runs one for
+classroom/load.py and the tests, on free loopback ports, with an admin token."""
 
 import argparse
 import contextlib
@@ -74,9 +53,8 @@ UNENCRYPTED = ("WARNING: plain HTTP on a network: the class password and every n
 
 
 def proxy(folder=PROXY_FOLDER):
-    """The configurable-http-proxy program, installed from hub/package.json
-    and hub/package-lock.json into `folder` with `npm ci` when missing (one
-    install at a time: two classes starting at once wait for each other)."""
+    """The configurable-http-proxy program, installed with `npm ci` from hub/package*.json
+    when missing (one install at a time)."""
     pin = json.loads((HUB / "package.json").read_text())["dependencies"]["configurable-http-proxy"]
     installed = folder / "node_modules" / "configurable-http-proxy" / "package.json"
     folder.mkdir(parents=True, exist_ok=True)
@@ -92,34 +70,27 @@ def proxy(folder=PROXY_FOLDER):
     return folder / PROXY_BIN
 
 
-def password_problem(password):
-    """What is wrong with a class password, in one line; None when nothing is."""
-    if len(password) < PASSWORD_LENGTH:
-        return f"HUB_PASSWORD is {len(password)} characters long; the class password needs at least {PASSWORD_LENGTH}"
+def password_problem(password, admin=False, class_password=None):
+    """What is wrong with the class's (or the teacher's) password, in one line; None when nothing is."""
+    name, least = ("HUB_ADMIN_PASSWORD", ADMIN_PASSWORD_LENGTH) if admin else ("HUB_PASSWORD", PASSWORD_LENGTH)
+    if len(password) < least:
+        return f"{name} is {len(password)} characters long; the {'admin' if admin else 'class'} password needs " \
+               f"at least {least}"
     if password != password.strip() or not password.isprintable():
-        return "HUB_PASSWORD has spaces at its ends or characters that cannot be typed; choose another"
-    return None
-
-
-def admin_password_problem(password, class_password=None):
-    """What is wrong with the teacher's admin password, in one line; None when nothing is."""
-    if len(password) < ADMIN_PASSWORD_LENGTH:
-        return (f"HUB_ADMIN_PASSWORD is {len(password)} characters long; the admin password needs at least "
-                f"{ADMIN_PASSWORD_LENGTH}")
-    if password != password.strip() or not password.isprintable():
-        return "HUB_ADMIN_PASSWORD has spaces at its ends or characters that cannot be typed; choose another"
+        return f"{name} has spaces at its ends or characters that cannot be typed; choose another"
     if password == class_password:
-        return "HUB_ADMIN_PASSWORD is the class password; the teacher's must be another"
+        return f"{name} is the class password; the teacher's must be another"
     return None
 
 
-def kept_secret(path, make):
-    """The secret in `path` (only root reads it), made by `make()` and
-    written there when the file is missing."""
+def kept_secret(path, make, given=None):
+    """The secret kept in `path` (root's alone): `given` when there is one, else the
+    one kept, else `make()`."""
     path = Path(path)
-    if not path.exists() or not path.read_text().strip():
+    if given or not path.exists() or not path.read_text().strip():
+        path.unlink(missing_ok=True)
         path.touch(mode=0o600)
-        path.write_text(make() + "\n")
+        path.write_text((given or make()) + "\n")
     path.chmod(0o600)
     return path.read_text().strip()
 
@@ -135,8 +106,7 @@ def rotate(log, limit=LOG_BYTES, keep=3):
 
 
 def addresses(ip):
-    """The addresses learners type: `ip` itself, or for 0.0.0.0 this
-    machine's non-loopback IPv4 addresses and its name."""
+    """The addresses learners type: `ip`, or for 0.0.0.0 this machine's own and its name."""
     if ip not in ("0.0.0.0", ""):
         return [ip]
     found = [a.address for links in psutil.net_if_addrs().values() for a in links
@@ -158,26 +128,21 @@ def why(returncode, log):
 
 
 def cgroup_name(state):
-    """The cgroup folder holding a class's learners: one per hub folder, the
-    same after a crash, another for a second class or checkout."""
+    """The cgroup folder of a class's learners: one per hub folder, the same after a crash."""
     return f"class-hub-{hashlib.sha256(str(Path(state).resolve()).encode()).hexdigest()[:10]}"
 
 
 class Hub:
-    """A running hub: `with Hub(state) as hub:` starts it (and its proxy)
-    and waits until it answers; leaving the block stops it, every learner's
-    server and the proxy. Entering again (after the hub's process ended)
-    starts the hub again on the same ports, state, password and proxy.
-    `hub.url`, `hub.password`, `hub.token` (a service token with admin rights
-    over users and servers, for the tools; None with tools_token=False).
-    `keep_class`: a hub that fails to start, or is stopped while starting,
-    leaves the learners' servers and the proxy running (make hub's restart)."""
+    """`with Hub(state) as hub:` starts the hub and its proxy, and stops them with every
+    learner's server; entering again restarts the hub alone. `hub.token` has admin
+    rights over users and servers (None with tools_token=False). `keep_class`: a hub
+    that fails to start leaves the class running (make hub's restart)."""
 
-    def __init__(self, state, port=None, ip="127.0.0.1", learners=None, tools_token=True, ports=None,
-                 keep_class=False, admin=None):
+    def __init__(self, state, ip="127.0.0.1", learners=None, tools_token=True, ports=None, keep_class=False,
+                 admin=None):
         self.state, self.ip, self.keep_class, self.admin = Path(state), ip, keep_class, admin
         self.learners = Path(learners) if learners else self.state / "learners"
-        self.ports = ports or {"HUB_PORT": port or free_port(), "HUB_API_PORT": free_port(),
+        self.ports = ports or {"HUB_PORT": free_port(), "HUB_API_PORT": free_port(),
                                "HUB_PROXY_API_PORT": free_port()}
         self.url = f"http://127.0.0.1:{self.ports['HUB_PORT']}"
         self.token = secrets.token_hex(32) if tools_token else None
@@ -192,30 +157,22 @@ class Hub:
         self.secrets.mkdir(parents=True, exist_ok=True)
         self.secrets.chmod(0o700)
         given = os.environ.get("HUB_PASSWORD")
-        if given:
-            problem = password_problem(given)
-            if problem:
-                raise ValueError(problem)
-            (self.secrets / "class-password").unlink(missing_ok=True)      # the teacher's choice replaces it
-            kept_secret(self.secrets / "class-password", lambda: given)
-        self.password = kept_secret(self.secrets / "class-password", lambda: secrets.token_urlsafe(12))
+        if given and password_problem(given):
+            raise ValueError(password_problem(given))
+        self.password = kept_secret(self.secrets / "class-password", lambda: secrets.token_urlsafe(12), given)
         self.proxy_token = kept_secret(self.secrets / "proxy-token", lambda: secrets.token_hex(32))
         self.admin_password = None
         named = self.secrets / "admin-name"       # the teacher named once stays the admin across restarts
         if self.admin:
-            named.write_text(self.admin + "\n")
-            named.chmod(0o600)
+            kept_secret(named, None, self.admin)
         elif named.exists():
             self.admin = named.read_text().strip() or None
         if self.admin:
             given = os.environ.get("HUB_ADMIN_PASSWORD")
-            problem = given and admin_password_problem(given, self.password)
-            if problem:
-                raise ValueError(problem)
-            if given:
-                (self.secrets / "admin-password").unlink(missing_ok=True)
+            if given and password_problem(given, admin=True, class_password=self.password):
+                raise ValueError(password_problem(given, admin=True, class_password=self.password))
             self.admin_password = kept_secret(self.secrets / "admin-password",
-                                              lambda: given or secrets.token_urlsafe(ADMIN_PASSWORD_LENGTH))
+                                              lambda: secrets.token_urlsafe(ADMIN_PASSWORD_LENGTH), given)
         self.learners.mkdir(parents=True, exist_ok=True)
         self.learners.chmod(0o711)         # a learner reaches their own home, lists no one else's
 
@@ -238,8 +195,7 @@ class Hub:
         return handle
 
     def running_proxy(self):
-        """The class's proxy kept from an earlier run, as (process, its
-        ports, its address), or None."""
+        """(process, ports, address) of the class's proxy kept from an earlier run, or None."""
         with contextlib.suppress(OSError, ValueError, psutil.Error):
             kept = psutil.Process(int((self.secrets / "proxy.pid").read_text()))
             line = kept.cmdline()
@@ -251,28 +207,22 @@ class Hub:
         return None
 
     def proxy_change(self):
-        """What this start does with a running proxy whose ports or address
-        are not the ones asked for, in a sentence; None when there is no such proxy."""
+        """What make hub says of a running proxy whose ports or address are not those asked; else None."""
         running = self.running_proxy()
-        if running is None or (running[1], running[2]) == (self.ports, self.ip):
+        if running is None or running[1:] == (self.ports, self.ip):
             return None
         _, ports, ip = running
-        asked = ", ".join(f"{k}={v}" for k, v in self.ports.items() if ports[k] != v)
-        if self.ip != ip:
-            asked = ", ".join(filter(None, [asked, f"IP={self.ip}"]))
-        if self.keep_class:
-            return (f"The class's proxy is running on {ip}:{ports['HUB_PORT']} (HUB_PROXY_API_PORT="
-                    f"{ports['HUB_PROXY_API_PORT']}, HUB_API_PORT={ports['HUB_API_PORT']}): it is kept, with its "
-                    f"ports, so the learners' open pages keep working; {asked} is not used. To move the class: "
-                    "make hub STOP=1 (the learners' servers stop, their notebooks stay), then make hub with the "
-                    "new settings.")
-        return f"The class's proxy on port {ports['HUB_PORT']} is replaced by one with {asked}."
+        asked = [f"{k}={v}" for k, v in self.ports.items() if ports[k] != v]
+        asked += [f"IP={self.ip}"] if self.ip != ip else []
+        return (f"The class's proxy is running on {ip}:{ports['HUB_PORT']} (HUB_PROXY_API_PORT="
+                f"{ports['HUB_PROXY_API_PORT']}, HUB_API_PORT={ports['HUB_API_PORT']}): it is kept, with its "
+                f"ports, so the learners' open pages keep working; {', '.join(asked)} is not used. To move the "
+                "class: make hub STOP=1 (the learners' servers stop, their notebooks stay), then make hub with "
+                "the new settings.")
 
     def start_proxy(self):
-        """The proxy kept from an earlier run, else a new one, in a session
-        of its own. A kept proxy with other ports or address than asked is
-        kept with them (the hub takes its ports) when the class is kept
-        (make hub), else replaced."""
+        """The proxy kept from an earlier run (with its own ports when `keep_class`,
+        else only with those asked), else a new one."""
         running = self.running_proxy()
         if running is not None:
             kept, ports, ip = running
@@ -337,7 +287,7 @@ class Hub:
         return rest(f"{self.url}/hub/api{path}", self.token, method)
 
     def processes(self):
-        """The hub and everything it started (culler, servers, kernels), and the proxy."""
+        """The hub and everything it started, and the proxy."""
         found = []
         for root in (self.process and self.process.pid, self.proxy_process and self.proxy_process.pid):
             with contextlib.suppress(psutil.NoSuchProcess, TypeError):
@@ -346,7 +296,7 @@ class Hub:
         return found
 
     def stop_servers(self, grace=30):
-        """Ask the hub to stop every learner's server (with the tools' token)."""
+        """Ask the hub to stop every learner's server."""
         with contextlib.suppress(Exception):
             for user in self.api("/users"):
                 if user.get("servers"):
@@ -357,9 +307,8 @@ class Hub:
                 time.sleep(0.5)
 
     def stop(self, grace=30, keep_class=False):
-        """Stop the hub (SIGTERM, then SIGKILL). Unless `keep_class`: every
-        learner's server first, then the proxy, then whatever is left in the
-        learners' cgroups."""
+        """Stop the hub (SIGTERM, then SIGKILL); unless `keep_class`, every learner's
+        server first, then the proxy and what is left in the learners' cgroups."""
         if self.process is None:
             return
         self.started = self.processes() or self.started
@@ -383,13 +332,12 @@ class Hub:
                 with contextlib.suppress(psutil.NoSuchProcess):
                     p.kill()
             psutil.wait_procs(alive, timeout=10)
-            hub_users.remove_hub_groups(self.cgroup)
+            cgroups.remove_tree(self.cgroup)
         if self.log:
             self.log.close()
 
     def leftovers(self):
-        """What is still running or listening after `stop`: processes of the
-        hub's tree and the learners' cgroups, and listening sockets on the hub's ports."""
+        """What is left after `stop`: the hub's processes, sockets listening on its ports, cgroups."""
         running = [p.pid for p in self.started if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
         ports = set(self.ports.values())
         listening = [c.laddr.port for c in psutil.net_connections(kind="inet")
@@ -400,9 +348,8 @@ class Hub:
 
 
 def stop_class(hub):
-    """Everything of the class: the hub, the proxy, every learner's server
-    and kernels (by their cgroups, their Unix users and their working
-    folders, so a class with no cgroup stops too); returns the ids ended."""
+    """Stop the hub, the proxy and every learner's process (by user, folder and
+    cgroup: a class with no cgroup stops too); returns the ids ended."""
     ended = []
     for pid_file, program in ((hub.secrets / "jupyterhub.pid", "jupyterhub"),
                               (hub.secrets / "proxy.pid", "configurable-http-proxy")):
@@ -414,24 +361,22 @@ def stop_class(hub):
                 ended.append(process.pid)
         pid_file.unlink(missing_ok=True)
     ended += hub_users.end_class(hub.learners)
-    ended += hub_users.remove_hub_groups(hub.cgroup)
+    ended += cgroups.remove_tree(hub.cgroup)
     return sorted(set(ended))
 
 
 def remove_users(hub):
-    """After a course (make hub FORGET=1): the class stopped, then every
-    learner's Unix user whose home is in the class's folder removed; their
-    homes, with their notebooks, stay (a learner who logs in again gets a
-    user of their own again and their files back)."""
+    """make hub FORGET=1: the class stopped, its learners' Unix users removed, their homes kept."""
     ended = stop_class(hub)
-    removed = hub_users.remove_class_users(hub.learners)
+    uids = hub_users.class_uids(hub.learners)
+    removed = hub_users.remove_users(lambda entry: entry.pw_uid in uids)
     print(f"the class is stopped ({len(ended)} processes ended) and {len(removed)} learners' Unix users are removed"
           f"{': ' + ', '.join(removed) if removed else ''}; their notebooks stay in {hub.learners}")
     return 0
 
 
 def teacher():
-    """The Unix user running this (no login terminal needed)."""
+    """The Unix user running this (os.getlogin needs a terminal)."""
     try:
         return pwd.getpwuid(os.geteuid()).pw_name
     except KeyError:
@@ -470,22 +415,14 @@ NOT_ISOLATED = ("Not isolated (classroom/README.md, \"What a learner can reach\"
 
 
 def limits_line(hub):
-    """What enforces each learner's limits here, from a trial cgroup."""
-    trial = hub_users.learner_group(hub.cgroup, "trial", cgroups.Limits(2 ** 30))
+    """What enforces each learner's limits here, read from a trial cgroup."""
+    trial = cgroups.Group((hub.cgroup, "trial"), cgroups.Limits(2 ** 30))
     enforced = list(trial.enforced)
     trial.remove()
     if enforced:
         return f"their memory, CPU and tasks limited by a cgroup each ({', '.join(enforced)})."
     return ("no cgroup could be made, so their memory is limited per process and their tasks per user "
             "(resource limits), and their CPU not at all.")
-
-
-class Stopped(Exception):
-    """SIGTERM to make hub: handled as Ctrl-C is."""
-
-
-def _stopped(*_):
-    raise Stopped
 
 
 UNISOLATED_HELP = ("make hub refuses to start a class whose learners could read each other's work. Fix the cause "
@@ -509,10 +446,6 @@ def main(argv=None):
     admin = args.admin.strip().lower() if args.admin else None
     if args.admin is not None and not admin:
         print("make hub: ADMIN= needs the teacher's name, e.g. make hub ADMIN=teacher", file=sys.stderr)
-        return 2
-    problem = password_problem(os.environ["HUB_PASSWORD"]) if os.environ.get("HUB_PASSWORD") else None
-    if problem:
-        print(f"make hub: {problem}.", file=sys.stderr)
         return 2
     try:
         ports = {"HUB_PORT": args.port, "HUB_API_PORT": int(os.environ.get("HUB_API_PORT") or 8081),
@@ -542,7 +475,7 @@ def main(argv=None):
         print(f"make hub: no isolation between learners here: {isolation}\n{UNISOLATED_HELP}", file=sys.stderr)
         return 2
     os.environ["HUB_ISOLATE"] = "0" if isolation else "1"     # an inherited HUB_ISOLATE=0 never runs under the banner
-    signal.signal(signal.SIGTERM, _stopped)
+    signal.signal(signal.SIGTERM, signal.default_int_handler)     # SIGTERM as Ctrl-C
     change = hub.proxy_change()
     if change:
         print(change, flush=True)
@@ -557,7 +490,7 @@ def main(argv=None):
         print(f"make hub: the hub stopped: {why(hub.process.returncode, hub.state / 'hub.log')}. The learners' "
               "servers and the proxy keep running; make hub starts it again and takes them back.", file=sys.stderr)
         return 0 if hub.process.returncode == 0 else 1
-    except (KeyboardInterrupt, Stopped):
+    except KeyboardInterrupt:
         print("stopping the hub; the learners' servers keep running (make hub STOP=1 stops them) ...", flush=True)
         hub.stop(keep_class=True)
         return 0

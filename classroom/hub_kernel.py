@@ -1,17 +1,8 @@
-"""What every kernel on the class hub does as it starts, from a start-up file
-the learner's server (classroom/singleuser.py) writes into their IPython
-profile:
-
-- `debugger_off()`: no debugger. ipykernel's debugger listens on a TCP port
-  of loopback with no token once a learner turns it on, and stays open: any
-  other learner on the machine could attach and run code in that kernel.
-- `install(ip)`: a kernel that starts after the kernel counted more kills in
-  the learner's memory cgroup than the last notice told of prints NOTICE (the
-  limit, what to do) on the first cell the learner runs; JupyterLab by itself
-  only says "the kernel died". The count is recorded when the notice is
-  printed, not when the kernel starts, so a kernel restarted again before it
-  ran a cell (a restart that timed out, the learner's own restart) leaves the
-  notice to the next one. Outside a cgroup with a memory limit it does nothing."""
+"""What every kernel on the class hub runs as it starts (a start-up file in the
+learner's IPython profile, written by classroom/singleuser.py): `debugger_off()`
+(ipykernel's debugger listens on loopback with no token: anyone could attach),
+and `install(ip)`: after the learner's memory cgroup counted a kill, NOTICE on
+the first cell the next kernel runs (JupyterLab only says "the kernel died")."""
 
 import os
 import sys
@@ -49,8 +40,7 @@ def _read(path):
 
 
 def kills_and_limit(folder):
-    """(kernel kills for the memory limit so far, the limit in bytes) of a
-    cgroup folder; (0, None) where there is no limit to tell of."""
+    """(kills at the memory limit so far, the limit in bytes or None) of a cgroup folder."""
     events = _read(folder / "memory.events") or _read(folder / "memory.oom_control")
     kills = next((int(value) for key, _, value in (line.partition(" ") for line in events.splitlines())
                   if key == "oom_kill" and value.strip().isdigit()), 0)
@@ -63,7 +53,8 @@ def gigabytes(size):
 
 
 def pending(folder, seen=SEEN):
-    """(the notice to show or None, the kill count to `record` once it is shown)."""
+    """(the notice or None, the kill count to `record` once it is shown: a kernel
+    restarted again before a cell ran leaves it to the next)."""
     kills, limit = kills_and_limit(folder)
     try:
         before = int(seen.read_text())
@@ -83,8 +74,7 @@ def record(seen, kills):
 
 
 def debugger_off():
-    """Tell ipykernel that no debugger is available: it neither advertises
-    one (kernel_info) nor starts one (debug_request), which it checks at each call."""
+    """ipykernel then neither advertises a debugger nor starts one."""
     try:
         import ipykernel.debugger
     except ImportError:
@@ -93,8 +83,7 @@ def debugger_off():
 
 
 def install(ip, folder=None, seen=None):
-    """In a starting kernel (`ip` is its IPython shell): print the notice,
-    if any, above the first cell's output."""
+    """In a starting kernel (`ip`, its shell): the notice, if any, above the first cell's output."""
     folder, seen = folder or memory_folder(), seen or SEEN
     text, kills = pending(folder, seen) if folder else (None, 0)
     if not text or ip is None:
@@ -107,9 +96,8 @@ def install(ip, folder=None, seen=None):
     ip.events.register("pre_run_cell", once)
 
 
-STARTUP = """# Written by the class hub's server (classroom/singleuser.py): no debugger (it would
-# listen on loopback for anyone), and a kernel started after one was stopped at the memory
-# limit says so, with the limit.
+STARTUP = """# Written by the class hub's server (classroom/singleuser.py): no debugger, and the
+# memory limit's notice.
 import importlib.util as _spec_util
 _spec = _spec_util.spec_from_file_location("class_hub_kernel", {path!r})
 _start = _spec_util.module_from_spec(_spec)
@@ -121,7 +109,7 @@ del _spec_util, _spec, _start
 
 
 def write_startup(home):
-    """The start-up file in the learner's IPython profile (made again at each server start)."""
+    """The start-up file in the learner's IPython profile (written at each server start)."""
     startup = Path(home) / ".ipython" / "profile_default" / "startup" / "00-class-hub-limits.py"
     startup.parent.mkdir(parents=True, exist_ok=True)
     startup.write_text(STARTUP.format(path=os.path.abspath(__file__)))

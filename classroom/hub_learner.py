@@ -1,12 +1,7 @@
-"""A simulated learner on the class hub (classroom/hub.py), for classroom/load.py and
-tests/test_hub.py: logs in through the hub's login form, starts a server,
-opens a notebook over the Jupyter server's REST API, runs its cells over the
-kernel's websocket as JupyterLab's Run All does, changes its widgets through
-the ipywidgets comm protocol, timing each redraw, and closes the notebook as
-JupyterLab does with kernelShutdown on (the session and its kernel go).
-
-Every wait is bounded (WAIT seconds unless a caller says otherwise); all
-traffic goes to the hub's URL, which classroom/hub.py keeps on 127.0.0.1."""
+"""A simulated learner on the class hub, for classroom/load.py and the tests:
+logs in through the login form, starts a server, opens a notebook, runs its
+cells over the kernel's websocket as Run All does, and changes its widgets
+through the ipywidgets comm protocol, timing each redraw. Every wait is bounded."""
 
 import contextlib
 import json
@@ -56,8 +51,7 @@ class Learner:
             raise Failed(f"{self.name}: login answered {reply.status_code}")
 
     def start(self, timeout=WAIT):
-        """Ask for the server as the hub's spawn page does and follow its
-        progress until ready; returns the seconds it took."""
+        """Start the server as the spawn page does, until ready; returns the seconds it took."""
         start = time.monotonic()
         reply = self.http.get(f"{self.hub}/hub/spawn", allow_redirects=False, timeout=WAIT)
         if reply.status_code not in (200, 302):
@@ -73,8 +67,7 @@ class Learner:
         raise Failed(f"{self.name}: the progress stream ended before the server was ready")
 
     def enter(self):
-        """Open the server's JupyterLab page, which takes the learner
-        through the hub's OAuth and sets the server's cookies."""
+        """Open JupyterLab's page: the hub's OAuth, then the server's cookies."""
         reply = self.http.get(self.server_url("lab"), timeout=WAIT)
         if reply.status_code != 200 or not self.xsrf():
             raise Failed(f"{self.name}: JupyterLab page answered {reply.status_code}")
@@ -105,9 +98,8 @@ class Learner:
 
 
 def widget_change(state):
-    """A change of a control's state that asks its panel for a new drawing
-    (the next step of a slider, the other state of a checkbox, the next
-    option of a list), or None for a widget that is not a control."""
+    """A change of a control's state that asks for a new drawing (a slider's next
+    step, a checkbox flipped, a list's next option); None for a widget that is not a control."""
     kind = state.get("_model_name")
     if kind == "CheckboxModel":
         return {"value": not state["value"]}
@@ -128,15 +120,10 @@ def _date(message):
 
 
 class Notebook:
-    """An open notebook: its session, its kernel's websocket, its widgets.
-
-    A thread reads the websocket all the time, as a page does, so the
-    server's pings are answered while the learner does something else:
-    jupyter_server closes a websocket whose pings go unanswered for 90 s,
-    and a client that reads only when it waits for a reply then waits on a
-    connection the server has given up on (the pings it still receives
-    reset any timeout set on the socket). `receive` takes what the thread
-    read, and its deadline holds whatever arrives meanwhile."""
+    """An open notebook: its session, its kernel's websocket, its widgets. A thread
+    reads the websocket all the time, as a page does, so the server's pings are
+    answered (jupyter_server drops a websocket whose pings go unanswered 90 s);
+    `receive` takes what it read, within its deadline."""
 
     def __init__(self, learner, session, nb):
         self.learner, self.session, self.nb = learner, session, nb
@@ -145,8 +132,7 @@ class Notebook:
         self.models = {}      # comm id -> the widget's state, from the kernel's comm_open
 
     def connect(self):
-        """(Re)open the kernel's websocket, as a page does after the server
-        closed it, and start reading it."""
+        """(Re)open the kernel's websocket and start reading it."""
         self.disconnect()
         learner = self.learner
         url = learner.server_url(f"api/kernels/{self.session['kernel']['id']}/channels?session_id={uuid.uuid4().hex}")
@@ -158,12 +144,9 @@ class Notebook:
         self.reader.start()
 
     def disconnect(self, going_away=False):
-        """Close the websocket, leaving the session and its kernel running;
-        `going_away`: with the code a browser sends when the page goes away
-        (1001: a tab or the browser closed). (websocket-client's own close()
-        waits for the server's close frame behind the reader's lock, up to
-        the next ping: this sends the close frame, then shuts the socket,
-        which ends the reader at once.)"""
+        """Close the websocket, the session and kernel left running; `going_away`: with
+        the code of a closed tab (1001). The socket is shut, which ends the reader
+        at once (websocket-client's close() waits for the server's next ping)."""
         ws = self.ws
         if ws is None or ws.sock is None:
             return
@@ -175,12 +158,8 @@ class Notebook:
         ws.shutdown()
 
     def ready(self, heard, timeout=10):
-        """Whether the kernel answers on both channels a cell's output needs,
-        asked as a page asks once its kernel is back: a new websocket, a
-        kernel_info request, its reply (shell) and the kernel's busy and idle
-        around it (iopub, where a cell's output comes; a websocket opened
-        during a restart can carry the first and not the second). `heard`, a
-        list, gets what any cell printed meanwhile."""
+        """Whether a restarted kernel answers on a new websocket, on shell (kernel_info's
+        reply) and iopub (its status), as a page asks; `heard` gets what cells printed meanwhile."""
         self.connect()
         msg_id = self.send("kernel_info_request", {})
         deadline, seen = time.monotonic() + timeout, set()
@@ -205,9 +184,8 @@ class Notebook:
         return msg_id
 
     def receive(self, deadline):
-        """The next message from the kernel; WebSocketTimeoutException past
-        `deadline` (a time.monotonic() value), or the error that ended the
-        websocket."""
+        """The next message; WebSocketTimeoutException past `deadline` (monotonic), or
+        the error that ended the websocket."""
         try:
             frame = self.inbox.get(timeout=max(0.0, deadline - time.monotonic()))
         except queue.Empty:
@@ -227,8 +205,7 @@ class Notebook:
         return message
 
     def run_all(self, timeout=WAIT):
-        """Run every code cell as Run All does (all sent at once, a cell
-        tagged raises-exception not stopping the rest); returns (seconds,
+        """Run every code cell as Run All does (all sent at once); returns (seconds,
         [untagged cells that raised])."""
         start, deadline = time.monotonic(), time.monotonic() + timeout
         pending = {}
@@ -250,14 +227,12 @@ class Notebook:
         return time.monotonic() - start, raised
 
     def controls(self):
-        """The widgets a learner can change: {comm id: new state}, each a
-        change that asks for a new drawing."""
+        """{comm id: a change that asks for a new drawing} of the widgets."""
         changes = {comm_id: widget_change(state) for comm_id, state in self.models.items()}
         return {comm_id: change for comm_id, change in changes.items() if change}
 
     def change(self, comm_id, state, timeout=60):
-        """Send one widget change as the page does; returns the Redraw, or
-        None when no new drawing came before the kernel went idle."""
+        """Send a widget change as the page does; the Redraw, or None if no drawing came."""
         sent = time.time()
         msg_id = self.send("comm_msg", {"comm_id": comm_id,
                                         "data": {"method": "update", "state": state, "buffer_paths": []}})
@@ -280,15 +255,13 @@ class Notebook:
         return model.get("_model_name") in ("HTMLModel", "OutputModel") and "value" in content["data"].get("state", {})
 
     def close(self):
-        """Close the notebook's tab with kernelShutdown on: the session and
-        its kernel are shut down."""
+        """Close the tab with kernelShutdown on: the session and its kernel end."""
         self.disconnect()
         self.learner.api("DELETE", f"sessions/{self.session['id']}")
 
 
 def _read(ws, inbox):
-    """Read `ws` until it closes, putting each text or binary message in
-    `inbox`, then the error that ended it. Reading answers the server's pings."""
+    """Put each message of `ws` in `inbox`, then the error that ended it (reading answers pings)."""
     while True:
         try:
             frame = ws.recv()

@@ -1,30 +1,16 @@
 """What hub/jupyterhub_config.py plugs into JupyterHub for `make hub`:
 
-- `ClassSpawner`: each learner's server as a local process under a Unix user
-  of their own (classroom/hub_users.py: made on their first start, a
-  home only they open, their own /proc view, /tmp and cgroup with the
-  memory, CPU and task limits), never as root. Where the machine cannot
-  isolate (not root, no mount namespace) it runs as the teacher's own user,
-  as JupyterHub's SimpleLocalProcessSpawner does, and `make hub` says so.
-- `ClassPassword`: the shared class password, with failed logins limited
-  per learner name (FAILED_LOGINS in WINDOW seconds, then 429 and how long
-  to wait) and per client address (enough for a class behind one address),
-  the address believed only from the class's own proxy (by the uid that
-  owns the connection's other end). A browser that has logged in under a
-  name before carries a cookie the hub signed then, and its logins under
-  that name are limited per name and browser, never by the address, so no
-  one behind the same address can lock a returning learner out.
-
-Both read their settings from the hub's config (hub/jupyterhub_config.py)."""
+- `ClassSpawner`: each learner's server as a local process of a Unix user of
+  their own, with their own home, /proc view, /tmp and cgroup
+  (classroom/hub_users.py); where the machine cannot isolate, as the
+  teacher's user, as SimpleLocalProcessSpawner does.
+- `ClassPassword`: the class password, with failed logins limited per client
+  address (believed only from the class's proxy) and told per name."""
 
 import asyncio
-import contextlib
-import hashlib
-import hmac
 import ipaddress
 import os
 import pwd
-import secrets
 import shutil
 import sys
 import time
@@ -40,8 +26,6 @@ from tools.runtime import lab
 
 FAILED_LOGINS = 5          # wrong passwords allowed for one learner name ...
 WINDOW = 60                # ... in this many seconds
-DEVICE_COOKIE = "class-hub-learner"     # signed by the hub: this browser logged in under this name
-DEVICE_DAYS = 120          # how long a browser is remembered (a term)
 
 
 class ClassSpawner(LocalProcessSpawner):
@@ -63,7 +47,7 @@ class ClassSpawner(LocalProcessSpawner):
                               self.tasks_limit)
 
     def group(self, limits=None):
-        return hub_users.learner_group(self.cgroup_parent, self.unix, limits)
+        return cgroups.Group((self.cgroup_parent, self.unix), limits)
 
     async def start(self):
         lab.install_settings()     # as root, so the learner's set-up step writes nothing into the environment
@@ -124,8 +108,7 @@ class Failures:
 
 
 def _endpoint(field):
-    """(address, port) of an entry of /proc/net/tcp or tcp6 ("0100007F:1F90"),
-    an IPv4-mapped IPv6 address as its IPv4 one."""
+    """(address, port) of a /proc/net/tcp or tcp6 field ("0100007F:1F90"), IPv4-mapped as IPv4."""
     address, port = field.rsplit(":", 1)
     raw = bytes.fromhex(address)
     if sys.byteorder == "little":          # the kernel writes each 32-bit word in host order
@@ -143,11 +126,9 @@ ESTABLISHED = "01"
 
 
 def socket_owner(peer, mine, tables=("/proc/net/tcp", "/proc/net/tcp6")):
-    """The uid owning the socket at the other end of a live connection
-    whose ends are `peer` and `mine` ((host, port, ...) each): the entry of
-    the kernel's socket tables whose own end is `peer` and far end is
-    `mine`, exactly, and ESTABLISHED (a TIME_WAIT or closing entry on the
-    same ports belongs to no one now); None where there is none."""
+    """The uid owning the far end (`peer`) of the live connection `peer`-`mine`:
+    the kernel's ESTABLISHED entry with exactly those ends (a TIME_WAIT one on
+    the same ports belongs to no one now); None where there is none."""
     want = (_address(*peer[:2]), _address(*mine[:2]))
     for table in tables:
         try:
@@ -166,7 +147,7 @@ def socket_owner(peer, mine, tables=("/proc/net/tcp", "/proc/net/tcp6")):
 
 
 def peer_uid(request):
-    """The uid of the process that opened this request's connection (it came over loopback)."""
+    """The uid of the process that opened this request's connection (over loopback)."""
     try:
         sock = request.connection.stream.socket
         return socket_owner(sock.getpeername(), sock.getsockname())
@@ -183,15 +164,10 @@ def _is_address(text):
 
 
 def client_address(request, proxy_uid, trusted=(), owner=peer_uid):
-    """The address a login came from. The hub listens on loopback only, so
-    every request comes from this machine: from the class's proxy (run as
-    `proxy_uid`, the hub's own user), which appends the address it saw to
-    X-Forwarded-For, or from anything else on the machine (a learner's
-    kernel), which could write any header it likes and so is "local". Only
-    for the proxy's connections is the last X-Forwarded-For entry believed,
-    or, past proxies the teacher trusts (`trusted`, a reverse proxy in
-    front), the first entry from the right that is not one of them.
-    X-Real-Ip is never read."""
+    """The address a login came from. The hub listens on loopback: a connection
+    opened by the class's proxy (`proxy_uid`) carries the address the proxy
+    appended to X-Forwarded-For (past the `trusted` reverse proxies); anything
+    else on the machine (a learner's kernel) could write any header and is "local"."""
     if proxy_uid is None or owner(request) != proxy_uid:
         return "local"
     hops = [hop.strip() for line in request.headers.get_list("X-Forwarded-For") for hop in line.split(",")]
@@ -205,16 +181,9 @@ def client_address(request, proxy_uid, trusted=(), owner=peer_uid):
 
 
 class ClassPassword(SharedPasswordAuthenticator):
-    """The class password, with failed logins limited per address
-    (`failed_logins_per_address` a window, enough for a whole class behind
-    one address to mistype) and reported per learner name (`failed_logins`).
-    A right password is never refused for what others typed under a name
-    (no one can lock a classmate out by guessing as them); an address past
-    its limit is refused whatever is typed, except from a browser that has
-    logged in under that name before (`returning`: its own limit of
-    `failed_logins`), so one learner trying many names locks out only
-    first logins from that address; no header a client sets chooses the
-    address."""
+    """The class password; failed logins limited per address (`failed_logins_per_address`
+    a window: enough for a whole class behind one address to mistype) and told per
+    name. A right password is refused only from an address past its limit."""
 
     failed_logins = Integer(FAILED_LOGINS, config=True, help="wrong passwords for one name before it is told to wait")
     failed_logins_per_address = Integer(FAILED_LOGINS * 20, config=True,
@@ -228,63 +197,22 @@ class ClassPassword(SharedPasswordAuthenticator):
         super().__init__(**kwargs)
         self._names = Failures(self.failed_logins, self.failed_window)
         self._addresses = Failures(self.failed_logins_per_address, self.failed_window)
-        self._returning = Failures(self.failed_logins, self.failed_window)
 
     def address(self, handler):
         return client_address(handler.request, self.proxy_uid, self.trusted_proxies)
 
-    def _password_tag(self, name):
-        """What ties a browser's cookie to the class password it logged in
-        with: a new password (HUB_PASSWORD=...) ends every such cookie."""
-        return hmac.new(self.user_password.encode(), name.encode(), hashlib.sha256).hexdigest()[:32]
-
-    def returning(self, handler, name):
-        """The browser's own id when it logged in as `name` before, with the
-        class password of now (it holds the cookie the hub signed then, with
-        its cookie secret); None otherwise."""
-        try:
-            said = handler.get_secure_cookie(DEVICE_COOKIE, max_age_days=DEVICE_DAYS)
-        except (AttributeError, TypeError, ValueError):     # no cookie secret: a handler of no hub
-            return None
-        who, _, rest = (said or b"").decode("utf-8", "replace").partition("\0")
-        browser, _, tag = rest.partition("\0")
-        return browser if said and who == name and browser and hmac.compare_digest(tag, self._password_tag(name)) \
-            else None
-
-    def remember(self, handler, name):
-        """Give this browser the cookie that says it logged in as `name`
-        (with an id of its own, and the password's tag)."""
-        value = "\0".join((name, secrets.token_hex(8), self._password_tag(name)))
-        with contextlib.suppress(AttributeError, TypeError, ValueError):
-            handler.set_secure_cookie(DEVICE_COOKIE, value, expires_days=DEVICE_DAYS, httponly=True,
-                                      secure=handler.request.protocol == "https", path=handler.hub.base_url)
-
-    async def get_authenticated_user(self, handler, data):
-        """JupyterHub's login, with its checks of the name (normalized,
-        allowed, not blocked); the browser is remembered only once they passed."""
-        user = await super().get_authenticated_user(handler, data)
-        if user:
-            self.remember(handler, user["name"])
-        return user
-
     async def authenticate(self, handler, data):
         name = self.normalize_username(str((data or {}).get("username", "")))
         address, now = self.address(handler), time.monotonic()
-        browser = self.returning(handler, name)
-        returning = browser is not None
-        # a returning learner's tries are counted per name and browser; anyone else's per address
-        counted, key = (self._returning, (name, browser)) if returning else (self._addresses, address)
-        wait = counted.wait(key, now)
+        wait = self._addresses.wait(address, now)
         if wait:
-            self.log.warning("login refused: too many failed logins from %s%s", address,
-                             f" by a browser that logged in as {name!r} before" if returning else "")
-            raise web.HTTPError(429, f"Too many failed logins from your {'browser' if returning else 'address'}: "
-                                     f"wait {wait} s and try again.")
+            self.log.warning("login refused: too many failed logins from %s", address)
+            raise web.HTTPError(429, f"Too many failed logins from your address: wait {wait} s and try again.")
         user = await super().authenticate(handler, data)
         if user:
             self._names.seen.pop(name, None)
             return user
-        counted.add(key, now)
+        self._addresses.add(address, now)
         self._names.add(name, now)
         wait = self._names.wait(name, now)
         if wait:

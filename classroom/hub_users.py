@@ -1,17 +1,8 @@
-"""Each learner of `make hub` on this machine (classroom/README.md, "What a learner
-can reach"): a Unix user of their own, a home only they can open, a view of
-/proc that shows only their own processes, their own /tmp and /dev/shm, and a
-cgroup of their own that enforces their memory, CPU and task limits.
-
-    unix_name("ada") -> "hub-ada"          the learner's Unix user (made by `ensure_user`)
-    learner_group(hub, unix, limits)       the learner's cgroup (classroom/cgroups.py)
-    preexec(unix, home, group)             what the learner's server process does before it runs
-
-`why_not_isolated(keep)` says why this machine cannot isolate learners (None when it
-can), by running the mounts a learner's server makes in a trial child, and
-whether a learner's user can reach the folders in `keep` (the environment's
-Python, the collection): `make hub` then refuses to start unless the teacher
-asks for a class without isolation (`make hub UNISOLATED=1`)."""
+"""Each learner of `make hub` (classroom/README.md, "What a learner can reach"): a
+Unix user of their own (`ensure_user`), a home only they open, their own /proc
+view, /tmp and /dev/shm (`private_mounts`, run by `preexec`), and a cgroup.
+`why_not_isolated` says why this machine cannot isolate learners, with the
+command that fixes it; None when it can."""
 
 import contextlib
 import ctypes
@@ -24,11 +15,8 @@ import resource
 import signal
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
-
-from classroom import cgroups
 
 ROOT = Path(__file__).resolve().parents[1]
 PREFIX = os.environ.get("HUB_USER_PREFIX", "hub-")
@@ -40,7 +28,7 @@ _LIBC = ctypes.CDLL(None, use_errno=True) if sys.platform.startswith("linux") el
 
 
 LEARNER = "class hub learner"                 # the comment (GECOS) of every learner's Unix user
-_MAKING = threading.Lock()
+SYSTEM_UIDS = (100, 999)                      # useradd --system's range (login.defs' defaults)
 
 
 class Collision(RuntimeError):
@@ -48,35 +36,20 @@ class Collision(RuntimeError):
 
 
 def unix_name(learner, prefix=PREFIX):
-    """The Unix user of a learner, one per name: the prefix and their name
-    where it is a short name of lowercase letters, digits and hyphens, else
-    its letters, an underscore and a hash of the whole name (names are the
-    learner's choice: "Zoë B" is hub-zob_1a2b3c4d5e6f). The first form never
-    holds an underscore and the second always does, so no two names share a user."""
+    """The learner's Unix user: the prefix and a short plain name as it is, else its
+    letters, an underscore and a hash ("Zoë B": hub-zob_1a2b3c4d5e6f). Only the
+    second form holds an underscore, so no two names share a user."""
     if re.fullmatch(r"[a-z][a-z0-9-]{0,19}", learner):
         return f"{prefix}{learner}"
     letters = re.sub(r"[^a-z0-9]", "", learner.lower())[:10]
     return f"{prefix}{letters}_{hashlib.sha256(learner.encode()).hexdigest()[:12]}"
 
 
-def _system_uids():
-    """The range useradd --system takes uids from (/etc/login.defs)."""
-    found = {"SYS_UID_MIN": 100, "SYS_UID_MAX": 999}
-    with contextlib.suppress(OSError):
-        for line in Path("/etc/login.defs").read_text().splitlines():
-            key, _, value = line.partition(" ")
-            if key in found and value.strip().isdigit():
-                found[key] = int(value.strip())
-    return found["SYS_UID_MIN"], found["SYS_UID_MAX"]
-
-
 UIDS_GIVEN = Path(os.environ.get("HUB_UIDS_FILE") or "/var/lib/computational-graphs-hub/uids")
 
 
 def given_uids(ledger=None):
-    """{uid: home} of every learner's user made on this machine (by any
-    class, any checkout) whose home is still there: root's own record,
-    written when each user is made."""
+    """{uid: home} of every learner's user made on this machine (any class) whose home is still there."""
     found = {}
     with contextlib.suppress(OSError):
         for line in Path(ledger or UIDS_GIVEN).read_text().splitlines():
@@ -98,30 +71,23 @@ def record_uid(uid, home, ledger=None):
 
 
 def free_uid(homes):
-    """The highest system uid that no user has, that owns nothing in
-    `homes` (the class's folder) and that no kept home of any class on this
-    machine was made for (`given_uids`): a removed learner's uid is not
-    handed to a new learner while their home is there."""
+    """The highest system uid no user has, owning nothing in `homes` and no kept
+    home (`given_uids`): a removed learner's uid is not handed on while their home is there."""
     taken = {entry.pw_uid for entry in pwd.getpwall()} | {entry.gr_gid for entry in grp.getgrall()}
     taken |= set(given_uids())
     with contextlib.suppress(OSError):
         taken |= {child.stat().st_uid for child in Path(homes).iterdir()}
-    low, high = _system_uids()
-    for uid in range(high, low - 1, -1):
+    for uid in range(SYSTEM_UIDS[1], SYSTEM_UIDS[0] - 1, -1):
         if uid not in taken:
             return uid
-    raise RuntimeError(f"no system uid is free between {low} and {high} (/etc/login.defs)")
+    raise RuntimeError(f"no system uid is free between {SYSTEM_UIDS[0]} and {SYSTEM_UIDS[1]}")
 
 
 def ensure_user(unix, home):
-    """The system user `unix` of the learner whose home is `home` (made,
-    with its own group, no login shell and no password, unless it exists);
-    returns its pwd entry. A user of that name that is not this learner's
-    (another home, or not a learner's user at all) raises `Collision`.
-    Picking a free uid and taking it hold a lock every process of the
-    machine takes (two classes' first logins at once, or a class and
-    another tool making users: each would pick the same highest free uid)."""
-    with _MAKING, _machine_lock():
+    """The pwd entry of the learner's system user `unix` with home `home`, made
+    unless it exists (no shell, no password); another's user of that name raises
+    `Collision`. A lock of the whole machine is held while a uid is picked and taken."""
+    with _machine_lock():     # flock: per open file, so threads wait for each other too
         try:
             entry = pwd.getpwnam(unix)
         except KeyError:
@@ -136,8 +102,7 @@ USERADD_UID_TAKEN, USERADD_NAME_TAKEN = 4, 9        # useradd's exit statuses (u
 
 
 def _made(unix, home, attempts=5):
-    """Make the user; a uid or name another program took meanwhile (one that
-    does not take this module's lock, useradd itself) is tried again."""
+    """Make the user; a uid or name another program took meanwhile is tried again."""
     for _ in range(attempts):
         uid = free_uid(Path(home).parent)
         done = subprocess.run(["useradd", "--system", "--uid", str(uid), "--user-group", "--no-create-home",
@@ -154,10 +119,8 @@ def _made(unix, home, attempts=5):
 
 @contextlib.contextmanager
 def _machine_lock():
-    """An exclusive lock held by one process of the machine at a time, on a
-    file in root's own folder (the uid record's, 0700): a lock file where
-    every user can open it (/run/lock, /tmp) lets a learner's kernel take
-    it for ever, and every server start would wait on it."""
+    """An exclusive lock of the machine, in root's own folder (one every user could
+    open, in /tmp, would let a learner's kernel hold it for ever)."""
     import fcntl
 
     folder = UIDS_GIVEN.parent
@@ -168,23 +131,9 @@ def _machine_lock():
         yield
 
 
-def remove_users(prefix):
-    """Remove every system user whose name starts with `prefix` (the tests'
-    and the load tool's learners), after killing what they still run."""
-    removed = []
-    for entry in pwd.getpwall():
-        if entry.pw_name.startswith(prefix) and entry.pw_gecos == LEARNER:
-            kill_user(entry.pw_uid)
-            stop_all(lambda uid=entry.pw_uid: user_processes(uid))
-            subprocess.run(["userdel", entry.pw_name], capture_output=True, timeout=60)
-            removed.append(entry.pw_name)
-    return removed
-
-
 def give_back(home, entry):
-    """A learner whose user was removed after a course (make hub FORGET=1)
-    and who logs in again gets a new uid: their home's files, still owned by
-    the old one, are given to it (links themselves, never what they point to)."""
+    """A learner back after FORGET=1 has a new uid: their home's files are given to
+    it (links themselves, never what they point to)."""
     home = Path(home)
     if not home.exists() or home.lstat().st_uid == entry.pw_uid and not any(
             child.lstat().st_uid != entry.pw_uid for child in home.iterdir()):
@@ -199,26 +148,26 @@ def give_back(home, entry):
     return changed
 
 
-def remove_class_users(learners):
-    """Remove the Unix user of every learner whose home is in `learners`
-    (after killing what they still run); their homes stay, and their uids
-    are not handed on while they do (`free_uid`). Returns the names removed."""
+def remove_users(chosen):
+    """Remove the learners' Unix users `chosen(entry)` picks, what they run ended
+    first; their homes stay. Returns the names removed."""
     removed = []
-    uids = class_uids(learners)
     for entry in pwd.getpwall():
-        if entry.pw_uid in uids:
+        if entry.pw_gecos == LEARNER and chosen(entry):
             kill_user(entry.pw_uid)
             stop_all(lambda uid=entry.pw_uid: user_processes(uid))
-            subprocess.run(["userdel", entry.pw_name], capture_output=True, timeout=60, check=True)
-            removed.append(entry.pw_name)
+            if subprocess.run(["userdel", entry.pw_name], capture_output=True, timeout=60).returncode == 0:
+                removed.append(entry.pw_name)
     return removed
 
 
+def with_prefix(prefix):
+    return lambda entry: entry.pw_name.startswith(prefix)
+
+
 def kill_user(uid):
-    """SIGKILL every process of the learner's user `uid` at once; returns
-    the ids it ran. A child that becomes that user calls kill(-1), which the
-    kernel delivers to all of its processes in one pass, so one that forks
-    and exits in a loop cannot slip out, as it can from kills by id."""
+    """SIGKILL every process of the learner's user `uid` in one pass (a child
+    become that user calls kill(-1): a fork loop cannot slip out as from kills by id)."""
     if uid == 0 or uid == os.getuid():
         raise ValueError(f"kill_user is for a learner's user, not uid {uid}")
     found = user_processes(uid)
@@ -242,37 +191,35 @@ def class_uids(learners):
 
 
 def end_class(learners):
-    """End every process of the class whose homes are in `learners`: each
-    learner's user at once (kill_user), then what is left (a server of a
-    class without isolation, a setuid program a learner started) until none
-    is; returns the ids ended."""
+    """End every process of the class whose homes are in `learners`; returns the ids ended."""
     ended = [pid for uid in class_uids(learners) for pid in kill_user(uid)]
     return ended + stop_all(lambda: class_processes(learners))
 
 
 def class_processes(learners):
-    """Every process of the class whose homes are in `learners`: those run
-    by a learner's Unix user whose home is there, and those a hub started
-    that work in it (a server of a class without isolation runs as the
-    teacher; the teacher's own shell there is not the class's)."""
-    uids = class_uids(learners)
-    learners = os.path.realpath(os.fsencode(learners))
+    """Every process of the class: run by a learner's user (by any of its uids: a
+    setuid program keeps theirs as its real uid), or started by a hub in `learners`
+    (an unisolated server runs as the teacher)."""
+    uids, learners = class_uids(learners), os.path.realpath(os.fsencode(learners))
+    return _processes(lambda entry: uids & _uids(entry) or _spawned_in(entry, learners))
+
+
+def _processes(match):
+    """Ids of the live processes (not zombies, not this one) `match(/proc/<pid>)` picks."""
     found = []
     for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:     # any of its uids (a setuid program a learner started keeps theirs as its real uid)
-            if (uids & _uids(entry) or _spawned_in(entry, learners)) and not _zombie(entry.name):
-                found.append(int(entry.name))
-        except OSError:
-            continue
+        if entry.name.isdigit() and int(entry.name) != os.getpid():
+            try:
+                if match(entry) and not _zombie(entry.name):
+                    found.append(int(entry.name))
+            except OSError:
+                continue
     return found
 
 
 def _spawned_in(entry, learners):
-    """Whether /proc/<pid> works in the class's folder and was started by a
-    hub (a server, or what it runs: JupyterHub's variables in its
-    environment), not a teacher's shell that happens to be there."""
+    """Whether /proc/<pid> works in the class's folder with JupyterHub's variables
+    (a server or what it runs), not a teacher's shell that is there."""
     if not _under(os.readlink(os.fsencode(entry / "cwd")), learners):
         return False
     return any(v.startswith(b"JUPYTERHUB_USER=") for v in (entry / "environ").read_bytes().split(b"\0"))
@@ -287,9 +234,8 @@ def _uids(entry):
 
 
 def stop_all(find, rounds=10):
-    """Kill what `find()` lists until it lists nothing: SIGTERM first, then
-    SIGKILL, and SIGKILL alone for what is found after (a process that forks
-    when it is told to stop); returns every id killed."""
+    """Kill what `find()` lists until it lists nothing (SIGTERM first, then SIGKILL
+    alone, for a process that forks when told to stop); returns every id killed."""
     killed = []
     for round_ in range(rounds):
         pids = find()
@@ -300,8 +246,7 @@ def stop_all(find, rounds=10):
 
 
 def kill_pids(pids, grace=5.0, signals=(signal.SIGTERM, signal.SIGKILL)):
-    """SIGTERM, then SIGKILL after `grace` seconds, to each of `pids`;
-    returns those that were running."""
+    """SIGTERM, then SIGKILL after `grace` seconds; returns the pids that were running."""
     def alive():
         return [pid for pid in pids if Path(f"/proc/{pid}").exists() and not _zombie(pid)]
     hit = alive()
@@ -323,29 +268,8 @@ def _zombie(pid):
 
 
 def user_processes(uid):
-    """Process ids running as `uid`, by any of their uids (not those that
-    ended and wait to be reaped)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if uid in _uids(entry) and not _zombie(entry.name):
-                    found.append(int(entry.name))
-            except OSError:
-                continue
-    return found
-
-
-def learner_group(hub, unix, limits=None):
-    """The learner `unix`'s cgroup in the class `hub`'s (classroom/cgroups.py):
-    made with `limits`, else the one that exists."""
-    return cgroups.Group((hub, unix), limits)
-
-
-def remove_hub_groups(hub):
-    """Remove the class's cgroups (each learner's first, what runs in it
-    killed); returns the ids killed."""
-    return cgroups.remove_tree(hub)
+    """Process ids running as `uid`, by any of their uids."""
+    return _processes(lambda entry: uid in _uids(entry))
 
 
 def _check(result, what):
@@ -359,11 +283,8 @@ def _under(path, folder):
 
 
 def private_mounts(keep=()):
-    """In a new mount namespace: /proc showing only the caller's own
-    processes (hidepid=2), and a /tmp, /var/tmp and /dev/shm of its own
-    (tmpfs). A folder of `keep` (the learner's home, the collection, its
-    Python) that lies under one of them is bound back into the new one, so a
-    checkout under /tmp still works and its /tmp is still private."""
+    """In a new mount namespace: /proc with hidepid=2, and a /tmp, /var/tmp and
+    /dev/shm of its own; a folder of `keep` under one of them is bound back in."""
     kept = sorted({os.path.realpath(os.fsencode(k)) for k in keep})
     kept = [k for k in kept if not any(other != k and _under(k, other) for other in kept)]
     _check(_LIBC.unshare(CLONE_NEWNS), "unshare(CLONE_NEWNS)")
@@ -392,11 +313,8 @@ def private_mounts(keep=()):
 
 
 def preexec(entry, home, group, limits, keep=()):
-    """The function the learner's server runs after fork, before exec, as
-    root: into its cgroup, its own mounts (`keep`: what must stay reachable
-    besides the home), resource limits (all that holds where no cgroup
-    could be made: tasks per user, memory per process), then the learner's
-    user and home."""
+    """What the learner's server runs as root between fork and exec: its cgroup, its
+    mounts, resource limits where no cgroup holds them, then the learner's user."""
     def run():
         group.join(os.getpid())
         private_mounts([home, *keep])
@@ -413,17 +331,14 @@ def preexec(entry, home, group, limits, keep=()):
 
 
 def class_paths(learners):
-    """What a learner's server must reach besides its home: the collection
-    (its code and notebooks), the class's folder of homes, the environment
-    and the Python it runs (its file and its installation's prefix: a venv
-    made with --copies from a Python under a private home runs, as a learner,
-    without its standard library)."""
+    """What a learner's server must reach besides its home: the collection, the
+    class's homes, the environment and the Python's installation (a venv's
+    standard library lies there)."""
     return [ROOT, Path(learners), Path(sys.prefix), Path(sys.base_prefix), Path(os.path.realpath(sys.executable))]
 
 
 def _in_child(work):
-    """Run `work()` in a forked child; returns what it raised, as one line
-    ('' when it returned)."""
+    """Run `work()` in a forked child; returns what it raised, in one line ('' if nothing)."""
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:
@@ -448,9 +363,7 @@ NOBODY = 65534
 
 
 def unreachable(paths, uid=NOBODY):
-    """The first of `paths` (or a folder above one) that a user with no
-    rights of its own (uid 65534) cannot open, as (path, folder); None when
-    it reaches them all."""
+    """(path, folder) of the first of `paths` that uid 65534 cannot reach; None when it reaches all."""
     def trial():
         os.setgroups([])
         os.setgid(uid)
@@ -470,10 +383,8 @@ def unreachable(paths, uid=NOBODY):
 
 
 def why_not_isolated(keep=()):
-    """Why learners cannot be isolated here, with what to do; None when
-    they can: a trial child, as root, made the mounts a learner's server
-    makes (keeping `keep` reachable), and a user with no rights of its own
-    can open every folder of `keep`."""
+    """Why learners cannot be isolated here, with what to do; None when a trial child
+    made a learner's mounts and a user with no rights reaches all of `keep`."""
     if not sys.platform.startswith("linux"):
         return f"a user per learner needs Linux; this is {sys.platform}"
     if os.geteuid() != 0:
@@ -502,10 +413,8 @@ def is_python(path):
 
 
 def advice(path, folder):
-    """The command that makes `path` reachable, as a teacher types it: the
-    environment made again with the system's Python (the Makefile makes .venv
-    again for a PYTHON= that did not make it), else the closed folder opened
-    for passing through (o+x: other users can enter it, not list it)."""
+    """The command that makes `path` reachable, as typed: .venv made again with the
+    system's Python, else the closed folders opened for passing (o+x)."""
     if is_python(path) and os.access(SYSTEM_PYTHON, os.X_OK) and unreachable([SYSTEM_PYTHON]) is None:
         return (f"Make the class's environment with the system's Python (.venv is made again, a few minutes): "
                 f"make hub PYTHON={SYSTEM_PYTHON}")

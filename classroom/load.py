@@ -1,37 +1,17 @@
-"""`make load N=20`: a class of N simulated learners on the class hub
-(classroom/hub.py, on free loopback ports, a fresh state under build/hub/load/).
-Each logs in (the logins spread over RAMP seconds, as a class does), starts
-a server, opens notebook 01 with a kernel, runs all its cells over the
-kernel's websocket and changes each of its widgets CHANGES times through the
-ipywidgets comm protocol (classroom/hub_learner.py). Printed: per learner the
-start time, the Run All time, the redraw p50 / p95 split into the kernel's
-part and the transport's, the memory of their server and kernel (RSS, and
-PSS, which counts pages shared between processes once), failures; then the
-class's summary and the CPU the idle class uses.
+"""`make load N=20`: N simulated learners on the class hub (classroom/hub.py,
+on free loopback ports, a fresh state under build/hub/load/). Each logs in
+(the logins spread over RAMP seconds), starts a server, runs all of notebook
+01 and changes each widget CHANGES times (classroom/hub_learner.py). Printed for
+the class: start and Run All times, redraw p50 / p95 (the kernel's part and the
+transport's), memory (RSS, and PSS, which counts shared pages once), the idle
+class's CPU, and each learner's failure.
 
-    python -m classroom.load [-n 20] [--ramp 4] [--changes 3]
-    python -m classroom.load --url http://127.0.0.1:8000 [-n 20]   a running class hub
-    python -m classroom.load --sequence [--keep-kernels]
+    python -m classroom.load [-n 20] [--ramp 4] [--changes 3] [--url http://127.0.0.1:8000]
 
---url: the learners go to a class hub already running (`make hub`), with the
-class password of HUB_PASSWORD, or, run as root on the hub's machine, the one
-it keeps (build/hub/state/class-password). No admin token is needed: memory
-and CPU are read from the processes of each learner's Unix user (on the hub's
-machine only), and each learner stops their own server at the end. Its
-learners are named NAMES00, NAMES01 ... (no learner of a class is): at the
-end, also when interrupted (Ctrl-C, SIGTERM), their Unix users and their
-folders in the class's hub-learners/ are removed (as root on the hub's
-machine), so `make grade` never lists them.
-The hub load starts itself runs each learner at the memory limit that lets N
-of them run at once (at most the hub's default), as Unix users hubload-NN
-removed at the end.
-
---sequence: one learner goes through every notebook, closing each as
-JupyterLab does with kernelShutdown on (or keeping each kernel, as before
-that setting), with the learner's memory after each.
-
-Bounded: every step has a timeout, the whole run DEADLINE seconds; the hub
-and everything it started are stopped at the end, failed or not."""
+--url: the learners (NAMES00, NAMES01 ...) go to a running class hub, with
+HUB_PASSWORD or, as root, the password it keeps; their Unix users and folders
+are removed at the end, also on Ctrl-C or SIGTERM, so `make grade` never
+lists them. Every step has a timeout, the whole run DEADLINE seconds."""
 
 import argparse
 import contextlib
@@ -40,7 +20,6 @@ import pwd
 import shutil
 import signal
 import statistics
-import subprocess
 import sys
 import threading
 import time
@@ -53,14 +32,66 @@ import psutil
 from classroom import deploy, hub_users
 from classroom.hub import BUILD, LEARNERS, Hub
 from classroom.hub_learner import Learner
-from classroom.load_measure import GB, cpu_seconds, idle_cpu, memory, tree
-from classroom.load_sequence import sequence, sequence_table
 
 NOTEBOOK = "01-dynamic-control-flow.ipynb"
 DEADLINE = 1200            # seconds for the whole run
-KEEP_LIMIT = "6G"          # --sequence --keep-kernels: every notebook's kernel at once (3.5 GB measured)
 USERS = "hubload-"         # the Unix users of the hub load starts (removed at the end)
 NAMES = "loadtest-"        # the simulated learners' names, in a class of their own or a running one
+PAUSE = 0.5                # seconds between a learner's widget changes (a person's pace)
+GB = 1e9
+IDLE_SECONDS = 10          # how long the idle class's CPU is measured
+
+
+def tree(hub, name):
+    """A learner's server process and what it started, oldest first: from the
+    hub's record of its pid (with the tools' token), else the processes of
+    the learner's Unix user (a running hub on this machine)."""
+    if hub.token:
+        server = psutil.Process(hub.api(f"/users/{name}")["servers"][""]["state"]["pid"])
+        return [server, *server.children(recursive=True)]
+    try:
+        uid = pwd.getpwnam(hub_users.unix_name(name, hub.prefix)).pw_uid
+    except KeyError:
+        return []
+    found = []
+    for pid in hub_users.user_processes(uid):
+        with contextlib.suppress(psutil.NoSuchProcess):
+            found.append(psutil.Process(pid))
+    return sorted(found, key=lambda p: p.create_time())
+
+
+def cpu_seconds(processes):
+    total = 0.0
+    for process in processes:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            total += sum(process.cpu_times()[:4])
+    return total
+
+
+def memory(hub, name):
+    """(RSS, PSS) in bytes of a learner's server and everything it started."""
+    rss = pss = 0
+    for process in tree(hub, name):
+        with contextlib.suppress(psutil.NoSuchProcess):
+            info = process.memory_full_info()
+            rss, pss = rss + info.rss, pss + info.pss
+    return rss, pss
+
+
+def idle_cpu(hub, names, seconds=IDLE_SECONDS):
+    """Percent of one core the learners' servers and kernels use while nobody does anything."""
+    processes = []
+    for name in names:
+        with contextlib.suppress(Exception):      # a learner whose server failed has none
+            processes += tree(hub, name)
+    for p in processes:
+        p.cpu_percent()
+    time.sleep(seconds)
+    total = 0.0
+    for p in processes:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            total += p.cpu_percent()
+    return total
 
 
 @dataclass
@@ -74,7 +105,6 @@ class RunningHub:
 
     def leftovers(self):
         return []
-PAUSE = 0.5                # seconds between a learner's widget changes (a person's pace)
 
 
 @dataclass
@@ -92,8 +122,7 @@ class Result:
 
 
 def one_learner(hub, name, delay, changes, result, opened):
-    """A learner's session up to an idle notebook with its widgets changed;
-    fills `result`, and `opened` with the notebook (closed by the caller)."""
+    """A learner's session; fills `result`, and `opened` with the notebook (closed by the caller)."""
     try:
         time.sleep(delay)
         learner = Learner(hub.url, name, hub.password)
@@ -115,8 +144,7 @@ def one_learner(hub, name, delay, changes, result, opened):
 
 
 def change_widgets(notebook, changes, kernel, result):
-    """Each widget changed `changes` times, at a person's pace; the redraws
-    and the kernel's CPU per change go into `result`."""
+    """Each widget changed `changes` times at a person's pace; redraws and kernel CPU into `result`."""
     before, count = cpu_seconds(kernel), 0
     for _ in range(changes):
         for comm_id, state in notebook.controls().items():
@@ -133,8 +161,7 @@ def fresh(state):
 
 
 def class_limit(n, machine_gb=None):
-    """The memory limit (GB) that lets n learners run at once on this
-    machine, at most the hub's default (deploy.memory_limit_gb)."""
+    """The memory limit (GB) that lets n learners run at once here, at most the hub's default."""
     machine_gb = machine_gb or psutil.virtual_memory().total / GB
     fits = int((machine_gb - deploy.RESERVED_GB) / n * 20) / 20        # rounded down to 0.05 GB
     return min(deploy.memory_limit_gb(), fits)
@@ -154,40 +181,19 @@ def learners_on(hub, n, ramp, changes, results, opened):
         pool.shutdown(wait=False, cancel_futures=True)
 
 
-class Interrupted(Exception):
-    """SIGTERM to make load: handled as Ctrl-C is."""
-
-
-def _interrupted(*_):
-    raise Interrupted
-
-
 def remove_learners(names, learners):
-    """The Unix users of a running class's learners `names` and their
-    folders in `learners` (the class's hub-learners/), as root; returns
-    the names removed. Each user is found by its home, whatever prefix the
-    class gives its users; what they still run is killed first."""
-    homes = {os.path.realpath(Path(learners) / name): name for name in names}
-    removed = []
-    for entry in pwd.getpwall():
-        name = homes.get(os.path.realpath(entry.pw_dir))
-        if name and entry.pw_gecos == hub_users.LEARNER:
-            hub_users.kill_user(entry.pw_uid)
-            hub_users.stop_all(lambda uid=entry.pw_uid: hub_users.user_processes(uid))
-            subprocess.run(["userdel", entry.pw_name], capture_output=True, timeout=60)
-            removed.append(name)
-    for name in names:
-        home = Path(learners) / name
-        if home.is_dir() and not home.is_symlink():
-            shutil.rmtree(home, ignore_errors=True)
-            if name not in removed:
-                removed.append(name)
-    return removed
+    """The Unix users of a running class's learners `names` (found by their homes)
+    and their folders in `learners`, as root; returns (users, folders) removed."""
+    homes = {os.path.realpath(Path(learners) / name) for name in names}
+    users = hub_users.remove_users(lambda entry: os.path.realpath(entry.pw_dir) in homes)
+    folders = [h for h in (Path(learners) / n for n in names) if h.is_dir() and not h.is_symlink()]
+    for home in folders:
+        shutil.rmtree(home, ignore_errors=True)
+    return users, folders
 
 
 class LoadAverage:
-    """The machine's 1-minute load average sampled every `every` seconds
-    while the class runs: `str()` is "before / mean / max" of the samples."""
+    """The 1-minute load average sampled while the class runs: "before / mean / max"."""
 
     def __init__(self, every=2.0):
         self.before, self.samples, self.every = os.getloadavg()[0], [], every
@@ -210,8 +216,7 @@ class LoadAverage:
 
 
 def isolation(learners):
-    """'yes' where the hub isolates its learners here (the check make hub
-    runs), else 'no: why' (the hub then runs unisolated, as UNISOLATED=1)."""
+    """'yes' where make hub's check finds isolation possible, else 'no: why' (the class runs unisolated)."""
     Path(learners).mkdir(parents=True, exist_ok=True)
     Path(learners).chmod(0o711)
     why = hub_users.why_not_isolated(hub_users.class_paths(learners))
@@ -220,9 +225,8 @@ def isolation(learners):
 
 
 def run_class(n, ramp, changes, state=BUILD / "load", url=None):
-    """Run the class (on a hub of its own, or the running one at `url`);
-    returns (results, idle CPU %, the load average before, during and at
-    its peak, what was left running)."""
+    """Run the class on a hub of its own, or the running one at `url`;
+    returns (results, idle CPU %, LoadAverage, what was left running)."""
     load = LoadAverage()
     results = [Result(f"{NAMES}{i:02d}") for i in range(n)]
     opened = []
@@ -238,9 +242,9 @@ def run_class(n, ramp, changes, state=BUILD / "load", url=None):
                     notebook.learner.stop()
             names = [r.name for r in results]
             if os.geteuid() == 0:
-                removed = remove_learners(names, LEARNERS)
-                print(f"removed the simulated learners' Unix users and folders in {LEARNERS}: {len(removed)} of "
-                      f"{len(names)}", flush=True)
+                users, folders = remove_learners(names, LEARNERS)
+                print(f"removed the simulated learners' Unix users and folders in {LEARNERS}: {len(users)} users, "
+                      f"{len(folders)} folders of {len(names)} learners", flush=True)
             else:
                 print(f"not root: the simulated learners {NAMES}00 ... keep their Unix users and folders in "
                       f"{LEARNERS}; as root: make hub FORGET=1 after the class", file=sys.stderr, flush=True)
@@ -256,7 +260,7 @@ def run_class(n, ramp, changes, state=BUILD / "load", url=None):
             for notebook in opened:
                 notebook.disconnect()
     finally:
-        hub_users.remove_users(USERS)
+        hub_users.remove_users(hub_users.with_prefix(USERS))
     shutil.rmtree(state, ignore_errors=True)
     return results, idle, load.stop(), hub.leftovers()
 
@@ -272,18 +276,6 @@ def redraw_cells(redraws):
     """'p50 / p95' in ms of the totals, the kernel's parts, the transport's."""
     parts = ([r.total for r in redraws], [r.kernel for r in redraws], [r.total - r.kernel for r in redraws])
     return [f"{1000 * percentile(p, 50):.0f} / {1000 * percentile(p, 95):.0f}" for p in parts]
-
-
-def learner_table(results):
-    lines = ["| learner | start (s) | its CPU (s) | Run All (s) | its CPU (s) | redraws | redraw p50 / p95 (ms) "
-             "| kernel | transport | RSS (GB) | PSS (GB) | failure |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
-    for r in results:
-        lines.append(f"| {r.name} | {r.start:.1f} | {r.start_cpu:.1f} | {r.run_all:.1f} | {r.run_cpu:.1f} | "
-                     f"{len(r.redraws)} | "
-                     + " | ".join(redraw_cells(r.redraws))
-                     + f" | {r.rss / GB:.2f} | {r.pss / GB:.2f} | {r.failure or '-'} |")
-    return "\n".join(lines)
 
 
 SUMMARY_HEAD = ("| learners | start median / max (s) | start CPU (s) | Run All median / max (s) | Run All CPU (s) "
@@ -319,8 +311,6 @@ def main(argv=None):
     parser.add_argument("-n", type=int, default=20, help="learners (1 to 100)")
     parser.add_argument("--ramp", type=float, default=4.0, help="seconds over which the learners log in")
     parser.add_argument("--changes", type=int, default=3, help="changes of each widget per learner")
-    parser.add_argument("--sequence", action="store_true", help="one learner through every notebook")
-    parser.add_argument("--keep-kernels", action="store_true", help="with --sequence: never close a notebook")
     parser.add_argument("--url", help="a running class hub's address (make hub), instead of one of its own")
     args = parser.parse_args(argv)
     if args.url and not (os.environ.get("HUB_PASSWORD") or os.access(BUILD / "state" / "class-password", os.R_OK)):
@@ -330,30 +320,20 @@ def main(argv=None):
         parser.error("-n must be 1 to 100 and --changes 0 to 20")
     print(f"{psutil.cpu_count()} cores, {psutil.virtual_memory().total / GB:.0f} GB, "
           f"load average {os.getloadavg()[0]:.1f}")
-    signal.signal(signal.SIGTERM, _interrupted)
+    signal.signal(signal.SIGTERM, signal.default_int_handler)     # SIGTERM as Ctrl-C
     try:
         return run(args)
-    except (KeyboardInterrupt, Interrupted):    # the learners were removed on the way out
+    except KeyboardInterrupt:    # the learners were removed on the way out
         print("make load: interrupted; its learners and their servers are removed", file=sys.stderr, flush=True)
         os._exit(130)           # learners' threads still waiting on the hub are not waited for
 
 
 def run(args):
-    if args.sequence:
-        # every kernel kept: 0.15 GB and 0.45 GB a notebook, past the default limit (KEEP_LIMIT)
-        os.environ.update(HUB_USER_PREFIX=USERS, **({"HUB_MEM_LIMIT": KEEP_LIMIT} if args.keep_kernels else {}))
-        try:
-            rows, left = sequence(args.keep_kernels, BUILD / "load")
-        finally:
-            hub_users.remove_users(USERS)
-        print(sequence_table(rows, args.keep_kernels))
-        failed = any(row[-1] for row in rows)
-    else:
-        results, idle, load, left = run_class(args.n, args.ramp, args.changes, url=args.url)
-        print(learner_table(results), "", SUMMARY_HEAD, summary_row(results, idle, load), sep="\n")
-        failed = any(r.failure for r in results)
+    results, idle, load, left = run_class(args.n, args.ramp, args.changes, url=args.url)
+    failures = [f"{r.name} failed: {r.failure}" for r in results if r.failure]
+    print(SUMMARY_HEAD, summary_row(results, idle, load), *failures, sep="\n")
     print("left running or listening after the hub stopped:", left or "nothing")
-    return 1 if failed or left else 0
+    return 1 if left or any(r.failure for r in results) else 0
 
 
 if __name__ == "__main__":

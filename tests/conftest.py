@@ -84,7 +84,7 @@ def pytest_ignore_collect(collection_path, config):
 # them at the start and end together, instead of one waiting on the other's last long file.
 FIRST = ("test_browser.py", "test_pins.py", "test_check_limits.py", "test_exercises.py", "test_deep_free.py",
          "test_exercise_checks.py", "test_lab.py", "test_real_models.py", "test_standalone.py",
-         "test_grade_hostile.py", "test_hub.py", "test_reexecution.py", "test_hub_command.py",
+         "test_grade_hostile.py", "test_hub.py", "test_reexecution.py",
          "test_saved_widgets.py", "test_teacher_copies.py")
 
 

@@ -18,3 +18,12 @@ def timings(request):
 
 def pytest_terminal_summary(terminalreporter, config):
     figure_lines(terminalreporter)
+
+
+LONGEST = ("test_grade_hostile.py", "test_grade.py", "test_hub.py")
+
+
+def pytest_collection_modifyitems(items):
+    """The longest files first (the same order on every worker), so that under the
+    Makefile's `--dist loadfile --no-loadscope-reorder` the two workers end together."""
+    items.sort(key=lambda item: LONGEST.index(item.path.name) if item.path.name in LONGEST else len(LONGEST))

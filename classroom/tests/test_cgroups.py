@@ -1,9 +1,6 @@
-"""The one cgroup module the class hub and the grader share
-(classroom/cgroups.py): on this machine's hierarchy (v1 here, as root)
-a group is made, holds its limits and a process, and is removed with what it
-ran; on v2's semantics (a fake hierarchy of plain files) the controllers are
-handed down from the root and the limits written where v2 reads them; where
-no controller is mounted nothing is made and nothing is claimed."""
+"""classroom/cgroups.py: on this machine (as root) a group holds its limits and a
+process and goes with what it ran; on a fake v2 hierarchy the controllers are
+handed down and the limits written; with no controller nothing is claimed."""
 
 import os
 import subprocess

@@ -1,14 +1,7 @@
-"""The course deployment, checked without docker or a cluster (classroom/deploy.py):
-hub/values.yaml against the chart keys it sets and their types (classroom/deploy.py's
-VALUES_SCHEMA) and
-against the figures the local hub uses; repo2docker reading the repository
-(`--no-build`: the Dockerfile it would build); and pip's resolver on what
-Binder and the course image install: repo2docker's base environment (notebook,
-JupyterLab, jupyterhub-singleuser, ... at the versions its lock file names)
-with requirements.txt. Each check is shown failing: a misspelt key and a
-wrong type in the values, a repository repo2docker cannot read, and the
-project's JupyterLab pin without a notebook pin (repo2docker's notebook
-7.4.7 wants JupyterLab < 4.5; requirements.txt pins 4.6.6)."""
+"""The course deployment without docker or a cluster (classroom/deploy.py):
+hub/values.yaml against the chart's keys and the local hub's figures,
+repo2docker reading the repository, and pip's resolver on repo2docker's base
+environment with requirements.txt; each check shown failing."""
 
 import os
 import shutil

@@ -1,9 +1,7 @@
-"""`make grade` on a small class, in the sandbox: right answers right (an
-honest learner's trying-out too), wrong ones wrong whatever else their
-notebook says, a blank notebook blank and listed once, an answer that
-reaches for the checking code flagged and never right, copies graded once,
-a learner named `backups` graded; grades.csv's columns and status words and
-a summary whose counts match the table."""
+"""`make grade` on a small class, in the sandbox: right answers right (an honest
+try too), wrong ones wrong whatever else the notebook says, a blank notebook
+listed once, a reach into the checking code flagged, copies graded once;
+grades.csv and a summary whose counts match the table."""
 
 import csv
 import re
@@ -145,7 +143,6 @@ def test_verdict_words():
         "wrong", "the answer cell raised NameError: x")
     assert grade.verdict({"status": "right", "message": "m"}, "") == ("right", "m")
     assert grade.verdict({"status": "interrupted", "message": "m"}, "")[0] == "error"
-
 
 
 def test_an_honest_try_is_right_in_every_notebook(tmp_path):

@@ -1,16 +1,9 @@
-"""Whole classes of random learners' folders (hypothesis): random trees,
-names (`backups`, dots, newlines, unicode, bytes that are not UTF-8) and
-files (notebooks answered at random, copies, FIFOs, links to a classmate's
-file or folder, sparse huge files, malformed JSON, nbformat 3, deep
-folders). Grading ends, grades.csv has a row for every learner's folder,
-and no learner's rows depend on another's files: each learner graded in a
-class of their own gets the rows they get among the others.
-
-These run grading with the sandbox replaced by a fast stand-in executor
-(`stand_in`: it reads the notebook it is given, as the runner would, and
-answers every check "right" when its answer cell holds 42, else "wrong"):
-the real sandbox costs seconds a notebook, and what is held here is the
-grader's own walk, choice of copies, reading and bookkeeping."""
+"""Whole classes of random learners' folders (hypothesis): random trees, names
+(non-UTF-8 bytes included) and files (answers, copies, FIFOs, links, huge,
+malformed, nbformat 3, deep). Grading ends, every learner has rows, and each
+learner's rows are those they get in a class of their own. The sandbox is
+replaced by `stand_in` (a check is right when its answer holds 42): what is
+held is the grader's walk, choice of copies, reading and bookkeeping."""
 
 import json
 import os

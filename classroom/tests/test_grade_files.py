@@ -1,16 +1,9 @@
-"""`make grade` reads every file as a learner's (classroom/grade_files.py):
-a corpus of hostile submissions (a FIFO, links to a classmate's file, to
-/dev/zero and through a linked folder, a hard link to the solutions, a
-device, a file of another owner, a huge file, JSON nested thousands deep,
-cells whose source is a number) each graded "not graded: unreadable: <why>"
-for that learner alone while the rest of the class is graded; nbformat 3 and
-duplicate cell ids read; a folder swapped for a link while it is read
-refused; a sandbox's result bounded before it is decoded; a submission whose
-judging raises not graded alone; learner-made text one line of summary.md,
-never markup, and never a formula in grades.csv; a folder of any depth. A
-generated layer (hypothesis) sends malformed notebooks and hostile strings
-through the same code, and builds whole classes of random trees, names and
-files (classroom/tests/test_grade_class.py)."""
+"""`make grade` reads every file as a learner's (classroom/grade_files.py): a
+corpus of hostile submissions (FIFO, links, a hard link to the solutions, a
+device, another owner's file, huge, deeply nested, malformed) each "not graded:
+unreadable: <why>" for that learner alone; a folder swapped for a link while
+read; a sandbox's result bounded; learner-made text never markup in summary.md
+nor a formula in grades.csv; generated notebooks and strings through the same code."""
 
 import copy
 import csv
@@ -138,17 +131,6 @@ def test_every_hostile_file_is_not_graded_for_that_learner_alone(class_folder, t
         assert status == "not graded" and detail.startswith("unreadable: ") and reason in detail, (learner, detail)
     assert by_learner == {"linked-folder": {("blank", "no notebook of the collection")}}   # the link not followed
     assert (tmp_path / "out" / "grades.csv").exists() and "fifo" in text
-
-
-@pytest.mark.skipif(not PRIVILEGED, reason="a device file and a file given away need root or passwordless sudo")
-def test_the_corpus_holds_a_device_and_a_file_of_another_owner(tmp_path):
-    """Where they can be made, the corpus above grades them too (elsewhere it leaves them out)."""
-    assert {"device", "not-the-learner-s"} <= set(hostile(tmp_path))
-    learner = tmp_path / "ada"
-    learner.mkdir()
-    give_away(learner / STORED.name)
-    with pytest.raises(Unreadable, match=f"belongs to uid {STRANGER}"):
-        read_notebook(learner / STORED.name, learner)
 
 
 def test_a_folder_swapped_for_a_link_while_it_is_read_is_refused(tmp_path, monkeypatch):
@@ -305,24 +287,6 @@ def test_a_verdict_counts_only_from_a_check_cell_that_ran_through():
                                                       "'answer_1' is not defined)")
     result["raised"] = {}
     assert grade.judged(job, ["____"], ["answer_1 = 3"], result)[0].status == "right"
-
-
-def test_a_classmate_s_hard_link_leaves_the_notebook_theirs(tmp_path):
-    """A learner who hard-links a classmate's notebook into their own folder
-    takes nothing from the classmate: the classmate's name for it still reads
-    (and, where the classmate owns it, the copy is refused for the linker)."""
-    honest, copycat = tmp_path / "honest", tmp_path / "copycat"
-    honest.mkdir()
-    copycat.mkdir()
-    (honest / STORED.name).write_text(json.dumps(VALID))
-    os.link(honest / STORED.name, copycat / STORED.name)
-    assert grade_files.read_notebook(honest / STORED.name, honest).cells
-    if PRIVILEGED:
-        os.chown(honest, STRANGER, -1)
-        os.chown(honest / STORED.name, STRANGER, -1)
-        assert grade_files.read_notebook(honest / STORED.name, honest).cells
-        with pytest.raises(grade_files.Unreadable, match=f"belongs to uid {STRANGER}"):
-            grade_files.read_notebook(copycat / STORED.name, copycat)
 
 
 def test_a_name_that_looks_like_a_classmate_s_shows_its_invisible_characters():

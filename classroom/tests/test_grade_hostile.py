@@ -1,13 +1,8 @@
-"""A hostile class, graded by `make grade` in the sandbox: one learner per
-attack, written from a reading of the grader's code alone, each answering
-notebook 06 wrongly around the attack (so that any exercise counted right
-is the attack's doing). Each attack is expected to hold (the grade it aims
-for is not had, and no one else is touched) or, where docs/teaching.md says
-grading does not chase it, recorded as broke; `test_the_outcome_table` holds
-the whole table, and prints it (`pytest -s`).
-
-What every run holds besides: everyone is graded, no one's rows change
-with the attackers present, nothing outlives grading, the checkout is unchanged."""
+"""A hostile class graded in the sandbox: one learner per attack, each answering
+notebook 06 wrongly around it (an exercise counted right is the attack's doing).
+Each attack holds, or, where docs/teaching.md says grading does not chase it, is
+recorded as broke (`test_the_outcome_table`). Everyone is graded, no one's rows
+change with the attackers present, nothing outlives grading, the checkout is unchanged."""
 
 import socket
 import subprocess

@@ -1,9 +1,6 @@
-"""The advice of make hub's refusal for a Python learners cannot reach,
-`make hub PYTHON=/usr/bin/python3`, over a .venv another Python made: the
-Makefile plans to make .venv again with the Python named (its recipe removes
-the other one first), though the requirements did not change since it was
-made; the same Python named again, or none named, keeps the .venv there.
-On a copy of the Makefile (`make -n`: what it would run, nothing installed)."""
+"""make hub's advice `make hub PYTHON=/usr/bin/python3` over a .venv another Python
+made: the Makefile makes .venv again with it (`make -n` on a copy); the same
+Python, or none, named again keeps it."""
 
 import os
 import shutil
