@@ -107,8 +107,15 @@ def short_form(error: BaseException, form: Form | None = None) -> list[str]:
         where = " and ".join(hidden)
         lines.append(f"({total} frame{'s' if total > 1 else ''} inside {where} not shown: {FULL})")
     if type(error) is NameError:
-        lines.append(NOT_RUN)
+        right = spelled(error.name)
+        lines.append(f"(Python spells it {right}, with a capital letter)" if right else NOT_RUN)
     return lines
+
+
+def spelled(name: str | None) -> str | None:
+    """How Python spells a constant the learner wrote otherwise (`true`: True), else None."""
+    right = {"true": "True", "false": "False", "none": "None", "null": "None"}.get((name or "").lower())
+    return right if right != name else None
 
 
 def _chained(error: BaseException) -> tuple[BaseException | None, str]:

@@ -227,6 +227,11 @@ def test_a_name_not_defined_says_how_to_run_the_cells_above():
     except NameError as error:
         lines = short_form(error)
     assert lines[-1] == NOT_RUN and "Run All Above Selected Cell" in NOT_RUN
+    for written, right in (("true", "True"), ("FALSE", "False"), ("null", "None")):
+        try:
+            exec(f"answer = {written}", {})
+        except NameError as error:
+            assert short_form(error)[-1] == f"(Python spells it {right}, with a capital letter)"
     try:
         exec("int('x')", {})
     except ValueError as error:

@@ -420,6 +420,8 @@ def test_a_check_after_its_answer_cell_raised_says_so_and_judges_nothing(kernel)
                                         "and run it again, then this one."), feedback
         assert "answer_4 = 'd'" in feedback.text      # what a bare letter needs
     assert "4. where the comparison went (choose, optional): not answered yet" in repr(kernel.check("ex.score()"))
+    kernel.run("answer_4 = true")
+    assert "Python spells it True: answer_4 = True." in kernel.check("ex.q4.check(answer_4)").text
     assert kernel.check("ex.q4.check('b')").status == "right"     # a value given as it is is judged as it is
     kernel.run("answer_4 = 'b'")
     feedback = kernel.check("ex.q4.check(answer_4)")

@@ -10,6 +10,7 @@ from types import FunctionType
 from typing import Any
 
 from ..arguments import learner_facing, wrong
+from ..errors import spelled
 from . import cells, sandbox
 from .answers import NotAnswered, WrongForm
 from .cells import MISSING, Run
@@ -90,7 +91,9 @@ def not_set(exercise: Exercise, run: Run) -> str:
     text = (f"the cell that {verb} {name}{where} raised {run.error}, so {name} was not {done}: fix that cell and "
             "run it again, then this one.")
     if run.bare is not None and (run.error or "").startswith("NameError") and not defines:
-        text += f" If you meant the text {run.bare!r}, it goes in quotes: {name} = {run.bare!r}."
+        right = spelled(run.bare)
+        text += (f" Python spells it {right}: {name} = {right}." if right
+                 else f" If you meant the text {run.bare!r}, it goes in quotes: {name} = {run.bare!r}.")
     return text
 
 
