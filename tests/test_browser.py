@@ -2,7 +2,7 @@
 learner has it (`make lab`'s trusted working copy, 1366x768, every cell
 kept in the page): on first open, before anything runs, its stored
 drawings and widget views keep the legibility budget and nothing shows
-broken (tests/test_legibility_browser.py's rules); then one Run All, after
+broken (tools/testkit/legibility.py, first_open.py); then one Run All, after
 which no cell shows an error except those marked to raise, every widget's
 declared checks redraw the graph as they should, every combination of
 its controls' states keeps the budget and stays on screen, and each control

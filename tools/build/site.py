@@ -1,24 +1,12 @@
-"""Build the static website from the stored, nbval-checked notebooks; nothing
-is executed. The notebooks are staged first (copies under build/), then
-Sphinx with myst-nb and the book theme turns them into HTML:
+"""Build the static website from the stored notebooks (nothing executed):
+staged copies under build/, then Sphinx with myst-nb and the book theme.
+The staging leaves out what only a kernel can use (cells tagged kernel-only,
+the checks' stored outputs, the navigation lines), shows each widget's stored
+drawing with a line saying where its controls work, and folds each exercise's
+hint and solution after its check. Every address names SITE_REPOSITORY
+(a fork's workflow sets it), else helpers.project.REPOSITORY.
 
-- every drawing becomes inline SVG;
-- what only a running kernel can use is left out: cells tagged kernel-only
-  (the set-up cell, the score, the index's environment check, how to move a
-  widget's controls), the checks' "Not answered yet" (a check cell keeps its
-  code, not its stored output), and the notebook's own navigation lines (the
-  site has its own), whose time line stays;
-- a widget shows the drawing stored in its saved state, and one line saying
-  where its controls work (Binder, Colab);
-- after each exercise's check, its hint and a solution, folded;
-- the index notebook gets the table of contents that makes the sidebar.
-
-Every address the site gives (launch buttons, the repository button, the
-links in the notebooks' text) names the repository SITE_REPOSITORY
-(owner/name; a fork's workflow sets it to its own), else
-helpers.project.REPOSITORY, at helpers.project.BRANCH.
-
-    python -m tools.build.site [OUT]      (default build/site; the home page is OUT/00-index.html)
+    python -m tools.build.site [OUT]      (default build/site)
 """
 
 import os
@@ -88,21 +76,10 @@ def retargeted(text, repository):
     return text
 
 
-def refitted(html):
-    """`html` with each Graphviz SVG not yet in a fitted box put in one (a
-    stored output older than `fitted` let its drawing shrink to any width)."""
-    def refit(found):
-        svg = found.group(0)
-        if "min-width" in svg.split(">", 1)[0]:
-            return svg
-        return fitted(re.sub(r'^<svg style="[^"]*" ', "<svg ", svg))
-    return re.sub(r"<svg\b.*?</svg>", refit, html, flags=re.S)
-
-
 def staged_output(nb, output, name, repository):
     data = output.get("data", {})
     if WIDGET in data:
-        html = refitted(widget_drawing(nb, data[WIDGET]["model_id"])) + kernel_line(name, repository)
+        html = widget_drawing(nb, data[WIDGET]["model_id"]) + kernel_line(name, repository)
         plain = data.get("text/plain", "")
         return nbformat.v4.new_output("display_data", data={"text/html": html, "text/plain": plain})
     if "image/svg+xml" in data:
@@ -110,8 +87,6 @@ def staged_output(nb, output, name, repository):
         # in a box that scrolls rather than shrink the text below the legibility budget
         html = f'<div class="graph">{fitted(svg)}</div>'
         output["data"] = {"text/html": html, "text/plain": data.get("text/plain", "")}
-    elif "<svg" in data.get("text/html", ""):
-        data["text/html"] = refitted(data["text/html"])
     return output
 
 
