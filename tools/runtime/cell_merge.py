@@ -1,21 +1,9 @@
-"""A stale tab's save merged with the file another tab saved
-(tools/runtime/saving.py decides when).
-
-Three versions of a notebook's cells, matched by cell id: the one the saving
-page last had in step with the file (`base`: what it opened, or what it last
-saved), the one it sends, and the one on disk. A cell is taken from whichever
-side changed it since `base`:
-
-- a cell the page did not change while the file did is saved as the file holds
-  it (the other tab's edit, or its answer);
-- a cell the file holds and the page lacks is kept, where it stands in the
-  file, unless the page deleted it (it was in `base` and the file still holds
-  it as it was there);
-- a cell the page holds and the file lacks is kept, unless the other tab
-  deleted it and the page had not changed it;
-- a cell both changed keeps the page's text, the last typed, and the file's
-  text follows it in a markdown cell that says where it came from: nothing
-  the other tab saved is lost."""
+"""A stale tab's save merged, cell by cell (matched by id), with the file
+another tab saved, against `base`: what the saving page last had in step with
+the file. Each cell is taken from the side that changed it since `base`; a
+cell added or kept on either side stays unless the other side deleted it
+unchanged; a cell both changed keeps the page's text, followed by a markdown
+cell holding the file's text, so nothing the other tab saved is lost."""
 
 import hashlib
 import re

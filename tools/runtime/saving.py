@@ -1,29 +1,16 @@
-"""What a learner's save keeps: the server's pre-save hook
-(`ContentsManager.pre_save_hook` in jupyter/jupyter_server_config.json).
+"""The server's pre-save hook (`ContentsManager.pre_save_hook` in
+jupyter/jupyter_server_config.json) and its contents manager `Contents`.
 
 - Every widget output keeps a drawing (tools/runtime/widget_state.py).
-- An answer is never replaced by the blank placeholder. A notebook open in
-  two tabs is two copies in two pages: the learner answers in one and saves,
-  then saves the other, which still shows `answer_3 = ____`. JupyterLab then
-  asks whether to overwrite the file changed on disk, with Overwrite focused;
-  before this hook, Overwrite put the blank back over the answer. Now an
-  answer slot (a cell tagged `answer-slot`, matched by its id) that arrives
-  holding the placeholder `____` while the file being replaced holds an
-  answer there keeps the answer. Any other change of an answer is saved as
-  it comes: what the learner typed last wins.
-- A cell the other tab saved is never lost. The blank answer was one case of
-  a wider loss: Overwrite in the stale tab also dropped a note cell added in
-  the other one and undid its edits of lesson cells. `Contents`, the server's
-  contents manager (jupyter/jupyter_server_config.json), marks each copy of a
-  notebook it hands a page (`PAGE` in the notebook's metadata, which the page
-  sends back with each save and the hook takes out before writing) and
-  remembers that copy's cells. A save is then merged with the file on disk
-  cell by cell (tools/runtime/cell_merge.py), against what that page last had
-  in step with the file: what it opened, or what it last sent. The server
-  keeps the last PAGES_SAVED pages' snapshots in a file too (PAGES_FILE), so a
-  server started again (make lab again, the hub's restart) still knows the
-  pages open before it. The answers rule above is what is left when a page is
-  not known (its snapshot dropped, or the file unwritable)."""
+- A save from a stale tab (a notebook open in two tabs, Overwrite clicked in
+  the one that had not seen the other's save) loses nothing the other saved:
+  `Contents` marks each copy of a notebook it hands a page (`PAGE` in its
+  metadata, taken out before writing) and remembers its cells; the save is
+  merged cell by cell with the file (tools/runtime/cell_merge.py) against
+  what that page last had in step with it. The last PAGES_SAVED pages are
+  kept in PAGES_FILE, for a server started again.
+- For a page it does not know, an answer slot sent blank (`____`) over an
+  answer keeps the answer; any other change is saved as it comes."""
 
 import json
 import os

@@ -1,23 +1,12 @@
 """A saved notebook keeps the widget state of every widget output it holds,
-so that it reopens with each widget drawn after its kernel is gone: what
-tools/runtime/saving.py's pre-save hook does for widgets (jupyter/README.md,
-`ContentsManager.pre_save_hook`).
+so that it reopens with each widget drawn after its kernel is gone (the
+front ends save only a live kernel's models, and only with `saveState` on;
+otherwise a widget cell run again reopens as "model not found").
 
-A widget output names its model; the front end draws it, with no kernel, from
-the notebook's widget state (metadata.widgets). JupyterLab and Notebook 7 save
-the state the page's widget manager holds only when the learner's setting
-`saveState` is on, and then only the models of a live kernel. Otherwise a
-notebook whose widget cell ran again is saved with outputs that name the
-session's models and the state of the ones it was opened with, and reopens
-with "Error displaying widget: model not found" in each widget.
-
-Before each save the server makes the two agree. A widget output whose models
-the saved state holds stays as it is (the last state, when `saveState` is on).
-One whose models it lacks is given back the output the same cell (by its id)
-holds in the file being replaced, with that output's models: the stored
-drawing, the one the notebook was opened with. One with neither keeps its text
-form only. The saved state is then the models the outputs use, and no others,
-so saving never makes a notebook grow with the models of earlier runs."""
+Before each save: an output whose models the sent state holds stays; one
+whose models it lacks gets back the output the same cell holds in the file
+being replaced (the stored drawing), else keeps its text form. The saved
+state is the models the outputs use and no others, so it never grows."""
 
 import copy
 import json
