@@ -1,12 +1,9 @@
-"""`make lab` as a new learner meets it. A learner with an empty home directory
-goes through `make lab`'s set-up (settings, working copy, trust), then the
-server `make lab` starts (`tools.runtime.lab.lab_argv`) serves the working copy.
-
-Without a browser: loopback only, the token required, the index opened, the
-learners' settings and the kernel culling in force. In headless Chromium at
-1366x768: each notebook of the copy, opened without running anything, shows
-every stored drawing and widget view and no text form, no news pop-up shows,
-and two tabs of one notebook share its kernel."""
+"""`make lab` as a new learner (an empty home) meets it: its set-up, then its
+server on the working copy, on loopback with a token, opening the index, with
+the learners' settings and kernel culling. In headless Chromium at 1366x768:
+each notebook opened from the index, before anything runs, shows every stored
+drawing and widget view (no text form) and is not marked changed; no news
+pop-up; two tabs of one notebook share its kernel."""
 
 import contextlib
 import json
@@ -61,36 +58,23 @@ def _status(url):
         return err.code
 
 
-def test_set_up_makes_the_working_copy(lab):
-    learner, _, _ = lab
+def test_the_working_copy_served_on_loopback_with_a_token_from_its_index(lab):
+    learner, info, proc = lab
     assert "Made your working copy of the notebooks" in learner.printed
     assert sorted(p.name for p in learner.copy.glob("*.ipynb")) == [p.name for p in collection()]
-
-
-def test_token_is_required(lab):
-    _, info, _ = lab
-    port = info["port"]
-    assert len(info["token"]) >= 32
-    assert _status(f"http://127.0.0.1:{port}/api/contents") == 403
-    assert _status(f"http://127.0.0.1:{port}/api/contents?token={info['token']}") == 200
-    assert _status(f"http://127.0.0.1:{port}/api/contents?token=wrong{info['token']}") == 403
-
-
-def test_listens_on_loopback_only(lab):
-    _, info, proc = lab
+    url, token = f"http://127.0.0.1:{info['port']}", info["token"]
+    assert len(token) >= 32
+    assert [_status(f"{url}/api/contents{query}") for query in ("", f"?token={token}", f"?token=wrong{token}")] \
+        == [403, 200, 403]
     sockets = []
     for process in [psutil.Process(proc.pid), *psutil.Process(proc.pid).children(recursive=True)]:
         with contextlib.suppress(psutil.NoSuchProcess):      # a kernel an earlier test shut down may just end
             sockets += [c for c in process.net_connections(kind="inet")
                         if c.status == psutil.CONN_LISTEN and c.laddr.port == info["port"]]
     assert sockets and {c.laddr.ip for c in sockets} == {"127.0.0.1"}
-
-
-def test_opens_the_working_copy_index(lab):
-    learner, info, _ = lab
     assert info["root_dir"] == str(learner.copy)
     assert lab_argv(root=learner.copy)[-1] == "--LabApp.default_url=/lab/tree/00-index.ipynb"
-    with urllib.request.urlopen(f"http://127.0.0.1:{info['port']}/?token={info['token']}", timeout=30) as reply:
+    with urllib.request.urlopen(f"{url}/?token={token}", timeout=30) as reply:
         assert reply.url.split("?")[0].endswith("/lab/tree/00-index.ipynb")
 
 
