@@ -109,15 +109,6 @@ def test_idle_kernels_are_culled(lab):
     wait_for_kernels(info, lambda kernels: kernels == [])
 
 
-def test_server_options_come_from_jupyter_folder():
-    argv = lab_argv()
-    for option in ("--MappingKernelManager.cull_idle_timeout=1800", "--MappingKernelManager.cull_interval=60",
-                   "--MappingKernelManager.cull_connected=False", "--MappingKernelManager.cull_busy=False",
-                   "--ServerApp.contents_manager_class=tools.runtime.saving.Contents",
-                   "--ServerApp.kernel_spec_manager_class=tools.runtime.kernel.Specs"):
-        assert option in argv
-
-
 def test_binder_set_up(tmp_path, monkeypatch):
     """postBuild's step: the settings into the image's environment (a server
     config already there is kept), the stored notebooks trusted in place."""
