@@ -13,7 +13,7 @@ import http.server
 import re
 import runpy
 import threading
-from html.parser import HTMLParser
+from html import unescape
 from pathlib import Path
 from urllib.parse import parse_qs, urljoin, urlsplit
 
@@ -245,23 +245,10 @@ NOTEBOOKS = {p.name for p in PATHS}
 KINDS = ("Binder", "Colab", "repository", "download")
 
 
-class Links(HTMLParser):
-    """Every <a href> of a page, with its class attribute."""
-
-    def __init__(self):
-        super().__init__()
-        self.found = []
-
-    def handle_starttag(self, tag, attrs):
-        attrs = dict(attrs)
-        if tag == "a" and attrs.get("href"):
-            self.found.append((attrs["href"], attrs.get("class") or ""))
-
-
 def links(html):
-    parser = Links()
-    parser.feed(html)
-    return parser.found
+    """(href, class) of every <a href> of a page."""
+    attributes = [dict(re.findall(r'([\w-]+)="([^"]*)"', tag)) for tag in re.findall(r"<a\s[^>]*>", html)]
+    return [(unescape(a["href"]), a.get("class", "")) for a in attributes if a.get("href")]
 
 
 def launch(href, repository):

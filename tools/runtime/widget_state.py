@@ -30,7 +30,7 @@ def keep_widget_views(nb, replaced=lambda: None):
     earlier, kept, restored, text_only = None, {}, 0, 0
     for cell, i in views:
         output = cell["outputs"][i]
-        models = _closure(_model_id(output), sent)
+        models = closure(_model_id(output), sent)
         if models is None:
             earlier = earlier if earlier is not None else _stored_views(replaced())
             stored = earlier.get(cell.get("id"), [])
@@ -55,7 +55,7 @@ def _stored_views(nb):
     state, found = _state(nb), {}
     for cell in _code_cells(nb):
         for output in cell.get("outputs", []):
-            models = _closure(_model_id(output), state) if _model_id(output) else None
+            models = closure(_model_id(output), state) if _model_id(output) else None
             if models is not None:
                 found.setdefault(cell.get("id"), []).append((output, models))
     return found
@@ -77,7 +77,7 @@ def _text_form(output):
     return {**output, "data": data} if data else None
 
 
-def _closure(model_id, state):
+def closure(model_id, state):
     """The models `model_id` needs (itself and every model its state names,
     through children, layouts, styles...), or None when `state` lacks one."""
     found, todo = {}, [model_id]
