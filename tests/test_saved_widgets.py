@@ -17,10 +17,11 @@ import pytest
 from learner import api, attached, chromium, kernel_of, new_learner, until, wait_for_kernels
 
 from helpers.lessons import of
+from tools.notebooks import WIDGET_STATE, WIDGET_VIEW
 from tools.runtime.lab import ROOT
 from tools.testkit import browser as lab_browser
 from tools.testkit.browser import open_notebook, run_all, serve, stop
-from tools.testkit.first_open import WIDGET_STATE, WIDGET_VIEW, graphviz_svgs
+from tools.testkit.first_open import graphviz_svgs
 from tools.testkit.widget_cells import cell_index
 from tools.testkit.widget_page import redraw, widget_cell
 

@@ -12,6 +12,8 @@ INDEX = "00-index.ipynb"
 # purpose (nbval and JupyterLab's Run All read that one too). This module imports nothing heavy:
 # the grader's runner, pid 1 of a sandbox, imports it without torch.
 SLOT, CHECK, RAISES = "answer-slot", "answer-check", "raises-exception"
+# A widget output's MIME type, and the notebook metadata's key for the widgets' state.
+WIDGET_VIEW, WIDGET_STATE = "application/vnd.jupyter.widget-view+json", "application/vnd.jupyter.widget-state+json"
 
 
 def notebook_paths(folder=NOTEBOOKS):

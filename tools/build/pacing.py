@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import nbformat
 
-from tools.notebooks import notebook_paths
+from tools.notebooks import WIDGET_VIEW, notebook_paths
 
 WORDS_PER_MINUTE = 200
 CODE_LINE_SECONDS = 8.0
@@ -28,7 +28,6 @@ RUN_SECONDS_A_CELL = 1.0
 GENERATED = "<!--"                  # navigation and contents cells, written by tools/build/nav.py
 INSTALL = "install"                 # the set-up cell's id (tools/build/nav.py): it runs, nobody needs to read it
 FIGURES = ("image/svg+xml", "image/png", "text/html")
-WIDGET = "application/vnd.jupyter.widget-view+json"
 FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})[^\n]*\n.*?^ {0,3}\1", re.M | re.S)
 HEADING = re.compile(r"^### \d+\. (\w+):", re.M)
 
@@ -62,7 +61,7 @@ def output_seconds(cell):
         data = output.get("data", {})
         if output.output_type == "error":
             seconds += ERROR_SECONDS
-        elif WIDGET in data:
+        elif WIDGET_VIEW in data:
             seconds += WIDGET_SECONDS
         elif any(kind in data for kind in FIGURES) or output.output_type == "display_data":
             seconds += FIGURE_SECONDS

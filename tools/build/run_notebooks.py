@@ -18,7 +18,7 @@ import nbformat
 from jupyter_client.manager import KernelManager
 from nbclient import NotebookClient
 
-from tools.notebooks import RAISES, notebook_paths
+from tools.notebooks import RAISES, WIDGET_STATE, WIDGET_VIEW, notebook_paths
 from tools.runtime import kernel
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -28,8 +28,6 @@ MACHINE_PATHS = ((re.compile(r"/(?:[\w.+-]+/)*?(?:site|dist)-packages/"), "site-
                  (re.compile(re.escape(f"{ROOT}/")), ""))
 
 
-WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
-WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 # what names a widget model: its id alone in a view's output, "IPY_MODEL_<id>" inside another's state
 MODEL_REFERENCE = re.compile(r"^(?:IPY_MODEL_)?([0-9a-f]{32})$")
 # a memory address: as Python prints one (0x7f...), or as a drawing names a node by id(),

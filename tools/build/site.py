@@ -23,12 +23,10 @@ from helpers.draw import fitted
 from helpers.project import REPOSITORY, binder_url, colab_url
 from tools.build.nav import KERNEL_ONLY, NAV
 from tools.build.solutions import CHECK, exercises_of
-from tools.notebooks import notebook_paths
+from tools.notebooks import WIDGET_STATE, WIDGET_VIEW, notebook_paths
 
 ROOT = Path(__file__).resolve().parents[2]
 STAGING = ROOT / "build" / "site-source"
-WIDGET = "application/vnd.jupyter.widget-view+json"
-STATE = "application/vnd.jupyter.widget-state+json"
 HOME = ('<!DOCTYPE html><html><head><meta charset="utf-8"><meta http-equiv="refresh" content="0; url=00-index.html">'
         '<title>Computational graphs in PyTorch</title></head>'
         '<body><a href="00-index.html">Computational graphs in PyTorch: start here</a></body></html>\n')
@@ -38,7 +36,7 @@ def widget_drawing(nb, model_id):
     """The HTML of a stored widget without its kernel: the HTML widgets
     inside it (its first drawing) and, for a multiple choice, its choices
     listed (a page cannot pick one, but the learner can read them)."""
-    state = nb.metadata.get("widgets", {}).get(STATE, {}).get("state", {})
+    state = nb.metadata.get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
     found, todo = [], [model_id]
     while todo:
         model = state.get(todo.pop(0), {})
@@ -78,8 +76,8 @@ def retargeted(text, repository):
 
 def staged_output(nb, output, name, repository):
     data = output.get("data", {})
-    if WIDGET in data:
-        html = widget_drawing(nb, data[WIDGET]["model_id"]) + kernel_line(name, repository)
+    if WIDGET_VIEW in data:
+        html = widget_drawing(nb, data[WIDGET_VIEW]["model_id"]) + kernel_line(name, repository)
         plain = data.get("text/plain", "")
         return nbformat.v4.new_output("display_data", data={"text/html": html, "text/plain": plain})
     if "image/svg+xml" in data:

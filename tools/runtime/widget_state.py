@@ -11,8 +11,8 @@ state is the models the outputs use and no others, so it never grows."""
 import copy
 import json
 
-WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
-WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+from tools.notebooks import WIDGET_STATE, WIDGET_VIEW
+
 REFERENCE = "IPY_MODEL_"          # how one widget model names another in its state
 
 
