@@ -1,17 +1,12 @@
 """Every notebook once in real JupyterLab in headless Chromium, as a new
-learner has it (`make lab`'s trusted working copy, 1366x768, every cell
-kept in the page): on first open, before anything runs, its stored
-drawings and widget views keep the legibility budget and nothing shows
-broken (tools/testkit/legibility.py, first_open.py); then one Run All, after
-which no cell shows an error except those marked to raise, every widget's
-declared checks redraw the graph as they should, every combination of
-its controls' states keeps the budget and stays on screen, and each control
-works with one key press on it (tools/testkit/widget_page.py's `by_keyboard`).
-On first open, and again once the widgets are live, the page is also laid out
-as at 200 % zoom (683x384 CSS pixels), where every control of every widget
-must be on screen too. So each notebook
-is run in a browser once per `make test-integration`. Timings are printed at the end
-of the run."""
+learner has it (`make lab`'s trusted working copy, 1366x768, every cell kept
+in the page). On first open, before anything runs: its stored drawings keep
+the legibility budget, nothing shows broken, every widget says how to use it.
+Then one Run All: no error outside the cells tagged to raise; every widget's
+declared checks redraw as declared; every combination of its controls'
+states keeps the budget and stays on screen, and the wheel scrolls the page;
+each control works with one key press. At 200 % zoom (683x384 CSS px), before
+and after the run, every control is on screen."""
 
 import json
 import time

@@ -156,10 +156,9 @@ def index_page(browser, lab):
 
 
 def shows(page, folder, path, within=SHOWN_WITHIN):
-    """What the notebook at `path` (relative to the served `folder`), in the
-    page's active tab, shows: waits until it shows what its file holds, or
-    for `within` seconds. Returns (what the file holds, what the page shows,
-    (outputs in the file, outputs in the page), the text of outputs that failed)."""
+    """(what the file holds, what the page shows, (outputs in the file, in the
+    page), the text of outputs that failed) once the page shows what the file
+    holds, or after `within` seconds."""
     nb = nbformat.read(folder / path, as_version=4)
     expected, outputs = stored(nb), output_count(nb)
     deadline = time.monotonic() + within
@@ -193,13 +192,11 @@ def screenshot(page, name):
 
 
 def check_first_open(page, learner, info, name, timings):
-    """JupyterLab's widget manager can say it has restored its widgets once the kernel's
-    connection is up, before it has read the notebook's stored state; a widget drawn in
-    between says "model not found" for good (tests/test_saved_widgets.py's check_reopened).
-    A busy machine widens that window, so when that is all that failed the page is loaded
-    once more, as docs/troubleshooting.md tells a learner, and the figures say so: for at
-    most RELOADS notebooks of a run (more is no race but a first open that fails), and
-    every output must then show, none failed."""
+    """What a first open must show. JupyterLab's widget manager can say it has
+    restored its widgets before it has read the stored state; a widget drawn in
+    between says "model not found" for good. A busy machine widens that window,
+    so when that is all that failed the page is loaded once more (as
+    docs/troubleshooting.md tells a learner), for at most RELOADS notebooks."""
     start = time.perf_counter()
     expected, shown, (outputs, in_page), failed = shows(page, learner.copy, name)
     if shown != expected and failed and set(failed) == {MODEL_NOT_FOUND}:

@@ -73,16 +73,10 @@ def shown(page, panel, count):
 
 
 def check_reopened(page, panel, folder, path, what, timings):
-    """The reopened notebook's file holds the models of each of its widget
-    outputs, and the page shows a drawing in every one, none an error, each
-    the one the file's widget state holds.
-
-    JupyterLab's widget manager can say it has restored its widgets once the
-    kernel's connection is restored, before the notebook's stored state is
-    read; an output drawn in between says "model not found" for good (its
-    renderer retries only outputs it had not failed). On a busy machine that
-    happens on a first open too (tests/test_lab.py says so), so with the file
-    right the page is loaded once more, and the figures say it was."""
+    """The reopened notebook's file holds the models of its widget outputs,
+    and the page shows in every one the drawing the file's state holds, none an
+    error. A "model not found" with the file right is the race
+    tests/test_lab.py's check_first_open describes: the page is loaded again."""
     views = widget_views(folder / path)
     assert views, f"{path} holds no widget output: nothing to check"
     assert all(kept for _, kept in views), (
