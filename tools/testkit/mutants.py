@@ -1,11 +1,8 @@
-"""Mutation testing of the exercise checks (tests/test_mutants.py). Each
-write and fix exercise's solution is changed in one small place at a time
-(an operator or comparison flipped, a number changed, True and False swapped,
-text emptied, a statement dropped or two swapped, a keyword argument or an
-argument-less call removed), and each mutant is run through the exercise's
-check and through its probe (helpers/exercises/behaviour.py). A mutant whose
-probe differs from the solution's must be rejected; one whose probe is the
-same is equivalent, and must be accepted."""
+"""Mutation testing of the exercise checks (tests/test_mutants.py): each write
+and fix exercise's solution changed in one small place at a time (an operator
+flipped, a constant changed, a statement dropped or swapped, an argument
+removed) and judged by its check and its probe: a mutant whose probe differs
+from the solution's must be rejected, one whose probe is the same accepted."""
 
 import ast
 from collections.abc import Callable, Iterator
