@@ -15,14 +15,14 @@ import runpy
 import threading
 from html import unescape
 from pathlib import Path
-from urllib.parse import parse_qs, urljoin, urlsplit
+from urllib.parse import urljoin, urlsplit
 
 import nbformat
 import pytest
 from conftest import ROOT
 from learner import chromium
 
-from helpers.project import BRANCH, REPOSITORY, repository_url
+from helpers.project import BRANCH, REPOSITORY, binder_url, colab_url, repository_url
 from tools.build.site import build, retargeted, site_repository
 from tools.notebooks import notebook_paths
 from tools.testkit.legibility import measure, smallest
@@ -242,7 +242,17 @@ def test_a_first_screen_taken_by_something_else_fails_the_check(site, screen_pag
 # ----- the launch links, read from the built HTML -----
 
 NOTEBOOKS = {p.name for p in PATHS}
-KINDS = ("Binder", "Colab", "repository", "download")
+NOTEBOOKS_DIR = ROOT / "notebooks"
+THEME_BINDER = "https://mybinder.org/v2/gh/{}/{}?urlpath=lab/tree/notebooks/{}"   # the theme's launch button
+
+
+def launches(notebook):
+    """The addresses that may open `notebook` on the fork's site: Binder (ours and the theme's), Colab, GitHub."""
+    return {binder_url(notebook, FORK), THEME_BINDER.format(FORK, BRANCH, notebook), colab_url(notebook, FORK),
+            f"{repository_url(FORK)}/blob/{BRANCH}/notebooks/{notebook}"}
+
+
+ALLOWED = {repository_url(FORK), *(url for name in NOTEBOOKS for url in launches(name))}
 
 
 def links(html):
@@ -251,57 +261,29 @@ def links(html):
     return [(unescape(a["href"]), a.get("class", "")) for a in attributes if a.get("href")]
 
 
-def launch(href, repository):
-    """(kind, notebook path, problem or None) for a link that launches a
-    notebook or names the repository (the site's or REPOSITORY); None for
-    any other link."""
+def link_problems(href):
+    """A link to Binder, Colab or the repository (the fork's or REPOSITORY) must open a notebook of
+    notebooks/ in the fork at BRANCH, or name the fork."""
     url = urlsplit(href)
-    parts = url.path.strip("/").split("/")
-    wrong = f"{href} is not {repository} at {BRANCH}"
-    if url.netloc == "mybinder.org":
-        query = parse_qs(url.query)
-        path = query.get("labpath", [""])[0] or query.get("urlpath", [""])[0].removeprefix("lab/tree/")
-        right = parts[:2] == ["v2", "gh"] and "/".join(parts[2:4]) == repository and parts[4:] == [BRANCH]
-        return "Binder", path, None if right else wrong
-    if url.netloc == "colab.research.google.com":
-        right = parts[:1] == ["github"] and "/".join(parts[1:3]) == repository and parts[3:5] == ["blob", BRANCH]
-        return "Colab", "/".join(parts[5:]), None if right else wrong
-    if url.netloc == "github.com" and "/".join(parts[:2]) in (repository, REPOSITORY):
-        if href.rstrip("/") == repository_url(repository):
-            return "repository", None, None
-        right = "/".join(parts[:2]) == repository and parts[2:4] in (["blob", BRANCH], ["tree", BRANCH])
-        return "repository", "/".join(parts[4:]), None if right else wrong
-    return None
+    launching = url.netloc in ("mybinder.org", "colab.research.google.com") or url.netloc == "github.com" and \
+        "/".join(url.path.strip("/").split("/")[:2]) in (FORK, REPOSITORY)
+    return [f"{href} is not {FORK} at {BRANCH} or a notebook of it"] if launching and href not in ALLOWED else []
 
 
-def link_problems(href, repository):
-    """What is wrong with one link, launch(...) or the notebook it names."""
-    found = launch(href, repository)
-    if found is None:
-        return []
-    kind, path, problem = found
-    if not problem and path is not None and not (path.startswith("notebooks/") and path[10:] in NOTEBOOKS):
-        problem = f"names {path or 'no path'}, not a notebook in notebooks/"
-    return [f"{kind}: {problem}"] if problem else []
-
-
-def page_problems(html, page, repository, sources):
-    """What is wrong with the launch links of the page made from notebook
-    `page`: each link as link_problems says; the page's own notebook on Binder
-    and in Colab; the repository button; a download giving notebooks/`page`."""
-    found, kinds = [], set()
+def page_problems(html, page, sources):
+    """What is wrong with the launch links of the page made from notebook `page`: a link as
+    link_problems says; no Binder, Colab, repository or download link to the page's own notebook;
+    a download that does not give notebooks/`page` itself."""
+    found, shown = [], {href for href, _ in links(html)}
     for href, classes in links(html):
-        if "download-source-button" in classes or href.startswith("_sources/"):
-            kinds.add("download")
-            if href != f"_sources/{page}" or (sources / page).read_bytes() != (ROOT / "notebooks" / page).read_bytes():
-                found.append(f"the download {href} is not notebooks/{page}")
-            continue
-        problems = link_problems(href, repository)
-        found += problems
-        kind = launch(href, repository)
-        if kind and not problems and (kind[1] == f"notebooks/{page}" or "repository-button" in classes):
-            kinds.add(kind[0])
-    return found + [f"no {kind} link to {page}" for kind in KINDS if kind not in kinds]
+        found += link_problems(href)
+        download = "download-source-button" in classes or href.startswith("_sources/")
+        same = href == f"_sources/{page}" and (sources / page).read_bytes() == (NOTEBOOKS_DIR / page).read_bytes()
+        if download and not same:
+            found.append(f"the download {href} is not notebooks/{page}")
+    needed = {"Binder": launches(page) - {colab_url(page, FORK)}, "Colab": {colab_url(page, FORK)},
+              "repository": {repository_url(FORK)}, "download": {f"_sources/{page}"}}
+    return found + [f"no {kind} link to {page}" for kind, hrefs in needed.items() if not shown & hrefs]
 
 
 def page_html(site, page):
@@ -310,40 +292,40 @@ def page_html(site, page):
 
 @pytest.mark.parametrize("page", sorted(NOTEBOOKS), ids=[Path(n).stem for n in sorted(NOTEBOOKS)])
 def test_every_launch_link_names_the_sites_repository_its_branch_and_a_notebook(built_site, page):
-    assert page_problems(page_html(built_site, page), page, FORK, built_site / "_sources") == []
+    assert page_problems(page_html(built_site, page), page, built_site / "_sources") == []
 
 
 def test_pages_that_are_no_notebook_link_only_to_the_sites_repository(built_site):
     pages = sorted(p for p in built_site.glob("*.html") if p.stem + ".ipynb" not in NOTEBOOKS)
     assert pages, "the site has no search or index page"
     assert [(p.name, problem) for p in pages for href, _ in links(p.read_text())
-            for problem in link_problems(href, FORK)] == []
+            for problem in link_problems(href)] == []
 
 
 PAGE = "01-dynamic-control-flow.ipynb"
 
 
 @pytest.mark.parametrize("change, expected", [
-    ((f"/{FORK}/{BRANCH}?", f"/{FORK}/master?"), f"Binder: https://mybinder.org/v2/gh/{FORK}/master"),
-    ((f"/{FORK}/blob/{BRANCH}/", f"/{FORK}/blob/master/"), f"Colab: https://colab.research.google.com/github/{FORK}/blob/master/"),
+    ((f"/{FORK}/{BRANCH}?", f"/{FORK}/master?"), f"https://mybinder.org/v2/gh/{FORK}/master"),
+    ((f"/{FORK}/blob/{BRANCH}/", f"/{FORK}/blob/master/"), f"https://colab.research.google.com/github/{FORK}/blob/master/"),
     ((f"github.com/{FORK}\"", "github.com/someone/else\""), "no repository link"),
-    ((f"github.com/{FORK}\"", f"github.com/{REPOSITORY}\""), f"repository: https://github.com/{REPOSITORY} is not"),
+    ((f"github.com/{FORK}\"", f"github.com/{REPOSITORY}\""), f"https://github.com/{REPOSITORY} is not"),
     ((f"colab.research.google.com/github/{FORK}", f"colab.research.google.com/github/{REPOSITORY}"),
-     f"Colab: https://colab.research.google.com/github/{REPOSITORY}/"),
-    ((f"notebooks/{PAGE}", "notebooks/99-missing.ipynb"), "Binder: names notebooks/99-missing.ipynb, not a notebook"),
+     f"https://colab.research.google.com/github/{REPOSITORY}/"),
+    ((f"notebooks/{PAGE}", "notebooks/99-missing.ipynb"), f"{binder_url('99-missing.ipynb', FORK)} is not"),
     ((f"_sources/{PAGE}", "_sources/02-inspecting-the-graph.ipynb"), "the download _sources/02-inspecting"),
 ])
 def test_a_wrong_launch_link_fails_the_check(built_site, change, expected):
     html = page_html(built_site, PAGE)
     assert change[0] in html
-    found = page_problems(html.replace(*change), PAGE, FORK, built_site / "_sources")
+    found = page_problems(html.replace(*change), PAGE, built_site / "_sources")
     assert any(problem.startswith(expected) for problem in found), found
 
 
 def test_the_staged_copy_is_not_the_download(built_site):
     """What the download gave once: the staged copy (answers folded, widget state dropped)."""
     staged = built_site.parent / "source"
-    assert page_problems(page_html(built_site, PAGE), PAGE, FORK, staged) == [
+    assert page_problems(page_html(built_site, PAGE), PAGE, staged) == [
         f"the download _sources/{PAGE} is not notebooks/{PAGE}"]
 
 
