@@ -7,6 +7,7 @@ where they differ (docs/maintaining.md, the pins). Wheels only.
 """
 
 import argparse
+import itertools
 import json
 import shutil
 import subprocess
@@ -124,15 +125,11 @@ def merged(by_python):
     lines = []
     for name in sorted({n for versions in by_python.values() for n in versions}, key=str.lower):
         found = [by_python[m].get(name) for m in minors]
-        start = 0
-        while start < len(minors):
-            end = start
-            while end + 1 < len(minors) and found[end + 1] == found[start]:
-                end += 1
-            if found[start] is not None:
-                where = marker(start, end, minors)
-                lines.append(f"{name}=={found[start]}" + (f"; {where}" if where else ""))
-            start = end + 1
+        for version, run in itertools.groupby(range(len(minors)), key=found.__getitem__):
+            run = list(run)
+            if version is not None:
+                where = marker(run[0], run[-1], minors)
+                lines.append(f"{name}=={version}" + (f"; {where}" if where else ""))
     return lines
 
 

@@ -10,11 +10,15 @@ import re
 import uuid
 
 
+def text(cell):
+    """A cell's source as one string (a notebook's JSON may hold it as a list of lines)."""
+    source = cell.get("source", "")
+    return "".join(source) if isinstance(source, list) else source
+
+
 def fingerprint(cell):
     """A cell's kind and text, hashed: what counts as a change of a cell."""
-    source = cell.get("source", "")
-    text = "".join(source) if isinstance(source, list) else source
-    return hashlib.sha1(f"{cell.get('cell_type')}\0{text}".encode()).hexdigest()
+    return hashlib.sha1(f"{cell.get('cell_type')}\0{text(cell)}".encode()).hexdigest()
 
 
 def snapshot(nb):
@@ -76,11 +80,10 @@ def _insert_added(cells, disk_cells, placed, base, taken):
 
 def _other_version(cell):
     """A markdown cell holding `cell`'s text as the other tab saved it."""
-    source = cell.get("source", "")
-    text = "".join(source) if isinstance(source, list) else source
-    fence = "`" * max(3, 1 + max((len(run) for run in re.findall("`+", text)), default=0))
+    source = text(cell)
+    fence = "`" * max(3, 1 + max((len(run) for run in re.findall("`+", source)), default=0))
     kind = "python" if cell.get("cell_type") == "code" else ""
     return {"cell_type": "markdown", "id": uuid.uuid4().hex[:8], "metadata": {},
             "source": ("**Saved from another tab.** The cell above read as follows there, "
                        "when this tab saved over it:\n\n"
-                       f"{fence}{kind}\n{text}\n{fence}")}
+                       f"{fence}{kind}\n{source}\n{fence}")}

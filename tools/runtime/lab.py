@@ -14,11 +14,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tools.notebooks import INDEX
 from tools.runtime import working_copy
 
 ROOT = Path(__file__).resolve().parents[2]
 SETTINGS = ROOT / "jupyter"
-INDEX = "00-index.ipynb"
 # The lab settings go beside any others in this environment, under their own name.
 OVERRIDES = Path("share/jupyter/lab/settings/overrides.d/computational-graphs.json")
 SERVER_CONFIG = Path("etc/jupyter/jupyter_server_config.json")

@@ -21,7 +21,7 @@ from pathlib import Path
 from jupyter_server.services.contents.largefilemanager import AsyncLargeFileManager
 
 from tools.notebooks import SLOT
-from tools.runtime.cell_merge import merge, snapshot
+from tools.runtime.cell_merge import merge, snapshot, text
 from tools.runtime.widget_state import keep_widget_views, stored_json
 
 PLACEHOLDER = "____"
@@ -119,11 +119,6 @@ def pre_save(model, path, contents_manager, **_):
     keep_widget_views(nb, lambda: replaced)
 
 
-def _source(cell):
-    source = cell.get("source", "")
-    return "".join(source) if isinstance(source, list) else source
-
-
 def keep_answers(nb, replaced):
     """Give each answer slot of `nb` (a notebook's JSON, changed in place)
     that holds the placeholder the answer the same cell holds in `replaced`
@@ -131,11 +126,11 @@ def keep_answers(nb, replaced):
     cells that kept their answer."""
     if not replaced:
         return []
-    answered = {cell.get("id"): _source(cell) for cell in replaced.get("cells", [])
-                if SLOT in cell.get("metadata", {}).get("tags", []) and PLACEHOLDER not in _source(cell)}
+    answered = {cell.get("id"): text(cell) for cell in replaced.get("cells", [])
+                if SLOT in cell.get("metadata", {}).get("tags", []) and PLACEHOLDER not in text(cell)}
     kept = []
     for cell in nb.get("cells", []):
-        if SLOT in cell.get("metadata", {}).get("tags", []) and PLACEHOLDER in _source(cell) \
+        if SLOT in cell.get("metadata", {}).get("tags", []) and PLACEHOLDER in text(cell) \
                 and cell.get("id") in answered:
             cell["source"] = answered[cell["id"]]
             kept.append(cell["id"])
