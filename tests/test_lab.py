@@ -1,9 +1,8 @@
 """`make lab` as a new learner (an empty home) meets it: its set-up, then its
 server on the working copy, on loopback with a token, opening the index, with
-the learners' settings and kernel culling. In headless Chromium at 1366x768:
-each notebook opened from the index, before anything runs, shows every stored
-drawing and widget view (no text form) and is not marked changed; no news
-pop-up; two tabs of one notebook share its kernel."""
+the learners' settings and kernel culling; in headless Chromium, two tabs of
+one notebook share its kernel; the index's first open (every notebook's:
+test_browser.py)."""
 
 import contextlib
 import json
@@ -19,25 +18,16 @@ import psutil
 import pytest
 from learner import api, attached, chromium, kernel_of, new_learner, wait_for_kernels
 from nbformat.sign import NotebookNotary
+from test_browser import check_first_open
 
-from helpers.lessons import of
 from tools.runtime.lab import OVERRIDES, SERVER_CONFIG, SETTINGS, binder, lab_argv
 from tools.runtime.working_copy import collection
 from tools.testkit.browser import open_notebook, serve, stop
-from tools.testkit.first_open import output_count, rendered, stored
-from tools.testkit.widget_cells import cell_index
-from tools.testkit.widget_page import widget_cell
 
-ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts" / "screenshots"
 VIEWPORT = {"width": 1366, "height": 768}    # a common laptop screen
 NB = ".jp-NotebookPanel:not(.lm-mod-hidden)"
 TAB = "#jp-main-dock-panel .lm-TabBar-tab.lm-mod-current"      # the notebook's tab
-MODEL_NOT_FOUND = "Error displaying widget: model not found"
-RELOADS = 2               # notebooks of a run whose first open may be loaded again (check_first_open)
-RELOADED = []
-NEWS = "notified about official Jupyter news"
 CULLING = "Culling kernels with idle durations > 1800 seconds at 60 second intervals ..."
-SHOWN_WITHIN = 150.0         # seconds to wait for stored outputs (60 s was passed on 2 cores busy with two suites)
 
 
 @pytest.fixture(scope="module")
@@ -144,31 +134,6 @@ def open_page(browser, info, path):
     return page
 
 
-@pytest.fixture(scope="module")
-def index_page(browser, lab):
-    """The learner's page: the index, from which each notebook is opened by
-    its link; with the seconds the page took to load."""
-    _, info, _ = lab
-    start = time.perf_counter()
-    page = open_page(browser, info, "00-index.ipynb")
-    yield page, time.perf_counter() - start
-    page.close()
-
-
-def shows(page, folder, path, within=SHOWN_WITHIN):
-    """(what the file holds, what the page shows, (outputs in the file, in the
-    page), the text of outputs that failed) once the page shows what the file
-    holds, or after `within` seconds."""
-    nb = nbformat.read(folder / path, as_version=4)
-    expected, outputs = stored(nb), output_count(nb)
-    deadline = time.monotonic() + within
-    while True:
-        shown, in_page, failed = rendered(page.locator(NB))
-        if (shown, in_page) == (expected, outputs) or time.monotonic() > deadline:
-            return expected, shown, (outputs, in_page), failed
-        time.sleep(0.25)
-
-
 def close_tab(page, discard=False):
     """Close the active notebook's tab, as a learner does (`discard`: saying
     Discard if JupyterLab asks whether to save)."""
@@ -182,76 +147,14 @@ def close_tab(page, discard=False):
     page.locator(f"#jp-main-dock-panel .lm-TabBar-tab:has-text('{name}')").wait_for(state="detached", timeout=30_000)
 
 
-def screenshot(page, name):
-    """The first widget of 01 in view (its cell found by its tag), saved."""
-    widget = of("01-dynamic-control-flow")[0]
-    cell = widget_cell(page, cell_index(widget.notebook, widget.tag))
-    cell.locator(".jp-OutputArea").scroll_into_view_if_needed()
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / name))
-
-
-def check_first_open(page, learner, info, name, timings):
-    """What a first open must show. JupyterLab's widget manager can say it has
-    restored its widgets before it has read the stored state; a widget drawn in
-    between says "model not found" for good. A busy machine widens that window,
-    so when that is all that failed the page is loaded once more (as
-    docs/troubleshooting.md tells a learner), for at most RELOADS notebooks."""
-    start = time.perf_counter()
-    expected, shown, (outputs, in_page), failed = shows(page, learner.copy, name)
-    if shown != expected and failed and set(failed) == {MODEL_NOT_FOUND}:
-        RELOADED.append(name)
-        assert len(RELOADED) <= RELOADS, (
-            f"{', '.join(RELOADED)} each showed {MODEL_NOT_FOUND!r} on a first open: a learner would see it")
-        timings.append(f"first open of {name}: a widget said {MODEL_NOT_FOUND!r}; the page was loaded again")
-        page.reload()
-        page.locator(f"#jp-main-dock-panel .lm-TabBar-tab:has-text('{name}')").click(timeout=90_000)
-        page.locator(f"{NB} .jp-Cell").first.wait_for(timeout=90_000)
-        expected, shown, (outputs, in_page), failed = shows(page, learner.copy, name)
-    timings.append(f"first open of {name}: stored outputs drawn in {time.perf_counter() - start:.1f} s")
-    assert in_page == outputs, f"{name} has {outputs} outputs, the page shows {in_page}"
-    assert not failed, f"{name}: outputs that failed in the page: {failed}"
-    assert shown == expected, (
-        f"{name} shows {shown}, its stored outputs hold {expected}; outputs that failed: {failed}. A notebook's "
-        "stored drawings and widget views must show on a first open, before anything runs. If this fails again "
-        f"when run alone (pytest tests/test_lab.py -k '{name}'), re-execute the notebook (make notebooks) so that its "
-        "widget state is stored")
-    kernel = kernel_of(info, name, attached)
-    assert page.get_by_text(NEWS).count() == 0, "the news pop-up is showing"
-    assert page.locator(f"{TAB}.jp-mod-dirty").count() == 0, (
-        f"opening {name} marked it changed (do its kernelspec and language_info equal what the collection's kernel, "
-        "tools/runtime/kernel.py, reports?): closing it would ask to save")
-    return kernel
-
-
-def test_first_open_of_the_index(lab, index_page, timings):
+def test_first_open_of_the_index(lab, browser, timings):
+    """The index, as the URL `make lab` prints opens it: every stored output
+    shown, the notebook not marked changed (.ci/run runs this with a second
+    patch release of the Python too)."""
     learner, info, _ = lab
-    page, seconds = index_page
-    timings.append(f"JupyterLab's page on the index loaded in {seconds:.1f} s")
-    check_first_open(page, learner, info, "00-index.ipynb", timings)
-
-
-@pytest.mark.parametrize("name", [p.name for p in collection()[1:]])
-def test_first_open_from_the_index(lab, index_page, name, timings):
-    """Each notebook opened by its link in the index's contents shows every
-    stored drawing. Its tab closed, its kernel is left to the cull: the test
-    ends it, as the Running panel would."""
-    learner, info, _ = lab
-    page, _ = index_page
-    page.locator(f"{NB} .jp-RenderedMarkdown a[href*='/files/{name}?']").first.click()
-    page.locator(f"{TAB}:has-text('{name}')").wait_for(timeout=30_000)
-    try:
-        kernel = check_first_open(page, learner, info, name, timings)
-        if name.startswith("01-"):
-            screenshot(page, "first-open-01-trusted.png")
-    except BaseException:
-        close_tab(page, discard=True)          # back to the index, for the next notebook
-        raise
-    close_tab(page)
-    for session in api(info, "/api/sessions"):
-        if session["path"] == name:
-            api(info, f"/api/sessions/{session['id']}", "DELETE")
-    wait_for_kernels(info, lambda kernels: kernel["id"] not in [k["id"] for k in kernels], timeout=30)
+    page = open_page(browser, info, "00-index.ipynb")
+    check_first_open(page, learner.copy, info, "00-index.ipynb", timings)
+    page.close()
 
 
 def test_two_tabs_of_one_notebook_keep_its_kernel(lab, browser):
