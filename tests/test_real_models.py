@@ -1,13 +1,8 @@
-"""The helpers on graphs from code nobody here wrote: torch.nn's own modules,
-custom Functions, checkpointing, saved-tensor hooks, nested and complex
-tensors, torch.compile and torch.func, and tiny Hugging Face models (GPT-2,
-BERT, Llama, T5 and Mamba of 2 to 6 layers, one with gradient checkpointing;
-random weights from a config, nothing downloaded: tools/testkit/hf_models.py).
-Every graph must match an independent walk of next_functions, draw without
-raising, and drawing must change nothing: no user code run, no model state
-changed, no saved tensor consumed. A Hugging Face model must also be freed
-once drawn, give text-form lines of at most 120 characters, and roll its
-stack of 4 or 6 identical layers into one group."""
+"""The helpers on graphs from code nobody here wrote: torch.nn's modules,
+custom Functions, checkpointing, saved-tensor hooks, nested tensors,
+torch.compile and tiny Hugging Face models (tools/testkit/hf_models.py). Each
+graph matches an independent walk and draws; drawing changes nothing and keeps
+nothing alive; text-form lines stay within 120 characters; stacks roll."""
 
 import gc
 import weakref
