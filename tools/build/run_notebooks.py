@@ -17,6 +17,7 @@ from pathlib import Path
 import nbformat
 from jupyter_client.manager import KernelManager
 from nbclient import NotebookClient
+from nbconvert.preprocessors import CoalesceStreamsPreprocessor
 
 from tools.notebooks import RAISES, WIDGET_STATE, WIDGET_VIEW, notebook_paths
 from tools.runtime import kernel
@@ -130,34 +131,20 @@ def stable_widget_ids(nb, name):
     return nbformat.from_dict(json.loads(text))
 
 
-def joined_streams(outputs):
-    """`outputs` with each run of outputs to one stream joined: how the kernel
-    cut the printing into messages depends on when it flushed."""
-    joined = []
-    for output in outputs:
-        last = joined[-1] if joined else None
-        if (output.output_type == "stream" and last is not None and last.output_type == "stream"
-                and last.name == output.name):
-            last.text += output.text
-        else:
-            joined.append(output)
-    return joined
-
-
 def _without_addresses(value):
     return ADDRESS.sub("0xADDRESS", json.dumps(value, sort_keys=True))
 
 
 def reproducible(nb, stored, name):
-    """The freshly executed `nb` as written: stable widget ids, no run number
-    on a cell without outputs, and `stored`'s text kept where outputs (or the
-    widget state) differ from it only in memory addresses."""
-    nb = stable_widget_ids(nb, name)
+    """The freshly executed `nb` as written: stable widget ids, each run of
+    outputs to one stream joined (however flushes cut it), no run number on a
+    cell without outputs, and `stored`'s text kept where outputs (or the widget
+    state) differ from it only in memory addresses."""
+    nb, _ = CoalesceStreamsPreprocessor().preprocess(stable_widget_ids(nb, name), {})
     before = {cell.get("id"): cell for cell in (stored.cells if stored else [])}
     for cell in nb.cells:
         if cell.cell_type != "code":
             continue
-        cell.outputs = joined_streams(cell.outputs)
         if not cell.outputs:
             cell.execution_count = None
         old = before.get(cell.get("id"))
