@@ -19,6 +19,7 @@ from jupyter_client.kernelspec import KernelSpec, KernelSpecManager
 from jupyter_client.manager import KernelManager
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
+from nbval.plugin import get_sanitize_patterns
 
 from helpers.project import repository_url
 from tools.build.nav import INSTALL
@@ -135,8 +136,7 @@ def set_up_output(nb):
 @cache
 def _patterns():
     """nbval's sanitize patterns (tests/sanitize.cfg), and the ipywidgets version the index reports."""
-    pairs = re.findall(r"^regex: (.*)\nreplace: (.*)$", SANITIZE.read_text(), re.M)
-    return [*pairs, (r"ipywidgets: \S+", "ipywidgets: N")]
+    return [*get_sanitize_patterns(SANITIZE.read_text()), (r"ipywidgets: \S+", "ipywidgets: N")]
 
 
 def sanitized(text):
