@@ -16,17 +16,15 @@ from pathlib import Path
 import nbformat
 import psutil
 import pytest
-from learner import api, attached, chromium, kernel_of, new_learner, wait_for_kernels
+from learner import api, attached, chromium, close_tab, end_sessions, kernel_of, lab_page, new_learner, wait_for_kernels
 from nbformat.sign import NotebookNotary
 from test_browser import check_first_open
 
 from tools.runtime.lab import OVERRIDES, SERVER_CONFIG, SETTINGS, binder, lab_argv
 from tools.runtime.working_copy import collection
-from tools.testkit.browser import open_notebook, serve, stop
+from tools.testkit.browser import NB, serve, stop
 
 VIEWPORT = {"width": 1366, "height": 768}    # a common laptop screen
-NB = ".jp-NotebookPanel:not(.lm-mod-hidden)"
-TAB = "#jp-main-dock-panel .lm-TabBar-tab.lm-mod-current"      # the notebook's tab
 CULLING = "Culling kernels with idle durations > 1800 seconds at 60 second intervals ..."
 
 
@@ -124,35 +122,12 @@ def browser(lab):
         yield browser
 
 
-def open_page(browser, info, path):
-    """A new page on JupyterLab with the notebook at `path` open, as the URL
-    `make lab` prints opens the index."""
-    page = browser.new_page(viewport=VIEWPORT)
-    page.set_default_navigation_timeout(90_000)
-    open_notebook(page, f"http://127.0.0.1:{info['port']}", info["token"], path)
-    page.locator(f"{NB} .jp-Cell").first.wait_for(timeout=90_000)
-    return page
-
-
-def close_tab(page, discard=False):
-    """Close the active notebook's tab, as a learner does (`discard`: saying
-    Discard if JupyterLab asks whether to save)."""
-    from playwright.sync_api import TimeoutError as UITimeout
-
-    name = page.locator(TAB).inner_text().strip()
-    page.locator(f"{TAB} .lm-TabBar-tabCloseIcon").click()
-    if discard:
-        with contextlib.suppress(UITimeout):
-            page.get_by_role("button", name="Discard").click(timeout=3_000)
-    page.locator(f"#jp-main-dock-panel .lm-TabBar-tab:has-text('{name}')").wait_for(state="detached", timeout=30_000)
-
-
 def test_first_open_of_the_index(lab, browser, timings):
     """The index, as the URL `make lab` prints opens it: every stored output
     shown, the notebook not marked changed (.ci/run runs this with a second
     patch release of the Python too)."""
     learner, info, _ = lab
-    page = open_page(browser, info, "00-index.ipynb")
+    page = lab_page(browser.new_page(viewport=VIEWPORT), info, "00-index.ipynb")
     check_first_open(page, learner.copy, info, "00-index.ipynb", timings)
     page.close()
 
@@ -163,10 +138,10 @@ def test_two_tabs_of_one_notebook_keep_its_kernel(lab, browser):
     30-minute cull (jupyter/jupyter_server_config.json)."""
     learner, info, _ = lab
     name = "03-retain-graph.ipynb"
-    pages = [open_page(browser, info, name)]
+    pages = [lab_page(browser.new_page(viewport=VIEWPORT), info, name)]
     try:
         first = kernel_of(info, name, attached)
-        pages.append(open_page(browser, info, name))
+        pages.append(lab_page(browser.new_page(viewport=VIEWPORT), info, name))
         kernel_of(info, name, lambda kernel: kernel["id"] == first["id"] and kernel["connections"] >= 2)
         close_tab(pages[0])
         time.sleep(3)           # a kernel shut down is gone within a second
@@ -182,6 +157,4 @@ def test_two_tabs_of_one_notebook_keep_its_kernel(lab, browser):
     finally:
         for page in pages:
             page.close()
-        for session in api(info, "/api/sessions"):
-            if session["path"] == name:
-                api(info, f"/api/sessions/{session['id']}", "DELETE")
+        end_sessions(info, name)

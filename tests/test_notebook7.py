@@ -14,8 +14,8 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from learner import api, attached, chromium, kernel_of, new_learner, until
-from test_saved_widgets import LESSON, NAME, check_reopened, gone, save, stored_captions
+from learner import api, attached, chromium, gone, kernel_of, new_learner, until
+from test_saved_widgets import LESSON, NAME, check_reopened, save, stored_captions
 
 from helpers.lessons import of
 from tools.build.run_notebooks import raises

@@ -14,7 +14,7 @@ import time
 
 import nbformat
 import pytest
-from learner import api, attached, chromium, kernel_of, new_learner, until, wait_for_kernels
+from learner import TAB, api, attached, chromium, close_tab, end_sessions, kernel_of, lab_page, new_learner, until
 
 from helpers.lessons import of
 from tools.notebooks import WIDGET_STATE, WIDGET_VIEW
@@ -29,7 +29,6 @@ LESSON = "02-inspecting-the-graph"
 NAME = f"{LESSON}.ipynb"
 VIEWPORT = {"width": 1366, "height": 768}
 LAB_NB = lab_browser.NB                           # JupyterLab's active notebook
-TAB = "#jp-main-dock-panel .lm-TabBar-tab.lm-mod-current"
 SHOWN_WITHIN = 60.0             # seconds for a reopened notebook's widgets to be drawn (2 busy cores)
 # Each widget output in the page (the widget manager's renderer, which shows
 # a view or, in its place, an error): the error, whether it holds a Graphviz
@@ -124,10 +123,6 @@ def _parsed(path):
         return None
 
 
-def gone(info, kernel):
-    wait_for_kernels(info, lambda kernels: kernel["id"] not in [k["id"] for k in kernels], timeout=30)
-
-
 @pytest.fixture(scope="module")
 def browser():
     with chromium() as browser:
@@ -147,25 +142,6 @@ def lab(tmp_path_factory):
         yield learner, info
     finally:
         stop(proc)
-
-
-def lab_reopen(page, base, info, path):
-    """Open `path` again, in a fresh JupyterLab page state."""
-    page.goto(f"{base}/lab/workspaces/reopen-{time.monotonic_ns()}/tree/{path}?token={info['token']}")
-    page.locator(f"{LAB_NB} .jp-Cell").first.wait_for(timeout=90_000)
-
-
-def lab_close(page, info, path):
-    """Close the notebook's tab, then shut its kernel down as the Running panel
-    does (a closed tab's kernel is otherwise left to the 30-minute cull)."""
-    kernel = kernel_of(info, path)
-    page.locator(f"{TAB} .lm-TabBar-tabCloseIcon").click()
-    page.locator(f"#jp-main-dock-panel .lm-TabBar-tab:has-text('{path.split('/')[-1]}')").wait_for(
-        state="detached", timeout=30_000)
-    for session in api(info, "/api/sessions"):
-        if session["path"] == path:
-            api(info, f"/api/sessions/{session['id']}", "DELETE")
-    gone(info, kernel)
 
 
 def test_jupyterlab_reopens_saved_widgets_and_after_refresh(lab, browser, timings):
@@ -188,8 +164,9 @@ def test_jupyterlab_reopens_saved_widgets_and_after_refresh(lab, browser, timing
     page.keyboard.type("\n# my note")
     save(page, copy / NAME, TAB)
     sizes.append((copy / NAME).stat().st_size)
-    lab_close(page, info, NAME)
-    lab_reopen(page, base, info, NAME)
+    close_tab(page)
+    end_sessions(info, NAME)
+    lab_page(page, info, NAME)
     outputs = check_reopened(page, LAB_NB, copy, NAME, "JupyterLab, reopened after a save", timings)
     assert sorted(o["caption"] for o in outputs) == first, "a reopened widget shows another than the stored drawing"
     # saved again before anything runs (autosave, or Save on closing): no live widget
@@ -203,7 +180,8 @@ def test_jupyterlab_reopens_saved_widgets_and_after_refresh(lab, browser, timing
     change_widget(page, widget_cell(page, cell_index(LESSON, of(LESSON)[0].tag, copy)))
     save(page, copy / NAME, TAB)
     sizes.append((copy / NAME).stat().st_size)
-    lab_close(page, info, NAME)
+    close_tab(page)
+    end_sessions(info, NAME)
     timings.append(f"JupyterLab: {NAME} in bytes as copied, saved, saved after a reopen and a run: {sizes}")
     # make refresh: the changed notebook backed up, the collection's copied
     done = subprocess.run([sys.executable, "-m", "tools.runtime.lab", "--refresh", "--copy", str(copy)],
@@ -212,19 +190,12 @@ def test_jupyterlab_reopens_saved_widgets_and_after_refresh(lab, browser, timing
     backups = sorted((copy / "backups").glob(f"*/{NAME}"))
     assert len(backups) == 1, f"make refresh kept no backup of the changed {NAME}: {done.stdout}"
     for path in (NAME, backups[0].relative_to(copy).as_posix()):
-        lab_reopen(page, base, info, path)
+        lab_page(page, info, path)
         check_reopened(page, LAB_NB, copy, path, f"JupyterLab, {path} after make refresh", timings)
-        lab_close(page, info, path)
+        close_tab(page)
+        end_sessions(info, path)
     timings.append(f"JupyterLab: saved widgets reopened, and after make refresh, in "
                    f"{time.perf_counter() - started:.1f} s")
-
-
-def _lab_page(browser, base, info, path, workspace):
-    page = browser.new_page(viewport=VIEWPORT)
-    page.set_default_navigation_timeout(90_000)
-    page.goto(f"{base}/lab/workspaces/{workspace}/tree/{path}?token={info['token']}")
-    page.locator(f"{LAB_NB} .jp-Cell").first.wait_for(timeout=90_000)
-    return page
 
 
 def _type_at_end(page, cell, text, replace=False):
@@ -243,10 +214,10 @@ def test_a_stale_tab_saved_with_overwrite_keeps_the_other_tabs_cells(lab, browse
     name, note, edit, answer = "03-retain-graph.ipynb", "My note from tab A", "  # edited in tab A", \
         "answer_1 = {'x - 1'}"
     learner, info = lab
-    base, path = f"http://127.0.0.1:{info['port']}", learner.copy / name
+    path = learner.copy / name
     ids = [c.id for c in nbformat.read(path, as_version=4).cells]
     slot = next(c.id for c in nbformat.read(path, as_version=4).cells if "answer-slot" in c.metadata.get("tags", []))
-    tab_a, tab_b = (_lab_page(browser, base, info, name, f"tab-{t}") for t in "ab")
+    tab_a, tab_b = (lab_page(browser.new_page(viewport=VIEWPORT), info, name) for _ in "ab")
     time.sleep(2)
     assert tab_b.locator(f"{TAB}.jp-mod-dirty").count() == 0, "a notebook just opened is marked changed"
     example = tab_a.locator(f"{LAB_NB} .jp-Cell").nth(ids.index("note-example"))
