@@ -22,7 +22,7 @@ from tools.build.run_notebooks import raises
 from tools.notebooks import notebook_paths
 from tools.runtime.lab import lab_argv
 from tools.testkit import browser as lab_browser
-from tools.testkit.browser import serve, stop
+from tools.testkit.browser import NB, serve, stop
 from tools.testkit.widget_cells import cell_index
 from tools.testkit.widget_page import VIEW, change_and_wait, keyboard_problems, redraw, widget_cell
 
@@ -30,9 +30,6 @@ NOTEBOOK = "01-dynamic-control-flow.ipynb"
 QUIZ = "06-practice-question.ipynb"
 ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts" / "screenshots"
 VIEWPORT = {"width": 1366, "height": 768}
-NB = ".jp-NotebookPanel"                          # Notebook 7's one notebook
-PROMPTS = lab_browser.PROMPTS.replace(lab_browser.NB, NB)
-CELLS = lab_browser.CELLS.replace(lab_browser.NB, NB)
 
 
 @pytest.fixture(scope="module")
@@ -74,7 +71,7 @@ def run_all(page, info, name):
     page.goto(f"http://127.0.0.1:{info['port']}/notebooks/{name}?token={info['token']}")
     page.locator(f"{NB} .jp-CodeCell").first.wait_for(timeout=90_000)
     kernel = kernel_of(info, name, attached, timeout=90)
-    prompts = lambda: page.evaluate(PROMPTS)  # noqa: E731
+    prompts = lambda: page.evaluate(lab_browser.PROMPTS)  # noqa: E731
     page.locator(f"{NB} .jp-Cell").first.click()
     lab_browser.menu(page, "Edit", "Clear Outputs of All Cells")
     until(prompts, lambda seen: seen and all(p == "[ ]:" for p in seen), 30, "outputs not cleared")
@@ -91,7 +88,7 @@ def test_runs_01_and_redraws_a_widget(notebook7, browser, timings):
     timings.append(f"Notebook 7: Run All of {NOTEBOOK} in {run_all(page, info, NOTEBOOK)[1]:.1f} s")
     tagged = [raises(cell) for cell in nbformat.read(learner.copy / NOTEBOOK, as_version=4).cells
               if cell.cell_type == "code"]
-    assert [c["stderr"] for c in page.evaluate(CELLS)] == tagged, "an error outside the cells tagged raises-exception"
+    assert [c["stderr"] for c in lab_browser.cells(page)] == tagged, "an error outside the cells tagged to raise"
     # the first widget, found by its tag and driven by its control's position, as test_browser does
     widget = of(NOTEBOOK.removesuffix(".ipynb"))[0]
     cell = widget_cell(page, cell_index(NOTEBOOK.removesuffix(".ipynb"), widget.tag, learner.copy))
