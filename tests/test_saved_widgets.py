@@ -19,8 +19,7 @@ from learner import TAB, api, attached, chromium, close_tab, end_sessions, kerne
 from helpers.lessons import of
 from tools.notebooks import WIDGET_STATE, WIDGET_VIEW
 from tools.runtime.lab import ROOT
-from tools.testkit import browser as lab_browser
-from tools.testkit.browser import open_notebook, run_all, serve, stop
+from tools.testkit.browser import NB, open_notebook, run_all, serve, stop
 from tools.testkit.first_open import graphviz_svgs
 from tools.testkit.widget_cells import cell_index
 from tools.testkit.widget_page import redraw, widget_cell
@@ -28,7 +27,6 @@ from tools.testkit.widget_page import redraw, widget_cell
 LESSON = "02-inspecting-the-graph"
 NAME = f"{LESSON}.ipynb"
 VIEWPORT = {"width": 1366, "height": 768}
-LAB_NB = lab_browser.NB                           # JupyterLab's active notebook
 SHOWN_WITHIN = 60.0             # seconds for a reopened notebook's widgets to be drawn (2 busy cores)
 # Each widget output in the page (the widget manager's renderer, which shows
 # a view or, in its place, an error): the error, whether it holds a Graphviz
@@ -158,7 +156,7 @@ def test_jupyterlab_reopens_saved_widgets_and_after_refresh(lab, browser, timing
     open_notebook(page, base, info["token"], NAME)
     run_all(page, base, info["token"], NAME)
     change_widget(page, widget_cell(page, cell_index(LESSON, of(LESSON)[0].tag, copy)))
-    last = page.locator(f"{LAB_NB} .jp-CodeCell .cm-content").last     # the learner's own line
+    last = page.locator(f"{NB} .jp-CodeCell .cm-content").last     # the learner's own line
     last.click()
     page.keyboard.press("Control+End")
     page.keyboard.type("\n# my note")
@@ -167,7 +165,7 @@ def test_jupyterlab_reopens_saved_widgets_and_after_refresh(lab, browser, timing
     close_tab(page)
     end_sessions(info, NAME)
     lab_page(page, info, NAME)
-    outputs = check_reopened(page, LAB_NB, copy, NAME, "JupyterLab, reopened after a save", timings)
+    outputs = check_reopened(page, NB, copy, NAME, "JupyterLab, reopened after a save", timings)
     assert sorted(o["caption"] for o in outputs) == first, "a reopened widget shows another than the stored drawing"
     # saved again before anything runs (autosave, or Save on closing): no live widget
     # sends its state, and the file must keep every model its widget outputs name
@@ -191,7 +189,7 @@ def test_jupyterlab_reopens_saved_widgets_and_after_refresh(lab, browser, timing
     assert len(backups) == 1, f"make refresh kept no backup of the changed {NAME}: {done.stdout}"
     for path in (NAME, backups[0].relative_to(copy).as_posix()):
         lab_page(page, info, path)
-        check_reopened(page, LAB_NB, copy, path, f"JupyterLab, {path} after make refresh", timings)
+        check_reopened(page, NB, copy, path, f"JupyterLab, {path} after make refresh", timings)
         close_tab(page)
         end_sessions(info, path)
     timings.append(f"JupyterLab: saved widgets reopened, and after make refresh, in "
@@ -220,7 +218,7 @@ def test_a_stale_tab_saved_with_overwrite_keeps_the_other_tabs_cells(lab, browse
     tab_a, tab_b = (lab_page(browser.new_page(viewport=VIEWPORT), info, name) for _ in "ab")
     time.sleep(2)
     assert tab_b.locator(f"{TAB}.jp-mod-dirty").count() == 0, "a notebook just opened is marked changed"
-    example = tab_a.locator(f"{LAB_NB} .jp-Cell").nth(ids.index("note-example"))
+    example = tab_a.locator(f"{NB} .jp-Cell").nth(ids.index("note-example"))
     _type_at_end(tab_a, example, edit)
     tab_a.keyboard.press("Escape")
     for key in ("b", "m", "Enter"):          # a cell below, markdown, edit it
@@ -230,7 +228,7 @@ def test_a_stale_tab_saved_with_overwrite_keeps_the_other_tabs_cells(lab, browse
     save(tab_a, path, TAB)
     saved = nbformat.read(path, as_version=4)
     assert any(c.source == note for c in saved.cells), "tab A's note was not saved"
-    _type_at_end(tab_b, tab_b.locator(f"{LAB_NB} .jp-Cell").nth(ids.index(slot)), answer, replace=True)
+    _type_at_end(tab_b, tab_b.locator(f"{NB} .jp-Cell").nth(ids.index(slot)), answer, replace=True)
     before = path.stat().st_mtime_ns
     tab_b.keyboard.press("Control+s")
     tab_b.get_by_role("dialog").get_by_text("File Changed").wait_for(timeout=30_000)
