@@ -53,7 +53,10 @@ class Contents(AsyncLargeFileManager):  # type: ignore[misc]
 
     def remember(self, page, cells):
         """Remember the page's snapshot, in memory and in PAGES_FILE."""
-        remember(self.pages, page, cells)
+        self.pages[page] = cells
+        self.pages.move_to_end(page)
+        while len(self.pages) > PAGES_KEPT:
+            self.pages.popitem(last=False)
         try:
             write_pages(Path(self.root_dir) / PAGES_FILE, list(self.pages.items())[-PAGES_SAVED:])
         except OSError as error:
@@ -84,13 +87,6 @@ def write_pages(path, pairs):
     partial = path.with_name(f".{path.name}.{os.getpid()}")
     partial.write_text(json.dumps(pairs), encoding="utf-8")
     os.replace(partial, path)
-
-
-def remember(pages, page, cells):
-    pages[page] = cells
-    pages.move_to_end(page)
-    while len(pages) > PAGES_KEPT:
-        pages.popitem(last=False)
 
 
 def pre_save(model, path, contents_manager, **_):
