@@ -43,15 +43,10 @@ def widget_drawing(nb, model_id):
         if model.get("model_name") == "HTMLModel":
             found.append(model["state"].get("value", ""))
         elif model.get("model_name") == "RadioButtonsModel":
-            found.append(choices(model["state"].get("_options_labels", [])))
+            items = "".join(f"<li>{escape(label)}</li>" for label in model["state"].get("_options_labels", []))
+            found.append(f'<ol class="quiz-choices" type="A">{items}</ol>')
         todo += [ref.removeprefix("IPY_MODEL_") for ref in model.get("state", {}).get("children", [])]
     return "".join(found)
-
-
-def choices(labels):
-    """A multiple choice's options as a lettered list."""
-    items = "".join(f"<li>{escape(label)}</li>" for label in labels)
-    return f'<ol class="quiz-choices" type="A">{items}</ol>'
 
 
 def site_repository():
