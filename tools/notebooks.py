@@ -20,12 +20,3 @@ def notebook_paths(folder=NOTEBOOKS):
     """Every notebook of the collection, in reading order (the index first)."""
     return sorted(folder.glob("[0-9][0-9]-*.ipynb"))
 
-
-def lesson_paths(folder=NOTEBOOKS):
-    """Every lesson notebook: all but the index."""
-    return [path for path in notebook_paths(folder) if path.name != INDEX]
-
-
-def lesson_names(folder=NOTEBOOKS):
-    """Each lesson notebook's name without .ipynb ('01-dynamic-control-flow', ...)."""
-    return [path.stem for path in lesson_paths(folder)]
