@@ -57,14 +57,6 @@ def build_wheel(folder):
     return wheel
 
 
-def github_redirected(source):
-    """The environment variables that make git fetch this collection's GitHub
-    address from `source` (a local repository, or a path that is not one: a
-    machine offline)."""
-    return {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": f"url.{source}.insteadOf",
-            "GIT_CONFIG_VALUE_0": repository_url()}
-
-
 def environment(folder):
     """A venv in `folder` like Colab's runtime; returns its python."""
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(folder)], check=True)
@@ -110,7 +102,10 @@ def run_alone(path, python, source, folder, stop_on_error=False):
     km = KernelManager(kernel_name=KERNEL, kernel_spec_manager=specs)
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     # the build uses this venv's setuptools (PIP_NO_BUILD_ISOLATION=0 turns isolation off), as offline as the rest
-    env |= github_redirected(source) | {"PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_BUILD_ISOLATION": "0"}
+    env |= {"PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_BUILD_ISOLATION": "0",
+            # git fetches GitHub's address of the collection from `source` (a path that is none: offline)
+            "GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": f"url.{source}.insteadOf",
+            "GIT_CONFIG_VALUE_0": repository_url()}
     client = NotebookClient(nb, km=km, timeout=600, allow_errors=not stop_on_error, record_timing=False,
                             resources={"metadata": {"path": str(folder)}})
     try:
