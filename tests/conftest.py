@@ -2,8 +2,6 @@
 --regen-golden flag that rewrites the golden drawings in tests/golden/; and
 --layers, which picks what `make test`, `make test-integration` and `make quick` run."""
 
-import fcntl
-import os
 from pathlib import Path
 
 import pytest
@@ -21,8 +19,8 @@ RELEASE = RELEASE_TAG   # the tag of a cell showing what one torch release does 
 # processes run to their limits. CI (.ci/run) and the workflow run both; `make test` runs every
 # other file, in under 6 minutes from a fresh clone.
 INTEGRATION = {
-    "browser": ("test_browser.py", "test_lab.py", "test_notebook7.py", "test_legibility_browser.py", "test_site.py",
-                "test_site_links.py", "test_saved_widgets.py"),
+    "browser": ("test_browser.py", "test_lab.py", "test_notebook7.py", "test_site.py",
+                "test_saved_widgets.py"),
     "set-up elsewhere": ("test_standalone.py", "test_pins.py"),
     "re-execution": ("test_reexecution.py", "test_teacher_copies.py"),
     "limits and depth": ("test_check_limits.py", "test_deep_free.py"),
@@ -148,32 +146,6 @@ def golden(request):
         assert text == path.read_text(), f"{path.name} changed: check the drawing, then pytest --regen-golden"
 
     return compare
-
-
-# The site the tests read is a fork's build, so an address left pointing at the collection's own repository shows.
-SITE_FORK = "a-learner/graphs-fork"
-
-
-@pytest.fixture(scope="session")
-def built_site(tmp_path_factory):
-    """The static site (tools/build/site.py), built once per run and shared by
-    every test that reads it: test_site.py, test_site_links.py and
-    test_legibility_browser.py. Under xdist the first worker to ask builds it,
-    under a lock in the run's folder above every worker's; the others wait
-    for it and read the same files."""
-    from tools.build.site import build
-
-    base = tmp_path_factory.getbasetemp()
-    folder = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "shared-site"
-    folder.mkdir(exist_ok=True)
-    with open(folder / "lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not (folder / "built").exists():
-            with pytest.MonkeyPatch.context() as patch:
-                patch.setenv("SITE_REPOSITORY", SITE_FORK)
-                build(folder / "site", source=folder / "source")
-            (folder / "built").write_text("the site below was built whole\n")
-    return folder / "site"
 
 
 @pytest.fixture

@@ -15,8 +15,9 @@ import pytest
 
 from tools.loopback import rest
 from tools.runtime.lab import ROOT
-from tools.testkit.browser import CHROMIUM, CHROMIUM_ARGS
+from tools.testkit.browser import CHROMIUM, CHROMIUM_ARGS, NB
 
+TAB = "#jp-main-dock-panel .lm-TabBar-tab.lm-mod-current"      # the active notebook's tab
 INSTALL = "browser tests need Debian's chromium: sudo apt-get install chromium (make test installs it when it can)"
 
 
@@ -92,3 +93,35 @@ def kernel_of(info, path, test=lambda kernel: True, timeout=60.0):
 def attached(kernel):
     """Started, and a page is connected to it."""
     return kernel["execution_state"] == "idle" and kernel["connections"] > 0
+
+
+def gone(info, kernel):
+    wait_for_kernels(info, lambda kernels: kernel["id"] not in [k["id"] for k in kernels], timeout=30)
+
+
+def lab_page(page, info, path):
+    """`page` on JupyterLab with the notebook at `path` open, in a workspace of its own (no tabs restored)."""
+    page.set_default_navigation_timeout(90_000)
+    page.goto(f"http://127.0.0.1:{info['port']}/lab/workspaces/w{time.monotonic_ns()}/tree/{path}?token={info['token']}")
+    page.locator(f"{NB} .jp-Cell").first.wait_for(timeout=90_000)
+    return page
+
+
+def close_tab(page, discard=False):
+    """Close the active notebook's tab, as a learner does (`discard`: saying
+    Discard if JupyterLab asks whether to save)."""
+    from playwright.sync_api import TimeoutError as UITimeout
+
+    name = page.locator(TAB).inner_text().strip()
+    page.locator(f"{TAB} .lm-TabBar-tabCloseIcon").click()
+    if discard:
+        with contextlib.suppress(UITimeout):
+            page.get_by_role("button", name="Discard").click(timeout=3_000)
+    page.locator(f"#jp-main-dock-panel .lm-TabBar-tab:has-text('{name}')").wait_for(state="detached", timeout=30_000)
+
+
+def end_sessions(info, path):
+    """Shut down the notebook's kernels as the Running panel does (a closed tab's is left to the cull)."""
+    for session in [s for s in api(info, "/api/sessions") if s["path"] == path]:
+        api(info, f"/api/sessions/{session['id']}", "DELETE")
+        gone(info, session["kernel"])

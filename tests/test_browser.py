@@ -1,17 +1,14 @@
 """Every notebook once in real JupyterLab in headless Chromium, as a new
-learner has it (`make lab`'s trusted working copy, 1366x768, every cell
-kept in the page): on first open, before anything runs, its stored
-drawings and widget views keep the legibility budget and nothing shows
-broken (tests/test_legibility_browser.py's rules); then one Run All, after
-which no cell shows an error except those marked to raise, every widget's
-declared checks redraw the graph as they should, every combination of
-its controls' states keeps the budget and stays on screen, and each control
-works with one key press on it (tools/testkit/widget_page.py's `by_keyboard`).
-On first open, and again once the widgets are live, the page is also laid out
-as at 200 % zoom (683x384 CSS pixels), where every control of every widget
-must be on screen too. So each notebook
-is run in a browser once per `make test-integration`. Timings are printed at the end
-of the run."""
+learner has it (`make lab`'s trusted working copy, 1366x768, every cell kept
+in the page). On first open, before anything runs: every stored drawing and
+widget view shows (no text form), the notebook is not marked changed, no news
+pop-up; its drawings keep the legibility budget, nothing shows broken, every
+widget says how to use it.
+Then one Run All: no error outside the cells tagged to raise; every widget's
+declared checks redraw as declared; every combination of its controls'
+states keeps the budget and stays on screen, and the wheel scrolls the page;
+each control works with one key press. At 200 % zoom (683x384 CSS px), before
+and after the run, every control is on screen."""
 
 import json
 import time
@@ -20,7 +17,7 @@ import nbformat
 import pytest
 from answers import WRONG
 from conftest import ROOT
-from learner import chromium, new_learner
+from learner import attached, chromium, kernel_of, new_learner
 
 from helpers.exercises import declared
 from helpers.lessons import of
@@ -28,7 +25,7 @@ from helpers.widgets import RUN_TO_USE
 from tools.build.run_notebooks import raises
 from tools.notebooks import notebook_paths
 from tools.testkit.browser import NB, cells, open_notebook, run_all, serve, stop
-from tools.testkit.first_open import broken, notices, rendered, stored
+from tools.testkit.first_open import broken, notices, output_count, rendered, stored
 from tools.testkit.legibility import measure, reached, smallest, states
 from tools.testkit.widget_cells import cell_index
 from tools.testkit.widget_page import keyboard_problems, on_screen, redraw, wheel_problems, widget_cell
@@ -39,6 +36,12 @@ VIEWPORT = {"width": 1366, "height": 768}
 ZOOMED = {"width": 683, "height": 384}          # 1366x768 at 200 % zoom, in CSS pixels (what lays a page out)
 WINDOWING = "@jupyterlab/notebook-extension/tracker.jupyterlab-settings"
 # Views shown in screenshots: (widget, caption words, file name).
+TAB = "#jp-main-dock-panel .lm-TabBar-tab.lm-mod-current"      # the notebook's tab
+MODEL_NOT_FOUND = "Error displaying widget: model not found"
+RELOADS = 2               # notebooks of a run whose first open may be loaded again (check_first_open)
+RELOADED = []
+NEWS = "notified about official Jupyter news"
+SHOWN_WITHIN = 150.0         # seconds to wait for stored outputs (60 s was passed on 2 cores busy with two suites)
 SHOTS = (("sequence", "length 200", "(cut)", "legibility-01-sequence-cut-200.png"),
          ("length", "length 30", "(unrolled)", "legibility-05-length-unrolled-30.png"))
 
@@ -60,7 +63,7 @@ def lab(browser, tmp_path_factory):
     settings.write_text(json.dumps({"windowingMode": "none", "kernelShutdown": True}))
     proc, info = serve(learner.copy, learner.home / "runtime", learner.env)
     try:
-        yield learner.copy, f"http://127.0.0.1:{info['port']}", info["token"]
+        yield learner.copy, f"http://127.0.0.1:{info['port']}", info["token"], info
     finally:
         stop(proc)
 
@@ -111,12 +114,50 @@ def _exercise_01(page, timings):
     timings.append("01-dynamic-control-flow: exercise 1 answered in the page: hint, then right")
 
 
-def first_open(page, folder, path, within=60.0):
-    """Wait until the notebook shows what its file holds (or `within` s)."""
-    expected = stored(nbformat.read(folder / path.name, as_version=4))
+def shows(page, folder, path, within=SHOWN_WITHIN):
+    """(what the file holds, what the page shows, (outputs in the file, in the
+    page), the text of outputs that failed) once the page shows what the file
+    holds, or after `within` seconds."""
+    nb = nbformat.read(folder / path, as_version=4)
+    expected, outputs = stored(nb), output_count(nb)
     deadline = time.monotonic() + within
-    while rendered(page.locator(NB))[0] != expected and time.monotonic() < deadline:
+    while True:
+        shown, in_page, failed = rendered(page.locator(NB))
+        if (shown, in_page) == (expected, outputs) or time.monotonic() > deadline:
+            return expected, shown, (outputs, in_page), failed
         time.sleep(0.25)
+
+
+def check_first_open(page, folder, info, name, timings):
+    """What a first open must show. JupyterLab's widget manager can say it has
+    restored its widgets before it has read the stored state; a widget drawn in
+    between says "model not found" for good. A busy machine widens that window,
+    so when that is all that failed the page is loaded once more (as
+    docs/troubleshooting.md tells a learner), for at most RELOADS notebooks."""
+    start = time.perf_counter()
+    expected, shown, (outputs, in_page), failed = shows(page, folder, name)
+    if shown != expected and failed and set(failed) == {MODEL_NOT_FOUND}:
+        RELOADED.append(name)
+        assert len(RELOADED) <= RELOADS, (
+            f"{', '.join(RELOADED)} each showed {MODEL_NOT_FOUND!r} on a first open: a learner would see it")
+        timings.append(f"first open of {name}: a widget said {MODEL_NOT_FOUND!r}; the page was loaded again")
+        page.reload()
+        page.locator(f"#jp-main-dock-panel .lm-TabBar-tab:has-text('{name}')").click(timeout=90_000)
+        page.locator(f"{NB} .jp-Cell").first.wait_for(timeout=90_000)
+        expected, shown, (outputs, in_page), failed = shows(page, folder, name)
+    timings.append(f"first open of {name}: stored outputs drawn in {time.perf_counter() - start:.1f} s")
+    assert in_page == outputs, f"{name} has {outputs} outputs, the page shows {in_page}"
+    assert not failed, f"{name}: outputs that failed in the page: {failed}"
+    assert shown == expected, (
+        f"{name} shows {shown}, its stored outputs hold {expected}; outputs that failed: {failed}. A notebook's "
+        "stored drawings and widget views must show on a first open, before anything runs. If this fails again "
+        f"when run alone (pytest tests/test_browser.py -k '{name[:-6]}'), re-execute the notebook (make notebooks) "
+        "so that its widget state is stored")
+    kernel_of(info, name, attached)              # a connecting kernel is what could mark it changed
+    assert page.get_by_text(NEWS).count() == 0, "the news pop-up is showing"
+    assert page.locator(f"{TAB}.jp-mod-dirty").count() == 0, (
+        f"opening {name} marked it changed (do its kernelspec and language_info equal what the collection's kernel, "
+        "tools/runtime/kernel.py, reports?): closing it would ask to save")
 
 
 def widget_states(page, path, timings):
@@ -189,10 +230,10 @@ def screenshot(page, cell, name, caption):
             page.screenshot(path=ARTIFACTS / file)
 
 
-def on_first_open(page, folder, path, timings):
-    """(drawings measured, what shows broken) before anything runs."""
+def on_first_open(page, folder, info, path, timings):
+    """(drawings measured, what shows broken) before anything runs, every stored output shown."""
     page.locator(f"{NB} .jp-Cell").first.wait_for(timeout=90_000)
-    first_open(page, folder, path)
+    check_first_open(page, folder, info, path.name, timings)
     drawings = measure(page.locator(NB), f"{path.stem}: stored")
     shown_broken = [f"{path.stem} on first open: {b}" for b in broken(page.locator(NB))]
     shown_broken += [f"{path.stem} on first open: a widget view's first line is {line}, not {RUN_TO_USE!r}"
@@ -203,13 +244,13 @@ def on_first_open(page, folder, path, timings):
 
 @pytest.mark.parametrize("path", PATHS, ids=[p.stem for p in PATHS])
 def test_first_open_run_all_widgets_and_their_states(lab, browser, path, timings):
-    folder, base, token = lab
+    folder, base, token, info = lab
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
     page = browser.new_page(viewport=VIEWPORT)
     try:
         open_notebook(page, base, token, path.name)
-        drawings, shown_broken = on_first_open(page, folder, path, timings)
+        drawings, shown_broken = on_first_open(page, folder, info, path, timings)
         zoomed = at_200_percent(page, path, "stored")
         try:
             seconds = run_all(page, base, token, path.name)

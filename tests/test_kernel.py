@@ -1,9 +1,6 @@
-"""The collection's kernel (tools/runtime/kernel.py): ipykernel's, reporting
-Python's major version in `language_info`, so that the stored notebooks are
-the same whatever Python release executed them and JupyterLab, which writes a
-connecting kernel's `language_info` into the notebook, finds nothing to change
-on a first open (tests/test_lab.py opens each one; nbval executes each again and
-tests/one_execution.py compares it byte for byte)."""
+"""The collection's kernel (tools/runtime/kernel.py) reports Python's major
+version in `language_info`, so the stored notebooks do not depend on the
+Python release that executed them and a first open marks none changed."""
 
 import json
 import platform

@@ -1,12 +1,8 @@
-"""`make lab` as a new learner meets it. A learner with an empty home directory
-goes through `make lab`'s set-up (settings, working copy, trust), then the
-server `make lab` starts (`tools.runtime.lab.lab_argv`) serves the working copy.
-
-Without a browser: loopback only, the token required, the index opened, the
-learners' settings and the kernel culling in force. In headless Chromium at
-1366x768: each notebook of the copy, opened without running anything, shows
-every stored drawing and widget view and no text form, no news pop-up shows,
-and two tabs of one notebook share its kernel."""
+"""`make lab` as a new learner (an empty home) meets it: its set-up, then its
+server on the working copy, on loopback with a token, opening the index, with
+the learners' settings and kernel culling; in headless Chromium, two tabs of
+one notebook share its kernel; the index's first open (every notebook's:
+test_browser.py)."""
 
 import contextlib
 import json
@@ -20,27 +16,16 @@ from pathlib import Path
 import nbformat
 import psutil
 import pytest
-from learner import api, attached, chromium, kernel_of, new_learner, wait_for_kernels
+from learner import api, attached, chromium, close_tab, end_sessions, kernel_of, lab_page, new_learner, wait_for_kernels
 from nbformat.sign import NotebookNotary
+from test_browser import check_first_open
 
-from helpers.lessons import of
 from tools.runtime.lab import OVERRIDES, SERVER_CONFIG, SETTINGS, binder, lab_argv
 from tools.runtime.working_copy import collection
-from tools.testkit.browser import open_notebook, serve, stop
-from tools.testkit.first_open import output_count, rendered, stored
-from tools.testkit.widget_cells import cell_index
-from tools.testkit.widget_page import widget_cell
+from tools.testkit.browser import NB, serve, stop
 
-ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts" / "screenshots"
 VIEWPORT = {"width": 1366, "height": 768}    # a common laptop screen
-NB = ".jp-NotebookPanel:not(.lm-mod-hidden)"
-TAB = "#jp-main-dock-panel .lm-TabBar-tab.lm-mod-current"      # the notebook's tab
-MODEL_NOT_FOUND = "Error displaying widget: model not found"
-RELOADS = 2               # notebooks of a run whose first open may be loaded again (check_first_open)
-RELOADED = []
-NEWS = "notified about official Jupyter news"
 CULLING = "Culling kernels with idle durations > 1800 seconds at 60 second intervals ..."
-SHOWN_WITHIN = 150.0         # seconds to wait for stored outputs (60 s was passed on 2 cores busy with two suites)
 
 
 @pytest.fixture(scope="module")
@@ -61,36 +46,23 @@ def _status(url):
         return err.code
 
 
-def test_set_up_makes_the_working_copy(lab):
-    learner, _, _ = lab
+def test_the_working_copy_served_on_loopback_with_a_token_from_its_index(lab):
+    learner, info, proc = lab
     assert "Made your working copy of the notebooks" in learner.printed
     assert sorted(p.name for p in learner.copy.glob("*.ipynb")) == [p.name for p in collection()]
-
-
-def test_token_is_required(lab):
-    _, info, _ = lab
-    port = info["port"]
-    assert len(info["token"]) >= 32
-    assert _status(f"http://127.0.0.1:{port}/api/contents") == 403
-    assert _status(f"http://127.0.0.1:{port}/api/contents?token={info['token']}") == 200
-    assert _status(f"http://127.0.0.1:{port}/api/contents?token=wrong{info['token']}") == 403
-
-
-def test_listens_on_loopback_only(lab):
-    _, info, proc = lab
+    url, token = f"http://127.0.0.1:{info['port']}", info["token"]
+    assert len(token) >= 32
+    assert [_status(f"{url}/api/contents{query}") for query in ("", f"?token={token}", f"?token=wrong{token}")] \
+        == [403, 200, 403]
     sockets = []
     for process in [psutil.Process(proc.pid), *psutil.Process(proc.pid).children(recursive=True)]:
         with contextlib.suppress(psutil.NoSuchProcess):      # a kernel an earlier test shut down may just end
             sockets += [c for c in process.net_connections(kind="inet")
                         if c.status == psutil.CONN_LISTEN and c.laddr.port == info["port"]]
     assert sockets and {c.laddr.ip for c in sockets} == {"127.0.0.1"}
-
-
-def test_opens_the_working_copy_index(lab):
-    learner, info, _ = lab
     assert info["root_dir"] == str(learner.copy)
     assert lab_argv(root=learner.copy)[-1] == "--LabApp.default_url=/lab/tree/00-index.ipynb"
-    with urllib.request.urlopen(f"http://127.0.0.1:{info['port']}/?token={info['token']}", timeout=30) as reply:
+    with urllib.request.urlopen(f"{url}/?token={token}", timeout=30) as reply:
         assert reply.url.split("?")[0].endswith("/lab/tree/00-index.ipynb")
 
 
@@ -125,17 +97,6 @@ def test_idle_kernels_are_culled(lab):
     wait_for_kernels(info, lambda kernels: kernels == [])
 
 
-def test_server_options_come_from_jupyter_folder():
-    argv = lab_argv()
-    for option in ("--MappingKernelManager.cull_idle_timeout=1800", "--MappingKernelManager.cull_interval=60",
-                   "--MappingKernelManager.cull_connected=False", "--MappingKernelManager.cull_busy=False",
-                   "--ServerApp.contents_manager_class=tools.runtime.saving.Contents",
-                   "--ServerApp.kernel_spec_manager_class=tools.runtime.kernel.Specs"):
-        assert option in argv
-    with pytest.raises(ValueError, match="app must be one of"):
-        lab_argv(app="voila")
-
-
 def test_binder_set_up(tmp_path, monkeypatch):
     """postBuild's step: the settings into the image's environment (a server
     config already there is kept), the stored notebooks trusted in place."""
@@ -161,127 +122,14 @@ def browser(lab):
         yield browser
 
 
-def open_page(browser, info, path):
-    """A new page on JupyterLab with the notebook at `path` open, as the URL
-    `make lab` prints opens the index."""
-    page = browser.new_page(viewport=VIEWPORT)
-    page.set_default_navigation_timeout(90_000)
-    open_notebook(page, f"http://127.0.0.1:{info['port']}", info["token"], path)
-    page.locator(f"{NB} .jp-Cell").first.wait_for(timeout=90_000)
-    return page
-
-
-@pytest.fixture(scope="module")
-def index_page(browser, lab):
-    """The learner's page: the index, from which each notebook is opened by
-    its link; with the seconds the page took to load."""
-    _, info, _ = lab
-    start = time.perf_counter()
-    page = open_page(browser, info, "00-index.ipynb")
-    yield page, time.perf_counter() - start
+def test_first_open_of_the_index(lab, browser, timings):
+    """The index, as the URL `make lab` prints opens it: every stored output
+    shown, the notebook not marked changed (.ci/run runs this with a second
+    patch release of the Python too)."""
+    learner, info, _ = lab
+    page = lab_page(browser.new_page(viewport=VIEWPORT), info, "00-index.ipynb")
+    check_first_open(page, learner.copy, info, "00-index.ipynb", timings)
     page.close()
-
-
-def shows(page, folder, path, within=SHOWN_WITHIN):
-    """What the notebook at `path` (relative to the served `folder`), in the
-    page's active tab, shows: waits until it shows what its file holds, or
-    for `within` seconds. Returns (what the file holds, what the page shows,
-    (outputs in the file, outputs in the page), the text of outputs that failed)."""
-    nb = nbformat.read(folder / path, as_version=4)
-    expected, outputs = stored(nb), output_count(nb)
-    deadline = time.monotonic() + within
-    while True:
-        shown, in_page, failed = rendered(page.locator(NB))
-        if (shown, in_page) == (expected, outputs) or time.monotonic() > deadline:
-            return expected, shown, (outputs, in_page), failed
-        time.sleep(0.25)
-
-
-def close_tab(page, discard=False):
-    """Close the active notebook's tab, as a learner does (`discard`: saying
-    Discard if JupyterLab asks whether to save)."""
-    from playwright.sync_api import TimeoutError as UITimeout
-
-    name = page.locator(TAB).inner_text().strip()
-    page.locator(f"{TAB} .lm-TabBar-tabCloseIcon").click()
-    if discard:
-        with contextlib.suppress(UITimeout):
-            page.get_by_role("button", name="Discard").click(timeout=3_000)
-    page.locator(f"#jp-main-dock-panel .lm-TabBar-tab:has-text('{name}')").wait_for(state="detached", timeout=30_000)
-
-
-def screenshot(page, name):
-    """The first widget of 01 in view (its cell found by its tag), saved."""
-    widget = of("01-dynamic-control-flow")[0]
-    cell = widget_cell(page, cell_index(widget.notebook, widget.tag))
-    cell.locator(".jp-OutputArea").scroll_into_view_if_needed()
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / name))
-
-
-def check_first_open(page, learner, info, name, timings):
-    """JupyterLab's widget manager can say it has restored its widgets once the kernel's
-    connection is up, before it has read the notebook's stored state; a widget drawn in
-    between says "model not found" for good (tests/test_saved_widgets.py's check_reopened).
-    A busy machine widens that window, so when that is all that failed the page is loaded
-    once more, as docs/troubleshooting.md tells a learner, and the figures say so: for at
-    most RELOADS notebooks of a run (more is no race but a first open that fails), and
-    every output must then show, none failed."""
-    start = time.perf_counter()
-    expected, shown, (outputs, in_page), failed = shows(page, learner.copy, name)
-    if shown != expected and failed and set(failed) == {MODEL_NOT_FOUND}:
-        RELOADED.append(name)
-        assert len(RELOADED) <= RELOADS, (
-            f"{', '.join(RELOADED)} each showed {MODEL_NOT_FOUND!r} on a first open: a learner would see it")
-        timings.append(f"first open of {name}: a widget said {MODEL_NOT_FOUND!r}; the page was loaded again")
-        page.reload()
-        page.locator(f"#jp-main-dock-panel .lm-TabBar-tab:has-text('{name}')").click(timeout=90_000)
-        page.locator(f"{NB} .jp-Cell").first.wait_for(timeout=90_000)
-        expected, shown, (outputs, in_page), failed = shows(page, learner.copy, name)
-    timings.append(f"first open of {name}: stored outputs drawn in {time.perf_counter() - start:.1f} s")
-    assert in_page == outputs, f"{name} has {outputs} outputs, the page shows {in_page}"
-    assert not failed, f"{name}: outputs that failed in the page: {failed}"
-    assert shown == expected, (
-        f"{name} shows {shown}, its stored outputs hold {expected}; outputs that failed: {failed}. A notebook's "
-        "stored drawings and widget views must show on a first open, before anything runs. If this fails again "
-        f"when run alone (pytest tests/test_lab.py -k '{name}'), re-execute the notebook (make notebooks) so that its "
-        "widget state is stored")
-    kernel = kernel_of(info, name, attached)
-    assert page.get_by_text(NEWS).count() == 0, "the news pop-up is showing"
-    assert page.locator(f"{TAB}.jp-mod-dirty").count() == 0, (
-        f"opening {name} marked it changed (do its kernelspec and language_info equal what the collection's kernel, "
-        "tools/runtime/kernel.py, reports?): closing it would ask to save")
-    return kernel
-
-
-def test_first_open_of_the_index(lab, index_page, timings):
-    learner, info, _ = lab
-    page, seconds = index_page
-    timings.append(f"JupyterLab's page on the index loaded in {seconds:.1f} s")
-    check_first_open(page, learner, info, "00-index.ipynb", timings)
-
-
-@pytest.mark.parametrize("name", [p.name for p in collection()[1:]])
-def test_first_open_from_the_index(lab, index_page, name, timings):
-    """Each notebook opened by its link in the index's contents shows every
-    stored drawing. Its tab closed, its kernel is left to the cull: the test
-    ends it, as the Running panel would."""
-    learner, info, _ = lab
-    page, _ = index_page
-    page.locator(f"{NB} .jp-RenderedMarkdown a[href*='/files/{name}?']").first.click()
-    page.locator(f"{TAB}:has-text('{name}')").wait_for(timeout=30_000)
-    try:
-        kernel = check_first_open(page, learner, info, name, timings)
-        if name.startswith("01-"):
-            screenshot(page, "first-open-01-trusted.png")
-    except BaseException:
-        close_tab(page, discard=True)          # back to the index, for the next notebook
-        raise
-    close_tab(page)
-    for session in api(info, "/api/sessions"):
-        if session["path"] == name:
-            api(info, f"/api/sessions/{session['id']}", "DELETE")
-    wait_for_kernels(info, lambda kernels: kernel["id"] not in [k["id"] for k in kernels], timeout=30)
 
 
 def test_two_tabs_of_one_notebook_keep_its_kernel(lab, browser):
@@ -290,10 +138,10 @@ def test_two_tabs_of_one_notebook_keep_its_kernel(lab, browser):
     30-minute cull (jupyter/jupyter_server_config.json)."""
     learner, info, _ = lab
     name = "03-retain-graph.ipynb"
-    pages = [open_page(browser, info, name)]
+    pages = [lab_page(browser.new_page(viewport=VIEWPORT), info, name)]
     try:
         first = kernel_of(info, name, attached)
-        pages.append(open_page(browser, info, name))
+        pages.append(lab_page(browser.new_page(viewport=VIEWPORT), info, name))
         kernel_of(info, name, lambda kernel: kernel["id"] == first["id"] and kernel["connections"] >= 2)
         close_tab(pages[0])
         time.sleep(3)           # a kernel shut down is gone within a second
@@ -309,6 +157,4 @@ def test_two_tabs_of_one_notebook_keep_its_kernel(lab, browser):
     finally:
         for page in pages:
             page.close()
-        for session in api(info, "/api/sessions"):
-            if session["path"] == name:
-                api(info, f"/api/sessions/{session['id']}", "DELETE")
+        end_sessions(info, name)

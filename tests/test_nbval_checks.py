@@ -61,14 +61,11 @@ def _nbval(folder, books, bytes_too=False):
         [sys.executable, "-m", "pytest", "--nbval", "--nbval-current-env", "-rA", "-p", "no:cacheprovider",
          f"--nbval-sanitize-with={ROOT / 'tests' / 'sanitize.cfg'}", "-c", str(folder / "pytest.ini"),
          "--rootdir", str(folder), *sorted(books)],
-        cwd=folder, capture_output=True, text=True, check=False, env=without_addopts())
+        # without PYTEST_ADDOPTS: the inner run's report, whose lines the tests count, is the same whatever
+        # options the outer run was given
+        cwd=folder, capture_output=True, text=True, check=False,
+        env={k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"})
     return done.returncode, done.stdout
-
-
-def without_addopts():
-    """This process's environment without PYTEST_ADDOPTS: the inner run's report, which
-    the tests count lines of, is then the same whatever options the outer run was given."""
-    return {k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"}
 
 
 def _relaid(cells):

@@ -1,6 +1,6 @@
 """The times a learner reads (at the top of each notebook, in the index) are
 the ones tools/build/pacing.py computes from the notebooks' contents, and the
-computation counts what its docstring says it counts."""
+computation counts what docs/maintaining.md ("A learner's time") says it counts."""
 
 import nbformat
 import pytest

@@ -1,10 +1,7 @@
-"""The README's Windows route, `python -m tools.runtime.lab` in a conda environment,
-run here with what Windows lacks taken away: the server's command line is
-built without os.geteuid (there is no root to allow), and the server runs
-as a child this process waits for, Ctrl+C included, since Windows' os.execv
-cannot replace a process. (The exercise checks' time limit without SIGALRM
-is tested in test_exercise_checks.py, the set-up script in
-test_setup_system.py.)"""
+"""The README's Windows route, `python -m tools.runtime.lab` in a conda
+environment, run here with what Windows lacks taken away: no os.geteuid, and
+an os.execv that cannot replace a process (the server runs as a child this
+process waits for, Ctrl+C included)."""
 
 import os
 import subprocess
@@ -19,33 +16,27 @@ class Replaced(Exception):
     """os.execv was called: this process would have become the server."""
 
 
-def test_without_geteuid_the_command_line_is_built(monkeypatch, tmp_path):
-    monkeypatch.delattr(os, "geteuid")
+@pytest.mark.parametrize("euid, allowed", [(None, False), (0, True), (1000, False)])
+def test_the_command_line_allows_root_only_as_root(monkeypatch, tmp_path, euid, allowed):
+    """Windows has no os.geteuid (euid None)."""
+    if euid is None:
+        monkeypatch.delattr(os, "geteuid")
+    else:
+        monkeypatch.setattr(os, "geteuid", lambda: euid)
     argv = lab.lab_argv(root=tmp_path)
-    assert argv[:3] == [sys.executable, "-m", "jupyterlab"] and "--allow-root" not in argv
+    assert argv[:3] == [sys.executable, "-m", "jupyterlab"] and ("--allow-root" in argv) == allowed
     assert f"--ServerApp.root_dir={tmp_path}" in argv and "--ServerApp.ip=127.0.0.1" in argv
-
-
-def test_as_root_jupyter_is_allowed_to_run_as_root(monkeypatch, tmp_path):
-    monkeypatch.setattr(os, "geteuid", lambda: 0)
-    assert "--allow-root" in lab.lab_argv(root=tmp_path)
-    monkeypatch.setattr(os, "geteuid", lambda: 1000)
-    assert "--allow-root" not in lab.lab_argv(root=tmp_path)
 
 
 def _no_exec(path, argv):
     raise Replaced(argv)
 
 
-def test_elsewhere_the_server_replaces_this_process(monkeypatch):
+def test_the_server_replaces_this_process_or_on_windows_runs_as_a_child(monkeypatch):
     monkeypatch.setattr(os, "execv", _no_exec)
     with pytest.raises(Replaced):
         lab.serve([sys.executable, "-c", "pass"])
-
-
-def test_on_windows_the_server_runs_as_a_child_and_its_exit_status_is_kept(monkeypatch):
     monkeypatch.setattr(sys, "platform", "win32")
-    monkeypatch.setattr(os, "execv", _no_exec)
     with pytest.raises(SystemExit) as stopped:
         lab.serve([sys.executable, "-c", "import sys; sys.exit(3)"])
     assert stopped.value.code == 3

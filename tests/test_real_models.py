@@ -1,13 +1,8 @@
-"""The helpers on graphs from code nobody here wrote: torch.nn's own modules,
-custom Functions, checkpointing, saved-tensor hooks, nested and complex
-tensors, torch.compile and torch.func, and tiny Hugging Face models (GPT-2,
-BERT, Llama, T5 and Mamba of 2 to 6 layers, one with gradient checkpointing;
-random weights from a config, nothing downloaded: tools/testkit/hf_models.py).
-Every graph must match an independent walk of next_functions, draw without
-raising, and drawing must change nothing: no user code run, no model state
-changed, no saved tensor consumed. A Hugging Face model must also be freed
-once drawn, give text-form lines of at most 120 characters, and roll its
-stack of 4 or 6 identical layers into one group."""
+"""The helpers on graphs from code nobody here wrote: torch.nn's modules,
+custom Functions, checkpointing, saved-tensor hooks, nested tensors,
+torch.compile and tiny Hugging Face models (tools/testkit/hf_models.py). Each
+graph matches an independent walk and draws; drawing changes nothing and keeps
+nothing alive; text-form lines stay within 120 characters; stacks roll."""
 
 import gc
 import weakref
@@ -24,10 +19,13 @@ from tools.testkit.hf_models import HF
 from tools.testkit.real_models import LOOPS, REAL, _checkpointed_encoder
 
 
-@pytest.mark.parametrize("build", REAL.values(), ids=REAL.keys())
-def test_real_graphs_match_an_independent_walk(build):
+@pytest.mark.parametrize("name", [*REAL, "checkpointed encoder"])
+def test_real_graphs_match_an_independent_walk_in_text_lines_of_at_most_120_characters(name):
     torch.manual_seed(0)
-    check_graph(build())
+    root = _checkpointed_encoder() if name == "checkpointed encoder" else REAL[name]()
+    check_graph(root)
+    lines = str(draw_graph(root)).splitlines()
+    assert max(map(len, lines)) <= 120, max(lines, key=len)
 
 
 def test_torch_compile_output():
@@ -103,14 +101,6 @@ def test_a_custom_function_with_400_saved_tensors_gets_bounded_labels():
     _, drawing = check_graph(Many.apply(torch.randn(3, requires_grad=True)).sum())
     assert max(len(line) for line in str(drawing).splitlines()) <= 120
     assert max(len(line) for line in drawing.source.splitlines()) < 600
-
-
-@pytest.mark.parametrize("name", [*REAL, "checkpointed encoder"])
-def test_every_line_of_a_real_models_text_form_is_at_most_120_characters(name):
-    torch.manual_seed(0)
-    root = _checkpointed_encoder() if name == "checkpointed encoder" else REAL[name]()
-    lines = str(draw_graph(root)).splitlines()
-    assert max(map(len, lines)) <= 120, max(lines, key=len)
 
 
 def test_nested_tensors_strided_and_jagged():
@@ -214,21 +204,12 @@ def _hf_drawings(loss, model):
     rolled, with the model's parameter names, and the SVG of the first."""
     drawings = [draw_graph(loss), draw_graph(loss, max_nodes=None), draw_graph(loss, roll=True),
                 draw_graph(loss, model, max_nodes=None)]
-    drawings[0].svg()
+    assert drawings[0].svg().startswith("<svg")
     return drawings
 
 
 @pytest.mark.parametrize("name", HF_BUILDERS)
-def test_hugging_face_graphs_match_an_independent_walk(name):
-    torch.manual_seed(0)
-    _, loss = HF_BUILDERS[name]()
-    check_graph(loss)
-    helpers.svg._laid_out.cache_clear()         # a cut that ends like another model's would be laid out already
-    assert draw_graph(loss).svg().startswith("<svg")
-
-
-@pytest.mark.parametrize("name", HF_BUILDERS)
-def test_drawing_a_hugging_face_model_changes_nothing(name):
+def test_a_hugging_face_graph_matches_an_independent_walk_and_drawing_it_changes_nothing(name):
     """No forward hook fires, no .grad is written, no buffer changes, and no
     saved tensor is consumed: backward() afterwards gives the gradients of
     an undrawn copy built from the same seed. Every line of each drawing's
@@ -240,6 +221,8 @@ def test_drawing_a_hugging_face_model_changes_nothing(name):
         module.register_forward_pre_hook(lambda *_: calls.append("pre"))
         module.register_forward_hook(lambda *_: calls.append("forward"))
     buffers = {n: b.clone() for n, b in model.named_buffers()}
+    check_graph(loss)
+    helpers.svg._laid_out.cache_clear()         # a cut that ends like another model's would be laid out already
     for drawing, how in zip(_hf_drawings(loss, model), ("cut", "whole", "rolled", "named"), strict=True):
         lines = str(drawing).splitlines()
         assert max(map(len, lines)) <= 120, (how, max(lines, key=len))

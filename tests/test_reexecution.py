@@ -10,23 +10,15 @@ import nbformat
 
 from tools.build import run_notebooks
 from tools.notebooks import notebook_paths
+from tools.runtime.widget_state import closure
 
 VIEW, STATE = run_notebooks.WIDGET_VIEW, run_notebooks.WIDGET_STATE
 
 
 def _shown_by(nb, cell):
-    """The widget models `cell` shows: its outputs' widgets and what their
-    states name, all the way down."""
+    """The widget models `cell` shows: its outputs' widgets and every model their states name."""
     state = nb.metadata.widgets[STATE]["state"]
-    pending = [m for output in cell.outputs
-               for _, m in run_notebooks.references(output.get("data", {}).get(VIEW, {}), state)]
-    shown = set()
-    while pending:
-        model = pending.pop()
-        if model not in shown:
-            shown.add(model)
-            pending += [m for _, m in run_notebooks.references(state[model]["state"], state)]
-    return shown
+    return {m for o in cell.outputs if VIEW in o.get("data", {}) for m in closure(o.data[VIEW]["model_id"], state)}
 
 
 def test_a_one_line_change_rewrites_its_own_cell_only(tmp_path):

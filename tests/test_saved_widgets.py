@@ -1,44 +1,32 @@
-"""A notebook the learner saved reopens with a drawing in every widget, after
-its kernel is gone: in JupyterLab (`make lab`) and in Notebook 7 (`make
-notebook`), and after `make refresh`, for the refreshed notebook and the
-learner's backup alike. In headless Chromium, on a new learner's working copy:
-run the notebook, change its widget as its declaration says, save, close it
-(the kernel shut down), reopen it. Every widget output must show a drawing
-(a Graphviz <svg>), none "Error displaying widget: model not found", and what
-it shows is the stored drawing (the choice made in docs/maintaining.md, "A
-learner's working copy and settings"). Run again, the widget redraws as
-declared.
-
-Notebook 02 stands for every widget notebook: a saved widget output names
-its model, and what matters is whether the saved widget state holds that
-model. Every widget of the collection is a `panel` (the same models: boxes,
-controls, one HTML view), so 02's one widget meets what 01's four, 05's and
-the others meet; 02 runs in a few seconds."""
+"""A notebook the learner saved reopens with a drawing in every widget after
+its kernel is gone, in JupyterLab (Notebook 7: tests/test_notebook7.py) and
+after `make refresh`, for the refreshed notebook and the backup alike: every
+widget output shows the stored drawing (a Graphviz <svg>), none "model not
+found" (docs/maintaining.md, "A learner's working copy and settings"); run
+again, the widget redraws as declared. 02 stands for every widget notebook:
+all are `panel`s, the same models, and 02 runs in seconds. And a stale tab's
+save (Overwrite) keeps what the other tab saved."""
 
 import os
 import subprocess
 import sys
 import time
-from functools import partial
 
 import nbformat
 import pytest
-from learner import api, attached, chromium, kernel_of, new_learner, until, wait_for_kernels
+from learner import TAB, api, attached, chromium, close_tab, end_sessions, kernel_of, lab_page, new_learner, until
 
 from helpers.lessons import of
-from tools.runtime.lab import ROOT, lab_argv
-from tools.testkit import browser as lab_browser
-from tools.testkit.browser import open_notebook, run_all, serve, stop
-from tools.testkit.first_open import WIDGET_STATE, WIDGET_VIEW, graphviz_svgs
+from tools.notebooks import WIDGET_STATE, WIDGET_VIEW
+from tools.runtime.lab import ROOT
+from tools.testkit.browser import NB, open_notebook, run_all, serve, stop
+from tools.testkit.first_open import graphviz_svgs
 from tools.testkit.widget_cells import cell_index
-from tools.testkit.widget_page import VIEW, change_and_wait, redraw, widget_cell
+from tools.testkit.widget_page import redraw, widget_cell
 
 LESSON = "02-inspecting-the-graph"
 NAME = f"{LESSON}.ipynb"
 VIEWPORT = {"width": 1366, "height": 768}
-LAB_NB = lab_browser.NB                           # JupyterLab's active notebook
-NB7_NB = ".jp-NotebookPanel"                      # Notebook 7's one notebook
-TAB = "#jp-main-dock-panel .lm-TabBar-tab.lm-mod-current"
 SHOWN_WITHIN = 60.0             # seconds for a reopened notebook's widgets to be drawn (2 busy cores)
 # Each widget output in the page (the widget manager's renderer, which shows
 # a view or, in its place, an error): the error, whether it holds a Graphviz
@@ -82,16 +70,10 @@ def shown(page, panel, count):
 
 
 def check_reopened(page, panel, folder, path, what, timings):
-    """The reopened notebook's file holds the models of each of its widget
-    outputs, and the page shows a drawing in every one, none an error, each
-    the one the file's widget state holds.
-
-    JupyterLab's widget manager can say it has restored its widgets once the
-    kernel's connection is restored, before the notebook's stored state is
-    read; an output drawn in between says "model not found" for good (its
-    renderer retries only outputs it had not failed). On a busy machine that
-    happens on a first open too (tests/test_lab.py says so), so with the file
-    right the page is loaded once more, and the figures say it was."""
+    """The reopened notebook's file holds the models of its widget outputs,
+    and the page shows in every one the drawing the file's state holds, none an
+    error. A "model not found" with the file right is the race
+    tests/test_lab.py's check_first_open describes: the page is loaded again."""
     views = widget_views(folder / path)
     assert views, f"{path} holds no widget output: nothing to check"
     assert all(kept for _, kept in views), (
@@ -139,167 +121,79 @@ def _parsed(path):
         return None
 
 
-def gone(info, kernel):
-    wait_for_kernels(info, lambda kernels: kernel["id"] not in [k["id"] for k in kernels], timeout=30)
-
-
 @pytest.fixture(scope="module")
 def browser():
     with chromium() as browser:
         yield browser
 
 
-def learner_server(folder, app="jupyterlab"):
-    """A new learner and the server `make lab` (or `make notebook`) starts
-    for them, which hands its page the learners' settings: the widget
-    manager's saveState left off (docs/maintaining.md says why)."""
-    learner = new_learner(folder)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(lab_browser, "lab_argv", partial(lab_argv, app=app))
-        proc, info = serve(learner.copy, learner.home / "runtime", learner.env)
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    """A new learner and the server `make lab` starts for them, which hands
+    its page the learners' settings: the widget manager's saveState left off
+    (docs/maintaining.md says why)."""
+    learner = new_learner(tmp_path_factory.mktemp("learner"))
+    proc, info = serve(learner.copy, learner.home / "runtime", learner.env)
     try:
         widgets = api(info, "/lab/api/settings/@jupyter-widgets/jupyterlab-manager:plugin")
-        assert widgets["schema"]["properties"]["saveState"]["default"] is False, app
-    except BaseException:
+        assert widgets["schema"]["properties"]["saveState"]["default"] is False
+        yield learner, info
+    finally:
         stop(proc)
-        raise
-    return learner, proc, info
 
 
-def lab_reopen(page, base, info, path):
-    """Open `path` again, in a fresh JupyterLab page state."""
-    page.goto(f"{base}/lab/workspaces/reopen-{time.monotonic_ns()}/tree/{path}?token={info['token']}")
-    page.locator(f"{LAB_NB} .jp-Cell").first.wait_for(timeout=90_000)
-
-
-def lab_close(page, info, path):
-    """Close the notebook's tab, then shut its kernel down as the Running panel
-    does (a closed tab's kernel is otherwise left to the 30-minute cull)."""
-    kernel = kernel_of(info, path)
-    page.locator(f"{TAB} .lm-TabBar-tabCloseIcon").click()
-    page.locator(f"#jp-main-dock-panel .lm-TabBar-tab:has-text('{path.split('/')[-1]}')").wait_for(
-        state="detached", timeout=30_000)
-    for session in api(info, "/api/sessions"):
-        if session["path"] == path:
-            api(info, f"/api/sessions/{session['id']}", "DELETE")
-    gone(info, kernel)
-
-
-def test_jupyterlab_reopens_saved_widgets_and_after_refresh(tmp_path, browser, timings):
+def test_jupyterlab_reopens_saved_widgets_and_after_refresh(lab, browser, timings):
     """Run 02, change its widget, edit a cell, save, close: reopened, every
     widget shows its drawing, and saved before anything runs it keeps them;
     run again, the widget redraws. Then `make refresh` backs the changed
     notebook up and copies the collection's: both open with every widget
     drawn."""
-    learner, proc, info = learner_server(tmp_path)
+    learner, info = lab
     base, copy, started = f"http://127.0.0.1:{info['port']}", learner.copy, time.perf_counter()
     sizes, first = [(copy / NAME).stat().st_size], stored_captions(copy / NAME)
-    try:
-        page = browser.new_page(viewport=VIEWPORT)
-        page.set_default_navigation_timeout(90_000)
-        open_notebook(page, base, info["token"], NAME)
-        run_all(page, base, info["token"], NAME)
-        change_widget(page, widget_cell(page, cell_index(LESSON, of(LESSON)[0].tag, copy)))
-        last = page.locator(f"{LAB_NB} .jp-CodeCell .cm-content").last     # the learner's own line
-        last.click()
-        page.keyboard.press("Control+End")
-        page.keyboard.type("\n# my note")
-        save(page, copy / NAME, TAB)
-        sizes.append((copy / NAME).stat().st_size)
-        lab_close(page, info, NAME)
-        lab_reopen(page, base, info, NAME)
-        outputs = check_reopened(page, LAB_NB, copy, NAME, "JupyterLab, reopened after a save", timings)
-        assert sorted(o["caption"] for o in outputs) == first, "a reopened widget shows another than the stored drawing"
-        # saved again before anything runs (autosave, or Save on closing): no live widget
-        # sends its state, and the file must keep every model its widget outputs name
-        save(page, copy / NAME)
-        assert [kept for _, kept in widget_views(copy / NAME)] == [True], (
-            "reopened and saved before running, the notebook lost the state of its widget outputs")
-        # run again: the widget is live and redraws as declared; saved again
-        kernel_of(info, NAME, attached, timeout=90)
-        run_all(page, base, info["token"], NAME)
-        change_widget(page, widget_cell(page, cell_index(LESSON, of(LESSON)[0].tag, copy)))
-        save(page, copy / NAME, TAB)
-        sizes.append((copy / NAME).stat().st_size)
-        lab_close(page, info, NAME)
-        timings.append(f"JupyterLab: {NAME} in bytes as copied, saved, saved after a reopen and a run: {sizes}")
-        # make refresh: the changed notebook backed up, the collection's copied
-        done = subprocess.run([sys.executable, "-m", "tools.runtime.lab", "--refresh", "--copy", str(copy)],
-                              cwd=ROOT, env={**os.environ, **learner.env}, capture_output=True, text=True,
-                              check=True)
-        backups = sorted((copy / "backups").glob(f"*/{NAME}"))
-        assert len(backups) == 1, f"make refresh kept no backup of the changed {NAME}: {done.stdout}"
-        for path in (NAME, backups[0].relative_to(copy).as_posix()):
-            lab_reopen(page, base, info, path)
-            check_reopened(page, LAB_NB, copy, path, f"JupyterLab, {path} after make refresh", timings)
-            lab_close(page, info, path)
-        timings.append(f"JupyterLab: saved widgets reopened, and after make refresh, in "
-                       f"{time.perf_counter() - started:.1f} s")
-    finally:
-        stop(proc)
-
-
-def click_slider(page, panel_cell, path):
-    """Click the widget's slider 30% along its track, as a learner
-    does with the mouse; the widget redraws another step than the stored
-    one. (Notebook 7 runs its key bindings before the slider sees a key:
-    ArrowRight on a focused slider moves to the next heading.)"""
-    track = panel_cell.locator(".noUi-target").first
-    box = track.bounding_box()
-    view = panel_cell.locator(VIEW)
-    # Playwright's click scrolls the track into view and waits until nothing covers it
-    change_and_wait(page, view, lambda: track.click(position={"x": box["width"] * 0.3, "y": box["height"] / 2}), 30)
-    caption = view.evaluate("v => v.querySelector('figcaption').textContent.trim()")
-    assert caption.startswith("step ") and caption not in stored_captions(path), caption
-
-
-def notebook7_run_all(page):
-    """Clear every output, then Run All, in Notebook 7; returns once every
-    cell ran, in order, in the fresh kernel."""
-    prompts = lambda: page.evaluate(lab_browser.PROMPTS.replace(LAB_NB, NB7_NB))  # noqa: E731
-    page.locator(f"{NB7_NB} .jp-Cell").first.click()
-    lab_browser.menu(page, "Edit", "Clear Outputs of All Cells")
-    until(prompts, lambda seen: seen and all(p == "[ ]:" for p in seen), 30, "outputs not cleared")
-    lab_browser.menu(page, "Run", "Run All Cells")
-    # the set-up cell, first, has its input hidden: its run number shows on no prompt, the others count on from 2
-    until(prompts, lambda seen: seen == [f"[{n}]:" for n in range(2, len(seen) + 2)], 300, "Run All did not finish")
-
-
-def test_notebook7_reopens_saved_widgets(tmp_path, browser, timings):
-    """The same in Notebook 7: run 02, change its widget, save, Close and Shut
-    Down, reopen: every widget shows its drawing."""
-    learner, proc, info = learner_server(tmp_path, "notebook")
-    base, copy, started = f"http://127.0.0.1:{info['port']}", learner.copy, time.perf_counter()
-    url, first = f"{base}/notebooks/{NAME}?token={info['token']}", stored_captions(copy / NAME)
-    try:
-        page = browser.new_page(viewport=VIEWPORT)
-        page.goto(url)
-        page.locator(f"{NB7_NB} .jp-CodeCell").first.wait_for(timeout=90_000)
-        kernel = kernel_of(info, NAME, attached, timeout=90)
-        notebook7_run_all(page)
-        click_slider(page, widget_cell(page, cell_index(LESSON, of(LESSON)[0].tag, copy)), copy / NAME)
-        save(page, copy / NAME)
-        page.locator(".lm-MenuBar-itemLabel", has_text="File").first.click()
-        page.get_by_role("menuitem", name="Close and Shut Down Notebook").click()
-        page.get_by_role("button", name="Shut Down").click()
-        gone(info, kernel)
-        page.close()
-        page = browser.new_page(viewport=VIEWPORT)
-        page.goto(url)
-        page.locator(f"{NB7_NB} .jp-CodeCell").first.wait_for(timeout=90_000)
-        outputs = check_reopened(page, NB7_NB, copy, NAME, "Notebook 7, reopened after a save", timings)
-        assert sorted(o["caption"] for o in outputs) == first, "a reopened widget shows another than the stored drawing"
-        timings.append(f"Notebook 7: saved widgets reopened in {time.perf_counter() - started:.1f} s")
-    finally:
-        stop(proc)
-
-
-def _lab_page(browser, base, info, path, workspace):
     page = browser.new_page(viewport=VIEWPORT)
     page.set_default_navigation_timeout(90_000)
-    page.goto(f"{base}/lab/workspaces/{workspace}/tree/{path}?token={info['token']}")
-    page.locator(f"{LAB_NB} .jp-Cell").first.wait_for(timeout=90_000)
-    return page
+    open_notebook(page, base, info["token"], NAME)
+    run_all(page, base, info["token"], NAME)
+    change_widget(page, widget_cell(page, cell_index(LESSON, of(LESSON)[0].tag, copy)))
+    last = page.locator(f"{NB} .jp-CodeCell .cm-content").last     # the learner's own line
+    last.click()
+    page.keyboard.press("Control+End")
+    page.keyboard.type("\n# my note")
+    save(page, copy / NAME, TAB)
+    sizes.append((copy / NAME).stat().st_size)
+    close_tab(page)
+    end_sessions(info, NAME)
+    lab_page(page, info, NAME)
+    outputs = check_reopened(page, NB, copy, NAME, "JupyterLab, reopened after a save", timings)
+    assert sorted(o["caption"] for o in outputs) == first, "a reopened widget shows another than the stored drawing"
+    # saved again before anything runs (autosave, or Save on closing): no live widget
+    # sends its state, and the file must keep every model its widget outputs name
+    save(page, copy / NAME)
+    assert [kept for _, kept in widget_views(copy / NAME)] == [True], (
+        "reopened and saved before running, the notebook lost the state of its widget outputs")
+    # run again: the widget is live and redraws as declared; saved again
+    kernel_of(info, NAME, attached, timeout=90)
+    run_all(page, base, info["token"], NAME)
+    change_widget(page, widget_cell(page, cell_index(LESSON, of(LESSON)[0].tag, copy)))
+    save(page, copy / NAME, TAB)
+    sizes.append((copy / NAME).stat().st_size)
+    close_tab(page)
+    end_sessions(info, NAME)
+    timings.append(f"JupyterLab: {NAME} in bytes as copied, saved, saved after a reopen and a run: {sizes}")
+    # make refresh: the changed notebook backed up, the collection's copied
+    done = subprocess.run([sys.executable, "-m", "tools.runtime.lab", "--refresh", "--copy", str(copy)],
+                          cwd=ROOT, env={**os.environ, **learner.env}, capture_output=True, text=True,
+                          check=True)
+    backups = sorted((copy / "backups").glob(f"*/{NAME}"))
+    assert len(backups) == 1, f"make refresh kept no backup of the changed {NAME}: {done.stdout}"
+    for path in (NAME, backups[0].relative_to(copy).as_posix()):
+        lab_page(page, info, path)
+        check_reopened(page, NB, copy, path, f"JupyterLab, {path} after make refresh", timings)
+        close_tab(page)
+        end_sessions(info, path)
+    timings.append(f"JupyterLab: saved widgets reopened, and after make refresh, in "
+                   f"{time.perf_counter() - started:.1f} s")
 
 
 def _type_at_end(page, cell, text, replace=False):
@@ -310,44 +204,41 @@ def _type_at_end(page, cell, text, replace=False):
     page.keyboard.type(text)
 
 
-def test_a_stale_tab_saved_with_overwrite_keeps_the_other_tabs_cells(tmp_path, browser):
+def test_a_stale_tab_saved_with_overwrite_keeps_the_other_tabs_cells(lab, browser):
     """03 open in two JupyterLab tabs. Tab A adds a note cell under section
     1's example, edits that example and saves; tab B, opened before, answers
     question 1 and saves with Ctrl+S and Overwrite: the file holds A's note,
     in its place, A's edit and B's answer (tools/runtime/saving.py)."""
     name, note, edit, answer = "03-retain-graph.ipynb", "My note from tab A", "  # edited in tab A", \
         "answer_1 = {'x - 1'}"
-    learner, proc, info = learner_server(tmp_path)
-    base, path = f"http://127.0.0.1:{info['port']}", learner.copy / name
+    learner, info = lab
+    path = learner.copy / name
     ids = [c.id for c in nbformat.read(path, as_version=4).cells]
     slot = next(c.id for c in nbformat.read(path, as_version=4).cells if "answer-slot" in c.metadata.get("tags", []))
-    try:
-        tab_a, tab_b = (_lab_page(browser, base, info, name, f"tab-{t}") for t in "ab")
-        time.sleep(2)
-        assert tab_b.locator(f"{TAB}.jp-mod-dirty").count() == 0, "a notebook just opened is marked changed"
-        example = tab_a.locator(f"{LAB_NB} .jp-Cell").nth(ids.index("note-example"))
-        _type_at_end(tab_a, example, edit)
-        tab_a.keyboard.press("Escape")
-        for key in ("b", "m", "Enter"):          # a cell below, markdown, edit it
-            tab_a.keyboard.press(key)
-        tab_a.keyboard.type(note)
-        tab_a.keyboard.press("Escape")
-        save(tab_a, path, TAB)
-        saved = nbformat.read(path, as_version=4)
-        assert any(c.source == note for c in saved.cells), "tab A's note was not saved"
-        _type_at_end(tab_b, tab_b.locator(f"{LAB_NB} .jp-Cell").nth(ids.index(slot)), answer, replace=True)
-        before = path.stat().st_mtime_ns
-        tab_b.keyboard.press("Control+s")
-        tab_b.get_by_role("dialog").get_by_text("File Changed").wait_for(timeout=30_000)
-        tab_b.get_by_role("button", name="Overwrite").click()
-        until(lambda: path.stat().st_mtime_ns, lambda mtime: mtime != before, 30, f"{name} not saved from tab B")
-        tab_b.locator(f"{TAB}.jp-mod-dirty").wait_for(state="detached", timeout=30_000)   # the save is complete
-        cells = until(lambda: _parsed(path), lambda nb: nb is not None, 30, f"{name} is not a whole notebook").cells
-        sources = [c.source for c in cells]
-        assert note in sources, "the stale tab's Overwrite lost the note cell tab A saved"
-        at = [c.id for c in cells].index("note-example")
-        assert sources[at + 1] == note, "tab A's note is no longer under the cell it was added below"
-        assert sources[at].endswith(edit), "the stale tab's Overwrite undid tab A's edit of a lesson cell"
-        assert next(c.source for c in cells if c.id == slot) == answer, "tab B's answer was not saved"
-    finally:
-        stop(proc)
+    tab_a, tab_b = (lab_page(browser.new_page(viewport=VIEWPORT), info, name) for _ in "ab")
+    time.sleep(2)
+    assert tab_b.locator(f"{TAB}.jp-mod-dirty").count() == 0, "a notebook just opened is marked changed"
+    example = tab_a.locator(f"{NB} .jp-Cell").nth(ids.index("note-example"))
+    _type_at_end(tab_a, example, edit)
+    tab_a.keyboard.press("Escape")
+    for key in ("b", "m", "Enter"):          # a cell below, markdown, edit it
+        tab_a.keyboard.press(key)
+    tab_a.keyboard.type(note)
+    tab_a.keyboard.press("Escape")
+    save(tab_a, path, TAB)
+    saved = nbformat.read(path, as_version=4)
+    assert any(c.source == note for c in saved.cells), "tab A's note was not saved"
+    _type_at_end(tab_b, tab_b.locator(f"{NB} .jp-Cell").nth(ids.index(slot)), answer, replace=True)
+    before = path.stat().st_mtime_ns
+    tab_b.keyboard.press("Control+s")
+    tab_b.get_by_role("dialog").get_by_text("File Changed").wait_for(timeout=30_000)
+    tab_b.get_by_role("button", name="Overwrite").click()
+    until(lambda: path.stat().st_mtime_ns, lambda mtime: mtime != before, 30, f"{name} not saved from tab B")
+    tab_b.locator(f"{TAB}.jp-mod-dirty").wait_for(state="detached", timeout=30_000)   # the save is complete
+    cells = until(lambda: _parsed(path), lambda nb: nb is not None, 30, f"{name} is not a whole notebook").cells
+    sources = [c.source for c in cells]
+    assert note in sources, "the stale tab's Overwrite lost the note cell tab A saved"
+    at = [c.id for c in cells].index("note-example")
+    assert sources[at + 1] == note, "tab A's note is no longer under the cell it was added below"
+    assert sources[at].endswith(edit), "the stale tab's Overwrite undid tab A's edit of a lesson cell"
+    assert next(c.source for c in cells if c.id == slot) == answer, "tab B's answer was not saved"

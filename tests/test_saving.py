@@ -1,12 +1,19 @@
-"""A save never puts the blank placeholder back over an answer, and a save
-from the stale one of two tabs never loses a cell the other saved
-(tools/runtime/saving.py, tools/runtime/cell_merge.py). The same in the
-browser, two JupyterLab tabs: tests/test_saved_widgets.py."""
+"""The server's save hook and contents manager, without a browser (in one:
+tests/test_saved_widgets.py). A save never puts the blank placeholder back
+over an answer, and a save from the stale one of two tabs never loses a cell
+the other saved (tools/runtime/saving.py, cell_merge.py). A widget output
+stays drawable after its kernel is gone (tools/runtime/widget_state.py, on
+the stored 02): a widget cell run again is saved with the stored drawing; with
+`saveState` on, the last state and no model of earlier runs; reopened and
+saved before running, its drawings; with no stored form, its text form."""
 
 import asyncio
+import copy
 import json
+import uuid
 from pathlib import Path
 
+import nbformat
 import pytest
 from jupyter_server.services.contents.largefilemanager import AsyncLargeFileManager
 from traitlets.config import Config
@@ -15,6 +22,7 @@ from traitlets.utils.importstring import import_item
 from tools.notebooks import NOTEBOOKS
 from tools.runtime.lab import SETTINGS, lab_argv, server_options
 from tools.runtime.saving import PAGE, PAGES_FILE, keep_answers
+from tools.runtime.widget_state import REFERENCE, WIDGET_STATE, WIDGET_VIEW, keep_widget_views
 
 STORED = NOTEBOOKS / "03-retain-graph.ipynb"
 
@@ -182,12 +190,20 @@ def test_a_page_the_server_does_not_know_keeps_the_answers(two_tabs):
     assert _text(_slots(saved)[0]) == "answer_1 = {'x - 1'}"
 
 
-def test_every_server_the_learner_meets_marks_its_pages():
-    """The contents manager that marks each page's copy is named where the
-    hook is: jupyter/jupyter_server_config.json, and so make lab's, make
-    notebook's and the hub's command lines and Binder's config."""
-    option = "--ServerApp.contents_manager_class=tools.runtime.saving.Contents"
-    assert option in server_options() and option in lab_argv() and option in lab_argv(app="notebook")
+def test_every_server_the_learner_meets_has_the_servers_settings():
+    """jupyter/jupyter_server_config.json's options (the culling, the contents
+    manager that marks pages, the save hook, the kernel spec manager) are on
+    make lab's and make notebook's command lines; the hub's learner server
+    (classroom/singleuser.py) takes the same, Binder writes them into its image
+    (test_lab's test_binder_set_up)."""
+    options = server_options()
+    for option in ("--MappingKernelManager.cull_idle_timeout=1800", "--MappingKernelManager.cull_interval=60",
+                   "--MappingKernelManager.cull_connected=False", "--MappingKernelManager.cull_busy=False",
+                   "--ServerApp.contents_manager_class=tools.runtime.saving.Contents",
+                   "--ContentsManager.pre_save_hook=tools.runtime.saving.pre_save",
+                   "--ServerApp.kernel_spec_manager_class=tools.runtime.kernel.Specs"):
+        assert option in options
+    assert set(options) <= set(lab_argv()) and set(options) <= set(lab_argv(app="notebook"))
 
 
 def test_make_edit_serves_the_stored_notebooks_and_a_save_changes_no_byte(tmp_path, monkeypatch):
@@ -211,3 +227,133 @@ def test_make_edit_serves_the_stored_notebooks_and_a_save_changes_no_byte(tmp_pa
     for path in working_copy.collection():
         _save(manager, path.name, _open(manager, path.name))
         assert (tmp_path / path.name).read_bytes() == path.read_bytes(), f"{path.name} changed by a save"
+
+
+# ----- widget outputs kept drawable (tools/runtime/widget_state.py) -----
+
+WIDGETS = NOTEBOOKS / "02-inspecting-the-graph.ipynb"
+
+
+def stored():
+    return json.loads(WIDGETS.read_text(encoding="utf-8"))
+
+
+def state(nb):
+    return nb["metadata"]["widgets"][WIDGET_STATE]["state"]
+
+
+def views(nb):
+    """(cell id, index, output) of each widget output of `nb`."""
+    return [(cell["id"], i, output) for cell in nb["cells"] if cell["cell_type"] == "code"
+            for i, output in enumerate(cell["outputs"]) if WIDGET_VIEW in output.get("data", {})]
+
+
+def run_again(nb, models=None):
+    """`nb` as the page sends it once its widget cells ran in a new kernel:
+    each widget output names a new model (its models renamed, and `models`,
+    when given, receives them as a live kernel's state would hold them), the
+    caption says step 3, the execution count is the session's."""
+    renames = {old: uuid.uuid4().hex for old in state(nb)}
+    text = json.dumps(state(nb))
+    for old, new in renames.items():
+        text = text.replace(old, new)
+    if models is not None:
+        models.update(json.loads(text.replace("step 1 of 5", "step 3 of 5")))
+    for _, _, output in views(nb):
+        output["data"][WIDGET_VIEW]["model_id"] = renames[output["data"][WIDGET_VIEW]["model_id"]]
+        output["data"]["text/plain"] = "panel(step=3)\nstep 3 of 5: ..."
+        output["execution_count"] = 41
+    return nb
+
+
+def test_the_stored_notebook_has_widget_outputs_to_keep():
+    nb = stored()
+    assert views(nb), f"{WIDGETS.name} holds no widget output: these tests check nothing"
+    assert all(output["data"][WIDGET_VIEW]["model_id"] in state(nb) for _, _, output in views(nb))
+
+
+def test_a_widget_run_again_is_saved_with_its_stored_drawing():
+    """saveState off (the learners' default): the page sends the outputs of
+    the session and the widget state it opened with, which lacks their
+    models. Saved, each widget output is the stored one (its text form
+    too), numbered as the session's, and the state holds its models."""
+    on_disk = stored()
+    sent = run_again(stored())
+    assert keep_widget_views(sent, lambda: on_disk) == (len(views(on_disk)), 0)
+    for (_, _, saved), (_, _, kept) in zip(views(sent), views(on_disk), strict=True):
+        assert saved == {**kept, "execution_count": 41}
+    assert state(sent) == state(on_disk)
+
+
+def test_with_save_state_on_the_last_state_is_kept_without_earlier_runs():
+    """saveState on: the page sends the live models, those of the cell's
+    earlier runs in the same kernel too. The outputs keep their models (the
+    last state); the earlier runs' models are not saved."""
+    earlier, live = {}, {}
+    run_again(stored(), earlier)
+    sent = run_again(stored(), live)
+    state(sent).clear()
+    state(sent).update({**earlier, **live})
+    assert keep_widget_views(sent, lambda: pytest.fail("the file on disk was read")) == (0, 0)
+    assert state(sent) == live
+    assert "step 3 of 5" in json.dumps(state(sent))
+
+
+def test_reopened_and_saved_before_running_keeps_its_drawings():
+    """saveState on sends only the models of a live kernel: a notebook
+    reopened and saved (autosave, or Save on closing) before its widget cells
+    ran again would be saved with an empty state. The file's models stay."""
+    on_disk = stored()
+    sent = stored()
+    state(sent).clear()
+    assert keep_widget_views(sent, lambda: on_disk) == (len(views(on_disk)), 0)
+    assert sent == on_disk
+
+
+def test_a_widget_with_no_stored_form_keeps_its_text_form():
+    """A widget cell the file does not hold (a cell the learner added) and
+    whose models the page did not send: no widget view to show, so the
+    output keeps its text form, never "model not found"."""
+    on_disk = stored()
+    sent = run_again(stored())
+    for cell in sent["cells"]:
+        cell["id"] = uuid.uuid4().hex[:8]
+    assert keep_widget_views(sent, lambda: on_disk) == (0, len(views(on_disk)))
+    assert views(sent) == []
+    assert state(sent) == {}
+    texts = ["".join(o.get("data", {}).get("text/plain", "")) for cell in sent["cells"]
+             if cell["cell_type"] == "code" for o in cell["outputs"]]
+    assert sum(text.startswith("panel(step=3)") for text in texts) == len(views(on_disk))
+
+
+def test_a_model_another_names_is_kept_with_it():
+    """A widget output needs every model its model names (boxes' children,
+    layouts, styles): one missing makes the output's stored form wanted."""
+    nb = stored()
+    names = [ref for model in state(nb).values() for ref in json.dumps(model["state"]).split('"')
+             if ref.startswith(REFERENCE)]
+    assert names, "the stored widget names no other model"
+    sent = copy.deepcopy(nb)
+    del state(sent)[names[0].removeprefix(REFERENCE)]
+    assert keep_widget_views(sent, lambda: nb) == (1, 0)
+    assert state(sent) == state(nb)
+
+
+def test_a_notebook_without_widgets_is_saved_as_it_comes():
+    nb = json.loads((NOTEBOOKS / "03-retain-graph.ipynb").read_text(encoding="utf-8"))
+    before = copy.deepcopy(nb)
+    assert keep_widget_views(nb, lambda: pytest.fail("the file on disk was read")) == (0, 0)
+    assert nb == before
+
+
+def test_the_server_saves_through_the_hook(tmp_path):
+    """The server's contents manager, configured as the command line
+    configures it, saves a widget cell run again with its stored form."""
+    (tmp_path / WIDGETS.name).write_text(WIDGETS.read_text(encoding="utf-8"), encoding="utf-8")
+    _save(_configured(tmp_path), WIDGETS.name, run_again(stored()))
+    saved = nbformat.read(tmp_path / WIDGETS.name, as_version=4)
+    kept = saved.metadata["widgets"][WIDGET_STATE]["state"]
+    ids = [o.data[WIDGET_VIEW]["model_id"] for c in saved.cells if c.cell_type == "code" for o in c.outputs
+           if WIDGET_VIEW in o.get("data", {})]
+    assert ids and all(i in kept for i in ids)
+    assert kept == state(stored())

@@ -1,15 +1,8 @@
 """Every notebook opened on its own, as Google Colab or a download meets it
-(tools/testkit/alone.py): copied alone into an empty folder and executed in a Python
-with Colab's ipywidgets 7, without this repository on the path and without
-torchviz. Its set-up cell installs the collection from GitHub's address,
-which git fetches from a local repository of this checkout, and
-helpers/standalone.py adds what the runtime lacks; the cell prints one line;
-then every cell must run as tagged and print what the stored notebook
-printed (nbval's sanitizing), and every widget must redraw when a control
-changes.
-
-Shown failing: a notebook without its set-up cell, a machine offline (Run
-All stops at the set-up cell), and a changed output."""
+(tools/testkit/alone.py): its set-up cell installs the collection and prints
+one line; every cell then runs as tagged and prints what the stored notebook
+printed (nbval's sanitizing), and every widget redraws when a control
+changes. Shown failing: no set-up cell, a machine offline, a changed output."""
 
 import copy
 from importlib import metadata

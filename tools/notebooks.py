@@ -12,18 +12,11 @@ INDEX = "00-index.ipynb"
 # purpose (nbval and JupyterLab's Run All read that one too). This module imports nothing heavy:
 # the grader's runner, pid 1 of a sandbox, imports it without torch.
 SLOT, CHECK, RAISES = "answer-slot", "answer-check", "raises-exception"
+# A widget output's MIME type, and the notebook metadata's key for the widgets' state.
+WIDGET_VIEW, WIDGET_STATE = "application/vnd.jupyter.widget-view+json", "application/vnd.jupyter.widget-state+json"
 
 
 def notebook_paths(folder=NOTEBOOKS):
     """Every notebook of the collection, in reading order (the index first)."""
     return sorted(folder.glob("[0-9][0-9]-*.ipynb"))
 
-
-def lesson_paths(folder=NOTEBOOKS):
-    """Every lesson notebook: all but the index."""
-    return [path for path in notebook_paths(folder) if path.name != INDEX]
-
-
-def lesson_names(folder=NOTEBOOKS):
-    """Each lesson notebook's name without .ipynb ('01-dynamic-control-flow', ...)."""
-    return [path.stem for path in lesson_paths(folder)]

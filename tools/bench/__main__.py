@@ -1,11 +1,8 @@
-"""`make bench` (or .venv/bin/python -m tools.bench): one markdown report.
-Our drawing against torchviz on big RNN-style graphs (h = tanh(W @ h), one
-shared 8x8 W, T steps) and on the redraw of the note's small graph; the
-shape corpus's layouts; a 200,003-node graph walked, rolled and drawn;
-memory over 1,000 redraws; every exercise check's time; nbval's wall time
-per notebook; every widget's redraw timed inside the page
-(redraw_timing.py). Each time is the median of several runs; the machine
-is shared, so compare the ratios. It prints figures; nothing here asserts.
+"""`make bench` (or .venv/bin/python -m tools.bench [PART ...]): one markdown
+report of our drawing against torchviz, the shape corpus's layouts, a
+200,003-node graph, memory over 1,000 redraws, every exercise check's time,
+nbval's time per notebook and every widget's redraw timed in the page. Each
+time is a median; the machine is shared, so compare ratios. Nothing asserts.
 """
 
 import gc

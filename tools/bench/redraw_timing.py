@@ -1,9 +1,7 @@
-"""Every widget of the notebooks changed several times in JupyterLab, in
-headless Chromium, each change timed inside the page: from the input event
-to the DOM change that brings the new drawing (`widget_page.ARM`). The
-widgets and their changes are the registry's (`Widget.bench`). `make bench`
-prints the table (`in_page_rows`); run this file alone, with notebook names
-or none, for the table without the rest of the bench."""
+"""Every widget's benchmark changes (`Widget.bench`) made in JupyterLab in
+headless Chromium, each timed inside the page from the input event to the
+redraw (`widget_page.ARM`). Run alone, with notebook names or none, for the
+table without the rest of the bench."""
 
 import statistics
 import sys

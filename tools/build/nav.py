@@ -1,10 +1,7 @@
-"""Write the navigation cells (previous | contents | next) at the top and
-bottom of every notebook, with the notebook's expected time under the top
-one, the index's table of contents with every notebook's time and the
-core path's, from each notebook's H1 title and its contents (tools/build/pacing.py),
-the index's words over its environment check, naming the torch the outputs
-were checked against (requirements.txt's pin, as helpers/torch_version.py
-reads it), and README's list of the notebooks, from each one's metadata.
+"""Write what each notebook's contents decide: the navigation cells at top
+and bottom (previous | contents | next) with the notebook's time under the
+top one (tools/build/pacing.py), the set-up cell, the index's contents and
+its environment check's words, and README's list of the notebooks.
 `python -m tools.build.nav --check` only reports what is stale."""
 
 import sys
@@ -34,13 +31,10 @@ INSTALL_TAGS = [KERNEL_ONLY, "nbval-ignore-output", "varies-with-torch"]
 
 
 def install_source(repository=REPOSITORY):
-    """The set-up cell, four lines: its title; where `helpers` imports (the
-    repository, make lab, Binder, an installed collection) it installs
-    nothing, elsewhere (Colab, a notebook downloaded alone) it installs the
-    collection from GitHub without its dependencies; then
-    helpers/standalone.py adds what the runtime lacks, turns on the short
-    form of errors and prints one line. Where the install failed (offline),
-    the last line stops the run: the helpers cannot be imported."""
+    """The set-up cell: where `helpers` does not import (Colab, a notebook
+    downloaded alone) it installs the collection from GitHub without its
+    dependencies; then helpers/standalone.py adds what the runtime lacks and
+    prints one line. Offline, the last line stops the run."""
     return f"""\
 # @title Set-up: run first
 if not __import__("importlib.util").util.find_spec("helpers"):
@@ -92,10 +86,9 @@ def toc_text(names, titles, paces):
 
 
 def environment_text(pinned=None, tagged=None):
-    """The index's words over its environment check: what it checks, the
-    torch the stored outputs were made with (requirements.txt's pin) and how
-    many cells show what one release does, both read (`pinned` and `tagged`
-    replace them), never typed."""
+    """The index's words over its environment check, naming the torch
+    requirements.txt pins and the count of cells tagged RELEASE_TAG (`pinned`
+    and `tagged` replace them)."""
     pinned = pinned or pinned_torch()
     tagged = release_cells() if tagged is None else tagged
     if pinned is None or tagged is None:
@@ -113,9 +106,8 @@ def environment_text(pinned=None, tagged=None):
 
 
 def updated(nb, nav, toc, time="", top=None):
-    """Put the navigation cells (the top one, `top` or else `nav`, with the
-    notebook's time, and the TOC and the environment check's words, if the
-    notebook has them) and the set-up cell (under the top navigation) in place."""
+    """Put the navigation cells (the top one `top`, else `nav`, with `time`),
+    the set-up cell under the top one, the TOC and the environment words in place."""
     cells = nb.cells
     if len(cells) < 2 or not cells[1].source.startswith(NAV):
         cells.insert(1, nbformat.v4.new_markdown_cell(nav, id="nav-top"))
@@ -155,8 +147,7 @@ def rewritten(books):
 
 
 def tour_line(name, nb):
-    """README's line for one notebook: its name, whether it is optional, its
-    metadata's collection.tour."""
+    """README's line for one notebook, from its metadata's collection.tour."""
     meta = nb.metadata.get("collection", {})
     if not meta.get("tour"):
         raise ValueError(f"{name} has no metadata collection.tour: the one line README's list of the notebooks "

@@ -1,8 +1,7 @@
-"""`make new NB=10-name [TITLE="..."] [READ_AFTER=05-interview-relevance]`:
-a new optional notebook that passes `make test` as made, with one drawing,
-one widget and one exercise to write the lesson over; its lesson module
-helpers/lessons/nbNN.py and its wrong answers tests/answers/nbNN_answers.py
-(docs/maintaining.md, "A notebook"). It refuses a name taken or malformed.
+"""`make new NB=10-name [TITLE="..."] [READ_AFTER=NN-name]`: a new optional
+notebook that passes `make test` as made (one drawing, one widget, one
+exercise to write the lesson over), its helpers/lessons/nbNN.py and its
+tests/answers/nbNN_answers.py. It refuses a name taken or malformed.
 
     python -m tools.build.new NN-name [--title "..."] [--read-after NN-name]   (the three files only)
 """

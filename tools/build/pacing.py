@@ -1,33 +1,9 @@
-"""How long a notebook takes a learner, from what it holds: the words of its
-prose, the lines of code, the cells run and what they print, the exercises.
-Two figures per notebook, whole and core (what is optional left out: docs/
-maintaining.md, "A learner's time and the core path"); `make nav` writes them.
+"""How long a notebook takes a learner, whole and core (optional parts left
+out), from its words, code lines, cells, outputs and exercises, at the rates
+below (their sources and calibration: docs/maintaining.md, "A learner's time
+and the core path"); `make nav` writes them.
 
-    python -m tools.build.pacing [01=55 02=40 ...]
-        each notebook's minutes; given readers' minutes, each ratio to ours
-
-The rates, and where they come from:
-
-- prose: 200 words a minute, Carver's "learning" rate for college readers
-  (R. P. Carver, Reading Rate: A Review of Research and Theory, Academic
-  Press 1990: 300 a minute to understand, about 200 to learn, 138 to remember);
-- code: 8 s a line that is not blank or a comment (a line of notebooks 01-08
-  holds 8.9 names, numbers and operators, 3.9 s at 138 words a minute;
-  readers new to autograd took about twice that);
-- a cell: 5 s to run it and find its output, plus 1 s of waiting;
-- output: 1.5 s a printed line, at most 20 a cell; 20 s a drawing or plot;
-  10 s an error; 60 s to try a widget's controls;
-- exercises: 2.25 minutes to predict or choose, 6 to fix, 7.5 to write.
-
-Calibration (2026-11-30): three fresh readers gave their minutes per
-notebook (a model trainer through 00-08 whole: 8, 60, 64, 57, 67, 51, 22, 62,
-60; a learner of 09: 60; a trainer and an interview reader on the core path:
-00 8 and 6, 01 46 and 34, 02 53 and 33, 03 43 and 31, 04 60 and 39, 05 43 and
-39, 06 15 and 14). Over a grid of rates the ones above give the least sum of
-squared log ratios of theirs to ours (code went from 4 s to 8 s a line, the
-exercises to three quarters of 3 / 8 / 10 minutes). Readers vary: 196 and
-268 minutes for the same core path. Change a rate here, run `make nav`, and
-the times everywhere follow.
+    python -m tools.build.pacing [01=55 02=40 ...]    each notebook's minutes, and readers' ratios to them
 """
 
 import re
@@ -36,7 +12,7 @@ from dataclasses import dataclass
 
 import nbformat
 
-from tools.notebooks import notebook_paths
+from tools.notebooks import WIDGET_VIEW, notebook_paths
 
 WORDS_PER_MINUTE = 200
 CODE_LINE_SECONDS = 8.0
@@ -52,7 +28,6 @@ RUN_SECONDS_A_CELL = 1.0
 GENERATED = "<!--"                  # navigation and contents cells, written by tools/build/nav.py
 INSTALL = "install"                 # the set-up cell's id (tools/build/nav.py): it runs, nobody needs to read it
 FIGURES = ("image/svg+xml", "image/png", "text/html")
-WIDGET = "application/vnd.jupyter.widget-view+json"
 FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})[^\n]*\n.*?^ {0,3}\1", re.M | re.S)
 HEADING = re.compile(r"^### \d+\. (\w+):", re.M)
 
@@ -86,7 +61,7 @@ def output_seconds(cell):
         data = output.get("data", {})
         if output.output_type == "error":
             seconds += ERROR_SECONDS
-        elif WIDGET in data:
+        elif WIDGET_VIEW in data:
             seconds += WIDGET_SECONDS
         elif any(kind in data for kind in FIGURES) or output.output_type == "display_data":
             seconds += FIGURE_SECONDS

@@ -1,16 +1,13 @@
 """Write requirements.txt (what the notebooks need) and requirements-dev.txt
-(what the tests and tools add) with exact versions, resolved by pip once per
-supported Python, each as its oldest patch release, with python_version
-markers where they differ (how and why: docs/maintaining.md, the pins).
-Wheels only, for this machine's platform; the result depends on what the
-index offers on the day.
+(what the tests and tools add) with exact versions, resolved by pip for each
+supported Python at its oldest patch release, with python_version markers
+where they differ (docs/maintaining.md, the pins). Wheels only.
 
     .venv/bin/python -m tools.build.pin [--check] [--python 3.10=/path/to/python3.10 ...]
-
---check writes nothing and exits 1 when the files would change.
 """
 
 import argparse
+import itertools
 import json
 import shutil
 import subprocess
@@ -51,11 +48,9 @@ HEADERS = {
 
 
 def dry_run(python, python_version, requirements, folder, report=None):
-    """The command line that asks `python`'s pip what it would install for
-    `requirements` on Python `python_version` (wheels only; nothing is
-    installed, nothing downloaded but metadata where the index serves it).
-    pip takes a target Python's version only with --target, here a folder in
-    `folder` that stays empty."""
+    """pip's command line that reports what it would install for
+    `requirements` on Python `python_version` (pip takes a target version only
+    with --target: a folder in `folder` that stays empty)."""
     return [str(python), "-m", "pip", "install", "--dry-run", "--ignore-installed", "--quiet",
             "--only-binary=:all:", f"--python-version={python_version}", f"--target={Path(folder) / 'target'}",
             *(["--report", str(report)] if report else []), *requirements]
@@ -130,15 +125,11 @@ def merged(by_python):
     lines = []
     for name in sorted({n for versions in by_python.values() for n in versions}, key=str.lower):
         found = [by_python[m].get(name) for m in minors]
-        start = 0
-        while start < len(minors):
-            end = start
-            while end + 1 < len(minors) and found[end + 1] == found[start]:
-                end += 1
-            if found[start] is not None:
-                where = marker(start, end, minors)
-                lines.append(f"{name}=={found[start]}" + (f"; {where}" if where else ""))
-            start = end + 1
+        for version, run in itertools.groupby(range(len(minors)), key=found.__getitem__):
+            run = list(run)
+            if version is not None:
+                where = marker(run[0], run[-1], minors)
+                lines.append(f"{name}=={version}" + (f"; {where}" if where else ""))
     return lines
 
 

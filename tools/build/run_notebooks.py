@@ -1,9 +1,8 @@
-"""Re-execute notebooks in place, each from a fresh kernel in this Python
-environment, saving outputs and widget state. An error output in a cell
-without the `raises-exception` tag (or a tagged cell that did not raise)
-stops the run and leaves that notebook unwritten (nbval and JupyterLab's Run
-All read the tag too). What is written is reproducible (`reproducible`; the
-rules, and why: docs/maintaining.md, "Stored outputs are real").
+"""Re-execute notebooks in place, each from a fresh kernel, saving outputs
+and widget state. An error in a cell not tagged `raises-exception` (or a
+tagged cell that did not raise) leaves that notebook unwritten. What is
+written is reproducible (`reproducible`; docs/maintaining.md, "Stored
+outputs are real").
 
     python -m tools.build.run_notebooks [notebooks/01-....ipynb ...]
 """
@@ -18,8 +17,9 @@ from pathlib import Path
 import nbformat
 from jupyter_client.manager import KernelManager
 from nbclient import NotebookClient
+from nbconvert.preprocessors import CoalesceStreamsPreprocessor
 
-from tools.notebooks import RAISES, notebook_paths
+from tools.notebooks import RAISES, WIDGET_STATE, WIDGET_VIEW, notebook_paths
 from tools.runtime import kernel
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -29,8 +29,6 @@ MACHINE_PATHS = ((re.compile(r"/(?:[\w.+-]+/)*?(?:site|dist)-packages/"), "site-
                  (re.compile(re.escape(f"{ROOT}/")), ""))
 
 
-WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
-WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 # what names a widget model: its id alone in a view's output, "IPY_MODEL_<id>" inside another's state
 MODEL_REFERENCE = re.compile(r"^(?:IPY_MODEL_)?([0-9a-f]{32})$")
 # a memory address: as Python prints one (0x7f...), or as a drawing names a node by id(),
@@ -49,15 +47,13 @@ def output_text(cell):
     return "".join(o.get("data", {}).get("text/plain", "") + o.get("text", "") for o in cell.outputs)
 
 
-# How a kernel that could not bind the ports jupyter_client chose for it ends: another process
-# took one between the choice and the bind (two kernels started at once on a busy machine).
 NO_START = "Kernel died before replying to kernel_info"
 STARTS = 3      # kernels started for one notebook at most, when each ends so
 
 
 def execute(path):
-    """Run one notebook; return it with fresh outputs. A kernel that dies
-    before it answers is started again (NO_START), at most STARTS times."""
+    """Run one notebook; return it with fresh outputs. A kernel that dies as it
+    starts (NO_START: a port taken between choice and bind) is started again."""
     start = 1
     while True:
         nb = nbformat.read(path, as_version=4)
@@ -77,10 +73,8 @@ def execute(path):
 
 
 def without_machine_paths(nb):
-    """`nb` with the file paths in its error tracebacks made machine-free
-    (MACHINE_PATHS). Only tracebacks: nbval compares a stream's text and an
-    error's name and message, never the traceback, so what is compared stays
-    exactly what the kernel printed."""
+    """`nb` with its tracebacks' file paths made machine-free (MACHINE_PATHS).
+    nbval never compares a traceback, so what is compared stays as printed."""
     for cell in nb.cells:
         for output in cell.get("outputs", []):
             if output.output_type == "error":
@@ -90,8 +84,8 @@ def without_machine_paths(nb):
 
 
 def references(value, known):
-    """The model ids `value` (a widget's state, or part of it) names, in a
-    stable order, each with the key path that names it."""
+    """(key path, model id) for each model id `value` (a widget's state, or part
+    of it) names, in a stable order."""
     if isinstance(value, str):
         match = MODEL_REFERENCE.match(value)
         if match and match.group(1) in known:
@@ -107,12 +101,9 @@ def references(value, known):
 
 
 def stable_widget_ids(nb, name):
-    """`nb` with each widget model's random id replaced by one made from
-    where the model is shown: the id of the cell showing it, the output's
-    place, and the path from that output's widget through the states that
-    name it (children/0/layout...). Models shown nowhere are named by their
-    order. The same notebook run again gets the same ids; a change to one
-    cell leaves the other cells' ids as they were."""
+    """`nb` with each widget model's random id replaced by one made from where
+    it is shown (the cell's id, the output's place, the path through the states
+    naming it), so a run again, or a change to another cell, keeps the ids."""
     state = nb.metadata.get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
     if not state:
         return nb
@@ -140,35 +131,20 @@ def stable_widget_ids(nb, name):
     return nbformat.from_dict(json.loads(text))
 
 
-def joined_streams(outputs):
-    """`outputs` with each run of stream outputs to the same stream joined
-    into one. How the kernel cut a cell's printing into messages depends on
-    when it flushed; the text is the same."""
-    joined = []
-    for output in outputs:
-        last = joined[-1] if joined else None
-        if (output.output_type == "stream" and last is not None and last.output_type == "stream"
-                and last.name == output.name):
-            last.text += output.text
-        else:
-            joined.append(output)
-    return joined
-
-
 def _without_addresses(value):
     return ADDRESS.sub("0xADDRESS", json.dumps(value, sort_keys=True))
 
 
 def reproducible(nb, stored, name):
-    """The freshly executed `nb` as it is written: widget ids made stable,
-    run numbers dropped where a cell has no outputs, and where a cell's outputs (or the widget state)
-    differ from `stored`'s only in memory addresses, `stored`'s text kept."""
-    nb = stable_widget_ids(nb, name)
+    """The freshly executed `nb` as written: stable widget ids, each run of
+    outputs to one stream joined (however flushes cut it), no run number on a
+    cell without outputs, and `stored`'s text kept where outputs (or the widget
+    state) differ from it only in memory addresses."""
+    nb, _ = CoalesceStreamsPreprocessor().preprocess(stable_widget_ids(nb, name), {})
     before = {cell.get("id"): cell for cell in (stored.cells if stored else [])}
     for cell in nb.cells:
         if cell.cell_type != "code":
             continue
-        cell.outputs = joined_streams(cell.outputs)
         if not cell.outputs:
             cell.execution_count = None
         old = before.get(cell.get("id"))

@@ -1,24 +1,12 @@
-"""Build the static website from the stored, nbval-checked notebooks; nothing
-is executed. The notebooks are staged first (copies under build/), then
-Sphinx with myst-nb and the book theme turns them into HTML:
+"""Build the static website from the stored notebooks (nothing executed):
+staged copies under build/, then Sphinx with myst-nb and the book theme.
+The staging leaves out what only a kernel can use (cells tagged kernel-only,
+the checks' stored outputs, the navigation lines), shows each widget's stored
+drawing with a line saying where its controls work, and folds each exercise's
+hint and solution after its check. Every address names SITE_REPOSITORY
+(a fork's workflow sets it), else helpers.project.REPOSITORY.
 
-- every drawing becomes inline SVG;
-- what only a running kernel can use is left out: cells tagged kernel-only
-  (the set-up cell, the score, the index's environment check, how to move a
-  widget's controls), the checks' "Not answered yet" (a check cell keeps its
-  code, not its stored output), and the notebook's own navigation lines (the
-  site has its own), whose time line stays;
-- a widget shows the drawing stored in its saved state, and one line saying
-  where its controls work (Binder, Colab);
-- after each exercise's check, its hint and a solution, folded;
-- the index notebook gets the table of contents that makes the sidebar.
-
-Every address the site gives (launch buttons, the repository button, the
-links in the notebooks' text) names the repository SITE_REPOSITORY
-(owner/name; a fork's workflow sets it to its own), else
-helpers.project.REPOSITORY, at helpers.project.BRANCH.
-
-    python -m tools.build.site [OUT]      (default build/site; the home page is OUT/00-index.html)
+    python -m tools.build.site [OUT]      (default build/site)
 """
 
 import os
@@ -35,12 +23,10 @@ from helpers.draw import fitted
 from helpers.project import REPOSITORY, binder_url, colab_url
 from tools.build.nav import KERNEL_ONLY, NAV
 from tools.build.solutions import CHECK, exercises_of
-from tools.notebooks import notebook_paths
+from tools.notebooks import WIDGET_STATE, WIDGET_VIEW, notebook_paths
 
 ROOT = Path(__file__).resolve().parents[2]
 STAGING = ROOT / "build" / "site-source"
-WIDGET = "application/vnd.jupyter.widget-view+json"
-STATE = "application/vnd.jupyter.widget-state+json"
 HOME = ('<!DOCTYPE html><html><head><meta charset="utf-8"><meta http-equiv="refresh" content="0; url=00-index.html">'
         '<title>Computational graphs in PyTorch</title></head>'
         '<body><a href="00-index.html">Computational graphs in PyTorch: start here</a></body></html>\n')
@@ -50,22 +36,17 @@ def widget_drawing(nb, model_id):
     """The HTML of a stored widget without its kernel: the HTML widgets
     inside it (its first drawing) and, for a multiple choice, its choices
     listed (a page cannot pick one, but the learner can read them)."""
-    state = nb.metadata.get("widgets", {}).get(STATE, {}).get("state", {})
+    state = nb.metadata.get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
     found, todo = [], [model_id]
     while todo:
         model = state.get(todo.pop(0), {})
         if model.get("model_name") == "HTMLModel":
             found.append(model["state"].get("value", ""))
         elif model.get("model_name") == "RadioButtonsModel":
-            found.append(choices(model["state"].get("_options_labels", [])))
+            items = "".join(f"<li>{escape(label)}</li>" for label in model["state"].get("_options_labels", []))
+            found.append(f'<ol class="quiz-choices" type="A">{items}</ol>')
         todo += [ref.removeprefix("IPY_MODEL_") for ref in model.get("state", {}).get("children", [])]
     return "".join(found)
-
-
-def choices(labels):
-    """A multiple choice's options as a lettered list."""
-    items = "".join(f"<li>{escape(label)}</li>" for label in labels)
-    return f'<ol class="quiz-choices" type="A">{items}</ol>'
 
 
 def site_repository():
@@ -88,21 +69,10 @@ def retargeted(text, repository):
     return text
 
 
-def refitted(html):
-    """`html` with each Graphviz SVG not yet in a fitted box put in one (a
-    stored output older than `fitted` let its drawing shrink to any width)."""
-    def refit(found):
-        svg = found.group(0)
-        if "min-width" in svg.split(">", 1)[0]:
-            return svg
-        return fitted(re.sub(r'^<svg style="[^"]*" ', "<svg ", svg))
-    return re.sub(r"<svg\b.*?</svg>", refit, html, flags=re.S)
-
-
 def staged_output(nb, output, name, repository):
     data = output.get("data", {})
-    if WIDGET in data:
-        html = refitted(widget_drawing(nb, data[WIDGET]["model_id"])) + kernel_line(name, repository)
+    if WIDGET_VIEW in data:
+        html = widget_drawing(nb, data[WIDGET_VIEW]["model_id"]) + kernel_line(name, repository)
         plain = data.get("text/plain", "")
         return nbformat.v4.new_output("display_data", data={"text/html": html, "text/plain": plain})
     if "image/svg+xml" in data:
@@ -110,8 +80,6 @@ def staged_output(nb, output, name, repository):
         # in a box that scrolls rather than shrink the text below the legibility budget
         html = f'<div class="graph">{fitted(svg)}</div>'
         output["data"] = {"text/html": html, "text/plain": data.get("text/plain", "")}
-    elif "<svg" in data.get("text/html", ""):
-        data["text/html"] = refitted(data["text/html"])
     return output
 
 

@@ -1,32 +1,24 @@
-"""A stale tab's save merged with the file another tab saved
-(tools/runtime/saving.py decides when).
-
-Three versions of a notebook's cells, matched by cell id: the one the saving
-page last had in step with the file (`base`: what it opened, or what it last
-saved), the one it sends, and the one on disk. A cell is taken from whichever
-side changed it since `base`:
-
-- a cell the page did not change while the file did is saved as the file holds
-  it (the other tab's edit, or its answer);
-- a cell the file holds and the page lacks is kept, where it stands in the
-  file, unless the page deleted it (it was in `base` and the file still holds
-  it as it was there);
-- a cell the page holds and the file lacks is kept, unless the other tab
-  deleted it and the page had not changed it;
-- a cell both changed keeps the page's text, the last typed, and the file's
-  text follows it in a markdown cell that says where it came from: nothing
-  the other tab saved is lost."""
+"""A stale tab's save merged, cell by cell (matched by id), with the file
+another tab saved, against `base`: what the saving page last had in step with
+the file. Each cell is taken from the side that changed it since `base`; a
+cell added or kept on either side stays unless the other side deleted it
+unchanged; a cell both changed keeps the page's text, followed by a markdown
+cell holding the file's text, so nothing the other tab saved is lost."""
 
 import hashlib
 import re
 import uuid
 
 
+def text(cell):
+    """A cell's source as one string (a notebook's JSON may hold it as a list of lines)."""
+    source = cell.get("source", "")
+    return "".join(source) if isinstance(source, list) else source
+
+
 def fingerprint(cell):
     """A cell's kind and text, hashed: what counts as a change of a cell."""
-    source = cell.get("source", "")
-    text = "".join(source) if isinstance(source, list) else source
-    return hashlib.sha1(f"{cell.get('cell_type')}\0{text}".encode()).hexdigest()
+    return hashlib.sha1(f"{cell.get('cell_type')}\0{text(cell)}".encode()).hexdigest()
 
 
 def snapshot(nb):
@@ -88,11 +80,10 @@ def _insert_added(cells, disk_cells, placed, base, taken):
 
 def _other_version(cell):
     """A markdown cell holding `cell`'s text as the other tab saved it."""
-    source = cell.get("source", "")
-    text = "".join(source) if isinstance(source, list) else source
-    fence = "`" * max(3, 1 + max((len(run) for run in re.findall("`+", text)), default=0))
+    source = text(cell)
+    fence = "`" * max(3, 1 + max((len(run) for run in re.findall("`+", source)), default=0))
     kind = "python" if cell.get("cell_type") == "code" else ""
     return {"cell_type": "markdown", "id": uuid.uuid4().hex[:8], "metadata": {},
             "source": ("**Saved from another tab.** The cell above read as follows there, "
                        "when this tab saved over it:\n\n"
-                       f"{fence}{kind}\n{text}\n{fence}")}
+                       f"{fence}{kind}\n{source}\n{fence}")}

@@ -1,19 +1,10 @@
-"""The kernel the collection's notebooks run in, wherever its own tools start
-one: `make lab`, `make notebook`, the hub's learner servers, Binder (through
-`Specs`, the server's kernel spec manager, named in jupyter/jupyter_server_config.json)
-and `make notebooks` (tools/build/run_notebooks.py).
-
-It is ipykernel's kernel, run by this environment's Python, but for one field
-of its kernel_info_reply: `language_info.version` is the language's major
-version ("3", as ipykernel's own `codemirror_mode.version` already is), not the
-interpreter's release ("3.11.2"). A notebook stores what its kernel reported,
-and JupyterLab and Notebook 7 write a connecting kernel's `language_info` into
-the notebook, marking it changed unless it is deeply equal to what the file
-holds. With ipykernel's own release number the stored notebooks depended on
-the patch release that executed them, and a learner on any other Python saw
-every one marked changed on its first open. The precise release is not hidden:
-the reply's `banner` (what a console shows) starts with it, and
-`sys.version` in a cell prints it.
+"""The kernel the collection's notebooks run in, wherever its tools start one
+(`make lab`, the hub, Binder, `make notebooks`: `Specs`, named in
+jupyter/jupyter_server_config.json). It is ipykernel's, but its
+`language_info.version` is "3", not the interpreter's release: the front ends
+write a connecting kernel's language_info into the notebook, so with the
+release a learner on another Python saw every notebook marked changed on
+first open. The banner and `sys.version` still give the release.
 
     python -m tools.runtime.kernel -f CONNECTION_FILE
 """
@@ -45,20 +36,16 @@ def kernel_dict():
 
 
 def recorded():
-    """What a notebook run by this kernel holds of it, as JupyterLab writes it
-    when the kernel connects: `kernelspec` (name, display name, language) and
-    `language_info`. A stored notebook holding anything else is rewritten on
-    open and shown changed."""
+    """What a notebook run by this kernel holds of it (`kernelspec`,
+    `language_info`), as JupyterLab writes it when the kernel connects."""
     spec = kernel_dict()
     return {"kernelspec": {"name": NAME, "display_name": spec["display_name"], "language": spec["language"]},
             "language_info": dict(Kernel.language_info)}
 
 
 class Specs(KernelSpecManager):
-    """The kernel specs a server offers: every one Jupyter finds, with
-    `python3` always this environment's Python running `Kernel` (so a
-    `python3` spec in the user's own Jupyter folder, which may name another
-    Python, is not the one the collection's notebooks get)."""
+    """Every kernel spec Jupyter finds, with `python3` always this
+    environment's Python running `Kernel` (not a user's own `python3` spec)."""
 
     def find_kernel_specs(self):
         return {**super().find_kernel_specs(), NAME: RESOURCES}

@@ -1,17 +1,10 @@
-"""`make lab` (JupyterLab) and `make notebook` (Jupyter Notebook 7) on the
-learner's working copy (tools/runtime/working_copy.py): loopback only, token kept
-on, opening the index notebook, with the learners' settings of jupyter/:
-no news pop-up, idle kernels culled (Jupyter's own culler: a kernel with no
-page connected, idle 30 minutes), every widget output saved with its widget
-state (tools/runtime/widget_state.py). The user's own ~/.jupyter is never written.
+"""`make lab` (JupyterLab) and `make notebook` (Notebook 7) on the learner's
+working copy (tools/runtime/working_copy.py), with jupyter/'s settings;
+loopback only, token on. The user's own ~/.jupyter is never written.
 
     python -m tools.runtime.lab [--notebook] [--copy DIR] [--port N] [--no-browser]
-    python -m tools.runtime.lab --refresh         `make refresh`
-    python -m tools.runtime.lab --edit            `make edit`: notebooks/ itself, for a maintainer
-    python -m tools.runtime.lab --prepare-only    the set-up without starting a server
-    python -m tools.runtime.lab --binder          Binder's postBuild (see binder())
-
-The tests use `lab_argv`."""
+        [--refresh | --edit | --prepare-only | --binder]
+"""
 
 import argparse
 import contextlib
@@ -21,11 +14,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tools.notebooks import INDEX
 from tools.runtime import working_copy
 
 ROOT = Path(__file__).resolve().parents[2]
 SETTINGS = ROOT / "jupyter"
-INDEX = "00-index.ipynb"
 # The lab settings go beside any others in this environment, under their own name.
 OVERRIDES = Path("share/jupyter/lab/settings/overrides.d/computational-graphs.json")
 SERVER_CONFIG = Path("etc/jupyter/jupyter_server_config.json")
@@ -33,19 +26,14 @@ URLS = {"jupyterlab": "--LabApp.default_url=/lab/tree/{}", "notebook": "--Jupyte
 
 
 def server_options():
-    """jupyter/jupyter_server_config.json as command-line options (kernel
-    culling, the save hook that keeps widget outputs drawable)."""
+    """jupyter/jupyter_server_config.json as command-line options."""
     config = json.loads((SETTINGS / "jupyter_server_config.json").read_text(encoding="utf-8"))
     return [f"--{section}.{name}={value}" for section, traits in config.items() for name, value in traits.items()]
 
 
 def lab_argv(port=8888, open_browser=True, root=working_copy.COPY, app="jupyterlab"):
-    """The command line for `jupyter lab` (app="notebook": `jupyter notebook`),
-    serving `root` and opening its index notebook (at its top, or in its
-    notebooks/) when it is there. Authentication stays on: no token or
-    password option is passed, so Jupyter makes a random token."""
-    if app not in URLS:
-        raise ValueError(f"app must be one of {sorted(URLS)}, not {app!r}")
+    """The server's command line (app="notebook": Notebook 7), serving `root`
+    and opening its index notebook; Jupyter makes a random token."""
     # Jupyter refuses to run as root without --allow-root; Windows has no such user (nor os.geteuid)
     as_root = ["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else []
     index = next((p for p in (INDEX, f"notebooks/{INDEX}") if (Path(root) / p).exists()), None)
@@ -62,9 +50,8 @@ def lab_argv(port=8888, open_browser=True, root=working_copy.COPY, app="jupyterl
 
 
 def install_settings(prefix=Path(sys.prefix)):
-    """Put jupyter/overrides.json where JupyterLab and Notebook 7 of this
-    environment read default settings (`prefix`/share/jupyter/lab/settings/
-    overrides.d/); a user's own settings still win. Returns the path."""
+    """Put jupyter/overrides.json where this environment's JupyterLab and
+    Notebook 7 read default settings (a user's own still win)."""
     target = prefix / OVERRIDES
     text = (SETTINGS / "overrides.json").read_text(encoding="utf-8")
     if not target.exists() or target.read_text(encoding="utf-8") != text:
@@ -74,9 +61,8 @@ def install_settings(prefix=Path(sys.prefix)):
 
 
 def binder(prefix=Path(sys.prefix)):
-    """Binder serves notebooks/ itself, from a fresh image each session: the
-    settings and the culling go into the image's environment, and the
-    stored notebooks are trusted in place for the image's user."""
+    """Binder's postBuild: the settings and culling into the image's
+    environment, the stored notebooks trusted in place."""
     install_settings(prefix)
     config_file = prefix / SERVER_CONFIG
     config = json.loads(config_file.read_text(encoding="utf-8")) if config_file.exists() else {}
@@ -114,22 +100,16 @@ def main(argv=None):
 
 
 def edit(port=8888, open_browser=True, notebook=False):
-    """`make edit`: the stored notebooks themselves (notebooks/), served with the
-    learners' settings. The kernel spec manager (tools/runtime/kernel.py) gives
-    `python3` the kernel whose `language_info` the notebooks store, so opening
-    and saving one changes no metadata; the stored notebooks are trusted in
-    place, so their drawings show. Outputs still come from `make notebooks`."""
+    """`make edit`: notebooks/ itself, trusted, with the learners' settings
+    (tools/runtime/kernel.py keeps its metadata unchanged on save)."""
     working_copy.trust(working_copy.collection())
     serve(lab_argv(port, open_browser, working_copy.NOTEBOOKS, "notebook" if notebook else "jupyterlab"))
 
 
 def serve(command):
-    """Run the server's command line in place of this process, so that its
-    Ctrl+C and exit status are the server's. Windows cannot replace a
-    process: its os.execv starts a new one, joining the arguments unquoted
-    (a space in the Python's path splits it), and gives the console back to
-    the shell. There the server runs as a child and this process waits for
-    it: Ctrl+C reaches both, and the server decides when it has stopped."""
+    """Replace this process with the server. Windows cannot (its os.execv
+    starts a new process and splits a path with a space): there the server
+    runs as a child this process waits for, Ctrl+C included."""
     if sys.platform != "win32":
         os.execv(command[0], command)
     with subprocess.Popen(command) as server:

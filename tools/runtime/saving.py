@@ -1,29 +1,16 @@
-"""What a learner's save keeps: the server's pre-save hook
-(`ContentsManager.pre_save_hook` in jupyter/jupyter_server_config.json).
+"""The server's pre-save hook (`ContentsManager.pre_save_hook` in
+jupyter/jupyter_server_config.json) and its contents manager `Contents`.
 
 - Every widget output keeps a drawing (tools/runtime/widget_state.py).
-- An answer is never replaced by the blank placeholder. A notebook open in
-  two tabs is two copies in two pages: the learner answers in one and saves,
-  then saves the other, which still shows `answer_3 = ____`. JupyterLab then
-  asks whether to overwrite the file changed on disk, with Overwrite focused;
-  before this hook, Overwrite put the blank back over the answer. Now an
-  answer slot (a cell tagged `answer-slot`, matched by its id) that arrives
-  holding the placeholder `____` while the file being replaced holds an
-  answer there keeps the answer. Any other change of an answer is saved as
-  it comes: what the learner typed last wins.
-- A cell the other tab saved is never lost. The blank answer was one case of
-  a wider loss: Overwrite in the stale tab also dropped a note cell added in
-  the other one and undid its edits of lesson cells. `Contents`, the server's
-  contents manager (jupyter/jupyter_server_config.json), marks each copy of a
-  notebook it hands a page (`PAGE` in the notebook's metadata, which the page
-  sends back with each save and the hook takes out before writing) and
-  remembers that copy's cells. A save is then merged with the file on disk
-  cell by cell (tools/runtime/cell_merge.py), against what that page last had
-  in step with the file: what it opened, or what it last sent. The server
-  keeps the last PAGES_SAVED pages' snapshots in a file too (PAGES_FILE), so a
-  server started again (make lab again, the hub's restart) still knows the
-  pages open before it. The answers rule above is what is left when a page is
-  not known (its snapshot dropped, or the file unwritable)."""
+- A save from a stale tab (a notebook open in two tabs, Overwrite clicked in
+  the one that had not seen the other's save) loses nothing the other saved:
+  `Contents` marks each copy of a notebook it hands a page (`PAGE` in its
+  metadata, taken out before writing) and remembers its cells; the save is
+  merged cell by cell with the file (tools/runtime/cell_merge.py) against
+  what that page last had in step with it. The last PAGES_SAVED pages are
+  kept in PAGES_FILE, for a server started again.
+- For a page it does not know, an answer slot sent blank (`____`) over an
+  answer keeps the answer; any other change is saved as it comes."""
 
 import json
 import os
@@ -34,7 +21,7 @@ from pathlib import Path
 from jupyter_server.services.contents.largefilemanager import AsyncLargeFileManager
 
 from tools.notebooks import SLOT
-from tools.runtime.cell_merge import merge, snapshot
+from tools.runtime.cell_merge import merge, snapshot, text
 from tools.runtime.widget_state import keep_widget_views, stored_json
 
 PLACEHOLDER = "____"
@@ -66,7 +53,10 @@ class Contents(AsyncLargeFileManager):  # type: ignore[misc]
 
     def remember(self, page, cells):
         """Remember the page's snapshot, in memory and in PAGES_FILE."""
-        remember(self.pages, page, cells)
+        self.pages[page] = cells
+        self.pages.move_to_end(page)
+        while len(self.pages) > PAGES_KEPT:
+            self.pages.popitem(last=False)
         try:
             write_pages(Path(self.root_dir) / PAGES_FILE, list(self.pages.items())[-PAGES_SAVED:])
         except OSError as error:
@@ -99,13 +89,6 @@ def write_pages(path, pairs):
     os.replace(partial, path)
 
 
-def remember(pages, page, cells):
-    pages[page] = cells
-    pages.move_to_end(page)
-    while len(pages) > PAGES_KEPT:
-        pages.popitem(last=False)
-
-
 def pre_save(model, path, contents_manager, **_):
     """jupyter_server's pre-save hook for the notebook about to be saved at
     `path` (other files are saved as they come)."""
@@ -132,11 +115,6 @@ def pre_save(model, path, contents_manager, **_):
     keep_widget_views(nb, lambda: replaced)
 
 
-def _source(cell):
-    source = cell.get("source", "")
-    return "".join(source) if isinstance(source, list) else source
-
-
 def keep_answers(nb, replaced):
     """Give each answer slot of `nb` (a notebook's JSON, changed in place)
     that holds the placeholder the answer the same cell holds in `replaced`
@@ -144,11 +122,11 @@ def keep_answers(nb, replaced):
     cells that kept their answer."""
     if not replaced:
         return []
-    answered = {cell.get("id"): _source(cell) for cell in replaced.get("cells", [])
-                if SLOT in cell.get("metadata", {}).get("tags", []) and PLACEHOLDER not in _source(cell)}
+    answered = {cell.get("id"): text(cell) for cell in replaced.get("cells", [])
+                if SLOT in cell.get("metadata", {}).get("tags", []) and PLACEHOLDER not in text(cell)}
     kept = []
     for cell in nb.get("cells", []):
-        if SLOT in cell.get("metadata", {}).get("tags", []) and PLACEHOLDER in _source(cell) \
+        if SLOT in cell.get("metadata", {}).get("tags", []) and PLACEHOLDER in text(cell) \
                 and cell.get("id") in answered:
             cell["source"] = answered[cell["id"]]
             kept.append(cell["id"])

@@ -1,29 +1,18 @@
 """A saved notebook keeps the widget state of every widget output it holds,
-so that it reopens with each widget drawn after its kernel is gone: what
-tools/runtime/saving.py's pre-save hook does for widgets (jupyter/README.md,
-`ContentsManager.pre_save_hook`).
+so that it reopens with each widget drawn after its kernel is gone (the
+front ends save only a live kernel's models, and only with `saveState` on;
+otherwise a widget cell run again reopens as "model not found").
 
-A widget output names its model; the front end draws it, with no kernel, from
-the notebook's widget state (metadata.widgets). JupyterLab and Notebook 7 save
-the state the page's widget manager holds only when the learner's setting
-`saveState` is on, and then only the models of a live kernel. Otherwise a
-notebook whose widget cell ran again is saved with outputs that name the
-session's models and the state of the ones it was opened with, and reopens
-with "Error displaying widget: model not found" in each widget.
-
-Before each save the server makes the two agree. A widget output whose models
-the saved state holds stays as it is (the last state, when `saveState` is on).
-One whose models it lacks is given back the output the same cell (by its id)
-holds in the file being replaced, with that output's models: the stored
-drawing, the one the notebook was opened with. One with neither keeps its text
-form only. The saved state is then the models the outputs use, and no others,
-so saving never makes a notebook grow with the models of earlier runs."""
+Before each save: an output whose models the sent state holds stays; one
+whose models it lacks gets back the output the same cell holds in the file
+being replaced (the stored drawing), else keeps its text form. The saved
+state is the models the outputs use and no others, so it never grows."""
 
 import copy
 import json
 
-WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
-WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+from tools.notebooks import WIDGET_STATE, WIDGET_VIEW
+
 REFERENCE = "IPY_MODEL_"          # how one widget model names another in its state
 
 
@@ -41,7 +30,7 @@ def keep_widget_views(nb, replaced=lambda: None):
     earlier, kept, restored, text_only = None, {}, 0, 0
     for cell, i in views:
         output = cell["outputs"][i]
-        models = _closure(_model_id(output), sent)
+        models = closure(_model_id(output), sent)
         if models is None:
             earlier = earlier if earlier is not None else _stored_views(replaced())
             stored = earlier.get(cell.get("id"), [])
@@ -66,7 +55,7 @@ def _stored_views(nb):
     state, found = _state(nb), {}
     for cell in _code_cells(nb):
         for output in cell.get("outputs", []):
-            models = _closure(_model_id(output), state) if _model_id(output) else None
+            models = closure(_model_id(output), state) if _model_id(output) else None
             if models is not None:
                 found.setdefault(cell.get("id"), []).append((output, models))
     return found
@@ -88,7 +77,7 @@ def _text_form(output):
     return {**output, "data": data} if data else None
 
 
-def _closure(model_id, state):
+def closure(model_id, state):
     """The models `model_id` needs (itself and every model its state names,
     through children, layouts, styles...), or None when `state` lacks one."""
     found, todo = {}, [model_id]

@@ -1,13 +1,7 @@
-"""The learner's working copy of the notebooks: `my-notebooks/`, kept out of
-git. `make lab` makes it on its first run (and adds a notebook it lacks),
-never overwriting a notebook in it, so saved answers never touch the stored
-notebooks in notebooks/ and `git pull` never conflicts with them.
-`make refresh` replaces the copy's notebooks with the collection's; a
-notebook the learner changed is moved to a dated backup first.
-
-Every notebook this module copies is trusted (signed as `jupyter trust`
-does, in the learner's Jupyter data directory), so its stored drawings and widget views
-show on first open instead of their text forms."""
+"""The learner's working copy, `my-notebooks/` (ignored by git): `make lab`
+copies in each notebook it lacks and never overwrites one; `make refresh`
+replaces them, moving a notebook the learner changed to a dated backup first.
+Every copy is trusted, so its stored drawings show on first open."""
 
 import hashlib
 import json
@@ -27,9 +21,8 @@ BACKUPS = "backups"
 
 
 def fingerprint(path):
-    """What the learner writes in a notebook: its cells' types and sources
-    (outputs are left out, as running the cells again makes them). None when
-    the file is not a readable notebook."""
+    """A hash of the notebook's cells' types and sources (what the learner
+    writes); None when the file is not a readable notebook."""
     try:
         cells = [[c.cell_type, c.source] for c in nbformat.read(path, as_version=4).cells]
     except (OSError, ValueError):
@@ -43,9 +36,8 @@ def collection(notebooks=NOTEBOOKS):
 
 
 def make(copy=COPY, notebooks=NOTEBOOKS, say=print):
-    """Copy every notebook of the collection that `copy` lacks (all of them
-    the first time), trust the copies, and say what was done; a notebook
-    already in `copy` is left as it is. Returns the paths copied."""
+    """Copy in and trust every notebook `copy` lacks, and say what was done.
+    Returns the paths copied."""
     copy.mkdir(parents=True, exist_ok=True)
     record = _read_record(copy)
     added = [_copy(source, copy, record) for source in collection(notebooks) if not (copy / source.name).exists()]
@@ -74,10 +66,8 @@ def updated(copy=COPY, notebooks=NOTEBOOKS):
 
 
 def refresh(copy=COPY, notebooks=NOTEBOOKS, say=print, stamp=None):
-    """Replace every notebook of the collection in `copy` with a fresh copy.
-    One the learner changed (its cells differ from what was copied) is first
-    moved to `copy`/backups/<date-time>/; other files in `copy` are left
-    alone. Returns {name: backup path} for the notebooks moved."""
+    """Replace the collection's notebooks in `copy`, moving each one the
+    learner changed to `copy`/backups/<date-time>/ first. Returns {name: backup}."""
     copy.mkdir(parents=True, exist_ok=True)
     record = _read_record(copy)
     folder = copy / BACKUPS / (stamp or time.strftime("%Y-%m-%d-%H%M%S"))
@@ -98,9 +88,7 @@ def refresh(copy=COPY, notebooks=NOTEBOOKS, say=print, stamp=None):
 
 
 def trust(paths):
-    """Sign `paths` as trusted, as `jupyter trust` does, in the user's
-    Jupyter data directory (JUPYTER_DATA_DIR, else under HOME), where the
-    Jupyter server of `make lab` looks the signatures up."""
+    """Sign `paths` as `jupyter trust` does, in the user's Jupyter data folder."""
     notary = NotebookNotary()
     for path in paths:
         notary.sign(nbformat.read(path, as_version=4))

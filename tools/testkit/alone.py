@@ -1,22 +1,9 @@
 """Run a notebook the way Google Colab or a download meets it: copied alone
-into an empty folder, in a Python that has torch, Jupyter and Colab's
-ipywidgets 7 but neither this repository nor torchviz. Its set-up cell (the
-first code cell, tools/build/nav.py) must install the collection with
-`%pip install git+https://github.com/<REPOSITORY>`, here cloned from a local
-git repository of this checkout's files instead of GitHub (git's
-url.<base>.insteadOf, given in GIT_CONFIG_* variables), and every cell after
-it must run as it does in the repository.
-
-    python -m tools.testkit.alone [notebooks/01-....ipynb ...]    # prints each notebook's problems
-
-The environment is a fresh venv whose site-packages links to this one's,
-all but the packages Colab lacks or has at another version (ipywidgets and
-its front-end packages, torchviz) and this repository's own install; the
-pins in tools/testkit/colab-requirements.txt are installed into it for real. Installing
-there cannot touch this environment: the set-up cell installs without
-dependencies, so pip removes nothing, and a package it adds is written into
-the new folder.
-"""
+into an empty folder, in a venv that links this one's site-packages but for
+what Colab lacks or has at another version (ipywidgets 7 and torchviz, from
+colab-requirements.txt, and this repository). Its set-up cell must install
+the collection from GitHub's address, which git (url.<base>.insteadOf)
+fetches from a local repository of this checkout."""
 
 import os
 import re
@@ -24,7 +11,6 @@ import shutil
 import subprocess
 import sys
 import sysconfig
-import tempfile
 from functools import cache
 from pathlib import Path
 
@@ -33,11 +19,10 @@ from jupyter_client.kernelspec import KernelSpec, KernelSpecManager
 from jupyter_client.manager import KernelManager
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
+from nbval.plugin import get_sanitize_patterns
 
 from helpers.project import repository_url
 from tools.build.nav import INSTALL
-from tools.build.run_notebooks import problems
-from tools.notebooks import notebook_paths
 
 ROOT = Path(__file__).resolve().parents[2]
 COLAB = Path(__file__).with_name("colab-requirements.txt")
@@ -72,31 +57,18 @@ def build_wheel(folder):
     return wheel
 
 
-def github_redirected(source):
-    """The environment variables that make git fetch this collection's GitHub
-    address from `source` (a local repository, or a path that is not one: a
-    machine offline)."""
-    return {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": f"url.{source}.insteadOf",
-            "GIT_CONFIG_VALUE_0": repository_url()}
-
-
-def environment(folder, lacking=()):
-    """A venv in `folder` like Colab's runtime (see the module's docstring);
-    returns its python. With `lacking` (top-level module names, such as
-    "matplotlib"), a bare machine's Python instead: those packages are left
-    out too, and Colab's pins are not installed (so it has no ipywidgets)."""
+def environment(folder):
+    """A venv in `folder` like Colab's runtime; returns its python."""
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(folder)], check=True)
     python = Path(folder) / "bin" / "python"
     done = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                           check=True, capture_output=True, text=True)
     target, ours = Path(done.stdout.strip()), Path(sysconfig.get_paths()["purelib"])
     for entry in ours.iterdir():
-        left_out = entry.name.startswith(LEFT_OUT) or entry.name.split("-")[0].removesuffix(".py") in lacking
-        if not left_out and not (target / entry.name).exists():
+        if not entry.name.startswith(LEFT_OUT) and not (target / entry.name).exists():
             (target / entry.name).symlink_to(entry)
-    if not lacking:
-        subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--no-deps", "-r", str(COLAB)],
-                       check=True, capture_output=True, text=True)
+    subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--no-deps", "-r", str(COLAB)],
+                   check=True, capture_output=True, text=True)
     return python
 
 
@@ -113,12 +85,10 @@ class _Specs(KernelSpecManager):
 
 
 def run_alone(path, python, source, folder, stop_on_error=False):
-    """Notebook `path` copied alone into the empty folder `folder` and
-    executed there by `python`, GitHub's address of the collection fetched
-    from `source` (build_repository's); returns it with its new outputs. The
-    kernel starts in `folder`, with no PYTHONPATH: nothing of this checkout
-    is importable but what the set-up cell installs. With `stop_on_error`,
-    the run stops at the first error, as Run All does."""
+    """Notebook `path` copied alone into the empty folder `folder`, executed
+    there by `python` with no PYTHONPATH, GitHub's address fetched from
+    `source`; returns it with its new outputs. With `stop_on_error`, the run
+    stops at the first error, as Run All does."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=False)
     copy = folder / Path(path).name
@@ -132,7 +102,10 @@ def run_alone(path, python, source, folder, stop_on_error=False):
     km = KernelManager(kernel_name=KERNEL, kernel_spec_manager=specs)
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     # the build uses this venv's setuptools (PIP_NO_BUILD_ISOLATION=0 turns isolation off), as offline as the rest
-    env |= github_redirected(source) | {"PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_BUILD_ISOLATION": "0"}
+    env |= {"PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_BUILD_ISOLATION": "0",
+            # git fetches GitHub's address of the collection from `source` (a path that is none: offline)
+            "GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": f"url.{source}.insteadOf",
+            "GIT_CONFIG_VALUE_0": repository_url()}
     client = NotebookClient(nb, km=km, timeout=600, allow_errors=not stop_on_error, record_timing=False,
                             resources={"metadata": {"path": str(folder)}})
     try:
@@ -156,16 +129,14 @@ def set_up_output(nb):
 
 
 @cache
-def _patterns(config):
-    """nbval's sanitize patterns in `config`, and the ipywidgets version the index reports."""
-    pairs = re.findall(r"^regex: (.*)\nreplace: (.*)$", config.read_text(), re.M)
-    return [*pairs, (r"ipywidgets: \S+", "ipywidgets: N")]
+def _patterns():
+    """nbval's sanitize patterns (tests/sanitize.cfg), and the ipywidgets version the index reports."""
+    return [*get_sanitize_patterns(SANITIZE.read_text()), (r"ipywidgets: \S+", "ipywidgets: N")]
 
 
-def sanitized(text, config=SANITIZE):
-    """`text` with nbval's sanitize patterns (tests/sanitize.cfg) applied, as
-    nbval applies them, and the ipywidgets version the index reports."""
-    for pattern, replacement in _patterns(config):
+def sanitized(text):
+    """`text` sanitized as nbval does it."""
+    for pattern, replacement in _patterns():
         text = re.sub(pattern, replacement, text)
     return text
 
@@ -198,19 +169,3 @@ def differences(stored, fresh):
             found.append(f"cell {number} ({old.get('id')}): stored {before!r:.300}, alone {after!r:.300}")
     return found
 
-
-def main(args):
-    paths = [Path(a).resolve() for a in args] or notebook_paths()
-    with tempfile.TemporaryDirectory() as tmp:
-        source = build_repository(Path(tmp) / "github")
-        python = environment(Path(tmp) / "env")
-        for path in paths:
-            nb = run_alone(path, python, source, Path(tmp) / path.stem)
-            uninstall(python)
-            found = problems(nb) + differences(nbformat.read(path, as_version=4), nb)
-            print(f"{path.name}: {set_up_output(nb).strip()}")
-            print("\n".join(f"  {line}" for line in found) or "  every cell ran as tagged")
-
-
-if __name__ == "__main__":
-    main(sys.argv[1:])

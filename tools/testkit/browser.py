@@ -25,16 +25,8 @@ STARTED_WITHIN = 10       # seconds for a clicked Run All to queue its first cel
 # The notebook in the active tab (others stay in the page, hidden).
 NB = ".jp-NotebookPanel:not(.lm-mod-hidden)"
 IDLE = f"{NB} .jp-Notebook-ExecutionIndicator[data-status='idle']"
-# The notebook's kernel attached and idle, both at once: the toolbar names it ("No Kernel"
-# while none is) and the execution indicator says idle. A page that opens a notebook shows
-# "idle" with "No Kernel", then the kernel's name while its session is "initializing" (the
-# server has not yet answered the request that makes it), then "connecting", then "idle".
-# While initializing, JupyterLab's Run All runs nothing and says nothing: each code cell's
-# execute finds no kernel in the session and returns (CodeCell.execute in @jupyterlab/cells),
-# though the toolbar already names one. Waited for one after the other, the two conditions
-# held in that window (idle before, the name during), and Run All needed a second click
-# whenever the server answered slowly (measured: with its session request held 5 s, 3 first
-# clicks of 3 ran nothing; waiting for both at once, none).
+# The kernel attached and idle at once: the toolbar names it and the indicator says idle. While the
+# session is still initializing, the toolbar already names it but Run All silently runs nothing.
 KERNEL_READY = f"""() => {{ const name = document.querySelector('{NB} .jp-Toolbar-kernelName');
   return !!name && name.innerText.trim() !== '' && !name.innerText.includes('No Kernel')
     && !!document.querySelector("{IDLE}"); }}"""
@@ -53,17 +45,15 @@ CELLS = f"""() => [...document.querySelectorAll('{NB} .jp-CodeCell')].map(c => (
 
 
 def serve(root, runtime, env=None):
-    """Start `jupyter lab` with `make lab`'s command line (tools/runtime/lab.py),
-    serving `root`, on a free loopback port; return (process, server info:
-    the `jpserver-*.json` Jupyter writes, with port, token and root_dir)."""
+    """Start the server with `make lab`'s command line, serving `root`, on a
+    free port; return (process, its jpserver-*.json info). Ready once that file
+    is written and the port accepts a connection."""
     runtime.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(runtime), **(env or {})}
     with open(runtime / "lab.log", "w") as log:
         proc = subprocess.Popen(lab_argv(free_port(), False, root), env=env, start_new_session=True,
                                 stdout=log, stderr=subprocess.STDOUT)
     deadline = time.monotonic() + 90
-    # jupyter_server writes its jpserver file before its io loop runs the callback that binds
-    # the port, so a request made as soon as the file appears can be refused: wait for both
     while not (info := _listening(runtime)):
         if proc.poll() is not None or time.monotonic() > deadline:
             stop(proc)
@@ -111,50 +101,26 @@ def open_notebook(page, base, token, path):
 
 
 def run_all(page, base, token, path, timeout=180):
-    """Open a notebook, clear its stored outputs and run every cell in the
-    fresh kernel JupyterLab started for it, with one click on Run All once
-    the kernel is attached and idle (`KERNEL_READY`); return the seconds
-    from the click to the last cell's end.
+    """Open the notebook, clear its outputs, click Run All once the kernel is
+    ready (`KERNEL_READY`); return the seconds to the last cell's end. Not
+    "Restart Kernel and Run All": a restart while the first websocket is set up
+    makes jupyter_server misread the next frame and the run never ends."""
+    from playwright.sync_api import TimeoutError as UITimeout
 
-    Not "Restart Kernel and Run All": restarting a kernel whose first
-    websocket is still being set up makes jupyter_server replace the
-    connection as stale and then misread the client's next binary frame
-    (`struct.error` in deserialize_binary_message in the lab log); the run's
-    messages are lost and Run All never ends. The kernel is new anyway.
-    A page that `open_notebook` opened earlier is used as it is."""
-    cleared(page, base, token, path)
-    start = time.perf_counter()
-    menu(page, "Run", "Run All Cells")
-    if not run_all_started(page):
-        raise AssertionError("Run All, clicked once with the kernel attached and idle, sent no cell to the kernel")
-    page.wait_for_function(DONE, timeout=timeout * 1000, polling=200)
-    return time.perf_counter() - start
-
-
-def cleared(page, base, token, path):
-    """The notebook at `path` open in `page` (opened now unless `open_notebook`
-    did it before), its kernel attached, every output cleared."""
     if not (page.url.startswith(base) and Path(path).name in page.url):
         open_notebook(page, base, token, path)
     page.wait_for_function(KERNEL_READY, timeout=90_000, polling=100)
     page.locator(f"{NB} .jp-Cell").first.click()       # menus act on the active notebook
     menu(page, "Edit", "Clear Outputs of All Cells")
     page.wait_for_function(f"() => {PROMPTS}.every(t => t === '[ ]:')", timeout=30_000, polling=100)
-
-
-def run_all_started(page, within=None):
-    """Whether Run All started: a cell is queued, running or done. When
-    JupyterLab has not yet attached the new kernel to the notebook (its
-    session initializing: `KERNEL_READY`), Run All sends nothing and every
-    prompt stays empty."""
-    from playwright.sync_api import TimeoutError as UITimeout
-
+    start = time.perf_counter()
+    menu(page, "Run", "Run All Cells")
     try:
-        page.wait_for_function(f"() => {PROMPTS}.some(t => t !== '[ ]:')",
-                               timeout=(within or STARTED_WITHIN) * 1000, polling=100)
-        return True
+        page.wait_for_function(f"() => {PROMPTS}.some(t => t !== '[ ]:')", timeout=STARTED_WITHIN * 1000, polling=100)
     except UITimeout:
-        return False
+        raise AssertionError("Run All, clicked once with the kernel attached and idle, sent no cell") from None
+    page.wait_for_function(DONE, timeout=timeout * 1000, polling=200)
+    return time.perf_counter() - start
 
 
 def menu(page, heading, item):
@@ -163,7 +129,6 @@ def menu(page, heading, item):
 
 
 def cells(page):
-    """Each code cell's source (empty when its input is hidden), the line its
-    hidden input's placeholder shows, and whether it shows an error (stderr)
-    output."""
+    """Each code cell's source (empty when its input is hidden), its hidden
+    input's placeholder line, and whether it shows a stderr output."""
     return page.evaluate(CELLS)

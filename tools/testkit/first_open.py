@@ -6,8 +6,9 @@ the fallback JupyterLab shows for an untrusted notebook."""
 
 from dataclasses import dataclass
 
-WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
-WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+from tools.build.site import widget_drawing
+from tools.notebooks import WIDGET_STATE, WIDGET_VIEW
+
 GRAPHVIZ = 'class="node"'          # every Graphviz drawing has node groups
 
 
@@ -31,28 +32,13 @@ def stored(nb):
         data = output.get("data", {})
         if WIDGET_VIEW in data and data[WIDGET_VIEW]["model_id"] in state:
             views += 1
-            drawings += sum(graphviz_svgs(html) for html in _widget_html(state, data[WIDGET_VIEW]["model_id"]))
+            drawings += graphviz_svgs(widget_drawing(nb, data[WIDGET_VIEW]["model_id"]))
         elif "image/svg+xml" in data:
             drawings += GRAPHVIZ in data["image/svg+xml"]
         elif "text/html" in data:
             drawings += graphviz_svgs(data["text/html"])
         plain += set(data) == {"text/plain"}
     return Shown(drawings, views, plain)
-
-
-def _widget_html(state, model_id):
-    """The HTML values of the widget `model_id` and the widgets inside it."""
-    queue, seen, found = [model_id], set(), []
-    while queue:
-        model = queue.pop()
-        if model in seen or model not in state:
-            continue
-        seen.add(model)
-        values = state[model]["state"]
-        if state[model]["model_name"] == "HTMLModel":
-            found.append(values.get("value", ""))
-        queue += [child.removeprefix("IPY_MODEL_") for child in values.get("children", [])]
-    return found
 
 
 # Counted in the page's active notebook: an image drawing counts once it has

@@ -1,17 +1,14 @@
-"""Mutation testing of the exercise checks (tests/test_mutants.py). Each
-write and fix exercise's solution is changed in one small place at a time
-(an operator or comparison flipped, a number changed, True and False swapped,
-text emptied, a statement dropped or two swapped, a keyword argument or an
-argument-less call removed), and each mutant is run through the exercise's
-check and through its probe (helpers/exercises/behaviour.py). A mutant whose
-probe differs from the solution's must be rejected; one whose probe is the
-same is equivalent, and must be accepted."""
+"""Mutation testing of the exercise checks (tests/test_mutants.py): each write
+and fix exercise's solution changed in one small place at a time (an operator
+flipped, a constant changed, a statement dropped or swapped, an argument
+removed) and judged by its check and its probe: a mutant whose probe differs
+from the solution's must be rejected, one whose probe is the same accepted."""
 
 import ast
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
+from unittest.mock import patch
 
 from helpers.exercises import Exercise, answer_from, declared, sandbox
 from helpers.exercises.behaviour import PROBED, difference
@@ -157,16 +154,6 @@ class Score:
                 f"{len(self.rejected_equivalent)} equivalent but rejected, {len(self.checker_errors)} checker errors")
 
 
-@contextmanager
-def time_limit(seconds: float) -> Iterator[None]:
-    """The checks' time limit set to `seconds` in the block."""
-    before, sandbox.TIME_LIMIT = sandbox.TIME_LIMIT, seconds
-    try:
-        yield
-    finally:
-        sandbox.TIME_LIMIT = before
-
-
 def behaviour(exercise: Exercise, answer: Any, lesson: dict[str, Any]) -> Any:
     """The probe of `answer`, or what stopped it (an exception's type, a time-out)."""
     assert exercise.probe is not None
@@ -178,16 +165,12 @@ def behaviour(exercise: Exercise, answer: Any, lesson: dict[str, Any]) -> Any:
         return ("raised", type(error).__name__)
 
 
-def lesson_of(notebook: str, exercise: Exercise) -> dict[str, Any]:
-    stored = stored_definitions(notebook)
-    return {name: stored[name] for name in exercise.needs}
-
-
 def score(notebook: str, exercise: Exercise, cap: int = CAP) -> Score:
     """Make the exercise's mutants and judge each, as described above."""
-    lesson, result = lesson_of(notebook, exercise), Score(f"nb{notebook}-q{exercise.number}")
+    stored = stored_definitions(notebook)
+    lesson, result = {name: stored[name] for name in exercise.needs}, Score(f"nb{notebook}-q{exercise.number}")
     asked = behaviour(exercise, exercise.reference(lesson), lesson)
-    with time_limit(TIME_LIMIT):
+    with patch.object(sandbox, "TIME_LIMIT", TIME_LIMIT):
         for label, source in mutants(exercise.solution, cap):
             try:
                 answer = answer_from(source, exercise.answer_name, lesson, "<mutant>")

@@ -47,7 +47,6 @@ SAME_ON_ANY_TORCH = (
     "test_setup_system.py",  # tools/setup_system.sh
     "test_saving.py",        # the save hook and the working copy: the lab's own code
     "test_working_copy.py",
-    "test_widget_state.py",
     "test_widget_registry.py",  # the registry against the notebooks' source
 )
 # tests of the integration layer whose subject is what a CUDA build does: run by the other torch too

@@ -1,9 +1,7 @@
-"""A second interpreter for the layer that depends on the Python release
-itself (what a kernel reports, what `make notebooks` stores, what JupyterLab
-compares on a first open): a venv made by another patch release of .venv's
-Python (pyenv's 3.11.7 beside Debian's 3.11.2) that reads .venv's packages
-instead of installing its own (a minor version keeps its ABI). `.ci/run` runs
-tests/test_kernel.py, nbval over every notebook and tests/test_lab.py with it.
+"""A second interpreter for the layer that depends on the Python release (what
+a kernel reports, what `make notebooks` stores): a venv made by another patch
+release of .venv's Python that reads .venv's packages (a minor version keeps
+its ABI). `.ci/run` runs tests/test_kernel.py, nbval and tests/test_lab.py with it.
 
     python -m tools.testkit.second_python PYTHON [FOLDER]    prints FOLDER/bin/python
 """

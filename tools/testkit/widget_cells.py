@@ -15,11 +15,10 @@ from nbformat import NotebookNode
 from helpers.lessons import widgets
 from helpers.lessons.widget import TAG, Widget
 from helpers.widgets import NO_DRAWING
+from tools.notebooks import WIDGET_STATE, WIDGET_VIEW
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 SETTINGS = ("value", "min", "max", "step", "description")   # read back from a control's stored state
-VIEW = "application/vnd.jupyter.widget-view+json"
-STATE = "application/vnd.jupyter.widget-state+json"
 
 
 def code_cells(nb: NotebookNode) -> list[NotebookNode]:
@@ -32,7 +31,7 @@ def widget_tags(cell: NotebookNode) -> list[str]:
 
 def shows_a_widget(cell: NotebookNode) -> bool:
     """A stored widget view, or a call of `panel(...)` in the cell's code."""
-    if any(VIEW in output.get("data", {}) for output in cell.get("outputs", [])):
+    if any(WIDGET_VIEW in output.get("data", {}) for output in cell.get("outputs", [])):
         return True
     try:
         tree = ast.parse(cell.source)
@@ -80,7 +79,7 @@ def stored_problems(nb: NotebookNode, widget: Widget) -> list[str]:
     form names the controls in order and shows a drawing, not an error; its
     saved state has the declared kinds of control."""
     cell = next(c for c in code_cells(nb) if widget.tag in widget_tags(c))
-    views = [o.data for o in cell.get("outputs", []) if VIEW in o.get("data", {})]
+    views = [o.data for o in cell.get("outputs", []) if WIDGET_VIEW in o.get("data", {})]
     if len(views) != 1:
         return [f"{widget.tag}: {len(views)} stored widget views; one expected"]
     text = views[0].get("text/plain", "")
@@ -89,7 +88,7 @@ def stored_problems(nb: NotebookNode, widget: Widget) -> list[str]:
     found += [] if names == list(widget.controls) else [f"{widget.tag}: controls {names}, declared "
                                                         f"{list(widget.controls)}"]
     found += [f"{widget.tag}: stored view shows an error: {text}"] if f"\n{NO_DRAWING} " in text else []
-    models = _controls(nb, views[0][VIEW]["model_id"])
+    models = _controls(nb, views[0][WIDGET_VIEW]["model_id"])
     kinds = [model.get("model_name", "?") for model in models]
     declared = [f"{kind}Model" for kind in widget.controls.values()]
     found += [] if kinds == declared else [f"{widget.tag}: saved controls {kinds}, declared {declared}"]
@@ -98,7 +97,7 @@ def stored_problems(nb: NotebookNode, widget: Widget) -> list[str]:
 
 def _controls(nb: NotebookNode, model_id: str) -> list[dict]:
     """The stored models of the controls in a stored panel (its first row)."""
-    state = nb.metadata.get("widgets", {}).get(STATE, {}).get("state", {})
+    state = nb.metadata.get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
     children = state.get(model_id, {}).get("state", {}).get("children", [])
     row = state.get(children[0].removeprefix("IPY_MODEL_"), {}) if children else {}
     controls = row.get("state", {}).get("children", [])

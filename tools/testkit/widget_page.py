@@ -18,11 +18,8 @@ SHOWN = """view => ({
   texts: [...view.querySelectorAll('svg g.node text')].map(t => t.textContent),
   error: (view.querySelector('[role=alert]') || {innerText: ''}).innerText})"""
 
-# Armed on a widget's HTML view before a change: the first input event
-# (pointer, key, change) starts the clock in the page, and the first DOM
-# mutation that changes the view stops it. Both are read with
-# performance.now(), so the figure is what the learner waits, without the
-# test driver's own round trips.
+# Armed on a widget's HTML view before a change: the first input event starts the clock in the
+# page, the first DOM change of the view stops it (what the learner waits, without the driver's trips).
 ARM = """view => {
   const state = {start: null, ms: null};
   const types = ["pointerdown", "keydown", "input", "change"];
