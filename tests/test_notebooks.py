@@ -1,6 +1,5 @@
 """Every notebook keeps the skeleton; the checks themselves can fail."""
 
-import re
 
 import nbformat
 import pytest
@@ -166,9 +165,3 @@ def test_the_line_limit_counts_code_lines_only():
     assert len(_with_line(LINE_LIMIT + 1)) == 1 and len(_with_line(LINE_LIMIT + 1, markdown=True)) == 1
     assert f"cell 5: a code line of {LINE_LIMIT + 1} characters" in _with_line(LINE_LIMIT + 1)[0]
 
-
-def test_ruff_holds_the_notebooks_to_the_same_line_limit():
-    config = (NOTEBOOKS / "ruff.toml").read_text(encoding="utf-8")
-    assert re.search(rf"^line-length = {LINE_LIMIT}$", config, re.M), (
-        f"notebooks/ruff.toml's line-length must be tests/structure.py's LINE_LIMIT ({LINE_LIMIT}), so that ruff "
-        "and the skeleton check agree on a notebook's longest code line")

@@ -34,12 +34,18 @@ def install_source(repository=REPOSITORY):
     """The set-up cell: where `helpers` does not import (Colab, a notebook
     downloaded alone) it installs the collection from GitHub without its
     dependencies; then helpers/standalone.py adds what the runtime lacks and
-    prints one line. Offline, the last line stops the run."""
+    prints one line. Where the install failed (offline), pip's line and ours
+    say so and the last line names no module: IPython's one-line UsageError,
+    which stops Run All."""
+    found = '__import__("importlib.util").util.find_spec("helpers")'
     return f"""\
 # @title Set-up: run first
-if not __import__("importlib.util").util.find_spec("helpers"):
-    %pip install -qqq --no-deps {git_source(repository)}
-%reload_ext helpers.standalone"""
+if not {found}:
+    !"{{__import__("sys").executable}}" -m pip install -qqq --no-deps {git_source(repository)} || echo {OFFLINE}
+%reload_ext {{"helpers.standalone" if {found} else ""}}"""
+
+
+OFFLINE = "Could not install the collection: connect this runtime to the internet, then run this cell again."
 
 
 def title(nb):
