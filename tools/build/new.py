@@ -102,10 +102,7 @@ def notebook(number, slug, title, read_after=None):
 
 
 def lesson_module(number, slug, title):
-    return f'''"""Notebook {number} ({title}): everything the lesson needs from helpers,
-in one place: its widgets' views, its widgets and its exercises. Its wrong
-answers are test data, in tests/answers/nb{number}_answers.py. Made by `make new`:
-replace the example view, widget and exercise with the lesson's own."""
+    return f'''"""Notebook {number} ({title}): its widgets' views, WIDGETS and EXERCISES."""
 
 from collections.abc import Callable
 
@@ -117,9 +114,6 @@ from ..exercises.judges import value
 from ..graph import autograd_nodes
 from .widget import Check, Widget, in_turn, press
 
-# The widgets' views: pure functions from the controls' values to a Figure
-# (helpers/widgets.py redraws one on every change).
-
 
 def repeat_view(forward: Callable[[torch.Tensor, int], torch.Tensor], n: int) -> Figure:
     """The graph of `forward(x, n)`, a loop of `n` rounds, with its node count."""
@@ -128,15 +122,11 @@ def repeat_view(forward: Callable[[torch.Tensor, int], torch.Tensor], n: int) ->
     return Figure(f"n = {{n}}: {{len(autograd_nodes(y))}} autograd nodes", draw_graph(y, {{"x": x}}))
 
 
-# The widgets, each found by its cell's tag (widget-<name>); see helpers/lessons/widget.py.
 WIDGETS = (
     Widget("{slug}-loop", {{"n": "IntSlider"}},
            (Check(press("n"), "n = 4: 5 autograd nodes", {{"MulBackward0": 4}}),),
            {{"n slider": in_turn([press("n")])}}),
 )
-
-
-# The exercises, in the notebook's order (helpers/exercises/exercise.py).
 
 
 def _nodes_of_seven_rounds(lesson: Lesson) -> int:
@@ -156,10 +146,7 @@ EXERCISES = (
 
 
 def answers_module(number):
-    return f'''"""Notebook {number}'s exercises as learners may answer them: WRONG maps each
-exercise's number to wrong answers, each with words its feedback must
-hold; RIGHT to right answers written otherwise than the solution, which
-must be judged right. tests/test_exercises.py runs them all."""
+    return f'''"""Notebook {number}'s exercises as learners may answer them (see tests/answers/__init__.py)."""
 
 WRONG = {{
     1: (("answer_1 = 7", "AccumulateGrad"), ("answer_1 = 9", "one MulBackward0 per round")),
