@@ -13,7 +13,6 @@ import json
 import uuid
 from pathlib import Path
 
-import nbformat
 import pytest
 from jupyter_server.services.contents.largefilemanager import AsyncLargeFileManager
 from traitlets.config import Config
@@ -21,7 +20,7 @@ from traitlets.utils.importstring import import_item
 
 from tools.notebooks import NOTEBOOKS
 from tools.runtime.lab import SETTINGS, lab_argv, server_options
-from tools.runtime.saving import PAGE, PAGES_FILE, keep_answers
+from tools.runtime.saving import PAGE, PAGES_FILE
 from tools.runtime.widget_state import REFERENCE, WIDGET_STATE, WIDGET_VIEW, keep_widget_views
 
 STORED = NOTEBOOKS / "03-retain-graph.ipynb"
@@ -29,28 +28,6 @@ STORED = NOTEBOOKS / "03-retain-graph.ipynb"
 
 def _slots(nb):
     return [c for c in nb["cells"] if "answer-slot" in c.get("metadata", {}).get("tags", [])]
-
-
-def _answered(nb, text="answer_1 = {'x - 1'}"):
-    nb = json.loads(json.dumps(nb))
-    _slots(nb)[0]["source"] = text
-    return nb
-
-
-def test_a_blank_sent_over_an_answer_keeps_the_answer():
-    stored = json.loads(STORED.read_text(encoding="utf-8"))
-    assert "____" in "".join(_slots(stored)[0]["source"]), "03's first slot is no longer blank as stored"
-    on_disk, sent = _answered(stored), json.loads(json.dumps(stored))
-    assert keep_answers(sent, on_disk) == [_slots(stored)[0]["id"]]
-    assert _slots(sent)[0]["source"] == "answer_1 = {'x - 1'}"
-
-
-def test_an_answer_changed_is_saved_as_sent():
-    stored = json.loads(STORED.read_text(encoding="utf-8"))
-    on_disk, sent = _answered(stored), _answered(stored, "answer_1 = {'x.clone()'}")
-    assert keep_answers(sent, on_disk) == []
-    assert _slots(sent)[0]["source"] == "answer_1 = {'x.clone()'}"
-    assert keep_answers(_answered(stored), None) == []       # a new file: nothing to keep
 
 
 # ----- two tabs: the stale one's save merged with the file the other saved -----
@@ -105,26 +82,6 @@ def two_tabs(tmp_path):
     return manager, a, b
 
 
-def test_a_stale_tab_keeps_the_cells_the_other_tab_saved(two_tabs):
-    """Tab B, opened before A saved, answers a question and saves (Overwrite):
-    the file keeps A's note, in its place, and A's edit of the lesson cell,
-    with B's answer."""
-    manager, a, b = two_tabs
-    slot = _slots(b)[0]["id"]
-    _cell(b, slot)["source"] = "answer_1 = {'x - 1'}"
-    saved = _save(manager, STORED.name, b)
-    assert _cell(saved, NOTE["id"]) is not None, "the stale tab's save lost the note cell the other tab saved"
-    assert _ids(saved).index(NOTE["id"]) == _ids(saved).index("note-example") + 1, "the note moved"
-    assert _text(_cell(saved, "note-example")) == LESSON_EDIT, "the stale tab's save undid the other tab's edit"
-    assert _text(_cell(saved, slot)) == "answer_1 = {'x - 1'}"
-    assert _ids(saved) == _ids(a), "the merged notebook's cells are not the other tab's, in its order"
-    # B saves again, still without A's cells in its page: they stay
-    _cell(b, slot)["source"] = "answer_1 = {'x + 1'}"
-    saved = _save(manager, STORED.name, b)
-    assert _text(_cell(saved, "note-example")) == LESSON_EDIT and _cell(saved, NOTE["id"]) is not None
-    assert _text(_cell(saved, slot)) == "answer_1 = {'x + 1'}"
-
-
 def test_one_tab_saves_as_sent_and_the_mark_stays_off_disk(tmp_path):
     """A page alone: its deletions, additions and edits are saved as sent,
     save after save (the merge never brings back a cell it deleted), and the
@@ -160,18 +117,21 @@ def test_deletions_merge_and_a_cell_both_changed_keeps_both_texts(two_tabs):
     assert other["cell_type"] == "markdown" and "another tab" in _text(other) and LESSON_EDIT in _text(other)
 
 
-def test_a_server_started_again_still_knows_the_pages_open_before(two_tabs, tmp_path):
-    """make lab run again (or the hub's restart) while both tabs stay open:
-    the new server reads the pages' snapshots the old one kept, and the
-    stale tab's save still keeps the other tab's note and edit. A file of
-    snapshots that is not one is read as none."""
+def test_a_stale_tab_keeps_the_cells_the_other_tab_saved_across_a_restart(two_tabs, tmp_path):
+    """Tab B, opened before A saved, answers a question and saves (Overwrite)
+    to a server started again (make lab run again, or the hub's restart),
+    which reads the pages' snapshots the old one kept: the file keeps A's
+    note, in its place, and A's edit of the lesson cell, with B's answer,
+    save after save. A file of snapshots that is not one is read as none."""
     _, a, b = two_tabs
     again = _configured(tmp_path)
     slot = _slots(b)[0]["id"]
-    _cell(b, slot)["source"] = "answer_1 = {'x - 1'}"
-    saved = _save(again, STORED.name, b)
-    assert _cell(saved, NOTE["id"]) is not None and _text(_cell(saved, "note-example")) == LESSON_EDIT
-    assert _ids(saved) == _ids(a) and _text(_cell(saved, slot)) == "answer_1 = {'x - 1'}"
+    for answer in ("answer_1 = {'x - 1'}", "answer_1 = {'x + 1'}"):
+        _cell(b, slot)["source"] = answer
+        saved = _save(again, STORED.name, b)
+        assert _ids(saved) == _ids(a), "the merged notebook's cells are not the other tab's, in its order"
+        assert _text(_cell(saved, "note-example")) == LESSON_EDIT, "the stale tab's save undid the other's edit"
+        assert _text(_cell(saved, slot)) == answer
     kept = tmp_path / PAGES_FILE
     assert len(json.loads(kept.read_text(encoding="utf-8"))) == 2      # the two pages, and no more
     for broken in ("", "{", "[1, 2]", '[["page", {"cell": 3}]]', '{"page": {}}'):
@@ -181,13 +141,17 @@ def test_a_server_started_again_still_knows_the_pages_open_before(two_tabs, tmp_
 
 def test_a_page_the_server_does_not_know_keeps_the_answers(two_tabs):
     """A page opened before the server started (its mark unknown): the file's
-    answers are kept over blank ones, as before pages were marked."""
+    answers are kept over blank ones, and an answer changed is saved as sent."""
     manager, a, b = two_tabs
-    _cell(a, _slots(a)[0]["id"])["source"] = "answer_1 = {'x - 1'}"
+    slot = _slots(a)[0]["id"]
+    assert "____" in _text(_cell(b, slot)), "03's first slot is no longer blank as stored"
+    _cell(a, slot)["source"] = "answer_1 = {'x - 1'}"
     _save(manager, STORED.name, a)
     manager.pages.clear()
-    saved = _save(manager, STORED.name, b)
-    assert _text(_slots(saved)[0]) == "answer_1 = {'x - 1'}"
+    assert _text(_cell(_save(manager, STORED.name, b), slot)) == "answer_1 = {'x - 1'}"
+    manager.pages.clear()
+    _cell(b, slot)["source"] = "answer_1 = {'x.clone()'}"
+    assert _text(_cell(_save(manager, STORED.name, b), slot)) == "answer_1 = {'x.clone()'}"
 
 
 def test_every_server_the_learner_meets_has_the_servers_settings():
@@ -266,25 +230,6 @@ def run_again(nb, models=None):
     return nb
 
 
-def test_the_stored_notebook_has_widget_outputs_to_keep():
-    nb = stored()
-    assert views(nb), f"{WIDGETS.name} holds no widget output: these tests check nothing"
-    assert all(output["data"][WIDGET_VIEW]["model_id"] in state(nb) for _, _, output in views(nb))
-
-
-def test_a_widget_run_again_is_saved_with_its_stored_drawing():
-    """saveState off (the learners' default): the page sends the outputs of
-    the session and the widget state it opened with, which lacks their
-    models. Saved, each widget output is the stored one (its text form
-    too), numbered as the session's, and the state holds its models."""
-    on_disk = stored()
-    sent = run_again(stored())
-    assert keep_widget_views(sent, lambda: on_disk) == (len(views(on_disk)), 0)
-    for (_, _, saved), (_, _, kept) in zip(views(sent), views(on_disk), strict=True):
-        assert saved == {**kept, "execution_count": 41}
-    assert state(sent) == state(on_disk)
-
-
 def test_with_save_state_on_the_last_state_is_kept_without_earlier_runs():
     """saveState on: the page sends the live models, those of the cell's
     earlier runs in the same kernel too. The outputs keep their models (the
@@ -346,14 +291,16 @@ def test_a_notebook_without_widgets_is_saved_as_it_comes():
     assert nb == before
 
 
-def test_the_server_saves_through_the_hook(tmp_path):
-    """The server's contents manager, configured as the command line
-    configures it, saves a widget cell run again with its stored form."""
+def test_a_widget_run_again_is_saved_through_the_server_with_its_stored_drawing(tmp_path):
+    """saveState off (the learners' default): the page sends the outputs of
+    the session and the widget state it opened with, which lacks their
+    models. Saved by the server's contents manager, each widget output is the
+    stored one (its text form too), numbered as the session's, and the state
+    holds its models."""
+    on_disk = stored()
+    assert views(on_disk), f"{WIDGETS.name} holds no widget output: these tests check nothing"
     (tmp_path / WIDGETS.name).write_text(WIDGETS.read_text(encoding="utf-8"), encoding="utf-8")
-    _save(_configured(tmp_path), WIDGETS.name, run_again(stored()))
-    saved = nbformat.read(tmp_path / WIDGETS.name, as_version=4)
-    kept = saved.metadata["widgets"][WIDGET_STATE]["state"]
-    ids = [o.data[WIDGET_VIEW]["model_id"] for c in saved.cells if c.cell_type == "code" for o in c.outputs
-           if WIDGET_VIEW in o.get("data", {})]
-    assert ids and all(i in kept for i in ids)
-    assert kept == state(stored())
+    saved = _save(_configured(tmp_path), WIDGETS.name, run_again(stored()))
+    for (_, _, output), (_, _, kept) in zip(views(saved), views(on_disk), strict=True):
+        assert output == {**kept, "execution_count": 41}
+    assert state(saved) == state(on_disk)
