@@ -13,7 +13,6 @@ from helpers.torch_version import RELEASE_TAG
 
 ROOT = Path(__file__).resolve().parent.parent
 UNCOMPARED = "uncompared"
-RELEASE = RELEASE_TAG   # the tag of a cell showing what one torch release does (tests/structure.py)
 # The layers `make test` leaves to `make test-integration` (docs/testing.md, "Tests, in
 # layers"): what needs a browser, a class of Unix users, another environment, or minutes of
 # processes run to their limits. CI (.ci/run) and the workflow run both; `make test` runs every
@@ -49,10 +48,6 @@ def pytest_addoption(parser):
 
 
 INTEGRATION_FILES = frozenset(name for names in INTEGRATION.values() for name in names)
-
-
-def integration_files():
-    return set(INTEGRATION_FILES)
 
 
 def selected(path, layers):
@@ -104,7 +99,7 @@ def pytest_collection_modifyitems(config, items):
         items[:] = [item for item in items if kept[item]]
     if config.getoption("--other-torch"):
         for item in items:
-            if RELEASE in getattr(getattr(item, "cell", None), "metadata", {}).get("tags", ()):
+            if RELEASE_TAG in getattr(getattr(item, "cell", None), "metadata", {}).get("tags", ()):
                 item.options["check"] = False            # nbval still fails it if it raises
                 item.user_properties.append((UNCOMPARED, f"{item.path.name} cell {item.cell_num}"))
     rank = {name: index for index, name in enumerate(FIRST)}
@@ -158,7 +153,7 @@ def pytest_terminal_summary(terminalreporter, config):
     figure_lines(terminalreporter)
     uncompared = sorted(line for r in reports for name, line in r.user_properties if name == UNCOMPARED)
     if uncompared:
-        terminalreporter.section(f"run, not compared: tagged {RELEASE} (what torch {torch.__version__} does)")
+        terminalreporter.section(f"run, not compared: tagged {RELEASE_TAG} (what torch {torch.__version__} does)")
         for line in uncompared:
             terminalreporter.write_line(line)
 
