@@ -62,38 +62,15 @@ def test_on_windows_ctrl_c_waits_for_the_server_to_stop(monkeypatch, tmp_path):
     assert interrupts and stopped.value.code == 0 and finished.exists()
 
 
-class Server:
-    """Stands in for the Jupyter server subprocess.Popen would start."""
-
-    started = []
-
-    def __init__(self, argv):
-        self.started.append(argv)
-        self.returncode = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-    def wait(self, timeout=None):
-        self.returncode = 0
-        return 0
-
-
 def test_python_m_tools_lab_on_windows(monkeypatch, tmp_path):
-    """`python -m tools.runtime.lab`: the working copy made and trusted, then the
-    server started on it, with neither os.geteuid nor os.execv used."""
-    monkeypatch.setattr(sys, "platform", "win32")
+    """`python -m tools.runtime.lab`: the working copy made and trusted, then
+    the server started on it, without os.geteuid (serve's Windows route is
+    the tests' above)."""
     monkeypatch.delattr(os, "geteuid")
-    monkeypatch.setattr(os, "execv", _no_exec)
     monkeypatch.setenv("JUPYTER_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setattr(lab, "install_settings", lambda: None)      # it writes into this environment
-    monkeypatch.setattr(subprocess, "Popen", Server)
-    monkeypatch.setattr(Server, "started", [])
+    served = []
+    monkeypatch.setattr(lab, "serve", served.append)
     copy = tmp_path / "my-notebooks"
-    with pytest.raises(SystemExit) as stopped:
-        lab.main(["--copy", str(copy), "--no-browser"])
-    assert stopped.value.code == 0 and (copy / lab.INDEX).exists()
-    assert Server.started == [lab.lab_argv(open_browser=False, root=copy)]
+    lab.main(["--copy", str(copy), "--no-browser"])
+    assert (copy / lab.INDEX).exists() and served == [lab.lab_argv(open_browser=False, root=copy)]

@@ -21,12 +21,13 @@ def _executed(check_text, score_text, tags=("answer-check",)):
 
 
 FULL, EMPTY = "Your score this session: 1 of 1 right", "Your score this session: 0 of 1 right"
+ONE = declared("01")[:1]
 
 
 def test_a_wrong_check_or_a_short_score_is_reported():
-    assert not_right(_executed("Right: yes", FULL), "x") == []
-    assert "ex.q1.check(answer_1): Not quite" in not_right(_executed("Not quite: no", EMPTY), "x")[0]
-    assert "score is not 1 of 1" in not_right(_executed("Right: yes", EMPTY), "x")[0]
+    assert not_right(_executed("Right: yes", FULL), "x", ONE) == []
+    assert "ex.q1.check(answer_1): Not quite" in not_right(_executed("Not quite: no", EMPTY), "x", ONE)[0]
+    assert "score is not 1 of 1" in not_right(_executed("Right: yes", EMPTY), "x", ONE)[0]
 
 
 def test_a_full_score_counts_the_core_path_apart():
@@ -47,7 +48,7 @@ def test_a_full_score_counts_the_core_path_apart():
 def test_checks_are_found_by_their_tag():
     """A check cell that lost its answer-check tag is not counted: the
     score no longer matches the checks found."""
-    assert "score is not 0 of 0" in not_right(_executed("Right: yes", FULL, tags=()), "x")[0]
+    assert "score is not 0 of 0" in not_right(_executed("Right: yes", FULL, tags=()), "x", ONE)[0]
 
 
 def test_slots_are_filled_in_order_by_their_tag():

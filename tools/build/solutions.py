@@ -13,7 +13,7 @@ from pathlib import Path
 
 import nbformat
 
-from helpers.exercises import Exercise, declared
+from helpers.exercises import declared
 from helpers.exercises.feedback import Score, ScoreRow
 from tools.build.run_notebooks import execute, output_text
 from tools.notebooks import CHECK, SLOT, notebook_paths
@@ -42,26 +42,15 @@ def filled(nb, exercises):
     return nb
 
 
-def full_score(checks, exercises=()):
-    """The first line of the score when all `checks` are right: the core and
-    optional exercises apart where the notebook declares both."""
-    if len(exercises) != len(checks):       # a check without its declaration: counted as it is found
-        exercises = [Exercise(n, "predict", "", "", lambda a, lesson: (True, ""), hint="", solution="",
-                              answer_name="") for n in range(1, len(checks) + 1)]
-    return Score(tuple(ScoreRow(e.number, e.title, e.kind, "right", e.optional) for e in exercises)).headline()
-
-
-def not_right(nb, name, exercises=()):
+def not_right(nb, name, exercises):
     """Every check or score in an executed teacher's copy that is not right
     (`exercises`: the notebook's declared ones, for the score's form)."""
-    found = []
     checks = tagged(nb, CHECK)
-    for cell in checks:
-        if not output_text(cell).startswith("Right:"):
-            found.append(f"{name}: {cell.source}: {output_text(cell)[:200] or 'no output'}")
+    found = [f"{name}: {cell.source}: {output_text(cell)[:200] or 'no output'}" for cell in checks
+             if not output_text(cell).startswith("Right:")]
     score = [c for c in nb.cells if c.cell_type == "code"][-1:]          # the last code cell: ex.score()
-    full = full_score(checks, exercises)
-    if not checks or not score or not output_text(score[-1]).startswith(full):
+    full = Score(tuple(ScoreRow(e.number, e.title, e.kind, "right", e.optional) for e in exercises)).headline()
+    if len(checks) != len(exercises) or not score or not output_text(score[-1]).startswith(full):
         found.append(f"{name}: the score is not {len(checks)} of {len(checks)}")
     return found
 

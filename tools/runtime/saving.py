@@ -69,16 +69,10 @@ def read_pages(path):
     is missing or not what write_pages writes."""
     try:
         pairs = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        return [(page, cells) for page, cells in pairs if isinstance(page, str) and isinstance(cells, dict)
+                and all(isinstance(v, str) for v in [*cells, *cells.values()])]
+    except (OSError, ValueError, TypeError):
         return []
-    return [tuple(pair) for pair in pairs if _is_page(pair)] if isinstance(pairs, list) else []
-
-
-def _is_page(pair):
-    """Whether `pair` is [page mark, {cell id: fingerprint}]."""
-    if not (isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], str) and isinstance(pair[1], dict)):
-        return False
-    return all(isinstance(k, str) and isinstance(v, str) for k, v in pair[1].items())
 
 
 def write_pages(path, pairs):
