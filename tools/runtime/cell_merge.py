@@ -1,9 +1,6 @@
 """A stale tab's save merged, cell by cell (matched by id), with the file
-another tab saved, against `base`: what the saving page last had in step with
-the file. Each cell is taken from the side that changed it since `base`; a
-cell added or kept on either side stays unless the other side deleted it
-unchanged; a cell both changed keeps the page's text, followed by a markdown
-cell holding the file's text, so nothing the other tab saved is lost."""
+another tab saved, against what the page last had in step with the file
+(docs/maintaining.md, "A save from a stale tab never loses a cell")."""
 
 import hashlib
 import re

@@ -1,16 +1,8 @@
 """The server's pre-save hook (`ContentsManager.pre_save_hook` in
-jupyter/jupyter_server_config.json) and its contents manager `Contents`.
-
-- Every widget output keeps a drawing (tools/runtime/widget_state.py).
-- A save from a stale tab (a notebook open in two tabs, Overwrite clicked in
-  the one that had not seen the other's save) loses nothing the other saved:
-  `Contents` marks each copy of a notebook it hands a page (`PAGE` in its
-  metadata, taken out before writing) and remembers its cells; the save is
-  merged cell by cell with the file (tools/runtime/cell_merge.py) against
-  what that page last had in step with it. The last PAGES_SAVED pages are
-  kept in PAGES_FILE, for a server started again.
-- For a page it does not know, an answer slot sent blank (`____`) over an
-  answer keeps the answer; any other change is saved as it comes."""
+jupyter/jupyter_server_config.json) and its contents manager `Contents`, which
+marks each copy of a notebook it hands a page so that a stale tab's save is
+merged with the file (cell_merge.py); every widget output keeps a drawing
+(widget_state.py). How and why: docs/maintaining.md, "A save from a stale tab"."""
 
 import json
 import os

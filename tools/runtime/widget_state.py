@@ -1,12 +1,6 @@
 """A saved notebook keeps the widget state of every widget output it holds,
-so that it reopens with each widget drawn after its kernel is gone (the
-front ends save only a live kernel's models, and only with `saveState` on;
-otherwise a widget cell run again reopens as "model not found").
-
-Before each save: an output whose models the sent state holds stays; one
-whose models it lacks gets back the output the same cell holds in the file
-being replaced (the stored drawing), else keeps its text form. The saved
-state is the models the outputs use and no others, so it never grows."""
+so that it reopens with each widget drawn after its kernel is gone
+(docs/maintaining.md, "A saved notebook reopens with every widget drawn")."""
 
 import copy
 import json
@@ -18,10 +12,10 @@ REFERENCE = "IPY_MODEL_"          # how one widget model names another in its st
 
 def keep_widget_views(nb, replaced=lambda: None):
     """Make `nb` (a notebook's JSON, changed in place) hold in its widget
-    state the models of each widget output, from its own state or, for the
-    outputs whose models it lacks, from `replaced()` (the notebook's JSON on
-    disk, or None), else leave that output its text form. Returns how many
-    outputs were given back their stored form and how many lost their view."""
+    state the models of each widget output, and no others: its own, else the
+    output and models the same cell holds in `replaced()` (the JSON on disk,
+    or None), else the output's text form. Returns how many outputs were
+    given back their stored form and how many lost their view."""
     sent = _state(nb)
     views = [(cell, i) for cell in _code_cells(nb) for i, output in enumerate(cell.get("outputs", []))
              if _model_id(output)]

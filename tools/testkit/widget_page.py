@@ -3,7 +3,10 @@ change made to a control as a learner makes it (by mouse or keyboard), the
 redraw timed inside the page and read back (`Shown`), what a learner sees of
 it (`on_screen`) and where the mouse wheel over its drawing goes."""
 
+import contextlib
 from dataclasses import dataclass
+
+from playwright.sync_api import TimeoutError as UITimeout
 
 from helpers.lessons import of
 from helpers.lessons.widget import Change, Shown, Widget
@@ -72,9 +75,7 @@ def change_and_wait(page, view, change, timeout=15.0):
     change()
     try:
         page.wait_for_function("() => window.__redraw.ms !== null", timeout=timeout * 1000, polling=50)
-    except Exception as error:
-        if type(error).__name__ != "TimeoutError":
-            raise
+    except UITimeout:
         raise AssertionError(f"the widget did not redraw within {timeout:g} s of the change") from None
     return view.inner_html(), page.evaluate("() => window.__redraw.ms")
 
@@ -273,12 +274,9 @@ def wheel_problems(page, cell, where: str) -> list[str] | None:
         return None
     page.mouse.move(point["x"], point["y"])
     page.mouse.wheel(0, WHEEL_PX)
-    try:
+    with contextlib.suppress(UITimeout):
         page.wait_for_function("() => window.__wheel.page.scrollTop !== window.__wheel.pageTop", timeout=2000,
                                polling=50)
-    except Exception as error:
-        if type(error).__name__ != "TimeoutError":
-            raise
     moved = page.evaluate(WHEEL_AFTER)
     found = [] if moved["page"] > 0 else [f"{where}: the mouse wheel over the drawing did not scroll the page"]
     if moved["inner"]:
