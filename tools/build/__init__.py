@@ -1,2 +1,1 @@
-"""What writes the collection's stored files: executed notebooks, navigation,
-pins, the teacher's solutions, the site, the README's figure."""
+"""What writes the collection's stored files (notebooks, navigation, pins, solutions, site)."""
