@@ -143,6 +143,15 @@ def golden(request):
     return compare
 
 
+@pytest.fixture(scope="module")
+def browser():
+    """Headless Chromium for a test file (tests/learner.py's `chromium`)."""
+    from learner import chromium
+
+    with chromium() as browser:
+        yield browser
+
+
 @pytest.fixture
 def timings(request):
     return Figures(request.node)

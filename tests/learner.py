@@ -18,6 +18,7 @@ from tools.runtime.lab import ROOT
 from tools.testkit.browser import CHROMIUM, CHROMIUM_ARGS, NB
 
 TAB = "#jp-main-dock-panel .lm-TabBar-tab.lm-mod-current"      # the active notebook's tab
+VIEWPORT = {"width": 1366, "height": 768}    # a common laptop screen
 INSTALL = "browser tests need Debian's chromium: sudo apt-get install chromium (make test installs it when it can)"
 
 

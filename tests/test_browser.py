@@ -17,7 +17,7 @@ import nbformat
 import pytest
 from answers import WRONG
 from conftest import ROOT
-from learner import attached, chromium, kernel_of, new_learner
+from learner import VIEWPORT, attached, kernel_of, new_learner
 
 from helpers.exercises import declared
 from helpers.lessons import of
@@ -32,7 +32,6 @@ from tools.testkit.widget_page import keyboard_problems, on_screen, redraw, whee
 
 ARTIFACTS = ROOT / "artifacts" / "screenshots"
 PATHS = notebook_paths()
-VIEWPORT = {"width": 1366, "height": 768}
 ZOOMED = {"width": 683, "height": 384}          # 1366x768 at 200 % zoom, in CSS pixels (what lays a page out)
 WINDOWING = "@jupyterlab/notebook-extension/tracker.jupyterlab-settings"
 # Views shown in screenshots: (widget, caption words, file name).
@@ -44,12 +43,6 @@ NEWS = "notified about official Jupyter news"
 SHOWN_WITHIN = 150.0         # seconds to wait for stored outputs (60 s was passed on 2 cores busy with two suites)
 SHOTS = (("sequence", "length 200", "(cut)", "legibility-01-sequence-cut-200.png"),
          ("length", "length 30", "(unrolled)", "legibility-05-length-unrolled-30.png"))
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with chromium() as browser:
-        yield browser
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,7 @@ from pathlib import Path
 import nbformat
 import psutil
 import pytest
-from learner import api, attached, chromium, close_tab, end_sessions, kernel_of, lab_page, new_learner, wait_for_kernels
+from learner import VIEWPORT, api, attached, close_tab, end_sessions, kernel_of, lab_page, new_learner, wait_for_kernels
 from nbformat.sign import NotebookNotary
 from test_browser import check_first_open
 
@@ -24,7 +24,6 @@ from tools.runtime.lab import OVERRIDES, SERVER_CONFIG, SETTINGS, binder, lab_ar
 from tools.runtime.working_copy import collection
 from tools.testkit.browser import NB, serve, stop
 
-VIEWPORT = {"width": 1366, "height": 768}    # a common laptop screen
 CULLING = "Culling kernels with idle durations > 1800 seconds at 60 second intervals ..."
 
 
@@ -115,12 +114,6 @@ def test_binder_set_up(tmp_path, monkeypatch):
 
 
 # ----- in the browser -----
-
-@pytest.fixture(scope="module")
-def browser(lab):
-    with chromium() as browser:
-        yield browser
-
 
 def test_first_open_of_the_index(lab, browser, timings):
     """The index, as the URL `make lab` prints opens it: every stored output

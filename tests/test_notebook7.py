@@ -14,7 +14,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from learner import api, attached, chromium, gone, kernel_of, new_learner, until
+from learner import VIEWPORT, api, attached, gone, kernel_of, new_learner, until
 from test_saved_widgets import LESSON, NAME, check_reopened, save, stored_captions
 
 from helpers.lessons import of
@@ -29,7 +29,6 @@ from tools.testkit.widget_page import VIEW, change_and_wait, keyboard_problems, 
 NOTEBOOK = "01-dynamic-control-flow.ipynb"
 QUIZ = "06-practice-question.ipynb"
 ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts" / "screenshots"
-VIEWPORT = {"width": 1366, "height": 768}
 
 
 @pytest.fixture(scope="module")
@@ -44,12 +43,6 @@ def notebook7(tmp_path_factory):
         yield learner, info
     finally:
         stop(proc)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with chromium() as browser:
-        yield browser
 
 
 def test_loopback_token_and_settings(notebook7):

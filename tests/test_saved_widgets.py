@@ -14,7 +14,7 @@ import time
 
 import nbformat
 import pytest
-from learner import TAB, api, attached, chromium, close_tab, end_sessions, kernel_of, lab_page, new_learner, until
+from learner import TAB, VIEWPORT, api, attached, close_tab, end_sessions, kernel_of, lab_page, new_learner, until
 
 from helpers.lessons import of
 from tools.notebooks import WIDGET_STATE, WIDGET_VIEW
@@ -26,7 +26,6 @@ from tools.testkit.widget_page import redraw, widget_cell
 
 LESSON = "02-inspecting-the-graph"
 NAME = f"{LESSON}.ipynb"
-VIEWPORT = {"width": 1366, "height": 768}
 SHOWN_WITHIN = 60.0             # seconds for a reopened notebook's widgets to be drawn (2 busy cores)
 # Each widget output in the page (the widget manager's renderer, which shows
 # a view or, in its place, an error): the error, whether it holds a Graphviz
@@ -119,12 +118,6 @@ def _parsed(path):
         return nbformat.read(path, as_version=4)
     except (ValueError, nbformat.reader.NotJSONError):
         return None
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with chromium() as browser:
-        yield browser
 
 
 @pytest.fixture(scope="module")
