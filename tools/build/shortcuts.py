@@ -47,11 +47,6 @@ def replaced(paths):
     return entries
 
 
-def written(paths, current):
-    """overrides.json's settings `current` with the shortcuts made from `paths`."""
-    return {**current, PLUGIN: {"shortcuts": replaced(paths)}}
-
-
 def text(settings):
     """The file's text: JSON indented as usual, but each shortcut on a line of its own
     (a diff after an upgrade then shows one line per shortcut that changed)."""
@@ -67,7 +62,7 @@ def main(argv=None):
     parser.add_argument("--check", action="store_true", help="only say whether jupyter/overrides.json is current")
     args = parser.parse_args(argv)
     current = json.loads(OVERRIDES.read_text(encoding="utf-8"))
-    wanted = written(schemas(), current)
+    wanted = {**current, PLUGIN: {"shortcuts": replaced(schemas())}}
     if not wanted[PLUGIN]["shortcuts"]:
         print(f"no JupyterLab schemas under {Path(sys.prefix) / 'share/jupyter/lab/schemas'}: run this with the "
               "project's .venv/bin/python", file=sys.stderr)
