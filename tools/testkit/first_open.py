@@ -4,7 +4,10 @@ widget views from the stored widget state. `stored` counts them in the file,
 `rendered` in the page; plain text where the file holds a richer form is
 the fallback JupyterLab shows for an untrusted notebook."""
 
+import copy
 from dataclasses import dataclass
+
+from nbconvert.preprocessors import CoalesceStreamsPreprocessor
 
 from tools.build.site import widget_drawing
 from tools.notebooks import WIDGET_STATE, WIDGET_VIEW
@@ -67,13 +70,10 @@ def rendered(panel):
 
 
 def output_count(nb):
-    """How many outputs the page should hold for `nb` (the page shows two
-    stream outputs of one cell in a row, both stdout or both stderr, as one)."""
-    count = 0
-    for cell in (c for c in nb.cells if c.cell_type == "code"):
-        streams = [o.get("name") if o.output_type == "stream" else None for o in cell.outputs]
-        count += sum(1 for i, name in enumerate(streams) if name is None or i == 0 or streams[i - 1] != name)
-    return count
+    """How many outputs the page should hold for `nb`: it shows two stream
+    outputs of one cell in a row, both stdout or both stderr, as one."""
+    nb, _ = CoalesceStreamsPreprocessor().preprocess(copy.deepcopy(nb), {})
+    return sum(len(c.outputs) for c in nb.cells if c.cell_type == "code")
 
 
 # What looks broken in the page's active notebook: an image that loaded nothing (its data
