@@ -31,8 +31,7 @@ SANITIZE = (
 SAME_ON_ANY_TORCH = (
     "test_imports.py",       # import-linter's contracts broken on purpose (its program lies in .venv/bin only)
     "test_check_command.py",  # make check's refusal of a number that names no notebook
-    "test_nbval_checks.py",  # that nbval rejects tampered outputs
-    "test_widget_outputs.py",  # the same, for widget outputs
+    "test_nbval_checks.py",  # that nbval rejects tampered outputs, widget outputs too
     "test_shortcuts.py",     # jupyter/overrides.json against JupyterLab's shortcuts
     "test_new.py",           # make new's scaffold
     "test_notebooks.py",     # the notebooks' text
