@@ -6,7 +6,7 @@ alike and a liar is judged by its built-in value; behaviour is compared with
 the solution's; a replaced torch function is named; verdicts go to the
 results file."""
 
-import ast
+import inspect
 import json
 import linecache
 import math
@@ -29,7 +29,7 @@ from helpers.exercises.exercise import predict, write
 from helpers.exercises.judges import FORMS, op_labels, value
 from helpers.exercises.sandbox import TimedOut, time_limit
 from tools.notebooks import notebook_paths
-from tools.testkit.lessons import lesson_function, notebook_source
+from tools.testkit.lessons import lesson_function
 
 # (notebook, number, a wrong answer that session state used to turn Right)
 FLIPPED = [("08", 5, True), ("04", 2, "c"), ("05", 3, {"p", "q", "r"}), ("06", 4, 1), ("03", 3, 0)]
@@ -249,9 +249,7 @@ def test_the_truth_comes_from_the_stored_notebook_not_an_edited_copy():
 
 
 def test_an_unchanged_lesson_function_gets_no_note_and_a_missing_one_is_read_from_the_notebook():
-    tree = ast.parse(source := notebook_source(NOTEBOOKS["01"]))
-    definition = next(node for node in tree.body if getattr(node, "name", "") == "halve_until_small")
-    same = cell(ast.get_source_segment(source, definition), {})
+    same = cell(inspect.getsource(lesson_function(NOTEBOOKS["01"].stem, "halve_until_small")), {})
     assert "you changed" not in _check("01", 3, 8, same).text
     assert _check("01", 3, 8, {}).status == "right"
 
