@@ -26,7 +26,7 @@ notebook: system $(STAMP)
 
 # JupyterLab on the stored notebooks themselves (notebooks/), for a maintainer: the same settings,
 # and the kernel whose language_info they store, so opening and saving one changes no metadata
-# (tools/runtime/lab.py's edit). Outputs still come from `make notebooks NB=...`. NOTEBOOK=1: Notebook 7.
+# (tools/runtime/lab.py --edit). Outputs still come from `make notebooks NB=...`. NOTEBOOK=1: Notebook 7.
 edit: system $(STAMP)
 	$(BIN)/python -m tools.runtime.lab --edit $(if $(NOTEBOOK),--notebook)
 

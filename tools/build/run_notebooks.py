@@ -54,8 +54,7 @@ STARTS = 3      # kernels started for one notebook at most, when each ends so
 def execute(path):
     """Run one notebook; return it with fresh outputs. A kernel that dies as it
     starts (NO_START: a port taken between choice and bind) is started again."""
-    start = 1
-    while True:
+    for start in range(1, STARTS + 1):
         nb = nbformat.read(path, as_version=4)
         km = KernelManager(kernel_name=kernel.NAME, kernel_spec_manager=kernel.Specs())
         client = NotebookClient(
@@ -69,7 +68,6 @@ def execute(path):
             if NO_START not in str(error) or start == STARTS:
                 raise
             print(f"{path.name}: the kernel died as it started ({error}); starting another", file=sys.stderr)
-        start += 1
 
 
 def without_machine_paths(nb):

@@ -88,22 +88,15 @@ def main(argv=None):
     if args.binder:
         return binder()
     install_settings()
-    if args.edit:
-        return edit(args.port, not args.no_browser, args.notebook)
+    app = "notebook" if args.notebook else "jupyterlab"
+    if args.edit:          # notebooks/ trusted; tools/runtime/kernel.py keeps their metadata unchanged on save
+        working_copy.trust(working_copy.collection())
+        return serve(lab_argv(args.port, not args.no_browser, working_copy.NOTEBOOKS, app))
     if args.refresh:
         return working_copy.refresh(args.copy.resolve())
     working_copy.make(args.copy.resolve())
     if not args.prepare_only:
-        command = lab_argv(args.port, not args.no_browser, args.copy.resolve(),
-                           "notebook" if args.notebook else "jupyterlab")
-        serve(command)
-
-
-def edit(port=8888, open_browser=True, notebook=False):
-    """`make edit`: notebooks/ itself, trusted, with the learners' settings
-    (tools/runtime/kernel.py keeps its metadata unchanged on save)."""
-    working_copy.trust(working_copy.collection())
-    serve(lab_argv(port, open_browser, working_copy.NOTEBOOKS, "notebook" if notebook else "jupyterlab"))
+        serve(lab_argv(args.port, not args.no_browser, args.copy.resolve(), app))
 
 
 def serve(command):
