@@ -69,6 +69,7 @@ def test_loop_counts_autograd_nodes_apart_from_drawn_boxes(n):
     assert len(figure.drawing.graph.nodes) == boxes and _count(figure, "MulBackward0") == n
     assert figure.caption == (f"n = {n}: {2 * n} operations, {autograd} autograd node{'s' * (autograd != 1)}, "
                               f"{boxes} box{'es' * (boxes != 1)} drawn")
+    assert [counted(k, "operation") for k in (0, 1, 1200)] == ["0 operations", "1 operation", "1,200 operations"]
 
 
 @pytest.mark.parametrize("value, halvings", [(0.5, 0), (1.0, 0), (2.0, 1), (3.0, 2), (37.0, 6), (1000.0, 10)])
@@ -76,31 +77,6 @@ def test_while_depth_follows_the_value(value, halvings):
     figure = while_view(halve_until_small, value)
     assert figure.drawing.graph.depth() == halvings and _count(figure, "DivBackward0") == halvings
     assert figure.caption == f"x = {value:g}: {counted(halvings, 'halving')}, depth {halvings}"
-
-
-# A count of one followed by a plural noun (with at most one word between: "1 cell steps"),
-# or a count other than one followed by a singular one ("2 operation").
-ONE_OF_MANY = re.compile(r"(?<![\d.,])1 (?:[a-z]+ )?(?:operations|steps|nodes|boxes|halvings|leaves|graphs)\b")
-MANY_OF_ONE = re.compile(r"(?<![\d.,])(?:0|[2-9]|\d{2,}) (?:[a-z]+ )?(?:operation|step|node|box|halving|leaf|graph)\b")
-
-
-def test_every_count_in_a_caption_agrees_in_number():
-    """Each view at the values that give its counts one and more than one:
-    "1 operation", "2 operations", never "1 operations" (the exact captions:
-    the tests of each view above and below)."""
-    torch.manual_seed(0)
-    cell = TanhRNNCell(3, 4)
-    sweep = [branch_view(dynamic_forward, False, 3.0).caption, branch_view(dynamic_forward, True, 3.0).caption,
-             loop_view(repeat_forward, 0).caption, loop_view(repeat_forward, 1).caption,
-             while_view(halve_until_small, 2.0).caption, length_view(cell, 1, "cut").caption,
-             length_view(cell, 2, "cut").caption, length_view(cell, 5, "rolled").caption,
-             length_view(cell, 1, "rolled").caption,
-             freeze_view(small_mlp, torch.ones(5, 3), freeze_0=True, freeze_2=True).caption,
-             freeze_view(small_mlp, torch.ones(5, 3), freeze_0=True, freeze_2=False).caption,
-             mode_view(regularised_mlp, torch.ones(5, 3), True).caption]
-    assert [c for c in sweep if ONE_OF_MANY.search(c) or MANY_OF_ONE.search(c)] == []
-    assert [counted(n, "operation") for n in (0, 1, 1200)] == ["0 operations", "1 operation", "1,200 operations"]
-    assert [counted(n, "box", "boxes") for n in (1, 3)] == ["1 box", "3 boxes"]
 
 
 def test_each_sequence_has_as_many_steps_as_it_is_long():
