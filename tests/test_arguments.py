@@ -193,48 +193,29 @@ def test_a_scratch_value_refuses_what_it_does_not_use():
             draw_graph(z, **options)
 
 
-class _Output(dict):
-    """A model's output as Hugging Face's ModelOutput is: a dict whose fields
-    are attributes too (helpers import nothing from transformers)."""
-
-    def __getattr__(self, name):
-        try:
-            return self[name]
-        except KeyError:
-            raise AttributeError(name) from None
-
-
-def _model_output():
-    x = torch.randn(2, 3, requires_grad=True)
-    logits = x * 2
-    return _Output(loss=logits.sum(), logits=logits, labels=torch.ones(2))
-
-
-@pytest.mark.parametrize("helper", [trace_graph, draw_graph])
-def test_a_model_output_names_its_tensors(helper):
-    with pytest.raises(TypeError, match="got a _Output, which holds the tensors .loss, .logits, .labels: pass one "
-                       "of them, such as output.loss") as caught:
-        helper(_model_output())
-    assert "For example" not in str(caught.value)
-    with pytest.raises(TypeError, match=r"holds the tensors \['y'\]: pass one of them, such as output\['y'\]"):
-        helper({"y": torch.ones(1, requires_grad=True) * 2})
-    with pytest.raises(TypeError, match="item 1 of the list: .* got a _Output"):
-        helper([torch.ones(1, requires_grad=True) * 2, _model_output()])
-    output = _model_output()
-    assert helper(output.loss) and helper([output.loss, output.logits])
-
-
-def test_a_hugging_face_model_output_names_loss_and_logits():
+@pytest.fixture(scope="module")
+def model_output():
+    """A Hugging Face model's output (a ModelOutput: a dict whose fields are attributes too)."""
     import transformers  # a test dependency (requirements-dev.txt): a missing one fails here, never skips
     config = transformers.LlamaConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=1,
                                       num_attention_heads=2, num_key_value_heads=2, vocab_size=64)
     torch.manual_seed(0)
     ids = torch.randint(0, 64, (1, 8))
-    output = transformers.LlamaForCausalLM(config)(input_ids=ids, labels=ids)
-    with pytest.raises(TypeError, match=f"got a {type(output).__name__}, which holds the tensors .loss, .logits: "
-                       "pass one of them, such as output.loss"):
-        draw_graph(output)
-    assert draw_graph(output.loss).graph.count("op")
+    return transformers.LlamaForCausalLM(config)(input_ids=ids, labels=ids)
+
+
+@pytest.mark.parametrize("helper", [trace_graph, draw_graph])
+def test_a_model_output_names_its_tensors(helper, model_output):
+    name = type(model_output).__name__
+    with pytest.raises(TypeError, match=f"got a {name}, which holds the tensors .loss, .logits: pass one of them, "
+                       "such as output.loss") as caught:
+        helper(model_output)
+    assert "For example" not in str(caught.value)
+    with pytest.raises(TypeError, match=r"holds the tensors \['y'\]: pass one of them, such as output\['y'\]"):
+        helper({"y": torch.ones(1, requires_grad=True) * 2})
+    with pytest.raises(TypeError, match=f"item 1 of the list: .* got a {name}"):
+        helper([torch.ones(1, requires_grad=True) * 2, model_output])
+    assert helper(model_output.loss) and helper([model_output.loss, model_output.logits])
 
 
 @pytest.mark.parametrize("compiled", [False, True])
