@@ -8,14 +8,7 @@ from graph_check import unconnected
 from helpers import draw_graph, trace_graph
 from helpers.roll import NO_REPEATS, NO_REPEATS_TEXT, roll
 from tools.testkit import hf_models
-from tools.testkit.shapes import SHAPES, STEPS
-
-
-def _rnn(steps):
-    w, h = torch.randn(4, 4, requires_grad=True), torch.randn(4)
-    for _ in range(steps):
-        h = torch.tanh(w @ h)
-    return w, h
+from tools.testkit.shapes import SHAPES, STEPS, rnn
 
 
 def _accounted(full, rolled):
@@ -34,7 +27,7 @@ def _accounted(full, rolled):
 
 @pytest.mark.parametrize("steps", [10, 50, 400])
 def test_the_group_holds_the_true_number_of_steps(steps):
-    w, h = _rnn(steps)
+    w, h = rnn(steps)
     full = trace_graph(h, {"W": w}, saved=False)
     rolled = roll(full)
     (_, count, nodes), = rolled.rolled
@@ -45,30 +38,22 @@ def test_the_group_holds_the_true_number_of_steps(steps):
     _accounted(full, rolled)
 
 
-@pytest.mark.parametrize("name", ["lstm cell", "gru cell", "hand written lstm", "two layer rnn", "rnn cell",
-                                  "rnn over embedding"])
-def test_every_common_loop_rolls(name):
+@pytest.mark.parametrize("name, groups", [("lstm cell", 1), ("gru cell", 1), ("hand written lstm", 1),
+                                         ("two layer rnn", 1), ("rnn cell", 1), ("rnn over embedding", 1),
+                                         ("rnn layer", 2), ("gru layer", 2)])
+def test_every_common_loop_rolls(name, groups):
     """nn.LSTMCell, nn.GRUCell, a hand-written LSTM (several sigmoids and
     tanhs a step) and two stacked cells (two TanhBackward0 a step, told
-    apart by the layer's weights) each fold all but a few of their steps."""
-    torch.manual_seed(0)
-    full = trace_graph(SHAPES[name](), saved=False)
-    rolled = roll(full)
-    (_, count, nodes), = rolled.rolled
-    assert STEPS - 5 <= count < STEPS and nodes % count == 0
-    _accounted(full, rolled)
-    assert "one node:" not in draw_graph(SHAPES[name](), roll=True).source   # the weights stay with their group
-
-
-@pytest.mark.parametrize("name", ["rnn layer", "gru layer"])
-def test_each_of_two_stacked_layers_is_rolled(name):
-    """nn.RNN and nn.GRU with num_layers=2 run one layer over the whole
+    apart by the layer's weights) each fold all but a few of their steps;
+    nn.RNN and nn.GRU with num_layers=2 run one layer over the whole
     sequence, then the next: two runs of steps, two groups."""
     torch.manual_seed(0)
     full = trace_graph(SHAPES[name](), saved=False)
     rolled = roll(full)
-    assert [steps >= STEPS // 2 - 5 for _, steps, _ in rolled.rolled] == [True, True]
+    assert [STEPS // groups - 5 <= steps < STEPS for _, steps, _ in rolled.rolled] == [True] * groups
+    assert all(nodes % steps == 0 for _, steps, nodes in rolled.rolled)
     _accounted(full, rolled)
+    assert "one node:" not in draw_graph(SHAPES[name](), roll=True).source   # the weights stay with their group
 
 
 def test_the_rolled_view_respects_max_nodes():
