@@ -573,98 +573,27 @@ def test_every_check_appends_its_verdict_to_the_results_file(tmp_path, monkeypat
 
 # --- liars and answer forms ----------------------------------------------------------------------------------
 
-class AlwaysEqualStr(str):
-    def __eq__(self, other):
-        return True
-
-    def __hash__(self):
-        return hash("b")
-
-    def strip(self, *args):
-        return self
-
-    def lower(self):
-        return AlwaysEqualStr("b")
+LIES = ("__eq__", "__hash__", "__int__", "__index__", "__float__", "__bool__", "__sub__", "__rsub__", "__abs__",
+        "__iter__", "__len__", "strip", "lower")
 
 
-class LyingInt(int):
-    def __int__(self):
-        return 38
+def liar(value, claimed):
+    """`value` in a subclass of its type whose methods above answer as `claimed` would."""
+    def lie(name):
+        return lambda self, *args: getattr(claimed, name)(*args)
 
-    def __index__(self):
-        return 38
-
-    def __eq__(self, other):
-        return True
-
-    def __hash__(self):
-        return hash(38)
-
-    def __sub__(self, other):
-        return 0
-
-    def __rsub__(self, other):
-        return 0
-
-    def __abs__(self):
-        return 0
-
-
-class LyingFloat(float):
-    def __float__(self):
-        return 0.675
-
-    def __eq__(self, other):
-        return True
-
-    def __hash__(self):
-        return hash(0.675)
-
-    def __sub__(self, other):
-        return 0.0
-
-    def __rsub__(self, other):
-        return 0.0
-
-
-class LyingBool(numpy.bool_):
-    def __bool__(self):
-        return True
-
-    def __eq__(self, other):
-        return True
-
-    def __hash__(self):
-        return hash(True)
-
-
-class LyingSet(set):
-    def __iter__(self):
-        return iter(["p", "r"])
-
-    def __eq__(self, other):
-        return True
-
-    def __len__(self):
-        return 2
-
-
-class LyingList(list):
-    def __iter__(self):
-        return iter(["p", "r"])
-
-    def __len__(self):
-        return 2
+    base = type(value)
+    lies = {name: lie(name) for name in LIES if hasattr(base, name) and hasattr(claimed, name)}
+    return type(f"Lying{base.__name__.title()}", (base,), lies)(value)
 
 
 LIARS = [  # (notebook, exercise, a wrong answer whose class claims the right one)
-    ("01", 4, AlwaysEqualStr("a")),          # choose: the right letter is 'b'
-    ("01", 1, LyingInt(37)),                 # predict: 38
-    ("05", 1, LyingFloat(0.5)),              # predict: 0.675
-    ("02", 1, LyingBool(False)),             # predict: True
-    ("05", 3, LyingSet({"q"})),              # predict: {'p', 'r'}
-    ("05", 3, LyingList(["q"])),
-    ("02", 2, AlwaysEqualStr("_saved_self")),    # a judge of its own: '_saved_result'
+    ("01", 4, liar("a", "b")),                  # choose
+    ("01", 1, liar(37, 38)),                    # predict
+    ("05", 1, liar(0.5, 0.675)),
+    ("05", 3, liar({"q"}, {"p", "r"})),
+    ("05", 3, liar(["q"], ["p", "r"])),
+    ("02", 2, liar("_saved_self", "_saved_result")),    # a judge of its own
 ]
 
 
