@@ -17,9 +17,8 @@ from helpers.lessons.nb08 import freeze_view, mode_view
 from helpers.model_cache import as_built
 from helpers.models import TanhRNNCell, run_sequence
 from helpers.plan import CUT_MARK
-from helpers.quiz import UNANSWERED, MultipleChoice, Option
 from helpers.text_form import HIGHLIGHT_MARK
-from helpers.views import MIN_FOLDED, QUIZ_COLOURS, SEQUENCE_NODES, counted, quiz_view
+from helpers.views import MIN_FOLDED, SEQUENCE_NODES, counted
 from tools.testkit.lessons import lesson_function
 
 dynamic_forward = lesson_function("01-dynamic-control-flow", "dynamic_forward")
@@ -124,18 +123,6 @@ def test_step_view_numbers_and_highlights():
     assert step_view(diamond, 5).caption.endswith("adds it to the leaf's .grad")
     with pytest.raises(ValueError, match="from 1 to 5"):
         step_view(diamond, 6)
-
-
-Q = MultipleChoice("2 + 2?", (Option("3", "One short."), Option("4", "Integer addition."),
-                             Option("22", "That joins strings.")), right="b")
-
-
-def test_quiz_view_says_right_wrong_and_unanswered():
-    right, wrong, none = quiz_view(Q, "b"), quiz_view(Q, "a"), quiz_view(Q, None)
-    assert (right.caption, right.colour) == ("Right. Integer addition.", QUIZ_COLOURS[True])
-    assert (wrong.caption, wrong.colour) == ("Not quite. One short.", QUIZ_COLOURS[False])
-    assert (none.caption, none.colour) == (UNANSWERED, QUIZ_COLOURS[None])
-    assert right.drawing is None and str(right) == "Right. Integer addition."
 
 
 diamond_engine = lesson_function("07-autograd-from-scratch", "diamond_engine")
