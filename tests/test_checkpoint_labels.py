@@ -51,7 +51,7 @@ def block():
 def test_a_checkpointed_blocks_leaf_weights_are_read_again_and_its_weights_view_recomputed(block, how):
     """LayerNorm's weight and bias, saved by its own node, are leaves; what
     Linear saved is its weight's transpose, a view of a leaf, made again in
-    the re-run. A plain checkpoint once called them recomputed, a policy a leaf."""
+    the re-run."""
     texts = _texts(_run(block, torch.randn(2, 3, 4, requires_grad=True) * 2, how))
     assert texts[("NativeLayerNormBackward0", "weight")] == LEAF
     assert texts[("NativeLayerNormBackward0", "bias")] == LEAF

@@ -103,9 +103,9 @@ def test_aot_split_refuses_a_lambda_over_a_module_with_what_to_pass():
 
 
 def test_aot_split_takes_a_models_tensors_in_a_dict_with_integer_inputs():
-    """functional_call with a dict of parameters and buffers, and token ids that need no grad
-    (as a language model takes them): the dict's tensors are the ones that need grad. It was
-    refused, as only top-level tensors were looked at; the tensors in the dict are copied too."""
+    """functional_call with a dict of parameters and buffers, and token ids
+    that need no grad: the dict's tensors are the ones that need grad, and are
+    copied."""
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Embedding(10, 4), torch.nn.LayerNorm(4), torch.nn.Linear(4, 2))
     model.register_buffer("scale", torch.tensor(2.0))
@@ -122,7 +122,6 @@ def test_aot_split_takes_a_models_tensors_in_a_dict_with_integer_inputs():
 
 
 def test_aot_split_of_what_torch_compile_returns_says_to_pass_what_was_compiled():
-    """A compiled model failed from deep inside torch (FunctionalTensor used on its own)."""
     model, x = torch.nn.Linear(3, 2), torch.randn(4, 3)
     for compiled in (torch.compile(model), torch.compile(_square_times_three)):
         with pytest.raises(TypeError, match="give it what torch.compile was given") as caught:
@@ -236,7 +235,6 @@ def test_notebook_09_shows_the_code_its_exercises_run():
 
 
 def test_the_compile_view_says_so_when_a_redefined_function_gives_no_graph():
-    """A lesson function redefined with no tensor operation runs no compiled graph: a clear error, not an IndexError."""
     def no_operation(x, use_extra_layer):
         return x
 

@@ -97,8 +97,6 @@ def test_a_learners_function_called_by_torch_is_kept(shell):
 
 
 def test_the_helpers_frames_are_left_out(shell):
-    """Notebook 00's bad argument: before, IPython showed helpers/arguments.py's
-    `learner_facing.<locals>.checked`."""
     short_tracebacks(shell)
     shell.run("from helpers import draw_graph")
     name, message, lines = shown(shell, "draw_graph(torch.ones(2))")

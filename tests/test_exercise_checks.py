@@ -31,7 +31,7 @@ from helpers.exercises.sandbox import TimedOut, time_limit
 from tools.notebooks import notebook_paths
 from tools.testkit.lessons import lesson_function, notebook_source
 
-# (notebook, number, a wrong answer that session state used to turn Right)
+# (notebook, number, a wrong answer that session state could turn right)
 FLIPPED = [("08", 5, True), ("04", 2, "c"), ("05", 3, {"p", "q", "r"}), ("06", 4, 1), ("03", 3, 0)]
 ALL = [(notebook, e) for notebook in ("01", "02", "03", "04", "05", "06", "07", "08") for e in declared(notebook)]
 IDS = [f"nb{notebook}-q{e.number}" for notebook, e in ALL]
@@ -320,8 +320,7 @@ PREDICTIONS = [(n, e) for n, e in ALL if e.kind in ("predict", "choose")]
 
 @pytest.mark.parametrize("notebook, exercise", PREDICTIONS, ids=[f"nb{n}-q{e.number}" for n, e in PREDICTIONS])
 def test_every_answer_form_is_accepted_alike(notebook, exercise):
-    """Sets, frozensets, lists, tuples, numpy scalars: the forms FORMS states,
-    for every predict and choose exercise (03 q1 took no frozenset before)."""
+    """The forms FORMS states, for every predict and choose exercise."""
     for answer in _forms(_reference(notebook, exercise)):
         feedback = _check(notebook, exercise.number, answer)
         assert feedback.status == "right", (answer, feedback)
@@ -366,12 +365,9 @@ def test_an_answer_that_behaves_otherwise_on_any_input_of_the_check_is_not_right
 
 @pytest.fixture
 def kernel():
-    """An IPython shell running cells as a notebook's kernel does (IPython's
-    own run_cell, its pre_run_cell and post_run_cell events), notebook 01's
-    exercises loaded by a cell as the notebook's first code cell loads them.
-    `kernel.run(source)` runs a cell; `kernel.check(source)` runs a check
-    cell and returns its feedback. What the test added to the shell is taken
-    away after it."""
+    """IPython's shell running cells as a kernel does, notebook 01's
+    exercises loaded: `kernel.run(source)` runs a cell, `kernel.check(source)`
+    a check cell, returning its feedback. Undone after the test."""
     interactive = pytest.importorskip("IPython.core.interactiveshell")
     shell = interactive.InteractiveShell.instance()
     callbacks = {event: list(found) for event, found in shell.events.callbacks.items()}

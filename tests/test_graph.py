@@ -110,9 +110,8 @@ def test_custom_function_saved_tensors():
 
 
 def test_a_torch_whose_saved_tensors_do_not_say_gets_them_named_not_read(monkeypatch):
-    """Before torch 2.10 a SavedTensor has no `unpack_hook`: a drawing labels
-    each saved tensor as not read (reading could run a hook), runs no hook,
-    and reads a saved number as usual."""
+    """A SavedTensor without `unpack_hook` (torch < 2.10): each saved tensor
+    is labelled not read, no hook runs, a saved number reads as usual."""
     unpacked = []
     x = torch.ones(3, requires_grad=True)
     with torch.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: unpacked.append(t) or t):
@@ -240,10 +239,8 @@ def _kept(walkers, walked):
 
 
 def test_a_drawing_of_max_nodes_walks_as_much_at_any_length(monkeypatch):
-    """Only what can be drawn is walked: h = tanh(W @ h) at T = 100,000
-    (200,003 nodes) steps as many nodes as at T = 10,000 when it draws its
-    300 (count_limit(300) at most), so it costs about the same (the times:
-    make bench's big_walks)."""
+    """Only what can be drawn is walked: at T = 100,000 steps as many nodes
+    as at T = 10,000 (count_limit(300) at most; the times: make bench)."""
     walkers = []
     monkeypatch.setattr(helpers.graph, "walk_for", lambda *a: _kept(walkers, walk_for(*a)))
     counts = []
@@ -412,10 +409,8 @@ def test_a_walk_leaves_what_the_program_froze_frozen():
 
 
 def test_the_descriptions_a_walk_shares_hold_no_tensor_and_no_node():
-    """What a SavedReader remembers to describe equal saved values once
-    (node classes aside, which it holds only as long as the walk: see
-    test_drawing_keeps_nothing_alive) is plain values: no tensor, no
-    autograd node, so nothing it shares keeps a graph's memory alive."""
+    """What a SavedReader shares between equal saved values is plain values:
+    no tensor or autograd node that would keep a graph's memory alive."""
     from torch.autograd.graph import Node as AutogradNode
 
     from helpers.saved_values import SavedReader

@@ -57,7 +57,6 @@ def test_every_common_loop_rolls(name, groups):
 
 
 def test_the_rolled_view_respects_max_nodes():
-    """LSTMCell x 200 drew 3,208 nodes with roll=True, which dot refuses."""
     torch.manual_seed(0)
     y = SHAPES["lstm cell"]()
     whole = draw_graph(y, roll=True)
@@ -78,10 +77,8 @@ def test_when_nothing_repeats_the_drawing_says_so(note_example):
 
 @pytest.mark.parametrize("layers, named, steps", [(4, False, 2), (6, False, 4), (4, True, 2), (3, False, None)])
 def test_a_stack_of_four_or_more_identical_layers_rolls(layers, named, steps):
-    """The first layer's step also takes everything upstream of it; it starts
-    as the others do, so it counts as the run's first step. Named, each
-    layer's weights have names of their own, and the layers still repeat;
-    three layers are no run."""
+    """The first layer counts as the run's first step; named weights still
+    repeat; three layers are no run."""
     torch.manual_seed(0)
     layer = torch.nn.TransformerEncoderLayer(16, 2, 32, dropout=0.0)
     encoder = torch.nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
@@ -103,7 +100,7 @@ def test_a_cut_that_leaves_out_a_rolled_group_says_so():
 
 def test_named_leaves_do_not_stop_a_loop_from_rolling():
     """A leaf counts by its shape: with every step's input named (x[0],
-    x[1], ...) an RNN still repeats (it said 'nothing is rolled')."""
+    x[1], ...) an RNN still repeats."""
     w, xs = torch.randn(4, 4, requires_grad=True), [torch.randn(4, requires_grad=True) for _ in range(20)]
     h = torch.zeros(4)
     for x in xs:
@@ -117,10 +114,9 @@ def test_named_leaves_do_not_stop_a_loop_from_rolling():
 
 @pytest.mark.parametrize("name", hf_models.FOUR_LAYERS)
 def test_a_hugging_face_stack_of_four_layers_folds_two(name):
-    """GPT-2, BERT and Llama of 4 layers: the layers between the first and
-    the last are one group with the model's parameter names given (each
-    layer's weights are named apart: it said nothing repeats). Without the
-    names: tests/test_real_models.py's test_roll_folds_a_hugging_face_layer_stack."""
+    """GPT-2, BERT and Llama of 4 layers, their parameters named: the layers
+    between the first and the last are one group (without the names:
+    test_real_models.py)."""
     torch.manual_seed(0)
     model, loss = hf_models.BUILDERS[name]()
     full = trace_graph(loss, saved=False)
@@ -131,11 +127,9 @@ def test_a_hugging_face_stack_of_four_layers_folds_two(name):
 
 
 def test_a_six_layer_mamba_folds_its_layers_not_only_its_scans():
-    """Each Mamba layer runs a scan over the sequence: runs of steps inside
-    every layer, and the 6 layers themselves. The layers are rolled (the
-    repetition that covers the most nodes: it rolled the 6 scans, and the
-    default cut then left out every group, so the drawing looked unrolled);
-    the scans of the two layers still drawn are rolled too."""
+    """Runs of steps inside every layer (its scan) and the 6 layers
+    themselves: the layers are rolled (the repetition covering the most
+    nodes), and the scans of the two layers still drawn."""
     torch.manual_seed(0)
     model, loss = hf_models.mamba(6)
     full = trace_graph(loss, saved=False)
@@ -151,9 +145,8 @@ def test_a_six_layer_mamba_folds_its_layers_not_only_its_scans():
 
 
 def test_a_cut_that_leaves_out_some_groups_says_which():
-    """The 6-layer Mamba cut to 40 nodes keeps the group of layers (the
-    residual stream brings it near the output) and leaves out the scans of
-    the layer drawn before it; the note counts those."""
+    """The 6-layer Mamba cut to 40 nodes keeps the group of layers and
+    leaves out the scans; the note counts those."""
     torch.manual_seed(0)
     _, loss = hf_models.mamba(6)
     drawing = draw_graph(loss, roll=True, max_nodes=40)

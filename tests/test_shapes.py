@@ -1,8 +1,7 @@
 """The corpus of graph shapes (tools/testkit/shapes.py): every drawing, cut or
 rolled, keeps within max_nodes, leaves no node floating, gives no DOT node
-more than FAN_LIMIT edges (what made dot take seconds to minutes), and its
-text form keeps every edge drawn. Layout times are `make bench`'s
-(tools/bench/__main__.py's shape_rows), never a test's."""
+more than FAN_LIMIT edges, and its text form keeps every edge drawn. Layout
+times are `make bench`'s, never a test's."""
 
 import re
 
