@@ -148,17 +148,6 @@ def test_colours_only_the_errors_name_and_none_without_colours(shell, monkeypatc
     assert "\x1b" not in "\n".join(coloured[-1])
 
 
-def test_installed_once_and_taken_away_again(shell):
-    short_tracebacks(shell)
-    handler = shell.CustomTB
-    short_tracebacks(shell)
-    assert in_force(shell) and shell.CustomTB is handler
-    full_tracebacks(shell)
-    assert not in_force(shell)
-    _, _, lines = shown(shell, "1 / 0")
-    assert "Traceback (most recent call last)" in "\n".join(lines)
-
-
 def test_a_handler_installed_before_keeps_its_errors(shell):
     """Colab's shell has its own handler for ImportError: those stay its,
     the rest get the short form, and taking the short form away gives it
@@ -189,14 +178,21 @@ def test_whose_code_is_whose():
 def test_the_set_up_cell_turns_it_on_whichever_way_it_installs(shell):
     """The set-up cell's last line (`%reload_ext helpers.standalone` where
     helpers imports) turns it on: it runs in the collection's JupyterLab and in
-    Colab alike, after the install or without one, and again when the cell runs again."""
+    Colab alike, after the install or without one, and once when the cell runs
+    again; full_tracebacks takes it away."""
     last = install_source().splitlines()[-1]
     assert last.startswith("%reload_ext ")
     full_tracebacks(shell)
     assert not in_force(shell)
+    handlers = []
     for _ in range(2):
         assert shell.run(last).success
         assert in_force(shell)
+        handlers.append(shell.CustomTB)
+    assert handlers[0] is handlers[1], "installed twice"
+    full_tracebacks(shell)
+    assert not in_force(shell)
+    assert "Traceback (most recent call last)" in "\n".join(shown(shell, "1 / 0")[2])
 
 
 def test_in_a_kernel_the_error_output_keeps_its_name_and_message(tmp_path):
