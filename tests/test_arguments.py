@@ -20,7 +20,6 @@ def _no_grad_result():
     ([torch.nn.Linear(3, 2).weight.grad_fn], TypeError, "A leaf's .grad_fn is None: a tensor made with "
      "requires_grad=True, or a parameter, is a leaf and has no grad_fn, so pass the tensor itself"),
     (3, TypeError, "Python number 3"),
-    (2.5, TypeError, "Python number 2.5"),
     ("y", TypeError, "not its name"),
     ({"y": 1}, TypeError, "got a dict"),
     (torch.ones(2), ValueError, "requires_grad is False"),
@@ -48,7 +47,7 @@ def test_bad_params(params, words):
     assert words in str(caught.value)
 
 
-@pytest.mark.parametrize("max_nodes, error", [(0, ValueError), (-3, ValueError), (2.5, TypeError),
+@pytest.mark.parametrize("max_nodes, error", [(0, ValueError), (2.5, TypeError),
                                               ("10", TypeError), (True, TypeError)])
 def test_bad_max_nodes(max_nodes, error):
     y = torch.ones(1, requires_grad=True) * 2
