@@ -6,6 +6,7 @@ and control values; and notebook 09 shows the code its exercises run."""
 import gc
 import types
 import weakref
+from unittest.mock import Mock
 
 import nbformat
 import pytest
@@ -178,27 +179,16 @@ def _defined_again(function):
     return types.FunctionType(function.__code__, function.__globals__, function.__name__)
 
 
-def _counting_compiles(monkeypatch):
-    """The compile_calls calls the compile view makes, counted."""
-    made = []
-
-    def counted(*args, **kwargs):
-        made.append(args[1])
-        return compile_calls(*args, **kwargs)
-
-    monkeypatch.setattr(compiled_view, "compile_calls", counted)
-    return made
-
-
 def test_the_compile_view_compiles_a_combination_once_per_function(monkeypatch):
-    made = _counting_compiles(monkeypatch)
+    made = Mock(wraps=compile_calls)
+    monkeypatch.setattr(compiled_view, "compile_calls", made)
     forward = _defined_again(_lesson("dynamic_forward"))
     first = compile_view(forward, False, "True")
-    assert compile_view(forward, True, "True") is not first and len(made) == 2
-    assert compile_view(forward, False, "True") is first and len(made) == 2     # a revisit compiles nothing
+    assert compile_view(forward, True, "True") is not first and made.call_count == 2
+    assert compile_view(forward, False, "True") is first and made.call_count == 2     # a revisit compiles nothing
     redefined = _defined_again(forward)
     assert redefined is not forward and str(compile_view(redefined, False, "True")) == str(first)
-    assert len(made) == 3
+    assert made.call_count == 3
 
 
 def test_the_compile_views_memo_keeps_no_function_alive():

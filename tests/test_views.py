@@ -3,6 +3,7 @@ themselves define (loaded from the notebooks: one source). Each view returns
 a Figure; the tests read its caption and the graph it drew, never its HTML."""
 
 import re
+from unittest.mock import Mock
 
 import pytest
 import torch
@@ -186,17 +187,6 @@ def test_the_cut_is_never_wider_than_the_whole_graph(length):
     assert len(cut.drawing.graph.nodes) <= len(unrolled.drawing.graph.nodes)
 
 
-def _counting(build):
-    """build, and the list it appends to on every call."""
-    calls = []
-
-    def counted():
-        calls.append(1)
-        return build()
-
-    return counted, calls
-
-
 @pytest.mark.parametrize("view, settings", [
     (freeze_view, [{"freeze_0": True, "freeze_2": False}, {"freeze_0": False, "freeze_2": True}, {},
                    {"freeze_0": True, "freeze_2": True}, {"freeze_0": False, "freeze_2": False}]),
@@ -208,12 +198,12 @@ def test_a_model_view_builds_its_model_once_and_shows_it_as_built(view, settings
     initialises every layer), yet every change shows what a fresh build
     would: the flags, running statistics and mode a change set are undone."""
     build = small_mlp if view is freeze_view else regularised_mlp
-    counted, calls = _counting(build)
+    counted = Mock(wraps=build)
     x = torch.randn(5, 3, generator=torch.Generator().manual_seed(1))
     for values in settings:
         fresh = str(view(lambda: build(), x, **values))     # a new function each time: a fresh build
         assert str(view(counted, x, **values)) == fresh, values
-    assert len(calls) == 1
+    assert counted.call_count == 1
 
 
 def test_a_model_given_back_as_built_has_its_flags_buffers_and_mode_undone():
