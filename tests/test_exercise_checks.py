@@ -493,12 +493,9 @@ def test_a_value_where_a_function_goes_is_the_learners_mistake(value):
 # --- torch replaced in the session, and the results file --------------------------------------------------------
 
 @pytest.fixture
-def replaced_backward():
+def replaced_backward(monkeypatch):
     """torch.Tensor.backward replaced, as an answer cell can: given back after the test."""
-    original = torch.Tensor.backward
-    torch.Tensor.backward = lambda self, *args, **kwargs: None
-    yield
-    torch.Tensor.backward = original
+    monkeypatch.setattr(torch.Tensor, "backward", lambda self, *args, **kwargs: None)
 
 
 def test_a_replaced_tensor_backward_is_named_not_judged(replaced_backward):
@@ -515,22 +512,18 @@ def test_a_replaced_tensor_backward_is_named_not_judged(replaced_backward):
     assert _check("01", 1, 38).status == "error"          # a prediction's truth is computed with torch too
 
 
-@pytest.mark.parametrize("patch", ["torch.tanh = lambda x: x", "torch.Tensor.__mul__ = lambda self, other: self",
-                                   "torch.autograd.grad = lambda *a, **k: ()", "del torch.nn.functional.relu"])
-def test_any_torch_function_replaced_is_named(patch):
-    owner, name = patch.removeprefix("del ").split(" =")[0].rsplit(".", 1)
-    space = eval(owner, {"torch": torch})
-    before = space.__dict__.get(name, MISSING_NAME)
-    try:
-        exec(patch, {"torch": torch})
+@pytest.mark.parametrize("where, replacement", [
+    ("torch.tanh", lambda x: x), ("torch.Tensor.__mul__", lambda self, other: self),
+    ("torch.autograd.grad", lambda *a, **k: ()), ("torch.nn.functional.relu", None)])
+def test_any_torch_function_replaced_is_named(where, replacement, monkeypatch):
+    with monkeypatch.context() as patch:
+        if replacement is None:
+            patch.delattr(where)
+        else:
+            patch.setattr(where, replacement)
         feedback = _check("01", 1, 38)
-    finally:
-        setattr(space, name, before) if before is not MISSING_NAME else delattr(space, name)
-    assert feedback.status == "error" and feedback.text.startswith(f"`{owner}.{name}` is not torch's own"), feedback
+    assert feedback.status == "error" and feedback.text.startswith(f"`{where}` is not torch's own"), feedback
     assert _check("01", 1, 38).status == "right"
-
-
-MISSING_NAME = object()
 
 
 def test_torch_patching_itself_is_not_a_replacement():
