@@ -16,16 +16,11 @@ import pytest
 import torch
 
 from helpers.exercises import declared, exercises
-from tools.testkit.lessons import lesson_function
 
 ROOT = Path(__file__).resolve().parents[1]
 SIGN = declared("01")[1].solution          # the right sign_forward
 HANG = 120                                 # seconds after which a check that did not stop fails the test
 ROW = "2. a graph that follows a sign (write): "
-
-
-def _lesson():
-    return {need: lesson_function("01-dynamic-control-flow", need) for e in declared("01") for need in e.needs}
 
 
 def _defined(source, scope=None):
@@ -37,7 +32,7 @@ def _defined(source, scope=None):
 def test_an_answer_that_raises_keyboard_interrupt_leaves_no_earlier_right():
     """In the kernel the answer's own KeyboardInterrupt and the learner's
     cannot be told apart: both count as the interrupt, and go on."""
-    ex = exercises("01", _lesson())
+    ex = exercises("01", {})
     assert ex.q2.check(_defined(SIGN)).status == "right"
     with pytest.raises(KeyboardInterrupt):
         ex.q2.check(_defined("def sign_forward(x):\n    raise KeyboardInterrupt\n"))
@@ -53,7 +48,7 @@ def test_the_learners_interrupt_stops_the_check_and_its_verdict():
         pytest.skip("SIGINT is handled in the main thread")
     # as in a kernel, whatever this process inherited (a CI job's `&` starts it with SIGINT ignored)
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-    ex = exercises("01", _lesson())
+    ex = exercises("01", {})
     assert ex.q2.check(_defined(SIGN)).status == "right"
     slow = _defined("import time\n\ndef sign_forward(x):\n    time.sleep(60)\n    return x * 3\n")
     timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
