@@ -8,7 +8,6 @@ from unittest.mock import Mock
 import pytest
 import torch
 
-from helpers import trace_graph
 from helpers.draw import Figure, natural_width
 from helpers.lessons.nb01 import branch_view, loop_view, sequence_view, while_view
 from helpers.lessons.nb02 import step_view
@@ -16,7 +15,7 @@ from helpers.lessons.nb05 import length_view
 from helpers.lessons.nb07 import scratch_step_view
 from helpers.lessons.nb08 import freeze_view, mode_view
 from helpers.model_cache import as_built
-from helpers.models import TanhRNNCell, run_sequence
+from helpers.models import TanhRNNCell
 from helpers.plan import CUT_MARK
 from helpers.text_form import HIGHLIGHT_MARK
 from helpers.views import MIN_FOLDED, SEQUENCE_NODES, counted
@@ -83,10 +82,6 @@ def test_each_sequence_has_as_many_steps_as_it_is_long():
     cell = TanhRNNCell(3, 4)
     sequences = [torch.randn(n, 3) for n in (1, 4, 7)]
     for i, seq in enumerate(sequences):
-        graph = trace_graph(run_sequence(cell, seq), cell)
-        assert len(graph.find("TanhBackward0")) == len(seq)
-        assert len(graph.find("MvBackward0")) == 2 * len(seq)
-        assert sorted(n.label for n in graph.nodes if n.kind == "leaf") == ["b", "w_h", "w_x"]
         figure = sequence_view(cell, sequences, i)
         steps = counted(len(seq), "cell step")
         assert figure.caption == f"sequence {i}: length {len(seq)}, {steps} counted in its graph (cut)"
