@@ -75,33 +75,30 @@ def session_state():
     torch.set_rng_state(rng)
 
 
-@pytest.mark.parametrize("notebook, exercise", ALL, ids=IDS)
-def test_reference_solutions_are_right_whatever_the_session_state(session_state, notebook, exercise):
-    """Right with gradient recording off, and with a float64 default dtype;
-    the random numbers left as they were."""
-    answer = _reference(notebook, exercise)
+SESSION = [(notebook, e.number, None, "right") for notebook, e in ALL] + [(*flipped, "wrong") for flipped in FLIPPED]
+
+
+@pytest.mark.parametrize("notebook, number, answer, status", SESSION,
+                         ids=[*IDS, *(f"nb{notebook}-q{number}-wrong" for notebook, number, _ in FLIPPED)])
+def test_verdicts_stand_whatever_the_session_state(session_state, notebook, number, answer, status):
+    """The reference solution (answer None) right and a wrong answer wrong,
+    with gradient recording off and with a float64 default dtype; the random
+    numbers left as they were."""
+    if answer is None:
+        answer = declared(notebook)[number - 1].reference(_lesson(notebook))
     torch.set_grad_enabled(False)
-    feedback = _check(notebook, exercise.number, answer)
-    assert feedback.status == "right" and not torch.is_grad_enabled(), feedback
+    feedback = _check(notebook, number, answer)
+    assert feedback.status == status and not torch.is_grad_enabled(), feedback
     torch.set_grad_enabled(True)
     torch.set_default_dtype(torch.float64)
-    assert _check(notebook, exercise.number, answer).status == "right" and torch.get_default_dtype() == torch.float64
+    assert _check(notebook, number, answer).status == status and torch.get_default_dtype() == torch.float64
     torch.manual_seed(123)
     random.seed(123)
     expected, expected_py = torch.rand(3), random.random()
     torch.manual_seed(123)
     random.seed(123)
-    _check(notebook, exercise.number, answer)
+    _check(notebook, number, answer)
     assert torch.equal(torch.rand(3), expected) and random.random() == expected_py
-
-
-@pytest.mark.parametrize("notebook, number, answer", FLIPPED)
-def test_wrong_answers_stay_wrong_whatever_the_session_state(session_state, notebook, number, answer):
-    torch.set_grad_enabled(False)
-    assert _check(notebook, number, answer).status == "wrong"
-    torch.set_grad_enabled(True)
-    torch.set_default_dtype(torch.float64)
-    assert _check(notebook, number, answer).status == "wrong" and torch.get_default_dtype() == torch.float64
 
 
 def test_whatever_the_answer_did_to_the_session_is_undone(session_state):
