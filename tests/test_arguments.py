@@ -7,6 +7,8 @@ import pytest
 import torch
 
 from helpers import draw_graph, trace_graph
+from helpers.node_arguments import id_ranges
+from tools.testkit.lessons import lesson_function
 
 
 def _no_grad_result():
@@ -89,7 +91,6 @@ def test_after_a_cut_errors_name_the_ids_there_are():
 
 
 def test_id_ranges_are_runs_and_bounded():
-    from helpers.node_arguments import id_ranges
     ids = ["n1", "n2", "n4", "n6", "n7", "n8", *(f"n{i}" for i in range(20, 40, 2))]
     assert id_ranges(ids) == "n1 and n2, n4, n6 to n8, n20, n22, n24, and 7 more"
     assert id_ranges([]) == "(none)"
@@ -182,7 +183,6 @@ def test_a_compiled_model_names_its_leaves_as_the_original_module():
 
 
 def test_a_scratch_value_refuses_what_it_does_not_use():
-    from tools.testkit.lessons import lesson_function
     value = lesson_function("07-autograd-from-scratch", "Value")
     z = value(2.0, label="x") * value(3.0, label="w")
     assert str(draw_graph(z))

@@ -9,6 +9,7 @@ import re
 
 import nbformat
 import pytest
+import torch
 from jupyter_client.manager import KernelManager
 from nbclient import NotebookClient
 from nbformat.v4 import new_code_cell, new_notebook
@@ -167,8 +168,6 @@ def test_a_handler_installed_before_keeps_its_errors(shell):
 def test_whose_code_is_whose():
     """Everything the widgets' error view hides (arguments.MACHINERY) is
     someone else's here too; a cell and the learner's own file are theirs."""
-    import torch
-
     assert owner(torch.__file__) == "torch"
     assert all(owner(f"{prefix}/some_module.py") is not None for prefix in MACHINERY)
     assert owner("/tmp/ipykernel_41/3050.py") is None and owner("<ipython-input-3-a1b2>") is None

@@ -23,11 +23,12 @@ import numpy
 import pytest
 import torch
 
-from helpers.exercises import Exercise, ExerciseSet, ____, answer_from, declared, exercises
+from helpers.exercises import Exercise, ExerciseSet, ____, answer_from, cells, declared, exercises
 from helpers.exercises.answers import CHECKER
 from helpers.exercises.exercise import predict, write
+from helpers.exercises.feedback import QUOTE_LIMIT
 from helpers.exercises.judges import FORMS, op_labels, value
-from helpers.exercises.sandbox import TimedOut, time_limit
+from helpers.exercises.sandbox import TimedOut, replaced, time_limit
 from tools.notebooks import notebook_paths
 from tools.testkit.lessons import lesson_function, notebook_source
 
@@ -442,8 +443,6 @@ def test_a_cell_that_raised_after_setting_its_answer_has_that_answer_judged(kern
 
 
 def test_the_hook_is_registered_once_per_kernel(kernel):
-    from helpers.exercises import cells
-
     kernel.run("ex = exercises('01', globals())\nex2 = exercises('02', globals())")
     for event, hook in (("pre_run_cell", cells.before_cell), ("post_run_cell", cells.after_cell)):
         assert kernel.shell.events.callbacks[event].count(hook) == 1
@@ -452,8 +451,6 @@ def test_the_hook_is_registered_once_per_kernel(kernel):
 def test_outside_ipython_an_answer_is_judged_as_given(monkeypatch):
     """Plain Python: no kernel, no record of cells; every check judges the
     value it is given, and quotes it."""
-    from helpers.exercises import cells
-
     monkeypatch.setattr(cells, "_shell", lambda: None)
     scope = cell("answer_4 = 'a'\n", dict(_lesson("01")))
     ex = exercises("01", scope)
@@ -462,8 +459,6 @@ def test_outside_ipython_an_answer_is_judged_as_given(monkeypatch):
 
 
 def test_feedback_is_short_and_quotes_the_answer_it_judged_on_one_line():
-    from helpers.exercises.feedback import QUOTE_LIMIT
-
     assert repr(_check("01", 4, "c")).splitlines()[1:] == ["You answered 'c'."]
     assert repr(_check("01", 1, 38.0)).splitlines()[1:] == ["You answered 38."]
     huge = _check("01", 1, torch.arange(1_000_000.0).reshape(1000, 1000))
@@ -528,8 +523,6 @@ def test_torch_patching_itself_is_not_a_replacement():
     torch's own code (the session's first torch.compile does it): no check
     refuses for that."""
     import torch._dynamo  # noqa: F401
-
-    from helpers.exercises.sandbox import replaced
 
     torch.nn.Linear(2, 2)
     assert replaced() == []

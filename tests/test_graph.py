@@ -16,7 +16,9 @@ from helpers import draw_graph, saved_values, trace_graph
 from helpers.arguments import roots_of
 from helpers.fx import draw_fx
 from helpers.graph import Edge, Graph, Node, autograd_nodes
-from helpers.saved_values import MAX_LABEL, Saved
+from helpers.plan import CUT_MARK, plan_of, shown_saved
+from helpers.saved_values import MAX_LABEL, Saved, SavedReader
+from helpers.text_form import HIGHLIGHT_MARK, _bounded, to_text
 from helpers.walk import Walker, count_limit, nearest, walk_for
 from tools.testkit.lessons import lesson_function
 from tools.testkit.real_models import Counted, subclass_graph
@@ -344,12 +346,11 @@ def test_saved_values_described_once_per_shape_are_those_read_node_by_node():
     shapes (or plain values); what it gives each node is what reading that
     node alone gives (0.0 and -0.0, 1 and True and 1.0 kept apart; a hook,
     a custom Function, a freed or modified value read in full)."""
-    from helpers.saved_values import saved_values
-
     root = _saved_corpus()
     graph = trace_graph(root)
     by_id = {n.id: n for n in graph.nodes}
-    alone = {node_id: saved_values(fn) for node_id, fn in autograd_nodes(root) if by_id[node_id].kind == "op"}
+    alone = {node_id: saved_values.saved_values(fn)
+             for node_id, fn in autograd_nodes(root) if by_id[node_id].kind == "op"}
     assert {node_id: by_id[node_id].saved for node_id in alone} == alone
     texts = {s.text for n in graph.nodes for s in n.saved if s.name in ("exponent", "min")}
     assert {"0", "-0", "1", "True", "False", "2.5"} <= texts
@@ -361,9 +362,6 @@ def test_the_text_form_of_a_big_graph_is_its_lines_made_one_by_one():
     """Lines alike but for the id are made once; a node highlighted, cut,
     with a note, or with an id long enough to break its line, is made as
     any other, so the text is what joining each node's parts gives."""
-    from helpers.plan import CUT_MARK, plan_of, shown_saved
-    from helpers.text_form import HIGHLIGHT_MARK, _bounded, to_text
-
     graph = trace_graph(_saved_corpus(), max_nodes=900)
     long_id = replace(graph.nodes[5], id="n5" + "9" * 150)
     nodes = (*graph.nodes[:5], long_id, *graph.nodes[6:])
@@ -411,10 +409,6 @@ def test_a_walk_leaves_what_the_program_froze_frozen():
 def test_the_descriptions_a_walk_shares_hold_no_tensor_and_no_node():
     """What a SavedReader shares between equal saved values is plain values:
     no tensor or autograd node that would keep a graph's memory alive."""
-    from torch.autograd.graph import Node as AutogradNode
-
-    from helpers.saved_values import SavedReader
-
     root = _saved_corpus()
     reader = SavedReader()
     read = [reader.read(fn) for _, fn in autograd_nodes(root)]

@@ -11,7 +11,7 @@ from html import escape
 import pytest
 import torch
 
-from helpers import draw_graph, svg
+from helpers import draw_graph, svg, trace_graph
 from helpers.svg import INSTALL_HINT, LAYOUT_LIMIT, DotUnavailable, dot_command, find_dot, to_svg
 from tools.testkit.shapes import rnn
 
@@ -84,8 +84,6 @@ def test_the_refusal_says_what_applies_to_what_was_drawn(monkeypatch):
     """roll=True is offered only when the drawing is not rolled already; a
     Graph drawn as given is cut by trace_graph, not by draw_graph; the count
     is of the nodes shown."""
-    from helpers import trace_graph
-
     monkeypatch.setattr(svg, "LAYOUT_LIMIT", 5)
     w, h = rnn(10)
     rolled = str(pytest.raises(DotUnavailable, draw_graph(h, {"W": w}, roll=True).svg).value)

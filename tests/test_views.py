@@ -2,12 +2,15 @@
 themselves define (loaded from the notebooks: one source). Each view returns
 a Figure; the tests read its caption and the graph it drew, never its HTML."""
 
+import gc
 import re
+import weakref
 from unittest.mock import Mock
 
 import pytest
 import torch
 
+import helpers.svg
 from helpers.draw import Figure, natural_width
 from helpers.lessons.nb01 import branch_view, loop_view, sequence_view, while_view
 from helpers.lessons.nb02 import step_view
@@ -229,11 +232,6 @@ def test_an_edited_build_function_is_built_anew():
 
 
 def test_a_built_model_goes_with_its_function():
-    import gc
-    import weakref
-
-    from helpers.model_cache import as_built
-
     def build():
         return torch.nn.Linear(2, 2)
 
@@ -246,7 +244,6 @@ def test_a_built_model_goes_with_its_function():
 
 def test_without_dot_a_sequence_view_says_how_to_install_it_not_that_it_is_too_big(monkeypatch):
     """No Graphviz: the drawing's own message (what to install), never "too many nodes"."""
-    import helpers.svg
     monkeypatch.setattr(helpers.svg, "find_dot", lambda: None)
     helpers.svg._laid_out.cache_clear()         # drawings laid out earlier in this process
     for view in ("rolled", "cut", "unrolled"):
