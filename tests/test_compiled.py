@@ -1,7 +1,5 @@
-"""helpers/compiled.py and compiled_view.py: what torch.compile makes of
-the lessons' functions, as counts and operation names (the stable facts
-notebook 09 compares); the compile widget's view, made once per function
-and control values; and notebook 09 shows the code its exercises run."""
+"""helpers/compiled.py and compiled_view.py: what torch.compile makes of the
+lessons' functions, as counts and operation names; the compile widget's view."""
 
 import gc
 import types

@@ -1,9 +1,6 @@
 """The short form of errors (helpers/errors.py), which every notebook's set-up
-cell turns on: the message first, then the learner's own frames (cells and
-functions defined in them), no frames of the helpers or of torch, one line
-saying what was left out and that %tb prints the full traceback; the error
-output's ename and evalue as without it; KeyboardInterrupt, SystemExit and
-syntax errors shown as IPython shows them."""
+cell turns on: the message first, the learner's own frames only, one line on
+what was left out (%tb prints it all); ename and evalue as without it."""
 
 import re
 

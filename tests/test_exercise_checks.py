@@ -1,10 +1,5 @@
-"""Verdicts a learner can trust: session state flips no verdict and a check
-gives the session back; an answer that raises or never returns is feedback
-(SIGALRM; without it, no limit); the truth comes from the stored notebook; a
-checker's bug is the checker's; no solution shows; every answer form counts
-alike and a liar is judged by its built-in value; behaviour is compared with
-the solution's; a replaced torch function is named; verdicts go to the
-results file."""
+"""Verdicts a learner can trust, whatever the session, the answer's form or
+what the answer does; the feedback of a check in a kernel; the results file."""
 
 import ast
 import json

@@ -1,7 +1,5 @@
-"""helpers/fx.py: an FX graph as the collection's Graph. Numbered in walk
-order and the same every time, drawn with the autograd graphs' vocabulary
-(the compiled branch of notebook 01's function has the very shape of its
-autograd graph), inputs marked as graph inputs, and bad input refused with
+"""helpers/fx.py: an FX graph as the collection's Graph, numbered in walk
+order, drawn with the autograd graphs' vocabulary; bad input refused with
 what to pass instead."""
 
 import operator
