@@ -33,18 +33,6 @@ def test_a_grad_fn_root_is_walked_as_torchs_next_functions(note_example):
     assert constant is None and pow_fn.next_functions[0][0].variable is x
 
 
-@pytest.mark.parametrize("extra, labels", [
-    (True, ["output", "AddBackward0", "MulBackward0", "const", "leaf", "const"]),
-    (False, ["output", "MulBackward0", "leaf", "const"]),
-])
-def test_dynamic_forward_branches(extra, labels):
-    x = torch.tensor(3.0, requires_grad=True)
-    dynamic_forward = lesson_function("01-dynamic-control-flow", "dynamic_forward")
-    g = trace_graph(dynamic_forward(x, extra))
-    assert [n.label if n.kind == "op" else n.kind for n in g.nodes] == labels
-    assert bool(g.find("AddBackward0")) is extra
-
-
 def test_an_input_used_twice_gives_two_edges_and_the_output_used_is_recorded():
     x = torch.tensor(3.0, requires_grad=True)
     g = trace_graph(x * x, {"x": x})
