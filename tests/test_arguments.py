@@ -7,6 +7,8 @@ import pytest
 import torch
 
 from helpers import draw_graph, trace_graph
+from helpers.node_arguments import id_ranges
+from tools.testkit.lessons import lesson_function
 
 
 def _no_grad_result():
@@ -20,7 +22,6 @@ def _no_grad_result():
     ([torch.nn.Linear(3, 2).weight.grad_fn], TypeError, "A leaf's .grad_fn is None: a tensor made with "
      "requires_grad=True, or a parameter, is a leaf and has no grad_fn, so pass the tensor itself"),
     (3, TypeError, "Python number 3"),
-    (2.5, TypeError, "Python number 2.5"),
     ("y", TypeError, "not its name"),
     ({"y": 1}, TypeError, "got a dict"),
     (torch.ones(2), ValueError, "requires_grad is False"),
@@ -48,7 +49,7 @@ def test_bad_params(params, words):
     assert words in str(caught.value)
 
 
-@pytest.mark.parametrize("max_nodes, error", [(0, ValueError), (-3, ValueError), (2.5, TypeError),
+@pytest.mark.parametrize("max_nodes, error", [(0, ValueError), (2.5, TypeError),
                                               ("10", TypeError), (True, TypeError)])
 def test_bad_max_nodes(max_nodes, error):
     y = torch.ones(1, requires_grad=True) * 2
@@ -90,7 +91,6 @@ def test_after_a_cut_errors_name_the_ids_there_are():
 
 
 def test_id_ranges_are_runs_and_bounded():
-    from helpers.node_arguments import id_ranges
     ids = ["n1", "n2", "n4", "n6", "n7", "n8", *(f"n{i}" for i in range(20, 40, 2))]
     assert id_ranges(ids) == "n1 and n2, n4, n6 to n8, n20, n22, n24, and 7 more"
     assert id_ranges([]) == "(none)"
@@ -183,7 +183,6 @@ def test_a_compiled_model_names_its_leaves_as_the_original_module():
 
 
 def test_a_scratch_value_refuses_what_it_does_not_use():
-    from tools.testkit.lessons import lesson_function
     value = lesson_function("07-autograd-from-scratch", "Value")
     z = value(2.0, label="x") * value(3.0, label="w")
     assert str(draw_graph(z))
@@ -193,48 +192,29 @@ def test_a_scratch_value_refuses_what_it_does_not_use():
             draw_graph(z, **options)
 
 
-class _Output(dict):
-    """A model's output as Hugging Face's ModelOutput is: a dict whose fields
-    are attributes too (helpers import nothing from transformers)."""
-
-    def __getattr__(self, name):
-        try:
-            return self[name]
-        except KeyError:
-            raise AttributeError(name) from None
-
-
-def _model_output():
-    x = torch.randn(2, 3, requires_grad=True)
-    logits = x * 2
-    return _Output(loss=logits.sum(), logits=logits, labels=torch.ones(2))
-
-
-@pytest.mark.parametrize("helper", [trace_graph, draw_graph])
-def test_a_model_output_names_its_tensors(helper):
-    with pytest.raises(TypeError, match="got a _Output, which holds the tensors .loss, .logits, .labels: pass one "
-                       "of them, such as output.loss") as caught:
-        helper(_model_output())
-    assert "For example" not in str(caught.value)
-    with pytest.raises(TypeError, match=r"holds the tensors \['y'\]: pass one of them, such as output\['y'\]"):
-        helper({"y": torch.ones(1, requires_grad=True) * 2})
-    with pytest.raises(TypeError, match="item 1 of the list: .* got a _Output"):
-        helper([torch.ones(1, requires_grad=True) * 2, _model_output()])
-    output = _model_output()
-    assert helper(output.loss) and helper([output.loss, output.logits])
-
-
-def test_a_hugging_face_model_output_names_loss_and_logits():
+@pytest.fixture(scope="module")
+def model_output():
+    """A Hugging Face model's output (a ModelOutput: a dict whose fields are attributes too)."""
     import transformers  # a test dependency (requirements-dev.txt): a missing one fails here, never skips
     config = transformers.LlamaConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=1,
                                       num_attention_heads=2, num_key_value_heads=2, vocab_size=64)
     torch.manual_seed(0)
     ids = torch.randint(0, 64, (1, 8))
-    output = transformers.LlamaForCausalLM(config)(input_ids=ids, labels=ids)
-    with pytest.raises(TypeError, match=f"got a {type(output).__name__}, which holds the tensors .loss, .logits: "
-                       "pass one of them, such as output.loss"):
-        draw_graph(output)
-    assert draw_graph(output.loss).graph.count("op")
+    return transformers.LlamaForCausalLM(config)(input_ids=ids, labels=ids)
+
+
+@pytest.mark.parametrize("helper", [trace_graph, draw_graph])
+def test_a_model_output_names_its_tensors(helper, model_output):
+    name = type(model_output).__name__
+    with pytest.raises(TypeError, match=f"got a {name}, which holds the tensors .loss, .logits: pass one of them, "
+                       "such as output.loss") as caught:
+        helper(model_output)
+    assert "For example" not in str(caught.value)
+    with pytest.raises(TypeError, match=r"holds the tensors \['y'\]: pass one of them, such as output\['y'\]"):
+        helper({"y": torch.ones(1, requires_grad=True) * 2})
+    with pytest.raises(TypeError, match=f"item 1 of the list: .* got a {name}"):
+        helper([torch.ones(1, requires_grad=True) * 2, model_output])
+    assert helper(model_output.loss) and helper([model_output.loss, model_output.logits])
 
 
 @pytest.mark.parametrize("compiled", [False, True])

@@ -12,7 +12,7 @@ import pytest
 import torch
 from torch.utils.checkpoint import CheckpointPolicy, checkpoint, create_selective_checkpoint_contexts
 
-from helpers import trace_graph
+from helpers import checkpoint_policy, trace_graph
 from helpers.checkpoint_policy import (
     EITHER,
     INPUT,
@@ -25,6 +25,7 @@ from helpers.checkpoint_policy import (
     RECOMPUTED,
     UNKNOWN,
 )
+from helpers.saved_values import MAX_TEXT, one_line
 
 
 def _keep_matmuls(ctx, func, *args, **kwargs):
@@ -51,7 +52,7 @@ def block():
 def test_a_checkpointed_blocks_leaf_weights_are_read_again_and_its_weights_view_recomputed(block, how):
     """LayerNorm's weight and bias, saved by its own node, are leaves; what
     Linear saved is its weight's transpose, a view of a leaf, made again in
-    the re-run. A plain checkpoint once called them recomputed, a policy a leaf."""
+    the re-run."""
     texts = _texts(_run(block, torch.randn(2, 3, 4, requires_grad=True) * 2, how))
     assert texts[("NativeLayerNormBackward0", "weight")] == LEAF
     assert texts[("NativeLayerNormBackward0", "bias")] == LEAF
@@ -194,9 +195,6 @@ def test_a_tensor_read_from_outside_the_checkpoint_is_read_again(how):
 
 
 def test_every_label_is_a_saved_values_bounded_line():
-    from helpers import checkpoint_policy
-    from helpers.saved_values import MAX_TEXT, one_line
-
     labels = [value for name, value in vars(checkpoint_policy).items() if name.isupper() and isinstance(value, str)
               and not name.startswith("_")]
     assert len(labels) == 12

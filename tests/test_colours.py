@@ -8,7 +8,7 @@ import itertools
 import re
 from pathlib import Path
 
-from helpers import dot
+from helpers import dot, draw_graph
 
 MIN_CONTRAST = 4.5
 MIN_DISTANCE = 10.0       # CIELAB delta E (1976) between two fills
@@ -85,8 +85,6 @@ def test_every_colour_in_dot_is_checked():
 
 
 def test_freed_and_constant_differ_in_shape_not_only_dash(note_example):
-    from helpers import draw_graph
-
     _, _, z = note_example
     z.backward()
     source = draw_graph(z).source

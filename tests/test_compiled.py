@@ -1,11 +1,10 @@
-"""helpers/compiled.py and compiled_view.py: what torch.compile makes of
-the lessons' functions, as counts and operation names (the stable facts
-notebook 09 compares); the compile widget's view, made once per function
-and control values; and notebook 09 shows the code its exercises run."""
+"""helpers/compiled.py and compiled_view.py: what torch.compile makes of the
+lessons' functions, as counts and operation names; the compile widget's view."""
 
 import gc
 import types
 import weakref
+from unittest.mock import Mock
 
 import nbformat
 import pytest
@@ -103,9 +102,9 @@ def test_aot_split_refuses_a_lambda_over_a_module_with_what_to_pass():
 
 
 def test_aot_split_takes_a_models_tensors_in_a_dict_with_integer_inputs():
-    """functional_call with a dict of parameters and buffers, and token ids that need no grad
-    (as a language model takes them): the dict's tensors are the ones that need grad. It was
-    refused, as only top-level tensors were looked at; the tensors in the dict are copied too."""
+    """functional_call with a dict of parameters and buffers, and token ids
+    that need no grad: the dict's tensors are the ones that need grad, and are
+    copied."""
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Embedding(10, 4), torch.nn.LayerNorm(4), torch.nn.Linear(4, 2))
     model.register_buffer("scale", torch.tensor(2.0))
@@ -122,7 +121,6 @@ def test_aot_split_takes_a_models_tensors_in_a_dict_with_integer_inputs():
 
 
 def test_aot_split_of_what_torch_compile_returns_says_to_pass_what_was_compiled():
-    """A compiled model failed from deep inside torch (FunctionalTensor used on its own)."""
     model, x = torch.nn.Linear(3, 2), torch.randn(4, 3)
     for compiled in (torch.compile(model), torch.compile(_square_times_three)):
         with pytest.raises(TypeError, match="give it what torch.compile was given") as caught:
@@ -179,27 +177,16 @@ def _defined_again(function):
     return types.FunctionType(function.__code__, function.__globals__, function.__name__)
 
 
-def _counting_compiles(monkeypatch):
-    """The compile_calls calls the compile view makes, counted."""
-    made = []
-
-    def counted(*args, **kwargs):
-        made.append(args[1])
-        return compile_calls(*args, **kwargs)
-
-    monkeypatch.setattr(compiled_view, "compile_calls", counted)
-    return made
-
-
 def test_the_compile_view_compiles_a_combination_once_per_function(monkeypatch):
-    made = _counting_compiles(monkeypatch)
+    made = Mock(wraps=compile_calls)
+    monkeypatch.setattr(compiled_view, "compile_calls", made)
     forward = _defined_again(_lesson("dynamic_forward"))
     first = compile_view(forward, False, "True")
-    assert compile_view(forward, True, "True") is not first and len(made) == 2
-    assert compile_view(forward, False, "True") is first and len(made) == 2     # a revisit compiles nothing
+    assert compile_view(forward, True, "True") is not first and made.call_count == 2
+    assert compile_view(forward, False, "True") is first and made.call_count == 2     # a revisit compiles nothing
     redefined = _defined_again(forward)
     assert redefined is not forward and str(compile_view(redefined, False, "True")) == str(first)
-    assert len(made) == 3
+    assert made.call_count == 3
 
 
 def test_the_compile_views_memo_keeps_no_function_alive():
@@ -236,7 +223,6 @@ def test_notebook_09_shows_the_code_its_exercises_run():
 
 
 def test_the_compile_view_says_so_when_a_redefined_function_gives_no_graph():
-    """A lesson function redefined with no tensor operation runs no compiled graph: a clear error, not an IndexError."""
     def no_operation(x, use_extra_layer):
         return x
 

@@ -1,12 +1,7 @@
-"""A graph walked whole by the helpers is freed without crashing, at any depth.
-
-Reading `next_functions` gives each node a Python wrapper that torch keeps on
-the C++ node; freeing such a chain recursed once per node in torch's C++ and
-overflowed the stack (SIGSEGV) at some 30,000 nodes (`walk.hold_inputs`).
-Each case runs in a child process, since the crash would end pytest, with the
-usual 8 MB stack (ulimit -s 8192) whatever the machine's limit, so that the
-depths below are past the crash's (100,000 steps of a chain crashed without
-the walk's holding)."""
+"""A graph walked whole by the helpers is freed without crashing, at any
+depth (`walk.hold_inputs`). Each case runs in a child process, since the crash
+(SIGSEGV) would end pytest, on the usual 8 MB stack, at depths past the
+crash's without the walk's holding."""
 
 import subprocess
 import sys

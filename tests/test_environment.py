@@ -5,8 +5,9 @@ import re
 from pathlib import Path
 
 import pytest
+import torch
 
-from helpers import report
+from helpers import report, standalone
 from helpers.environment import check_environment
 from helpers.svg import INSTALL_HINT
 from helpers.torch_version import (
@@ -90,10 +91,6 @@ def test_another_torch_is_told_how_many_cells_show_what_one_release_does(tmp_pat
 def test_an_old_torch_is_one_line_in_the_check_and_the_set_up_cell(monkeypatch):
     """The environment check marks it and gives no all-clear; the set-up cell
     (helpers.standalone.ready) stops with the same line."""
-    import torch
-
-    from helpers import standalone
-
     monkeypatch.setattr(torch, "__version__", "2.8.0+cpu")
     text = report()
     assert f"MISSING torch: 2.8.0 is older than the {TORCH_NEEDED} these helpers need: {UPGRADE}" in text
@@ -105,8 +102,6 @@ def test_an_old_torch_is_one_line_in_the_check_and_the_set_up_cell(monkeypatch):
 
 
 def test_the_check_names_the_torch_the_outputs_were_checked_against():
-    import torch
-
     line = next(c for c in check_environment() if c.name == "torch").detail
     assert line.startswith(torch.__version__.split("+")[0])
     assert pinned_torch() in line and "checked against" in line

@@ -1,14 +1,12 @@
 """The short form of errors (helpers/errors.py), which every notebook's set-up
-cell turns on: the message first, then the learner's own frames (cells and
-functions defined in them), no frames of the helpers or of torch, one line
-saying what was left out and that %tb prints the full traceback; the error
-output's ename and evalue as without it; KeyboardInterrupt, SystemExit and
-syntax errors shown as IPython shows them."""
+cell turns on: the message first, the learner's own frames only, one line on
+what was left out (%tb prints it all); ename and evalue as without it."""
 
 import re
 
 import nbformat
 import pytest
+import torch
 from jupyter_client.manager import KernelManager
 from nbclient import NotebookClient
 from nbformat.v4 import new_code_cell, new_notebook
@@ -97,8 +95,6 @@ def test_a_learners_function_called_by_torch_is_kept(shell):
 
 
 def test_the_helpers_frames_are_left_out(shell):
-    """Notebook 00's bad argument: before, IPython showed helpers/arguments.py's
-    `learner_facing.<locals>.checked`."""
     short_tracebacks(shell)
     shell.run("from helpers import draw_graph")
     name, message, lines = shown(shell, "draw_graph(torch.ones(2))")
@@ -150,17 +146,6 @@ def test_colours_only_the_errors_name_and_none_without_colours(shell, monkeypatc
     assert "\x1b" not in "\n".join(coloured[-1])
 
 
-def test_installed_once_and_taken_away_again(shell):
-    short_tracebacks(shell)
-    handler = shell.CustomTB
-    short_tracebacks(shell)
-    assert in_force(shell) and shell.CustomTB is handler
-    full_tracebacks(shell)
-    assert not in_force(shell)
-    _, _, lines = shown(shell, "1 / 0")
-    assert "Traceback (most recent call last)" in "\n".join(lines)
-
-
 def test_a_handler_installed_before_keeps_its_errors(shell):
     """Colab's shell has its own handler for ImportError: those stay its,
     the rest get the short form, and taking the short form away gives it
@@ -180,8 +165,6 @@ def test_a_handler_installed_before_keeps_its_errors(shell):
 def test_whose_code_is_whose():
     """Everything the widgets' error view hides (arguments.MACHINERY) is
     someone else's here too; a cell and the learner's own file are theirs."""
-    import torch
-
     assert owner(torch.__file__) == "torch"
     assert all(owner(f"{prefix}/some_module.py") is not None for prefix in MACHINERY)
     assert owner("/tmp/ipykernel_41/3050.py") is None and owner("<ipython-input-3-a1b2>") is None
@@ -191,14 +174,21 @@ def test_whose_code_is_whose():
 def test_the_set_up_cell_turns_it_on_whichever_way_it_installs(shell):
     """The set-up cell's last line (`%reload_ext helpers.standalone` where
     helpers imports) turns it on: it runs in the collection's JupyterLab and in
-    Colab alike, after the install or without one, and again when the cell runs again."""
+    Colab alike, after the install or without one, and once when the cell runs
+    again; full_tracebacks takes it away."""
     last = install_source().splitlines()[-1]
     assert last.startswith("%reload_ext ")
     full_tracebacks(shell)
     assert not in_force(shell)
+    handlers = []
     for _ in range(2):
         assert shell.run(last).success
         assert in_force(shell)
+        handlers.append(shell.CustomTB)
+    assert handlers[0] is handlers[1], "installed twice"
+    full_tracebacks(shell)
+    assert not in_force(shell)
+    assert "Traceback (most recent call last)" in "\n".join(shown(shell, "1 / 0")[2])
 
 
 def test_in_a_kernel_the_error_output_keeps_its_name_and_message(tmp_path):

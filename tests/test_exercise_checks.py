@@ -1,10 +1,5 @@
-"""Verdicts a learner can trust: session state flips no verdict and a check
-gives the session back; an answer that raises or never returns is feedback
-(SIGALRM; without it, no limit); the truth comes from the stored notebook; a
-checker's bug is the checker's; no solution shows; every answer form counts
-alike and a liar is judged by its built-in value; behaviour is compared with
-the solution's; a replaced torch function is named; verdicts go to the
-results file."""
+"""Verdicts a learner can trust, whatever the session, the answer's form or
+what the answer does; the feedback of a check in a kernel; the results file."""
 
 import inspect
 import json
@@ -23,15 +18,16 @@ import numpy
 import pytest
 import torch
 
-from helpers.exercises import Exercise, ExerciseSet, ____, answer_from, declared, exercises
+from helpers.exercises import Exercise, ExerciseSet, ____, answer_from, cells, declared, exercises
 from helpers.exercises.answers import CHECKER
 from helpers.exercises.exercise import predict, write
+from helpers.exercises.feedback import QUOTE_LIMIT
 from helpers.exercises.judges import FORMS, op_labels, value
-from helpers.exercises.sandbox import TimedOut, time_limit
+from helpers.exercises.sandbox import TimedOut, replaced, time_limit
 from tools.notebooks import notebook_paths
 from tools.testkit.lessons import lesson_function
 
-# (notebook, number, a wrong answer that session state used to turn Right)
+# (notebook, number, a wrong answer that session state could turn right)
 FLIPPED = [("08", 5, True), ("04", 2, "c"), ("05", 3, {"p", "q", "r"}), ("06", 4, 1), ("03", 3, 0)]
 ALL = [(notebook, e) for notebook in ("01", "02", "03", "04", "05", "06", "07", "08") for e in declared(notebook)]
 IDS = [f"nb{notebook}-q{e.number}" for notebook, e in ALL]
@@ -75,33 +71,30 @@ def session_state():
     torch.set_rng_state(rng)
 
 
-@pytest.mark.parametrize("notebook, exercise", ALL, ids=IDS)
-def test_reference_solutions_are_right_whatever_the_session_state(session_state, notebook, exercise):
-    """Right with gradient recording off, and with a float64 default dtype;
-    the random numbers left as they were."""
-    answer = _reference(notebook, exercise)
+SESSION = [(notebook, e.number, None, "right") for notebook, e in ALL] + [(*flipped, "wrong") for flipped in FLIPPED]
+
+
+@pytest.mark.parametrize("notebook, number, answer, status", SESSION,
+                         ids=[*IDS, *(f"nb{notebook}-q{number}-wrong" for notebook, number, _ in FLIPPED)])
+def test_verdicts_stand_whatever_the_session_state(session_state, notebook, number, answer, status):
+    """The reference solution (answer None) right and a wrong answer wrong,
+    with gradient recording off and with a float64 default dtype; the random
+    numbers left as they were."""
+    if answer is None:
+        answer = declared(notebook)[number - 1].reference(_lesson(notebook))
     torch.set_grad_enabled(False)
-    feedback = _check(notebook, exercise.number, answer)
-    assert feedback.status == "right" and not torch.is_grad_enabled(), feedback
+    feedback = _check(notebook, number, answer)
+    assert feedback.status == status and not torch.is_grad_enabled(), feedback
     torch.set_grad_enabled(True)
     torch.set_default_dtype(torch.float64)
-    assert _check(notebook, exercise.number, answer).status == "right" and torch.get_default_dtype() == torch.float64
+    assert _check(notebook, number, answer).status == status and torch.get_default_dtype() == torch.float64
     torch.manual_seed(123)
     random.seed(123)
     expected, expected_py = torch.rand(3), random.random()
     torch.manual_seed(123)
     random.seed(123)
-    _check(notebook, exercise.number, answer)
+    _check(notebook, number, answer)
     assert torch.equal(torch.rand(3), expected) and random.random() == expected_py
-
-
-@pytest.mark.parametrize("notebook, number, answer", FLIPPED)
-def test_wrong_answers_stay_wrong_whatever_the_session_state(session_state, notebook, number, answer):
-    torch.set_grad_enabled(False)
-    assert _check(notebook, number, answer).status == "wrong"
-    torch.set_grad_enabled(True)
-    torch.set_default_dtype(torch.float64)
-    assert _check(notebook, number, answer).status == "wrong" and torch.get_default_dtype() == torch.float64
 
 
 def test_whatever_the_answer_did_to_the_session_is_undone(session_state):
@@ -130,12 +123,8 @@ def test_whatever_the_answer_did_to_the_session_is_undone(session_state):
                                         ("raise NotImplementedError", "NotImplementedError (no message)"),
                                         ("raise ValueError('a\\nb')", "ValueError: a in sign_forward, line 2")])
 def test_an_exception_in_the_learners_function_is_feedback(body, said):
-    ex = _session("01")
-    ex.q2.check(cell(declared("01")[1].solution, {"torch": torch})["sign_forward"])
-    assert repr(ex.score()).startswith("Your score this session: 1 of 2 core exercises right")
-    feedback = ex.q2.check(cell(f"def sign_forward(x):\n    {body}\n", {})["sign_forward"])
+    feedback = _check("01", 2, cell(f"def sign_forward(x):\n    {body}\n", {})["sign_forward"])
     assert feedback.status == "wrong" and said in feedback.text and "running your answer raised" in feedback.text
-    assert "2. a graph that follows a sign (write): not quite" in repr(ex.score())
 
 
 class Hung(BaseException):
@@ -150,45 +139,45 @@ def test_an_answer_that_never_returns_is_stopped(monkeypatch):
 
     previous = signal.signal(signal.SIGALRM, ring)
     signal.setitimer(signal.ITIMER_REAL, 5.0)
+    ex = _session("01")
     try:
-        feedback = _check("01", 2, cell("def sign_forward(x):\n    while True:\n        pass\n", {})["sign_forward"])
+        feedback = ex.q2.check(cell("def sign_forward(x):\n    while True:\n        pass\n", {})["sign_forward"])
         still_armed = signal.getitimer(signal.ITIMER_REAL)[0] > 0
+        then = ex.q2.check(cell(declared("01")[1].solution, {"torch": torch})["sign_forward"])
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
-    assert feedback.status == "wrong" and "your function did not return within the time limit of 0.5 s" in feedback.text
+    assert feedback.status == "wrong" and feedback.text.startswith(
+        "your function did not return within the time limit of 0.5 s (it was in sign_forward, line "), feedback
+    assert feedback.text.endswith("): is there a loop that never ends?"), feedback
     assert still_armed, "the test's own timer was not given back"
+    assert then.status == "right" and "2. a graph that follows a sign (write): right" in repr(ex.score())
 
 
-@pytest.fixture
-def no_sigalrm(monkeypatch):
-    """As on Windows: no SIGALRM, nor the timer calls that send it."""
-    for name in ("SIGALRM", "setitimer", "getitimer", "ITIMER_REAL", "alarm"):
-        monkeypatch.delattr(signal, name)
-
-
-def test_without_sigalrm_a_check_has_no_limit_and_judges_as_usual(no_sigalrm):
-    """Windows: no soft limit (Kernel › Interrupt stops a check that runs on);
-    the verdicts are the same."""
-    right = cell(declared("01")[1].solution, {"torch": torch})["sign_forward"]
-    assert _check("01", 2, right).status == "right"
-    with time_limit(0.01):
-        time.sleep(0.05)                    # nothing rings
-    assert _check("01", 2, cell("def sign_forward(x):\n    return x\n", {})["sign_forward"]).status == "wrong"
-
-
-def test_off_the_main_thread_a_check_has_no_limit_and_judges_as_usual():
-    right, said = cell(declared("01")[1].solution, {"torch": torch})["sign_forward"], []
+@pytest.mark.parametrize("where", ["without SIGALRM", "off the main thread"])
+def test_where_no_alarm_can_ring_a_check_has_no_limit_and_judges_as_usual(where, monkeypatch):
+    """Windows has no SIGALRM, and a thread gets no signals: no soft limit
+    there (Kernel › Interrupt stops a check that runs on); the verdicts are
+    the same."""
+    if where == "without SIGALRM":
+        for name in ("SIGALRM", "setitimer", "getitimer", "ITIMER_REAL", "alarm"):
+            monkeypatch.delattr(signal, name)
+    answers = [cell(declared("01")[1].solution, {"torch": torch})["sign_forward"],
+               cell("def sign_forward(x):\n    return x\n", {})["sign_forward"]]
+    said = []
 
     def work():
         with time_limit(0.01):
-            time.sleep(0.05)
-        said.append(_check("01", 2, right))
+            time.sleep(0.05)                # nothing rings
+        said.extend(_check("01", 2, answer).status for answer in answers)
 
-    worker = threading.Thread(target=work)
-    worker.start()
-    worker.join()
-    assert said and said[0].status == "right", said
+    if where == "off the main thread":
+        worker = threading.Thread(target=work)
+        worker.start()
+        worker.join()
+    else:
+        work()
+    assert said == ["right", "wrong"], said
 
 
 def test_the_signal_cuts_a_sleep_short():
@@ -304,13 +293,6 @@ def test_tab_completion_offers_only_the_three_methods():
     assert offered("ex.q1.") == ["check", "hint", "solution"] and offered("ex.q1._") == []
 
 
-def test_feedback_is_short_whatever_the_answer():
-    feedback = _check("01", 1, list(range(100_000)))
-    assert feedback.status == "wrong" and len(repr(feedback)) < 300
-    long_message = cell("def sign_forward(x):\n    raise ValueError('x' * 10_000_000)\n", {})["sign_forward"]
-    assert len(_check("01", 2, long_message).text) <= 1000
-
-
 def _forms(answer):
     """The same answer in every form FORMS allows for its kind."""
     if isinstance(answer, bool):
@@ -329,8 +311,7 @@ PREDICTIONS = [(n, e) for n, e in ALL if e.kind in ("predict", "choose")]
 
 @pytest.mark.parametrize("notebook, exercise", PREDICTIONS, ids=[f"nb{n}-q{e.number}" for n, e in PREDICTIONS])
 def test_every_answer_form_is_accepted_alike(notebook, exercise):
-    """Sets, frozensets, lists, tuples, numpy scalars: the forms FORMS states,
-    for every predict and choose exercise (03 q1 took no frozenset before)."""
+    """The forms FORMS states, for every predict and choose exercise."""
     for answer in _forms(_reference(notebook, exercise)):
         feedback = _check(notebook, exercise.number, answer)
         assert feedback.status == "right", (answer, feedback)
@@ -375,12 +356,9 @@ def test_an_answer_that_behaves_otherwise_on_any_input_of_the_check_is_not_right
 
 @pytest.fixture
 def kernel():
-    """An IPython shell running cells as a notebook's kernel does (IPython's
-    own run_cell, its pre_run_cell and post_run_cell events), notebook 01's
-    exercises loaded by a cell as the notebook's first code cell loads them.
-    `kernel.run(source)` runs a cell; `kernel.check(source)` runs a check
-    cell and returns its feedback. What the test added to the shell is taken
-    away after it."""
+    """IPython's shell running cells as a kernel does, notebook 01's
+    exercises loaded: `kernel.run(source)` runs a cell, `kernel.check(source)`
+    a check cell, returning its feedback. Undone after the test."""
     interactive = pytest.importorskip("IPython.core.interactiveshell")
     shell = interactive.InteractiveShell.instance()
     callbacks = {event: list(found) for event, found in shell.events.callbacks.items()}
@@ -458,8 +436,6 @@ def test_a_cell_that_raised_after_setting_its_answer_has_that_answer_judged(kern
 
 
 def test_the_hook_is_registered_once_per_kernel(kernel):
-    from helpers.exercises import cells
-
     kernel.run("ex = exercises('01', globals())\nex2 = exercises('02', globals())")
     for event, hook in (("pre_run_cell", cells.before_cell), ("post_run_cell", cells.after_cell)):
         assert kernel.shell.events.callbacks[event].count(hook) == 1
@@ -468,8 +444,6 @@ def test_the_hook_is_registered_once_per_kernel(kernel):
 def test_outside_ipython_an_answer_is_judged_as_given(monkeypatch):
     """Plain Python: no kernel, no record of cells; every check judges the
     value it is given, and quotes it."""
-    from helpers.exercises import cells
-
     monkeypatch.setattr(cells, "_shell", lambda: None)
     scope = cell("answer_4 = 'a'\n", dict(_lesson("01")))
     ex = exercises("01", scope)
@@ -477,9 +451,7 @@ def test_outside_ipython_an_answer_is_judged_as_given(monkeypatch):
     assert repr(ex.q4.check("b")).endswith("\nYou answered 'b'.")
 
 
-def test_each_feedback_quotes_the_answer_it_judged_on_one_short_line():
-    from helpers.exercises.feedback import QUOTE_LIMIT
-
+def test_feedback_is_short_and_quotes_the_answer_it_judged_on_one_line():
     assert repr(_check("01", 4, "c")).splitlines()[1:] == ["You answered 'c'."]
     assert repr(_check("01", 1, 38.0)).splitlines()[1:] == ["You answered 38."]
     huge = _check("01", 1, torch.arange(1_000_000.0).reshape(1000, 1000))
@@ -489,6 +461,9 @@ def test_each_feedback_quotes_the_answer_it_judged_on_one_short_line():
     mine = cell(declared("01")[1].solution, {"torch": torch})["sign_forward"]
     assert repr(_check("01", 2, mine)).splitlines()[1:] == ["Judged your sign_forward."]
     assert "\n" not in repr(_check("01", 1, ____))              # the placeholder: nothing to quote
+    assert len(repr(_check("01", 1, list(range(100_000))))) < 300
+    long_message = cell("def sign_forward(x):\n    raise ValueError('x' * 10_000_000)\n", {})["sign_forward"]
+    assert len(_check("01", 2, long_message).text) <= 1000
 
 
 @pytest.mark.parametrize("value", [1, "sign_forward", None])
@@ -503,12 +478,9 @@ def test_a_value_where_a_function_goes_is_the_learners_mistake(value):
 # --- torch replaced in the session, and the results file --------------------------------------------------------
 
 @pytest.fixture
-def replaced_backward():
+def replaced_backward(monkeypatch):
     """torch.Tensor.backward replaced, as an answer cell can: given back after the test."""
-    original = torch.Tensor.backward
-    torch.Tensor.backward = lambda self, *args, **kwargs: None
-    yield
-    torch.Tensor.backward = original
+    monkeypatch.setattr(torch.Tensor, "backward", lambda self, *args, **kwargs: None)
 
 
 def test_a_replaced_tensor_backward_is_named_not_judged(replaced_backward):
@@ -525,22 +497,18 @@ def test_a_replaced_tensor_backward_is_named_not_judged(replaced_backward):
     assert _check("01", 1, 38).status == "error"          # a prediction's truth is computed with torch too
 
 
-@pytest.mark.parametrize("patch", ["torch.tanh = lambda x: x", "torch.Tensor.__mul__ = lambda self, other: self",
-                                   "torch.autograd.grad = lambda *a, **k: ()", "del torch.nn.functional.relu"])
-def test_any_torch_function_replaced_is_named(patch):
-    owner, name = patch.removeprefix("del ").split(" =")[0].rsplit(".", 1)
-    space = eval(owner, {"torch": torch})
-    before = space.__dict__.get(name, MISSING_NAME)
-    try:
-        exec(patch, {"torch": torch})
+@pytest.mark.parametrize("where, replacement", [
+    ("torch.tanh", lambda x: x), ("torch.Tensor.__mul__", lambda self, other: self),
+    ("torch.autograd.grad", lambda *a, **k: ()), ("torch.nn.functional.relu", None)])
+def test_any_torch_function_replaced_is_named(where, replacement, monkeypatch):
+    with monkeypatch.context() as patch:
+        if replacement is None:
+            patch.delattr(where)
+        else:
+            patch.setattr(where, replacement)
         feedback = _check("01", 1, 38)
-    finally:
-        setattr(space, name, before) if before is not MISSING_NAME else delattr(space, name)
-    assert feedback.status == "error" and feedback.text.startswith(f"`{owner}.{name}` is not torch's own"), feedback
+    assert feedback.status == "error" and feedback.text.startswith(f"`{where}` is not torch's own"), feedback
     assert _check("01", 1, 38).status == "right"
-
-
-MISSING_NAME = object()
 
 
 def test_torch_patching_itself_is_not_a_replacement():
@@ -548,8 +516,6 @@ def test_torch_patching_itself_is_not_a_replacement():
     torch's own code (the session's first torch.compile does it): no check
     refuses for that."""
     import torch._dynamo  # noqa: F401
-
-    from helpers.exercises.sandbox import replaced
 
     torch.nn.Linear(2, 2)
     assert replaced() == []
@@ -584,99 +550,27 @@ def test_every_check_appends_its_verdict_to_the_results_file(tmp_path, monkeypat
 
 # --- liars and answer forms ----------------------------------------------------------------------------------
 
-class AlwaysEqualStr(str):
-    def __eq__(self, other):
-        return True
-
-    def __hash__(self):
-        return hash("b")
-
-    def strip(self, *args):
-        return self
-
-    def lower(self):
-        return AlwaysEqualStr("b")
+LIES = ("__eq__", "__hash__", "__int__", "__index__", "__float__", "__bool__", "__sub__", "__rsub__", "__abs__",
+        "__iter__", "__len__", "strip", "lower")
 
 
-class LyingInt(int):
-    def __int__(self):
-        return 38
+def liar(value, claimed):
+    """`value` in a subclass of its type whose methods above answer as `claimed` would."""
+    def lie(name):
+        return lambda self, *args: getattr(claimed, name)(*args)
 
-    def __index__(self):
-        return 38
-
-    def __eq__(self, other):
-        return True
-
-    def __hash__(self):
-        return hash(38)
-
-    def __sub__(self, other):
-        return 0
-
-    def __rsub__(self, other):
-        return 0
-
-    def __abs__(self):
-        return 0
-
-
-class LyingFloat(float):
-    def __float__(self):
-        return 0.675
-
-    def __eq__(self, other):
-        return True
-
-    def __hash__(self):
-        return hash(0.675)
-
-    def __sub__(self, other):
-        return 0.0
-
-    def __rsub__(self, other):
-        return 0.0
-
-
-class LyingBool(numpy.bool_):
-    def __bool__(self):
-        return True
-
-    def __eq__(self, other):
-        return True
-
-    def __hash__(self):
-        return hash(True)
-
-
-class LyingSet(set):
-    def __iter__(self):
-        return iter(["p", "r"])
-
-    def __eq__(self, other):
-        return True
-
-    def __len__(self):
-        return 2
-
-
-class LyingList(list):
-    def __iter__(self):
-        return iter(["p", "r"])
-
-    def __len__(self):
-        return 2
+    base = type(value)
+    lies = {name: lie(name) for name in LIES if hasattr(base, name) and hasattr(claimed, name)}
+    return type(f"Lying{base.__name__.title()}", (base,), lies)(value)
 
 
 LIARS = [  # (notebook, exercise, a wrong answer whose class claims the right one)
-    ("01", 4, AlwaysEqualStr("a")),          # choose: the right letter is 'b'
-    ("01", 4, AlwaysEqualStr("z")),
-    ("01", 1, LyingInt(37)),                 # predict: 38
-    ("05", 1, LyingFloat(0.5)),              # predict: 0.675
-    ("02", 1, LyingBool(False)),             # predict: True
-    ("05", 3, LyingSet({"q"})),              # predict: {'p', 'r'}
-    ("05", 3, LyingList(["q"])),
-    ("02", 2, AlwaysEqualStr("_saved_self")),    # a judge of its own: '_saved_result'
+    ("01", 4, liar("a", "b")),                  # choose
+    ("01", 1, liar(37, 38)),                    # predict
+    ("05", 1, liar(0.5, 0.675)),
+    ("05", 3, liar({"q"}, {"p", "r"})),
+    ("05", 3, liar(["q"], ["p", "r"])),
+    ("02", 2, liar("_saved_self", "_saved_result")),    # a judge of its own
 ]
 
 
@@ -692,11 +586,9 @@ ANSWER_FORMS = [  # (notebook, exercise, an answer in another form than the solu
     ("06", 3, Fraction(17, 2), "wrong"),
     ("05", 1, Fraction(27, 40), "right"),       # 0.675
     ("06", 3, 10 ** 400, "wrong"),              # no float holds it: wrong, never the checker's own error
-    ("06", 3, -10 ** 400, "wrong"),
     ("03", 3, 10 ** 400, "wrong"),
-    ("05", 1, math.nan, "wrong"),               # JSON has no number for these: they travel tagged by name
+    ("05", 1, math.nan, "wrong"),
     ("05", 1, math.inf, "wrong"),
-    ("05", 1, -math.inf, "wrong"),
     ("06", 3, math.inf, "wrong"),
 ]
 

@@ -11,7 +11,7 @@ from html import escape
 import nbformat
 import pytest
 from answers import RIGHT, RIGHT_SAYING, WRONG
-from structure import _exercises, exercise_rule, optional
+from structure import exercise_rule, optional
 
 from helpers import lessons
 from helpers.exercises import ExerciseSet, ____, answer_from, declared, exercises
@@ -244,15 +244,6 @@ def test_code_a_question_shows_is_the_code_its_check_runs(notebook, number, code
     assert _shows(_markdown_of(notebook, number), code), (
         f"exercise {number} of notebook {notebook} must show, in a ```python block, the code SHOWN[{number}] in "
         f"helpers/lessons/nb{notebook}.py declares (its check runs that code)")
-
-
-def test_a_check_cell_without_its_tag_is_caught():
-    """tests/structure.py: the cell after a slot calls ex.qN.check( and carries answer-check."""
-    nb = nbformat.read(NOTEBOOKS["01"], as_version=4)
-    assert _exercises(nb) == []
-    check = next(c for c in nb.cells if "answer-check" in c.metadata.get("tags", []))
-    check.metadata["tags"] = []
-    assert any("must carry the cell tag answer-check" in p for p in _exercises(nb))
 
 
 def test_the_index_states_the_answer_forms_the_checks_accept():

@@ -1,7 +1,5 @@
-"""helpers/fx.py: an FX graph as the collection's Graph. Numbered in walk
-order and the same every time, drawn with the autograd graphs' vocabulary
-(the compiled branch of notebook 01's function has the very shape of its
-autograd graph), inputs marked as graph inputs, and bad input refused with
+"""helpers/fx.py: an FX graph as the collection's Graph, numbered in walk
+order, drawn with the autograd graphs' vocabulary; bad input refused with
 what to pass instead."""
 
 import operator
@@ -12,6 +10,7 @@ import torch.fx
 
 from helpers.arguments import MARK
 from helpers.compiled import aot_split, compile_calls
+from helpers.draw import draw_graph
 from helpers.fx import INPUT_LINE, draw_fx, fx_graph, joined, operation_name, operations
 from helpers.graph import trace_graph
 from tools.testkit.lessons import lesson_function
@@ -86,7 +85,6 @@ def test_inputs_are_drawn_as_graph_inputs_and_autograd_leaves_keep_their_line():
     both = joined([("compiled", fx_graph(captured)), ("eager", trace_graph(forward(x, False), {"x": x}))])
     assert [n.id for n in both.nodes] == [f"n{i}" for i in range(8)]
     assert [n.label for n in both.nodes if n.kind == "output"] == ["compiled", "eager"]
-    from helpers.draw import draw_graph
     named = draw_graph(both)
     assert named.source.count(INPUT_LINE) == 1 and named.source.count("AccumulateGrad") == 1
 
@@ -108,7 +106,6 @@ def test_an_input_used_more_than_the_shared_limit_is_a_graph_input_in_every_copy
 
 def _encoder_backward(layers=4):
     """AOTAutograd's backward graph of a small transformer encoder, hundreds of nodes."""
-    from helpers.compiled import aot_split
     torch.manual_seed(0)
     layer = torch.nn.TransformerEncoderLayer(16, 2, 32, dropout=0.0)
     encoder = torch.nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)

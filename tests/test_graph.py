@@ -16,45 +16,21 @@ from helpers import draw_graph, saved_values, trace_graph
 from helpers.arguments import roots_of
 from helpers.fx import draw_fx
 from helpers.graph import Edge, Graph, Node, autograd_nodes
-from helpers.saved_values import MAX_LABEL, Saved
+from helpers.plan import CUT_MARK, plan_of, shown_saved
+from helpers.saved_values import MAX_LABEL, Saved, SavedReader
+from helpers.text_form import HIGHLIGHT_MARK, _bounded, to_text
 from helpers.walk import Walker, count_limit, nearest, walk_for
 from tools.testkit.lessons import lesson_function
 from tools.testkit.real_models import Counted, subclass_graph
 from tools.testkit.shapes import rnn
 
 
-def test_note_example_exact(note_example):
+def test_a_grad_fn_root_is_walked_as_torchs_next_functions(note_example):
+    """The note's example walked from z: tests/test_dot.py's test_note_example_text."""
     x, _, z = note_example
-    g = trace_graph(z, {"x": x, "z": z})
-    assert g.nodes == (
-        Node("n0", "output", "z", "scalar"),
-        Node("n1", "op", "MulBackward0", saved=(Saved("other", "scalar tensor"),)),
-        Node("n2", "op", "PowBackward0", saved=(Saved("exponent", "2"), Saved("self", "scalar tensor"))),
-        Node("n3", "const", "None"),
-        Node("n4", "leaf", "x", "scalar", uses=1),
-    )
-    assert g.edges == (
-        Edge("n1", "n0", 0, 0),
-        Edge("n2", "n1", 0, 0),
-        Edge("n3", "n1", 1, 0),
-        Edge("n4", "n2", 0, 0),
-    )
-    assert (g.omitted, g.cut) == (0, ())
-    (pow_fn, _), (constant, _) = z.grad_fn.next_functions       # as torch's own next_functions have it
+    (pow_fn, _), (constant, _) = z.grad_fn.next_functions
     assert [n.label for n in trace_graph(z.grad_fn).nodes] == [z.grad_fn.name(), pow_fn.name(), "None", "tensor"]
     assert constant is None and pow_fn.next_functions[0][0].variable is x
-
-
-@pytest.mark.parametrize("extra, labels", [
-    (True, ["output", "AddBackward0", "MulBackward0", "const", "leaf", "const"]),
-    (False, ["output", "MulBackward0", "leaf", "const"]),
-])
-def test_dynamic_forward_branches(extra, labels):
-    x = torch.tensor(3.0, requires_grad=True)
-    dynamic_forward = lesson_function("01-dynamic-control-flow", "dynamic_forward")
-    g = trace_graph(dynamic_forward(x, extra))
-    assert [n.label if n.kind == "op" else n.kind for n in g.nodes] == labels
-    assert bool(g.find("AddBackward0")) is extra
 
 
 def test_an_input_used_twice_gives_two_edges_and_the_output_used_is_recorded():
@@ -124,9 +100,8 @@ def test_custom_function_saved_tensors():
 
 
 def test_a_torch_whose_saved_tensors_do_not_say_gets_them_named_not_read(monkeypatch):
-    """Before torch 2.10 a SavedTensor has no `unpack_hook`: a drawing labels
-    each saved tensor as not read (reading could run a hook), runs no hook,
-    and reads a saved number as usual."""
+    """A SavedTensor without `unpack_hook` (torch < 2.10): each saved tensor
+    is labelled not read, no hook runs, a saved number reads as usual."""
     unpacked = []
     x = torch.ones(3, requires_grad=True)
     with torch.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: unpacked.append(t) or t):
@@ -147,15 +122,6 @@ def test_deep_graph_has_no_recursion_limit():
         y = y * 1.0
     g = trace_graph(y)
     assert g.count("op") == depth
-
-
-def test_max_nodes_keeps_nearest_and_counts_the_rest():
-    _, h = rnn(10)
-    full, cut = trace_graph(h), trace_graph(h, max_nodes=5)
-    assert cut.nodes == tuple(n for n in full.nodes[:5])
-    assert cut.omitted == len(full.nodes) - 5
-    assert cut.cut == ("n4",)
-    assert all(int(e.src[1:]) < 5 and int(e.dst[1:]) < 5 for e in cut.edges)
 
 
 def test_a_walk_leaves_the_garbage_collector_as_it_found_it(note_example, monkeypatch):
@@ -263,10 +229,8 @@ def _kept(walkers, walked):
 
 
 def test_a_drawing_of_max_nodes_walks_as_much_at_any_length(monkeypatch):
-    """Only what can be drawn is walked: h = tanh(W @ h) at T = 100,000
-    (200,003 nodes) steps as many nodes as at T = 10,000 when it draws its
-    300 (count_limit(300) at most), so it costs about the same (the times:
-    make bench's big_walks)."""
+    """Only what can be drawn is walked: at T = 100,000 steps as many nodes
+    as at T = 10,000 (count_limit(300) at most; the times: make bench)."""
     walkers = []
     monkeypatch.setattr(helpers.graph, "walk_for", lambda *a: _kept(walkers, walk_for(*a)))
     counts = []
@@ -370,12 +334,11 @@ def test_saved_values_described_once_per_shape_are_those_read_node_by_node():
     shapes (or plain values); what it gives each node is what reading that
     node alone gives (0.0 and -0.0, 1 and True and 1.0 kept apart; a hook,
     a custom Function, a freed or modified value read in full)."""
-    from helpers.saved_values import saved_values
-
     root = _saved_corpus()
     graph = trace_graph(root)
     by_id = {n.id: n for n in graph.nodes}
-    alone = {node_id: saved_values(fn) for node_id, fn in autograd_nodes(root) if by_id[node_id].kind == "op"}
+    alone = {node_id: saved_values.saved_values(fn)
+             for node_id, fn in autograd_nodes(root) if by_id[node_id].kind == "op"}
     assert {node_id: by_id[node_id].saved for node_id in alone} == alone
     texts = {s.text for n in graph.nodes for s in n.saved if s.name in ("exponent", "min")}
     assert {"0", "-0", "1", "True", "False", "2.5"} <= texts
@@ -387,9 +350,6 @@ def test_the_text_form_of_a_big_graph_is_its_lines_made_one_by_one():
     """Lines alike but for the id are made once; a node highlighted, cut,
     with a note, or with an id long enough to break its line, is made as
     any other, so the text is what joining each node's parts gives."""
-    from helpers.plan import CUT_MARK, plan_of, shown_saved
-    from helpers.text_form import HIGHLIGHT_MARK, _bounded, to_text
-
     graph = trace_graph(_saved_corpus(), max_nodes=900)
     long_id = replace(graph.nodes[5], id="n5" + "9" * 150)
     nodes = (*graph.nodes[:5], long_id, *graph.nodes[6:])
@@ -435,14 +395,8 @@ def test_a_walk_leaves_what_the_program_froze_frozen():
 
 
 def test_the_descriptions_a_walk_shares_hold_no_tensor_and_no_node():
-    """What a SavedReader remembers to describe equal saved values once
-    (node classes aside, which it holds only as long as the walk: see
-    test_drawing_keeps_nothing_alive) is plain values: no tensor, no
-    autograd node, so nothing it shares keeps a graph's memory alive."""
-    from torch.autograd.graph import Node as AutogradNode
-
-    from helpers.saved_values import SavedReader
-
+    """What a SavedReader shares between equal saved values is plain values:
+    no tensor or autograd node that would keep a graph's memory alive."""
     root = _saved_corpus()
     reader = SavedReader()
     read = [reader.read(fn) for _, fn in autograd_nodes(root)]

@@ -48,8 +48,6 @@ def test_fitted_keeps_natural_size_as_the_most():
 
 
 def test_a_cut_is_no_wider_than_before_the_chain_weights(cell):
-    """The cut view drew every step on a diagonal: 2,817 pt at length 10,
-    2,968 pt at 200; its steps now stack (under half that)."""
     figure = length_view(cell, 200, "cut")
     assert natural_width(figure.drawing.svg()) < 1400
 

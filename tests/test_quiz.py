@@ -1,19 +1,22 @@
-"""Multiple-choice questions, as the quiz widget checks them, without a
+"""Multiple-choice questions, as the quiz widget checks and shows them, without a
 browser."""
 
 import pytest
 
 from helpers.quiz import UNANSWERED, MultipleChoice, Option, feedback, options
+from helpers.views import QUIZ_COLOURS, quiz_view
 
 Q = MultipleChoice("2 + 2?", (Option("3", "One short."), Option("4", "Integer addition."),
                               Option("22", "That joins strings.")), right="b")
 
 
-def test_right_and_wrong_choices():
-    assert feedback(Q, "b") == (True, "Right. Integer addition.")
-    assert feedback(Q, "a") == (False, "Not quite. One short.")
+def test_the_quiz_view_says_right_wrong_and_unanswered():
+    right, wrong, none = quiz_view(Q, "b"), quiz_view(Q, "a"), quiz_view(Q, None)
+    assert (right.caption, right.colour) == ("Right. Integer addition.", QUIZ_COLOURS[True])
+    assert (wrong.caption, wrong.colour) == ("Not quite. One short.", QUIZ_COLOURS[False])
+    assert (none.caption, none.colour) == (UNANSWERED, QUIZ_COLOURS[None])
+    assert right.drawing is None and str(right) == "Right. Integer addition."
     assert feedback(Q, "c") == (False, "Not quite. That joins strings.")
-    assert feedback(Q, None) == (False, UNANSWERED)
     assert UNANSWERED.startswith("Pick an answer") and "before this kernel started is not restored" in UNANSWERED
 
 

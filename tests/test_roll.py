@@ -8,14 +8,7 @@ from graph_check import unconnected
 from helpers import draw_graph, trace_graph
 from helpers.roll import NO_REPEATS, NO_REPEATS_TEXT, roll
 from tools.testkit import hf_models
-from tools.testkit.shapes import SHAPES, STEPS
-
-
-def _rnn(steps):
-    w, h = torch.randn(4, 4, requires_grad=True), torch.randn(4)
-    for _ in range(steps):
-        h = torch.tanh(w @ h)
-    return w, h
+from tools.testkit.shapes import SHAPES, STEPS, rnn
 
 
 def _accounted(full, rolled):
@@ -34,7 +27,7 @@ def _accounted(full, rolled):
 
 @pytest.mark.parametrize("steps", [10, 50, 400])
 def test_the_group_holds_the_true_number_of_steps(steps):
-    w, h = _rnn(steps)
+    w, h = rnn(steps)
     full = trace_graph(h, {"W": w}, saved=False)
     rolled = roll(full)
     (_, count, nodes), = rolled.rolled
@@ -45,34 +38,25 @@ def test_the_group_holds_the_true_number_of_steps(steps):
     _accounted(full, rolled)
 
 
-@pytest.mark.parametrize("name", ["lstm cell", "gru cell", "hand written lstm", "two layer rnn", "rnn cell",
-                                  "rnn over embedding"])
-def test_every_common_loop_rolls(name):
+@pytest.mark.parametrize("name, groups", [("lstm cell", 1), ("gru cell", 1), ("hand written lstm", 1),
+                                         ("two layer rnn", 1), ("rnn cell", 1), ("rnn over embedding", 1),
+                                         ("rnn layer", 2), ("gru layer", 2)])
+def test_every_common_loop_rolls(name, groups):
     """nn.LSTMCell, nn.GRUCell, a hand-written LSTM (several sigmoids and
     tanhs a step) and two stacked cells (two TanhBackward0 a step, told
-    apart by the layer's weights) each fold all but a few of their steps."""
-    torch.manual_seed(0)
-    full = trace_graph(SHAPES[name](), saved=False)
-    rolled = roll(full)
-    (_, count, nodes), = rolled.rolled
-    assert STEPS - 5 <= count < STEPS and nodes % count == 0
-    _accounted(full, rolled)
-    assert "one node:" not in draw_graph(SHAPES[name](), roll=True).source   # the weights stay with their group
-
-
-@pytest.mark.parametrize("name", ["rnn layer", "gru layer"])
-def test_each_of_two_stacked_layers_is_rolled(name):
-    """nn.RNN and nn.GRU with num_layers=2 run one layer over the whole
+    apart by the layer's weights) each fold all but a few of their steps;
+    nn.RNN and nn.GRU with num_layers=2 run one layer over the whole
     sequence, then the next: two runs of steps, two groups."""
     torch.manual_seed(0)
     full = trace_graph(SHAPES[name](), saved=False)
     rolled = roll(full)
-    assert [steps >= STEPS // 2 - 5 for _, steps, _ in rolled.rolled] == [True, True]
+    assert [STEPS // groups - 5 <= steps < STEPS for _, steps, _ in rolled.rolled] == [True] * groups
+    assert all(nodes % steps == 0 for _, steps, nodes in rolled.rolled)
     _accounted(full, rolled)
+    assert "one node:" not in draw_graph(SHAPES[name](), roll=True).source   # the weights stay with their group
 
 
 def test_the_rolled_view_respects_max_nodes():
-    """LSTMCell x 200 drew 3,208 nodes with roll=True, which dot refuses."""
     torch.manual_seed(0)
     y = SHAPES["lstm cell"]()
     whole = draw_graph(y, roll=True)
@@ -93,10 +77,8 @@ def test_when_nothing_repeats_the_drawing_says_so(note_example):
 
 @pytest.mark.parametrize("layers, named, steps", [(4, False, 2), (6, False, 4), (4, True, 2), (3, False, None)])
 def test_a_stack_of_four_or_more_identical_layers_rolls(layers, named, steps):
-    """The first layer's step also takes everything upstream of it; it starts
-    as the others do, so it counts as the run's first step. Named, each
-    layer's weights have names of their own, and the layers still repeat;
-    three layers are no run."""
+    """The first layer counts as the run's first step; named weights still
+    repeat; three layers are no run."""
     torch.manual_seed(0)
     layer = torch.nn.TransformerEncoderLayer(16, 2, 32, dropout=0.0)
     encoder = torch.nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
@@ -118,7 +100,7 @@ def test_a_cut_that_leaves_out_a_rolled_group_says_so():
 
 def test_named_leaves_do_not_stop_a_loop_from_rolling():
     """A leaf counts by its shape: with every step's input named (x[0],
-    x[1], ...) an RNN still repeats (it said 'nothing is rolled')."""
+    x[1], ...) an RNN still repeats."""
     w, xs = torch.randn(4, 4, requires_grad=True), [torch.randn(4, requires_grad=True) for _ in range(20)]
     h = torch.zeros(4)
     for x in xs:
@@ -132,10 +114,9 @@ def test_named_leaves_do_not_stop_a_loop_from_rolling():
 
 @pytest.mark.parametrize("name", hf_models.FOUR_LAYERS)
 def test_a_hugging_face_stack_of_four_layers_folds_two(name):
-    """GPT-2, BERT and Llama of 4 layers: the layers between the first and
-    the last are one group with the model's parameter names given (each
-    layer's weights are named apart: it said nothing repeats). Without the
-    names: tests/test_real_models.py's test_roll_folds_a_hugging_face_layer_stack."""
+    """GPT-2, BERT and Llama of 4 layers, their parameters named: the layers
+    between the first and the last are one group (without the names:
+    test_real_models.py)."""
     torch.manual_seed(0)
     model, loss = hf_models.BUILDERS[name]()
     full = trace_graph(loss, saved=False)
@@ -146,11 +127,9 @@ def test_a_hugging_face_stack_of_four_layers_folds_two(name):
 
 
 def test_a_six_layer_mamba_folds_its_layers_not_only_its_scans():
-    """Each Mamba layer runs a scan over the sequence: runs of steps inside
-    every layer, and the 6 layers themselves. The layers are rolled (the
-    repetition that covers the most nodes: it rolled the 6 scans, and the
-    default cut then left out every group, so the drawing looked unrolled);
-    the scans of the two layers still drawn are rolled too."""
+    """Runs of steps inside every layer (its scan) and the 6 layers
+    themselves: the layers are rolled (the repetition covering the most
+    nodes), and the scans of the two layers still drawn."""
     torch.manual_seed(0)
     model, loss = hf_models.mamba(6)
     full = trace_graph(loss, saved=False)
@@ -166,9 +145,8 @@ def test_a_six_layer_mamba_folds_its_layers_not_only_its_scans():
 
 
 def test_a_cut_that_leaves_out_some_groups_says_which():
-    """The 6-layer Mamba cut to 40 nodes keeps the group of layers (the
-    residual stream brings it near the output) and leaves out the scans of
-    the layer drawn before it; the note counts those."""
+    """The 6-layer Mamba cut to 40 nodes keeps the group of layers and
+    leaves out the scans; the note counts those."""
     torch.manual_seed(0)
     _, loss = hf_models.mamba(6)
     drawing = draw_graph(loss, roll=True, max_nodes=40)

@@ -11,8 +11,9 @@ from html import escape
 import pytest
 import torch
 
-from helpers import draw_graph, svg
+from helpers import draw_graph, svg, trace_graph
 from helpers.svg import INSTALL_HINT, LAYOUT_LIMIT, DotUnavailable, dot_command, find_dot, to_svg
+from tools.testkit.shapes import rnn
 
 DRAW_NOTE_EXAMPLE = textwrap.dedent("""
     import json, torch
@@ -27,11 +28,6 @@ DRAW_NOTE_EXAMPLE = textwrap.dedent("""
 def _path_without_dot():
     return os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep)
                            if not os.path.exists(os.path.join(p, "dot")))
-
-
-@pytest.mark.system
-def test_dot_is_installed():
-    assert find_dot(), "the set-up (tools/setup_system.sh) should have installed Graphviz"
 
 
 @pytest.mark.system
@@ -65,21 +61,13 @@ def test_without_dot_in_process(note_example, monkeypatch):
     assert "apt-get install graphviz" in d.html() and escape(str(d)) in d.html()
 
 
-def _shared_loop(steps):
-    torch.manual_seed(0)
-    w, h = torch.randn(4, 4, requires_grad=True), torch.zeros(4)
-    for _ in range(steps):
-        h = torch.tanh(w @ h)
-    return h, w
-
-
 def test_a_refused_drawing_counts_the_graphs_nodes_not_the_boxes_dot_gets(monkeypatch):
     """The shared weight is drawn beside each of its uses: 1,103 nodes make
     1,652 boxes. The limit still counts boxes (dot's time), the message
     names the learner's count, the one the text form starts with, and says
     what to pass."""
     monkeypatch.setattr(svg, "_laid_out", lambda source: pytest.fail("dot should not run"))
-    h, w = _shared_loop(550)
+    w, h = rnn(550)
     drawing = draw_graph(h, {"W": w}, max_nodes=None)
     assert (len(drawing.graph.nodes), svg.node_count(drawing.source)) == (1103, 1652) > (1103, LAYOUT_LIMIT)
     assert str(drawing).startswith("1,103 nodes,")
@@ -96,10 +84,8 @@ def test_the_refusal_says_what_applies_to_what_was_drawn(monkeypatch):
     """roll=True is offered only when the drawing is not rolled already; a
     Graph drawn as given is cut by trace_graph, not by draw_graph; the count
     is of the nodes shown."""
-    from helpers import trace_graph
-
     monkeypatch.setattr(svg, "LAYOUT_LIMIT", 5)
-    h, w = _shared_loop(10)
+    w, h = rnn(10)
     rolled = str(pytest.raises(DotUnavailable, draw_graph(h, {"W": w}, roll=True).svg).value)
     assert "pass a smaller max_nodes" in rolled and "roll=True" not in rolled
     graph = str(pytest.raises(DotUnavailable, draw_graph(trace_graph(h, max_nodes=None)).svg).value)

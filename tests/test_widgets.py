@@ -153,10 +153,9 @@ def test_a_view_runs_on_one_thread_and_the_count_comes_back():
 
 
 def test_a_panel_carries_its_stylesheet_in_every_redraw():
-    """The panel's class and its stylesheet (the drawing box's width and height,
-    the line shown instead of ipywidgets' broken-link glyphs) are in its stored
-    state, so a first open before anything runs has them too. That line says a
-    stored widget shows the lesson's own values, and what to do."""
+    """The panel's class and stylesheet are in its stored state, for a first
+    open before anything runs; its line says a stored widget shows the
+    lesson's own values."""
     slider = widgets.IntSlider(value=1)
     view = panel(partial(loop_view, repeat_forward), n=slider)
     assert PANEL_CLASS in view._dom_classes
