@@ -295,25 +295,12 @@ class Hub:
                 found += [top, *top.children(recursive=True)]
         return found
 
-    def stop_servers(self, grace=30):
-        """Ask the hub to stop every learner's server."""
-        with contextlib.suppress(Exception):
-            for user in self.api("/users"):
-                if user.get("servers"):
-                    with contextlib.suppress(Exception):
-                        self.api(f"/users/{user['name']}/server", "DELETE")
-            deadline = time.monotonic() + grace
-            while any(u.get("servers") for u in self.api("/users")) and time.monotonic() < deadline:
-                time.sleep(0.5)
-
     def stop(self, grace=30, keep_class=False):
-        """Stop the hub (SIGTERM, then SIGKILL); unless `keep_class`, every learner's
-        server first, then the proxy and what is left in the learners' cgroups."""
+        """Stop the hub (SIGTERM, then SIGKILL); unless `keep_class`, then everything it
+        started (the learners' servers and kernels), the proxy and the learners' cgroups."""
         if self.process is None:
             return
         self.started = self.processes() or self.started
-        if not keep_class and self.process.poll() is None and self.token:
-            self.stop_servers(grace)
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
             try:
