@@ -103,9 +103,6 @@ class RunningHub:
     prefix: str = hub_users.PREFIX
     token: None = None
 
-    def leftovers(self):
-        return []
-
 
 @dataclass
 class Result:
@@ -153,11 +150,6 @@ def change_widgets(notebook, changes, kernel, result):
             if redraw:
                 result.redraws.append(redraw)
     result.redraw_cpu = (cpu_seconds(kernel) - before) / max(count, 1)
-
-
-def fresh(state):
-    shutil.rmtree(state, ignore_errors=True)
-    return state
 
 
 def class_limit(n, machine_gb=None):
@@ -251,7 +243,8 @@ def run_class(n, ramp, changes, state=BUILD / "load", url=None):
         return results, idle, load.stop(), []
     limit = class_limit(n)
     os.environ.update(HUB_MEM_LIMIT=f"{limit}G", HUB_USER_PREFIX=USERS)
-    isolated = isolation(fresh(state) / "learners")
+    shutil.rmtree(state, ignore_errors=True)
+    isolated = isolation(state / "learners")
     print(f"each learner's memory limit: {limit} GB ({n} learners fit); learners isolated: {isolated}")
     try:
         with Hub(state) as hub:
