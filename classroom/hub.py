@@ -362,14 +362,6 @@ def remove_users(hub):
     return 0
 
 
-def teacher():
-    """The Unix user running this (os.getlogin needs a terminal)."""
-    try:
-        return pwd.getpwuid(os.geteuid()).pw_name
-    except KeyError:
-        return f"uid {os.geteuid()}"
-
-
 def banner(hub, ip, isolation):
     cap = deploy.server_cap(psutil.virtual_memory().total / 1e9, deploy.gigabytes(
         os.environ.get("HUB_MEM_LIMIT") or f"{deploy.memory_limit_gb()}G"))
@@ -387,8 +379,9 @@ def banner(hub, ip, isolation):
              "of memory each (MEM_LIMIT=... make hub to change).",
              "Each learner runs as a Unix user of their own (hub-<name>), sees only their own processes, and has "
              f"their own /tmp, /var/tmp and /dev/shm; {limits_line(hub)}\n{NOT_ISOLATED}" if isolation is None else
-             f"WARNING: no isolation between learners ({isolation}): every server runs as {teacher()}, "
-             "and a learner's code can read and change the others' files and the hub's secrets.",
+             f"WARNING: no isolation between learners ({isolation}): every server runs as "
+             f"{pwd.getpwuid(os.geteuid()).pw_name}, and a learner's code can read and change the others' files and "
+             "the hub's secrets.",
              "Ctrl-C stops the hub only: the learners' servers keep running and the next make hub takes them back; "
              "make hub STOP=1 stops the class."]
     if ip not in ("127.0.0.1", "localhost", "::1") and scheme == "http":
