@@ -70,17 +70,19 @@ def proxy(folder=PROXY_FOLDER):
     return folder / PROXY_BIN
 
 
-def password_problem(password, admin=False, class_password=None):
-    """What is wrong with the class's (or the teacher's) password, in one line; None when nothing is."""
+def given_password(admin=False, class_password=None):
+    """HUB_PASSWORD (the teacher's: HUB_ADMIN_PASSWORD), None when unset; ValueError says in one line
+    what is wrong with it."""
     name, least = ("HUB_ADMIN_PASSWORD", ADMIN_PASSWORD_LENGTH) if admin else ("HUB_PASSWORD", PASSWORD_LENGTH)
-    if len(password) < least:
-        return f"{name} is {len(password)} characters long; the {'admin' if admin else 'class'} password needs " \
-               f"at least {least}"
-    if password != password.strip() or not password.isprintable():
-        return f"{name} has spaces at its ends or characters that cannot be typed; choose another"
-    if password == class_password:
-        return f"{name} is the class password; the teacher's must be another"
-    return None
+    password = os.environ.get(name)
+    if password and len(password) < least:
+        raise ValueError(f"{name} is {len(password)} characters long; the {'admin' if admin else 'class'} password "
+                         f"needs at least {least}")
+    if password and (password != password.strip() or not password.isprintable()):
+        raise ValueError(f"{name} has spaces at its ends or characters that cannot be typed; choose another")
+    if password and password == class_password:
+        raise ValueError(f"{name} is the class password; the teacher's must be another")
+    return password or None
 
 
 def kept_secret(path, make, given=None):
@@ -156,10 +158,8 @@ class Hub:
         self.state.mkdir(parents=True, exist_ok=True)
         self.secrets.mkdir(parents=True, exist_ok=True)
         self.secrets.chmod(0o700)
-        given = os.environ.get("HUB_PASSWORD")
-        if given and password_problem(given):
-            raise ValueError(password_problem(given))
-        self.password = kept_secret(self.secrets / "class-password", lambda: secrets.token_urlsafe(12), given)
+        self.password = kept_secret(self.secrets / "class-password", lambda: secrets.token_urlsafe(12),
+                                    given_password())
         self.proxy_token = kept_secret(self.secrets / "proxy-token", lambda: secrets.token_hex(32))
         self.admin_password = None
         named = self.secrets / "admin-name"       # the teacher named once stays the admin across restarts
@@ -168,11 +168,9 @@ class Hub:
         elif named.exists():
             self.admin = named.read_text().strip() or None
         if self.admin:
-            given = os.environ.get("HUB_ADMIN_PASSWORD")
-            if given and password_problem(given, admin=True, class_password=self.password):
-                raise ValueError(password_problem(given, admin=True, class_password=self.password))
             self.admin_password = kept_secret(self.secrets / "admin-password",
-                                              lambda: secrets.token_urlsafe(ADMIN_PASSWORD_LENGTH), given)
+                                              lambda: secrets.token_urlsafe(ADMIN_PASSWORD_LENGTH),
+                                              given_password(admin=True, class_password=self.password))
         self.learners.mkdir(parents=True, exist_ok=True)
         self.learners.chmod(0o711)         # a learner reaches their own home, lists no one else's
 
