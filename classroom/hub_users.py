@@ -100,23 +100,16 @@ def ensure_user(unix, home):
     return entry
 
 
-USERADD_UID_TAKEN, USERADD_NAME_TAKEN = 4, 9        # useradd's exit statuses (useradd(8))
-
-
-def _made(unix, home, attempts=5):
-    """Make the user; a uid or name another program took meanwhile is tried again."""
-    for _ in range(attempts):
-        uid = free_uid(Path(home).parent)
-        done = subprocess.run(["useradd", "--system", "--uid", str(uid), "--user-group", "--no-create-home",
-                               "--home-dir", str(home), "--shell", "/usr/sbin/nologin", "--comment", LEARNER, unix],
-                              capture_output=True, text=True, timeout=60)
-        if done.returncode == 0:
-            record_uid(uid, home)
-        if done.returncode == 0 or done.returncode == USERADD_NAME_TAKEN:
-            return pwd.getpwnam(unix)
-        if done.returncode != USERADD_UID_TAKEN:
-            break
-    raise OSError(f"useradd could not make {unix} (exit status {done.returncode}): {done.stderr.strip()}")
+def _made(unix, home):
+    """Make the user (with the machine's lock held: no other class picks a uid meanwhile)."""
+    uid = free_uid(Path(home).parent)
+    done = subprocess.run(["useradd", "--system", "--uid", str(uid), "--user-group", "--no-create-home",
+                           "--home-dir", str(home), "--shell", "/usr/sbin/nologin", "--comment", LEARNER, unix],
+                          capture_output=True, text=True, timeout=60)
+    if done.returncode != 0:
+        raise OSError(f"useradd could not make {unix} (exit status {done.returncode}): {done.stderr.strip()}")
+    record_uid(uid, home)
+    return pwd.getpwnam(unix)
 
 
 @contextlib.contextmanager
