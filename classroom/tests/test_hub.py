@@ -137,16 +137,13 @@ def learner_server(name):
     """(pid, port, cgroup memory folder) of a learner's server, found as root."""
     uid = pwd.getpwnam(hub_users.unix_name(name, USERS)).pw_uid
     for pid in hub_users.user_processes(uid):
-        try:
-            environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-        except OSError:
-            continue
-        if b"jupyterhub-singleuser" in cmdline:
-            url = next(e for e in environ if e.startswith(b"JUPYTERHUB_SERVICE_URL=")).decode().split("=", 1)[1]
-            memory = next(line.split(":", 2)[2] for line in Path(f"/proc/{pid}/cgroup").read_text().splitlines()
-                          if ":memory:" in line or line.startswith("0::"))
-            return pid, int(url.rsplit(":", 1)[1].split("/")[0]), memory
+        with contextlib.suppress(psutil.Error):
+            server = psutil.Process(pid)
+            if "jupyterhub-singleuser" in command_line(server):
+                url = server.environ()["JUPYTERHUB_SERVICE_URL"]
+                memory = next(line.split(":", 2)[2] for line in Path(f"/proc/{pid}/cgroup").read_text().splitlines()
+                              if ":memory:" in line or line.startswith("0::"))
+                return pid, int(url.rsplit(":", 1)[1].split("/")[0]), memory
     raise AssertionError(f"no server of {name} found")
 
 
@@ -497,9 +494,7 @@ def test_a_kernel_outlives_a_closed_browser_and_the_page_autosaves(two):
     settings = learner.http.get(learner.server_url("lab/api/settings/@jupyterlab/docmanager-extension:plugin"),
                                 timeout=30).json()
     assert settings["settings"]["autosave"] is True and settings["settings"]["autosaveInterval"] <= 60, settings
-    server = next(p for p in psutil.process_iter(["cmdline"])
-                  if "jupyterhub-singleuser" in " ".join(p.info["cmdline"] or [])
-                  and f"{os.sep}ada{os.sep}" in " ".join(p.info["cmdline"] or []))
+    server = psutil.Process(learner_server("ada")[0])
     assert f"--MappingKernelManager.cull_idle_timeout={IDLE_KERNEL}" in server.cmdline()
 
 
