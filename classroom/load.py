@@ -1,17 +1,13 @@
-"""`make load N=20`: N simulated learners on the class hub (classroom/hub.py,
-on free loopback ports, a fresh state under build/hub/load/). Each logs in
-(the logins spread over RAMP seconds), starts a server, runs all of notebook
-01 and changes each widget CHANGES times (classroom/hub_learner.py). Printed for
-the class: start and Run All times, redraw p50 / p95 (the kernel's part and the
-transport's), memory (RSS, and PSS, which counts shared pages once), the idle
-class's CPU, and each learner's failure.
+"""`make load N=20`: N simulated learners on a class hub of its own (classroom/hub.py,
+free loopback ports, build/hub/load/). Each logs in (spread over RAMP seconds),
+starts a server, runs all of notebook 01 and changes each widget CHANGES times
+(classroom/hub_learner.py); the class's figures and each failure are printed.
 
     python -m classroom.load [-n 20] [--ramp 4] [--changes 3] [--url http://127.0.0.1:8000]
 
---url: the learners (NAMES00, NAMES01 ...) go to a running class hub, with
-HUB_PASSWORD or, as root, the password it keeps; their Unix users and folders
-are removed at the end, also on Ctrl-C or SIGTERM, so `make grade` never
-lists them. Every step has a timeout, the whole run DEADLINE seconds."""
+--url: the learners (NAMES00 ...) go to a running class hub, with HUB_PASSWORD or,
+as root, its kept password; their Unix users and folders are removed at the end,
+also on Ctrl-C or SIGTERM, so `make grade` never lists them."""
 
 import argparse
 import contextlib
