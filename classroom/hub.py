@@ -308,10 +308,10 @@ class Hub:
                 self.process.wait(timeout=10)
         if not keep_class:
             self.started += [p for p in self.processes() if p not in self.started]
-            if self.proxy_process is not None:
+            (self.secrets / "proxy.pid").unlink(missing_ok=True)
+            for p in self.started:
                 with contextlib.suppress(psutil.NoSuchProcess):
-                    self.proxy_process.terminate()
-                (self.secrets / "proxy.pid").unlink(missing_ok=True)
+                    p.terminate()
             _, alive = psutil.wait_procs([p for p in self.started if p.is_running()], timeout=10)
             for p in alive:
                 with contextlib.suppress(psutil.NoSuchProcess):
