@@ -32,6 +32,7 @@ from types import SimpleNamespace
 import nbformat
 import psutil
 import pytest
+from learner import until
 
 from classroom import hub_users
 from classroom.hub import NODE_HELP, UNENCRYPTED, Hub, addresses, banner, cgroup_name
@@ -569,10 +570,8 @@ def test_the_hub_killed_and_started_on_other_ports_keeps_the_proxy_and_the_learn
 def test_closing_a_notebook_shuts_its_kernel_down(two):
     for learner, notebook, *_ in two.values():
         notebook.close()
-        deadline = time.monotonic() + 30
-        while learner.api("GET", "kernels") and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert learner.api("GET", "kernels") == []
+        until(lambda learner=learner: learner.api("GET", "kernels"), lambda kernels: kernels == [], 30,
+              "a closed notebook's kernel")
 
 
 def admin_api(teacher_session, url, path, method="GET"):
@@ -595,16 +594,13 @@ def test_the_teacher_has_jupyterhubs_admin_page_and_learners_do_not(teacher, two
     users = {u["name"]: u for u in admin_api(admin, url, "/users")}
     assert {"ada", "bob"} <= set(users) and users["bob"]["servers"] and users[ADMIN]["admin"]
     assert not users["ada"]["admin"]
+    def bob():
+        return admin_api(admin, url, "/users/bob")["servers"]
     admin_api(admin, url, "/users/bob/server", "DELETE")
-    deadline = time.monotonic() + 120
-    while admin_api(admin, url, "/users/bob")["servers"] and time.monotonic() < deadline:
-        time.sleep(0.5)
-    assert not admin_api(admin, url, "/users/bob")["servers"], "the teacher could not stop bob's server"
+    until(bob, lambda servers: not servers, 120, "the teacher could not stop bob's server")
     assert psutil.pid_exists(learner_server("ada")[0])
     admin_api(admin, url, "/users/bob/server", "POST")
-    while not admin_api(admin, url, "/users/bob")["servers"].get("", {}).get("ready") and time.monotonic() < deadline:
-        time.sleep(0.5)
-    assert admin_api(admin, url, "/users/bob")["servers"][""]["ready"], "the teacher could not start bob's server"
+    until(bob, lambda servers: servers.get("", {}).get("ready"), 120, "the teacher could not start bob's server")
     ada = two["ada"][0]
     assert ada.http.get(f"{url}/hub/admin", timeout=60).status_code == 403
     assert ada.http.get(f"{url}/hub/api/users", timeout=60).status_code == 403
