@@ -152,10 +152,6 @@ class Hub:
         self.cgroup = cgroup_name(self.state)
         self.process = self.proxy_process = self.log = None
         self.started = []
-        self._prepare()
-
-    def _prepare(self):
-        self.state.mkdir(parents=True, exist_ok=True)
         self.secrets.mkdir(parents=True, exist_ok=True)
         self.secrets.chmod(0o700)
         self.password = kept_secret(self.secrets / "class-password", lambda: secrets.token_urlsafe(12),
