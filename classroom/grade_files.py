@@ -141,9 +141,6 @@ def read_notebook(path, folder):
     except Exception as error:      # noqa: BLE001 (nbformat raises many kinds for a malformed file)
         raise Unreadable(f"the notebook does not follow nbformat's schema ({type(error).__name__}: "
                          f"{one_line(str(error))[:150]})") from None
-    for cell in nb.cells:
-        if not isinstance(cell.get("source"), str) or not isinstance(cell.get("metadata", {}).get("tags", []), list):
-            raise Unreadable("the notebook does not follow nbformat's schema (a cell's source or tags are not text)")
     return nb
 
 

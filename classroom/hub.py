@@ -70,17 +70,19 @@ def proxy(folder=PROXY_FOLDER):
     return folder / PROXY_BIN
 
 
-def password_problem(password, admin=False, class_password=None):
-    """What is wrong with the class's (or the teacher's) password, in one line; None when nothing is."""
+def given_password(admin=False, class_password=None):
+    """HUB_PASSWORD (the teacher's: HUB_ADMIN_PASSWORD), None when unset; ValueError says in one line
+    what is wrong with it."""
     name, least = ("HUB_ADMIN_PASSWORD", ADMIN_PASSWORD_LENGTH) if admin else ("HUB_PASSWORD", PASSWORD_LENGTH)
-    if len(password) < least:
-        return f"{name} is {len(password)} characters long; the {'admin' if admin else 'class'} password needs " \
-               f"at least {least}"
-    if password != password.strip() or not password.isprintable():
-        return f"{name} has spaces at its ends or characters that cannot be typed; choose another"
-    if password == class_password:
-        return f"{name} is the class password; the teacher's must be another"
-    return None
+    password = os.environ.get(name)
+    if password and len(password) < least:
+        raise ValueError(f"{name} is {len(password)} characters long; the {'admin' if admin else 'class'} password "
+                         f"needs at least {least}")
+    if password and (password != password.strip() or not password.isprintable()):
+        raise ValueError(f"{name} has spaces at its ends or characters that cannot be typed; choose another")
+    if password and password == class_password:
+        raise ValueError(f"{name} is the class password; the teacher's must be another")
+    return password or None
 
 
 def kept_secret(path, make, given=None):
@@ -150,16 +152,10 @@ class Hub:
         self.cgroup = cgroup_name(self.state)
         self.process = self.proxy_process = self.log = None
         self.started = []
-        self._prepare()
-
-    def _prepare(self):
-        self.state.mkdir(parents=True, exist_ok=True)
         self.secrets.mkdir(parents=True, exist_ok=True)
         self.secrets.chmod(0o700)
-        given = os.environ.get("HUB_PASSWORD")
-        if given and password_problem(given):
-            raise ValueError(password_problem(given))
-        self.password = kept_secret(self.secrets / "class-password", lambda: secrets.token_urlsafe(12), given)
+        self.password = kept_secret(self.secrets / "class-password", lambda: secrets.token_urlsafe(12),
+                                    given_password())
         self.proxy_token = kept_secret(self.secrets / "proxy-token", lambda: secrets.token_hex(32))
         self.admin_password = None
         named = self.secrets / "admin-name"       # the teacher named once stays the admin across restarts
@@ -168,11 +164,9 @@ class Hub:
         elif named.exists():
             self.admin = named.read_text().strip() or None
         if self.admin:
-            given = os.environ.get("HUB_ADMIN_PASSWORD")
-            if given and password_problem(given, admin=True, class_password=self.password):
-                raise ValueError(password_problem(given, admin=True, class_password=self.password))
             self.admin_password = kept_secret(self.secrets / "admin-password",
-                                              lambda: secrets.token_urlsafe(ADMIN_PASSWORD_LENGTH), given)
+                                              lambda: secrets.token_urlsafe(ADMIN_PASSWORD_LENGTH),
+                                              given_password(admin=True, class_password=self.password))
         self.learners.mkdir(parents=True, exist_ok=True)
         self.learners.chmod(0o711)         # a learner reaches their own home, lists no one else's
 
@@ -295,25 +289,12 @@ class Hub:
                 found += [top, *top.children(recursive=True)]
         return found
 
-    def stop_servers(self, grace=30):
-        """Ask the hub to stop every learner's server."""
-        with contextlib.suppress(Exception):
-            for user in self.api("/users"):
-                if user.get("servers"):
-                    with contextlib.suppress(Exception):
-                        self.api(f"/users/{user['name']}/server", "DELETE")
-            deadline = time.monotonic() + grace
-            while any(u.get("servers") for u in self.api("/users")) and time.monotonic() < deadline:
-                time.sleep(0.5)
-
     def stop(self, grace=30, keep_class=False):
-        """Stop the hub (SIGTERM, then SIGKILL); unless `keep_class`, every learner's
-        server first, then the proxy and what is left in the learners' cgroups."""
+        """Stop the hub (SIGTERM, then SIGKILL); unless `keep_class`, then everything it
+        started (the learners' servers and kernels), the proxy and the learners' cgroups."""
         if self.process is None:
             return
         self.started = self.processes() or self.started
-        if not keep_class and self.process.poll() is None and self.token:
-            self.stop_servers(grace)
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
             try:
@@ -323,10 +304,10 @@ class Hub:
                 self.process.wait(timeout=10)
         if not keep_class:
             self.started += [p for p in self.processes() if p not in self.started]
-            if self.proxy_process is not None:
+            (self.secrets / "proxy.pid").unlink(missing_ok=True)
+            for p in self.started:
                 with contextlib.suppress(psutil.NoSuchProcess):
-                    self.proxy_process.terminate()
-                (self.secrets / "proxy.pid").unlink(missing_ok=True)
+                    p.terminate()
             _, alive = psutil.wait_procs([p for p in self.started if p.is_running()], timeout=10)
             for p in alive:
                 with contextlib.suppress(psutil.NoSuchProcess):
@@ -375,14 +356,6 @@ def remove_users(hub):
     return 0
 
 
-def teacher():
-    """The Unix user running this (os.getlogin needs a terminal)."""
-    try:
-        return pwd.getpwuid(os.geteuid()).pw_name
-    except KeyError:
-        return f"uid {os.geteuid()}"
-
-
 def banner(hub, ip, isolation):
     cap = deploy.server_cap(psutil.virtual_memory().total / 1e9, deploy.gigabytes(
         os.environ.get("HUB_MEM_LIMIT") or f"{deploy.memory_limit_gb()}G"))
@@ -400,8 +373,9 @@ def banner(hub, ip, isolation):
              "of memory each (MEM_LIMIT=... make hub to change).",
              "Each learner runs as a Unix user of their own (hub-<name>), sees only their own processes, and has "
              f"their own /tmp, /var/tmp and /dev/shm; {limits_line(hub)}\n{NOT_ISOLATED}" if isolation is None else
-             f"WARNING: no isolation between learners ({isolation}): every server runs as {teacher()}, "
-             "and a learner's code can read and change the others' files and the hub's secrets.",
+             f"WARNING: no isolation between learners ({isolation}): every server runs as "
+             f"{pwd.getpwuid(os.geteuid()).pw_name}, and a learner's code can read and change the others' files and "
+             "the hub's secrets.",
              "Ctrl-C stops the hub only: the learners' servers keep running and the next make hub takes them back; "
              "make hub STOP=1 stops the class."]
     if ip not in ("127.0.0.1", "localhost", "::1") and scheme == "http":

@@ -18,6 +18,8 @@ import sys
 import time
 from pathlib import Path
 
+import psutil
+
 ROOT = Path(__file__).resolve().parents[1]
 PREFIX = os.environ.get("HUB_USER_PREFIX", "hub-")
 CLONE_NEWNS = 0x00020000
@@ -98,23 +100,16 @@ def ensure_user(unix, home):
     return entry
 
 
-USERADD_UID_TAKEN, USERADD_NAME_TAKEN = 4, 9        # useradd's exit statuses (useradd(8))
-
-
-def _made(unix, home, attempts=5):
-    """Make the user; a uid or name another program took meanwhile is tried again."""
-    for _ in range(attempts):
-        uid = free_uid(Path(home).parent)
-        done = subprocess.run(["useradd", "--system", "--uid", str(uid), "--user-group", "--no-create-home",
-                               "--home-dir", str(home), "--shell", "/usr/sbin/nologin", "--comment", LEARNER, unix],
-                              capture_output=True, text=True, timeout=60)
-        if done.returncode == 0:
-            record_uid(uid, home)
-        if done.returncode == 0 or done.returncode == USERADD_NAME_TAKEN:
-            return pwd.getpwnam(unix)
-        if done.returncode != USERADD_UID_TAKEN:
-            break
-    raise OSError(f"useradd could not make {unix} (exit status {done.returncode}): {done.stderr.strip()}")
+def _made(unix, home):
+    """Make the user (with the machine's lock held: no other class picks a uid meanwhile)."""
+    uid = free_uid(Path(home).parent)
+    done = subprocess.run(["useradd", "--system", "--uid", str(uid), "--user-group", "--no-create-home",
+                           "--home-dir", str(home), "--shell", "/usr/sbin/nologin", "--comment", LEARNER, unix],
+                          capture_output=True, text=True, timeout=60)
+    if done.returncode != 0:
+        raise OSError(f"useradd could not make {unix} (exit status {done.returncode}): {done.stderr.strip()}")
+    record_uid(uid, home)
+    return pwd.getpwnam(unix)
 
 
 @contextlib.contextmanager
@@ -201,36 +196,23 @@ def class_processes(learners):
     setuid program keeps theirs as its real uid), or started by a hub in `learners`
     (an unisolated server runs as the teacher)."""
     uids, learners = class_uids(learners), os.path.realpath(os.fsencode(learners))
-    return _processes(lambda entry: uids & _uids(entry) or _spawned_in(entry, learners))
+    return _processes(lambda process: uids & set(process.uids()) or _spawned_in(process, learners))
 
 
 def _processes(match):
-    """Ids of the live processes (not zombies, not this one) `match(/proc/<pid>)` picks."""
+    """Ids of the live processes (not zombies, not this one) `match(psutil.Process)` picks."""
     found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit() and int(entry.name) != os.getpid():
-            try:
-                if match(entry) and not _zombie(entry.name):
-                    found.append(int(entry.name))
-            except OSError:
-                continue
+    for process in psutil.process_iter():
+        with contextlib.suppress(psutil.Error):
+            if process.pid != os.getpid() and match(process) and process.status() != psutil.STATUS_ZOMBIE:
+                found.append(process.pid)
     return found
 
 
-def _spawned_in(entry, learners):
-    """Whether /proc/<pid> works in the class's folder with JupyterHub's variables
+def _spawned_in(process, learners):
+    """Whether `process` works in the class's folder with JupyterHub's variables
     (a server or what it runs), not a teacher's shell that is there."""
-    if not _under(os.readlink(os.fsencode(entry / "cwd")), learners):
-        return False
-    return any(v.startswith(b"JUPYTERHUB_USER=") for v in (entry / "environ").read_bytes().split(b"\0"))
-
-
-def _uids(entry):
-    """The real, effective, saved and file-system uids of /proc/<pid>."""
-    for line in (entry / "status").read_text().splitlines():
-        if line.startswith("Uid:"):
-            return {int(u) for u in line.split()[1:]}
-    return set()
+    return _under(os.fsencode(process.cwd()), learners) and "JUPYTERHUB_USER" in process.environ()
 
 
 def stop_all(find, rounds=10):
@@ -248,7 +230,7 @@ def stop_all(find, rounds=10):
 def kill_pids(pids, grace=5.0, signals=(signal.SIGTERM, signal.SIGKILL)):
     """SIGTERM, then SIGKILL after `grace` seconds; returns the pids that were running."""
     def alive():
-        return [pid for pid in pids if Path(f"/proc/{pid}").exists() and not _zombie(pid)]
+        return [pid for pid in pids if _live(pid)]
     hit = alive()
     for how in signals:
         for pid in alive():
@@ -260,16 +242,15 @@ def kill_pids(pids, grace=5.0, signals=(signal.SIGTERM, signal.SIGKILL)):
     return hit
 
 
-def _zombie(pid):
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
-    except (OSError, IndexError):
-        return False
+def _live(pid):
+    with contextlib.suppress(psutil.Error):
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    return False
 
 
 def user_processes(uid):
     """Process ids running as `uid`, by any of their uids."""
-    return _processes(lambda entry: uid in _uids(entry))
+    return _processes(lambda process: uid in process.uids())
 
 
 def _check(result, what):

@@ -1,17 +1,13 @@
-"""`make load N=20`: N simulated learners on the class hub (classroom/hub.py,
-on free loopback ports, a fresh state under build/hub/load/). Each logs in
-(the logins spread over RAMP seconds), starts a server, runs all of notebook
-01 and changes each widget CHANGES times (classroom/hub_learner.py). Printed for
-the class: start and Run All times, redraw p50 / p95 (the kernel's part and the
-transport's), memory (RSS, and PSS, which counts shared pages once), the idle
-class's CPU, and each learner's failure.
+"""`make load N=20`: N simulated learners on a class hub of its own (classroom/hub.py,
+free loopback ports, build/hub/load/). Each logs in (spread over RAMP seconds),
+starts a server, runs all of notebook 01 and changes each widget CHANGES times
+(classroom/hub_learner.py); the class's figures and each failure are printed.
 
     python -m classroom.load [-n 20] [--ramp 4] [--changes 3] [--url http://127.0.0.1:8000]
 
---url: the learners (NAMES00, NAMES01 ...) go to a running class hub, with
-HUB_PASSWORD or, as root, the password it keeps; their Unix users and folders
-are removed at the end, also on Ctrl-C or SIGTERM, so `make grade` never
-lists them. Every step has a timeout, the whole run DEADLINE seconds."""
+--url: the learners (NAMES00 ...) go to a running class hub, with HUB_PASSWORD or,
+as root, its kept password; their Unix users and folders are removed at the end,
+also on Ctrl-C or SIGTERM, so `make grade` never lists them."""
 
 import argparse
 import contextlib
@@ -21,7 +17,6 @@ import shutil
 import signal
 import statistics
 import sys
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -103,9 +98,6 @@ class RunningHub:
     prefix: str = hub_users.PREFIX
     token: None = None
 
-    def leftovers(self):
-        return []
-
 
 @dataclass
 class Result:
@@ -155,11 +147,6 @@ def change_widgets(notebook, changes, kernel, result):
     result.redraw_cpu = (cpu_seconds(kernel) - before) / max(count, 1)
 
 
-def fresh(state):
-    shutil.rmtree(state, ignore_errors=True)
-    return state
-
-
 def class_limit(n, machine_gb=None):
     """The memory limit (GB) that lets n learners run at once here, at most the hub's default."""
     machine_gb = machine_gb or psutil.virtual_memory().total / GB
@@ -168,15 +155,19 @@ def class_limit(n, machine_gb=None):
 
 
 def learners_on(hub, n, ramp, changes, results, opened):
-    pool = ThreadPoolExecutor(max_workers=n)
+    """The class at once; returns (the idle class's CPU %, the 1-minute load averages sampled meanwhile)."""
+    pool, during = ThreadPoolExecutor(max_workers=n), []
     try:          # an interrupted run waits for no learner (their users are removed by the caller)
         futures = [pool.submit(one_learner, hub, r.name, ramp * i / n, changes, r, opened)
                    for i, r in enumerate(results)]
-        _, late = wait(futures, timeout=DEADLINE)
+        deadline, late = time.monotonic() + DEADLINE, futures
+        while late and time.monotonic() < deadline:
+            late = wait(futures, timeout=2)[1]
+            during.append(os.getloadavg()[0])
         for future, result in zip(futures, results, strict=True):
             if future in late:
                 result.failure = result.failure or f"not done within {DEADLINE} s"
-        return idle_cpu(hub, [r.name for r in results])
+        return idle_cpu(hub, [r.name for r in results]), during
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
 
@@ -192,29 +183,6 @@ def remove_learners(names, learners):
     return users, folders
 
 
-class LoadAverage:
-    """The 1-minute load average sampled while the class runs: "before / mean / max"."""
-
-    def __init__(self, every=2.0):
-        self.before, self.samples, self.every = os.getloadavg()[0], [], every
-        self._done = threading.Event()
-        self._thread = threading.Thread(target=self._sample, daemon=True)
-        self._thread.start()
-
-    def _sample(self):
-        while not self._done.wait(self.every):
-            self.samples.append(os.getloadavg()[0])
-
-    def stop(self):
-        self._done.set()
-        self._thread.join()
-        return self
-
-    def __str__(self):
-        during = self.samples or [self.before]
-        return f"{self.before:.1f} / {statistics.mean(during):.1f} / {max(during):.1f}"
-
-
 def isolation(learners):
     """'yes' where make hub's check finds isolation possible, else 'no: why' (the class runs unisolated)."""
     Path(learners).mkdir(parents=True, exist_ok=True)
@@ -226,15 +194,15 @@ def isolation(learners):
 
 def run_class(n, ramp, changes, state=BUILD / "load", url=None):
     """Run the class on a hub of its own, or the running one at `url`;
-    returns (results, idle CPU %, LoadAverage, what was left running)."""
-    load = LoadAverage()
+    returns (results, idle CPU %, (load average before, [meanwhile]), what was left running)."""
+    before = os.getloadavg()[0]
     results = [Result(f"{NAMES}{i:02d}") for i in range(n)]
     opened = []
     if url:
         password = os.environ.get("HUB_PASSWORD") or (BUILD / "state" / "class-password").read_text().strip()
         hub = RunningHub(url, password)
         try:
-            idle = learners_on(hub, n, ramp, changes, results, opened)
+            idle, during = learners_on(hub, n, ramp, changes, results, opened)
         finally:
             for notebook in opened:
                 with contextlib.suppress(Exception):
@@ -248,21 +216,22 @@ def run_class(n, ramp, changes, state=BUILD / "load", url=None):
             else:
                 print(f"not root: the simulated learners {NAMES}00 ... keep their Unix users and folders in "
                       f"{LEARNERS}; as root: make hub FORGET=1 after the class", file=sys.stderr, flush=True)
-        return results, idle, load.stop(), []
+        return results, idle, (before, during), []
     limit = class_limit(n)
     os.environ.update(HUB_MEM_LIMIT=f"{limit}G", HUB_USER_PREFIX=USERS)
-    isolated = isolation(fresh(state) / "learners")
+    shutil.rmtree(state, ignore_errors=True)
+    isolated = isolation(state / "learners")
     print(f"each learner's memory limit: {limit} GB ({n} learners fit); learners isolated: {isolated}")
     try:
         with Hub(state) as hub:
             hub.prefix = USERS
-            idle = learners_on(hub, n, ramp, changes, results, opened)
+            idle, during = learners_on(hub, n, ramp, changes, results, opened)
             for notebook in opened:
                 notebook.disconnect()
     finally:
         hub_users.remove_users(hub_users.with_prefix(USERS))
     shutil.rmtree(state, ignore_errors=True)
-    return results, idle, load.stop(), hub.leftovers()
+    return results, idle, (before, during), hub.leftovers()
 
 
 def percentile(values, q):
@@ -285,25 +254,23 @@ SUMMARY_HEAD = ("| learners | start median / max (s) | start CPU (s) | Run All m
 
 
 def summary_row(results, idle, load):
-    done = [r for r in results if not r.failure]
-    starts = [r.start for r in results if r.start == r.start]
-    runs = [r.run_all for r in results if r.run_all == r.run_all]
-    rss = [r.rss for r in done if r.rss == r.rss]
-    pss = [r.pss for r in done if r.pss == r.pss]
+    (before, during), done = load, [r for r in results if not r.failure]
 
     def spread(values, scale=1.0, fmt=".1f"):
+        values = [v for v in values if v == v]
         return f"{statistics.median(values) / scale:{fmt}} / {max(values) / scale:{fmt}}" if values else "-"
 
     def median(values, scale=1.0, fmt=".1f"):
         values = [v for v in values if v == v]
         return f"{statistics.median(values) * scale:{fmt}}" if values else "-"
 
-    return (f"| {len(results)} | {spread(starts)} | {median(r.start_cpu for r in results)} | {spread(runs)} | "
-            f"{median(r.run_cpu for r in results)} | "
-            + " | ".join(redraw_cells([d for r in results for d in r.redraws]))
-            + f" | {median((r.redraw_cpu for r in results), 1000)} | {spread(rss, GB, '.2f')} | "
-            f"{spread(pss, GB, '.2f')} | {idle:.1f} % of a core | {len(results) - len(done)} of {len(results)} | "
-            f"{load} |")
+    cells = [len(results), spread(r.start for r in results), median(r.start_cpu for r in results),
+             spread(r.run_all for r in results), median(r.run_cpu for r in results),
+             *redraw_cells([d for r in results for d in r.redraws]), median((r.redraw_cpu for r in results), 1000),
+             spread((r.rss for r in done), GB, ".2f"), spread((r.pss for r in done), GB, ".2f"),
+             f"{idle:.1f} % of a core", f"{len(results) - len(done)} of {len(results)}",
+             f"{before:.1f} / {statistics.mean(during):.1f} / {max(during):.1f}"]
+    return "| " + " | ".join(map(str, cells)) + " |"
 
 
 def main(argv=None):

@@ -39,20 +39,14 @@ def test_schema_check_fails_on_a_misspelt_key_and_a_wrong_type():
     assert any("'limt' was unexpected" in e for e in errors) and any("cull.timeout" in e for e in errors), errors
 
 
-def gigabytes(quantity):
-    units = {"M": 1e-3, "G": 1.0, "Mi": 1.048576e-3, "Gi": 1.073741824}
-    number = quantity.rstrip("MGi")
-    return float(number) * units[quantity[len(number):]]
-
-
 def test_values_come_from_the_measured_figures_and_match_the_local_hub(monkeypatch, tmp_path):
     monkeypatch.setenv("HUB_PASSWORD", "a-trial-password")
     monkeypatch.setenv("HUB_STATE", str(tmp_path))
     local = PyFileConfigLoader("jupyterhub_config.py", path=str(VALUES.parent)).load_config()
     values = yaml.safe_load(VALUES.read_text())
     single = values["singleuser"]
-    assert gigabytes(single["memory"]["guarantee"]) == deploy.memory_guarantee_gb() == 0.6
-    assert gigabytes(single["memory"]["limit"]) == deploy.memory_limit_gb() == 1.5
+    assert deploy.gigabytes(single["memory"]["guarantee"]) == deploy.memory_guarantee_gb() == 0.6
+    assert deploy.gigabytes(single["memory"]["limit"]) == deploy.memory_limit_gb() == 1.5
     assert single["cpu"]["limit"] == local.Spawner.cpu_limit
     assert single["startTimeout"] == local.Spawner.start_timeout == local.Spawner.http_timeout == 180
     assert values["hub"]["concurrentSpawnLimit"] == deploy.concurrent_starts(deploy.NODE_CORES) == 48

@@ -1,7 +1,7 @@
-"""`make grade` on a small class, in the sandbox: right answers right (an honest
-try too), wrong ones wrong whatever else the notebook says, a blank notebook
-listed once, a reach into the checking code flagged, copies graded once;
-grades.csv and a summary whose counts match the table."""
+"""`make grade` on a small class, in the sandbox: right answers right, wrong ones
+wrong whatever else the notebook says, a blank notebook listed once, copies
+graded once; grades.csv and a summary whose counts match the table; an honest
+try right in every notebook. A reach into the checking code: test_grade_hostile.py."""
 
 import csv
 import re
@@ -17,8 +17,6 @@ from tools.runtime.working_copy import collection
 
 STORED = next(p for p in collection() if p.name.startswith("06-"))
 NO_SANDBOX = grade_sandbox.why_no_sandbox()
-PATCH = ("import helpers.exercises.session as s\n"
-         "s.SessionExercise.check = lambda self, answer: s.Feedback('right', 'fine')\n")
 
 
 def submit(folder, where, fill, edit=None):
@@ -59,8 +57,6 @@ def graded(tmp_path_factory):
     submit(folder, "cy", lambda n, source: source)
     index = next(p for p in collection() if p.name.startswith("00-"))
     (folder / "cy" / index.name).write_bytes(index.read_bytes())       # no exercises: left out quietly
-    submit(folder, "eve", lambda n, _: (PATCH if n == 1 else "") + WRONG[("06", n)][0][0])
-    submit(folder, "tia", lambda n, _: TRYING[("06", n)][0])
     submit(folder, "dan/my-notebooks", solution)
     newer = submit(folder, "dan/my-notebooks/backups/2026-01-01", lambda n, _: WRONG[("06", n)][0][0])
     newer.touch()
@@ -70,9 +66,9 @@ def graded(tmp_path_factory):
     return {(r.learner, r.exercise): r for r in rows}, text, out, rows
 
 
-def test_right_answers_are_right_and_an_honest_try_too(graded):
+def test_right_answers_are_right(graded):
     by, _, _, _ = graded
-    for learner in ("ada", "tia", "backups", "dan"):
+    for learner in ("ada", "backups", "dan"):
         assert [by[learner, n].status for n in range(1, 7)] == ["right"] * 6, [by[learner, n] for n in range(1, 7)]
         assert all(by[learner, n].changed == "" for n in range(1, 7))
 
@@ -81,13 +77,6 @@ def test_wrong_answers_are_wrong_whatever_else_the_notebook_says(graded):
     by, _, _, _ = graded
     assert [by["bob", n].status for n in range(1, 7)] == ["wrong"] * 6
     assert "Right: of course" not in by["bob", 1].detail
-
-
-def test_a_reach_into_the_checking_code_is_flagged_never_right(graded):
-    by, text, _, _ = graded
-    assert by["eve", 1].status == "flagged" and "uses exercises" in by["eve", 1].changed
-    assert all(by["eve", n].status != "right" for n in range(1, 7))
-    assert "Flagged (never counted right; read the answer cell): 1" in text
 
 
 def test_copies_are_graded_once_and_listed(graded):

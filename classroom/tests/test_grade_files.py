@@ -79,14 +79,12 @@ def hostile(folder, privileged=PRIVILEGED):
 
     root_only = {
         "device": (make_device, "not a regular file"),
-        "not-the-learner-s": (give_away, f"belongs to uid {STRANGER}, not to uid"),
         "hard-link": (link_to_strangers, f"belongs to uid {STRANGER}, not to uid"),
     }
     return {
         **(root_only if privileged else {}),
         "fifo": (lambda path: os.mkfifo(path), "not a regular file (a FIFO)"),
         "to-classmate": (lambda path: path.symlink_to(classmate), "is a link"),
-        "to-zero": (lambda path: path.symlink_to("/dev/zero"), "is a link"),
         "to-solutions": (lambda path: path.symlink_to(ROOT / "tests" / "answers"), "is a link"),
         "huge": (lambda path: (path.write_text(""), os.truncate(path, grade_files.MAX_BYTES + 1)), "larger than 32 MB"),
         "deep-array": (write(deep(100_000)), "nests deeper than 64"),
@@ -94,7 +92,6 @@ def hostile(folder, privileged=PRIVILEGED):
         "not-json": (write("{\"cells\": [" + "\x00\xff"), "is not JSON"),
         "not-an-object": (write("[1, 2, 3]"), "not a JSON object"),
         "source-a-number": (cell_source(42), "schema"),
-        "source-a-dict": (cell_source({"a": 1}), "schema"),
         "no-cells": (write(json.dumps({k: v for k, v in VALID.items() if k != "cells"})), "schema"),
         "bad-output": (write(json.dumps({**VALID, "cells": [{**VALID["cells"][0], "cell_type": "code",
                                                              "outputs": [{"text": "no type"}],

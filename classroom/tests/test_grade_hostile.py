@@ -146,6 +146,7 @@ def test_flags_name_what_was_reached(hostile):
     flagged = {(r.learner, r.exercise): r.changed for r in hostile["rows"] if r.status == "flagged"}
     assert "uses ex" in flagged["ask-ex", 1] and "uses exercises" in flagged["patch-check", 1]
     assert "uses lessons" in flagged["lesson-file", 1] and "changes torch" in flagged["torch-backward", 6]
+    assert f"Flagged (never counted right; read the answer cell): {len(flagged)}" in hostile["text"]
 
 
 def test_limits_stop_the_attacker_alone(hostile):

@@ -32,6 +32,7 @@ from types import SimpleNamespace
 import nbformat
 import psutil
 import pytest
+from learner import until
 
 from classroom import hub_users
 from classroom.hub import NODE_HELP, UNENCRYPTED, Hub, addresses, banner, cgroup_name
@@ -137,16 +138,13 @@ def learner_server(name):
     """(pid, port, cgroup memory folder) of a learner's server, found as root."""
     uid = pwd.getpwnam(hub_users.unix_name(name, USERS)).pw_uid
     for pid in hub_users.user_processes(uid):
-        try:
-            environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-        except OSError:
-            continue
-        if b"jupyterhub-singleuser" in cmdline:
-            url = next(e for e in environ if e.startswith(b"JUPYTERHUB_SERVICE_URL=")).decode().split("=", 1)[1]
-            memory = next(line.split(":", 2)[2] for line in Path(f"/proc/{pid}/cgroup").read_text().splitlines()
-                          if ":memory:" in line or line.startswith("0::"))
-            return pid, int(url.rsplit(":", 1)[1].split("/")[0]), memory
+        with contextlib.suppress(psutil.Error):
+            server = psutil.Process(pid)
+            if "jupyterhub-singleuser" in command_line(server):
+                url = server.environ()["JUPYTERHUB_SERVICE_URL"]
+                memory = next(line.split(":", 2)[2] for line in Path(f"/proc/{pid}/cgroup").read_text().splitlines()
+                              if ":memory:" in line or line.startswith("0::"))
+                return pid, int(url.rsplit(":", 1)[1].split("/")[0]), memory
     raise AssertionError(f"no server of {name} found")
 
 
@@ -429,10 +427,9 @@ def test_a_learner_past_the_memory_limit_is_stopped_and_another_redraws(teacher,
     runaway.api("GET", "status")             # cy's server itself still answers
     deadline, heard, tries = time.monotonic() + 90, [], []
     while "memory limit" not in "".join(heard) and time.monotonic() < deadline:      # the restarted kernel says why
-        if notebook.ready(heard):
-            tries.append(execute(notebook, "1 + 1", timeout=15, heard=heard))   # its first cell may be an earlier try's
-        else:
-            time.sleep(0.5)
+        notebook.connect()
+        tries.append(execute(notebook, "1 + 1", timeout=15, heard=heard))   # its first cell may be an earlier try's
+        time.sleep(0.5)
     said = "".join(heard) or tries
     assert f"reached your memory limit of {float(MEM_LIMIT[:-1]):.1f} GB" in said, said
     assert "memory limit" not in execute(notebook, "2 + 2")[1], "the notice is said once"
@@ -498,9 +495,7 @@ def test_a_kernel_outlives_a_closed_browser_and_the_page_autosaves(two):
     settings = learner.http.get(learner.server_url("lab/api/settings/@jupyterlab/docmanager-extension:plugin"),
                                 timeout=30).json()
     assert settings["settings"]["autosave"] is True and settings["settings"]["autosaveInterval"] <= 60, settings
-    server = next(p for p in psutil.process_iter(["cmdline"])
-                  if "jupyterhub-singleuser" in " ".join(p.info["cmdline"] or [])
-                  and f"{os.sep}ada{os.sep}" in " ".join(p.info["cmdline"] or []))
+    server = psutil.Process(learner_server("ada")[0])
     assert f"--MappingKernelManager.cull_idle_timeout={IDLE_KERNEL}" in server.cmdline()
 
 
@@ -575,10 +570,8 @@ def test_the_hub_killed_and_started_on_other_ports_keeps_the_proxy_and_the_learn
 def test_closing_a_notebook_shuts_its_kernel_down(two):
     for learner, notebook, *_ in two.values():
         notebook.close()
-        deadline = time.monotonic() + 30
-        while learner.api("GET", "kernels") and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert learner.api("GET", "kernels") == []
+        until(lambda learner=learner: learner.api("GET", "kernels"), lambda kernels: kernels == [], 30,
+              "a closed notebook's kernel")
 
 
 def admin_api(teacher_session, url, path, method="GET"):
@@ -601,16 +594,13 @@ def test_the_teacher_has_jupyterhubs_admin_page_and_learners_do_not(teacher, two
     users = {u["name"]: u for u in admin_api(admin, url, "/users")}
     assert {"ada", "bob"} <= set(users) and users["bob"]["servers"] and users[ADMIN]["admin"]
     assert not users["ada"]["admin"]
+    def bob():
+        return admin_api(admin, url, "/users/bob")["servers"]
     admin_api(admin, url, "/users/bob/server", "DELETE")
-    deadline = time.monotonic() + 120
-    while admin_api(admin, url, "/users/bob")["servers"] and time.monotonic() < deadline:
-        time.sleep(0.5)
-    assert not admin_api(admin, url, "/users/bob")["servers"], "the teacher could not stop bob's server"
+    until(bob, lambda servers: not servers, 120, "the teacher could not stop bob's server")
     assert psutil.pid_exists(learner_server("ada")[0])
     admin_api(admin, url, "/users/bob/server", "POST")
-    while not admin_api(admin, url, "/users/bob")["servers"].get("", {}).get("ready") and time.monotonic() < deadline:
-        time.sleep(0.5)
-    assert admin_api(admin, url, "/users/bob")["servers"][""]["ready"], "the teacher could not start bob's server"
+    until(bob, lambda servers: servers.get("", {}).get("ready"), 120, "the teacher could not start bob's server")
     ada = two["ada"][0]
     assert ada.http.get(f"{url}/hub/admin", timeout=60).status_code == 403
     assert ada.http.get(f"{url}/hub/api/users", timeout=60).status_code == 403
