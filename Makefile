@@ -43,10 +43,10 @@ test: system-tests $(DEV_STAMP)
 	$(BIN)/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder --durations=25 --layers test
 
 # The inner loop, one notebook: NB=02 (or 2). Ruff, then the notebook's cells run and compared
-# (nbval, byte for byte too), its exercises' right and wrong answers and mutants, its widgets'
+# (nbval, byte for byte too), its exercises' right and wrong answers, its widgets'
 # declarations against its stored outputs, its structure (tests/conftest.py's --notebook picks
 # them): 20 s for 02, 78 s for 09, which compiles (2 shared cores).
-CHECKED := tests/test_exercises.py tests/test_exercise_checks.py tests/test_mutants.py tests/test_widget_registry.py tests/test_notebooks.py
+CHECKED := tests/test_exercises.py tests/test_exercise_checks.py tests/test_widget_registry.py tests/test_notebooks.py
 check: system-tests $(DEV_STAMP)
 	@test -n "$(NB)" || { echo "make check NB=02: name the notebook by its number"; exit 2; }
 	@n=$$(echo "$(NB)" | sed 's/^[0-9]$$/0&/'); case "$$n" in [0-9][0-9]) ! ls notebooks/$$n-*.ipynb >/dev/null 2>&1 \

@@ -26,7 +26,7 @@ INTEGRATION = {
 }
 # What `make quick` also leaves out: the tests that execute whole notebooks (nbval over
 # notebooks/ among them) or draw real models. The rest of `make test` (lint, types, unit
-# tests, structure, exercises and mutants) runs in 90 s.
+# tests, structure and exercises) runs in 90 s.
 EXECUTING = ("test_nbval_checks.py", "test_real_models.py")
 LAYERS = ("all", "test", "integration", "quick")
 

@@ -1,5 +1,5 @@
 """The collection's notebooks, as the files say: every list of notebooks
-(the index, the navigation, the tests, the load tools, the mutation tests)
+(the index, the navigation, the tests, the load tools)
 is derived from notebooks/ here, never written out by hand."""
 
 from pathlib import Path

@@ -1,1 +1,1 @@
-"""What the tests drive: the browser, the mutants, a notebook alone, another torch or Python."""
+"""What the tests drive: the browser, a notebook alone, another torch or Python."""
