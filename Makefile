@@ -13,6 +13,11 @@ DEV_STAMP := $(VENV)/.installed-dev
 WHICH_PYTHON := import sys; print(sys.base_prefix, sys.version)
 TORCH_INDEX := $(if $(filter cpu,$(TORCH)),--extra-index-url https://download.pytorch.org/whl/cpu)
 
+# What make test, make quick and make check run first: ruff, the import contracts, actionlint on the
+# CI workflow (with shellcheck on its run: scripts).
+LINT := $(BIN)/ruff check helpers tests tools classroom notebooks && $(BIN)/lint-imports \
+	&& $(BIN)/actionlint -no-color -shellcheck=$(BIN)/shellcheck
+
 .PHONY: test-classroom lab edit check notebook refresh test test-integration test-torch quick new setup system system-tests system-browser notebooks nav solutions site bench pin clean hub load grade
 
 # JupyterLab on the learner's working copy, my-notebooks/ (made on the first run from
@@ -38,8 +43,7 @@ refresh: system $(STAMP)
 # Every test but the integration layers (tests/conftest.py's INTEGRATION), in 4 minutes from a
 # fresh clone on 2 idle cores; CI runs `make test-integration` after it.
 test: system-tests $(DEV_STAMP)
-	$(BIN)/ruff check helpers tests tools classroom notebooks
-	$(BIN)/lint-imports
+	$(LINT)
 	$(BIN)/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder --durations=25 --layers test
 
 # The inner loop, one notebook: NB=02 (or 2). Ruff, then the notebook's cells run and compared
@@ -52,8 +56,7 @@ check: system-tests $(DEV_STAMP)
 	@n=$$(echo "$(NB)" | sed 's/^[0-9]$$/0&/'); case "$$n" in [0-9][0-9]) ! ls notebooks/$$n-*.ipynb >/dev/null 2>&1 \
 		|| exit 0;; esac; echo "make check NB=$(NB): no notebook numbered $(NB) in notebooks/ (NB=03 checks \
 	notebooks/03-*.ipynb)"; exit 2
-	$(BIN)/ruff check helpers tests tools classroom notebooks
-	$(BIN)/lint-imports
+	$(LINT)
 	$(BIN)/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder --durations=5 --notebook $(NB) notebooks $(CHECKED)
 
 # The layers make test leaves out: the browser (JupyterLab, Notebook 7, the site in Chromium),
@@ -74,8 +77,7 @@ test-torch: system-tests $(DEV_STAMP)
 # make test without the tests that execute whole notebooks or draw real models (nbval over
 # notebooks/; tests/conftest.py's EXECUTING), in 90 s; one notebook's loop is `make check NB=NN`.
 quick: system $(DEV_STAMP)
-	$(BIN)/ruff check helpers tests tools classroom notebooks
-	$(BIN)/lint-imports
+	$(LINT)
 	$(BIN)/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder --durations=10 --layers quick
 
 # A new notebook, NB=10-name, that passes `make test` as made (tools/build/new.py): the

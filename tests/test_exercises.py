@@ -41,13 +41,6 @@ def test_every_lesson_has_its_exercises():
     assert not any(found.values()), "; ".join(f"helpers/lessons/nb{n}.py: {why}" for n, why in found.items() if why)
 
 
-@pytest.mark.parametrize("optional_notebook, kinds, fails", [
-    (False, ["predict", "write", "choose", "predict"], False), (False, ["predict", "predict", "choose"], True),
-    (False, ["predict", "choose", "predict", "choose"], True), (True, ["choose"], False), (True, [], True)])
-def test_the_exercise_rule(optional_notebook, kinds, fails):
-    assert bool(exercise_rule(optional_notebook, kinds)) == fails
-
-
 @pytest.mark.parametrize("notebook, exercise", ALL, ids=IDS)
 def test_the_reference_solution_is_right(notebook, exercise):
     feedback = _session(notebook, exercise).check(exercise.reference(_lesson(notebook, exercise)))
@@ -56,7 +49,7 @@ def test_the_reference_solution_is_right(notebook, exercise):
 
 @pytest.mark.parametrize("notebook, exercise", ALL, ids=IDS)
 def test_wrong_answers_get_the_hint_aimed_at_them(notebook, exercise):
-    wrong = WRONG[notebook, exercise.number]
+    wrong = WRONG.get((notebook, exercise.number), [])
     assert len(wrong) >= 2, (f"notebook {notebook}'s exercise {exercise.number} has {len(wrong)} wrong answer; each "
                              f"exercise needs at least 2 in tests/answers/nb{notebook}_answers.py, each with words its "
                              "feedback must hold")
@@ -64,16 +57,6 @@ def test_wrong_answers_get_the_hint_aimed_at_them(notebook, exercise):
         answer = answer_from(code, exercise.answer_name, _lesson(notebook, exercise))
         feedback = _session(notebook, exercise).check(answer)
         assert feedback.status != "right" and words in feedback.text, (code, feedback)
-
-
-def test_the_wrong_answers_belong_to_exercises():
-    declared_ones = {(notebook, e.number) for notebook, e in ALL}
-    strays = sorted((set(WRONG) | set(RIGHT) | set(RIGHT_SAYING)) - declared_ones)
-    assert not strays, "answers in tests/answers/ for exercises no lesson declares: " + \
-        ", ".join(f"nb{n}.py exercise {q}" for n, q in strays)
-    missing = sorted(declared_ones - set(WRONG))
-    assert not missing, "exercises without wrong answers: " + \
-        ", ".join(f"add WRONG[{q}] to tests/answers/nb{n}_answers.py" for n, q in missing)
 
 
 @pytest.mark.parametrize("key", sorted(RIGHT), ids=[f"nb{n}-q{q}" for n, q in sorted(RIGHT)])
@@ -202,14 +185,6 @@ def test_an_exercise_is_declared_optional_where_its_notebook_marks_it(notebook):
             if marked[n - 1] else "not marked optional in its question: drop its optional=True") for n in differ)
 
 
-def test_the_optional_marks_are_read_from_the_questions():
-    nb = nbformat.read(NOTEBOOKS["01"], as_version=4)
-    assert _marked_optional(nb) == [False, False, True, True]
-    question = next(c for c in nb.cells if c.cell_type == "markdown" and c.source.startswith("### 3. "))
-    question.source = question.source.replace("*Optional, for a second pass.*", "")
-    assert _marked_optional(nb) == [False, False, False, True]
-
-
 @pytest.mark.parametrize("notebook", ["1", "nb01", 1, "99", "01-dynamic-control-flow"])
 def test_a_notebook_is_named_by_its_number(notebook):
     with pytest.raises(ValueError, match="name the notebook by its number in quotes, one of 01, 02"):
@@ -223,17 +198,6 @@ SHOWN = [(notebook, number, code) for notebook in NOTEBOOKS
 def _shows(markdown, code):
     """Whether a ```python block of `markdown` holds `code` as written."""
     return any(code.strip() in block for block in re.findall(r"```python\n(.*?)```", markdown, re.S))
-
-
-def test_a_question_showing_other_code_is_caught():
-    from helpers.lessons.nb01 import LOOP
-
-    assert _shows(_markdown_of("01", 1), LOOP)
-    assert not _shows(_markdown_of("01", 1).replace("range(n)", "range(n + 1)"), LOOP)
-
-
-def test_some_questions_show_code_their_checks_run():
-    assert ("01", 1) in {(notebook, number) for notebook, number, _ in SHOWN}
 
 
 @pytest.mark.parametrize("notebook, number, code", SHOWN, ids=[f"nb{n}-q{q}" for n, q, _ in SHOWN])

@@ -17,7 +17,7 @@ from helpers.arguments import roots_of
 from helpers.fx import draw_fx
 from helpers.graph import Edge, Graph, Node, autograd_nodes
 from helpers.plan import CUT_MARK, plan_of, shown_saved
-from helpers.saved_values import MAX_LABEL, Saved, SavedReader
+from helpers.saved_values import MAX_LABEL, Saved
 from helpers.text_form import HIGHLIGHT_MARK, _bounded, to_text
 from helpers.walk import Walker, count_limit, nearest, walk_for
 from tools.testkit.lessons import lesson_function
@@ -392,23 +392,6 @@ def test_a_walk_leaves_what_the_program_froze_frozen():
     young.append(young)                             # a cycle, made just before a small walk (a widget's redraw)
     trace_graph(rnn(100)[1])
     assert id(young) not in {id(o) for o in gc.get_objects(generation=2)}, "a small walk promoted young objects"
-
-
-def test_the_descriptions_a_walk_shares_hold_no_tensor_and_no_node():
-    """What a SavedReader shares between equal saved values is plain values:
-    no tensor or autograd node that would keep a graph's memory alive."""
-    root = _saved_corpus()
-    reader = SavedReader()
-    read = [reader.read(fn) for _, fn in autograd_nodes(root)]
-    assert any(read) and reader._found
-    seen, todo, held = set(), [reader], []
-    while todo:
-        for item in gc.get_referents(todo.pop()):
-            if id(item) not in seen and not isinstance(item, type):
-                seen.add(id(item))
-                held += [item] if isinstance(item, (torch.Tensor, AutogradNode)) else []
-                todo.append(item)
-    assert held == []
 
 
 def test_the_cut_notice_of_a_graph_that_repeats_names_roll():

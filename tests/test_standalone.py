@@ -83,16 +83,6 @@ def test_a_notebook_alone_runs_as_in_the_repository(path, colab, tmp_path):
     assert ("redrew" in redraws) == has_panel, redraws
 
 
-def test_without_its_set_up_cell_a_notebook_alone_fails(colab, tmp_path):
-    def drop(nb):
-        nb.cells = [c for c in nb.cells if c.get("id") != INSTALL]
-
-    fresh = run(notebook_paths()[1], colab, tmp_path / "alone", edit=drop)
-    first = next(o for c in fresh.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error")
-    assert first.ename == "ModuleNotFoundError" and "helpers" in first.evalue
-    assert len(problems(fresh)) > 5
-
-
 def test_offline_run_all_stops_at_the_set_up_cell(colab, tmp_path):
     """No network (git cannot fetch the collection): the set-up cell fails in
     three lines, pip's, ours saying what to do and IPython's UsageError, and

