@@ -1,9 +1,5 @@
-"""Every exercise's checker accepts its reference solution and the right
-answers written otherwise in tests/answers/nbNN_answers.py, gives each
-wrong answer there the hint aimed at it, and says "not answered yet" to the
-placeholder without giving the answer away; a choose exercise's options
-are the ones its notebook shows, and code a question shows is the code its
-check runs."""
+"""Every exercise's check: the solution and tests/answers/'s right answers are right, each wrong answer gets the
+hint aimed at it, the placeholder gives nothing away, and the question shows what the declaration says."""
 
 import re
 from html import escape

@@ -1,8 +1,6 @@
-"""The helpers on graphs from code nobody here wrote: torch.nn's modules,
-custom Functions, checkpointing, saved-tensor hooks, nested tensors,
-torch.compile and tiny Hugging Face models (tools/testkit/hf_models.py). Each
-graph matches an independent walk and draws; drawing changes nothing and keeps
-nothing alive; text-form lines stay within 120 characters; stacks roll."""
+"""The helpers on graphs from code nobody here wrote (torch.nn, custom Functions, checkpointing, hooks, nested
+tensors, torch.compile, tiny Hugging Face models): each matches an independent walk, drawing changes and keeps
+nothing, text lines stay within 120 characters, stacks roll."""
 
 import gc
 import weakref

@@ -1,11 +1,6 @@
-"""A notebook the learner saved reopens with a drawing in every widget after
-its kernel is gone, in JupyterLab (Notebook 7: tests/test_notebook7.py) and
-after `make refresh`, for the refreshed notebook and the backup alike: every
-widget output shows the stored drawing (a Graphviz <svg>), none "model not
-found" (docs/maintaining.md, "A learner's working copy and settings"); run
-again, the widget redraws as declared. 02 stands for every widget notebook:
-all are `panel`s, the same models, and 02 runs in seconds. And a stale tab's
-save (Overwrite) keeps what the other tab saved."""
+"""In JupyterLab: a saved notebook reopens with a drawing in every widget after its kernel is gone, and after
+`make refresh` (02 stands for every widget notebook: all are `panel`s); a stale tab's Overwrite keeps what the
+other tab saved."""
 
 import os
 import subprocess

@@ -1,11 +1,6 @@
-"""The server's save hook and contents manager, without a browser (in one:
-tests/test_saved_widgets.py). A save never puts the blank placeholder back
-over an answer, and a save from the stale one of two tabs never loses a cell
-the other saved (tools/runtime/saving.py, cell_merge.py). A widget output
-stays drawable after its kernel is gone (tools/runtime/widget_state.py, on
-the stored 02): a widget cell run again is saved with the stored drawing; with
-`saveState` on, the last state and no model of earlier runs; reopened and
-saved before running, its drawings; with no stored form, its text form."""
+"""The server's save hook and contents manager without a browser (tools/runtime/saving.py, cell_merge.py,
+widget_state.py): no save puts ____ back over an answer, a stale tab's save loses no cell the other tab
+saved, and a widget output stays drawable after its kernel is gone."""
 
 import asyncio
 import copy

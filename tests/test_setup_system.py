@@ -43,42 +43,32 @@ def setup(tmp_path, system, user=ROOT_USER, apt=None, dot=False, venv=True, args
     return done.returncode, done.stderr, log.read_text() if log.exists() else ""
 
 
-@pytest.mark.parametrize("system, install", [("Darwin", "brew install graphviz"),
-                                             ("MINGW64_NT-10.0-19045", "conda install -c conda-forge graphviz")])
-def test_on_macos_or_windows_without_dot_it_warns_with_the_install_line_and_goes_on(tmp_path, system, install):
-    status, said, _ = setup(tmp_path, system)
-    assert status == 0 and STILL_RUN in said and install in said, said
+# (system, user, apt-get, dot, venv module) -> (exit status, words said or "" for silence, words asked of apt-get)
+CASES = {
+    "macOS without dot warns with its install line": (("Darwin",), (0, ["brew install graphviz", STILL_RUN], "")),
+    "Windows without dot warns with its install line": (("MINGW64_NT-10.0-19045",),
+                                                        (0, ["conda install -c conda-forge graphviz", STILL_RUN], "")),
+    "Debian installs graphviz, and goes on when it cannot": (
+        ("Linux", ROOT_USER, APT_FAILS), (0, ["sudo apt-get install graphviz", STILL_RUN], "install -y -qq graphviz")),
+    "Debian with dot installed says nothing": (("Linux", ROOT_USER, APT_INSTALLS), (0, "", "install -y -qq graphviz")),
+    "without sudo it installs nothing and says how": (("Linux", A_USER, APT_FAILS),
+                                                      (0, ["sudo apt-get install graphviz"], "")),
+    "with everything there it is silent": (("Darwin", ROOT_USER, None, True), (0, "", "")),
+    "a Python without venv stops make": (("Darwin", ROOT_USER, None, True, False),
+                                         (1, ["venv module is missing", "brew install python"], "")),
+    "on Debian a Python without venv stops make after apt-get fails": (
+        ("Linux", ROOT_USER, APT_FAILS, False, False),
+        (1, ["sudo apt-get install python3-venv"], "install -y -qq python3-venv graphviz")),
+}
 
 
-def test_on_debian_it_installs_graphviz_and_goes_on_when_it_cannot(tmp_path):
-    status, said, asked = setup(tmp_path, "Linux", apt=APT_FAILS)
-    assert "install -y -qq graphviz" in asked
-    assert status == 0 and STILL_RUN in said and "sudo apt-get install graphviz" in said, said
-
-
-def test_on_debian_an_installed_dot_needs_no_warning(tmp_path):
-    status, said, asked = setup(tmp_path, "Linux", apt=APT_INSTALLS)
-    assert status == 0 and "install -y -qq graphviz" in asked and said == ""
-
-
-def test_without_sudo_it_installs_nothing_and_says_how(tmp_path):
-    status, said, asked = setup(tmp_path, "Linux", user=A_USER, apt=APT_FAILS)
-    assert status == 0 and asked == "" and "sudo apt-get install graphviz" in said, said
-
-
-def test_with_everything_there_it_is_silent(tmp_path):
-    assert setup(tmp_path, "Darwin", dot=True) == (0, "", "")
-
-
-def test_a_python_without_venv_stops_make(tmp_path):
-    status, said, _ = setup(tmp_path, "Darwin", dot=True, venv=False)
-    assert status == 1 and "venv module is missing" in said and "brew install python" in said, said
-
-
-def test_on_debian_a_python_without_venv_stops_make_after_apt_fails(tmp_path):
-    status, said, asked = setup(tmp_path, "Linux", apt=APT_FAILS, venv=False)
-    assert "install -y -qq python3-venv graphviz" in asked
-    assert status == 1 and "sudo apt-get install python3-venv" in said, said
+@pytest.mark.parametrize("case", CASES)
+def test_the_set_up_on_each_kind_of_machine(tmp_path, case):
+    machine, (status, words, asked) = CASES[case]
+    got_status, said, got_asked = setup(tmp_path, *machine)
+    assert got_status == status, said
+    assert said == "" if words == "" else all(word in said for word in words), said
+    assert asked in got_asked and (asked or got_asked == ""), got_asked
 
 
 @pytest.mark.parametrize("flag", ["--tests", "--browser"])

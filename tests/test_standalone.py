@@ -1,8 +1,5 @@
-"""Every notebook opened on its own, as Google Colab or a download meets it
-(tools/testkit/alone.py): its set-up cell installs the collection and prints
-one line; every cell then runs as tagged and prints what the stored notebook
-printed (nbval's sanitizing), and every widget redraws when a control
-changes. Shown failing: no set-up cell, a machine offline, a changed output."""
+"""Every notebook opened on its own, as Colab or a download meets it (tools/testkit/alone.py): the set-up cell
+installs the collection in one line, every cell prints what the stored notebook printed, every widget redraws."""
 
 import copy
 from importlib import metadata
