@@ -63,8 +63,7 @@ def selected(path, layers):
 
 
 def pytest_ignore_collect(collection_path, config):
-    """Test files the layers leave out are not even imported (this hook sees tests/ only:
-    notebooks are left out by pytest_collection_modifyitems)."""
+    """Test files the layers leave out are not even imported (notebooks: pytest_collection_modifyitems)."""
     if collection_path.name.startswith("test_") and collection_path.suffix == ".py":
         also = {node.split("::")[0].rsplit("/", 1)[-1] for node in config.getoption("--also")}
         return None if selected(collection_path, config.getoption("--layers")) or collection_path.name in also \
@@ -83,12 +82,9 @@ FIRST = ("test_browser.py", "test_pins.py", "test_check_limits.py", "test_exerci
 
 @pytest.hookimpl(wrapper=True)
 def pytest_collection_modifyitems(config, items):
-    """Only what --layers runs (the notebooks' nbval cells, which pytest_ignore_collect
-    does not see); the longest files first (FIRST), the rest as collected; the order is
-    the same on every worker, as xdist requires. Once every other selection is made (-k
-    included), each notebook's nbval items end with its byte-for-byte comparison
-    (tests/one_execution.py); not on another torch, whose outputs differ where nbval's
-    rules allow it."""
+    """Keep what --layers and --notebook select, the longest files first (FIRST) in the same order on every worker
+    (xdist requires it); after all selection, end each notebook's nbval items with its byte-for-byte item
+    (tests/one_execution.py), except on another torch."""
     layers, also = config.getoption("--layers"), tuple(config.getoption("--also"))
     kept = {item: selected(item.path, layers) or item.nodeid.startswith(also) for item in items}   # () matches none
     if config.getoption("--notebook"):
@@ -113,8 +109,7 @@ keep_nbvals_messages()
 
 
 def about(number):
-    """What names notebook `number` ('02' or '2') in a test's id: its file name,
-    `nbNN` (the exercises' ids) and its widgets' tags."""
+    """What names notebook `number` ('02' or '2') in a test's id: its file name, `nbNN` and its widgets' tags."""
     from helpers import lessons
     from tools.notebooks import notebook_paths
 
@@ -128,8 +123,7 @@ def about(number):
 
 @pytest.fixture
 def golden(request):
-    """compare(name, text): text must equal tests/golden/<name>; with
-    --regen-golden the file is rewritten instead."""
+    """compare(name, text): text must equal tests/golden/<name>; --regen-golden rewrites the file instead."""
     folder = ROOT / "tests" / "golden"
 
     def compare(name, text):

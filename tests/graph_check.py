@@ -7,8 +7,7 @@ from helpers import draw_graph, trace_graph
 
 
 def independent_walk(roots):
-    """Distinct autograd nodes and non-None edges behind the roots, found
-    with a plain depth-first walk that shares no code with helpers/."""
+    """Distinct autograd nodes and non-None edges behind the roots, by a plain walk sharing no code with helpers/."""
     seen, stack, edges = set(), [r.grad_fn for r in roots], 0
     while stack:
         fn = stack.pop()
@@ -38,9 +37,8 @@ def check_graph(*roots):
 
 
 def unconnected(graph):
-    """The ids of drawn nodes from which no path of drawn edges leads to an
-    output (or, for a graph started from grad_fn nodes, to a node nothing
-    drawn consumes that was a start): a cut must leave none."""
+    """Ids of drawn nodes with no path of drawn edges to an output (or, for a graph started from grad_fn nodes, to a
+    start nothing drawn consumes): a cut must leave none."""
     starts = [n.id for n in graph.nodes if n.kind == "output"] or [graph.nodes[0].id]
     reached, stack = set(starts), list(starts)
     inputs = {}

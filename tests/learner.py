@@ -1,7 +1,6 @@
-"""A new learner for the tests of `make lab` and `make notebook`: an empty home
-directory (HOME and Jupyter's directories in a temporary folder) that goes
-through the set-up `make lab` runs before its server (`python -m tools.runtime.lab
---prepare-only`), and small helpers on a running server's REST API."""
+"""A new learner for the tests of `make lab` and `make notebook`: an empty home (HOME and Jupyter's directories
+in a temporary folder) after `make lab`'s set-up (`python -m tools.runtime.lab --prepare-only`), and helpers
+on a running server's REST API."""
 
 import contextlib
 import os
@@ -67,8 +66,7 @@ def api(info, path, method="GET"):
 
 
 def until(read, test, timeout, what):
-    """Call `read()` until `test` holds for its answer; return the answer, or
-    raise AssertionError naming `what` and the last answer."""
+    """`read()`'s answer once `test` holds for it; else AssertionError naming `what` and the last answer."""
     deadline = time.monotonic() + timeout
     while True:
         found = read()
@@ -109,8 +107,7 @@ def lab_page(page, info, path):
 
 
 def close_tab(page, discard=False):
-    """Close the active notebook's tab, as a learner does (`discard`: saying
-    Discard if JupyterLab asks whether to save)."""
+    """Close the active notebook's tab as a learner does (`discard`: answer Discard if asked to save)."""
     from playwright.sync_api import TimeoutError as UITimeout
 
     name = page.locator(TAB).inner_text().strip()

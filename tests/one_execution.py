@@ -1,16 +1,6 @@
-"""Each notebook executed once, compared two ways. nbval runs every cell and
-compares its outputs with the stored ones by its sanitized rules; the same
-kernel messages, kept as nbval reads them, are then turned into a notebook
-as `make notebooks` writes one (nbclient's handling of each message, then
-tools/build/run_notebooks.py's `reproducible`), which must equal the stored
-file byte for byte: no new widget ids, no addresses (a cell that
-prints measured times, tagged nbval-ignore-output, keeps its stored outputs; one whose
-output varies between torch releases is compared on this one). The script's
-own execution end to end is tests/test_reexecution.py's (one notebook).
-
-nbval has no hook for its messages: `keep_nbvals_messages` wraps the one
-method through which it reads them (`IPyNbFile.get_kernel_message`), and a
-notebook whose messages were not kept fails, saying so, rather than pass."""
+"""Each notebook executed once, compared two ways: by nbval's sanitized rules, then the same kernel messages
+written as `make notebooks` writes them, which must equal the stored file byte for byte. nbval has no hook
+for its messages: keep_nbvals_messages wraps IPyNbFile.get_kernel_message, and without them a notebook fails."""
 
 import difflib
 import inspect
@@ -32,10 +22,8 @@ NAME = "byte for byte"
 
 
 def keep_nbvals_messages():
-    """Keep every iopub message nbval reads, on the notebook's IPyNbFile; and
-    have nbval's kernel keep each cell in its history, as a notebook's run
-    does (nbval's own choice, store_history=False, numbers every cell 1 and
-    writes "Cell In[1]" in every traceback)."""
+    """Keep every iopub message nbval reads, on its IPyNbFile, and run cells with store_history=True as a notebook does
+    (nbval's store_history=False numbers every cell 1 and writes "Cell In[1]" in every traceback)."""
     read = IPyNbFile.get_kernel_message
     if getattr(read, "keeps", False):
         return
@@ -61,9 +49,8 @@ def keep_nbvals_messages():
 
 
 def written(path, messages):
-    """The notebook at `path` as `make notebooks` would write it from `messages`
-    (one kernel's iopub messages, every code cell executed in order); raises
-    ValueError when a code cell was not executed."""
+    """The notebook as `make notebooks` would write it from one kernel's iopub `messages` (ValueError if a code
+    cell was not executed)."""
     stored, nb = nbformat.read(path, as_version=4), nbformat.read(path, as_version=4)
     client = NotebookClient(nb, store_widget_state=True, record_timing=False)
     client.reset_execution_trackers()
@@ -94,8 +81,7 @@ def written(path, messages):
 
 
 class ByteForByte(pytest.Item):
-    """The last item of a notebook's nbval items: its one execution, written as
-    `make notebooks` writes, equals the stored file."""
+    """A notebook's last nbval item: its one execution, written as `make notebooks` writes, equals the file."""
 
     def runtest(self):
         messages = self.parent.__dict__.get(KEPT)

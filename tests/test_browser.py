@@ -1,14 +1,6 @@
-"""Every notebook once in real JupyterLab in headless Chromium, as a new
-learner has it (`make lab`'s trusted working copy, 1366x768, every cell kept
-in the page). On first open, before anything runs: every stored drawing and
-widget view shows (no text form), the notebook is not marked changed, no news
-pop-up; its drawings keep the legibility budget, nothing shows broken, every
-widget says how to use it.
-Then one Run All: no error outside the cells tagged to raise; every widget's
-declared checks redraw as declared; every combination of its controls'
-states keeps the budget and stays on screen, and the wheel scrolls the page;
-each control works with one key press. At 200 % zoom (683x384 CSS px), before
-and after the run, every control is on screen."""
+"""Every notebook in real JupyterLab in headless Chromium (1366x768), as a new learner has it: first open, one
+Run All, every widget's checks and states, the keyboard, 200 % zoom.
+Browser layer: `make test-integration` runs it (Chromium from `make system-browser`)."""
 
 import json
 import time
@@ -47,9 +39,7 @@ SHOTS = (("sequence", "length 200", "(cut)", "legibility-01-sequence-cut-200.png
 
 @pytest.fixture(scope="module")
 def lab(browser, tmp_path_factory):
-    """A new learner's JupyterLab on their working copy; every cell kept in
-    the page (no windowing) so each output can be measured without
-    scrolling. Yields (the working copy, base URL, token)."""
+    """A new learner's JupyterLab, no windowing so every output can be measured; yields (copy, URL, token, info)."""
     learner = new_learner(tmp_path_factory.mktemp("learner"))
     settings = learner.home / ".jupyter/lab/user-settings" / WINDOWING
     settings.parent.mkdir(parents=True, exist_ok=True)
@@ -62,10 +52,7 @@ def lab(browser, tmp_path_factory):
 
 
 def check_widgets(page, timings, notebook):
-    """Make each registered widget's checked changes in the page, in order,
-    and assert on what each redraw shows (caption, drawing, no error); the
-    time from the input event to the redraw, measured inside the page, is
-    recorded."""
+    """Make each widget's checked changes in order, assert on each redraw, and record its time in the page."""
     for widget in of(notebook):
         cell = widget_cell(page, cell_index(notebook, widget.tag))
         for check in widget.checks:
@@ -78,8 +65,7 @@ def check_widgets(page, timings, notebook):
 
 
 def _answer(page, check, answer, expected):
-    """Type `answer` into the answer slot above the cell whose source is
-    `check`, run both cells with Shift+Enter, and return the check's text."""
+    """Type `answer` into the slot above the cell whose source is `check`, run both; return the check's text."""
     index = page.evaluate(f"""() => [...document.querySelectorAll('{NB} .jp-CodeCell')]
                                      .findIndex(c => (c.querySelector('.cm-content') || {{innerText: ''}})
                                                      .innerText.trim() === {check!r})""")
@@ -97,8 +83,7 @@ def _answer(page, check, answer, expected):
 
 
 def _exercise_01(page, timings):
-    """A learner types a wrong answer, reads the hint aimed at it, then the
-    right one (both taken from the declarations, so they follow the exercise)."""
+    """A wrong answer, its hint, then the right one, both taken from the declarations."""
     wrong, words = WRONG[("01", 1)][0]
     text = _answer(page, "ex.q1.check(answer_1)", wrong, "Not quite")
     assert words in text
@@ -108,9 +93,7 @@ def _exercise_01(page, timings):
 
 
 def shows(page, folder, path, within=SHOWN_WITHIN):
-    """(what the file holds, what the page shows, (outputs in the file, in the
-    page), the text of outputs that failed) once the page shows what the file
-    holds, or after `within` seconds."""
+    """(stored, shown, (outputs in file, in page), failed texts) once the page matches the file or `within` passes."""
     nb = nbformat.read(folder / path, as_version=4)
     expected, outputs = stored(nb), output_count(nb)
     deadline = time.monotonic() + within
@@ -122,11 +105,8 @@ def shows(page, folder, path, within=SHOWN_WITHIN):
 
 
 def check_first_open(page, folder, info, name, timings):
-    """What a first open must show. JupyterLab's widget manager can say it has
-    restored its widgets before it has read the stored state; a widget drawn in
-    between says "model not found" for good. A busy machine widens that window,
-    so when that is all that failed the page is loaded once more (as
-    docs/troubleshooting.md tells a learner), for at most RELOADS notebooks."""
+    """JupyterLab can draw a widget before reading the stored state ("model not found" for good), more often on a busy
+    machine: then the page is loaded once more, as docs/troubleshooting.md tells a learner, for at most RELOADS."""
     start = time.perf_counter()
     expected, shown, (outputs, in_page), failed = shows(page, folder, name)
     if shown != expected and failed and set(failed) == {MODEL_NOT_FOUND}:
@@ -154,8 +134,7 @@ def check_first_open(page, folder, info, name, timings):
 
 
 def widget_states(page, path, timings):
-    """Every combination of states of every registered widget of the
-    notebook: its drawings measured, and the problems of what is on screen."""
+    """Every combination of states of the notebook's widgets: (drawings measured, problems on screen)."""
     drawings, problems = [], []
     for widget in of(path.stem):
         cell = widget_cell(page, cell_index(path.stem, widget.tag))
@@ -181,11 +160,7 @@ def widget_states(page, path, timings):
 
 
 def at_200_percent(page, path, views):
-    """What of each widget's controls a learner at 200 % zoom cannot reach:
-    the `views` ("stored", before anything runs, or "live", after Run All)
-    laid out in 683x384 CSS pixels, the file browser open beside the notebook
-    as JupyterLab first shows it, each widget scrolled so its controls are at
-    the top of the view."""
+    """The controls out of reach at 200 % zoom (683x384 CSS px, file browser open); `views`: stored or live."""
     if not of(path.stem):
         return []
     page.set_viewport_size(ZOOMED)
@@ -206,9 +181,7 @@ def at_200_percent(page, path, views):
 
 
 def seen(page, cell, where, problems):
-    """Add to `problems` what is wrong with what a learner sees of the
-    widget in `cell`: its drawing, its controls, where the mouse wheel goes;
-    True if the wheel was turned (a drawing in view, room to scroll)."""
+    """Add to `problems` what is wrong with the widget's drawing, controls and wheel; True if the wheel turned."""
     problems += on_screen(cell).problems(where)
     wheel = wheel_problems(page, cell, where)
     problems += wheel or []

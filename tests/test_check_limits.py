@@ -1,8 +1,6 @@
-"""The check limits run to their ends: the learner's interrupt stops a check
-and its earlier verdict; after a backward through a compiled function in the
-session, right answers are right (an answer that loops forever:
-test_exercise_checks.py). What could hang runs in a process of its own, under
-the test's timeout; nothing here times anything."""
+"""The check limits run to their ends: the learner's interrupt stops a check and its earlier verdict; after a
+compiled backward in the session right answers stay right. What could hang runs in a process of its own,
+under the test's timeout; nothing here times anything. In make test-integration."""
 
 import json
 import os
@@ -30,8 +28,7 @@ def _defined(source, scope=None):
 
 
 def test_an_answer_that_raises_keyboard_interrupt_leaves_no_earlier_right():
-    """In the kernel the answer's own KeyboardInterrupt and the learner's
-    cannot be told apart: both count as the interrupt, and go on."""
+    """A kernel cannot tell the answer's own KeyboardInterrupt from the learner's: both count as the interrupt."""
     ex = exercises("01", {})
     assert ex.q2.check(_defined(SIGN)).status == "right"
     with pytest.raises(KeyboardInterrupt):
@@ -40,10 +37,8 @@ def test_an_answer_that_raises_keyboard_interrupt_leaves_no_earlier_right():
 
 
 def test_the_learners_interrupt_stops_the_check_and_its_verdict():
-    """Kernel › Interrupt (SIGINT to the kernel) during a check: the check
-    stops, KeyboardInterrupt goes on (so Run All stops too), and the score
-    no longer shows the earlier verdict. The answer would sleep 60 s under a
-    limit of 120 s: only the interrupt ends it early."""
+    """KeyboardInterrupt goes on, so Run All stops too. The answer sleeps 60 s under a 120 s limit: only the interrupt
+    ends it early."""
     if threading.current_thread() is not threading.main_thread():
         pytest.skip("SIGINT is handled in the main thread")
     # as in a kernel, whatever this process inherited (a CI job's `&` starts it with SIGINT ignored)
@@ -75,8 +70,7 @@ print(json.dumps([[f.status, f.text] for f in found]))
 
 
 def test_after_a_compiled_backward_in_the_session_right_answers_are_right():
-    """Notebook 09's write and fix checks (a compiled function's backward),
-    after the session ran a backward through a compiled function itself."""
+    """Notebook 09's write and fix checks (a compiled function's backward), after the session ran one itself."""
     done = subprocess.run([sys.executable, "-c", COMPILED_CHECKS], cwd=ROOT, capture_output=True, text=True,
                           timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]

@@ -1,8 +1,6 @@
-"""The label of a value saved under an activation checkpoint is true for what
-it is: a leaf and the checkpoint's input are read again, never recomputed,
-with or without a selective policy; a view of a leaf made inside is made
-again; what the checkpointed function made is recomputed (or kept, as the
-policy says)."""
+"""The label of a value saved under an activation checkpoint is true: a leaf and the checkpoint's input are read
+again, never recomputed (with or without a selective policy); a view of a leaf made inside is made again;
+what the checkpointed function made is recomputed, or kept as the policy says."""
 
 import gc
 import weakref
@@ -50,9 +48,7 @@ def block():
 
 @pytest.mark.parametrize("how", ["plain", "policy"])
 def test_a_checkpointed_blocks_leaf_weights_are_read_again_and_its_weights_view_recomputed(block, how):
-    """LayerNorm's weight and bias, saved by its own node, are leaves; what
-    Linear saved is its weight's transpose, a view of a leaf, made again in
-    the re-run."""
+    """LayerNorm saves its weight and bias (leaves); Linear saves weight.t(), a view of a leaf, made again."""
     texts = _texts(_run(block, torch.randn(2, 3, 4, requires_grad=True) * 2, how))
     assert texts[("NativeLayerNormBackward0", "weight")] == LEAF
     assert texts[("NativeLayerNormBackward0", "bias")] == LEAF
@@ -66,10 +62,8 @@ def test_a_checkpointed_blocks_leaf_weights_are_read_again_and_its_weights_view_
 
 
 def test_a_view_of_a_leaf_is_made_again_from_the_leaf_as_it_is_in_backward():
-    """What LEAF_VIEW claims, measured: Linear's weight.t() is recomputed in
-    the checkpointed backward (one more t() per Linear), so a weight changed
-    in place after the forward raises in the plain model and is used silently,
-    new values and all, under the checkpoint. A view passed in is an input."""
+    """weight.t() is recomputed in backward (one more t() per Linear): a weight changed in place after the forward
+    raises in the plain model but is used silently, new values and all, under the checkpoint."""
     calls = []
 
     class CountT(torch.utils._python_dispatch.TorchDispatchMode):
@@ -117,9 +111,7 @@ def test_what_the_policy_kept_says_kept():
 
 
 def test_the_labels_say_what_the_checkpoint_holds():
-    """What the labels claim, measured: the checkpoint holds its input (kept),
-    a tensor the function made is gone after the forward (recomputed), and a
-    tensor that needs no grad is held if passed in, gone if made inside."""
+    """Measured: the input is held, what the function made is freed after forward, a no-grad tensor kept if passed."""
     torch.manual_seed(0)
     w = torch.randn(4, 4, requires_grad=True)
     made = {}
@@ -162,10 +154,8 @@ def test_a_per_call_policy_still_says_either():
 
 
 def test_inputs_autograd_takes_no_gradient_for_and_inputs_it_cannot_place():
-    """Batch norm's running statistics and attention's mask are tensor
-    arguments with no next_functions entry; an embedding's indices cannot be
-    placed from the schema, so the label says what it could be rather than
-    "recomputed" (here it is the checkpoint's input)."""
+    """Running statistics and attention's mask have no next_functions entry; an embedding's indices cannot be placed
+    from the schema, so their label says what they could be rather than "recomputed"."""
     torch.manual_seed(0)
     norm = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.BatchNorm2d(4))
     texts = _texts(checkpoint(norm, torch.randn(2, 3, 6, 6), use_reentrant=False).sum())

@@ -1,8 +1,6 @@
-"""Colours of the drawings, computed: every text colour the renderer uses
-reads at WCAG contrast 4.5:1 or more on every fill it can sit on, and every
-two fills stay apart (CIELAB distance) for normal vision and under the
-full-severity protanopia, deuteranopia and tritanopia simulations of Machado,
-Oliveira and Fernandes (2009), applied in linear RGB."""
+"""Colours of the drawings, computed: every text colour reads at WCAG contrast 4.5:1 or more on every fill it can
+sit on, and every two fills stay apart (CIELAB distance), for normal vision and under Machado, Oliveira and
+Fernandes' (2009) full-severity protanopia, deuteranopia and tritanopia simulations, in linear RGB."""
 
 import itertools
 import re

@@ -52,8 +52,7 @@ def _doubled_sum(sequence):
 
 
 def test_each_capture_starts_from_nothing():
-    """Dynamo remembers that a size varied by the function's place in its
-    file; a capture that did not reset would start with the size dynamic."""
+    """Dynamo remembers a size that varied, by the function's place in its file: without a reset it starts dynamic."""
     calls = [(torch.ones(n, 2),) for n in (3, 4, 5)]
     assert len(compile_calls(_doubled_sum, calls, dynamic=False).graphs) == 3
     automatic = compile_calls(_doubled_sum, calls)       # static first, then one graph for any size
@@ -102,9 +101,7 @@ def test_aot_split_refuses_a_lambda_over_a_module_with_what_to_pass():
 
 
 def test_aot_split_takes_a_models_tensors_in_a_dict_with_integer_inputs():
-    """functional_call with a dict of parameters and buffers, and token ids
-    that need no grad: the dict's tensors are the ones that need grad, and are
-    copied."""
+    """The dict's tensors are the ones that need grad (the token ids need none), and they are copied."""
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Embedding(10, 4), torch.nn.LayerNorm(4), torch.nn.Linear(4, 2))
     model.register_buffer("scale", torch.tensor(2.0))

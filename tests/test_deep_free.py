@@ -1,7 +1,6 @@
-"""A graph walked whole by the helpers is freed without crashing, at any
-depth (`walk.hold_inputs`). Each case runs in a child process, since the crash
-(SIGSEGV) would end pytest, on the usual 8 MB stack, at depths past the
-crash's without the walk's holding."""
+"""A graph walked whole by the helpers is freed without crashing, at any depth (`walk.hold_inputs`). Each case
+runs in a child process on the usual 8 MB stack: without the walk's holding, the crash (SIGSEGV) would
+end pytest. In make test-integration."""
 
 import subprocess
 import sys
@@ -41,7 +40,6 @@ CASES += [("rnn", 40_000, "trace_graph", "del h"), ("chain", 100_000, "trace_gra
 
 
 def run_child(shape: str, steps: int, call: str, then: str) -> subprocess.CompletedProcess[str]:
-    """The case in a child."""
     lines = [LIMIT_STACK, "import torch", "from helpers import draw_graph, trace_graph",
              "from helpers.engine import record_backward",
              "w = torch.randn(4, 4, requires_grad=True)", "h = torch.randn(4, requires_grad=True)",

@@ -40,7 +40,6 @@ def test_missing_dot_gives_the_install_line(monkeypatch):
 
 
 def test_the_torch_needed_is_pyprojects_and_the_pin_is_requirements():
-    """TORCH_NEEDED is what pyproject.toml declares (torch>=); the pin read is requirements.txt's line."""
     pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
     assert re.search(r'dependencies = \[[^]]*"torch>=([\d.]+)"', pyproject).group(1) == TORCH_NEEDED
     pin = re.search(r"^torch==([\w.+]+)$", (ROOT / "requirements.txt").read_text(encoding="utf-8"), re.M).group(1)
@@ -74,8 +73,7 @@ def test_torch_lines():
 
 
 def test_another_torch_is_told_how_many_cells_show_what_one_release_does(tmp_path):
-    """The count is read from the stored notebooks (the checkout's here, else an installed copy's), never
-    typed; with none to read (release_cells gives None) or none tagged, the line says "a few"."""
+    """The count is read from the stored notebooks, never typed; with none to read or none tagged, it says "a few"."""
     stored = [json.loads(p.read_text(encoding="utf-8")) for p in sorted((ROOT / "notebooks").glob("*.ipynb"))]
     tagged = sum(RELEASE_TAG in c.get("metadata", {}).get("tags", []) for nb in stored for c in nb["cells"])
     assert tagged and release_cells() == tagged
@@ -89,8 +87,7 @@ def test_another_torch_is_told_how_many_cells_show_what_one_release_does(tmp_pat
 
 
 def test_an_old_torch_is_one_line_in_the_check_and_the_set_up_cell(monkeypatch):
-    """The environment check marks it and gives no all-clear; the set-up cell
-    (helpers.standalone.ready) stops with the same line."""
+    """The check gives no all-clear; the set-up cell (helpers.standalone.ready) stops with the same line."""
     monkeypatch.setattr(torch, "__version__", "2.8.0+cpu")
     text = report()
     assert f"MISSING torch: 2.8.0 is older than the {TORCH_NEEDED} these helpers need: {UPGRADE}" in text

@@ -77,9 +77,7 @@ SESSION = [(notebook, e.number, None, "right") for notebook, e in ALL] + [(*flip
 @pytest.mark.parametrize("notebook, number, answer, status", SESSION,
                          ids=[*IDS, *(f"nb{notebook}-q{number}-wrong" for notebook, number, _ in FLIPPED)])
 def test_verdicts_stand_whatever_the_session_state(session_state, notebook, number, answer, status):
-    """The reference solution (answer None) right and a wrong answer wrong,
-    with gradient recording off and with a float64 default dtype; the random
-    numbers left as they were."""
+    """Checked with grad off and with a float64 default dtype; the check must leave the RNG state alone."""
     if answer is None:
         answer = declared(notebook)[number - 1].reference(_lesson(notebook))
     torch.set_grad_enabled(False)
@@ -98,9 +96,6 @@ def test_verdicts_stand_whatever_the_session_state(session_state, notebook, numb
 
 
 def test_whatever_the_answer_did_to_the_session_is_undone(session_state):
-    """Gradient recording, the default dtype, anomaly mode, the random
-    numbers, torch's functions and the lesson's names in the notebook,
-    changed by the answer while the check ran it: each is back as it was."""
     learners = {"torch": torch, **_lesson("01")}
     halve, backward = learners["halve_until_small"], torch.Tensor.backward
     answer = cell("def sign_forward(x):\n    global halve_until_small\n    halve_until_small = None\n"
@@ -156,9 +151,7 @@ def test_an_answer_that_never_returns_is_stopped(monkeypatch):
 
 @pytest.mark.parametrize("where", ["without SIGALRM", "off the main thread"])
 def test_where_no_alarm_can_ring_a_check_has_no_limit_and_judges_as_usual(where, monkeypatch):
-    """Windows has no SIGALRM, and a thread gets no signals: no soft limit
-    there (Kernel › Interrupt stops a check that runs on); the verdicts are
-    the same."""
+    """Windows has no SIGALRM and threads get no signals: no limit there (Kernel › Interrupt stops a runaway check)."""
     if where == "without SIGALRM":
         for name in ("SIGALRM", "setitimer", "getitimer", "ITIMER_REAL", "alarm"):
             monkeypatch.delattr(signal, name)
@@ -181,8 +174,7 @@ def test_where_no_alarm_can_ring_a_check_has_no_limit_and_judges_as_usual(where,
 
 
 def test_the_signal_cuts_a_sleep_short():
-    """SIGALRM interrupts a call that waits (time.sleep): TimedOut is raised
-    in it; had it not been, the block would end without one."""
+    """Had SIGALRM not interrupted the sleep, the block would end without TimedOut."""
     with pytest.raises(TimedOut), time_limit(0.1):
         time.sleep(3)
 
@@ -201,16 +193,13 @@ print("alive")
 
 
 def test_an_import_after_the_limit_arms_no_timer_whatever_wraps_the_import_machinery():
-    """The limit's import timing, wrapped by other code and so left in place,
-    is inactive once the block ends: an import then arms no SIGALRM, which
-    with no handler left would end the kernel."""
+    """Import timing left wrapped by other code must go inactive: a SIGALRM with no handler left ends the kernel."""
     done = subprocess.run([sys.executable, "-c", LEFT_WRAPPED], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and done.stdout.strip() == "alive", done.stdout + done.stderr
 
 
 def test_time_spent_importing_does_not_count(monkeypatch, tmp_path):
-    """torch imports modules on first use (an optimizer's first step loads
-    torch._dynamo, seconds on a slow machine): that is not the learner's loop."""
+    """torch imports modules on first use (an optimizer's first step loads torch._dynamo: seconds on a slow machine)."""
     # a limit the check itself keeps on a busy machine (its 100 inputs), and an import past it
     monkeypatch.setattr("helpers.exercises.sandbox.TIME_LIMIT", 1.5)
     (tmp_path / "slow_to_import.py").write_text("import time\ntime.sleep(3.0)\n")
@@ -250,8 +239,7 @@ def test_without_the_stored_notebook_the_learners_globals_are_used():
 
 
 def test_a_check_whose_own_code_runs_past_the_limit_blames_no_one(monkeypatch):
-    """The checker's own code past the limit (a busy machine can do it): the
-    check says so and to run it again, not that the exercise has a bug."""
+    """A busy machine can push the checker's own code past the limit: say to run it again, not that there is a bug."""
     monkeypatch.setattr("helpers.exercises.sandbox.TIME_LIMIT", 0.3)
     slow = answer_from("def judge(answer, lesson):\n    while True:\n        pass\n", "judge", filename=CHECKER)
     feedback = ExerciseSet([predict(1, "a slow check", "a number", slow, answer="1", hint="h")]).q1.check(1)
@@ -311,7 +299,6 @@ PREDICTIONS = [(n, e) for n, e in ALL if e.kind in ("predict", "choose")]
 
 @pytest.mark.parametrize("notebook, exercise", PREDICTIONS, ids=[f"nb{n}-q{e.number}" for n, e in PREDICTIONS])
 def test_every_answer_form_is_accepted_alike(notebook, exercise):
-    """The forms FORMS states, for every predict and choose exercise."""
     for answer in _forms(_reference(notebook, exercise)):
         feedback = _check(notebook, exercise.number, answer)
         assert feedback.status == "right", (answer, feedback)
@@ -356,9 +343,7 @@ def test_an_answer_that_behaves_otherwise_on_any_input_of_the_check_is_not_right
 
 @pytest.fixture
 def kernel():
-    """IPython's shell running cells as a kernel does, notebook 01's
-    exercises loaded: `kernel.run(source)` runs a cell, `kernel.check(source)`
-    a check cell, returning its feedback. Undone after the test."""
+    """An IPython shell with notebook 01's exercises: `.run(source)` runs a cell, `.check(source)` returns feedback."""
     interactive = pytest.importorskip("IPython.core.interactiveshell")
     shell = interactive.InteractiveShell.instance()
     callbacks = {event: list(found) for event, found in shell.events.callbacks.items()}
@@ -381,9 +366,7 @@ def kernel():
 
 
 def test_a_check_after_its_answer_cell_raised_says_so_and_judges_nothing(kernel):
-    """`answer_4 = d` raises NameError and leaves answer_4 as it was: the
-    check names the error, not the earlier answer's hint, however often it
-    is run again; once the cell is fixed and run, its answer is judged."""
+    """`answer_4 = d` raises NameError and leaves the earlier answer_4 in place, which must not be judged."""
     kernel.run("answer_4 = 'a'")
     assert "recorded like any other" in kernel.check("ex.q4.check(answer_4)").text
     slot = kernel.run("answer_4 = d")
@@ -405,8 +388,7 @@ def test_a_check_after_its_answer_cell_raised_says_so_and_judges_nothing(kernel)
 
 
 def test_a_function_cell_with_a_syntax_error_is_not_judged_by_the_old_function(kernel):
-    """A write or fix slot is a def: a syntax error runs nothing, and the
-    function defined before would be judged in its place."""
+    """A syntax error runs nothing, so the function defined earlier would otherwise be judged in its place."""
     kernel.run("def sign_forward(x):\n    return x * 3 if x >= 0 else x ** 2\n")
     assert kernel.check("ex.q2.check(sign_forward)").status == "wrong"
     slot = kernel.run("def sign_forward(x):\n    return (x * 3 if x > 0 else x ** 2\n")
@@ -422,9 +404,7 @@ def test_a_function_cell_with_a_syntax_error_is_not_judged_by_the_old_function(k
 
 
 def test_a_cell_that_raised_after_setting_its_answer_has_that_answer_judged(kernel):
-    """A learner tries their function in the cell that defines it, and the
-    try raises: the function was defined, and is judged; the quote says
-    the cell raised."""
+    """Learners try their function in the cell that defines it: the def ran, so it is judged though the try raised."""
     slot = kernel.run(declared("01")[1].solution + "\nsign_forward(no_such_tensor)\n")
     assert isinstance(slot.error_in_exec, NameError)
     feedback = kernel.check("ex.q2.check(sign_forward)")
@@ -442,8 +422,7 @@ def test_the_hook_is_registered_once_per_kernel(kernel):
 
 
 def test_outside_ipython_an_answer_is_judged_as_given(monkeypatch):
-    """Plain Python: no kernel, no record of cells; every check judges the
-    value it is given, and quotes it."""
+    """Plain Python keeps no record of cells to report on."""
     monkeypatch.setattr(cells, "_shell", lambda: None)
     scope = cell("answer_4 = 'a'\n", dict(_lesson("01")))
     ex = exercises("01", scope)
@@ -468,8 +447,6 @@ def test_feedback_is_short_and_quotes_the_answer_it_judged_on_one_line():
 
 @pytest.mark.parametrize("value", [1, "sign_forward", None])
 def test_a_value_where_a_function_goes_is_the_learners_mistake(value):
-    """`sign_forward = 1` in a write exercise's slot: feedback that says what
-    to do, not a bug of the check."""
     feedback = _check("01", 2, value)
     assert feedback.status == "wrong", feedback
     assert "must be a function you define with def" in str(feedback) and "bug" not in str(feedback)
@@ -484,9 +461,7 @@ def replaced_backward(monkeypatch):
 
 
 def test_a_replaced_tensor_backward_is_named_not_judged(replaced_backward):
-    """A function that would be right, and the check of a wrong one: neither
-    is judged with the replacement; each names it and says how to get torch
-    back."""
+    """Judged with a replaced backward, a right answer could fail and a wrong one pass: neither is judged."""
     right = cell(declared("01")[1].solution, {"torch": torch})["sign_forward"]
     for answer in (right, cell("def sign_forward(x):\n    return x\n", {})["sign_forward"]):
         feedback = _check("01", 2, answer)
@@ -512,9 +487,7 @@ def test_any_torch_function_replaced_is_named(where, replacement, monkeypatch):
 
 
 def test_torch_patching_itself_is_not_a_replacement():
-    """Importing torch._dynamo wraps torch.manual_seed and nn.Module.__init__ in
-    torch's own code (the session's first torch.compile does it): no check
-    refuses for that."""
+    """Importing torch._dynamo (the first torch.compile does) wraps torch.manual_seed and nn.Module.__init__."""
     import torch._dynamo  # noqa: F401
 
     torch.nn.Linear(2, 2)
@@ -522,8 +495,7 @@ def test_torch_patching_itself_is_not_a_replacement():
 
 
 def test_a_tampered_check_of_replacements_lets_the_replacement_judge(replaced_backward, monkeypatch):
-    """The test above can fail: with `replaced` made blind, the replaced
-    backward judges, and a right answer is no longer right."""
+    """Shows the replacement check matters: made blind, it lets the replaced backward judge a right answer."""
     monkeypatch.setattr("helpers.exercises.session.replaced", list)
     monkeypatch.setattr("helpers.exercises.sandbox.replaced", list)
     right = cell(declared("01")[1].solution, {"torch": torch})["sign_forward"]

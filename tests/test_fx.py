@@ -158,8 +158,7 @@ def test_an_exported_program_or_a_module_says_what_to_pass():
 
 
 def test_what_torch_compile_returns_says_how_to_get_its_graphs():
-    """A compiled model or function is not a graph: the message names the
-    helpers that capture one, given what was compiled, and they work."""
+    """A compiled model or function is not a graph: the message names the helpers that capture one, and they work."""
     model = torch.nn.Linear(3, 2)
     with pytest.raises(TypeError, match="compiled by torch.compile keeps no FX graph") as caught:
         draw_fx(torch.compile(model))

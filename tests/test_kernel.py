@@ -30,9 +30,7 @@ def test_the_kernel_reports_the_language_not_the_release():
 
 
 def test_python3_is_this_environment_running_the_collections_kernel(tmp_path, monkeypatch):
-    """A `python3` spec in the user's own Jupyter folder (naming another
-    Python) is not the one a server of the collection starts; other specs
-    are offered as Jupyter finds them."""
+    """A `python3` spec in the user's own Jupyter folder (naming another Python) is not the one the server starts."""
     for name, argv in (("python3", ["/opt/other/bin/python", "-m", "ipykernel_launcher", "-f", "{connection_file}"]),
                        ("julia", ["julia", "-i", "{connection_file}"])):
         (tmp_path / "kernels" / name).mkdir(parents=True)

@@ -1,8 +1,6 @@
-"""`make lab` as a new learner (an empty home) meets it: its set-up, then its
-server on the working copy, on loopback with a token, opening the index, with
-the learners' settings and kernel culling; in headless Chromium, two tabs of
-one notebook share its kernel; the index's first open (every notebook's:
-test_browser.py)."""
+"""`make lab` as a new learner (an empty home) meets it: its set-up, its server on the working copy (loopback,
+token, settings, kernel culling); in headless Chromium, two tabs sharing a kernel and the index's first open.
+Browser layer: `make test-integration` runs it (Chromium from `make system-browser`)."""
 
 import contextlib
 import json
@@ -66,9 +64,7 @@ def test_the_working_copy_served_on_loopback_with_a_token_from_its_index(lab):
 
 
 def test_learner_settings_are_the_defaults(lab):
-    """jupyter/overrides.json is where this environment's JupyterLab reads
-    default settings, and the server hands them out (a user's own settings,
-    none here, would still win)."""
+    """jupyter/overrides.json is where this environment's JupyterLab reads defaults; a user's own settings still win."""
     _, info, _ = lab
     assert (Path(sys.prefix) / OVERRIDES).read_text() == (SETTINGS / "overrides.json").read_text()
     notification = api(info, "/lab/api/settings/@jupyterlab/apputils-extension:notification")
@@ -79,8 +75,7 @@ def test_learner_settings_are_the_defaults(lab):
 
 
 def test_idle_kernels_are_culled(lab):
-    """The running server read jupyter/jupyter_server_config.json: its kernel
-    manager says so in the log when it starts its first kernel."""
+    """Its kernel manager logs the culling when it starts a kernel: proof the server read jupyter_server_config.json."""
     learner, info, _ = lab
     kernel = api(info, "/api/kernels", "POST")
     try:
@@ -97,8 +92,7 @@ def test_idle_kernels_are_culled(lab):
 
 
 def test_binder_set_up(tmp_path, monkeypatch):
-    """postBuild's step: the settings into the image's environment (a server
-    config already there is kept), the stored notebooks trusted in place."""
+    """postBuild: settings into the image's environment (a server config there is kept), notebooks trusted in place."""
     monkeypatch.setenv("JUPYTER_DATA_DIR", str(tmp_path / "data"))
     (tmp_path / "data").mkdir()
     config = tmp_path / SERVER_CONFIG
@@ -116,9 +110,7 @@ def test_binder_set_up(tmp_path, monkeypatch):
 # ----- in the browser -----
 
 def test_first_open_of_the_index(lab, browser, timings):
-    """The index, as the URL `make lab` prints opens it: every stored output
-    shown, the notebook not marked changed (.ci/run runs this with a second
-    patch release of the Python too)."""
+    """As the URL `make lab` prints opens it (.ci/run also runs this with a second patch release of Python)."""
     learner, info, _ = lab
     page = lab_page(browser.new_page(viewport=VIEWPORT), info, "00-index.ipynb")
     check_first_open(page, learner.copy, info, "00-index.ipynb", timings)
@@ -126,9 +118,7 @@ def test_first_open_of_the_index(lab, browser, timings):
 
 
 def test_two_tabs_of_one_notebook_keep_its_kernel(lab, browser):
-    """A notebook open in two pages shares one kernel: closing one leaves it to
-    the other, which still runs a cell; closing the last leaves it too, to the
-    30-minute cull (jupyter/jupyter_server_config.json)."""
+    """Closing one tab leaves the kernel to the other; closing the last leaves it to the 30-minute cull."""
     learner, info, _ = lab
     name = "03-retain-graph.ipynb"
     pages = [lab_page(browser.new_page(viewport=VIEWPORT), info, name)]

@@ -1,7 +1,5 @@
-"""The legibility budget, computed from the HTML a drawing is shown in: at
-its smallest (its box's min-width), operation names are at least 11 CSS px
-and no text is under 8 px; and the sequence views' layouts, measured on the
-SVG dot makes (widths in pt, node counts)."""
+"""The legibility budget, from the HTML a drawing is shown in: at its smallest (its box's min-width) operation
+names are at least 11 CSS px and no text is under 8 px; the sequence views' layouts, measured on dot's SVG."""
 
 import re
 
@@ -17,8 +15,7 @@ OP_PX, TEXT_PX = 11, 8
 
 
 def smallest_sizes(html):
-    """(smallest operation-name size, smallest text size) in CSS px when the
-    SVG is at its CSS min-width: font-size (user units, pt) × px per unit."""
+    """(smallest operation-name size, smallest text size) in CSS px with the SVG at its CSS min-width."""
     min_width = float(re.search(r"min-width:([0-9.]+)px", html).group(1))
     view_width = float(re.search(r'viewBox="[-0-9.]+ [-0-9.]+ ([0-9.]+)', html).group(1))
     scale = min_width / view_width
@@ -66,9 +63,8 @@ def _mirrored(svg):
 
 
 def test_a_box_opens_where_the_drawing_starts(cell):
-    """A long unrolled loop puts its chain on the right and the leaves it
-    uses to the left: its box opens scrolled to the right edge, on the
-    first steps, not on empty space; the mirrored drawing opens at the left."""
+    """A long unrolled loop has its chain on the right, its leaves to the left: the box opens on the first steps, not on
+    empty space."""
     svg = length_view(cell, 30, "unrolled").drawing.svg()
     assert opens_at_right(svg) and "direction:rtl" in fitted(svg)
     assert not opens_at_right(_mirrored(svg)) and "direction:rtl" not in fitted(_mirrored(svg))

@@ -1,9 +1,6 @@
-"""`make new` (tools/build/new.py): a name it refuses says why, and what it
-writes is a skeleton the structure checks pass, with a lesson module whose
-widget and exercise are declared as the notebook uses them and whose
-exercise gets its wrong answers' hints. (That a new notebook passes the
-whole of `make test` as made is shown on a clean clone, once per change to
-new.py: make check NB=NN after make new.)"""
+"""`make new` (tools/build/new.py): a refused name says why; what it writes passes the structure checks, its
+widget and exercise declared as the notebook uses them. That a new notebook passes all of `make test` is
+shown on a clean clone, once per change to new.py (make new, then make check NB=NN)."""
 
 import importlib.util
 import subprocess

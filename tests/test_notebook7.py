@@ -1,11 +1,6 @@
-"""`make notebook`: Jupyter Notebook 7, the other front end learners use, on a
-new learner's working copy with the command line `make notebook` runs
-(loopback only, the token required, the widget manager's saveState off). In
-headless Chromium: 01 runs from top to bottom without an error outside its
-tagged cells, its first widget redraws as declared, every control of its
-widgets and of 06's quiz works with the keyboard alone and is in the Tab
-order; and 02, saved after a change of its widget and reopened once its
-kernel is shut down, shows its stored drawing (tests/test_saved_widgets.py)."""
+"""`make notebook`: Notebook 7 on a new learner's working copy, in headless Chromium: 01 runs clean, redraws and
+works from the keyboard, as does 06's quiz; 02 shows its saved widgets when reopened.
+Browser layer: `make test-integration` runs it (Chromium from `make system-browser`)."""
 
 import time
 import urllib.error
@@ -33,8 +28,7 @@ ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts" / "screenshots"
 
 @pytest.fixture(scope="module")
 def notebook7(tmp_path_factory):
-    """A new learner's working copy served by `jupyter notebook` with the
-    command line of `make notebook` (tools.runtime.lab.lab_argv(app="notebook"))."""
+    """A new learner's working copy served with `make notebook`'s command line (lab_argv(app="notebook"))."""
     learner = new_learner(tmp_path_factory.mktemp("learner"))
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(lab_browser, "lab_argv", lambda *a, **k: lab_argv(*a, app="notebook", **k))
@@ -59,8 +53,7 @@ def test_loopback_token_and_settings(notebook7):
 
 
 def run_all(page, info, name):
-    """Open notebook `name` in Notebook 7, clear its outputs and Run All;
-    (its kernel, the seconds Run All took) once every cell ran, in order."""
+    """Open `name`, clear its outputs and Run All; (its kernel, the seconds taken) once every cell ran, in order."""
     page.goto(f"http://127.0.0.1:{info['port']}/notebooks/{name}?token={info['token']}")
     page.locator(f"{NB} .jp-CodeCell").first.wait_for(timeout=90_000)
     kernel = kernel_of(info, name, attached, timeout=90)
@@ -98,8 +91,7 @@ def test_runs_01_and_redraws_a_widget(notebook7, browser, timings):
 
 
 def test_the_quiz_works_with_the_keyboard(notebook7, browser):
-    """06's quiz, the one kind of control 01 has none of (radio buttons), with
-    one key press on it, as above."""
+    """Radio buttons: the one kind of control 01 has none of."""
     learner, info = notebook7
     page = browser.new_page(viewport=VIEWPORT)
     run_all(page, info, QUIZ)
@@ -116,9 +108,7 @@ def test_the_quiz_works_with_the_keyboard(notebook7, browser):
 
 
 def click_slider(page, panel_cell, path):
-    """Click the widget's slider 30% along its track, as a learner does with
-    the mouse (Notebook 7 runs its key bindings before the slider sees a key);
-    the widget redraws another step than the stored one."""
+    """Click 30% along the slider's track, as with a mouse: Notebook 7's key bindings run before the slider's."""
     track = panel_cell.locator(".noUi-target").first
     box = track.bounding_box()
     view = panel_cell.locator(VIEW)
@@ -129,8 +119,7 @@ def click_slider(page, panel_cell, path):
 
 
 def test_notebook7_reopens_saved_widgets(notebook7, browser, timings):
-    """Run 02, change its widget, save, Close and Shut Down, reopen: every
-    widget shows its stored drawing."""
+    """Run 02, change its widget, save, Close and Shut Down, reopen."""
     learner, info = notebook7
     copy, started = learner.copy, time.perf_counter()
     first = stored_captions(copy / NAME)

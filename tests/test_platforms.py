@@ -1,7 +1,6 @@
-"""The README's Windows route, `python -m tools.runtime.lab` in a conda
-environment, run here with what Windows lacks taken away: no os.geteuid, and
-an os.execv that cannot replace a process (the server runs as a child this
-process waits for, Ctrl+C included)."""
+"""The README's Windows route, `python -m tools.runtime.lab` in a conda environment, run here without what
+Windows lacks: no os.geteuid, and an os.execv that cannot replace a process (the server runs as a child
+this process waits for, Ctrl+C included)."""
 
 import os
 import subprocess
@@ -43,8 +42,7 @@ def test_the_server_replaces_this_process_or_on_windows_runs_as_a_child(monkeypa
 
 
 def test_on_windows_ctrl_c_waits_for_the_server_to_stop(monkeypatch, tmp_path):
-    """Ctrl+C in the console reaches the server and this process alike:
-    this one goes on waiting until the server has finished."""
+    """Ctrl+C in the console reaches the server and this process alike: this one must go on waiting."""
     monkeypatch.setattr(sys, "platform", "win32")
     wait, interrupts = subprocess.Popen.wait, []
 
@@ -63,9 +61,7 @@ def test_on_windows_ctrl_c_waits_for_the_server_to_stop(monkeypatch, tmp_path):
 
 
 def test_python_m_tools_lab_on_windows(monkeypatch, tmp_path):
-    """`python -m tools.runtime.lab`: the working copy made and trusted, then
-    the server started on it, without os.geteuid (serve's Windows route is
-    the tests' above)."""
+    """The working copy made and trusted, then the server started on it, without os.geteuid."""
     monkeypatch.delattr(os, "geteuid")
     monkeypatch.setenv("JUPYTER_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setattr(lab, "install_settings", lambda: None)      # it writes into this environment

@@ -1,5 +1,4 @@
-"""Multiple-choice questions, as the quiz widget checks and shows them, without a
-browser."""
+"""Multiple-choice questions, as the quiz widget checks and shows them, without a browser."""
 
 import pytest
 

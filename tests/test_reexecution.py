@@ -1,9 +1,6 @@
-"""`make notebooks` is reproducible on the notebooks themselves, run end to
-end by the script: notebook 02 with one line changed is executed, and only
-that cell and its widgets' state are rewritten, every other cell and model
-written as it was. (The parts are in tests/test_reproducible.py. That every
-notebook executed again comes back byte for byte is make test's: nbval's one
-execution of each, written as the script writes, tests/one_execution.py.)"""
+"""`make notebooks` run end to end by the script: notebook 02 with one line changed is executed, and only that
+cell and its widgets' state are rewritten. Its parts: tests/test_reproducible.py; every notebook executed
+again byte for byte: tests/one_execution.py. In make test-integration."""
 
 
 import nbformat
@@ -22,8 +19,7 @@ def _shown_by(nb, cell):
 
 
 def test_a_one_line_change_rewrites_its_own_cell_only(tmp_path):
-    """Relabel one slider of notebook 02 and execute it: the other cells and
-    the other widgets' state are written as they were."""
+    """Relabel one slider of notebook 02 and execute it."""
     path = next(p for p in notebook_paths() if p.name.startswith("02-"))
     nb = nbformat.read(path, as_version=4)
     cell = next((c for c in nb.cells if c.get("id") == "step-panel"), None)

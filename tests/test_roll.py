@@ -12,8 +12,7 @@ from tools.testkit.shapes import SHAPES, STEPS, rnn
 
 
 def _accounted(full, rolled):
-    """Every node of the full graph is drawn or inside a group, and every
-    edge is drawn (with group ends) or inside a group."""
+    """Assert every node and edge of the full graph is drawn (edges with group ends) or inside a group."""
     members = {group: nodes for group, _, nodes in rolled.rolled}
     drawn = {n.id for n in rolled.nodes}
     assert len(drawn) - len(members) + sum(members.values()) == len(full.nodes)
@@ -42,11 +41,8 @@ def test_the_group_holds_the_true_number_of_steps(steps):
                                          ("two layer rnn", 1), ("rnn cell", 1), ("rnn over embedding", 1),
                                          ("rnn layer", 2), ("gru layer", 2)])
 def test_every_common_loop_rolls(name, groups):
-    """nn.LSTMCell, nn.GRUCell, a hand-written LSTM (several sigmoids and
-    tanhs a step) and two stacked cells (two TanhBackward0 a step, told
-    apart by the layer's weights) each fold all but a few of their steps;
-    nn.RNN and nn.GRU with num_layers=2 run one layer over the whole
-    sequence, then the next: two runs of steps, two groups."""
+    """Two stacked cells are told apart by their weights; nn.RNN and nn.GRU with num_layers=2 run one layer over the
+    whole sequence, then the next: two runs of steps, two groups."""
     torch.manual_seed(0)
     full = trace_graph(SHAPES[name](), saved=False)
     rolled = roll(full)
@@ -77,8 +73,7 @@ def test_when_nothing_repeats_the_drawing_says_so(note_example):
 
 @pytest.mark.parametrize("layers, named, steps", [(4, False, 2), (6, False, 4), (4, True, 2), (3, False, None)])
 def test_a_stack_of_four_or_more_identical_layers_rolls(layers, named, steps):
-    """The first layer counts as the run's first step; named weights still
-    repeat; three layers are no run."""
+    """The first layer counts as the run's first step; named weights still repeat; three layers are no run."""
     torch.manual_seed(0)
     layer = torch.nn.TransformerEncoderLayer(16, 2, 32, dropout=0.0)
     encoder = torch.nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
@@ -99,8 +94,7 @@ def test_a_cut_that_leaves_out_a_rolled_group_says_so():
 
 
 def test_named_leaves_do_not_stop_a_loop_from_rolling():
-    """A leaf counts by its shape: with every step's input named (x[0],
-    x[1], ...) an RNN still repeats."""
+    """A leaf counts by its shape, so with each step's input named (x[0], x[1], ...) an RNN still repeats."""
     w, xs = torch.randn(4, 4, requires_grad=True), [torch.randn(4, requires_grad=True) for _ in range(20)]
     h = torch.zeros(4)
     for x in xs:
@@ -114,9 +108,7 @@ def test_named_leaves_do_not_stop_a_loop_from_rolling():
 
 @pytest.mark.parametrize("name", hf_models.FOUR_LAYERS)
 def test_a_hugging_face_stack_of_four_layers_folds_two(name):
-    """GPT-2, BERT and Llama of 4 layers, their parameters named: the layers
-    between the first and the last are one group (without the names:
-    test_real_models.py)."""
+    """GPT-2, BERT and Llama with named parameters (unnamed: test_real_models.py): the middle layers fold."""
     torch.manual_seed(0)
     model, loss = hf_models.BUILDERS[name]()
     full = trace_graph(loss, saved=False)
@@ -127,9 +119,7 @@ def test_a_hugging_face_stack_of_four_layers_folds_two(name):
 
 
 def test_a_six_layer_mamba_folds_its_layers_not_only_its_scans():
-    """Runs of steps inside every layer (its scan) and the 6 layers
-    themselves: the layers are rolled (the repetition covering the most
-    nodes), and the scans of the two layers still drawn."""
+    """The layers (the repetition covering most nodes) are rolled; the two layers outside still roll their scans."""
     torch.manual_seed(0)
     model, loss = hf_models.mamba(6)
     full = trace_graph(loss, saved=False)
@@ -145,8 +135,7 @@ def test_a_six_layer_mamba_folds_its_layers_not_only_its_scans():
 
 
 def test_a_cut_that_leaves_out_some_groups_says_which():
-    """The 6-layer Mamba cut to 40 nodes keeps the group of layers and
-    leaves out the scans; the note counts those."""
+    """Cut to 40 nodes, the group of layers stays and the scans go; the note counts them."""
     torch.manual_seed(0)
     _, loss = hf_models.mamba(6)
     drawing = draw_graph(loss, roll=True, max_nodes=40)

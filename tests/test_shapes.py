@@ -1,7 +1,6 @@
-"""The corpus of graph shapes (tools/testkit/shapes.py): every drawing, cut or
-rolled, keeps within max_nodes, leaves no node floating, gives no DOT node
-more than FAN_LIMIT edges, and its text form keeps every edge drawn. Layout
-times are `make bench`'s, never a test's."""
+"""The corpus of graph shapes (tools/testkit/shapes.py): every drawing, cut or rolled, keeps within max_nodes,
+leaves no node floating, gives no DOT node more than FAN_LIMIT edges, and its text form keeps every edge
+drawn. Layout times are `make bench`'s, never a test's."""
 
 import re
 
@@ -41,8 +40,8 @@ def test_every_loop_rolls_within_bounds(name, max_nodes):
 
 @pytest.mark.parametrize("name", ["many roots", "wide fan in"])
 def test_a_rolled_cut_keeps_the_rows_of_the_plain_cut(name):
-    """Where nothing repeats, roll=True cuts as the plain cut does: at most max_nodes // 8 nodes at one depth,
-    so the drawing reaches behind its outputs."""
+    """Where nothing repeats, roll=True cuts as the plain cut does (at most max_nodes // 8 nodes at one depth), so the
+    drawing reaches behind its outputs."""
     torch.manual_seed(0)
     y = SHAPES[name]()
     rolled, cut = draw_graph(y, roll=True).graph, draw_graph(y).graph

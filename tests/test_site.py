@@ -1,12 +1,6 @@
-"""The static site (tools/build/site.py), built once from the stored notebooks
-for a fork (SITE_REPOSITORY), served on 127.0.0.1 and opened page by page in
-headless Chromium: no console errors, every drawing present as inline SVG with
-the node names of the notebook's stored drawings and within the legibility
-budget, internal links resolving, no code scrolling sideways at 1280 px, the
-title and first paragraph on the first screen, nothing only a kernel can use.
-Read from the HTML: every launch link (Binder, Colab, the repository, the
-download) names the site's repository, its branch and a notebook that exists.
-Each check in the browser and of the links is shown failing on a page changed to break it."""
+"""The static site (tools/build/site.py), built for a fork and opened page by page in headless Chromium, and its
+launch links read from the HTML; each check is also shown failing on a page broken for it.
+Browser layer: `make test-integration` runs it (Chromium from `make system-browser`)."""
 
 import functools
 import http.server
@@ -56,8 +50,7 @@ def expected_labels(path):
 
 
 def problems(page, expected):
-    """What is wrong with the open page: drawings missing or lacking names,
-    code that scrolls sideways."""
+    """Drawings missing or lacking names, and code that scrolls sideways, on the open page."""
     # a Graphviz drawing is an <svg> whose groups have class "node" (the theme's icons are SVG too)
     svg_text = page.evaluate("() => [...document.querySelectorAll('svg g.node text')].map(t => t.textContent)"
                              ".join(' ')")
@@ -249,8 +242,7 @@ def links(html):
 
 
 def link_problems(href):
-    """A link to Binder, Colab or the repository (the fork's or REPOSITORY) must open a notebook of
-    notebooks/ in the fork at BRANCH, or name the fork."""
+    """A Binder, Colab or repository link must open a notebook of notebooks/ in the fork at BRANCH, or name the fork."""
     url = urlsplit(href)
     launching = url.netloc in ("mybinder.org", "colab.research.google.com") or url.netloc == "github.com" and \
         "/".join(url.path.strip("/").split("/")[:2]) in (FORK, REPOSITORY)
@@ -258,9 +250,7 @@ def link_problems(href):
 
 
 def page_problems(html, page, sources):
-    """What is wrong with the launch links of the page made from notebook `page`: a link as
-    link_problems says; no Binder, Colab, repository or download link to the page's own notebook;
-    a download that does not give notebooks/`page` itself."""
+    """Problems of the launch links on notebook `page`'s page: bad links, a missing launch, a wrong download."""
     found, shown = [], {href for href, _ in links(html)}
     for href, classes in links(html):
         found += link_problems(href)

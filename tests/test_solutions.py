@@ -1,7 +1,6 @@
-"""The teacher's copy (make solutions): slots filled in order by their tag, and
-a check that is not right or a short score reported. That every notebook so
-filled executes with every check right is tests/test_teacher_copies.py's, in
-make test-integration (it executes every notebook a second time)."""
+"""The teacher's copy (make solutions): slots filled in order by their tag, and a check that is not right or a
+short score reported. That every notebook so filled executes with every check right is
+tests/test_teacher_copies.py's, in make test-integration."""
 
 import nbformat
 import pytest
@@ -31,9 +30,7 @@ def test_a_wrong_check_or_a_short_score_is_reported():
 
 
 def test_a_full_score_counts_the_core_path_apart():
-    """Where a notebook has optional exercises, the full score says the core
-    ones right and the optional ones right, apart; a core-only full score is
-    not enough."""
+    """With optional exercises, the full score counts core and optional apart: a core-only full score is not enough."""
     nb = _executed("Right: yes", "")
     nb.cells[1:1] = [nbformat.from_dict(nb.cells[0]), nbformat.from_dict(nb.cells[1])]
     two = [e for e in declared("01") if e.number in (1, 3)]
@@ -46,8 +43,7 @@ def test_a_full_score_counts_the_core_path_apart():
 
 
 def test_checks_are_found_by_their_tag():
-    """A check cell that lost its answer-check tag is not counted: the
-    score no longer matches the checks found."""
+    """A check cell that lost its answer-check tag is not counted, so the score no longer matches the checks found."""
     assert "score is not 0 of 0" in not_right(_executed("Right: yes", FULL, tags=()), "x", ONE)[0]
 
 

@@ -38,8 +38,7 @@ def test_svg(note_example):
 
 
 def test_same_source_and_text_in_two_processes():
-    """The note's example drawn in two fresh processes at once, with other
-    hash seeds, the second with no `dot` on its PATH."""
+    """Two fresh processes at once, with other hash seeds, the second with no `dot` on its PATH."""
     runs = [subprocess.Popen([sys.executable, "-c", DRAW_NOTE_EXAMPLE], stdout=subprocess.PIPE, text=True,
                              env={**os.environ, **env})
             for env in ({"PYTHONHASHSEED": "1"}, {"PYTHONHASHSEED": "2", "PATH": _path_without_dot()})]
@@ -62,10 +61,8 @@ def test_without_dot_in_process(note_example, monkeypatch):
 
 
 def test_a_refused_drawing_counts_the_graphs_nodes_not_the_boxes_dot_gets(monkeypatch):
-    """The shared weight is drawn beside each of its uses: 1,103 nodes make
-    1,652 boxes. The limit still counts boxes (dot's time), the message
-    names the learner's count, the one the text form starts with, and says
-    what to pass."""
+    """A shared weight is drawn beside each use (1,103 nodes make 1,652 boxes): the limit counts boxes (dot's time),
+    the message the nodes the learner's text form counts, and it says what to pass."""
     monkeypatch.setattr(svg, "_laid_out", lambda source: pytest.fail("dot should not run"))
     w, h = rnn(550)
     drawing = draw_graph(h, {"W": w}, max_nodes=None)
@@ -81,9 +78,7 @@ def test_a_refused_drawing_counts_the_graphs_nodes_not_the_boxes_dot_gets(monkey
 
 
 def test_the_refusal_says_what_applies_to_what_was_drawn(monkeypatch):
-    """roll=True is offered only when the drawing is not rolled already; a
-    Graph drawn as given is cut by trace_graph, not by draw_graph; the count
-    is of the nodes shown."""
+    """roll=True is offered only if not rolled already; a Graph drawn as given is cut by trace_graph, not draw_graph."""
     monkeypatch.setattr(svg, "LAYOUT_LIMIT", 5)
     w, h = rnn(10)
     rolled = str(pytest.raises(DotUnavailable, draw_graph(h, {"W": w}, roll=True).svg).value)
@@ -130,16 +125,13 @@ def test_when_the_lean_plugin_set_cannot_be_made_dot_runs_as_installed(monkeypat
 
 @pytest.mark.system
 def test_a_drawing_keeps_its_size_in_jupyterlab(note_example):
-    """JupyterLab scales an image/svg+xml output to the cell unless its
-    metadata says "unconfined": the drawing hands IPython that metadata with
-    its SVG (the stored notebooks hold it, byte for byte)."""
+    """JupyterLab scales an image/svg+xml output to the cell unless its metadata says "unconfined"."""
     data, metadata = draw_graph(note_example[2])._repr_mimebundle_()
     assert "image/svg+xml" in data and metadata == {"image/svg+xml": {"unconfined": True}}
 
 
 def test_the_layout_limit_counts_nodes_not_labelled_edges(monkeypatch):
-    """Edges from outputs k > 0 of a multi-output operation carry a label;
-    they are not nodes (804 nodes were refused as 1603)."""
+    """Edges from outputs k > 0 of a multi-output operation carry a label (804 nodes were once refused as 1603)."""
     x = torch.randn(6, requires_grad=True)
     drawing = draw_graph(list(x.unbind()))
     assert drawing.source.count('label=" out') == 5

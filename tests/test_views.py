@@ -1,6 +1,5 @@
-"""The pure views the widgets call, run on the lesson functions the notebooks
-themselves define (loaded from the notebooks: one source). Each view returns
-a Figure; the tests read its caption and the graph it drew, never its HTML."""
+"""The pure views the widgets call, run on the lesson functions loaded from the notebooks themselves.
+Each view returns a Figure; the tests read its caption and graph, never its HTML."""
 
 import gc
 import re
@@ -192,9 +191,7 @@ def test_the_cut_is_never_wider_than_the_whole_graph(length):
                  {"training": False}]),
 ])
 def test_a_model_view_builds_its_model_once_and_shows_it_as_built(view, settings):
-    """The model is built on the first change only (a build seeds and
-    initialises every layer), yet every change shows what a fresh build
-    would: the flags, running statistics and mode a change set are undone."""
+    """A build seeds and initialises every layer, so it runs once; each change undoes the flags, statistics and mode."""
     build = small_mlp if view is freeze_view else regularised_mlp
     counted = Mock(wraps=build)
     x = torch.randn(5, 3, generator=torch.Generator().manual_seed(1))
@@ -218,8 +215,7 @@ def test_a_model_given_back_as_built_has_its_flags_buffers_and_mode_undone():
 
 
 def test_an_edited_build_function_is_built_anew():
-    """One source: a learner who edits the function (a new function object,
-    once its cell runs again) sees the new model in the view."""
+    """Running the edited cell again makes a new function object."""
     x = torch.randn(5, 3)
     before = freeze_view(small_mlp, x, freeze_0=False, freeze_2=False)
 
@@ -243,7 +239,6 @@ def test_a_built_model_goes_with_its_function():
 
 
 def test_without_dot_a_sequence_view_says_how_to_install_it_not_that_it_is_too_big(monkeypatch):
-    """No Graphviz: the drawing's own message (what to install), never "too many nodes"."""
     monkeypatch.setattr(helpers.svg, "find_dot", lambda: None)
     helpers.svg._laid_out.cache_clear()         # drawings laid out earlier in this process
     for view in ("rolled", "cut", "unrolled"):

@@ -1,6 +1,5 @@
-"""The widget registry (helpers/lessons/nbNN.py) against the notebooks,
-without a browser: every widget cell is registered by its tag and every
-entry has its cell; a stored widget matches its declaration, and one whose
+"""The widget registry (helpers/lessons/nbNN.py) against the notebooks, without a browser: every widget cell is
+registered by its tag and every entry has its cell; a stored widget matches its declaration, and one whose
 cell was changed and not run again is caught with what to do."""
 
 import nbformat

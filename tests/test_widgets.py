@@ -115,8 +115,7 @@ def log_slider_defaults(source):
 
 
 def off_the_slider(source):
-    """The defaults a log slider cannot show as written: it moves in `step`s
-    of the exponent from `min`, so it snaps any other value (37 to 39.81)."""
+    """Defaults a log slider snaps to another value: it moves in `step`s of the exponent from `min` (37 shows 39.81)."""
     return [value for value, base, low, step in log_slider_defaults(source)
             if abs((math.log(value, base) - low) / step - round((math.log(value, base) - low) / step)) > 1e-6]
 
@@ -129,9 +128,7 @@ def test_each_log_slider_starts_on_a_value_it_reaches():
 
 
 def test_a_view_runs_on_one_thread_and_the_count_comes_back():
-    """A redraw runs torch on one thread (a lesson's tensors are tiny: a
-    second thread only adds its wake-up), and gives the thread count back,
-    also when the view raises."""
+    """A lesson's tensors are tiny: a second thread only adds its wake-up. The count is restored if the view raises."""
     seen = []
 
     def view(fail):
@@ -153,9 +150,7 @@ def test_a_view_runs_on_one_thread_and_the_count_comes_back():
 
 
 def test_a_panel_carries_its_stylesheet_in_every_redraw():
-    """The panel's class and stylesheet are in its stored state, for a first
-    open before anything runs; its line says a stored widget shows the
-    lesson's own values."""
+    """The class and stylesheet must be in the stored state for a first open, before anything runs."""
     slider = widgets.IntSlider(value=1)
     view = panel(partial(loop_view, repeat_forward), n=slider)
     assert PANEL_CLASS in view._dom_classes

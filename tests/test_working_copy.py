@@ -1,7 +1,5 @@
-"""The learner's working copy (tools/runtime/working_copy.py), on a small made-up
-collection: made once and never overwritten, trusted, refreshed with a dated
-backup of every notebook the learner changed; and the real collection's
-links stay inside its folder, so they work in the copy."""
+"""The learner's working copy (tools/runtime/working_copy.py), on a small made-up collection: made once, trusted,
+refreshed with a dated backup of each changed notebook; the real collection's links stay inside its folder."""
 
 import re
 import subprocess
@@ -18,8 +16,7 @@ STAMP = "2026-01-02-030405"
 
 
 def notebook(source):
-    """A notebook whose one code cell shows `source` as HTML (an output that
-    JupyterLab shows only when the notebook is trusted)."""
+    """A notebook whose one code cell shows `source` as HTML, which JupyterLab shows only when trusted."""
     nb = nbformat.v4.new_notebook()
     cell = nbformat.v4.new_code_cell(source, execution_count=1)
     cell.outputs = [nbformat.v4.new_output("execute_result", {"text/html": "<b>x</b>", "text/plain": "x"},
@@ -30,8 +27,7 @@ def notebook(source):
 
 @pytest.fixture
 def shelf(tmp_path, monkeypatch):
-    """A collection of two notebooks, an empty place for the copy, and the
-    learner's Jupyter data directory (where trust is recorded)."""
+    """(a two-notebook collection, an empty place for the copy, the Jupyter data directory where trust is kept)."""
     monkeypatch.setenv("JUPYTER_DATA_DIR", str(tmp_path / "data"))
     notebooks = tmp_path / "notebooks"
     notebooks.mkdir()
@@ -115,7 +111,7 @@ def test_refresh_without_changes_needs_no_backup(shelf):
 
 
 def test_refresh_keeps_an_unreadable_notebook(shelf):
-    """A notebook that is no longer valid JSON counts as changed: it is kept."""
+    """A notebook that is no longer valid JSON counts as changed."""
     notebooks, copy, _ = shelf
     make(copy, notebooks, lambda line: None)
     (copy / "01-first.ipynb").write_text("{ half saved")
@@ -126,8 +122,7 @@ def test_refresh_keeps_an_unreadable_notebook(shelf):
 
 
 def test_the_collection_links_stay_in_its_folder():
-    """Every link between notebooks is a bare file name of the collection, so
-    it works in a copy of the folder."""
+    """Bare file names of the collection work in a copy of the folder."""
     names = {p.name for p in collection()}
     links = [link for p in collection() for cell in nbformat.read(p, as_version=4).cells
              if cell.cell_type == "markdown" for link in re.findall(r"\]\(([^)#\s:]+\.ipynb)[^)]*\)", cell.source)]
@@ -135,8 +130,7 @@ def test_the_collection_links_stay_in_its_folder():
 
 
 def test_helpers_are_importable_from_the_copy(tmp_path):
-    """`helpers` is installed in the environment (editable), not found by
-    the notebooks' folder: a kernel started in the copy imports it."""
+    """`helpers` is installed (editable), not found through the notebooks' folder."""
     done = subprocess.run([sys.executable, "-c", "import importlib.util as u; print(u.find_spec('helpers').origin)"],
                           cwd=tmp_path, capture_output=True, text=True, check=True)
     assert done.stdout.strip() == str(working_copy.ROOT / "helpers" / "__init__.py")
