@@ -34,10 +34,6 @@ class DotUnavailable(RuntimeError):
     """`dot` is missing, failed, or the graph is too big to lay out; the message says which."""
 
 
-def find_dot() -> str | None:
-    return shutil.which("dot")
-
-
 def node_count(source: str) -> int:
     """How many nodes a DOT source declares (`  name [...]` lines; not edges
     nor the `graph`, `node` and `edge` defaults)."""
@@ -76,7 +72,7 @@ def _laid_out(source: str) -> str:
 def dot_command() -> tuple[str, dict[str, str] | None]:
     """(path of `dot`, the environment for the lean plugin set, or None for
     the usual one)."""
-    dot = find_dot()
+    dot = shutil.which("dot")
     if dot is None:
         raise DotUnavailable(INSTALL_HINT)
     plugins = _plugin_directory(dot)
