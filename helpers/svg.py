@@ -16,7 +16,6 @@ import re
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
 
 INSTALL_HINT = (
@@ -43,12 +42,12 @@ def node_count(source: str) -> int:
 _DECLARATION = re.compile(r"^\s*(\w+)\s*\[", re.MULTILINE)
 
 
-def to_svg(source: str, nodes: Callable[[], int] | None = None, advice: str = SMALLER) -> str:
+def to_svg(source: str, nodes: int | None = None, advice: str = SMALLER) -> str:
     """The SVG `dot` makes of `source`. Too big to lay out: DotUnavailable,
-    counting `nodes()` nodes (the graph's; None: the source's) and saying `advice`."""
+    counting `nodes` nodes (the graph's; None: the source's) and saying `advice`."""
     boxes = node_count(source)
     if boxes > LAYOUT_LIMIT:
-        count = boxes if nodes is None else nodes()
+        count = boxes if nodes is None else nodes
         drawn = "" if boxes == count else f" ({boxes:,} boxes: a leaf or operation with many uses is drawn beside each)"
         raise DotUnavailable(f"{count:,} nodes{drawn} are more than dot lays out quickly ({LAYOUT_LIMIT:,} boxes), "
                              f"so this is the text drawing: {advice}")
