@@ -27,7 +27,7 @@ from .graph import Graph
 from .node_arguments import check_highlight, check_notes
 from .plan import plan_of
 from .roll import trace_cut, trace_rolled
-from .svg import SMALLER, DotUnavailable, to_svg
+from .svg import DotUnavailable, to_svg
 from .text_form import to_text
 from .walk import collector_paused
 
@@ -81,12 +81,10 @@ class Drawing:
     when `dot` is missing or the graph too big). `.graph`, `.source` (DOT),
     `str()` the text form, `.svg()`."""
 
-    def __init__(self, graph: Graph, source: str, text: str, shown: int | None = None, advice: str = SMALLER) -> None:
-        self.graph = graph
-        self.source = source
-        self.text = text
-        self._shown = len(graph.nodes) if shown is None else shown    # the nodes drawn, as the text form counts them
-        self._advice = advice           # what to do when the graph is too big to lay out
+    def __init__(self, graph: Graph, source: str, text: str, shown: int, advice: str) -> None:
+        self.graph, self.source, self.text = graph, source, text
+        # the nodes drawn, as the text form counts them; what to do when the graph is too big to lay out
+        self._shown, self._advice = shown, advice
 
     def __str__(self) -> str:
         return self.text
@@ -94,7 +92,7 @@ class Drawing:
     __repr__ = __str__
 
     def svg(self) -> str:
-        return to_svg(self.source, lambda: self._shown, self._advice)
+        return to_svg(self.source, self._shown, self._advice)
 
     def alternative(self) -> str:
         """A screen reader's text: the text form on one line, cut to about

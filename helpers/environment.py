@@ -1,5 +1,6 @@
 """Check the learner's environment: torch, Graphviz's dot, and widgets."""
 
+import shutil
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -7,7 +8,7 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
-from .svg import INSTALL_HINT, find_dot
+from .svg import INSTALL_HINT
 from .torch_version import torch_report
 
 WIDGETS_EXTENSION = Path("share/jupyter/labextensions/@jupyter-widgets/jupyterlab-manager")
@@ -62,7 +63,7 @@ def _torch() -> Check:
 
 
 def _dot() -> Check:
-    path = find_dot()
+    path = shutil.which("dot")
     if path is None:
         return Check("Graphviz dot", False, INSTALL_HINT)
     done = subprocess.run([path, "-V"], capture_output=True, text=True, timeout=30, check=False)

@@ -21,6 +21,7 @@ import sys
 import sysconfig
 import traceback
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -94,14 +95,10 @@ def _shown_path(filename: str) -> str:
 def short_form(error: BaseException, form: Form | None = None) -> list[str]:
     """The short form's lines: for `error` and each exception it was chained
     from, the message and the learner's frames; last, what was left out."""
-    form, lines, hidden, seen = form or Form(colour=False), [], Counter[str](), set()
-    current: BaseException | None = error
-    heading = ""
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
+    form, lines, hidden = form or Form(colour=False), [], Counter[str]()
+    for current, heading in _chain(error):
         lines += _message(current, heading, form)
         lines += _frames(current.__traceback__, hidden, form)
-        current, heading = _chained(current)
     if hidden:
         total = sum(hidden.values())
         where = " and ".join(hidden)
@@ -118,12 +115,17 @@ def spelled(name: str | None) -> str | None:
     return right if right != name else None
 
 
-def _chained(error: BaseException) -> tuple[BaseException | None, str]:
-    if error.__cause__ is not None:
-        return error.__cause__, "Caused by: "
-    if error.__context__ is not None and not error.__suppress_context__:
-        return error.__context__, "While handling: "
-    return None, ""
+def _chain(error: BaseException) -> Iterator[tuple[BaseException, str]]:
+    """`error`, then each exception it was chained from (once each), with the heading that introduces it."""
+    current: BaseException | None = error
+    heading, seen = "", set()
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        yield current, heading
+        if current.__cause__ is not None:
+            current, heading = current.__cause__, "Caused by: "
+        else:
+            current, heading = None if current.__suppress_context__ else current.__context__, "While handling: "
 
 
 def _message(error: BaseException, heading: str, form: Form) -> list[str]:
@@ -165,15 +167,9 @@ def _frames(tb: TracebackType | None, hidden: Counter[str], form: Form) -> list[
 def _shown_by_ipython(error: BaseException) -> bool:
     """Whether IPython's own code shows `error` (a syntax error, an exception
     group, a `_render_traceback_`, or chained to one)."""
-    group = getattr(builtins, "BaseExceptionGroup", None)       # Python 3.11 and later
-    current: BaseException | None = error
-    seen: set[int] = set()
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        if hasattr(current, "_render_traceback_") or (group is not None and isinstance(current, group)):
-            return True
-        current = _chained(current)[0]
-    return isinstance(error, SyntaxError)
+    group = getattr(builtins, "BaseExceptionGroup", ())       # Python 3.11 and later
+    return isinstance(error, SyntaxError) or any(
+        hasattr(current, "_render_traceback_") or isinstance(current, group) for current, _ in _chain(error))
 
 
 def show_short(shell: Any, etype: type[BaseException], value: BaseException, tb: TracebackType | None,

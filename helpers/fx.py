@@ -18,14 +18,10 @@ import torch.fx
 from .arguments import MAX_NODES, check_flag, check_max_nodes, learner_facing, wrong
 from .draw import Drawing, draw_graph
 from .graph import Edge, Graph, Node
-from .plan import LEAF_LINES
 from .roll import cut_rolled
 from .roll import roll as roll_up
 from .saved_values import MAX_LABEL, one_line, shape_text
 
-# The second line of an FX input's box: it is an input of the captured
-# graph, not an AccumulateGrad node (the line an autograd leaf gets).
-INPUT_LINE = LEAF_LINES["input"]
 FX_EXAMPLE = ("for example the GraphModule a torch.compile backend receives: "
               "def backend(gm, example_inputs): ..., or torch.fx.symbolic_trace(f)")
 # Where the collection's FX graphs come from (helpers.compiled), for a message that says what to pass.

@@ -13,7 +13,7 @@ from torch.autograd.graph import Node as AutogradNode
 
 from .arguments import Params, Root, check_flag, check_max_nodes, leaf_names, learner_facing, roots_of
 from .saved_values import MAX_LABEL, Saved, SavedReader, one_line, shape_text
-from .walk import Item, Link, collector_paused, leaf_variable, no_torch_function, walk, walk_for
+from .walk import Item, Link, collector_paused, leaf_variable, no_torch_function, walk_for
 
 NodeKind: TypeAlias = Literal["output", "op", "leaf", "const", "group"]
 H = TypeVar("H")
@@ -173,7 +173,7 @@ def autograd_nodes(root: Root) -> list[tuple[str, AutogradNode]]:
     """The live autograd nodes behind `root` as (id, node) pairs, with
     `trace_graph`'s ids; outputs, constants and leaf roots left out."""
     with no_torch_function():
-        items, _ = walk(roots_of(root))
+        items = walk_for(roots_of(root), None)[0].items
     return [(f"n{i}", item) for i, item in enumerate(items) if isinstance(item, AutogradNode)]
 
 

@@ -52,18 +52,12 @@ def _tensor_words(shape_words: str) -> str:
     return "scalar tensor" if shape_words == "scalar" else f"tensor of {shape_words}"
 
 
-def saved_values(fn: Node) -> tuple[Saved, ...]:
-    """The `Saved` values of one backward node, by name; a slot holding None
-    is left out."""
-    return SavedReader().read(fn)
-
-
 class SavedReader:
-    """Reads the saved values of one walk's nodes. It remembers what each node
-    class saves and the description of each combination of class and shapes, so a
-    node like one read before costs one lookup (a 100,000-step loop saves 300,000
-    tensors of a few shapes). Plain dicts, made per walk: it keeps no class or
-    tensor alive after."""
+    """Reads the saved values of one walk's nodes (a slot holding None left
+    out). It remembers what each node class saves and the description of each
+    combination of class and shapes, so a node like one read before costs one
+    lookup (a 100,000-step loop saves 300,000 tensors of a few shapes). Plain
+    dicts, made per walk: it keeps no class or tensor alive after."""
 
     def __init__(self) -> None:
         self._names: dict[type, tuple[SavedName, ...]] = {}

@@ -7,6 +7,7 @@ missing."""
 
 import importlib
 import importlib.util
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
@@ -14,7 +15,7 @@ from importlib import metadata
 from typing import Any
 
 from .errors import short_tracebacks
-from .svg import INSTALL_HINT, find_dot
+from .svg import INSTALL_HINT
 from .torch_version import RELEASE_TAG, pinned_torch, release, release_cells, torch_report
 
 # (module imported, the name pip installs it by); none of these depend on more than torch
@@ -75,7 +76,7 @@ def ready(install: Callable[[list[str]], None] = _pip) -> str:
         install(["--no-deps", *added])
         importlib.invalidate_caches()
     said = ready_line(found)
-    return said if find_dot() else f"{said}\n{INSTALL_HINT}"
+    return said if shutil.which("dot") else f"{said}\n{INSTALL_HINT}"
 
 
 def load_ipython_extension(shell: Any) -> None:

@@ -16,7 +16,6 @@ import re
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
 
 INSTALL_HINT = (
@@ -34,10 +33,6 @@ class DotUnavailable(RuntimeError):
     """`dot` is missing, failed, or the graph is too big to lay out; the message says which."""
 
 
-def find_dot() -> str | None:
-    return shutil.which("dot")
-
-
 def node_count(source: str) -> int:
     """How many nodes a DOT source declares (`  name [...]` lines; not edges
     nor the `graph`, `node` and `edge` defaults)."""
@@ -47,12 +42,12 @@ def node_count(source: str) -> int:
 _DECLARATION = re.compile(r"^\s*(\w+)\s*\[", re.MULTILINE)
 
 
-def to_svg(source: str, nodes: Callable[[], int] | None = None, advice: str = SMALLER) -> str:
+def to_svg(source: str, nodes: int | None = None, advice: str = SMALLER) -> str:
     """The SVG `dot` makes of `source`. Too big to lay out: DotUnavailable,
-    counting `nodes()` nodes (the graph's; None: the source's) and saying `advice`."""
+    counting `nodes` nodes (the graph's; None: the source's) and saying `advice`."""
     boxes = node_count(source)
     if boxes > LAYOUT_LIMIT:
-        count = boxes if nodes is None else nodes()
+        count = boxes if nodes is None else nodes
         drawn = "" if boxes == count else f" ({boxes:,} boxes: a leaf or operation with many uses is drawn beside each)"
         raise DotUnavailable(f"{count:,} nodes{drawn} are more than dot lays out quickly ({LAYOUT_LIMIT:,} boxes), "
                              f"so this is the text drawing: {advice}")
@@ -76,7 +71,7 @@ def _laid_out(source: str) -> str:
 def dot_command() -> tuple[str, dict[str, str] | None]:
     """(path of `dot`, the environment for the lean plugin set, or None for
     the usual one)."""
-    dot = find_dot()
+    dot = shutil.which("dot")
     if dot is None:
         raise DotUnavailable(INSTALL_HINT)
     plugins = _plugin_directory(dot)

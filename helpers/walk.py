@@ -230,13 +230,6 @@ def count_limit(limit: int) -> int:
     return max(COUNTED_AT_LEAST, COUNTED * limit)
 
 
-def walk(starts: Sequence[Start]) -> tuple[list[Item], list[Link]]:
-    """The whole breadth-first walk: (items, links), as `Walker` has them."""
-    walker = Walker(starts)
-    walker.run()
-    return walker.items, walker.links
-
-
 def hold_inputs(walker: Walker) -> None:
     """Keep freeing a big walked graph shallow: stepped nodes hold their
     inputs' wrappers (as `next_functions` gave them) in their `metadata`, at least

@@ -14,9 +14,10 @@ from helpers import compiled_view
 from helpers.arguments import MARK
 from helpers.compiled import aot_split, compile_calls, graph_breaks
 from helpers.compiled_view import EARLIER, compile_view
-from helpers.fx import INPUT_LINE, operations
+from helpers.fx import operations
 from helpers.lessons.nb09 import CALLS, CLIPPED, TWO_FLAGS
 from helpers.models import TanhRNNCell, run_sequence
+from helpers.plan import LEAF_LINES
 from helpers.saved_memory import held_bytes
 from tools.notebooks import NOTEBOOKS
 from tools.testkit.lessons import lesson_function
@@ -166,7 +167,7 @@ def test_the_compile_view_says_what_decided_and_draws_the_graph_that_ran(earlier
     assert [n.label for n in graph.nodes if n.kind == "output"][0].startswith("compiled graph")
     assert len([n for n in graph.nodes if n.label.endswith("Backward0")]) == len(ops)
     source = figure.drawing.source
-    assert source.count(INPUT_LINE) == 1 and source.count("AccumulateGrad") == 1
+    assert source.count(LEAF_LINES["input"]) == 1 and source.count("AccumulateGrad") == 1
 
 
 def _defined_again(function):

@@ -33,7 +33,7 @@ def test_everything_here():
 
 
 def test_missing_dot_gives_the_install_line(monkeypatch):
-    monkeypatch.setattr("helpers.environment.find_dot", lambda: None)
+    monkeypatch.setattr("shutil.which", lambda name: None)
     text = report()
     assert f"MISSING Graphviz dot: {INSTALL_HINT}" in text
     assert text.endswith("follow the advice above, then restart the kernel.")

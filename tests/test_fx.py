@@ -11,8 +11,9 @@ import torch.fx
 from helpers.arguments import MARK
 from helpers.compiled import aot_split, compile_calls
 from helpers.draw import draw_graph
-from helpers.fx import INPUT_LINE, draw_fx, fx_graph, joined, operation_name, operations
+from helpers.fx import draw_fx, fx_graph, joined, operation_name, operations
 from helpers.graph import trace_graph
+from helpers.plan import LEAF_LINES
 from tools.testkit.lessons import lesson_function
 
 KINDS = {"output", "op", "leaf", "const"}
@@ -81,18 +82,18 @@ def test_inputs_are_drawn_as_graph_inputs_and_autograd_leaves_keep_their_line():
     x = torch.tensor(3.0, requires_grad=True)
     (captured,) = _captured(forward, x, False)
     drawing = draw_fx(captured)
-    assert INPUT_LINE in drawing.source and "AccumulateGrad" not in drawing.source
+    assert LEAF_LINES["input"] in drawing.source and "AccumulateGrad" not in drawing.source
     both = joined([("compiled", fx_graph(captured)), ("eager", trace_graph(forward(x, False), {"x": x}))])
     assert [n.id for n in both.nodes] == [f"n{i}" for i in range(8)]
     assert [n.label for n in both.nodes if n.kind == "output"] == ["compiled", "eager"]
     named = draw_graph(both)
-    assert named.source.count(INPUT_LINE) == 1 and named.source.count("AccumulateGrad") == 1
+    assert named.source.count(LEAF_LINES["input"]) == 1 and named.source.count("AccumulateGrad") == 1
 
 
 @pytest.mark.system
 def test_a_drawn_fx_graph_lays_out():
     svg = draw_fx(torch.fx.symbolic_trace(_square_times_three)).svg()
-    assert svg.count('class="node"') == 6 and INPUT_LINE in svg
+    assert svg.count('class="node"') == 6 and LEAF_LINES["input"] in svg
 
 
 def test_an_input_used_more_than_the_shared_limit_is_a_graph_input_in_every_copy():
@@ -101,7 +102,7 @@ def test_an_input_used_more_than_the_shared_limit_is_a_graph_input_in_every_copy
         return x * 1 + x * 2 + x * 3 + x * 4 + x * 5
 
     source = draw_fx(torch.fx.symbolic_trace(five_uses)).source
-    assert source.count(INPUT_LINE) == 5 and "AccumulateGrad" not in source
+    assert source.count(LEAF_LINES["input"]) == 5 and "AccumulateGrad" not in source
 
 
 def _encoder_backward(layers=4):

@@ -337,7 +337,7 @@ def test_saved_values_described_once_per_shape_are_those_read_node_by_node():
     root = _saved_corpus()
     graph = trace_graph(root)
     by_id = {n.id: n for n in graph.nodes}
-    alone = {node_id: saved_values.saved_values(fn)
+    alone = {node_id: saved_values.SavedReader().read(fn)
              for node_id, fn in autograd_nodes(root) if by_id[node_id].kind == "op"}
     assert {node_id: by_id[node_id].saved for node_id in alone} == alone
     texts = {s.text for n in graph.nodes for s in n.saved if s.name in ("exponent", "min")}

@@ -3,6 +3,7 @@ graph too big to lay out, bad DOT."""
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -12,7 +13,7 @@ import pytest
 import torch
 
 from helpers import draw_graph, svg, trace_graph
-from helpers.svg import INSTALL_HINT, LAYOUT_LIMIT, DotUnavailable, dot_command, find_dot, to_svg
+from helpers.svg import INSTALL_HINT, LAYOUT_LIMIT, DotUnavailable, dot_command, to_svg
 from tools.testkit.shapes import rnn
 
 DRAW_NOTE_EXAMPLE = textwrap.dedent("""
@@ -117,9 +118,9 @@ def test_when_the_lean_plugin_set_cannot_be_made_dot_runs_as_installed(monkeypat
         raise OSError("symbolic links are not allowed here")
 
     monkeypatch.setattr(svg, "_lean_plugins", no_symlinks)
-    assert svg._plugin_directory.__wrapped__(find_dot()) is None
+    assert svg._plugin_directory.__wrapped__(shutil.which("dot")) is None
     monkeypatch.setattr(svg, "_plugin_directory", lambda dot: None)
-    assert dot_command() == (find_dot(), None)
+    assert dot_command() == (shutil.which("dot"), None)
     assert "as_installed_probe" in to_svg("digraph { as_installed_probe -> b; }")
 
 

@@ -239,7 +239,7 @@ def test_a_built_model_goes_with_its_function():
 
 
 def test_without_dot_a_sequence_view_says_how_to_install_it_not_that_it_is_too_big(monkeypatch):
-    monkeypatch.setattr(helpers.svg, "find_dot", lambda: None)
+    monkeypatch.setattr("shutil.which", lambda name: None)
     helpers.svg._laid_out.cache_clear()         # drawings laid out earlier in this process
     for view in ("rolled", "cut", "unrolled"):
         figure = length_view(TanhRNNCell(3, 4), 5, view)

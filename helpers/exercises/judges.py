@@ -159,8 +159,3 @@ def known(value: T | None, what: str) -> T:
 def op_labels(tensor: torch.Tensor) -> list[str]:
     """The operations of a tensor's graph, in walk order (output first)."""
     return [node.label for node in trace_graph(tensor, saved=False).nodes if node.kind == "op"]
-
-
-def plural(count: int, word: tuple[str, str]) -> str:
-    """"1 leaf", "2 leaves": `word` is (singular, plural)."""
-    return f"{count} {word[0] if count == 1 else word[1]}"

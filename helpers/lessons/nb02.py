@@ -14,9 +14,10 @@ from ..engine import record_backward
 from ..exercises.answers import filled, filled_function
 from ..exercises.exercise import Lesson, Verdict, choose, predict, write
 from ..exercises.feedback import shown
-from ..exercises.judges import canonical, known, plural, value
+from ..exercises.judges import canonical, known, value
 from ..graph import trace_graph
 from ..quiz import MultipleChoice, Option
+from ..views import counted
 from .widget import Check, Widget, press
 
 
@@ -157,10 +158,10 @@ def _counted_by(count: Callable[[torch.Tensor], Any], tensor: torch.Tensor) -> t
 
 def _count_leaves(answer: Any, _lesson: Lesson) -> Verdict:
     answer = filled_function(answer)
-    counted, tallies = {}, {}
+    counts, tallies = {}, {}
     for name, tensor in _graphs_to_count().items():
         try:
-            counted[name], walked = _counted_by(answer, tensor)
+            counts[name], walked = _counted_by(answer, tensor)
             if walked:
                 return False, ("your count_leaves leaves the walk to the collection's own (trace_graph, draw_graph "
                                "and autograd_nodes walk the graph for you), so the count is not yours: the exercise "
@@ -176,20 +177,20 @@ def _count_leaves(answer: Any, _lesson: Lesson) -> Verdict:
                                "the node, the pair's first element, on your queue.")
             raise
         tallies[name] = _tallies(tensor)
-    wrong = [name for name in counted if counted[name] != tallies[name]["leaves"]]
+    wrong = [name for name in counts if counts[name] != tallies[name]["leaves"]]
     if not wrong:
         return True, ("a walk that visits each node once finds exactly one AccumulateGrad per leaf that needs a "
                       "gradient.")
     for tally, diagnosis in DIAGNOSES.items():
-        if all(counted[name] == tallies[name][tally] for name in counted):
-            return False, f"on {wrong[0]} you count {shown(counted[wrong[0]])}, and torch's graph has " \
-                          f"{plural(tallies[wrong[0]]['leaves'], ('leaf', 'leaves'))}: {diagnosis}"
-    if all(count == 0 and not isinstance(count, bool) for count in counted.values()):
+        if all(counts[name] == tallies[name][tally] for name in counts):
+            return False, f"on {wrong[0]} you count {shown(counts[wrong[0]])}, and torch's graph has " \
+                          f"{counted(tallies[wrong[0]]['leaves'], 'leaf', 'leaves')}: {diagnosis}"
+    if all(count == 0 and not isinstance(count, bool) for count in counts.values()):
         return False, ("your function counts 0 leaves on every graph: a leaf's node has name() "
                        "'torch::autograd::AccumulateGrad', so a comparison with == 'AccumulateGrad' never matches. "
                        "Test name().endswith('AccumulateGrad'), as the question says.")
-    found = counted[wrong[0]]
-    shown_count = plural(found, ("leaf", "leaves")) if isinstance(found, int) else shown(found)
+    found = counts[wrong[0]]
+    shown_count = f"{found} {'leaf' if found == 1 else 'leaves'}" if isinstance(found, int) else shown(found)
     return False, (f"on {wrong[0]} your function counts {shown_count}, and torch's graph has "
                    f"{tallies[wrong[0]]['leaves']}.")
 
