@@ -18,10 +18,10 @@ from jupyter_server.services.contents.largefilemanager import AsyncLargeFileMana
 from traitlets.config import Config
 from traitlets.utils.importstring import import_item
 
-from tools.notebooks import NOTEBOOKS
+from tools.notebooks import NOTEBOOKS, REFERENCE, WIDGET_STATE, WIDGET_VIEW
 from tools.runtime.lab import SETTINGS, lab_argv, server_options
 from tools.runtime.saving import PAGE, PAGES_FILE
-from tools.runtime.widget_state import REFERENCE, WIDGET_STATE, WIDGET_VIEW, keep_widget_views
+from tools.runtime.widget_state import keep_widget_views
 
 STORED = NOTEBOOKS / "03-retain-graph.ipynb"
 
