@@ -20,10 +20,10 @@ from pathlib import Path
 import nbformat
 
 from helpers.draw import fitted
+from helpers.exercises import declared
 from helpers.project import REPOSITORY, binder_url, colab_url
 from tools.build.nav import KERNEL_ONLY, NAV
-from tools.build.solutions import CHECK, exercises_of
-from tools.notebooks import WIDGET_VIEW, closure, notebook_paths, widget_state
+from tools.notebooks import CHECK, WIDGET_VIEW, closure, notebook_paths, widget_state
 
 ROOT = Path(__file__).resolve().parents[2]
 STAGING = ROOT / "build" / "site-source"
@@ -88,7 +88,7 @@ def folded_answers(exercise):
 def staged(path, names, repository):
     """The notebook as the site shows it."""
     nb = nbformat.read(path, as_version=4)
-    exercises = iter(() if path.name.startswith("00") else exercises_of(path))
+    exercises = iter(() if path.name.startswith("00") else declared(path.name[:2]))
     cells = []
     for cell in nb.cells:
         tags = cell.metadata.get("tags", [])
