@@ -166,7 +166,7 @@ def main(args):
             continue
         nb = reproducible(without_machine_paths(nb), stored, path.stem)
         nbformat.validate(nb)
-        path.write_text(nbformat.writes(nb) + "\n", encoding="utf-8")
+        nbformat.write(nb, path)
         print(f"{path.name}: executed in {time.perf_counter() - start:.1f} s")
     return 1 if failed else 0
 

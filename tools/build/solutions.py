@@ -59,7 +59,7 @@ def build(out):
         exercises = declared(path.name[:2])            # notebooks/01-... -> helpers/lessons/nb01.py
         nbformat.write(filled(nbformat.read(path, as_version=4), exercises), copy)
         nb = execute(copy)
-        copy.write_text(nbformat.writes(nb) + "\n", encoding="utf-8")
+        nbformat.write(nb, copy)
         return not_right(nb, path.name, exercises)
 
     # two kernels at a time: a notebook's run is mostly waiting on its kernel
