@@ -22,7 +22,6 @@ def notebook_paths(folder=NOTEBOOKS):
     return sorted(folder.glob("[0-9][0-9]-*.ipynb"))
 
 
-
 def widget_state(nb):
     """{model id: model} of the widget state `nb` (a notebook's JSON, or None) stores."""
     return ((nb or {}).get("metadata", {}).get("widgets") or {}).get(WIDGET_STATE, {}).get("state") or {}
