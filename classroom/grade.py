@@ -25,8 +25,7 @@ from classroom import grade_sandbox
 from classroom.grade_files import Unreadable, csv_cell, decode, md, notebooks_in, read_notebook
 from classroom.grade_source import flags
 from helpers.exercises import declared
-from tools.notebooks import CHECK, SLOT
-from tools.runtime.working_copy import collection
+from tools.notebooks import CHECK, SLOT, notebook_paths
 
 ROOT = Path(__file__).resolve().parents[1]
 CELL_LIMIT = 60.0          # seconds for one cell (then it is interrupted)
@@ -74,7 +73,7 @@ def submissions(folder):
     """(jobs, learners with no notebook of the collection, what was skipped)."""
     from helpers import lessons
 
-    every = {p.name: p for p in collection()}
+    every = {p.name: p for p in notebook_paths()}
     stored = {name: p for name, p in every.items() if name[:2] in set(lessons.numbers())}
     jobs, empty, skipped = [], [], []
     with os.scandir(folder) as listing:

@@ -18,8 +18,8 @@ from learner import VIEWPORT, api, attached, close_tab, end_sessions, kernel_of,
 from nbformat.sign import NotebookNotary
 from test_browser import check_first_open
 
+from tools.notebooks import notebook_paths
 from tools.runtime.lab import OVERRIDES, SERVER_CONFIG, SETTINGS, binder, lab_argv
-from tools.runtime.working_copy import collection
 from tools.testkit.browser import NB, serve, stop
 
 CULLING = "Culling kernels with idle durations > 1800 seconds at 60 second intervals ..."
@@ -46,7 +46,7 @@ def _status(url):
 def test_the_working_copy_served_on_loopback_with_a_token_from_its_index(lab):
     learner, info, proc = lab
     assert "Made your working copy of the notebooks" in learner.printed
-    assert sorted(p.name for p in learner.copy.glob("*.ipynb")) == [p.name for p in collection()]
+    assert sorted(p.name for p in learner.copy.glob("*.ipynb")) == [p.name for p in notebook_paths()]
     url, token = f"http://127.0.0.1:{info['port']}", info["token"]
     assert len(token) >= 32
     assert [_status(f"{url}/api/contents{query}") for query in ("", f"?token={token}", f"?token=wrong{token}")] \
@@ -104,7 +104,7 @@ def test_binder_set_up(tmp_path, monkeypatch):
     assert json.loads(config.read_text()) == {**ours, "ServerApp": {"terminals_enabled": False,
                                                                     **ours.get("ServerApp", {})}}
     notary = NotebookNotary(data_dir=str(tmp_path / "data"))
-    assert all(notary.check_signature(nbformat.read(p, as_version=4)) for p in collection())
+    assert all(notary.check_signature(nbformat.read(p, as_version=4)) for p in notebook_paths())
 
 
 # ----- in the browser -----

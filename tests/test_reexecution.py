@@ -6,10 +6,9 @@ again byte for byte: tests/one_execution.py. In make test-integration."""
 import nbformat
 
 from tools.build import run_notebooks
-from tools.notebooks import notebook_paths
-from tools.runtime.widget_state import closure
-
-VIEW, STATE = run_notebooks.WIDGET_VIEW, run_notebooks.WIDGET_STATE
+from tools.notebooks import WIDGET_STATE as STATE
+from tools.notebooks import WIDGET_VIEW as VIEW
+from tools.notebooks import closure, notebook_paths
 
 
 def _shown_by(nb, cell):

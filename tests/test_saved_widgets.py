@@ -12,7 +12,7 @@ import pytest
 from learner import TAB, VIEWPORT, api, attached, close_tab, end_sessions, kernel_of, lab_page, new_learner, until
 
 from helpers.lessons import of
-from tools.notebooks import WIDGET_STATE, WIDGET_VIEW
+from tools.notebooks import WIDGET_VIEW, widget_state
 from tools.runtime.lab import ROOT
 from tools.testkit.browser import NB, open_notebook, run_all, serve, stop
 from tools.testkit.first_open import graphviz_svgs
@@ -36,7 +36,7 @@ def widget_views(path):
     """The widget outputs the notebook file at `path` holds, each as
     (model id, whether its model is in the file's widget state)."""
     nb = nbformat.read(path, as_version=4)
-    state = nb.metadata.get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
+    state = widget_state(nb)
     return [(o.data[WIDGET_VIEW]["model_id"], o.data[WIDGET_VIEW]["model_id"] in state)
             for cell in nb.cells if cell.cell_type == "code" for o in cell.outputs
             if WIDGET_VIEW in o.get("data", {})]
@@ -45,7 +45,7 @@ def widget_views(path):
 def stored_captions(path):
     """The captions of the drawings in the widget state of the file at `path`."""
     nb = nbformat.read(path, as_version=4)
-    state = nb.metadata.get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
+    state = widget_state(nb)
     htmls = [m["state"].get("value", "") for m in state.values() if m["model_name"] == "HTMLModel"]
     return sorted(h.split("<figcaption")[1].split(">", 1)[1].split("</figcaption>")[0].strip()
                   for h in htmls if graphviz_svgs(h) and "<figcaption" in h)

@@ -13,10 +13,10 @@ from jupyter_server.services.contents.largefilemanager import AsyncLargeFileMana
 from traitlets.config import Config
 from traitlets.utils.importstring import import_item
 
-from tools.notebooks import NOTEBOOKS
+from tools.notebooks import NOTEBOOKS, REFERENCE, WIDGET_STATE, WIDGET_VIEW, notebook_paths
 from tools.runtime.lab import SETTINGS, lab_argv, server_options
 from tools.runtime.saving import PAGE, PAGES_FILE
-from tools.runtime.widget_state import REFERENCE, WIDGET_STATE, WIDGET_VIEW, keep_widget_views
+from tools.runtime.widget_state import keep_widget_views
 
 STORED = NOTEBOOKS / "03-retain-graph.ipynb"
 
@@ -179,11 +179,11 @@ def test_make_edit_serves_the_stored_notebooks_and_a_save_changes_no_byte(tmp_pa
     lab.main(["--edit", "--no-browser"])
     (command,) = served
     assert f"--ServerApp.root_dir={NOTEBOOKS}" in command and all(o in command for o in server_options())
-    assert list(trusted[0]) == working_copy.collection()
-    for path in working_copy.collection():
+    assert list(trusted[0]) == notebook_paths()
+    for path in notebook_paths():
         shutil.copy(path, tmp_path / path.name)
     manager = _configured(tmp_path)
-    for path in working_copy.collection():
+    for path in notebook_paths():
         _save(manager, path.name, _open(manager, path.name))
         assert (tmp_path / path.name).read_bytes() == path.read_bytes(), f"{path.name} changed by a save"
 

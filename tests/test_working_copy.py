@@ -9,8 +9,9 @@ import nbformat
 import pytest
 from nbformat.sign import NotebookNotary
 
+from tools.notebooks import notebook_paths
 from tools.runtime import working_copy
-from tools.runtime.working_copy import collection, make, refresh, updated
+from tools.runtime.working_copy import make, refresh, updated
 
 STAMP = "2026-01-02-030405"
 
@@ -51,8 +52,8 @@ def test_first_run_copies_and_trusts_every_notebook(shelf):
     said = []
     added = make(copy, notebooks, said.append)
     assert [p.name for p in added] == ["00-index.ipynb", "01-first.ipynb"]
-    assert all((copy / p.name).read_bytes() == p.read_bytes() for p in collection(notebooks))
-    assert all(trusted(copy / p.name, data) for p in collection(notebooks))
+    assert all((copy / p.name).read_bytes() == p.read_bytes() for p in notebook_paths(notebooks))
+    assert all(trusted(copy / p.name, data) for p in notebook_paths(notebooks))
     assert said[0].startswith(f"Made your working copy of the notebooks in {copy}/ (ignored by git")
     (data.parent / "someone-else").mkdir()       # trust lives in the learner's own data directory
     assert not trusted(copy / "01-first.ipynb", data.parent / "someone-else")
@@ -93,8 +94,8 @@ def test_refresh_keeps_a_dated_backup_of_a_changed_notebook(shelf):
     backup = copy / "backups" / STAMP / "01-first.ipynb"
     assert moved == {"01-first.ipynb": backup}
     assert nbformat.read(backup, as_version=4).cells[1].source == "answer_1 = 42"
-    assert all((copy / p.name).read_bytes() == p.read_bytes() for p in collection(notebooks))
-    assert all(trusted(copy / p.name, data) for p in collection(notebooks))
+    assert all((copy / p.name).read_bytes() == p.read_bytes() for p in notebook_paths(notebooks))
+    assert all(trusted(copy / p.name, data) for p in notebook_paths(notebooks))
     assert (copy / "my-notes.txt").read_text() == "mine"
     assert said == [f"Refreshed 2 notebooks in {copy}/ from notebooks/.",
                     f"  You had changed 01-first.ipynb: your version is kept as {backup}"]
@@ -123,8 +124,8 @@ def test_refresh_keeps_an_unreadable_notebook(shelf):
 
 def test_the_collection_links_stay_in_its_folder():
     """Bare file names of the collection work in a copy of the folder."""
-    names = {p.name for p in collection()}
-    links = [link for p in collection() for cell in nbformat.read(p, as_version=4).cells
+    names = {p.name for p in notebook_paths()}
+    links = [link for p in notebook_paths() for cell in nbformat.read(p, as_version=4).cells
              if cell.cell_type == "markdown" for link in re.findall(r"\]\(([^)#\s:]+\.ipynb)[^)]*\)", cell.source)]
     assert links and set(links) <= names
 

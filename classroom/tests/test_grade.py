@@ -13,9 +13,9 @@ from answers.trying import TRYING
 
 from classroom import grade, grade_sandbox
 from helpers.exercises import declared
-from tools.runtime.working_copy import collection
+from tools.notebooks import notebook_paths
 
-STORED = next(p for p in collection() if p.name.startswith("06-"))
+STORED = next(p for p in notebook_paths() if p.name.startswith("06-"))
 NO_SANDBOX = grade_sandbox.why_no_sandbox()
 
 
@@ -55,7 +55,7 @@ def graded(tmp_path_factory):
     submit(folder, "ada/my-notebooks", solution)
     submit(folder, "bob", lambda n, _: WRONG[("06", n)][0][0], edited_elsewhere)
     submit(folder, "cy", lambda n, source: source)
-    index = next(p for p in collection() if p.name.startswith("00-"))
+    index = next(p for p in notebook_paths() if p.name.startswith("00-"))
     (folder / "cy" / index.name).write_bytes(index.read_bytes())       # no exercises: left out quietly
     submit(folder, "dan/my-notebooks", solution)
     newer = submit(folder, "dan/my-notebooks/backups/2026-01-01", lambda n, _: WRONG[("06", n)][0][0])
@@ -140,7 +140,7 @@ def test_an_honest_try_is_right_in_every_notebook(tmp_path):
     if NO_SANDBOX:
         pytest.skip(f"no sandbox here: {NO_SANDBOX}")
     folder = tmp_path / "submissions"
-    for stored in collection():
+    for stored in notebook_paths():
         if stored.name[:2] not in {notebook for notebook, _ in TRYING}:
             continue
         nb = nbformat.read(stored, as_version=4)

@@ -14,10 +14,10 @@ import pytest
 from answers import WRONG
 
 from classroom import grade, grade_sandbox
-from tools.runtime.working_copy import collection
+from tools.notebooks import notebook_paths
 
 ROOT = Path(__file__).resolve().parents[2]
-STORED = next(p for p in collection() if p.name.startswith("06-"))
+STORED = next(p for p in notebook_paths() if p.name.startswith("06-"))
 NO_SANDBOX = grade_sandbox.why_no_sandbox()
 pytestmark = pytest.mark.skipif(NO_SANDBOX is not None, reason=f"no sandbox here: {NO_SANDBOX}")
 TOKEN = uuid.uuid4().hex

@@ -11,6 +11,8 @@ import re
 import sys
 
 import nbformat
+from nbformat.v4 import new_code_cell as code
+from nbformat.v4 import new_markdown_cell as md
 
 from tools.build.nav import KERNEL_ONLY
 from tools.notebooks import CHECK, NOTEBOOKS, ROOT, SLOT, notebook_paths
@@ -36,17 +38,6 @@ def problem(name, folder=NOTEBOOKS, root=ROOT):
         if path.exists():
             return f"{path.relative_to(root)} exists already; remove it or take another number"
     return ""
-
-
-def md(source, **kw):
-    return nbformat.v4.new_markdown_cell(source, **kw)
-
-
-def code(source, tags=(), **kw):
-    cell = nbformat.v4.new_code_cell(source, **kw)
-    if tags:
-        cell.metadata["tags"] = list(tags)
-    return cell
 
 
 def notebook(number, slug, title, read_after=None):
@@ -85,18 +76,18 @@ def notebook(number, slug, title, read_after=None):
         code("panel(\n"
              "    partial(repeat_view, repeat),\n"
              '    n=widgets.IntSlider(value=3, min=1, max=4, description="n"),\n'
-             ")", tags=[f"widget-{slug}-loop"]),
+             ")", metadata={"tags": [f"widget-{slug}-loop"]}),
         md("## Exercises\n\nAnswer each exercise in its cell, then run the check under it; "
            "[the index](00-index.ipynb) says how the checks, hints and score work."),
         md("### 1. Predict: nodes of seven rounds\n\n"
            "How many autograd nodes does `repeat(x, 7)` record, the leaf's `AccumulateGrad` included?"),
-        code("answer_1 = ____   # a whole number", tags=[SLOT]),
-        code("ex.q1.check(answer_1)", tags=[CHECK]),
+        code("answer_1 = ____   # a whole number", metadata={"tags": [SLOT]}),
+        code("ex.q1.check(answer_1)", metadata={"tags": [CHECK]}),
         md("## Summary\n\n- A loop's graph has one node per operation it ran, and one `AccumulateGrad` per "
            "leaf."),
         md("## Your score\n\nRun this after the exercises: it counts the latest check of each one.",
            metadata={"tags": [KERNEL_ONLY]}),
-        code("ex.score()", tags=[KERNEL_ONLY]),
+        code("ex.score()", metadata={"tags": [KERNEL_ONLY]}),
     ]
     return nb
 

@@ -47,24 +47,24 @@ HEADERS = {
 }
 
 
-def dry_run(python, python_version, requirements, folder, report=None):
-    """pip's command line that reports what it would install for
-    `requirements` on Python `python_version` (pip takes a target version only
-    with --target: a folder in `folder` that stays empty)."""
-    return [str(python), "-m", "pip", "install", "--dry-run", "--ignore-installed", "--quiet",
-            "--only-binary=:all:", f"--python-version={python_version}", f"--target={Path(folder) / 'target'}",
-            *(["--report", str(report)] if report else []), *requirements]
+def dry_run(python, python_version, requirements):
+    """What pip (run by `python`) would install for `requirements` on Python
+    `python_version`: (the report's "install" list, or None when pip found
+    none, pip's stderr). pip takes a target version only with --target: a
+    folder that stays empty."""
+    with tempfile.TemporaryDirectory() as folder:
+        report = Path(folder) / "report.json"
+        done = subprocess.run([str(python), "-m", "pip", "install", "--dry-run", "--ignore-installed", "--quiet",
+                               "--only-binary=:all:", f"--python-version={python_version}", f"--target={folder}/target",
+                               "--report", str(report), *requirements], capture_output=True, text=True, check=False)
+        return (json.loads(report.read_text())["install"] if done.returncode == 0 else None), done.stderr
 
 
 def resolve(python, python_version, packages):
     """{name: version} that pip would install for `packages` on `python_version`."""
-    with tempfile.TemporaryDirectory() as folder:
-        report = Path(folder) / "report.json"
-        done = subprocess.run(dry_run(python, python_version, packages, folder, report),
-                              capture_output=True, text=True, check=False)
-        if done.returncode:
-            sys.exit(f"pip could not resolve for Python {python_version}:\n{done.stderr[-3000:]}")
-        found = json.loads(report.read_text())["install"]
+    found, error = dry_run(python, python_version, packages)
+    if found is None:
+        sys.exit(f"pip could not resolve for Python {python_version}:\n{error[-3000:]}")
     versions = {item["metadata"]["name"]: item["metadata"]["version"].split("+")[0] for item in found}
     return {name: v for name, v in versions.items() if not name.lower().startswith(CUDA_ONLY)}
 
@@ -87,19 +87,6 @@ def for_python(path, python_version):
                 requirement.marker = None
                 lines.append(str(requirement))
     return lines
-
-
-def installable(lines, python_version):
-    """Whether pip finds wheels of every line for Python `python_version`
-    that go together: (True, "") or (False, pip's last error lines). Run
-    with this Python, whose markers pip would evaluate, so `lines` should
-    carry none (see for_python)."""
-    with tempfile.TemporaryDirectory() as folder:
-        listed = Path(folder) / "requirements.txt"
-        listed.write_text("\n".join(lines) + "\n")
-        done = subprocess.run(dry_run(sys.executable, python_version, ["-r", str(listed)], folder),
-                              capture_output=True, text=True, check=False)
-    return done.returncode == 0, "\n".join(done.stderr.strip().splitlines()[-8:])
 
 
 def minor(python_version):

@@ -19,7 +19,7 @@ from jupyter_client.manager import KernelManager
 from nbclient import NotebookClient
 from nbconvert.preprocessors import CoalesceStreamsPreprocessor
 
-from tools.notebooks import RAISES, WIDGET_STATE, WIDGET_VIEW, notebook_paths
+from tools.notebooks import RAISES, WIDGET_VIEW, model_references, notebook_paths, widget_state
 from tools.runtime import kernel
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -29,8 +29,6 @@ MACHINE_PATHS = ((re.compile(r"/(?:[\w.+-]+/)*?(?:site|dist)-packages/"), "site-
                  (re.compile(re.escape(f"{ROOT}/")), ""))
 
 
-# what names a widget model: its id alone in a view's output, "IPY_MODEL_<id>" inside another's state
-MODEL_REFERENCE = re.compile(r"^(?:IPY_MODEL_)?([0-9a-f]{32})$")
 # a memory address: as Python prints one (0x7f...), or as a drawing names a node by id(),
 # in decimal (torchviz's 140670413256928)
 ADDRESS = re.compile(r"\b0x[0-9a-fA-F]+\b|\b\d{12,}\b")
@@ -81,28 +79,11 @@ def without_machine_paths(nb):
     return nb
 
 
-def references(value, known):
-    """(key path, model id) for each model id `value` (a widget's state, or part
-    of it) names, in a stable order."""
-    if isinstance(value, str):
-        match = MODEL_REFERENCE.match(value)
-        if match and match.group(1) in known:
-            yield "", match.group(1)
-    elif isinstance(value, dict):
-        for key in sorted(value):
-            for path, model in references(value[key], known):
-                yield f"{key}/{path}".rstrip("/"), model
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            for path, model in references(item, known):
-                yield f"{index}/{path}".rstrip("/"), model
-
-
 def stable_widget_ids(nb, name):
     """`nb` with each widget model's random id replaced by one made from where
     it is shown (the cell's id, the output's place, the path through the states
     naming it), so a run again, or a change to another cell, keeps the ids."""
-    state = nb.metadata.get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
+    state = widget_state(nb)
     if not state:
         return nb
     names = {}
@@ -114,13 +95,14 @@ def stable_widget_ids(nb, name):
             if model in names:
                 continue
             names[model] = where
-            pending.extend((child, f"{where}/{path}")
-                           for path, child in references(state[model].get("state", {}), state))
+            pending += [(child, f"{where}/{path}") for path, child in model_references(state[model].get("state", {}))
+                        if child in state]
 
     for cell in nb.cells:
         for place, output in enumerate(cell.get("outputs", [])):
-            for path, model in references(output.get("data", {}).get(WIDGET_VIEW, {}), state):
-                name_from(model, f"{cell.get('id', '')}/{place}/{path}")
+            model = output.get("data", {}).get(WIDGET_VIEW, {}).get("model_id")
+            if model in state:
+                name_from(model, f"{cell.get('id', '')}/{place}/model_id")
     for order, model in enumerate(state):
         name_from(model, f"shown nowhere/{order}")
     text = json.dumps(nb)
@@ -184,7 +166,7 @@ def main(args):
             continue
         nb = reproducible(without_machine_paths(nb), stored, path.stem)
         nbformat.validate(nb)
-        path.write_text(nbformat.writes(nb) + "\n", encoding="utf-8")
+        nbformat.write(nb, path)
         print(f"{path.name}: executed in {time.perf_counter() - start:.1f} s")
     return 1 if failed else 0
 

@@ -20,10 +20,10 @@ from pathlib import Path
 import nbformat
 
 from helpers.draw import fitted
+from helpers.exercises import declared
 from helpers.project import REPOSITORY, binder_url, colab_url
 from tools.build.nav import KERNEL_ONLY, NAV
-from tools.build.solutions import CHECK, exercises_of
-from tools.notebooks import WIDGET_STATE, WIDGET_VIEW, notebook_paths
+from tools.notebooks import CHECK, WIDGET_VIEW, closure, notebook_paths, widget_state
 
 ROOT = Path(__file__).resolve().parents[2]
 STAGING = ROOT / "build" / "site-source"
@@ -33,20 +33,14 @@ HOME = ('<!DOCTYPE html><html><head><meta charset="utf-8"><meta http-equiv="refr
 
 
 def widget_drawing(nb, model_id):
-    """The HTML of a stored widget without its kernel: the HTML widgets
-    inside it (its first drawing) and, for a multiple choice, its choices
-    listed (a page cannot pick one, but the learner can read them)."""
-    state = nb.metadata.get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
-    found, todo = [], [model_id]
-    while todo:
-        model = state.get(todo.pop(0), {})
-        if model.get("model_name") == "HTMLModel":
-            found.append(model["state"].get("value", ""))
-        elif model.get("model_name") == "RadioButtonsModel":
-            items = "".join(f"<li>{escape(label)}</li>" for label in model["state"].get("_options_labels", []))
-            found.append(f'<ol class="quiz-choices" type="A">{items}</ol>')
-        todo += [ref.removeprefix("IPY_MODEL_") for ref in model.get("state", {}).get("children", [])]
-    return "".join(found)
+    """The HTML of a stored widget without its kernel: its HTML widgets (its
+    drawing) and, for a multiple choice, its choices listed (a page cannot
+    pick one, but the learner can read them)."""
+    models = (closure(model_id, widget_state(nb)) or {}).values()
+    choices = ["".join(f"<li>{escape(label)}</li>" for label in m["state"].get("_options_labels", []))
+               for m in models if m.get("model_name") == "RadioButtonsModel"]
+    return "".join([m["state"].get("value", "") for m in models if m.get("model_name") == "HTMLModel"]
+                   + [f'<ol class="quiz-choices" type="A">{items}</ol>' for items in choices])
 
 
 def site_repository():
@@ -94,7 +88,7 @@ def folded_answers(exercise):
 def staged(path, names, repository):
     """The notebook as the site shows it."""
     nb = nbformat.read(path, as_version=4)
-    exercises = iter(() if path.name.startswith("00") else exercises_of(path))
+    exercises = iter(() if path.name.startswith("00") else declared(path.name[:2]))
     cells = []
     for cell in nb.cells:
         tags = cell.metadata.get("tags", [])

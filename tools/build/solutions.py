@@ -21,11 +21,6 @@ from tools.notebooks import CHECK, SLOT, notebook_paths
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def exercises_of(path):
-    """The exercises a lesson notebook declares (notebooks/01-... -> nb01.py)."""
-    return declared(path.name[:2])
-
-
 def tagged(nb, tag):
     """The notebook's cells that carry `tag`, in order."""
     return [cell for cell in nb.cells if tag in cell.metadata.get("tags", [])]
@@ -61,10 +56,11 @@ def build(out):
 
     def one(path):
         copy = out / path.name
-        nbformat.write(filled(nbformat.read(path, as_version=4), exercises_of(path)), copy)
+        exercises = declared(path.name[:2])            # notebooks/01-... -> helpers/lessons/nb01.py
+        nbformat.write(filled(nbformat.read(path, as_version=4), exercises), copy)
         nb = execute(copy)
-        copy.write_text(nbformat.writes(nb) + "\n", encoding="utf-8")
-        return not_right(nb, path.name, exercises_of(path))
+        nbformat.write(nb, copy)
+        return not_right(nb, path.name, exercises)
 
     # two kernels at a time: a notebook's run is mostly waiting on its kernel
     with ThreadPoolExecutor(max_workers=2) as pool:

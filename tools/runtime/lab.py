@@ -14,7 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tools.notebooks import INDEX
+from tools.notebooks import INDEX, notebook_paths
 from tools.runtime import working_copy
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -70,7 +70,7 @@ def binder(prefix=Path(sys.prefix)):
         config.setdefault(section, {}).update(traits)
     config_file.parent.mkdir(parents=True, exist_ok=True)
     config_file.write_text(json.dumps(config, indent=1) + "\n", encoding="utf-8")
-    working_copy.trust(working_copy.collection())
+    working_copy.trust(notebook_paths())
 
 
 def main(argv=None):
@@ -90,7 +90,7 @@ def main(argv=None):
     install_settings()
     app = "notebook" if args.notebook else "jupyterlab"
     if args.edit:          # notebooks/ trusted; tools/runtime/kernel.py keeps their metadata unchanged on save
-        working_copy.trust(working_copy.collection())
+        working_copy.trust(notebook_paths())
         return serve(lab_argv(args.port, not args.no_browser, working_copy.NOTEBOOKS, app))
     if args.refresh:
         return working_copy.refresh(args.copy.resolve())

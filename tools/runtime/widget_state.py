@@ -5,9 +5,7 @@ so that it reopens with each widget drawn after its kernel is gone
 import copy
 import json
 
-from tools.notebooks import WIDGET_STATE, WIDGET_VIEW
-
-REFERENCE = "IPY_MODEL_"          # how one widget model names another in its state
+from tools.notebooks import WIDGET_STATE, WIDGET_VIEW, closure, widget_state
 
 
 def keep_widget_views(nb, replaced=lambda: None):
@@ -16,7 +14,7 @@ def keep_widget_views(nb, replaced=lambda: None):
     output and models the same cell holds in `replaced()` (the JSON on disk,
     or None), else the output's text form. Returns how many outputs were
     given back their stored form and how many lost their view."""
-    sent = _state(nb)
+    sent = widget_state(nb)
     views = [(cell, i) for cell in _code_cells(nb) for i, output in enumerate(cell.get("outputs", []))
              if _model_id(output)]
     if not views and not nb.get("metadata", {}).get("widgets"):
@@ -46,7 +44,7 @@ def _stored_views(nb):
     (None: no file), for the outputs whose models its state holds."""
     if not nb:
         return {}
-    state, found = _state(nb), {}
+    state, found = widget_state(nb), {}
     for cell in _code_cells(nb):
         for output in cell.get("outputs", []):
             models = closure(_model_id(output), state) if _model_id(output) else None
@@ -71,39 +69,6 @@ def _text_form(output):
     return {**output, "data": data} if data else None
 
 
-def closure(model_id, state):
-    """The models `model_id` needs (itself and every model its state names,
-    through children, layouts, styles...), or None when `state` lacks one."""
-    found, todo = {}, [model_id]
-    while todo:
-        name = todo.pop()
-        if name in found:
-            continue
-        if name not in state:
-            return None
-        found[name] = state[name]
-        todo.extend(_references(state[name].get("state", {})))
-    return found
-
-
-def _references(value):
-    """The model ids a model's state names ("IPY_MODEL_<id>" strings, and
-    the widget views an Output widget's outputs hold, nested anywhere in
-    lists and dicts), walked without recursion."""
-    todo, found = [value], []
-    while todo:
-        item = todo.pop()
-        if isinstance(item, dict):
-            if isinstance(item.get(WIDGET_VIEW), dict) and item[WIDGET_VIEW].get("model_id"):
-                found.append(item[WIDGET_VIEW]["model_id"])
-            todo.extend(item.values())
-        elif isinstance(item, list):
-            todo.extend(item)
-        elif isinstance(item, str) and item.startswith(REFERENCE):
-            found.append(item.removeprefix(REFERENCE))
-    return found
-
-
 def _set_state(nb, models):
     """Write `models` as `nb`'s widget state, keeping its format's version."""
     metadata = nb.setdefault("metadata", {})
@@ -113,10 +78,6 @@ def _set_state(nb, models):
     metadata["widgets"] = {WIDGET_STATE: {"version_major": versions.get("version_major", 2),
                                           "version_minor": versions.get("version_minor", 0),
                                           "state": models}}
-
-
-def _state(nb):
-    return ((nb or {}).get("metadata", {}).get("widgets") or {}).get(WIDGET_STATE, {}).get("state") or {}
 
 
 def _code_cells(nb):

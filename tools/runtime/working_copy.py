@@ -30,20 +30,15 @@ def fingerprint(path):
     return hashlib.sha256(json.dumps(cells).encode()).hexdigest()
 
 
-def collection(notebooks=NOTEBOOKS):
-    """The collection's notebooks, in reading order."""
-    return notebook_paths(notebooks)
-
-
 def make(copy=COPY, notebooks=NOTEBOOKS, say=print):
     """Copy in and trust every notebook `copy` lacks, and say what was done.
     Returns the paths copied."""
     copy.mkdir(parents=True, exist_ok=True)
     record = _read_record(copy)
-    added = [_copy(source, copy, record) for source in collection(notebooks) if not (copy / source.name).exists()]
+    added = [_copy(source, copy, record) for source in notebook_paths(notebooks) if not (copy / source.name).exists()]
     _finish(copy, record, added)
     where = f"{_shown(copy)}/"
-    if len(added) == len(collection(notebooks)):
+    if len(added) == len(notebook_paths(notebooks)):
         say(f"Made your working copy of the notebooks in {where} (ignored by git; the stored ones in "
             "notebooks/ stay as they are). Save your answers there.")
     elif added:
@@ -61,7 +56,7 @@ def make(copy=COPY, notebooks=NOTEBOOKS, say=print):
 def updated(copy=COPY, notebooks=NOTEBOOKS):
     """Names of the collection's notebooks that changed since they were copied."""
     record = _read_record(copy)
-    return [source.name for source in collection(notebooks)
+    return [source.name for source in notebook_paths(notebooks)
             if source.name in record and record[source.name] != fingerprint(source)]
 
 
@@ -72,12 +67,12 @@ def refresh(copy=COPY, notebooks=NOTEBOOKS, say=print, stamp=None):
     record = _read_record(copy)
     folder = copy / BACKUPS / (stamp or time.strftime("%Y-%m-%d-%H%M%S"))
     moved = {}
-    for source in collection(notebooks):
+    for source in notebook_paths(notebooks):
         target = copy / source.name
         if target.exists() and _changed(target, source, record):
             folder.mkdir(parents=True, exist_ok=True)
             moved[source.name] = Path(shutil.move(target, folder / source.name))
-    copied = [_copy(source, copy, record) for source in collection(notebooks)]
+    copied = [_copy(source, copy, record) for source in notebook_paths(notebooks)]
     _finish(copy, record, copied)
     say(f"Refreshed {len(copied)} notebooks in {_shown(copy)}/ from notebooks/.")
     for name, backup in moved.items():

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from nbconvert.preprocessors import CoalesceStreamsPreprocessor
 
 from tools.build.site import widget_drawing
-from tools.notebooks import WIDGET_STATE, WIDGET_VIEW
+from tools.notebooks import WIDGET_VIEW, widget_state
 
 GRAPHVIZ = 'class="node"'          # every Graphviz drawing has node groups
 
@@ -29,7 +29,7 @@ def graphviz_svgs(html):
 
 def stored(nb):
     """What the notebook `nb` (nbformat, version 4) should show on first open."""
-    state = nb.metadata.get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
+    state = widget_state(nb)
     drawings = views = plain = 0
     for output in (o for cell in nb.cells if cell.cell_type == "code" for o in cell.outputs):
         data = output.get("data", {})

@@ -3,7 +3,6 @@ downloaded: each builder returns (model in train mode, the loss of one
 forward pass with its graph); HF's return the loss alone, as REAL's do."""
 
 import functools
-import logging
 import os
 
 import torch
@@ -17,8 +16,7 @@ def _transformers():
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     import transformers
 
-    transformers.logging.set_verbosity_error()
-    logging.getLogger("transformers").setLevel(logging.ERROR)
+    transformers.logging.set_verbosity_error()        # the "transformers" logger and its children
     return transformers
 
 

@@ -119,11 +119,9 @@ def reached(page, cell, widget: Widget, change: Change, timeout=60.0) -> bool:
     where = control(cell, widget.position(change.control))
     if _already(where, change):
         return False
-    if change.action == "click" and change.target:      # the option with exactly this label
-        option = where.get_by_text(change.target, exact=True).first
-        change_and_wait(page, cell.locator(".widget-html-content").first, option.click, timeout)
-    else:
-        change_and_wait(page, cell.locator(".widget-html-content").first, lambda: act(page, where, change), timeout)
+    made = where.get_by_text(change.target, exact=True).first.click if change.action == "click" and change.target \
+        else lambda: act(page, where, change)           # a click on the option with exactly this label
+    change_and_wait(page, cell.locator(".widget-html-content").first, made, timeout)
     return True
 
 

@@ -1,13 +1,9 @@
-"""Load a function that a notebook defines, from the notebook itself, so
-tests and benchmarks run the very code the learner reads (no copy of it
-anywhere else)."""
+"""A function that a notebook defines, loaded from the notebook itself, so
+tests and benchmarks run the very code the learner reads; kept once per name
+(loaded anew each time, the tests that use it take about twice as long)."""
 
 from functools import cache
 
-from helpers.exercises import lesson
+from helpers.exercises.lesson import lesson_function
 
-
-@cache
-def lesson_function(notebook, name):
-    """helpers.exercises.lesson.lesson_function, kept once per name."""
-    return lesson.lesson_function(notebook, name)
+lesson_function = cache(lesson_function)

@@ -15,7 +15,7 @@ from nbformat import NotebookNode
 from helpers.lessons import widgets
 from helpers.lessons.widget import TAG, Widget
 from helpers.widgets import NO_DRAWING
-from tools.notebooks import WIDGET_STATE, WIDGET_VIEW
+from tools.notebooks import WIDGET_VIEW, widget_state
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 SETTINGS = ("value", "min", "max", "step", "description")   # read back from a control's stored state
@@ -97,7 +97,7 @@ def stored_problems(nb: NotebookNode, widget: Widget) -> list[str]:
 
 def _controls(nb: NotebookNode, model_id: str) -> list[dict]:
     """The stored models of the controls in a stored panel (its first row)."""
-    state = nb.metadata.get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
+    state = widget_state(nb)
     children = state.get(model_id, {}).get("state", {}).get("children", [])
     row = state.get(children[0].removeprefix("IPY_MODEL_"), {}) if children else {}
     controls = row.get("state", {}).get("children", [])
