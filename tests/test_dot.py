@@ -2,15 +2,14 @@
 named constants of dot.py, plan.py and text_form.py), and whole DOT sources against golden files
 (rewritten with `pytest --regen-golden`)."""
 
-import dataclasses
 
 import pytest
 import torch
 
 from helpers import draw_graph, legend_html, trace_graph
 from helpers.dot import LEGEND, SAVED_TEXT, SHARED_TEXT, legend_text
-from helpers.plan import BOUNDED, CUT_MARK, FAN_LIMIT, FASTEST, QUICK, SHARED_LIMIT, plan_of
-from helpers.text_form import HIGHLIGHT_MARK, to_text
+from helpers.plan import BOUNDED, CUT_MARK, FAN_LIMIT, FASTEST, QUICK, SHARED_LIMIT
+from helpers.text_form import HIGHLIGHT_MARK
 from tools.testkit.shapes import SHAPES, widest_fan
 
 
@@ -195,22 +194,3 @@ def test_bad_notes(note_example, notes, error, words):
     with pytest.raises(error) as caught:
         draw_graph(note_example[2], notes=notes)
     assert words in str(caught.value)
-
-
-class _CountedTuple(tuple):
-    """A tuple that counts the membership tests made on it."""
-
-    tests = 0
-
-    def __contains__(self, item):
-        type(self).tests += 1
-        return super().__contains__(item)
-
-
-def test_the_text_form_tests_cut_membership_in_a_set(note_example):
-    """The cut ids are put in a set once: the tuple is never scanned."""
-    graph = trace_graph(note_example[2])
-    counted = dataclasses.replace(graph, cut=_CountedTuple(node.id for node in graph.nodes))
-    _CountedTuple.tests = 0
-    text = to_text(plan_of(counted))
-    assert _CountedTuple.tests == 0 and text.count(CUT_MARK) == len(graph.nodes)

@@ -4,7 +4,7 @@ computation counts what docs/maintaining.md ("A learner's time") says it counts.
 
 import nbformat
 import pytest
-from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from tools.build import pacing
 from tools.build.nav import NAV
@@ -41,23 +41,6 @@ def _seconds(nb):
 
 
 TITLE = 3 * 60 / pacing.WORDS_PER_MINUTE                        # "# A lesson"
-
-
-def test_prose_code_and_outputs_are_counted_at_the_stated_rates_a_long_output_in_part():
-    words = new_markdown_cell("one two three four five\n\n```python\nx = 1\n# a comment\n\ny = 2\n```")
-    printed = new_code_cell("print(1)\nprint(2)", outputs=[new_output("stream", name="stdout", text="1\n2\n")])
-    drawn = new_code_cell("draw()", outputs=[new_output("display_data", data={"image/svg+xml": "<svg/>",
-                                                                              "text/plain": "a\nb\nc"})])
-    failed = new_code_cell("1 / 0", outputs=[new_output("error", ename="ZeroDivisionError", evalue="", traceback=[])])
-    long = new_code_cell("show()", outputs=[new_output("stream", name="stdout", text="line\n" * 500)])
-    whole, core = _seconds(_lesson(words, printed, drawn, failed, long))
-    expected = (TITLE + 5 * 60 / pacing.WORDS_PER_MINUTE + 2 * pacing.CODE_LINE_SECONDS       # prose, its code
-                + 2 * pacing.CODE_LINE_SECONDS + pacing.CELL_SECONDS + 2 * pacing.OUTPUT_LINE_SECONDS
-                + pacing.CODE_LINE_SECONDS + pacing.CELL_SECONDS + pacing.FIGURE_SECONDS
-                + pacing.CODE_LINE_SECONDS + pacing.CELL_SECONDS + pacing.ERROR_SECONDS
-                + pacing.CODE_LINE_SECONDS + pacing.CELL_SECONDS
-                + pacing.OUTPUT_LINES_READ * pacing.OUTPUT_LINE_SECONDS)           # a long output, read in part
-    assert whole == core == pytest.approx(expected)
 
 
 def test_optional_sections_blocks_and_exercises_leave_the_core_path():
