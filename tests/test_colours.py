@@ -6,7 +6,7 @@ import itertools
 import re
 from pathlib import Path
 
-from helpers import dot, draw_graph
+from helpers import dot
 
 MIN_CONTRAST = 4.5
 MIN_DISTANCE = 10.0       # CIELAB delta E (1976) between two fills
@@ -80,13 +80,3 @@ def test_every_colour_in_dot_is_checked():
     used = set(re.findall(r'"(#[0-9a-fA-F]{6})"', Path(dot.__file__).read_text()))
     border = "#546e7a"                       # box outlines and arrows: not behind or under any text
     assert used - {border} == set(TEXTS.values()) | set(BACKGROUNDS.values())
-
-
-def test_freed_and_constant_differ_in_shape_not_only_dash(note_example):
-    _, _, z = note_example
-    z.backward()
-    source = draw_graph(z).source
-    const = next(line for line in source.splitlines() if "None" in line)
-    freed = next(line for line in source.splitlines() if "freed" in line)
-    assert "shape=ellipse" in const and "dashed" not in const
-    assert "dashed" in freed and "shape=" not in freed

@@ -10,8 +10,7 @@ import torch.fx
 
 from helpers.arguments import MARK
 from helpers.compiled import aot_split, compile_calls
-from helpers.draw import draw_graph
-from helpers.fx import draw_fx, fx_graph, joined, operation_name, operations
+from helpers.fx import draw_fx, fx_graph, operation_name, operations
 from helpers.graph import trace_graph
 from helpers.plan import LEAF_LINES
 from tools.testkit.lessons import lesson_function
@@ -75,19 +74,6 @@ def test_aot_autograd_names_and_graph_module_or_graph_alike():
     aten = torch.fx.Graph()
     aten.output(aten.call_function(torch.ops.aten.mul.Tensor, (aten.placeholder("primals_1"), 3)))
     assert operation_name(next(n for n in aten.nodes if n.op == "call_function")) == "mul"
-
-
-def test_inputs_are_drawn_as_graph_inputs_and_autograd_leaves_keep_their_line():
-    forward = lesson_function("01-dynamic-control-flow", "dynamic_forward")
-    x = torch.tensor(3.0, requires_grad=True)
-    (captured,) = _captured(forward, x, False)
-    drawing = draw_fx(captured)
-    assert LEAF_LINES["input"] in drawing.source and "AccumulateGrad" not in drawing.source
-    both = joined([("compiled", fx_graph(captured)), ("eager", trace_graph(forward(x, False), {"x": x}))])
-    assert [n.id for n in both.nodes] == [f"n{i}" for i in range(8)]
-    assert [n.label for n in both.nodes if n.kind == "output"] == ["compiled", "eager"]
-    named = draw_graph(both)
-    assert named.source.count(LEAF_LINES["input"]) == 1 and named.source.count("AccumulateGrad") == 1
 
 
 @pytest.mark.system
