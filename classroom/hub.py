@@ -323,9 +323,7 @@ def stop_class(hub):
         with contextlib.suppress(OSError, ValueError, psutil.Error):
             process = psutil.Process(int(pid_file.read_text()))
             if any(program in part for part in process.cmdline()):      # not a process that took a dead one's id
-                process.terminate()
-                process.wait(15)
-                ended.append(process.pid)
+                ended += hub_users.kill_pids([process.pid], grace=15)
         pid_file.unlink(missing_ok=True)
     ended += hub_users.end_class(hub.learners)
     ended += cgroups.remove_tree(hub.cgroup)
