@@ -133,40 +133,24 @@ def binder_requirements(requirements=REQUIREMENTS):
     return [*own, *(f"{n}=={v}" for n, v in sorted(base_pins().items()) if canonicalize_name(n) not in named)]
 
 
-@pytest.fixture(scope="module")
-def resolved(tmp_path_factory):
-    """pip's resolver (tools/build/pin.py's command line: wheels for the image's Python),
-    two runs at once: requirements.txt with the base pins it does not override, and the
-    same without its notebook pin, as Binder had it before."""
-    no_notebook = tmp_path_factory.mktemp("no-notebook") / "requirements.txt"
+def resolves(lines):
+    """Whether pip's resolver (tools/build/pin.py's command line: wheels for the image's Python)
+    finds `lines` installable together, and what it said."""
+    with tempfile.TemporaryDirectory() as folder:
+        done = subprocess.run(pin.dry_run(sys.executable, f"{PYTHON}.0", lines, folder), capture_output=True,
+                              text=True, timeout=900)
+    return done.returncode == 0, done.stderr
+
+
+@requires_repo2docker
+def test_binder_environment_resolves_and_not_without_the_notebook_pin(tmp_path):
+    """Two runs at once: requirements.txt with the base pins it does not override, and
+    the same without its notebook pin, as Binder had it before."""
+    no_notebook = tmp_path / "requirements.txt"
     no_notebook.write_text("".join(line for line in REQUIREMENTS.read_text().splitlines(keepends=True)
                                    if not line.startswith("notebook==")))
-
-    def resolves(lines):
-        with tempfile.TemporaryDirectory() as folder:
-            done = subprocess.run(pin.dry_run(sys.executable, f"{PYTHON}.0", lines, folder), capture_output=True,
-                                  text=True, timeout=900)
-        return done.returncode == 0, done.stderr
-
     with ThreadPoolExecutor(max_workers=2) as pool:
-        return list(pool.map(resolves, [binder_requirements(), binder_requirements(no_notebook)]))
-
-
-@requires_repo2docker
-def test_base_pins_are_read_from_repo2docker():
-    pins = base_pins()
-    assert {"notebook", "jupyterlab", "jupyterhub", "jupyter_server"} <= set(pins)
-    notebook = [line for line in binder_requirements() if line.startswith("notebook==")]
-    assert notebook == [line for line in REQUIREMENTS.read_text().splitlines() if line.startswith("notebook==")]
-
-
-@requires_repo2docker
-def test_binder_environment_resolves(resolved):
-    ok, error = resolved[0]
-    assert ok, error
-
-
-@requires_repo2docker
-def test_binder_check_fails_without_the_notebook_pin(resolved):
-    ok, error = resolved[1]
-    assert not ok and f"notebook=={base_pins()['notebook']}" in error and "jupyterlab==" in error, error
+        (ok, said), (ok_without, error) = pool.map(resolves, [binder_requirements(), binder_requirements(no_notebook)])
+    assert ok, said
+    assert {"notebook", "jupyterlab", "jupyterhub", "jupyter_server"} <= set(base_pins())    # read from repo2docker
+    assert not ok_without and f"notebook=={base_pins()['notebook']}" in error and "jupyterlab==" in error, error
