@@ -16,6 +16,7 @@ import contextlib
 import fcntl
 import hashlib
 import json
+import logging.handlers
 import os
 import pwd
 import secrets
@@ -100,11 +101,7 @@ def kept_secret(path, make, given=None):
 def rotate(log, limit=LOG_BYTES, keep=3):
     """Move `log` to .1 (and .1 to .2 ...) once it is past `limit` bytes."""
     if log.exists() and log.stat().st_size > limit:
-        for n in range(keep - 1, 0, -1):
-            older = log.with_name(f"{log.name}.{n}")
-            if older.exists():
-                older.replace(log.with_name(f"{log.name}.{n + 1}"))
-        log.replace(log.with_name(f"{log.name}.1"))
+        logging.handlers.RotatingFileHandler(log, backupCount=keep, delay=True).doRollover()
 
 
 def addresses(ip):
@@ -296,23 +293,12 @@ class Hub:
             return
         self.started = self.processes() or self.started
         if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=grace)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=10)
+            hub_users.kill_pids([self.process.pid], grace=grace)
+            self.process.wait(timeout=10)
         if not keep_class:
             self.started += [p for p in self.processes() if p not in self.started]
             (self.secrets / "proxy.pid").unlink(missing_ok=True)
-            for p in self.started:
-                with contextlib.suppress(psutil.NoSuchProcess):
-                    p.terminate()
-            _, alive = psutil.wait_procs([p for p in self.started if p.is_running()], timeout=10)
-            for p in alive:
-                with contextlib.suppress(psutil.NoSuchProcess):
-                    p.kill()
-            psutil.wait_procs(alive, timeout=10)
+            hub_users.kill_pids([p.pid for p in self.started if p.is_running()], grace=10)
             cgroups.remove_tree(self.cgroup)
         if self.log:
             self.log.close()
@@ -337,9 +323,7 @@ def stop_class(hub):
         with contextlib.suppress(OSError, ValueError, psutil.Error):
             process = psutil.Process(int(pid_file.read_text()))
             if any(program in part for part in process.cmdline()):      # not a process that took a dead one's id
-                process.terminate()
-                process.wait(15)
-                ended.append(process.pid)
+                ended += hub_users.kill_pids([process.pid], grace=15)
         pid_file.unlink(missing_ok=True)
     ended += hub_users.end_class(hub.learners)
     ended += cgroups.remove_tree(hub.cgroup)

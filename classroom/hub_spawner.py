@@ -128,7 +128,8 @@ ESTABLISHED = "01"
 def socket_owner(peer, mine, tables=("/proc/net/tcp", "/proc/net/tcp6")):
     """The uid owning the far end (`peer`) of the live connection `peer`-`mine`:
     the kernel's ESTABLISHED entry with exactly those ends (a TIME_WAIT one on
-    the same ports belongs to no one now); None where there is none."""
+    the same ports belongs to no one now); None where there is none. Not psutil's connections:
+    they name a process holding the socket, not its owner, and read every process's descriptors."""
     want = (_address(*peer[:2]), _address(*mine[:2]))
     for table in tables:
         try:

@@ -228,16 +228,15 @@ def stop_all(find, rounds=10):
 
 
 def kill_pids(pids, grace=5.0, signals=(signal.SIGTERM, signal.SIGKILL)):
-    """SIGTERM, then SIGKILL after `grace` seconds; returns the pids that were running."""
-    def alive():
-        return [pid for pid in pids if _live(pid)]
-    hit = alive()
+    """Each of `signals`, `grace` seconds apart, to those still running; returns the pids that were running.
+    Not psutil.wait_procs: it waits out its timeout on a zombie whose parent does not reap it."""
+    hit = alive = [pid for pid in pids if _live(pid)]
     for how in signals:
-        for pid in alive():
+        for pid in alive:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, how)
         deadline = time.monotonic() + grace
-        while alive() and time.monotonic() < deadline:
+        while (alive := [pid for pid in alive if _live(pid)]) and time.monotonic() < deadline:
             time.sleep(0.1)
     return hit
 

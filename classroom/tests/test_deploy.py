@@ -1,38 +1,75 @@
-"""The course deployment without docker or a cluster (classroom/deploy.py):
-hub/values.yaml against the chart's keys and the local hub's figures,
-repo2docker reading the repository, and pip's resolver on repo2docker's base
-environment with requirements.txt; each check shown failing."""
+"""The course deployment without docker or a cluster: hub/values.yaml against
+the chart's keys (`VALUES_SCHEMA`) and the figures of classroom/deploy.py and the
+local hub, repo2docker reading the repository with the image's command line
+(classroom/README.md), and pip's resolver on repo2docker's base environment with
+requirements.txt; each check shown failing."""
 
+import importlib.util
 import os
+import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import jsonschema
 import pytest
 import yaml
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 from traitlets.config.loader import PyFileConfigLoader
 
 from classroom import deploy
+from tools.build import pin
 
-VALUES = deploy.ROOT / "classroom" / "hub" / "values.yaml"
+ROOT = Path(__file__).resolve().parents[2]
+VALUES = ROOT / "classroom" / "hub" / "values.yaml"
+REQUIREMENTS = ROOT / "requirements.txt"
+PYTHON = re.search(r"^\s*-\s*python\s*=\s*([\d.]+)", (ROOT / "environment.yml").read_text(), re.MULTILINE)[1]
+# the image's command line (classroom/README.md), the repository kept out of the home (a volume)
+IMAGE = ["--user-id", "1000", "--user-name", "jovyan", "--target-repo-dir", "/srv/computational-graphs"]
+# conda-forge names in repo2docker's base environment that are not PyPI's, and what is not from PyPI
+CONDA_TO_PYPI = {"jupyterhub-singleuser": "jupyterhub", "jupyterhub-base": "jupyterhub"}
+NOT_PYPI = {"python", "nodejs", "pip"}
 REPO2DOCKER = shutil.which("repo2docker", path=os.path.dirname(sys.executable))
 requires_repo2docker = pytest.mark.skipif(REPO2DOCKER is None,
                                           reason="jupyter-repo2docker is not installed (requirements-dev.txt)")
 
 
+def _section(**properties):
+    """A JSON schema of a mapping that takes exactly these keys."""
+    return {"type": "object", "additionalProperties": False, "properties": properties}
+
+
+_NUMBER = {"type": ["number", "null"]}
+_QUANTITY = {"type": ["string", "null"], "pattern": r"^[0-9.]+([KMGT]i?)?$"}
+# The chart keys hub/values.yaml sets, with the types zero-to-jupyterhub 4.x documents: a
+# misspelt or moved key, or a wrong type, fails (`helm template` tells the rest).
+VALUES_SCHEMA = _section(
+    hub=_section(config={"type": "object"}, concurrentSpawnLimit={"type": "integer"},
+                 consecutiveFailureLimit={"type": "integer"}),
+    singleuser=_section(
+        image=_section(name={"type": "string"}, tag={"type": "string"}),
+        cmd={"type": ["array", "string"]}, defaultUrl={"type": "string"},
+        startTimeout={"type": "integer"},
+        memory=_section(guarantee=_QUANTITY, limit=_QUANTITY),
+        cpu=_section(guarantee=_NUMBER, limit=_NUMBER),
+        storage=_section(capacity=_QUANTITY)),
+    cull=_section(enabled={"type": "boolean"}, timeout={"type": "integer"}, every={"type": "integer"},
+                  users={"type": "boolean"}, maxAge={"type": "integer"}, concurrency={"type": "integer"}),
+)
+
+
 def schema_errors(values):
-    validator = jsonschema.Draft7Validator(deploy.VALUES_SCHEMA)
+    validator = jsonschema.Draft7Validator(VALUES_SCHEMA)
     return [f"{'.'.join(map(str, e.path))}: {e.message}" for e in validator.iter_errors(values)]
 
 
-def test_values_fit_the_chart_schema():
-    assert schema_errors(yaml.safe_load(VALUES.read_text())) == []
-
-
-def test_schema_check_fails_on_a_misspelt_key_and_a_wrong_type():
+def test_values_fit_the_chart_schema_and_a_misspelt_key_or_a_wrong_type_does_not():
     values = yaml.safe_load(VALUES.read_text())
+    assert schema_errors(values) == []
     values["singleuser"]["memory"]["limt"] = "1G"
     values["cull"]["timeout"] = "3600"
     errors = schema_errors(values)
@@ -58,10 +95,11 @@ def test_values_come_from_the_measured_figures_and_match_the_local_hub(monkeypat
 
 @requires_repo2docker
 def test_repo2docker_reads_the_repository():
-    done = subprocess.run([REPO2DOCKER, *deploy.image_command("course:check", build=False)[1:]],
+    assert "repo2docker " + " ".join(IMAGE) in (ROOT / "classroom" / "README.md").read_text()
+    done = subprocess.run([REPO2DOCKER, *IMAGE, "--image-name", "course:check", "--no-run", "--no-build", str(ROOT)],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert f"Building conda environment for python={deploy.project_python()}" in done.stdout + done.stderr
+    assert f"Building conda environment for python={PYTHON}" in done.stdout + done.stderr
     assert '--file "environment.yml"' in done.stdout and "RUN ./postBuild" in done.stdout
 
 
@@ -73,37 +111,46 @@ def test_repo2docker_check_fails_on_a_broken_repository(tmp_path):
     assert done.returncode != 0
 
 
-@pytest.fixture(scope="module")
-def resolved(tmp_path_factory):
-    """pip's resolver, two runs at once: requirements.txt with the base pins
-    it does not override, and (quick to fail) the project's JupyterLab pin
-    alone, with no notebook pin, as Binder had it before."""
-    jupyterlab = tmp_path_factory.mktemp("jupyterlab") / "requirements.txt"
-    jupyterlab.write_text("".join(line for line in deploy.ROOT.joinpath("requirements.txt").read_text()
-                                  .splitlines(keepends=True) if line.startswith("jupyterlab==")))
-    runs = [(deploy.binder_requirements(), deploy.ROOT / "requirements.txt"),
-            (deploy.binder_requirements(jupyterlab), jupyterlab)]
+def base_pins():
+    """{PyPI name: version} of what repo2docker's base environment installs for the image's Python."""
+    folder = Path(importlib.util.find_spec("repo2docker").origin).parent / "buildpacks" / "conda"
+    specs = yaml.safe_load((folder / "environment.yml").read_text())["dependencies"]
+    wanted = [re.match(r"[A-Za-z0-9_.-]+", spec)[0] for spec in specs if isinstance(spec, str)]
+    locked = {}
+    for line in (folder / f"environment.py-{PYTHON}-linux-64.lock").read_text().splitlines():
+        if line.startswith("https://"):
+            name, version, _build = line.rsplit("/", 1)[1].split("#")[0].removesuffix(".conda").removesuffix(
+                ".tar.bz2").rsplit("-", 2)
+            locked[name] = version
+    return {CONDA_TO_PYPI.get(n, n): locked[n] for n in wanted if n not in NOT_PYPI}
+
+
+def binder_requirements(requirements=REQUIREMENTS):
+    """What Binder's pip installs: `requirements` for the image's Python, and the base
+    environment's pins it does not override (pip keeps them)."""
+    own = pin.for_python(requirements, f"{PYTHON}.0")
+    named = {canonicalize_name(Requirement(line).name) for line in own}
+    return [*own, *(f"{n}=={v}" for n, v in sorted(base_pins().items()) if canonicalize_name(n) not in named)]
+
+
+def resolves(lines):
+    """Whether pip's resolver (tools/build/pin.py's command line: wheels for the image's Python)
+    finds `lines` installable together, and what it said."""
+    with tempfile.TemporaryDirectory() as folder:
+        done = subprocess.run(pin.dry_run(sys.executable, f"{PYTHON}.0", lines, folder), capture_output=True,
+                              text=True, timeout=900)
+    return done.returncode == 0, done.stderr
+
+
+@requires_repo2docker
+def test_binder_environment_resolves_and_not_without_the_notebook_pin(tmp_path):
+    """Two runs at once: requirements.txt with the base pins it does not override, and
+    the same without its notebook pin, as Binder had it before."""
+    no_notebook = tmp_path / "requirements.txt"
+    no_notebook.write_text("".join(line for line in REQUIREMENTS.read_text().splitlines(keepends=True)
+                                   if not line.startswith("notebook==")))
     with ThreadPoolExecutor(max_workers=2) as pool:
-        return list(pool.map(lambda run: deploy.resolve(*run), runs))
-
-
-@requires_repo2docker
-def test_base_pins_are_read_from_repo2docker():
-    pins = deploy.base_pins()
-    assert {"notebook", "jupyterlab", "jupyterhub", "jupyter_server"} <= set(pins)
-    assert "notebook" not in {line.split("==")[0] for line in deploy.binder_requirements()}
-
-
-@requires_repo2docker
-def test_binder_environment_resolves(resolved):
-    ok, report = resolved[0]
-    assert ok, report
-    chosen = {item["metadata"]["name"].lower(): item["metadata"]["version"] for item in report["install"]}
-    for name in ("notebook", "jupyterlab"):
-        assert f"{name}=={chosen[name]}" in deploy.ROOT.joinpath("requirements.txt").read_text().splitlines()
-
-
-@requires_repo2docker
-def test_binder_check_fails_without_the_notebook_pin(resolved):
-    ok, error = resolved[1]
-    assert not ok and f"notebook=={deploy.base_pins()['notebook']}" in error and "jupyterlab==" in error, error
+        (ok, said), (ok_without, error) = pool.map(resolves, [binder_requirements(), binder_requirements(no_notebook)])
+    assert ok, said
+    assert {"notebook", "jupyterlab", "jupyterhub", "jupyter_server"} <= set(base_pins())    # read from repo2docker
+    assert not ok_without and f"notebook=={base_pins()['notebook']}" in error and "jupyterlab==" in error, error

@@ -10,6 +10,7 @@ import uuid
 from pathlib import Path
 
 import nbformat
+import psutil
 import pytest
 from answers import WRONG
 
@@ -160,17 +161,10 @@ def test_limits_stop_the_attacker_alone(hostile):
 
 def test_no_network_and_nothing_outlives_grading(hostile):
     assert not hostile["reached"]
-    left = [p for p in Path("/proc").iterdir() if p.name.isdigit() and TOKEN in _cmdline(p)]
+    left = [p.pid for p in psutil.process_iter(["cmdline"]) if TOKEN in " ".join(p.info["cmdline"] or [])]
     assert left == []
 
 
 def test_the_checkout_is_unchanged(hostile):
     assert hostile["after"] == hostile["before"]
     assert not (ROOT / "helpers" / "planted.py").exists()
-
-
-def _cmdline(proc):
-    try:
-        return (proc / "cmdline").read_bytes().decode(errors="replace")
-    except OSError:
-        return ""

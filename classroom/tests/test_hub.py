@@ -58,14 +58,16 @@ pytestmark = pytest.mark.skipif(os.geteuid() != 0 and os.environ.get("CI") != "t
 
 
 def make_hub(*args, env, log, wait=True):
-    """`make -s hub ARGS` from the checkout, detached from any terminal."""
+    """`make -s hub ARGS` from the checkout, detached from any terminal, its output in the file
+    `log`: the process, or when `wait`, (its exit status, what it printed)."""
     # the Python that made .venv, so make does not make it again with another
     command = ["make", "-s", "hub", f"PYTHON={os.path.realpath(sys.executable)}", *args]
-    process = subprocess.Popen(command, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=log,
-                               stderr=subprocess.STDOUT, start_new_session=True)
-    if wait:
-        process.wait(timeout=300)
-    return process
+    with open(log, "w") as out:
+        process = subprocess.Popen(command, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=out,
+                                   stderr=subprocess.STDOUT, start_new_session=True)
+    if not wait:
+        return process
+    return process.wait(timeout=300), Path(log).read_text()
 
 
 def wait_for(log_path, text, process, timeout=BANNER_WITHIN):
@@ -89,10 +91,8 @@ def class_env(tmp, learners, ports, **extra):
 
 def start(teacher, log_name, *args):
     """`make hub ARGS` in the background, its output in the class's folder."""
-    log = open(teacher["tmp"] / log_name, "w")           # noqa: SIM115 (closed by the fixture)
-    process = make_hub(*args, env=teacher["env"], log=log, wait=False)
-    teacher["started"].append((process, log))
-    return process
+    teacher["started"].append(make_hub(*args, env=teacher["env"], log=teacher["tmp"] / log_name, wait=False))
+    return teacher["started"][-1]
 
 
 @pytest.fixture(scope="module")
@@ -111,12 +111,10 @@ def teacher(tmp_path_factory):
         found["banner"] = wait_for(tmp / "make-hub.log", "make hub STOP=1 stops the class.", found["process"])
         yield found
     finally:
-        with open(tmp / "stop.log", "w") as stop_log:
-            make_hub("STOP=1", env=env, log=stop_log)
-        for process, log in found["started"]:
+        make_hub("STOP=1", env=env, log=tmp / "stop.log")
+        for process in found["started"]:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(process.pid, signal.SIGKILL)
-            log.close()
         hub_users.remove_users(hub_users.with_prefix(USERS))
         shutil.rmtree(learners, ignore_errors=True)
 
@@ -629,10 +627,8 @@ def test_sigterm_stops_the_hub_alone_then_stop_leaves_nothing(teacher, two):
     hub_py[0].send_signal(signal.SIGTERM)
     assert make_process.wait(timeout=120) == 0, (teacher["tmp"] / "restart.log").read_text()[-2000:]
     assert all(psutil.pid_exists(pid) for pid in servers), "the class stopped with the hub"
-    with open(teacher["tmp"] / "stop-now.log", "w") as log:
-        stopped = make_hub("STOP=1", env=teacher["env"], log=log)
-    said = (teacher["tmp"] / "stop-now.log").read_text()
-    assert stopped.returncode == 0 and "the class is stopped" in said, said
+    stopped, said = make_hub("STOP=1", env=teacher["env"], log=teacher["tmp"] / "stop-now.log")
+    assert stopped == 0 and "the class is stopped" in said, said
     uids = [pwd.getpwnam(hub_users.unix_name(n, USERS)).pw_uid for n in NAMES]
     left = [pid for uid in uids for pid in hub_users.user_processes(uid)]
     assert left == [] and hub_users.class_processes(teacher["learners"]) == []
@@ -644,11 +640,9 @@ def test_sigterm_stops_the_hub_alone_then_stop_leaves_nothing(teacher, two):
 
 
 def test_after_the_course_one_command_removes_the_learners_users_and_keeps_their_notebooks(teacher, two):
-    with open(teacher["tmp"] / "forget.log", "w") as log:
-        forgot = make_hub("FORGET=1", env=teacher["env"], log=log)
-    said = (teacher["tmp"] / "forget.log").read_text()
+    forgot, said = make_hub("FORGET=1", env=teacher["env"], log=teacher["tmp"] / "forget.log")
     unix = [hub_users.unix_name(name, USERS) for name in ("ada", "bob")]
-    assert forgot.returncode == 0 and all(name in said for name in unix), said
+    assert forgot == 0 and all(name in said for name in unix), said
     for name in unix:
         with pytest.raises(KeyError):
             pwd.getpwnam(name)
@@ -676,23 +670,18 @@ def test_a_class_that_cannot_be_isolated_is_refused_and_started_only_by_name(tmp
     closed.mkdir()
     ports = [free_port(), free_port(), free_port()]
     env = class_env(tmp_path, closed / "learners", ports)
-    with open(tmp_path / "refused.log", "w") as log:
-        refused = make_hub(f"PORT={ports[0]}", env=env, log=log)
-    said = (tmp_path / "refused.log").read_text()
-    assert refused.returncode != 0 and "no isolation between learners here" in said and "UNISOLATED=1" in said, said
+    refused, said = make_hub(f"PORT={ports[0]}", env=env, log=tmp_path / "refused.log")
+    assert refused != 0 and "no isolation between learners here" in said and "UNISOLATED=1" in said, said
     assert not psutil.net_connections() or ports[0] not in [c.laddr.port for c in psutil.net_connections(
         kind="inet") if c.status == psutil.CONN_LISTEN]
-    log_path = tmp_path / "unisolated.log"
-    with open(log_path, "w") as log:
-        process = make_hub(f"PORT={ports[0]}", "UNISOLATED=1", env=env, log=log, wait=False)
-        try:
-            banner = wait_for(log_path, "make hub STOP=1 stops the class.", process)
-            assert "WARNING: no isolation between learners" in banner and "Traceback" not in banner
-            assert f"the class password: {PASSWORD}" in banner
-        finally:
-            with open(tmp_path / "stop.log", "w") as stop_log:
-                make_hub("STOP=1", env=env, log=stop_log)
-            process.wait(timeout=60)
+    process = make_hub(f"PORT={ports[0]}", "UNISOLATED=1", env=env, log=tmp_path / "unisolated.log", wait=False)
+    try:
+        banner = wait_for(tmp_path / "unisolated.log", "make hub STOP=1 stops the class.", process)
+        assert "WARNING: no isolation between learners" in banner and "Traceback" not in banner
+        assert f"the class password: {PASSWORD}" in banner
+    finally:
+        make_hub("STOP=1", env=env, log=tmp_path / "stop.log")
+        process.wait(timeout=60)
 
 
 @pytest.mark.parametrize(("env", "said"), [
