@@ -48,6 +48,9 @@ def unix_name(learner, prefix=PREFIX):
 
 
 UIDS_GIVEN = Path(os.environ.get("HUB_UIDS_FILE") or "/var/lib/computational-graphs-hub/uids")
+# The machine's lock for picking and taking a uid, fixed as the module loads: a record moved
+# afterwards (a test's) still waits for every other class making users on this machine.
+MACHINE_LOCK = UIDS_GIVEN.parent / "useradd.lock"
 
 
 def given_uids(ledger=None):
@@ -118,10 +121,9 @@ def _machine_lock():
     open, in /tmp, would let a learner's kernel hold it for ever)."""
     import fcntl
 
-    folder = UIDS_GIVEN.parent
-    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-    folder.chmod(0o700)
-    with open(folder / "useradd.lock", "a") as lock:
+    MACHINE_LOCK.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    MACHINE_LOCK.parent.chmod(0o700)
+    with open(MACHINE_LOCK, "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         yield
 
