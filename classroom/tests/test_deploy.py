@@ -10,7 +10,6 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -134,12 +133,10 @@ def binder_requirements(requirements=REQUIREMENTS):
 
 
 def resolves(lines):
-    """Whether pip's resolver (tools/build/pin.py's command line: wheels for the image's Python)
+    """Whether pip's resolver (tools/build/pin.py's dry run: wheels for the image's Python)
     finds `lines` installable together, and what it said."""
-    with tempfile.TemporaryDirectory() as folder:
-        done = subprocess.run(pin.dry_run(sys.executable, f"{PYTHON}.0", lines, folder), capture_output=True,
-                              text=True, timeout=900)
-    return done.returncode == 0, done.stderr
+    found, said = pin.dry_run(sys.executable, f"{PYTHON}.0", lines)
+    return found is not None, said
 
 
 @requires_repo2docker
