@@ -20,7 +20,7 @@ from test_browser import check_first_open
 
 from tools.notebooks import notebook_paths
 from tools.runtime.lab import OVERRIDES, SERVER_CONFIG, SETTINGS, binder, lab_argv
-from tools.testkit.browser import NB, serve, stop
+from tools.testkit.browser import DONE, KERNEL_READY, NB, menu, serve, stop
 
 CULLING = "Culling kernels with idle durations > 1800 seconds at 60 second intervals ..."
 
@@ -141,3 +141,42 @@ def test_two_tabs_of_one_notebook_keep_its_kernel(lab, browser):
         for page in pages:
             page.close()
         end_sessions(info, name)
+
+
+# The notebook's session held 6 s, as a class all opening notebooks at once holds it.
+SLOW_SESSIONS = """import asyncio
+from jupyter_server.services.sessions.sessionmanager import SessionManager
+_create = SessionManager.create_session
+async def _slow(self, *args, **kwargs):
+    await asyncio.sleep(6)
+    return await _create(self, *args, **kwargs)
+SessionManager.create_session = _slow
+"""
+
+
+def test_run_all_while_the_kernel_starts_says_so_and_keeps_the_drawings(tmp_path, browser):
+    """Before the session exists, JupyterLab's Run All cleared every output and ran nothing, silently; with
+    jupyter/overrides.json's enableKernelInitNotification it says the kernel is still initializing and clears
+    nothing. Clicked again once the kernel is idle, it runs every cell."""
+    learner = new_learner(tmp_path)
+    slow = tmp_path / "slow"
+    slow.mkdir()
+    (slow / "jupyter_server_config.py").write_text(SLOW_SESSIONS)
+    proc, info = serve(learner.copy, learner.home / "runtime", {**learner.env, "JUPYTER_CONFIG_PATH": str(slow)})
+    try:
+        name = "01-dynamic-control-flow.ipynb"
+        stored = sum(1 for c in nbformat.read(learner.copy / name, as_version=4).cells if c.get("outputs"))
+        shown = f"""() => [...document.querySelectorAll('{NB} .jp-CodeCell')]
+          .filter(c => c.querySelector('.jp-OutputArea-output')).length"""
+        page = lab_page(browser.new_page(viewport=VIEWPORT), info, name)
+        page.wait_for_function(f"() => ({shown})() === {stored}", timeout=30_000)
+        page.locator(f"{NB} .jp-Cell").first.click()
+        menu(page, "Run", "Run All Cells")
+        page.get_by_text("is still initializing").first.wait_for(timeout=10_000)
+        page.wait_for_function(KERNEL_READY, timeout=90_000, polling=100)
+        assert page.evaluate(shown) == stored, "Run All before the kernel was there cleared the stored outputs"
+        menu(page, "Run", "Run All Cells")
+        page.wait_for_function(DONE, timeout=180_000, polling=200)
+    finally:
+        stop(proc)
+

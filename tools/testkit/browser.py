@@ -26,7 +26,7 @@ STARTED_WITHIN = 10       # seconds for a clicked Run All to queue its first cel
 NB = ".jp-NotebookPanel:not(.lm-mod-hidden)"
 IDLE = f"{NB} .jp-Notebook-ExecutionIndicator[data-status='idle']"
 # The kernel attached and idle at once: the toolbar names it and the indicator says idle. While the
-# session is still initializing, the toolbar already names it but Run All silently runs nothing.
+# session is still initializing, the toolbar already names it but Run All runs nothing (jupyter/README.md).
 KERNEL_READY = f"""() => {{ const name = document.querySelector('{NB} .jp-Toolbar-kernelName');
   return !!name && name.innerText.trim() !== '' && !name.innerText.includes('No Kernel')
     && !!document.querySelector("{IDLE}"); }}"""
