@@ -60,9 +60,8 @@ check: system-tests $(DEV_STAMP)
 	$(BIN)/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder --durations=5 --notebook $(NB) notebooks $(CHECKED)
 
 # The layers make test leaves out: the browser (JupyterLab, Notebook 7, the site in Chromium),
-# the class (make hub, make grade, their isolation), the set-up elsewhere (a notebook alone as on
-# Colab, the pins for every Python), the byte-for-byte re-execution, and the check limits and
-# deep graphs run to their ends. About 11 minutes; CI and the workflow run it on every change.
+# the set-up elsewhere (a notebook alone as on Colab, the pins for every Python), the
+# byte-for-byte re-execution, and the check limits and deep graphs run to their ends. About 11 minutes; CI and the workflow run it on every change.
 # PYTEST_ARGS= adds pytest arguments.
 test-integration: system-browser $(DEV_STAMP)
 	$(BIN)/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder --durations=25 --layers integration $(PYTEST_ARGS)

@@ -35,6 +35,9 @@ def test_every_lesson_has_its_exercises():
     found = {notebook: exercise_rule(optional(nbformat.read(path, as_version=4)), [e.kind for e in declared(notebook)])
              for notebook, path in NOTEBOOKS.items()}
     assert not any(found.values()), "; ".join(f"helpers/lessons/nb{n}.py: {why}" for n, why in found.items() if why)
+    # and the rule fails: too few exercises, one kind only, no code to write or fix
+    assert all(exercise_rule(False, kinds) for kinds in (["predict", "write"], ["write"] * 4,
+                                                         ["predict", "choose"] * 2))
 
 
 @pytest.mark.parametrize("notebook, exercise", ALL, ids=IDS)
@@ -194,6 +197,13 @@ SHOWN = [(notebook, number, code) for notebook in NOTEBOOKS
 def _shows(markdown, code):
     """Whether a ```python block of `markdown` holds `code` as written."""
     return any(code.strip() in block for block in re.findall(r"```python\n(.*?)```", markdown, re.S))
+
+
+def test_a_question_showing_other_code_is_caught():
+    from helpers.lessons.nb01 import LOOP
+
+    assert _shows(_markdown_of("01", 1), LOOP)
+    assert not _shows(_markdown_of("01", 1).replace("range(n)", "range(n + 1)"), LOOP)
 
 
 @pytest.mark.parametrize("notebook, number, code", SHOWN, ids=[f"nb{n}-q{q}" for n, q, _ in SHOWN])

@@ -1,5 +1,6 @@
 """`make lab` as a new learner (an empty home) meets it: its set-up, its server on the working copy (loopback,
-token, settings, kernel culling); in headless Chromium, two tabs sharing a kernel and the index's first open.
+token, settings, kernel culling); in headless Chromium, two tabs sharing a kernel, the index's first open, and
+Run All clicked before the kernel exists.
 Browser layer: `make test-integration` runs it (Chromium from `make system-browser`)."""
 
 import contextlib

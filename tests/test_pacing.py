@@ -1,6 +1,5 @@
-"""The times a learner reads (at the top of each notebook, in the index) are
-the ones tools/build/pacing.py computes from the notebooks' contents, and the
-computation counts what docs/maintaining.md ("A learner's time") says it counts."""
+"""The times a learner reads (at the top of each notebook, in the index) are the ones tools/build/pacing.py
+computes from the notebooks' contents; the core path leaves the optional parts out."""
 
 import nbformat
 import pytest

@@ -1,6 +1,6 @@
-"""The collection's notebooks, as the files say: every list of notebooks
-(the index, the navigation, the tests, the load tools)
-is derived from notebooks/ here, never written out by hand."""
+"""The collection's notebooks, as the files say: every list of notebooks (the index, the navigation,
+the tests, the load tools) is derived from notebooks/ here, never written out by hand; and the one
+walk of a notebook's stored widget state (`widget_state`, `model_references`, `closure`)."""
 
 from pathlib import Path
 
