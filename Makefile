@@ -14,9 +14,9 @@ WHICH_PYTHON := import sys; print(sys.base_prefix, sys.version)
 TORCH_INDEX := $(if $(filter cpu,$(TORCH)),--extra-index-url https://download.pytorch.org/whl/cpu)
 
 # What make test, make quick and make check run first: ruff, the import contracts, actionlint on the
-# CI workflow (with shellcheck on its run: scripts).
+# CI workflow (with shellcheck on its run: scripts; the files named, so a download without .git works too).
 LINT := $(BIN)/ruff check helpers tests tools classroom notebooks && $(BIN)/lint-imports \
-	&& $(BIN)/actionlint -no-color -shellcheck=$(BIN)/shellcheck
+	&& $(BIN)/actionlint -no-color -shellcheck=$(BIN)/shellcheck .github/workflows/*.yml
 
 .PHONY: test-classroom lab edit check notebook refresh test test-integration test-torch quick new setup system system-tests system-browser notebooks nav solutions site bench pin clean hub load grade
 

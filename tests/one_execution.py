@@ -4,6 +4,7 @@ for its messages: keep_nbvals_messages wraps IPyNbFile.get_kernel_message, and w
 
 import difflib
 import inspect
+import io
 
 import nbformat
 import pytest
@@ -77,7 +78,9 @@ def written(path, messages):
     client.set_widgets_metadata()
     nb = run_notebooks.reproducible(run_notebooks.without_machine_paths(nb), stored, path.stem)
     nbformat.validate(nb)
-    return nbformat.writes(nb) + "\n"
+    written = io.StringIO()
+    nbformat.write(nb, written)             # as make notebooks writes the file
+    return written.getvalue()
 
 
 class ByteForByte(pytest.Item):

@@ -67,8 +67,8 @@ def test_the_set_up_on_each_kind_of_machine(tmp_path, case):
     machine, (status, words, asked) = CASES[case]
     got_status, said, got_asked = setup(tmp_path, *machine)
     assert got_status == status, said
-    assert said == "" if words == "" else all(word in said for word in words), said
-    assert asked in got_asked and (asked or got_asked == ""), got_asked
+    assert (all(word in said for word in words) if words else said == ""), said
+    assert (asked in got_asked if asked else got_asked == ""), got_asked
 
 
 @pytest.mark.parametrize("flag", ["--tests", "--browser"])
