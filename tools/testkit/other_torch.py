@@ -1,6 +1,6 @@
 """`make test-torch`: make test's selection (less SAME_ON_ANY_TORCH) run by a
 second torch, 2.14.1's CUDA build by default, in build/torch-<version>/, a venv
-reading .venv's packages behind its own torch (second_python.read_through),
+reading .venv's packages behind its own torch (read_through),
 with nbval's differences sorted by tests/conftest.py's --other-torch. What it
 holds and why: docs/testing.md, "Another torch".
 
@@ -12,9 +12,8 @@ holds and why: docs/testing.md, "Another torch".
 import os
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
-
-from tools.testkit.second_python import THROUGH, purelib, read_through
 
 ROOT = Path(__file__).resolve().parents[2]
 VERSION = "2.14.1"
@@ -57,6 +56,27 @@ ALSO = (*ON_A_CUDA_BUILD, "tests/test_teacher_copies.py")
 # the executables of .venv the tests run by name beside sys.executable
 LINKED = ("ruff",)
 VENV = ROOT / ".venv"   # the Makefile's
+THROUGH = "zz-first-venv.pth"   # the line that reads the other venv's packages
+# the data a venv's packages find under sys.prefix: JupyterLab's assets, the server's extensions
+SHARED = ("share/jupyter", "etc/jupyter")
+
+
+def purelib(prefix):
+    """The site-packages of the venv at `prefix`, made yet or not."""
+    scheme = "venv" if "venv" in sysconfig.get_scheme_names() else "posix_prefix"   # 3.10 has no "venv"
+    return Path(sysconfig.get_path("purelib", scheme, vars={"base": str(prefix), "platbase": str(prefix)}))
+
+
+def read_through(folder, prefix):
+    """Make the venv `folder` read the packages of the venv at `prefix` behind
+    its own, and link that one's data (SHARED). `prefix` need not be made yet:
+    the links are made whether their ends are there or not."""
+    (purelib(folder) / THROUGH).write_text(f"import site; site.addsitedir({str(purelib(prefix))!r})\n")
+    for shared in SHARED:
+        link = folder / shared
+        if not (link.is_symlink() or link.exists()):
+            link.parent.mkdir(parents=True, exist_ok=True)
+            link.symlink_to(prefix / shared, target_is_directory=True)
 
 
 def other_venv(version, folder=None):
