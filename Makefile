@@ -153,9 +153,9 @@ solutions: setup $(DEV_STAMP)
 site: setup $(DEV_STAMP)
 	$(BIN)/python -m tools.build.site
 
-# Our drawing against torchviz on the same graphs, every exercise check's and nbval's time, and
-# every widget's redraw timed inside the page in JupyterLab (prints tables; --help lists the parts).
-bench: system-browser $(DEV_STAMP)
+# Our drawing against torchviz on the same graphs, the shape corpus's layouts, a 200,003-node graph
+# and every exercise check's time (prints tables; --help lists the parts).
+bench: system $(DEV_STAMP)
 	$(BIN)/python -m tools.bench
 
 # A class on one machine (classroom/README.md): JupyterHub on 127.0.0.1 (IP=, PORT= to change;
