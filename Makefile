@@ -153,9 +153,9 @@ solutions: setup $(DEV_STAMP)
 site: setup $(DEV_STAMP)
 	$(BIN)/python -m tools.build.site
 
-# Our drawing against torchviz on the same graphs, every exercise check's and nbval's time, and
-# every widget's redraw timed inside the page in JupyterLab (prints tables; --help lists the parts).
-bench: system-browser $(DEV_STAMP)
+# Our drawing against torchviz on the same graphs, the shape corpus's layouts, a 200,003-node graph
+# and every exercise check's time (prints tables; --help lists the parts).
+bench: system $(DEV_STAMP)
 	$(BIN)/python -m tools.bench
 
 # A class on one machine (classroom/README.md): JupyterHub on 127.0.0.1 (IP=, PORT= to change;
@@ -188,10 +188,16 @@ test-classroom: system-browser $(DEV_STAMP)
 grade: setup $(DEV_STAMP)
 	$(BIN)/python -m classroom.grade $(or $(SUBMISSIONS),hub-learners) $(if $(UNISOLATED),--unisolated)
 
-# Re-resolve requirements.txt and requirements-dev.txt for Python 3.10 to 3.13 (needs an
-# interpreter of each: python3.X on PATH or pyenv's, or PYTHONS="3.10=/path ...").
-pin: setup
-	$(BIN)/python -m tools.build.pin $(foreach p,$(PYTHONS),--python $(p))
+# Re-resolve requirements.txt and requirements-dev.txt from requirements.in and requirements-dev.in
+# for Python 3.10 on (uv's universal resolution: python_version markers where versions differ),
+# keeping the versions pinned now where they still fit (UPGRADE=1 takes the newest). PyPI's Linux
+# torch is the CUDA build; the CPU build's pin needs none of its CUDA packages, so they are left out.
+UV_PIN := $(BIN)/uv pip compile --quiet --universal --python-version 3.10 --only-binary :all: --no-annotate \
+	$(if $(UPGRADE),--upgrade)
+pin: $(DEV_STAMP)
+	$(UV_PIN) requirements.in -o requirements.txt
+	$(UV_PIN) requirements-dev.in -o requirements-dev.txt
+	sed -i -E '/^(nvidia-|cuda-|triton)/d' requirements.txt requirements-dev.txt
 
 clean:
 	rm -rf $(VENV) artifacts build helpers/__pycache__ tests/__pycache__ tools/__pycache__ tools/*/__pycache__ *.egg-info

@@ -1,6 +1,6 @@
 """The pins install on every supported Python, each at its oldest patch release
-(tools/build/pin.py): pip's resolver, asked without installing or downloading torch,
-whether requirements-dev.txt (which includes requirements.txt) has wheels that
+(written by `make pin`): pip's resolver, asked without installing or downloading torch,
+whether requirements-dev.txt (every pin of requirements.txt and the tests') has wheels that
 go together for Python 3.10.0, 3.11.0, 3.12.0 and 3.13.0. Debian 12's own
 3.11.2 and Ubuntu 22.04's 3.10 are inside that range (soupsieve 4.1.3, which
 needs 3.11.5, was pinned once for every 3.11)."""
@@ -44,14 +44,3 @@ def test_every_python_gets_one_version_of_each_package(version):
 def test_a_newer_python_takes_the_newest_lines():
     assert pin.for_python(DEV, "3.14.0") == pin.for_python(DEV, "3.13.0")
 
-
-def test_merged_marks_runs_of_pythons_that_agree():
-    versions = {"3.10": {"a": "1", "b": "1"}, "3.11": {"a": "1", "b": "2"}, "3.12": {"a": "1", "b": "2"},
-                "3.13": {"a": "1", "b": "3", "c": "1"}}
-    assert pin.merged(versions) == [
-        "a==1",
-        'b==1; python_version < "3.11"',
-        'b==2; python_version >= "3.11" and python_version < "3.13"',
-        'b==3; python_version >= "3.13"',
-        'c==1; python_version >= "3.13"',
-    ]

@@ -282,30 +282,6 @@ def test_pages_that_are_no_notebook_link_only_to_the_sites_repository(built_site
 PAGE = "01-dynamic-control-flow.ipynb"
 
 
-@pytest.mark.parametrize("change, expected", [
-    ((f"/{FORK}/{BRANCH}?", f"/{FORK}/master?"), f"https://mybinder.org/v2/gh/{FORK}/master"),
-    ((f"/{FORK}/blob/{BRANCH}/", f"/{FORK}/blob/master/"), f"https://colab.research.google.com/github/{FORK}/blob/master/"),
-    ((f"github.com/{FORK}\"", "github.com/someone/else\""), "no repository link"),
-    ((f"github.com/{FORK}\"", f"github.com/{REPOSITORY}\""), f"https://github.com/{REPOSITORY} is not"),
-    ((f"colab.research.google.com/github/{FORK}", f"colab.research.google.com/github/{REPOSITORY}"),
-     f"https://colab.research.google.com/github/{REPOSITORY}/"),
-    ((f"notebooks/{PAGE}", "notebooks/99-missing.ipynb"), f"{binder_url('99-missing.ipynb', FORK)} is not"),
-    ((f"_sources/{PAGE}", "_sources/02-inspecting-the-graph.ipynb"), "the download _sources/02-inspecting"),
-])
-def test_a_wrong_launch_link_fails_the_check(built_site, change, expected):
-    html = page_html(built_site, PAGE)
-    assert change[0] in html
-    found = page_problems(html.replace(*change), PAGE, built_site / "_sources")
-    assert any(problem.startswith(expected) for problem in found), found
-
-
-def test_the_staged_copy_is_not_the_download(built_site):
-    """What the download gave once: the staged copy (answers folded, widget state dropped)."""
-    staged = built_site.parent / "source"
-    assert page_problems(page_html(built_site, PAGE), PAGE, staged) == [
-        f"the download _sources/{PAGE} is not notebooks/{PAGE}"]
-
-
 def test_without_site_repository_the_site_names_helpers_project_repository(monkeypatch):
     monkeypatch.delenv("SITE_REPOSITORY", raising=False)
     assert site_repository() == REPOSITORY

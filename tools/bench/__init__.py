@@ -1,1 +1,1 @@
-"""`make bench`: figures of speed and size (__main__.py, redraw_timing.py); nothing here asserts."""
+"""`make bench`: figures of speed and size (__main__.py); nothing here asserts."""

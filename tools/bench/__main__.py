@@ -1,8 +1,9 @@
 """`make bench` (or .venv/bin/python -m tools.bench [PART ...]): one markdown
 report of our drawing against torchviz, the shape corpus's layouts, a
-200,003-node graph, memory over 1,000 redraws, every exercise check's time,
-nbval's time per notebook and every widget's redraw timed in the page. Each
-time is a median; the machine is shared, so compare ratios. Nothing asserts.
+200,003-node graph, memory over 1,000 redraws and every exercise check's time.
+Each time is a median; the machine is shared, so compare ratios. Nothing asserts.
+(Each widget's redraw, timed in the page, and each notebook's run are printed by
+the browser tests and pytest's --durations.)
 """
 
 import gc
@@ -14,7 +15,6 @@ import threading
 import time
 import timeit
 from functools import partial
-from pathlib import Path
 
 import psutil
 import torch
@@ -25,12 +25,9 @@ from helpers.exercises import declared, exercises
 from helpers.exercises.lesson import stored_definitions
 from helpers.lessons.nb01 import branch_view
 from helpers.svg import DotUnavailable, _laid_out
-from tools.bench.redraw_timing import in_page_rows
-from tools.notebooks import notebook_paths
 from tools.testkit.lessons import lesson_function
 from tools.testkit.shapes import LOOPS, MAX_NODES, SHAPES, rnn
 
-ROOT = Path(__file__).resolve().parents[2]
 DOT_TIMEOUT = 30
 dynamic_forward = lesson_function("01-dynamic-control-flow", "dynamic_forward")
 
@@ -206,24 +203,12 @@ def checks():
     return [*rows, f"| all | | | | {total * 1000:.0f} ms |"]
 
 
-def nbval_times():
-    rows = ["| notebook | nbval wall time |", "|---|---:|"]
-    for target in [*notebook_paths(), ROOT / "notebooks"]:
-        start = time.perf_counter()
-        done = subprocess.run([sys.executable, "-m", "pytest", "-q", str(target)], cwd=ROOT,
-                              capture_output=True, text=True, check=False)
-        status = "" if done.returncode == 0 else " (FAILED)"
-        name = "all notebooks, one run" if target.is_dir() else target.name
-        rows.append(f"| {name} | {time.perf_counter() - start:.1f} s{status} |")
-    return rows
-
-
-PARTS = (big_graphs, shape_rows, big_walks, redraw, memory, checks, nbval_times)
+PARTS = (big_graphs, shape_rows, big_walks, redraw, memory, checks)
 
 
 def main(names):
     """Every part, or those named: python -m tools.bench redraw checks."""
-    known = [part.__name__ for part in PARTS] + ["in_page_rows"]
+    known = [part.__name__ for part in PARTS]
     if set(names) - set(known):
         print(f"python -m tools.bench [PART ...]\n\n{__doc__}\nparts: {', '.join(known)}")
         sys.exit(0 if names in (["-h"], ["--help"]) else 2)
@@ -233,8 +218,6 @@ def main(names):
     for part in PARTS:
         if not names or part.__name__ in names:
             print("\n".join(in_a_big_stack(part)) + "\n", flush=True)
-    if not names or "in_page_rows" in names:
-        print("\n".join(in_page_rows()) + "\n", flush=True)
 
 
 if __name__ == "__main__":
