@@ -126,7 +126,7 @@ $(STAMP): requirements.txt pyproject.toml
 	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation --editable .
 	touch $@
 
-# requirements-dev.txt includes requirements.txt: one pip run installs both (a fresh
+# requirements-dev.txt holds every pin of requirements.txt too: one pip run installs both (a fresh
 # `make test`'s set-up took 121 s so, 135 s as two runs), and the learner's stamp is set too.
 $(DEV_STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	$(MAKE_VENV)
