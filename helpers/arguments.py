@@ -133,12 +133,12 @@ def _wrong_type(item: object, where: str) -> str:
     wanted = "a tensor that requires grad, its grad_fn, or a list of such tensors"
     if isinstance(item, torch.nn.Module):
         return f"{where}expected {wanted}; got {_module_hint(item)}"
-    if isinstance(item, Mapping) and _tensor_fields(item):
-        return f"{where}expected {wanted}; got {_outputs_hint(item)}"
     if item is None:
         hint = ("None. A leaf's .grad_fn is None: a tensor made with requires_grad=True, or a parameter, is a "
                 "leaf and has no grad_fn, so pass the tensor itself, or an output computed from it (a function "
                 "that forgot to return gives None too)")
+    elif isinstance(item, Mapping):
+        hint = f"a {type(item).__name__}: pass one of the tensors it holds (output['loss']), not the whole of it"
     elif isinstance(item, (int, float, complex, bool)):
         hint = f"the Python number {item!r}, which has no autograd graph"
     elif isinstance(item, str):
@@ -153,25 +153,6 @@ def _module_hint(module: torch.nn.Module) -> str:
     kind = type(inner).__name__ if inner is module else f"{type(inner).__name__} compiled by torch.compile"
     return (f"a module ({kind}). A module is not part of the graph, what it computes is: pass its output, "
             "model(x), not the model, and the module as params to name its parameters: draw_graph(model(x), model)")
-
-
-def _tensor_fields(outputs: Mapping[object, object]) -> list[str]:
-    """How to reach each tensor of a dict-like result (`.loss` where it is an
-    attribute, as on a ModelOutput, else `["loss"]`), those with a graph first."""
-    found = []
-    for key, value in outputs.items():
-        if isinstance(value, torch.Tensor):
-            named = isinstance(key, str) and key.isidentifier() and getattr(outputs, key, None) is value
-            found.append((not value.requires_grad, f".{key}" if named else f"[{key!r}]"))
-    return [field for _, field in sorted(found, key=lambda pair: pair[0])]
-
-
-def _outputs_hint(outputs: Mapping[object, object]) -> str:
-    fields = _tensor_fields(outputs)
-    shown = ", ".join(fields[:6]) + (", ..." if len(fields) > 6 else "")
-    kind = type(outputs).__name__
-    return (f"a {kind}, which holds the tensors {shown}: pass one of them, such as output{fields[0]} "
-            f"(output being what you passed), or a list of them")
 
 
 def _unique(items: Sequence[Start]) -> list[Start]:
@@ -199,10 +180,6 @@ def leaf_names(params: object) -> dict[int, str]:
 
 
 def _names_nothing(params: Mapping[str, torch.Tensor]) -> str:
-    if hasattr(params, "_metadata"):              # what Module.state_dict() returns
-        return ("params got a state_dict(): its tensors are detached copies of the parameters, not the "
-                "leaves of the graph, so it names nothing. Pass the module itself (params=model) or "
-                "dict(model.named_parameters())")
     return ("params names no tensor that requires grad, so none of them can be a node of the graph "
             f"(got {', '.join(list(params)[:4])}{', ...' if len(params) > 4 else ''}). Pass the leaves "
             "themselves (tensors made with requires_grad=True), the module, or dict(model.named_parameters())")
@@ -219,11 +196,9 @@ def uncompiled(module: torch.nn.Module) -> torch.nn.Module:
 
 
 def check_max_nodes(max_nodes: object) -> int | None:
-    """None (no limit) or a whole number of at least 1 (numpy's int64 too)."""
+    """None (no limit) or a whole number of at least 1."""
     if max_nodes is None:
         return None
-    if not isinstance(max_nodes, (bool, int)) and hasattr(max_nodes, "__index__"):
-        max_nodes = max_nodes.__index__()
     if isinstance(max_nodes, bool) or not isinstance(max_nodes, int):
         raise wrong(TypeError, f"max_nodes must be a whole number such as 200, or None for no limit; got {max_nodes!r}")
     if max_nodes < 1:
@@ -250,17 +225,14 @@ def check_walked(kind: str, params: object, max_nodes: object, roll: bool) -> No
     given = [name for name, used in (("params", params is not None), ("max_nodes", max_nodes is not MAX_NODES),
                                      ("roll", roll)) if used]
     if given:
-        advice = WALKED["Graph, roll"] if kind == "Graph" and given == ["roll"] else WALKED[kind]
         raise wrong(ValueError, f"{' and '.join(given)} {'is' if len(given) == 1 else 'are'} not used for "
-                    f"{advice}")
+                    f"{WALKED[kind]}")
 
 
 WALKED = {
     "Graph": "a Graph, which is drawn whole as trace_graph walked it: pass them to trace_graph "
              "(trace_graph(y, params, max_nodes=50)), or pass the tensor itself to draw_graph "
              "(draw_graph(y, params, max_nodes=50, roll=True))",
-    "Graph, roll": "a Graph, which is drawn whole as trace_graph walked it: pass the tensor itself to "
-                   "draw_graph (draw_graph(y, roll=True))",
     "scratch": "a value of an engine written from scratch, which is drawn whole, its leaves named by their "
                ".label: leave them out (draw_graph(value)), or draw PyTorch's graph of the same computation",
 }

@@ -83,11 +83,6 @@ def compile_calls(function: Callable[..., Any], calls: Sequence[Sequence[Any]],
     tuple of arguments in `calls`; `dynamic` as torch.compile takes it."""
     if isinstance(calls, (str, bytes)) or not all(isinstance(c, (tuple, list)) for c in calls):
         raise wrong(TypeError, "calls is a list of argument tuples, one per call, such as [(x, True), (x, False)]")
-    if not callable(function):
-        raise wrong(TypeError, f"give the function to compile, such as dynamic_forward; got {type(function).__name__}")
-    if dynamic is not None and not isinstance(dynamic, bool):
-        raise wrong(TypeError, f"dynamic is True, False or None (torch.compile decides), as torch.compile takes it; "
-                    f"got {dynamic!r}")
     recorder, captured = _Recorder(), Captured()
     torch._dynamo.reset()
     compiled = torch._dynamo.optimize(recorder.backend, guard_fail_fn=recorder.guard_failed,
@@ -114,8 +109,6 @@ class Breaks:
 @learner_facing
 def graph_breaks(function: Callable[..., Any], *args: Any) -> Breaks:
     """`torch._dynamo.explain` on `function` with `args`."""
-    if not callable(function):
-        raise wrong(TypeError, f"give the function to explain, such as data_dependent; got {type(function).__name__}")
     found = torch._dynamo.explain(function)(*args)
     return Breaks([operations(graph) for graph in found.graphs], found.graph_break_count,
                   [str(b.reason).splitlines()[0] for b in found.break_reasons])
@@ -145,9 +138,6 @@ def aot_split(function: Callable[..., Any], *args: Any, recompute: bool = False)
     and tuples of them), backward run once with ones; `recompute`: min-cut
     rematerialisation. The tensors are traced as detached copies and gradients
     taken with `torch.autograd.grad`: no `.grad` of the learner's is written."""
-    if not callable(function):
-        raise wrong(TypeError, f"give the function to split, such as lambda x: x.sin().sum(); "
-                    f"got {type(function).__name__}")
     if type(function).__name__ == "OptimizedModule" or hasattr(function, "_torchdynamo_orig_callable"):
         raise wrong(TypeError, "aot_split compiles what it is given, so give it what torch.compile was given: "
                     "aot_split(f, x) for compiled = torch.compile(f), aot_split(model._orig_mod, x) for a "

@@ -32,10 +32,7 @@ def compile_view(forward: Forward, use_extra_layer: bool, earlier: str) -> Figur
     if earlier not in EARLIER:
         raise wrong(ValueError, f"earlier is one of {list(EARLIER)}; got {earlier!r}")
     key = (bool(use_extra_layer), earlier)
-    try:
-        shown = _SHOWN.setdefault(forward, {})
-    except TypeError:           # a callable weakref cannot hold: made every time
-        shown = {}
+    shown = _SHOWN.setdefault(forward, {})
     if key not in shown:
         shown[key] = _compiled_figure(forward, (*EARLIER[earlier], key[0]), earlier)
     return shown[key]

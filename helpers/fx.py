@@ -22,12 +22,11 @@ from .roll import cut_rolled
 from .roll import roll as roll_up
 from .saved_values import MAX_LABEL, one_line, shape_text
 
-FX_EXAMPLE = ("for example the GraphModule a torch.compile backend receives: "
-              "def backend(gm, example_inputs): ..., or torch.fx.symbolic_trace(f)")
-# Where the collection's FX graphs come from (helpers.compiled), for a message that says what to pass.
-def capture(name: str) -> str:
-    return (f"compile_calls({name}, [(x,)]).graphs[0] (what dynamo captured) or aot_split({name}, x).forward and "
-            ".backward (AOTAutograd's two graphs), both from helpers.compiled")
+# Where the collection's FX graphs come from (helpers.compiled), for what fx_of refuses.
+CAPTURE = ("capture one with compile_calls(f, [(x,)]).graphs[0] (what dynamo captured) or aot_split(f, x).forward "
+           "and .backward (AOTAutograd's two graphs), both from helpers.compiled (for a model torch.compile "
+           "returned, pass them model._orig_mod), or torch.fx.symbolic_trace(f); an ExportedProgram holds its "
+           "graph in .graph_module. A tensor's autograd graph is drawn by draw_graph(y)")
 
 
 def fx_of(source: object) -> torch.fx.Graph:
@@ -35,27 +34,8 @@ def fx_of(source: object) -> torch.fx.Graph:
         return source.graph
     if isinstance(source, torch.fx.Graph):
         return source
-    if isinstance(getattr(source, "graph_module", None), torch.fx.GraphModule):     # torch.export's ExportedProgram
-        raise wrong(TypeError, "an ExportedProgram (what torch.export.export returns) holds its FX graph in "
-                    ".graph_module: draw_fx(exported.graph_module); its first inputs are the parameters and "
-                    "buffers it lifted, then come the arguments")
-    if type(source).__name__ == "OptimizedModule":
-        raise wrong(TypeError, "a module compiled by torch.compile keeps no FX graph to read: capture the graphs "
-                    f"of the module it wraps, {capture('model._orig_mod')}")
-    if hasattr(source, "_torchdynamo_orig_callable"):
-        raise wrong(TypeError, "a function compiled by torch.compile keeps no FX graph to read: capture the graphs "
-                    f"of the function you compiled, {capture('f')}")
-    if isinstance(source, torch.nn.Module):
-        raise wrong(TypeError, f"a {type(source).__name__} is not a captured graph: draw its autograd graph, "
-                    f"draw_graph(model(x)), or capture its FX graphs, {capture('model')}")
-    if isinstance(source, torch.Tensor):
-        raise wrong(TypeError, "a tensor is not an FX graph: draw its autograd graph, draw_graph(y), or capture "
-                    f"the FX graphs of the function that computed it, {capture('f')}")
-    if callable(source):
-        raise wrong(TypeError, f"a {type(source).__name__} is not a captured graph: capture its FX graphs, "
-                    f"{capture('f')}, or torch.fx.symbolic_trace(f)")
-    raise wrong(TypeError, f"give a torch.fx.GraphModule or torch.fx.Graph, {FX_EXAMPLE}; "
-                           f"got {type(source).__name__}")
+    raise wrong(TypeError, f"expected a captured FX graph, a torch.fx.GraphModule or torch.fx.Graph; got a "
+                f"{type(source).__name__}: {CAPTURE}")
 
 
 @learner_facing

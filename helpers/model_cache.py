@@ -41,11 +41,8 @@ _BUILT: weakref.WeakKeyDictionary[Callable[[], torch.nn.Module], _AsBuilt] = wea
 
 def as_built(build: Callable[[], Model]) -> Model:
     """`build()`'s model, built once for this function and given back as
-    built on every later call; a callable not weakly referable is built every call."""
-    try:
-        found = _BUILT.get(build)
-    except TypeError:           # a callable a weak reference cannot hold
-        return build()
+    built on every later call."""
+    found = _BUILT.get(build)
     if found is None:
         model = build()
         found = _BUILT[build] = _AsBuilt(model, tuple(p.requires_grad for p in model.parameters()),

@@ -13,7 +13,6 @@ from torch.autograd.graph import Node as AutogradNode
 import helpers.graph
 from helpers import draw_graph, saved_values, trace_graph
 from helpers.arguments import roots_of
-from helpers.fx import draw_fx
 from helpers.graph import Edge, Graph, Node, autograd_nodes
 from helpers.plan import CUT_MARK, plan_of, shown_saved
 from helpers.saved_values import MAX_LABEL, Saved
@@ -280,16 +279,6 @@ def test_a_from_scratch_engines_labels_are_one_bounded_line():
     graph = draw_graph(z).graph
     assert all(n.label.isprintable() and len(n.label) <= MAX_LABEL for n in graph.nodes)
     assert graph.find("x with a newline\\x07" + "y" * (MAX_LABEL - 21) + "…")
-
-
-def test_max_nodes_takes_a_numpy_integer():
-    np = pytest.importorskip("numpy")
-    x = torch.randn(3, requires_grad=True)
-    y = (x * 2).sin().sum()
-    assert len(trace_graph(y, max_nodes=np.int64(2)).nodes) == 2
-    assert len(draw_graph(y, max_nodes=np.int64(2)).graph.nodes) == 2
-    assert len(draw_graph(y, max_nodes=np.int32(3), roll=True).graph.nodes) == 3
-    assert len(draw_fx(torch.fx.symbolic_trace(lambda x: (x * 2).sin()), max_nodes=np.int64(3)).graph.nodes) == 3
 
 
 def _saved_corpus():
