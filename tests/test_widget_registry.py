@@ -6,7 +6,6 @@ import nbformat
 import pytest
 
 from helpers.lessons import widgets
-from helpers.lessons.widget import CHANGES
 from tools.notebooks import NOTEBOOKS as NOTEBOOKS_FOLDER
 from tools.notebooks import notebook_paths
 from tools.testkit.widget_cells import cell_index, code_cells, problems, stored_problems
@@ -25,8 +24,6 @@ def test_each_declaration_fits_its_cell_and_its_stored_widget(widget):
     cell = code_cells(NOTEBOOKS[widget.notebook])[cell_index(widget.notebook, widget.tag)]
     assert widget.tag in cell.metadata["tags"]
     assert {check.change.control for check in widget.checks} <= set(widget.controls)
-    assert all(len(changes) == CHANGES and {c.control for c in changes} <= set(widget.controls)
-               for changes in widget.bench.values())
     assert stored_problems(NOTEBOOKS[widget.notebook], widget) == []
 
 

@@ -17,7 +17,7 @@ from ..graph import autograd_nodes, trace_graph
 from ..models import TanhRNNCell
 from ..quiz import MultipleChoice, Option
 from ..views import counted, unrolled
-from .widget import Check, Widget, click, in_turn, pick, press, views_in_turn
+from .widget import Check, Widget, click, pick, press
 
 
 def branch_view(forward: Callable[[torch.Tensor, bool], torch.Tensor], use_extra_layer: bool, x: float) -> Figure:
@@ -67,28 +67,21 @@ def sequence_view(cell: TanhRNNCell, sequences: Sequence[torch.Tensor], index: i
 
 
 # The sequence dropdown's options, the lengths as the notebook defines them.
-SEQUENCES = [pick("index", f"sequence {i} (length {n})") for i, n in enumerate((3, 5, 2, 8, 200))]
 
 
 WIDGETS = (
     Widget("branch", {"use_extra_layer": "Checkbox", "x": "FloatSlider"},
            (Check(click("use_extra_layer"), "use_extra_layer=False: y = 6, x.grad = 2, 1 operation",
-                  {"AddBackward0": 0, "MulBackward0": 1}),),
-           {"use_extra_layer checkbox": in_turn([click("use_extra_layer")]),
-            "x slider": in_turn([press("x", "ArrowLeft")])}),
+                  {"AddBackward0": 0, "MulBackward0": 1}),)),
     Widget("loop", {"n": "IntSlider"},
-           (Check(press("n"), "n = 4: 8 operations, 9 autograd nodes, 18 boxes drawn", {"MulBackward0": 4}),),
-           {"n slider": in_turn([press("n")])}),
+           (Check(press("n"), "n = 4: 8 operations, 9 autograd nodes, 18 boxes drawn", {"MulBackward0": 4}),)),
     Widget("while", {"value": "FloatLogSlider"},
-           (Check(press("value", "End"), "x = 1000: 10 halvings, depth 10", {"DivBackward0": 10}),),
-           {"x slider": in_turn([press("value")])}),
+           (Check(press("value", "End"), "x = 1000: 10 halvings, depth 10", {"DivBackward0": 10}),)),
     Widget("sequence", {"index": "Dropdown", "view": "ToggleButtons"},
-           (Check(SEQUENCES[4], "sequence 4: length 200, 200 cell steps counted in its graph (rolled)",
-                  shows=("× 198 steps",)),
+           (Check(pick("index", "sequence 4 (length 200)"),
+                  "sequence 4: length 200, 200 cell steps counted in its graph (rolled)", shows=("× 198 steps",)),
             Check(click("view", "cut"), "length 200, 200 cell steps counted in its graph (cut)",
-                  {"TanhBackward0": 10}, ("more nodes not drawn",))),
-           {"dropdown": in_turn([SEQUENCES[i] for i in (0, 2, 3, 4, 0, 2, 1)]),
-            "rolled / cut / unrolled": views_in_turn("view")}),
+                  {"TanhBackward0": 10}, ("more nodes not drawn",)))),
 )
 
 

@@ -39,8 +39,7 @@ def step_view(build: Callable[[], tuple[torch.Tensor, dict[str, torch.Tensor]]],
 
 WIDGETS = (
     Widget("step", {"step": "IntSlider"},
-           (Check(press("step"), "step 2 of 5: MulBackward0 receives 1"),),
-           {"backward step slider": (press("step"),) * 4 + (press("step", "ArrowLeft"),) * 3}),
+           (Check(press("step"), "step 2 of 5: MulBackward0 receives 1"),)),
 )
 
 

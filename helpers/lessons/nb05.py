@@ -14,7 +14,7 @@ from ..graph import trace_graph
 from ..models import TanhRNNCell
 from ..quiz import MultipleChoice, Option
 from ..views import unrolled
-from .widget import Check, Widget, in_turn, press, views_in_turn
+from .widget import Check, Widget, press
 
 
 @learner_facing
@@ -29,8 +29,7 @@ WIDGETS = (
     Widget("length", {"length": "IntSlider", "view": "ToggleButtons"},
            (Check(press("length"), "length 4, 4 cell steps counted in its graph (rolled)", {"TanhBackward0": 4}),
             Check(press("length", "End"), "length 30, 30 cell steps counted in its graph (rolled)",
-                  shows=("× 28 steps",))),
-           {"length slider": in_turn([press("length")]), "rolled / cut / unrolled": views_in_turn("view")}),
+                  shows=("× 28 steps",)))),
 )
 
 

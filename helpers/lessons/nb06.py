@@ -11,15 +11,12 @@ from ..exercises.judges import known, value
 from ..graph import trace_graph
 from ..quiz import MultipleChoice, Option
 from .nb03 import backward_calls
-from .widget import Check, Widget, click, in_turn
+from .widget import Check, Widget, click
 
 WIDGETS = (
     Widget("quiz", {"choice": "RadioButtons"},
            (Check(click("choice", "deleted y's grad_fn"), "Not quite. The nodes survive backward()"),
-            Check(click("choice", "freed the tensors"), "Right. What is freed is the saved tensors")),
-           {"quiz choices": in_turn([click("choice", words) for words in
-                                     ("deleted y's grad_fn", "freed the tensors", "nothing of y's graph",
-                                      "replaces x.grad")])}),
+            Check(click("choice", "freed the tensors"), "Right. What is freed is the saved tensors"))),
 )
 
 

@@ -38,8 +38,7 @@ def scratch_step_view(build: Callable[[], Any], step: int) -> Figure:
 
 WIDGETS = (
     Widget("scratch-step", {"step": "IntSlider"},
-           (Check(press("step"), "step 2 of 4: the * node passes its grad 1 on to its inputs"),),
-           {"backward step slider": (press("step"),) * 3 + (press("step", "ArrowLeft"),) * 3 + (press("step"),)}),
+           (Check(press("step"), "step 2 of 4: the * node passes its grad 1 on to its inputs"),)),
 )
 
 

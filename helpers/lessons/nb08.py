@@ -14,7 +14,7 @@ from ..graph import trace_graph
 from ..model_cache import as_built
 from ..quiz import MultipleChoice, Option
 from ..views import counted
-from .widget import Check, Widget, click, in_turn
+from .widget import Check, Widget, click
 
 
 def freeze_view(build: Callable[[], torch.nn.Sequential], x: torch.Tensor, **frozen: bool) -> Figure:
@@ -48,12 +48,9 @@ def mode_view(build: Callable[[], torch.nn.Module], x: torch.Tensor, training: b
 
 WIDGETS = (
     Widget("freeze", {"freeze_0": "Checkbox", "freeze_2": "Checkbox"},
-           (Check(click("freeze_0"), "trainable: 2.weight, 2.bias; 2 AccumulateGrad leaves"),),
-           {"freeze layer 0 checkbox": in_turn([click("freeze_0")]),
-            "freeze layer 2 checkbox": in_turn([click("freeze_2")])}),
+           (Check(click("freeze_0"), "trainable: 2.weight, 2.bias; 2 AccumulateGrad leaves"),)),
     Widget("mode", {"training": "Checkbox"},
-           (Check(click("training"), "eval(): 7 operations recorded; BatchNorm running statistics unchanged"),),
-           {"train() checkbox": in_turn([click("training")])}),
+           (Check(click("training"), "eval(): 7 operations recorded; BatchNorm running statistics unchanged"),)),
 )
 
 

@@ -13,19 +13,14 @@ from ..exercises.exercise import Lesson, Verdict, choose, fix, predict, write
 from ..exercises.feedback import shown
 from ..exercises.judges import value
 from ..quiz import MultipleChoice, Option
-from .widget import Check, Widget, click, in_turn
+from .widget import Check, Widget, click
 
 WIDGETS = (
-    # The view keeps a Figure per combination of controls: each bench run goes round its states
-    # and back, as a learner toggling does, so its first changes compile and the rest revisit.
     Widget("compile", {"use_extra_layer": "Checkbox", "earlier": "ToggleButtons"},
            (Check(click("use_extra_layer"), "failed, so dynamo compiled graph 2; 2 graphs compiled; graph 2 ran: mul",
                   {"mul": 1, "add": 0, "MulBackward0": 1, "AddBackward0": 0}),
             Check(click("earlier", "True, False"), "the guards of graph 2 (made for use_extra_layer=False) held: "
-                  "no recompile; 2 graphs compiled", {"mul": 1, "MulBackward0": 1})),
-           {"use_extra_layer checkbox": in_turn([click("use_extra_layer")]),
-            "earlier calls": in_turn([click("earlier", label) for label in ("no call", "False", "True, False",
-                                                                             "True")])}),
+                  "no recompile; 2 graphs compiled", {"mul": 1, "MulBackward0": 1}))),
 )
 
 

@@ -1,15 +1,13 @@
 """How a lesson declares its widgets (`WIDGETS` in nbNN.py): each one's name
-(its cell is tagged `widget-<name>`), its controls, the changes the browser
-test makes and checks, and the changes `make bench` times."""
+(its cell is tagged `widget-<name>`), its controls, and the changes the browser
+test makes and checks."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from itertools import cycle, islice
 
 TAG = "widget-"
-CHANGES = 7               # changes the bench times per run
 
 
 @dataclass(frozen=True)
@@ -66,13 +64,11 @@ class Check:
 @dataclass(frozen=True)
 class Widget:
     """`controls` maps each keyword of its `panel(...)` call, in order, to its
-    ipywidgets class; `bench` maps a timed run's name to its CHANGES changes,
-    each to a state not drawn before where the control has that many."""
+    ipywidgets class."""
 
     name: str
     controls: Mapping[str, str]
     checks: tuple[Check, ...]
-    bench: Mapping[str, tuple[Change, ...]]
     notebook: str = ""          # filled in by helpers.lessons.widgets()
 
     @property
@@ -82,13 +78,3 @@ class Widget:
     def position(self, control: str) -> int:
         """The control's place in the row of controls (0 first)."""
         return list(self.controls).index(control)
-
-
-def in_turn(changes: list[Change]) -> tuple[Change, ...]:
-    """CHANGES changes: `changes` in turn, wrapping."""
-    return tuple(islice(cycle(changes), CHANGES))
-
-
-def views_in_turn(control: str) -> tuple[Change, ...]:
-    """CHANGES clicks of a rolled / cut / unrolled control, going round."""
-    return in_turn([click(control, label) for label in ("cut", "unrolled", "rolled")])

@@ -103,7 +103,7 @@ from ..draw import Figure, draw_graph
 from ..exercises.exercise import Lesson, predict
 from ..exercises.judges import value
 from ..graph import autograd_nodes
-from .widget import Check, Widget, in_turn, press
+from .widget import Check, Widget, press
 
 
 def repeat_view(forward: Callable[[torch.Tensor, int], torch.Tensor], n: int) -> Figure:
@@ -115,8 +115,7 @@ def repeat_view(forward: Callable[[torch.Tensor, int], torch.Tensor], n: int) ->
 
 WIDGETS = (
     Widget("{slug}-loop", {{"n": "IntSlider"}},
-           (Check(press("n"), "n = 4: 5 autograd nodes", {{"MulBackward0": 4}}),),
-           {{"n slider": in_turn([press("n")])}}),
+           (Check(press("n"), "n = 4: 5 autograd nodes", {{"MulBackward0": 4}}),)),
 )
 
 
