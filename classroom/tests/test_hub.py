@@ -17,7 +17,6 @@ import os
 import pwd
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -35,7 +34,7 @@ import pytest
 from learner import until
 
 from classroom import hub_users
-from classroom.hub import NODE_HELP, UNENCRYPTED, Hub, addresses, banner, cgroup_name
+from classroom.hub import NODE_HELP, UNENCRYPTED, addresses, banner, cgroup_name
 from classroom.hub_learner import Failed, Learner
 from classroom.singleuser import IDLE_KERNEL
 from tools.loopback import free_port
@@ -707,19 +706,3 @@ def test_the_banner_names_the_address_learners_type_and_warns_on_a_network():
     assert "0.0.0.0" not in text and UNENCRYPTED in text
     assert all(f"http://{a}:8000" in text for a in addresses("0.0.0.0"))
     assert UNENCRYPTED not in banner(hub, "127.0.0.1", None)
-
-
-def test_leftovers_finds_a_process_and_a_socket(tmp_path):
-    """The check above fails when something is left: a process of the hub's
-    tree still running, a socket still listening on one of its ports."""
-    hub = Hub(tmp_path)
-    stray = subprocess.Popen(["sleep", "60"])
-    with socket.socket() as listener:
-        listener.bind(("127.0.0.1", hub.ports["HUB_PORT"]))
-        listener.listen()
-        hub.started = [psutil.Process(stray.pid)]
-        try:
-            assert set(hub.leftovers()) == {stray.pid, hub.ports["HUB_PORT"]}
-        finally:
-            stray.kill()
-            stray.wait(timeout=10)

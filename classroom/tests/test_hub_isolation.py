@@ -221,26 +221,6 @@ def test_failures_are_forgotten_after_the_window():
     assert failures.wait("k", now + 61) == 0 and "k" not in failures.seen
 
 
-@pytest.mark.parametrize("keep_class", [True, False])
-def test_a_hub_that_fails_to_start_leaves_the_class_running_when_asked(tmp_path, monkeypatch, keep_class):
-    """make hub's restart (keep_class=True): a hub that does not come up,
-    or a SIGTERM while it starts, stops the hub and never the learners'
-    servers; a test's hub (keep_class=False) stops everything it started."""
-    from classroom import hub as hub_module
-
-    stops = []
-    started = SimpleNamespace(poll=lambda: None, pid=os.getpid())
-    monkeypatch.setattr(hub_module.Hub, "start_proxy", lambda self: None)
-    monkeypatch.setattr(hub_module.subprocess, "Popen", lambda *a, **k: started)
-    monkeypatch.setattr(hub_module.Hub, "wait_ready", lambda self: (_ for _ in ()).throw(RuntimeError("no answer")))
-    monkeypatch.setattr(hub_module.Hub, "stop", lambda self, grace=30, keep_class=False: stops.append(keep_class))
-    hub = hub_module.Hub(tmp_path / "hub", ports={"HUB_PORT": 1, "HUB_API_PORT": 2, "HUB_PROXY_API_PORT": 3},
-                         keep_class=keep_class)
-    with pytest.raises(RuntimeError, match="no answer"):
-        hub.__enter__()
-    assert stops == [keep_class]
-
-
 # ----- a kernel stopped at the memory limit is named as such -----
 
 @pytest.mark.parametrize("events, limit", [("memory.events", "memory.max"),
