@@ -192,20 +192,6 @@ def test_each_learner_works_in_their_own_trusted_copy_everything_on_loopback(tea
     assert {address.ip for address in listening} == {"127.0.0.1"}, listening
 
 
-def test_run_all_reports_a_cell_that_raises_untagged(two):
-    learner = two["ada"][0]
-    nb = nbformat.v4.new_notebook(cells=[
-        nbformat.v4.new_code_cell("1 / 0", metadata={"tags": ["raises-exception"]}),
-        nbformat.v4.new_code_cell("x = 1"), nbformat.v4.new_code_cell("x / 0")])
-    learner.api("PUT", "contents/raises.ipynb", {"type": "notebook", "content": nb})
-    notebook = learner.open("raises.ipynb")
-    try:
-        _, raised = notebook.run_all()
-    finally:
-        notebook.close()
-    assert [line.split(":")[0] for line in raised] == ["cell 2"]
-
-
 def execute(notebook, code, timeout=60, heard=None):
     """Run `code` in an open notebook's kernel; returns (status, what it
     printed, the kernel's states seen on the way). `heard`, a list, also gets
@@ -563,13 +549,6 @@ def test_the_hub_killed_and_started_on_other_ports_keeps_the_proxy_and_the_learn
     assert len(culler_processes(teacher["ports"][1])) == 1, "an idle culler outlived the hub it belonged to"
     assert (teacher["hub"] / "hub.log").read_text().count("started by classroom/hub.py") >= 2, \
         "the hub's log was overwritten by its restart"
-
-
-def test_closing_a_notebook_shuts_its_kernel_down(two):
-    for learner, notebook, *_ in two.values():
-        notebook.close()
-        until(lambda learner=learner: learner.api("GET", "kernels"), lambda kernels: kernels == [], 30,
-              "a closed notebook's kernel")
 
 
 def admin_api(teacher_session, url, path, method="GET"):

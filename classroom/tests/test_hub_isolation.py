@@ -260,16 +260,6 @@ def test_the_next_kernel_to_run_a_cell_after_a_memory_kill_says_which_limit_once
     assert "memory limit" not in capsys.readouterr().err
 
 
-def test_the_memory_cgroup_is_found_in_either_layout(tmp_path):
-    from classroom import hub_kernel
-    v1, v2 = tmp_path / "v1", tmp_path / "v2"
-    v1.write_text("12:pids:/class/hub-ada\n9:memory:/class/hub-ada\n1:name=systemd:/x\n")
-    v2.write_text("0::/class/hub-ada\n")
-    assert hub_kernel.memory_folder(Path("/cg"), v1) == Path("/cg/memory/class/hub-ada")
-    assert hub_kernel.memory_folder(Path("/cg"), v2) == Path("/cg/class/hub-ada")
-    assert hub_kernel.memory_folder(Path("/cg"), tmp_path / "missing") is None
-
-
 # ----- make hub STOP=1 finds every process of the class -----
 
 RESPAWN = textwrap.dedent("""
