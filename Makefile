@@ -170,8 +170,8 @@ bench: system $(DEV_STAMP)
 hub: system-browser $(DEV_STAMP)
 	$(if $(MEM_LIMIT),HUB_MEM_LIMIT=$(MEM_LIMIT)) $(BIN)/python -m classroom.hub $(if $(IP),--ip $(IP)) $(if $(PORT),--port $(PORT)) $(if $(STOP),--stop-class) $(if $(FORGET),--remove-users) $(if $(UNISOLATED),--unisolated) $(if $(ADMIN),--admin $(ADMIN))
 
-# The load test on loopback: N simulated learners (default 20) log in, start, Run All of 01
-# and change its widgets. URL=http://host:8000 sends them to a running class
+# The load test on loopback: a class started as make hub starts one (ended as FORGET=1 ends one),
+# where N simulated learners (default 20) log in, start, Run All of 01 and change its widgets. URL=http://host:8000 sends them to a running class
 # hub instead (its class password from HUB_PASSWORD, or read from the hub's state as root), named
 # loadtest-00 ..., whose Unix users and folders are removed at the end, also on Ctrl-C or SIGTERM.
 load: system-browser $(DEV_STAMP)

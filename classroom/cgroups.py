@@ -25,11 +25,6 @@ class Limits:
     cpus: float = 1.0
     tasks: int = 1024
 
-    def __post_init__(self) -> None:
-        for name in ("memory", "cpus", "tasks"):
-            if not getattr(self, name) > 0:
-                raise ValueError(f"a cgroup's {name} limit must be positive; got {getattr(self, name)!r}")
-
 
 def is_v2(root: Path = CGROUPS) -> bool:
     return (root / "cgroup.controllers").exists()

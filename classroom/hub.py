@@ -8,8 +8,8 @@ The class password (HUB_PASSWORD, else kept, else made up) and the teacher's
 admin password are kept in the hub's state folder, which only root reads.
 Ctrl-C, a crash or SIGTERM stop the hub only: the proxy (kept with its ports,
 whatever a restart asks) and every learner's server run on, and the next
-`make hub` takes them back; `--stop-class` ends them all. `Hub` runs one for
-classroom/load.py and the tests, on free loopback ports, with an admin token."""
+`make hub` takes them back; `--stop-class` ends them all, `--remove-users`
+then removes the learners' Unix users (make load ends its own class so too)."""
 
 import argparse
 import contextlib
@@ -33,7 +33,6 @@ from pathlib import Path
 import psutil
 
 from classroom import cgroups, deploy, hub_users
-from tools.loopback import free_port, rest
 
 ROOT = Path(__file__).resolve().parents[1]
 HUB = ROOT / "classroom" / "hub"
@@ -132,23 +131,15 @@ def cgroup_name(state):
 
 
 class Hub:
-    """`with Hub(state) as hub:` starts the hub and its proxy, and stops them with every
-    learner's server; entering again restarts the hub alone. `hub.token` has admin
-    rights over users and servers (None with tools_token=False). `keep_class`: a hub
-    that fails to start leaves the class running (make hub's restart)."""
+    """The class's hub in the folder `state`: `start()` starts it (and the proxy, unless
+    one of the class runs), `stop()` stops the hub alone; the class runs on."""
 
-    def __init__(self, state, ip="127.0.0.1", learners=None, tools_token=True, ports=None, keep_class=False,
-                 admin=None):
-        self.state, self.ip, self.keep_class, self.admin = Path(state), ip, keep_class, admin
-        self.learners = Path(learners) if learners else self.state / "learners"
-        self.ports = ports or {"HUB_PORT": free_port(), "HUB_API_PORT": free_port(),
-                               "HUB_PROXY_API_PORT": free_port()}
+    def __init__(self, state, learners, ports, ip="127.0.0.1", admin=None):
+        self.state, self.learners, self.ports, self.ip, self.admin = Path(state), Path(learners), ports, ip, admin
         self.url = f"http://127.0.0.1:{self.ports['HUB_PORT']}"
-        self.token = secrets.token_hex(32) if tools_token else None
         self.secrets = self.state / "state"
         self.cgroup = cgroup_name(self.state)
-        self.process = self.proxy_process = self.log = None
-        self.started = []
+        self.process = self.log = None
         self.secrets.mkdir(parents=True, exist_ok=True)
         self.secrets.chmod(0o700)
         self.password = kept_secret(self.secrets / "class-password", lambda: secrets.token_urlsafe(12),
@@ -172,8 +163,7 @@ class Hub:
         keep = {k: v for k, v in os.environ.items() if k not in secret}
         return {**keep, **{k: str(v) for k, v in self.ports.items()},
                 "HUB_STATE": str(self.secrets), "HUB_LEARNERS": str(self.learners), "HUB_IP": self.ip,
-                "HUB_CGROUP": self.cgroup, **({"HUB_TOOLS_TOKEN": self.token} if self.token else {}),
-                **({"HUB_ADMIN": self.admin} if self.admin else {})}
+                "HUB_CGROUP": self.cgroup, **({"HUB_ADMIN": self.admin} if self.admin else {})}
 
     def _open_log(self, name):
         log = self.state / name
@@ -212,18 +202,13 @@ class Hub:
                 "the new settings.")
 
     def start_proxy(self):
-        """The proxy kept from an earlier run (with its own ports when `keep_class`,
-        else only with those asked), else a new one."""
+        """The proxy kept from an earlier run, with its own ports, else a new one."""
         running = self.running_proxy()
         if running is not None:
-            kept, ports, ip = running
-            if (ports, ip) == (self.ports, self.ip) or self.keep_class:
-                self.ports.update(ports)
-                self.ip, self.url = ip, f"http://127.0.0.1:{ports['HUB_PORT']}"
-                self.proxy_process = kept
-                return kept
-            kept.terminate()
-            kept.wait(10)
+            _, ports, ip = running
+            self.ports.update(ports)
+            self.ip, self.url = ip, f"http://127.0.0.1:{ports['HUB_PORT']}"
+            return
         want = ["--port", str(self.ports["HUB_PORT"]), "--api-port", str(self.ports["HUB_PROXY_API_PORT"])]
         command = [str(proxy()), "--ip", self.ip, *want, "--api-ip", "127.0.0.1",
                    "--error-target", f"http://127.0.0.1:{self.ports['HUB_API_PORT']}/hub/error"]
@@ -234,12 +219,8 @@ class Hub:
                                    stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         log.close()
         (self.secrets / "proxy.pid").write_text(str(started.pid))
-        self.proxy_process = psutil.Process(started.pid)
-        return self.proxy_process
 
-    def __enter__(self):
-        if self.process is not None and self.process.poll() is None:
-            raise RuntimeError("the hub is already running")
+    def start(self):
         self.start_proxy()
         if self.log:
             self.log.close()
@@ -249,13 +230,9 @@ class Hub:
             stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
         try:
             self.wait_ready()
-        except BaseException:       # a hub that did not come up (or was told to stop meanwhile)
-            self.stop(keep_class=self.keep_class)
+        except BaseException:       # a hub that did not come up (or was told to stop meanwhile): the class runs on
+            self.stop()
             raise
-        return self
-
-    def __exit__(self, *exc):
-        self.stop()
 
     def wait_ready(self, timeout=READY_WITHIN):
         deadline = time.monotonic() + timeout
@@ -273,45 +250,13 @@ class Hub:
                 raise RuntimeError(f"jupyterhub did not answer within {timeout} s; see {self.state / 'hub.log'}")
             time.sleep(0.3)
 
-    def api(self, path, method="GET"):
-        """The hub's REST API with the tools' token."""
-        return rest(f"{self.url}/hub/api{path}", self.token, method)
-
-    def processes(self):
-        """The hub and everything it started, and the proxy."""
-        found = []
-        for root in (self.process and self.process.pid, self.proxy_process and self.proxy_process.pid):
-            with contextlib.suppress(psutil.NoSuchProcess, TypeError):
-                top = psutil.Process(root)
-                found += [top, *top.children(recursive=True)]
-        return found
-
-    def stop(self, grace=30, keep_class=False):
-        """Stop the hub (SIGTERM, then SIGKILL); unless `keep_class`, then everything it
-        started (the learners' servers and kernels), the proxy and the learners' cgroups."""
-        if self.process is None:
-            return
-        self.started = self.processes() or self.started
-        if self.process.poll() is None:
+    def stop(self, grace=30):
+        """Stop the hub (SIGTERM, then SIGKILL); the learners' servers and the proxy run on."""
+        if self.process is not None and self.process.poll() is None:
             hub_users.kill_pids([self.process.pid], grace=grace)
             self.process.wait(timeout=10)
-        if not keep_class:
-            self.started += [p for p in self.processes() if p not in self.started]
-            (self.secrets / "proxy.pid").unlink(missing_ok=True)
-            hub_users.kill_pids([p.pid for p in self.started if p.is_running()], grace=10)
-            cgroups.remove_tree(self.cgroup)
         if self.log:
             self.log.close()
-
-    def leftovers(self):
-        """What is left after `stop`: the hub's processes, sockets listening on its ports, cgroups."""
-        running = [p.pid for p in self.started if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
-        ports = set(self.ports.values())
-        listening = [c.laddr.port for c in psutil.net_connections(kind="inet")
-                     if c.status == psutil.CONN_LISTEN and c.laddr.port in ports]
-        groups = [str(p) for p in (cgroups.CGROUPS / "memory" / self.cgroup, cgroups.CGROUPS / self.cgroup)
-                  if p.exists()]
-        return running + listening + groups
 
 
 def stop_class(hub):
@@ -412,7 +357,7 @@ def main(argv=None):
         print("make hub: HUB_API_PORT and HUB_PROXY_API_PORT must be port numbers.", file=sys.stderr)
         return 2
     try:
-        hub = Hub(BUILD, ip=args.ip, learners=LEARNERS, tools_token=False, ports=ports, keep_class=True, admin=admin)
+        hub = Hub(BUILD, LEARNERS, ports, ip=args.ip, admin=admin)
     except ValueError as error:
         print(f"make hub: {error}.", file=sys.stderr)
         return 2
@@ -439,7 +384,7 @@ def main(argv=None):
         print(change, flush=True)
     try:
         try:
-            hub.__enter__()
+            hub.start()
         except RuntimeError as error:
             print(f"make hub: {error}", file=sys.stderr)
             return 1
@@ -450,7 +395,7 @@ def main(argv=None):
         return 0 if hub.process.returncode == 0 else 1
     except KeyboardInterrupt:
         print("stopping the hub; the learners' servers keep running (make hub STOP=1 stops them) ...", flush=True)
-        hub.stop(keep_class=True)
+        hub.stop()
         return 0
     finally:
         if hub.log:

@@ -5,7 +5,7 @@
   (classroom/hub_users.py); where the machine cannot isolate, as the
   teacher's user, as SimpleLocalProcessSpawner does.
 - `ClassPassword`: the class password, with failed logins limited per client
-  address (believed only from the class's proxy) and told per name."""
+  address (believed only from the class's proxy)."""
 
 import asyncio
 import ipaddress
@@ -24,7 +24,7 @@ from traitlets import Bool, Integer, List, Unicode
 from classroom import cgroups, hub_users
 from tools.runtime import lab
 
-FAILED_LOGINS = 5          # wrong passwords allowed for one learner name ...
+FAILED_LOGINS = 5          # wrong passwords allowed for each learner of a class behind one address ...
 WINDOW = 60                # ... in this many seconds
 
 
@@ -183,10 +183,9 @@ def client_address(request, proxy_uid, trusted=(), owner=peer_uid):
 
 class ClassPassword(SharedPasswordAuthenticator):
     """The class password; failed logins limited per address (`failed_logins_per_address`
-    a window: enough for a whole class behind one address to mistype) and told per
-    name. A right password is refused only from an address past its limit."""
+    a window: enough for a whole class behind one address to mistype). A right password
+    is refused only from an address past its limit, never for what was typed under its name."""
 
-    failed_logins = Integer(FAILED_LOGINS, config=True, help="wrong passwords for one name before it is told to wait")
     failed_logins_per_address = Integer(FAILED_LOGINS * 20, config=True,
                                         help="wrong passwords allowed from one address per window")
     failed_window = Integer(WINDOW, config=True, help="seconds over which failed logins are counted")
@@ -196,28 +195,18 @@ class ClassPassword(SharedPasswordAuthenticator):
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
-        self._names = Failures(self.failed_logins, self.failed_window)
         self._addresses = Failures(self.failed_logins_per_address, self.failed_window)
 
     def address(self, handler):
         return client_address(handler.request, self.proxy_uid, self.trusted_proxies)
 
     async def authenticate(self, handler, data):
-        name = self.normalize_username(str((data or {}).get("username", "")))
         address, now = self.address(handler), time.monotonic()
         wait = self._addresses.wait(address, now)
         if wait:
             self.log.warning("login refused: too many failed logins from %s", address)
             raise web.HTTPError(429, f"Too many failed logins from your address: wait {wait} s and try again.")
         user = await super().authenticate(handler, data)
-        if user:
-            self._names.seen.pop(name, None)
-            return user
-        self._addresses.add(address, now)
-        self._names.add(name, now)
-        wait = self._names.wait(name, now)
-        if wait:
-            self.log.warning("%d failed logins for %r (%s)", len(self._names.seen.get(name, ())), name, address)
-            raise web.HTTPError(429, f"Too many failed logins for the name {name!r}: check the class password "
-                                     f"with your teacher (wait {wait} s before more tries count).")
-        return None
+        if not user:
+            self._addresses.add(address, now)
+        return user

@@ -1,5 +1,6 @@
-"""`make load N=20`: N simulated learners on a class hub of its own (classroom/hub.py,
-free loopback ports, build/hub/load/). Each logs in (spread over RAMP seconds),
+"""`make load N=20`: N simulated learners on a class of its own (classroom/hub.py run as
+make hub runs it, on free loopback ports, in build/hub/load/, and ended as make hub
+FORGET=1 ends one). Each logs in (spread over RAMP seconds),
 starts a server, runs all of notebook 01 and changes each widget CHANGES times
 (classroom/hub_learner.py); the class's figures and each failure are printed.
 
@@ -12,25 +13,28 @@ also on Ctrl-C or SIGTERM, so `make grade` never lists them."""
 import argparse
 import contextlib
 import os
-import pwd
+import secrets
 import shutil
 import signal
 import statistics
+import subprocess
 import sys
 import time
+import urllib.request
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import psutil
 
-from classroom import deploy, hub_users
-from classroom.hub import BUILD, LEARNERS, Hub
+from classroom import cgroups, deploy, hub_users
+from classroom.hub import BUILD, LEARNERS, READY_WITHIN, ROOT, cgroup_name
 from classroom.hub_learner import Learner
+from tools.loopback import free_port
 
 NOTEBOOK = "01-dynamic-control-flow.ipynb"
 DEADLINE = 1200            # seconds for the whole run
-USERS = "hubload-"         # the Unix users of the hub load starts (removed at the end)
+USERS = "hubload-"         # the Unix users of the class load starts (removed at the end)
 NAMES = "loadtest-"        # the simulated learners' names, in a class of their own or a running one
 PAUSE = 0.5                # seconds between a learner's widget changes (a person's pace)
 GB = 1e9
@@ -38,21 +42,14 @@ IDLE_SECONDS = 10          # how long the idle class's CPU is measured
 
 
 def tree(hub, name):
-    """A learner's server process and what it started, oldest first: from the
-    hub's record of its pid (with the tools' token), else the processes of
-    the learner's Unix user (a running hub on this machine)."""
-    if hub.token:
-        server = psutil.Process(hub.api(f"/users/{name}")["servers"][""]["state"]["pid"])
-        return [server, *server.children(recursive=True)]
-    try:
-        uid = pwd.getpwnam(hub_users.unix_name(name, hub.prefix)).pw_uid
-    except KeyError:
-        return []
-    found = []
-    for pid in hub_users.user_processes(uid):
-        with contextlib.suppress(psutil.NoSuchProcess):
-            found.append(psutil.Process(pid))
-    return sorted(found, key=lambda p: p.create_time())
+    """A learner's server process and what it started, oldest first, found by the
+    folder it serves (a learner's Unix user, or the teacher's in a class not isolated)."""
+    serving = f"--ServerApp.root_dir={hub.learners / name / 'my-notebooks'}"
+    for process in psutil.process_iter(["cmdline"]):
+        if serving in (process.info["cmdline"] or []):
+            with contextlib.suppress(psutil.NoSuchProcess):
+                return [process, *process.children(recursive=True)]
+    return []
 
 
 def cpu_seconds(processes):
@@ -90,13 +87,12 @@ def idle_cpu(hub, names, seconds=IDLE_SECONDS):
 
 
 @dataclass
-class RunningHub:
-    """A class hub load did not start: its URL and class password (no token)."""
+class Class:
+    """A class hub's address, class password and learners' folder."""
 
     url: str
     password: str
-    prefix: str = hub_users.PREFIX
-    token: None = None
+    learners: Path
 
 
 @dataclass
@@ -183,13 +179,45 @@ def remove_learners(names, learners):
     return users, folders
 
 
-def isolation(learners):
-    """'yes' where make hub's check finds isolation possible, else 'no: why' (the class runs unisolated)."""
-    Path(learners).mkdir(parents=True, exist_ok=True)
-    Path(learners).chmod(0o711)
+def own_class(state, limit):
+    """make hub's own command on free loopback ports, its hub's folder and learners' in
+    `state`, each learner at `limit` GB: (its process, the Class, its environment, its
+    ports, whether learners are isolated)."""
+    shutil.rmtree(state, ignore_errors=True)
+    learners = state / "learners"
+    learners.mkdir(parents=True)
+    learners.chmod(0o711)
     why = hub_users.why_not_isolated(hub_users.class_paths(learners))
-    os.environ["HUB_ISOLATE"] = "0" if why else "1"
-    return "yes" if why is None else f"no: {why}"
+    ports = [free_port() for _ in range(3)]
+    env = {**os.environ, "HUB_DIR": str(state / "hub"), "HUB_LEARNERS": str(learners), "HUB_MEM_LIMIT": f"{limit}G",
+           "HUB_PASSWORD": secrets.token_urlsafe(12), "HUB_API_PORT": str(ports[1]),
+           "HUB_PROXY_API_PORT": str(ports[2]), "HUB_USER_PREFIX": USERS}
+    with open(state / "make-hub.log", "w") as log:
+        hub = subprocess.Popen([sys.executable, "-m", "classroom.hub", "--port", str(ports[0]),
+                                *(["--unisolated"] if why else [])], cwd=ROOT, env=env, stdout=log,
+                               stderr=subprocess.STDOUT, start_new_session=True)
+    return hub, Class(f"http://127.0.0.1:{ports[0]}", env["HUB_PASSWORD"], learners), env, ports, \
+        "yes" if why is None else f"no: {why}"
+
+
+def wait_ready(hub, url, log):
+    deadline = time.monotonic() + READY_WITHIN * 5       # the proxy's first install included
+    while hub.poll() is None and time.monotonic() < deadline:
+        with contextlib.suppress(OSError), urllib.request.urlopen(f"{url}/hub/health", timeout=5) as reply:
+            if reply.status == 200:
+                return
+        time.sleep(0.5)
+    raise RuntimeError(f"the class's hub did not start: {Path(log).read_text(errors='replace')[-2000:]}")
+
+
+def leftovers(uids, ports, state):
+    """What is left of a class ended as FORGET=1 ends one: its learners' processes, sockets on its ports, cgroups."""
+    running = [pid for uid in uids for pid in hub_users.user_processes(uid)]
+    listening = [c.laddr.port for c in psutil.net_connections(kind="inet")
+                 if c.status == psutil.CONN_LISTEN and c.laddr.port in ports]
+    group = cgroup_name(state / "hub")
+    return running + listening + [str(p) for p in (cgroups.CGROUPS / "memory" / group, cgroups.CGROUPS / group)
+                                  if p.exists()]
 
 
 def run_class(n, ramp, changes, state=BUILD / "load", url=None):
@@ -200,9 +228,8 @@ def run_class(n, ramp, changes, state=BUILD / "load", url=None):
     opened = []
     if url:
         password = os.environ.get("HUB_PASSWORD") or (BUILD / "state" / "class-password").read_text().strip()
-        hub = RunningHub(url, password)
         try:
-            idle, during = learners_on(hub, n, ramp, changes, results, opened)
+            idle, during = learners_on(Class(url, password, LEARNERS), n, ramp, changes, results, opened)
         finally:
             for notebook in opened:
                 with contextlib.suppress(Exception):
@@ -218,20 +245,23 @@ def run_class(n, ramp, changes, state=BUILD / "load", url=None):
                       f"{LEARNERS}; as root: make hub FORGET=1 after the class", file=sys.stderr, flush=True)
         return results, idle, (before, during), []
     limit = class_limit(n)
-    os.environ.update(HUB_MEM_LIMIT=f"{limit}G", HUB_USER_PREFIX=USERS)
-    shutil.rmtree(state, ignore_errors=True)
-    isolated = isolation(state / "learners")
+    hub, class_, env, ports, isolated = own_class(state, limit)
     print(f"each learner's memory limit: {limit} GB ({n} learners fit); learners isolated: {isolated}")
+    uids = set()
     try:
-        with Hub(state) as hub:
-            hub.prefix = USERS
-            idle, during = learners_on(hub, n, ramp, changes, results, opened)
-            for notebook in opened:
-                notebook.disconnect()
+        wait_ready(hub, class_.url, state / "make-hub.log")
+        idle, during = learners_on(class_, n, ramp, changes, results, opened)
+        for notebook in opened:
+            notebook.disconnect()
     finally:
-        hub_users.remove_users(hub_users.with_prefix(USERS))
+        uids = hub_users.class_uids(class_.learners)
+        subprocess.run([sys.executable, "-m", "classroom.hub", "--remove-users"], cwd=ROOT, env=env,
+                       capture_output=True, timeout=300)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            hub.wait(timeout=60)
+    left = ([hub.pid] if hub.poll() is None else []) + leftovers(uids, ports, state)
     shutil.rmtree(state, ignore_errors=True)
-    return results, idle, (before, during), hub.leftovers()
+    return results, idle, (before, during), left
 
 
 def percentile(values, q):

@@ -104,11 +104,3 @@ c.JupyterHub.load_roles = [{
     "services": ["idle-culler"],
 }]
 
-# ----- a token for this project's tools (the tests, make load's own hub), only when they start the hub -----
-if os.environ.get("HUB_TOOLS_TOKEN"):
-    c.JupyterHub.services.append({"name": "course-tools", "api_token": os.environ["HUB_TOOLS_TOKEN"]})
-    c.JupyterHub.load_roles.append({
-        "name": "course-tools",
-        "scopes": ["admin:users", "admin:servers", "admin:server_state"],
-        "services": ["course-tools"],
-    })

@@ -6,7 +6,6 @@ read; a sandbox's result bounded; learner-made text never markup in summary.md
 nor a formula in grades.csv; generated notebooks and strings through the same code."""
 
 import copy
-import csv
 import json
 import os
 import re
@@ -207,11 +206,6 @@ def test_the_report_is_data_a_learner_cannot_write_markup_into(tmp_path):
     text = grade.summary([grade.Ran([r]) for r in made], jobs, [], [])
     assert not any(line.startswith(("| TEACHER", "# Heading")) for line in text.splitlines())
     assert r"`ada \| TEACHER: alice tampered with the grader \|`" in text
-    out = tmp_path / "grades.csv"
-    with open(out, "w", newline="") as f:
-        csv.writer(f).writerows([csv_cell(v) if isinstance(v, str) else v for v in r] for r in made)
-    cells = [cell for row in csv.reader(out.open()) for cell in row]
-    assert not any(cell[:1] in "=+-@" for cell in cells if cell)
 
 
 @pytest.mark.parametrize("result, says", [
@@ -230,11 +224,7 @@ def test_a_sandbox_s_result_is_bounded_before_it_is_decoded(result, says):
         assert grade._result(outcome)[:2] == ({"verdicts": {}, "raised": {}, "over_limit": []}, "5")
 
 
-def test_nbformat_3_and_duplicate_cell_ids_are_read(tmp_path):
-    v3 = nbformat.v3.new_notebook(worksheets=[nbformat.v3.new_worksheet(cells=[
-        nbformat.v3.new_code_cell(input="answer_1 = True")])])
-    (tmp_path / "old.ipynb").write_text(nbformat.writes(v3, version=3))
-    assert read_notebook(tmp_path / "old.ipynb", tmp_path).cells[0].source == "answer_1 = True"
+def test_of_two_cells_with_a_slots_id_the_first_is_graded(tmp_path):
     twice = copy.deepcopy(VALID)
     slot = next(c for c in twice["cells"] if "answer-slot" in c.get("metadata", {}).get("tags", []))
     twice["cells"].append({**copy.deepcopy(slot), "source": "answer_1 = 'the second'"})

@@ -17,7 +17,6 @@ import os
 import pwd
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -35,7 +34,7 @@ import pytest
 from learner import until
 
 from classroom import hub_users
-from classroom.hub import NODE_HELP, UNENCRYPTED, Hub, addresses, banner, cgroup_name
+from classroom.hub import NODE_HELP, UNENCRYPTED, addresses, banner, cgroup_name
 from classroom.hub_learner import Failed, Learner
 from classroom.singleuser import IDLE_KERNEL
 from tools.loopback import free_port
@@ -191,20 +190,6 @@ def test_each_learner_works_in_their_own_trusted_copy_everything_on_loopback(tea
     processes = [proxy, *psutil.Process(teacher["process"].pid).children(recursive=True)]
     listening = {c.laddr for p in processes for c in p.net_connections(kind="inet") if c.status == psutil.CONN_LISTEN}
     assert {address.ip for address in listening} == {"127.0.0.1"}, listening
-
-
-def test_run_all_reports_a_cell_that_raises_untagged(two):
-    learner = two["ada"][0]
-    nb = nbformat.v4.new_notebook(cells=[
-        nbformat.v4.new_code_cell("1 / 0", metadata={"tags": ["raises-exception"]}),
-        nbformat.v4.new_code_cell("x = 1"), nbformat.v4.new_code_cell("x / 0")])
-    learner.api("PUT", "contents/raises.ipynb", {"type": "notebook", "content": nb})
-    notebook = learner.open("raises.ipynb")
-    try:
-        _, raised = notebook.run_all()
-    finally:
-        notebook.close()
-    assert [line.split(":")[0] for line in raised] == ["cell 2"]
 
 
 def execute(notebook, code, timeout=60, heard=None):
@@ -566,13 +551,6 @@ def test_the_hub_killed_and_started_on_other_ports_keeps_the_proxy_and_the_learn
         "the hub's log was overwritten by its restart"
 
 
-def test_closing_a_notebook_shuts_its_kernel_down(two):
-    for learner, notebook, *_ in two.values():
-        notebook.close()
-        until(lambda learner=learner: learner.api("GET", "kernels"), lambda kernels: kernels == [], 30,
-              "a closed notebook's kernel")
-
-
 def admin_api(teacher_session, url, path, method="GET"):
     reply = teacher_session.http.request(method, f"{url}/hub/api{path}", timeout=60, headers={
         "X-XSRFToken": teacher_session.http.cookies.get("_xsrf", path="/hub/") or ""})
@@ -707,19 +685,3 @@ def test_the_banner_names_the_address_learners_type_and_warns_on_a_network():
     assert "0.0.0.0" not in text and UNENCRYPTED in text
     assert all(f"http://{a}:8000" in text for a in addresses("0.0.0.0"))
     assert UNENCRYPTED not in banner(hub, "127.0.0.1", None)
-
-
-def test_leftovers_finds_a_process_and_a_socket(tmp_path):
-    """The check above fails when something is left: a process of the hub's
-    tree still running, a socket still listening on one of its ports."""
-    hub = Hub(tmp_path)
-    stray = subprocess.Popen(["sleep", "60"])
-    with socket.socket() as listener:
-        listener.bind(("127.0.0.1", hub.ports["HUB_PORT"]))
-        listener.listen()
-        hub.started = [psutil.Process(stray.pid)]
-        try:
-            assert set(hub.leftovers()) == {stray.pid, hub.ports["HUB_PORT"]}
-        finally:
-            stray.kill()
-            stray.wait(timeout=10)

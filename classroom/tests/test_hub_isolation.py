@@ -197,16 +197,14 @@ def login(auth, name, password, where="203.0.113.7", extra=(), uid=PROXY_UID):
 
 
 def test_no_ones_typos_or_guesses_lock_out_a_learner_with_the_right_password():
-    """A whole class behind one address mistyping 5 times each; someone guessing as ada, told per name."""
+    """A whole class behind one address mistyping 5 times each; someone guessing as bea."""
     auth = authenticator(per_address=hub_spawner.FAILED_LOGINS * 21)
     for classmate in range(20):
         for _ in range(hub_spawner.FAILED_LOGINS):
             login(auth, f"learner{classmate}", "typo")
     assert login(auth, "ada", "the-class-password") == "ada"
     assert login(auth, "learner0", "the-class-password") == "learner0"     # the one who mistyped, too
-    answers = [login(auth, "bea", "guess", where="198.51.100.66") for _ in range(hub_spawner.FAILED_LOGINS + 3)]
-    assert answers[:hub_spawner.FAILED_LOGINS - 1] == [None] * (hub_spawner.FAILED_LOGINS - 1)
-    assert all(a[0] == 429 and "for the name 'bea'" in a[1] for a in answers[hub_spawner.FAILED_LOGINS - 1:])
+    assert [login(auth, "bea", "guess", where="198.51.100.66") for _ in range(20)] == [None] * 20
     assert login(auth, "bea", "the-class-password") == "bea"
 
 
@@ -219,26 +217,6 @@ def test_failures_are_forgotten_after_the_window():
     failures.add("k", now)
     assert 0 < failures.wait("k", now) <= 60
     assert failures.wait("k", now + 61) == 0 and "k" not in failures.seen
-
-
-@pytest.mark.parametrize("keep_class", [True, False])
-def test_a_hub_that_fails_to_start_leaves_the_class_running_when_asked(tmp_path, monkeypatch, keep_class):
-    """make hub's restart (keep_class=True): a hub that does not come up,
-    or a SIGTERM while it starts, stops the hub and never the learners'
-    servers; a test's hub (keep_class=False) stops everything it started."""
-    from classroom import hub as hub_module
-
-    stops = []
-    started = SimpleNamespace(poll=lambda: None, pid=os.getpid())
-    monkeypatch.setattr(hub_module.Hub, "start_proxy", lambda self: None)
-    monkeypatch.setattr(hub_module.subprocess, "Popen", lambda *a, **k: started)
-    monkeypatch.setattr(hub_module.Hub, "wait_ready", lambda self: (_ for _ in ()).throw(RuntimeError("no answer")))
-    monkeypatch.setattr(hub_module.Hub, "stop", lambda self, grace=30, keep_class=False: stops.append(keep_class))
-    hub = hub_module.Hub(tmp_path / "hub", ports={"HUB_PORT": 1, "HUB_API_PORT": 2, "HUB_PROXY_API_PORT": 3},
-                         keep_class=keep_class)
-    with pytest.raises(RuntimeError, match="no answer"):
-        hub.__enter__()
-    assert stops == [keep_class]
 
 
 # ----- a kernel stopped at the memory limit is named as such -----
@@ -278,16 +256,6 @@ def test_the_next_kernel_to_run_a_cell_after_a_memory_kill_says_which_limit_once
     (group / events).write_text("oom_kill 2\n")
     kernel().trigger("pre_run_cell", None)
     assert "memory limit" not in capsys.readouterr().err
-
-
-def test_the_memory_cgroup_is_found_in_either_layout(tmp_path):
-    from classroom import hub_kernel
-    v1, v2 = tmp_path / "v1", tmp_path / "v2"
-    v1.write_text("12:pids:/class/hub-ada\n9:memory:/class/hub-ada\n1:name=systemd:/x\n")
-    v2.write_text("0::/class/hub-ada\n")
-    assert hub_kernel.memory_folder(Path("/cg"), v1) == Path("/cg/memory/class/hub-ada")
-    assert hub_kernel.memory_folder(Path("/cg"), v2) == Path("/cg/class/hub-ada")
-    assert hub_kernel.memory_folder(Path("/cg"), tmp_path / "missing") is None
 
 
 # ----- make hub STOP=1 finds every process of the class -----
