@@ -38,8 +38,6 @@ SAME_ON_ANY_TORCH = (
     "test_kernel.py",        # the kernel's language_info
     "test_pacing.py",        # the times counted from the stored notebooks
     "test_readme.py",        # the README's words and links
-    "test_grade_files.py",   # make grade's reading of files, outside any kernel
-    "test_hub_learner.py",   # the simulated learner's websocket
     "test_platforms.py",     # the Windows and macOS routes of the set-up
     "test_setup_system.py",  # tools/setup_system.sh
     "test_saving.py",        # the save hook and the working copy: the lab's own code
