@@ -1,5 +1,5 @@
 """`make load N=20`: N simulated learners on a class of its own (classroom/hub.py run as
-make hub runs it, on free loopback ports, in build/hub/load/, and ended as make hub
+make hub runs it, on free loopback ports, in build/load/, and ended as make hub
 FORGET=1 ends one). Each logs in (spread over RAMP seconds),
 starts a server, runs all of notebook 01 and changes each widget CHANGES times
 (classroom/hub_learner.py); the class's figures and each failure are printed.
@@ -220,7 +220,7 @@ def leftovers(uids, ports, state):
                                   if p.exists()]
 
 
-def run_class(n, ramp, changes, state=BUILD / "load", url=None):
+def run_class(n, ramp, changes, state=ROOT / "build" / "load", url=None):
     """Run the class on a hub of its own, or the running one at `url`;
     returns (results, idle CPU %, (load average before, [meanwhile]), what was left running)."""
     before = os.getloadavg()[0]
