@@ -10,15 +10,7 @@ from helpers import draw_graph, legend_html, trace_graph
 from helpers.dot import LEGEND, SAVED_TEXT, SHARED_TEXT, legend_text
 from helpers.plan import BOUNDED, CUT_MARK, FAN_LIMIT, FASTEST, QUICK, SHARED_LIMIT
 from helpers.text_form import HIGHLIGHT_MARK
-from tools.testkit.shapes import SHAPES, widest_fan
-
-
-def _rnn(steps, size=4):
-    w = torch.randn(size, size, requires_grad=True)
-    h = torch.randn(size)
-    for _ in range(steps):
-        h = torch.tanh(w @ h)
-    return w, h
+from tools.testkit.shapes import SHAPES, rnn, widest_fan
 
 
 def _dot_line(drawing, node_id):
@@ -86,14 +78,14 @@ def test_constants_can_be_hidden(note_example):
 
 
 def test_shared_leaf_is_drawn_beside_each_use(golden):
-    w, h = _rnn(SHARED_LIMIT + 2)
+    w, h = rnn(SHARED_LIMIT + 2)
     d = draw_graph(h, {"W": w})
     uses = SHARED_LIMIT + 2
     w_id = d.graph.find("W")[0].id
     copies = [line for line in d.source.splitlines() if line.startswith(f"  {w_id}_") and "[label=" in line]
     assert len(copies) == uses and all(f"shared: {uses} uses" in line for line in copies)
     assert f"  {w_id} [" not in d.source
-    assert sum(line.endswith("W, shape (4, 4)") for line in str(d).splitlines()) == 1
+    assert sum(line.endswith("W, shape (8, 8)") for line in str(d).splitlines()) == 1
     golden("shared-leaf.dot", d.source)
 
 
@@ -137,7 +129,7 @@ def test_an_operation_gathering_every_step_is_drawn_beside_each_input():
 
 
 def test_few_uses_keep_one_node():
-    w, h = _rnn(SHARED_LIMIT)
+    w, h = rnn(SHARED_LIMIT)
     d = draw_graph(h, {"W": w})
     assert f"  {d.graph.find('W')[0].id} [" in d.source and "shared:" not in d.source
     d = draw_graph(_sum_over_unbind(FAN_LIMIT))
@@ -155,7 +147,7 @@ def test_dot_gets_less_to_do_as_drawings_grow():
 
 
 def test_cut_graph_says_what_it_left_out(golden):
-    _, h = _rnn(50)
+    _, h = rnn(50)
     full = trace_graph(h)
     d = draw_graph(h, max_nodes=10)
     left_out = len(full.nodes) - 10

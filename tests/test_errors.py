@@ -25,9 +25,7 @@ GRAPH = "x = torch.tensor(3.0, requires_grad=True)\ny = x ** 2\ny.backward()"
 
 @pytest.fixture
 def shell(monkeypatch):
-    """IPython's shell, with what it would show recorded as
-    (ename, evalue, the traceback's lines without colours); the short form
-    and the names a test defined taken away after it."""
+    """IPython's shell recording what it shows as (ename, evalue, lines without colours); cleaned up after."""
     ipython = interactive.InteractiveShell.instance()
     names = set(ipython.user_ns)
     shown = []
@@ -82,8 +80,7 @@ def test_functions_the_learner_defined_are_kept_in_call_order(shell):
 
 
 def test_a_learners_function_called_by_torch_is_kept(shell):
-    """A custom Function's backward runs inside torch's engine: its frame is
-    the learner's, between torch's, and stays."""
+    """A custom Function's backward: the learner's frame between torch's."""
     short_tracebacks(shell)
     shell.run("class Twice(torch.autograd.Function):\n"
               "    @staticmethod\n    def forward(ctx, x):\n        return 2 * x\n\n"
@@ -147,9 +144,7 @@ def test_colours_only_the_errors_name_and_none_without_colours(shell, monkeypatc
 
 
 def test_a_handler_installed_before_keeps_its_errors(shell):
-    """Colab's shell has its own handler for ImportError: those stay its,
-    the rest get the short form, and taking the short form away gives it
-    all back."""
+    """Colab's shell has its own handler for ImportError."""
     def colabs(self, etype, value, tb, tb_offset=None):
         self._showtraceback(etype, value, ["its own form"])
 
@@ -163,8 +158,7 @@ def test_a_handler_installed_before_keeps_its_errors(shell):
 
 
 def test_whose_code_is_whose():
-    """Everything the widgets' error view hides (arguments.MACHINERY) is
-    someone else's here too; a cell and the learner's own file are theirs."""
+    """What the widgets' error view hides (arguments.MACHINERY) is someone else's here too."""
     assert owner(torch.__file__) == "torch"
     assert all(owner(f"{prefix}/some_module.py") is not None for prefix in MACHINERY)
     assert owner("/tmp/ipykernel_41/3050.py") is None and owner("<ipython-input-3-a1b2>") is None
@@ -172,10 +166,7 @@ def test_whose_code_is_whose():
 
 
 def test_the_set_up_cell_turns_it_on_whichever_way_it_installs(shell):
-    """The set-up cell's last line (`%reload_ext helpers.standalone` where
-    helpers imports) turns it on: it runs in the collection's JupyterLab and in
-    Colab alike, after the install or without one, and once when the cell runs
-    again; full_tracebacks takes it away."""
+    """Its last line, `%reload_ext helpers.standalone`, runs in JupyterLab and Colab, installed or not."""
     last = install_source().splitlines()[-1]
     assert last.startswith("%reload_ext ")
     full_tracebacks(shell)
@@ -192,9 +183,7 @@ def test_the_set_up_cell_turns_it_on_whichever_way_it_installs(shell):
 
 
 def test_in_a_kernel_the_error_output_keeps_its_name_and_message(tmp_path):
-    """Through ipykernel, as nbval and `make notebooks` meet it: the set-up
-    cell as written, then notebook 03's second backward. ename and evalue
-    are the stored notebook's (what nbval compares); %tb prints the full one."""
+    """Through ipykernel, as nbval and `make notebooks` meet it: notebook 03's second backward."""
     nb = new_notebook(cells=[new_code_cell(install_source()), new_code_cell(f"import torch\n{GRAPH}"),
                              new_code_cell("y.backward()"), new_code_cell("%tb")])
     km = KernelManager(kernel_name=CURRENT_ENV_KERNEL_NAME, kernel_spec_manager=NbvalKernelspecManager())
@@ -211,8 +200,7 @@ def test_in_a_kernel_the_error_output_keeps_its_name_and_message(tmp_path):
 
 
 def test_a_name_not_defined_says_how_to_run_the_cells_above():
-    """After a kernel restart a lesson's names are gone while its outputs
-    stay: the short form of a NameError says what to do."""
+    """After a kernel restart a lesson's names are gone while its outputs stay."""
     try:
         exec("undefined_in_this_kernel + 1", {})
     except NameError as error:

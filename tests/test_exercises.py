@@ -126,9 +126,6 @@ def test_the_score_counts_this_sessions_latest_answers():
 
 
 def test_the_score_counts_the_core_path_apart_from_the_optional_exercises():
-    """Notebook 01's exercises 3 and 4 are for a second pass: a learner who
-    did the core ones has all of the core path right, and is told the
-    optional ones are not tried, not that half is wrong."""
     ex = exercises("01", {"halve_until_small": lesson_function(NOTEBOOKS["01"].stem, "halve_until_small")})
     optional = "optional (not on the core path)"
     assert repr(ex.score()).splitlines()[0] == \
@@ -156,10 +153,7 @@ def test_a_notebook_without_optional_exercises_has_one_count():
 
 
 def _marked_optional(nb):
-    """For each exercise's question, in order, whether the notebook marks it
-    off the core path, by the rules tools/build/pacing.py times it by: a
-    line of the question starting *Optional, or a `## ` section whose
-    heading holds Optional."""
+    """Whether each question is marked off the core path, by tools/build/pacing.py's rules."""
     section, found = False, []
     for c in nb.cells:
         if c.cell_type == "markdown":
@@ -172,8 +166,6 @@ def _marked_optional(nb):
 
 @pytest.mark.parametrize("notebook", sorted(NOTEBOOKS))
 def test_an_exercise_is_declared_optional_where_its_notebook_marks_it(notebook):
-    """The score counts an optional exercise apart from the core path's: its
-    declaration says so, as its question does."""
     marked = _marked_optional(nbformat.read(NOTEBOOKS[notebook], as_version=4))
     said = [e.optional for e in declared(notebook)]
     assert len(marked) == len(said)
@@ -208,17 +200,12 @@ def test_a_question_showing_other_code_is_caught():
 
 @pytest.mark.parametrize("notebook, number, code", SHOWN, ids=[f"nb{n}-q{q}" for n, q, _ in SHOWN])
 def test_code_a_question_shows_is_the_code_its_check_runs(notebook, number, code):
-    """A lesson module's SHOWN maps an exercise to code its question shows (a
-    case the page does not run) and its check runs: the question shows it as
-    written."""
     assert _shows(_markdown_of(notebook, number), code), (
         f"exercise {number} of notebook {notebook} must show, in a ```python block, the code SHOWN[{number}] in "
         f"helpers/lessons/nb{notebook}.py declares (its check runs that code)")
 
 
 def test_the_index_states_the_answer_forms_the_checks_accept():
-    """The answer forms are stated once, in judges.FORMS, and the index
-    shows that very sentence (a change to one without the other fails)."""
     from helpers.exercises.judges import FORMS
 
     index = nbformat.read(notebook_paths()[0], as_version=4)

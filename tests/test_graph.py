@@ -39,14 +39,6 @@ def test_an_input_used_twice_gives_two_edges_and_the_output_used_is_recorded():
     assert trace_graph(second).edges[0] == Edge("n1", "n0", 0, 1) and second.output_nr == 1
 
 
-def test_names_from_module_parameters():
-    model = torch.nn.Sequential(torch.nn.Linear(3, 2), torch.nn.ReLU(), torch.nn.Linear(2, 1))
-    g = trace_graph(model(torch.randn(4, 3)).sum(), model)
-    leaves = sorted(n.label for n in g.nodes if n.kind == "leaf")
-    assert leaves == ["0.bias", "0.weight", "2.bias", "2.weight"]
-    assert g.find("0.weight")[0].detail == "shape (2, 3)"
-
-
 def test_several_roots_share_one_walk():
     x = torch.tensor(1.0, requires_grad=True)
     h = x.exp()
@@ -71,8 +63,7 @@ def test_freed_and_retained_saved_values(note_example):
 
 
 def _double(held=None):
-    """A custom autograd.Function class, as a notebook cell defines one; the
-    class holds `held` (a lookup table, say)."""
+    """A custom autograd.Function class whose class holds `held` (a lookup table, say)."""
 
     class Double(torch.autograd.Function):
         table = held
@@ -98,8 +89,7 @@ def test_custom_function_saved_tensors():
 
 
 def test_a_torch_whose_saved_tensors_do_not_say_gets_them_named_not_read(monkeypatch):
-    """A SavedTensor without `unpack_hook` (torch < 2.10): each saved tensor
-    is labelled not read, no hook runs, a saved number reads as usual."""
+    """A SavedTensor without `unpack_hook`: torch < 2.10."""
     unpacked = []
     x = torch.ones(3, requires_grad=True)
     with torch.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: unpacked.append(t) or t):
@@ -113,8 +103,7 @@ def test_a_torch_whose_saved_tensors_do_not_say_gets_them_named_not_read(monkeyp
 
 
 def test_a_walk_leaves_the_garbage_collector_as_it_found_it(note_example, monkeypatch):
-    """The walk pauses Python's cyclic collector for speed and must give it
-    back, also when the walk fails."""
+    """The walk pauses the cyclic collector for speed."""
     assert gc.isenabled()
     trace_graph(note_example[2])
     assert gc.isenabled()
@@ -137,9 +126,7 @@ def test_a_walk_leaves_the_garbage_collector_as_it_found_it(note_example, monkey
 
 
 def _drawn_cell(times):
-    """A notebook cell re-run: a custom autograd.Function whose class holds a
-    40 MB tensor, applied and drawn `times` times. Returns a weak reference
-    to the tensor."""
+    """A cell drawing, `times` times, a custom Function whose class holds 40 MB; a weak reference to those."""
     big = torch.zeros(10_000_000)
     out = _double(big).apply(torch.ones(3, requires_grad=True))
     for _ in range(times):
@@ -150,8 +137,6 @@ def _drawn_cell(times):
 
 
 def test_drawing_keeps_nothing_alive():
-    """A drawn custom Function's class, and what it holds, are freed with the
-    cell's objects: no cache of the helpers keeps them."""
     cells = [_drawn_cell(times) for times in (0, 1, 3, 5)]
     gc.collect()
     assert [cell() is None for cell in cells] == [True] * 4
@@ -183,8 +168,7 @@ def _function_named(name):
 
 
 def _odd_drawing():
-    """A drawing whose class name, leaf name and note hold a newline, a
-    control character, a lone surrogate, and are long; a 40-dimensional shape."""
+    """Names and a note with a newline, a control character, a lone surrogate, long; a 40-dimensional shape."""
     x = torch.randn(*[1] * 40, requires_grad=True)
     y = _function_named("Two\nLines\x07" + "Long" * 100).apply(x).sum()
     return draw_graph(y, {"w\nx\x01\ud800" + "w" * 100: x}, notes={"n1": "a note\non two lines \ud800"})
@@ -217,8 +201,7 @@ def _kept(walkers, walked):
 
 
 def test_a_drawing_of_max_nodes_walks_as_much_at_any_length(monkeypatch):
-    """Only what can be drawn is walked: at T = 100,000 steps as many nodes
-    as at T = 10,000 (count_limit(300) at most; the times: make bench)."""
+    """The times: make bench."""
     walkers = []
     monkeypatch.setattr(helpers.graph, "walk_for", lambda *a: _kept(walkers, walk_for(*a)))
     counts = []
@@ -232,9 +215,6 @@ def test_a_drawing_of_max_nodes_walks_as_much_at_any_length(monkeypatch):
 
 
 def test_a_graph_walked_in_part_says_at_least_how_many_more():
-    """Past count_limit(max_nodes) nodes the walk stops: its totals are lower
-    bounds, and the cut notice and a shared leaf's line say so; below that
-    they are exact."""
     w, h = rnn(100_000)
     graph = trace_graph(h, {"W": w}, max_nodes=300)
     assert (graph.counted, len(graph.nodes), graph.omitted) == (False, 300, count_limit(300) - 300)
@@ -251,9 +231,6 @@ def test_a_graph_walked_in_part_says_at_least_how_many_more():
 
 @pytest.mark.parametrize("max_nodes", [1, 8, 30, 300])
 def test_a_walk_stopped_early_keeps_what_the_whole_walk_keeps(max_nodes):
-    """Stopping the walk once the cut is chosen changes nothing drawn: the
-    same nodes nearest the output, the same edges and cut marks, none
-    floating; only the totals are lower bounds."""
     torch.manual_seed(0)
     x = torch.randn(40, requires_grad=True)
     weights = torch.randn(40, 3, requires_grad=True)
@@ -271,8 +248,6 @@ def test_a_walk_stopped_early_keeps_what_the_whole_walk_keeps(max_nodes):
 
 
 def test_a_from_scratch_engines_labels_are_one_bounded_line():
-    """A learner's engine may name an operation or a leaf anything: its
-    labels go through one_line like PyTorch's."""
     value = lesson_function("07-autograd-from-scratch", "Value")
     x = value(2.0, label="x\nwith a newline\x07" + "y" * 200)
     z = value(3.0, inputs=(x,), op="mul\ttimes " + "z" * 200)
@@ -282,11 +257,7 @@ def test_a_from_scratch_engines_labels_are_one_bounded_line():
 
 
 def _saved_corpus():
-    """Operations saving values of every kind a walk may describe from a
-    key (tensors of a few shapes, ints, bools, floats that differ only in
-    sign or type, tuples of ints) or must read in full (a saved-tensor hook,
-    a custom Function, a value freed by backward, one modified in place),
-    each kind more than once; (root, the outputs also drawn)."""
+    """Saved values of every kind a walk describes from a key or must read in full, each kind more than once."""
     torch.manual_seed(0)
     x, w = torch.randn(3, requires_grad=True), torch.randn(3, 3, requires_grad=True)
     pieces = [x.pow(0.0), x.pow(-0.0), x.pow(1), x.pow(True), x.pow(1.0), x.pow(2.5), x.pow(0.0),
@@ -308,10 +279,6 @@ def _saved_corpus():
 
 
 def test_saved_values_described_once_per_shape_are_those_read_node_by_node():
-    """A walk describes the saved values of a node class once per set of
-    shapes (or plain values); what it gives each node is what reading that
-    node alone gives (0.0 and -0.0, 1 and True and 1.0 kept apart; a hook,
-    a custom Function, a freed or modified value read in full)."""
     root = _saved_corpus()
     graph = trace_graph(root)
     by_id = {n.id: n for n in graph.nodes}
@@ -325,9 +292,7 @@ def test_saved_values_described_once_per_shape_are_those_read_node_by_node():
 
 
 def test_the_text_form_of_a_big_graph_is_its_lines_made_one_by_one():
-    """Lines alike but for the id are made once; a node highlighted, cut,
-    with a note, or with an id long enough to break its line, is made as
-    any other, so the text is what joining each node's parts gives."""
+    """Lines alike but for the id are made once: highlighted, cut, noted and long-id lines must come out the same."""
     graph = trace_graph(_saved_corpus(), max_nodes=900)
     long_id = replace(graph.nodes[5], id="n5" + "9" * 150)
     nodes = (*graph.nodes[:5], long_id, *graph.nodes[6:])
@@ -349,10 +314,8 @@ def test_the_text_form_of_a_big_graph_is_its_lines_made_one_by_one():
 
 
 def test_a_walk_leaves_what_the_program_froze_frozen():
-    """A big walk hands its objects to the collector's oldest generation with
-    gc.freeze() and gc.unfreeze() (no young pass looks at them), but not when
-    the program has frozen objects of its own, nor after a small walk, whose
-    young cycles would then wait for the rare full pass."""
+    """A big walk moves its objects to the oldest generation (gc.freeze, unfreeze); not with the program's own
+    frozen objects, nor after a small walk, whose young cycles would then wait for the rare full pass."""
     kept = [[] for _ in range(10)]
     gc.freeze()
     try:
@@ -373,10 +336,6 @@ def test_a_walk_leaves_what_the_program_froze_frozen():
 
 
 def test_the_cut_notice_of_a_graph_that_repeats_names_roll():
-    """A loop's graph cut at the default 300 nodes says to draw it with
-    roll=True, which fits the whole of it; a graph that does not repeat (each
-    step a different operation) is told only to raise max_nodes, and a rolled
-    drawing is not told to roll."""
     w, h = rnn(1_000)
     said = " ".join(str(draw_graph(h, {"W": w})).split())
     assert "draw_graph(y, roll=True) folds its repeated steps; or raise max_nodes)" in said

@@ -28,8 +28,7 @@ def _slots(nb):
 # ----- two tabs: the stale one's save merged with the file the other saved -----
 
 def _configured(root):
-    """The contents manager the learner's server runs, configured as
-    jupyter/jupyter_server_config.json configures it."""
+    """The learner's server's contents manager, as jupyter/jupyter_server_config.json configures it."""
     config = json.loads((SETTINGS / "jupyter_server_config.json").read_text(encoding="utf-8"))
     name = config.get("ServerApp", {}).get("contents_manager_class", f"{AsyncLargeFileManager.__module__}."
                                                                        "AsyncLargeFileManager")
@@ -66,8 +65,7 @@ LESSON_EDIT = "x = torch.tensor(5.0, requires_grad=True)  # my edit"
 
 @pytest.fixture
 def two_tabs(tmp_path):
-    """03 opened in two pages (tab A and tab B) of one server; tab A adds a
-    note cell after section 1's example and edits that example, and saves."""
+    """03 open in tabs A and B; A adds a note under section 1's example, edits the example, saves."""
     (tmp_path / STORED.name).write_text(STORED.read_text(encoding="utf-8"), encoding="utf-8")
     manager = _configured(tmp_path)
     a, b = _open(manager, STORED.name), _open(manager, STORED.name)
@@ -78,9 +76,6 @@ def two_tabs(tmp_path):
 
 
 def test_one_tab_saves_as_sent_and_the_mark_stays_off_disk(tmp_path):
-    """A page alone: its deletions, additions and edits are saved as sent,
-    save after save (the merge never brings back a cell it deleted), and the
-    page's mark never reaches the file."""
     (tmp_path / STORED.name).write_text(STORED.read_text(encoding="utf-8"), encoding="utf-8")
     manager = _configured(tmp_path)
     page = _open(manager, STORED.name)
@@ -95,9 +90,6 @@ def test_one_tab_saves_as_sent_and_the_mark_stays_off_disk(tmp_path):
 
 
 def test_deletions_merge_and_a_cell_both_changed_keeps_both_texts(two_tabs):
-    """B deletes a cell and edits the one A edited; A had also deleted a cell
-    B never touched: both deletions hold, and the cell both edited keeps B's
-    text with A's in a markdown cell right after it."""
     manager, a, b = two_tabs
     a["cells"] = [c for c in a["cells"] if c["id"] != "s1-grad-md"]
     _save(manager, STORED.name, a)
@@ -113,11 +105,7 @@ def test_deletions_merge_and_a_cell_both_changed_keeps_both_texts(two_tabs):
 
 
 def test_a_stale_tab_keeps_the_cells_the_other_tab_saved_across_a_restart(two_tabs, tmp_path):
-    """Tab B, opened before A saved, answers a question and saves (Overwrite)
-    to a server started again (make lab run again, or the hub's restart),
-    which reads the pages' snapshots the old one kept: the file keeps A's
-    note, in its place, and A's edit of the lesson cell, with B's answer,
-    save after save. A file of snapshots that is not one is read as none."""
+    """A server started again (make lab again, the hub's restart) reads the pages' snapshots the old one kept."""
     _, a, b = two_tabs
     again = _configured(tmp_path)
     slot = _slots(b)[0]["id"]
@@ -135,8 +123,7 @@ def test_a_stale_tab_keeps_the_cells_the_other_tab_saved_across_a_restart(two_ta
 
 
 def test_a_page_the_server_does_not_know_keeps_the_answers(two_tabs):
-    """A page opened before the server started (its mark unknown): the file's
-    answers are kept over blank ones, and an answer changed is saved as sent."""
+    """A page opened before the server started: its mark unknown."""
     manager, a, b = two_tabs
     slot = _slots(a)[0]["id"]
     assert "____" in _text(_cell(b, slot)), "03's first slot is no longer blank as stored"
@@ -150,11 +137,7 @@ def test_a_page_the_server_does_not_know_keeps_the_answers(two_tabs):
 
 
 def test_every_server_the_learner_meets_has_the_servers_settings():
-    """jupyter/jupyter_server_config.json's options (the culling, the contents
-    manager that marks pages, the save hook, the kernel spec manager) are on
-    make lab's and make notebook's command lines; the hub's learner server
-    (classroom/singleuser.py) takes the same, Binder writes them into its image
-    (test_lab's test_binder_set_up)."""
+    """On make lab's and make notebook's command lines; classroom/singleuser.py takes the same, Binder its image's."""
     options = server_options()
     for option in ("--MappingKernelManager.cull_idle_timeout=1800", "--MappingKernelManager.cull_interval=60",
                    "--MappingKernelManager.cull_connected=False", "--MappingKernelManager.cull_busy=False",
@@ -166,9 +149,6 @@ def test_every_server_the_learner_meets_has_the_servers_settings():
 
 
 def test_make_edit_serves_the_stored_notebooks_and_a_save_changes_no_byte(tmp_path, monkeypatch):
-    """`make edit` serves notebooks/ itself, trusted, with the learners' server options;
-    each stored notebook opened and saved back through that server's contents manager
-    (with its save hook) is written byte for byte as it was: no metadata churn."""
     import shutil
 
     from tools.runtime import lab, working_copy
@@ -208,10 +188,8 @@ def views(nb):
 
 
 def run_again(nb, models=None):
-    """`nb` as the page sends it once its widget cells ran in a new kernel:
-    each widget output names a new model (its models renamed, and `models`,
-    when given, receives them as a live kernel's state would hold them), the
-    caption says step 3, the execution count is the session's."""
+    """`nb` as the page sends it after its widget cells ran in a new kernel: new model ids (`models`, if given,
+    receives them as a live kernel holds them), step 3, the session's execution count."""
     renames = {old: uuid.uuid4().hex for old in state(nb)}
     text = json.dumps(state(nb))
     for old, new in renames.items():
@@ -226,9 +204,7 @@ def run_again(nb, models=None):
 
 
 def test_with_save_state_on_the_last_state_is_kept_without_earlier_runs():
-    """saveState on: the page sends the live models, those of the cell's
-    earlier runs in the same kernel too. The outputs keep their models (the
-    last state); the earlier runs' models are not saved."""
+    """saveState on: the page sends the live models, the cell's earlier runs' too."""
     earlier, live = {}, {}
     run_again(stored(), earlier)
     sent = run_again(stored(), live)
@@ -240,9 +216,7 @@ def test_with_save_state_on_the_last_state_is_kept_without_earlier_runs():
 
 
 def test_reopened_and_saved_before_running_keeps_its_drawings():
-    """saveState on sends only the models of a live kernel: a notebook
-    reopened and saved (autosave, or Save on closing) before its widget cells
-    ran again would be saved with an empty state. The file's models stay."""
+    """saveState on sends only a live kernel's models: autosave after a reopen would save an empty state."""
     on_disk = stored()
     sent = stored()
     state(sent).clear()
@@ -251,9 +225,7 @@ def test_reopened_and_saved_before_running_keeps_its_drawings():
 
 
 def test_a_widget_with_no_stored_form_keeps_its_text_form():
-    """A widget cell the file does not hold (a cell the learner added) and
-    whose models the page did not send: no widget view to show, so the
-    output keeps its text form, never "model not found"."""
+    """A cell the learner added, its models not sent: the text form, never "model not found"."""
     on_disk = stored()
     sent = run_again(stored())
     for cell in sent["cells"]:
@@ -267,8 +239,7 @@ def test_a_widget_with_no_stored_form_keeps_its_text_form():
 
 
 def test_a_model_another_names_is_kept_with_it():
-    """A widget output needs every model its model names (boxes' children,
-    layouts, styles): one missing makes the output's stored form wanted."""
+    """Boxes' children, layouts, styles: one missing makes the output's stored form wanted."""
     nb = stored()
     names = [ref for model in state(nb).values() for ref in json.dumps(model["state"]).split('"')
              if ref.startswith(REFERENCE)]
@@ -287,11 +258,7 @@ def test_a_notebook_without_widgets_is_saved_as_it_comes():
 
 
 def test_a_widget_run_again_is_saved_through_the_server_with_its_stored_drawing(tmp_path):
-    """saveState off (the learners' default): the page sends the outputs of
-    the session and the widget state it opened with, which lacks their
-    models. Saved by the server's contents manager, each widget output is the
-    stored one (its text form too), numbered as the session's, and the state
-    holds its models."""
+    """saveState off (the learners' default): the page sends the session's outputs and the state it opened with."""
     on_disk = stored()
     assert views(on_disk), f"{WIDGETS.name} holds no widget output: these tests check nothing"
     (tmp_path / WIDGETS.name).write_text(WIDGETS.read_text(encoding="utf-8"), encoding="utf-8")
