@@ -16,7 +16,7 @@ UNCOMPARED = "uncompared"
 # The layers `make test` leaves to `make test-integration` (docs/testing.md, "Tests, in
 # layers"): what needs a browser, a class of Unix users, another environment, or minutes of
 # processes run to their limits. CI (.ci/run) and the workflow run both; `make test` runs every
-# other file, in under 6 minutes from a fresh clone.
+# other file, in under 4 minutes from a fresh clone.
 INTEGRATION = {
     "browser": ("test_browser.py", "test_lab.py", "test_notebook7.py", "test_site.py",
                 "test_saved_widgets.py"),
