@@ -1,4 +1,5 @@
-# The two commands in the README: `make lab` and `make test` (CI adds `make test-integration`).
+# The two commands in the README: `make lab` and `make test` (CI adds test-integration,
+# test-classroom and test-torch).
 # Both set up first: system programs (tools/setup_system.sh, once per run),
 # then .venv from requirements.txt; `make test` adds requirements-dev.txt.
 # On a machine without an NVIDIA GPU, TORCH=cpu takes PyTorch's CPU build
@@ -136,7 +137,7 @@ $(DEV_STAMP): requirements.txt requirements-dev.txt pyproject.toml
 
 # Re-execute every notebook in place from a fresh kernel (outputs and widget state
 # saved), then rewrite the navigation cells: each notebook's time (tools/build/pacing.py)
-# counts what its cells print. Pass NB=notebooks/01-....ipynb for one.
+# counts what its cells print. NB=03 (or NB=notebooks/03-....ipynb) for one.
 notebooks: setup $(DEV_STAMP)
 	$(BIN)/python -m tools.build.run_notebooks $(NB)
 	$(BIN)/python -m tools.build.nav

@@ -4,7 +4,7 @@ tagged cell that did not raise) leaves that notebook unwritten. What is
 written is reproducible (`reproducible`; docs/maintaining.md, "Stored
 outputs are real").
 
-    python -m tools.build.run_notebooks [notebooks/01-....ipynb ...]
+    python -m tools.build.run_notebooks [03 | notebooks/03-....ipynb ...]
 """
 
 import json
@@ -151,8 +151,21 @@ def problems(nb):
     return found
 
 
+def named(arg):
+    """The notebook `arg` names: its path, or its number (3 or 03)."""
+    if arg.isascii() and arg.isdigit():
+        found = [path for path in notebook_paths() if path.name.startswith(f"{int(arg):02d}-")]
+        if not found:
+            raise SystemExit(f"make notebooks NB={arg}: no notebook numbered {arg} in notebooks/ "
+                             "(NB=03 runs notebooks/03-*.ipynb)")
+        return found[0]
+    if not (arg.endswith(".ipynb") and Path(arg).is_file()):
+        raise SystemExit(f"make notebooks NB={arg}: no such file (NB=03, or NB=notebooks/03-....ipynb)")
+    return Path(arg).resolve()
+
+
 def main(args):
-    paths = [Path(a).resolve() for a in args] or notebook_paths()
+    paths = [named(a) for a in args] or notebook_paths()
     failed = False
     for path in paths:
         start = time.perf_counter()
