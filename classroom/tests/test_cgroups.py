@@ -1,7 +1,4 @@
-"""classroom/cgroups.py: on a fake v2 hierarchy the controllers are handed down
-and the limits written; with no controller nothing is claimed; on this machine
-(as root) a group goes with a process that forks as it is killed. A group holding
-its limits and processes on this machine: test_hub.py's learners."""
+"""classroom/cgroups.py; a group holding its limits and processes on this machine: test_hub.py."""
 
 import os
 import subprocess
@@ -16,16 +13,10 @@ from classroom import cgroups
 AS_ROOT = os.geteuid() == 0 and sys.platform.startswith("linux")
 
 
-@pytest.fixture
-def fake_v2(tmp_path):
-    root = tmp_path / "cgroup"
-    root.mkdir()
-    (root / "cgroup.controllers").write_text("cpuset cpu io memory hugetlb pids rdma misc\n")
-    (root / "cgroup.subtree_control").write_text("")
-    return root
-
-
-def test_v2_hands_the_controllers_down_and_writes_the_limits(fake_v2):
+def test_v2_hands_the_controllers_down_and_writes_the_limits(tmp_path):
+    fake_v2 = tmp_path
+    (fake_v2 / "cgroup.controllers").write_text("cpuset cpu io memory hugetlb pids rdma misc\n")
+    (fake_v2 / "cgroup.subtree_control").write_text("")
     group = cgroups.Group(("class-hub-1a2b", "hub-ada"), cgroups.Limits(2 ** 30, 0.5, 64), root=fake_v2)
     assert group.v2 and group.enforced == ["memory", "cpu", "pids"]
     for folder in (fake_v2, fake_v2 / "class-hub-1a2b"):
@@ -46,8 +37,6 @@ def test_v1_with_no_controller_mounted_makes_and_claims_nothing(tmp_path):
 
 @pytest.mark.skipif(not AS_ROOT, reason="making cgroups on the machine's own hierarchy needs root on Linux")
 def test_a_process_that_forks_as_it_is_killed_does_not_outlast_its_group():
-    """A loop of fork-and-exit stays one step ahead of a list of ids read
-    once; remove() meets what is in the group again until none is."""
     parent = f"cgroups-test-{uuid.uuid4().hex[:8]}"
     group = cgroups.Group((parent, "forker"), cgroups.Limits(300 * 2 ** 20, 1.0, 1024))
     subprocess.Popen([sys.executable, "-c", FORKER], preexec_fn=lambda: group.join(os.getpid()))  # noqa: PLW1509

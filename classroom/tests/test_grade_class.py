@@ -1,9 +1,6 @@
-"""Whole classes of random learners' folders (hypothesis): random trees, names
-(non-UTF-8 bytes included) and files (answers, copies, FIFOs, links, huge,
-malformed, nbformat 3, deep). Grading ends, every learner has rows, and each
-learner's rows are those they get in a class of their own. The sandbox is
-replaced by `stand_in` (a check is right when its answer holds 42): what is
-held is the grader's walk, choice of copies, reading and bookkeeping."""
+"""Whole classes of generated learners' folders (trees, names with non-UTF-8 bytes, files of
+every kind), the sandbox replaced by `stand_in`: the grader's walk, choice of copies, reading
+and bookkeeping."""
 
 import json
 import os
@@ -28,8 +25,7 @@ KINDS = st.sampled_from(["answered", "answered", "blank", "fifo", "link-file", "
 
 
 def stand_in(argv, stdin, limits=None, **_):
-    """The runner's result for the notebook on stdin, with no kernel: each
-    check right when the answer cell before it holds 42."""
+    """The runner's result with no kernel: each check right when the answer before it holds 42."""
     nb = nbformat.reads(stdin.decode(), as_version=4)
     notebook = re.search(r'exercises\("(\d\d)"', "".join(c.source for c in nb.cells)).group(1)
     verdicts, slot = {}, None

@@ -1,16 +1,11 @@
-"""`make grade` reads every file as a learner's (classroom/grade_files.py): a
-corpus of hostile submissions (FIFO, links, a hard link to the solutions, a
-device, another owner's file, huge, deeply nested, malformed) each "not graded:
-unreadable: <why>" for that learner alone; a folder swapped for a link while
-read; a sandbox's result bounded; learner-made text never markup in summary.md
-nor a formula in grades.csv; generated notebooks and strings through the same code."""
+"""`make grade` reads every file as a learner's (classroom/grade_files.py): hostile and
+generated files and names, a sandbox's result, the summary and grades.csv."""
 
 import copy
 import json
 import os
 import re
 import shutil
-import stat
 import subprocess
 from pathlib import Path
 from types import SimpleNamespace
@@ -42,22 +37,18 @@ PRIVILEGED = can_make_a_device()
 STRANGER = 54321                    # a uid that owns no learner's folder
 
 
-def make_device(path):
-    """/dev/zero's twin at `path`, by root or through sudo."""
-    if os.geteuid() == 0:
-        os.mknod(path, 0o600 | stat.S_IFCHR, os.makedev(1, 5))
-    else:
-        subprocess.run(["sudo", "-n", "mknod", "-m", "600", str(path), "c", "1", "5"], check=True)
-        subprocess.run(["sudo", "-n", "chown", str(os.geteuid()), str(path)], check=True)   # the learner's own
+def as_root(*command):
+    subprocess.run(command if os.geteuid() == 0 else ["sudo", "-n", *command], check=True)
 
 
-def give_away(path):
-    """A valid notebook at `path`, owned by STRANGER, by root or through sudo."""
+def make_device(path):              # /dev/zero's twin, the learner's own
+    as_root("mknod", "-m", "600", str(path), "c", "1", "5")
+    as_root("chown", str(os.geteuid()), str(path))
+
+
+def give_away(path):                # a valid notebook STRANGER owns
     path.write_text(json.dumps(VALID))
-    if os.geteuid() == 0:
-        os.chown(path, STRANGER, -1)
-    else:
-        subprocess.run(["sudo", "-n", "chown", str(STRANGER), str(path)], check=True)
+    as_root("chown", str(STRANGER), str(path))
 
 
 def hostile(folder, privileged=PRIVILEGED):
@@ -65,11 +56,6 @@ def hostile(folder, privileged=PRIVILEGED):
     the cases only root (or sudo) can make are left out when `privileged` is False."""
     def write(text):
         return lambda path: path.write_text(text)
-
-    def cell_source(value):
-        nb = copy.deepcopy(VALID)
-        nb["cells"][0]["source"] = value
-        return write(json.dumps(nb))
 
     classmate, solutions = folder / "zed" / STORED.name, folder.parent / "solutions" / STORED.name
     def link_to_strangers(path):       # a hard link to a file another user owns (the teacher's solutions)
@@ -90,7 +76,7 @@ def hostile(folder, privileged=PRIVILEGED):
         "deep-in-cell": (write(json.dumps({**VALID, "metadata": json.loads(deep(200))})), "nests deeper"),
         "not-json": (write("{\"cells\": [" + "\x00\xff"), "is not JSON"),
         "not-an-object": (write("[1, 2, 3]"), "not a JSON object"),
-        "source-a-number": (cell_source(42), "schema"),
+        "source-a-number": (write(json.dumps({**VALID, "cells": [{**VALID["cells"][0], "source": 42}]})), "schema"),
         "no-cells": (write(json.dumps({k: v for k, v in VALID.items() if k != "cells"})), "schema"),
         "bad-output": (write(json.dumps({**VALID, "cells": [{**VALID["cells"][0], "cell_type": "code",
                                                              "outputs": [{"text": "no type"}],
@@ -130,9 +116,6 @@ def test_every_hostile_file_is_not_graded_for_that_learner_alone(class_folder, t
 
 
 def test_a_folder_swapped_for_a_link_while_it_is_read_is_refused(tmp_path, monkeypatch):
-    """The learner's folder `mine` is checked, then swapped for a link to a
-    classmate's folder before the file in it is opened: the grader never
-    reads the classmate's notebook through it."""
     learner, classmate = tmp_path / "ada", tmp_path / "zed"
     (learner / "mine").mkdir(parents=True)
     classmate.mkdir()
@@ -216,12 +199,9 @@ def test_the_report_is_data_a_learner_cannot_write_markup_into(tmp_path):
     (json.dumps({"verdicts": None, "stopped": 5}).encode(), None),
 ])
 def test_a_sandbox_s_result_is_bounded_before_it_is_decoded(result, says):
-    outcome = grade.grade_sandbox.Outcome(0, result, "")
-    if says:
-        assert grade._result(outcome)[0] == {"verdicts": {}, "raised": {}, "over_limit": []}
-        assert grade._result(outcome)[1].startswith("no result came back") and says in grade._result(outcome)[1]
-    else:
-        assert grade._result(outcome)[:2] == ({"verdicts": {}, "raised": {}, "over_limit": []}, "5")
+    empty, why = grade._result(grade.grade_sandbox.Outcome(0, result, ""))[:2]
+    assert empty == {"verdicts": {}, "raised": {}, "over_limit": []}
+    assert (why.startswith("no result came back") and says in why) if says else why == "5", why
 
 
 def test_of_two_cells_with_a_slots_id_the_first_is_graded(tmp_path):
@@ -234,18 +214,12 @@ def test_of_two_cells_with_a_slots_id_the_first_is_graded(tmp_path):
     assert sources[0] == "answer_1 = True"
 
 
-def a_class(folder, learners):
-    """`learners`, each with notebook 06 whose first answer is set."""
-    for learner in learners:
-        nb = nbformat.read(STORED, as_version=4)
-        next(c for c in nb.cells if grade.SLOT in grade.tags(c)).source = "answer_1 = True"
+def test_a_submission_whose_judging_raises_is_not_graded_alone(tmp_path, monkeypatch):
+    folder, nb = tmp_path / "submissions", nbformat.read(STORED, as_version=4)
+    next(c for c in nb.cells if grade.SLOT in grade.tags(c)).source = "answer_1 = True"
+    for learner in ("alice", "mallory"):
         (folder / learner).mkdir(parents=True)
         nbformat.write(nb, folder / learner / STORED.name)
-    return folder
-
-
-def test_a_submission_whose_judging_raises_is_not_graded_alone(tmp_path, monkeypatch):
-    folder = a_class(tmp_path / "submissions", ["alice", "mallory"])
     monkeypatch.setattr(grade.grade_sandbox, "run", lambda *a, **k: grade.grade_sandbox.Outcome(0, b"{}", ""))
     judged = grade.judged
 
@@ -263,8 +237,7 @@ def test_a_submission_whose_judging_raises_is_not_graded_alone(tmp_path, monkeyp
 
 
 def test_a_verdict_counts_only_from_a_check_cell_that_ran_through():
-    """Lines an answer wrote to the results file (a hook run before each cell) do
-    not stand for a check whose cell raised before it judged."""
+    """Lines an answer wrote to the results file do not stand for a check whose cell raised."""
     job = SimpleNamespace(learner="m", stored=SimpleNamespace(name=STORED.name))
     forged = {"notebook": STORED.name[:2], "exercise": "q1", "status": "right", "message": "ok"}
     result = {"slots": ["s1"], "checks": ["c1"], "verdicts": {"c1": [forged]}, "over_limit": [],
@@ -282,8 +255,6 @@ def test_a_name_that_looks_like_a_classmate_s_shows_its_invisible_characters():
 
 
 def test_a_learner_s_folder_of_any_depth_stops_no_one(tmp_path):
-    """`mkdir -p d/d/d/...` 1200 deep, which a hub kernel can make: the walk
-    of the submissions is bounded and iterative, and everyone else is graded."""
     folder = tmp_path / "submissions"
     (folder / "zed").mkdir(parents=True)
     (folder / "zed" / STORED.name).write_text(STORED.read_text())
@@ -299,8 +270,7 @@ def test_a_learner_s_folder_of_any_depth_stops_no_one(tmp_path):
 
 
 def test_without_a_copy_in_my_notebooks_the_newest_is_graded(tmp_path):
-    """Copies of one notebook: the one in my-notebooks/ first; else the newest,
-    a checkpoint last whatever its time."""
+    """The copy in my-notebooks/ first; else the newest, a checkpoint last whatever its time."""
     learner = tmp_path / "ann"
     paths = [learner / "old" / STORED.name, learner / "new" / STORED.name,
              learner / ".ipynb_checkpoints" / STORED.name]

@@ -1,6 +1,4 @@
-"""Flagging (classroom/grade_source.py): every reach for a solution, the lesson
-modules, the checking code or the interpreter's insides named; no solution,
-right answer or honest try flagged; any text read without raising."""
+"""Flagging (classroom/grade_source.py)."""
 
 import pytest
 from answers import RIGHT, RIGHT_SAYING

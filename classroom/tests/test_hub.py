@@ -1,15 +1,6 @@
-"""`make hub` as a teacher types it (classroom/README.md): the Makefile's target in
-the background, with no terminal, on ports and folders moved as a second class's,
-and two learners simulated by classroom/hub_learner.py. The banner; both run all of
-notebook 01 and redraw a widget in their own trusted copy, everything on loopback;
-from ada's kernel nothing of bob's or the hub's is reached, nor bob's kernel's
-output; one core, the task limit, and a learner past the memory limit stopped alone
-and told why; a kernel outlives a closed browser; `make load URL=` cleans up on
-SIGTERM; the hub killed and started on other ports keeps the proxy, the kernels and
-one idle culler; the teacher's admin page; the login limit by address; SIGTERM stops
-the hub alone, STOP=1 leaves nothing, FORGET=1 keeps the notebooks. Besides: `make
-load` on a hub of its own, a class that cannot be isolated (UNISOLATED=1), refused
-passwords, the banner on a network."""
+"""`make hub` as a teacher types it: the Makefile's target with no terminal, on ports and
+folders moved as a second class's, two learners driven by classroom/hub_learner.py.
+classroom/README.md's table says which test holds which row."""
 
 import contextlib
 import json
@@ -57,8 +48,7 @@ pytestmark = pytest.mark.skipif(os.geteuid() != 0 and os.environ.get("CI") != "t
 
 
 def make_hub(*args, env, log, wait=True):
-    """`make -s hub ARGS` from the checkout, detached from any terminal, its output in the file
-    `log`: the process, or when `wait`, (its exit status, what it printed)."""
+    """The process, or when `wait`, (its exit status, what it printed)."""
     # the Python that made .venv, so make does not make it again with another
     command = ["make", "-s", "hub", f"PYTHON={os.path.realpath(sys.executable)}", *args]
     with open(log, "w") as out:
@@ -89,7 +79,6 @@ def class_env(tmp, learners, ports, **extra):
 
 
 def start(teacher, log_name, *args):
-    """`make hub ARGS` in the background, its output in the class's folder."""
     teacher["started"].append(make_hub(*args, env=teacher["env"], log=teacher["tmp"] / log_name, wait=False))
     return teacher["started"][-1]
 
@@ -176,8 +165,6 @@ def test_two_learners_run_01_and_redraw_a_widget(two, timings):
 
 
 def test_each_learner_works_in_their_own_trusted_copy_everything_on_loopback(teacher, two):
-    """The copy made as `make lab` makes it: in their home, and trusted there, so its
-    stored drawings show on first open."""
     for name in NAMES:
         copy = teacher["learners"] / name / "my-notebooks"
         assert (copy / NOTEBOOK).exists()
@@ -188,15 +175,11 @@ def test_each_learner_works_in_their_own_trusted_copy_everything_on_loopback(tea
         assert any(a == f"--ServerApp.root_dir={copy}" for a in server.cmdline())
     proxy = psutil.Process(int((teacher["hub"] / "state" / "proxy.pid").read_text()))
     processes = [proxy, *psutil.Process(teacher["process"].pid).children(recursive=True)]
-    listening = {c.laddr for p in processes for c in p.net_connections(kind="inet") if c.status == psutil.CONN_LISTEN}
-    assert {address.ip for address in listening} == {"127.0.0.1"}, listening
+    assert {address.ip for address in listening(processes)} == {"127.0.0.1"}, listening(processes)
 
 
 def execute(notebook, code, timeout=60, heard=None):
-    """Run `code` in an open notebook's kernel; returns (status, what it
-    printed, the kernel's states seen on the way). `heard`, a list, also gets
-    what any cell printed meanwhile (a request sent before, which a kernel that
-    was restarting runs first)."""
+    """(status, printed, states seen); `heard` also gets any cell's output (an earlier request runs first)."""
     if not notebook.ws.connected:
         notebook.connect()
     msg_id = notebook.send("execute_request", {"code": code, "silent": False, "store_history": False,
@@ -230,6 +213,24 @@ def execute(notebook, code, timeout=60, heard=None):
 
 def kernel_pids(name):
     return {p.pid for p in psutil.Process(learner_server(name)[0]).children(recursive=True)}
+
+
+def command_line(process):
+    """"" for a process that ended (a zombie, or gone) while the tree was read."""
+    try:
+        return " ".join(process.cmdline())
+    except (psutil.ZombieProcess, psutil.NoSuchProcess):
+        return ""
+
+
+def children(pid, text):
+    return [p for p in psutil.Process(pid).children(recursive=True) if text in command_line(p)]
+
+
+def listening(processes=None):
+    found = psutil.net_connections(kind="inet") if processes is None else [
+        c for p in processes for c in p.net_connections(kind="inet")]
+    return {c.laddr for c in found if c.status == psutil.CONN_LISTEN}
 
 
 ATTACK = textwrap.dedent("""
@@ -342,21 +343,16 @@ BOB_TALKS = "import time\nfor i in range(150):\n    print('bob-secret', i)\n    
 
 
 def bob_kernel_endpoints(pid):
-    """Every way into bob's kernel, seen as root: its TCP ports, and its Unix
-    sockets reached through its own mount namespace (/proc/<pid>/root)."""
-    kernels = [p for p in psutil.Process(pid).children(recursive=True) if kernel.MODULE in command_line(p).split()]
+    """bob's kernel's TCP ports, and its Unix sockets through its own mount namespace (/proc/<pid>/root)."""
+    kernels = children(pid, f"-m {kernel.MODULE} ")
     assert kernels, "bob has no kernel"
-    tcp = [f"tcp://127.0.0.1:{c.laddr.port}" for k in kernels for c in k.net_connections(kind="inet")
-           if c.status == psutil.CONN_LISTEN]
+    tcp = [f"tcp://127.0.0.1:{address.port}" for address in listening(kernels)]
     runtime = Path(f"/proc/{kernels[0].pid}/root/tmp/jupyter-runtime")
     ipc = [f"ipc://{path}" for path in runtime.glob("kernel-*-ipc-*")] if runtime.exists() else []
     return tcp, ipc
 
 
 def test_one_learner_cannot_subscribe_to_anothers_kernel(teacher, two):
-    """Kernels' channels are Unix sockets in each learner's private /tmp: ada,
-    subscribing to every TCP port bob's kernel listens on, hears nothing of
-    what bob's cells print; root, through bob's own namespace, hears it."""
     bob_pid = learner_server("bob")[0]
     tcp, ipc = bob_kernel_endpoints(bob_pid)
     assert ipc, "bob's kernel has no Unix sockets: is the ipc transport off?"
@@ -371,15 +367,6 @@ def test_one_learner_cannot_subscribe_to_anothers_kernel(teacher, two):
         talking.join()
     assert status == "ok" and printed.strip().endswith("0 messages of bob's heard"), printed
     assert root.returncode == 0 and not root.stdout.startswith("0 "), f"the probe hears nothing anywhere: {root}"
-
-
-def command_line(process):
-    """A process's command line, or "" for one that ended (a zombie not yet
-    reaped, or gone) while the tree was being read."""
-    try:
-        return " ".join(process.cmdline())
-    except (psutil.ZombieProcess, psutil.NoSuchProcess):
-        return ""
 
 
 def test_a_learner_past_the_memory_limit_is_stopped_and_another_redraws(teacher, two):
@@ -449,10 +436,6 @@ LIMITS = textwrap.dedent("""
 
 
 def test_a_learner_gets_one_core_and_their_task_limit_and_keeps_compile_caches_at_home(teacher, two):
-    """From ada's kernel: two busy processes together get one core's worth
-    of CPU (the cgroup's quota), threads past the task limit are refused,
-    torch.compile's caches go to her home, and her processes are in her
-    class's own cgroup (named after the hub's folder, found again after a crash)."""
     status, printed, _ = execute(two["ada"][1], LIMITS, timeout=120)
     assert status == "ok", printed
     found = json.loads(printed.strip().splitlines()[-1])
@@ -465,13 +448,10 @@ def test_a_learner_gets_one_core_and_their_task_limit_and_keeps_compile_caches_a
 
 
 def test_a_kernel_outlives_a_closed_browser_and_the_page_autosaves(two):
-    """ada's page goes away (its connection closed with 1001, a browser closed): her
-    kernel is still there, with her variables, left to jupyter_server's idle culling
-    (30 minutes); her page autosaves every 30 s."""
     learner, notebook, *_ = two["ada"]
     assert execute(notebook, "kept = 'still here'")[0] == "ok"
     kernel = notebook.session["kernel"]["id"]
-    notebook.disconnect(going_away=True)
+    notebook.disconnect(going_away=True)       # closed with 1001, as a browser closes
     time.sleep(5)
     assert [k["id"] for k in learner.api("GET", "kernels")] == [kernel]
     notebook.connect()
@@ -484,8 +464,6 @@ def test_a_kernel_outlives_a_closed_browser_and_the_page_autosaves(two):
 
 
 def test_make_load_on_the_running_class_removes_its_learners_when_interrupted(teacher, two):
-    """make load URL=... sends learners named loadtest-NN to the running
-    class; SIGTERM while they work: their Unix users and folders are gone."""
     from classroom.load import NAMES
     env = {**teacher["env"], "PYTHONPATH": str(ROOT)}
     load = subprocess.Popen([sys.executable, "-m", "classroom.load", "--url", teacher["url"], "-n", "2"], cwd=ROOT,
@@ -520,16 +498,13 @@ def culler_processes(api_port):
 
 
 def test_the_hub_killed_and_started_on_other_ports_keeps_the_proxy_and_the_learners_kernels(teacher, two):
-    """The hub's process killed (SIGKILL: its idle culler goes with it); `make hub` again
-    on another port says first that it keeps the running proxy and its ports, and does."""
     marker = uuid.uuid4().hex
     for name in NAMES:
         assert execute(two[name][1], f"marker = {marker!r}")[0] == "ok"
     kernels = {name: kernel_pids(name) for name in NAMES}
     cullers = culler_processes(teacher["ports"][1])
     proxy = int((teacher["hub"] / "state" / "proxy.pid").read_text())
-    jupyterhub = [p for p in psutil.Process(teacher["process"].pid).children(recursive=True)
-                  if "-m jupyterhub -f" in command_line(p)]
+    jupyterhub = children(teacher["process"].pid, "-m jupyterhub -f")
     assert len(cullers) == 1 and len(jupyterhub) == 1, (cullers, jupyterhub)
     jupyterhub[0].kill()
     assert teacher["process"].wait(timeout=120) != 0
@@ -559,9 +534,6 @@ def admin_api(teacher_session, url, path, method="GET"):
 
 
 def test_the_teacher_has_jupyterhubs_admin_page_and_learners_do_not(teacher, two):
-    """make hub ADMIN=teacher: the teacher logs in with the admin password
-    (not with the class password), JupyterHub's admin page lists ada and bob
-    with their servers, and stops and starts bob's; ada gets no admin page."""
     url = teacher["url"]
     with pytest.raises(Failed, match="403"):
         Learner(url, ADMIN, PASSWORD).login()          # the class password makes no one the teacher (FAILED_BEFORE)
@@ -598,8 +570,7 @@ def test_an_address_is_refused_only_past_its_limit_and_no_header_resets_it(teach
 
 def test_sigterm_stops_the_hub_alone_then_stop_leaves_nothing(teacher, two):
     make_process = teacher["process"]
-    hub_py = [p for p in psutil.Process(make_process.pid).children(recursive=True)
-              if "classroom.hub" in command_line(p)]
+    hub_py = children(make_process.pid, "classroom.hub")
     assert len(hub_py) == 1, hub_py
     servers = [learner_server(name)[0] for name in NAMES]
     hub_py[0].send_signal(signal.SIGTERM)
@@ -610,11 +581,10 @@ def test_sigterm_stops_the_hub_alone_then_stop_leaves_nothing(teacher, two):
     uids = [pwd.getpwnam(hub_users.unix_name(n, USERS)).pw_uid for n in NAMES]
     left = [pid for uid in uids for pid in hub_users.user_processes(uid)]
     assert left == [] and hub_users.class_processes(teacher["learners"]) == []
-    listening = [c.laddr.port for c in psutil.net_connections(kind="inet")
-                 if c.status == psutil.CONN_LISTEN and c.laddr.port in teacher["ports"]]
-    assert listening == []
-    assert not list(Path("/sys/fs/cgroup").glob(f"*/{cgroup_name(teacher['hub'])}")), "the class's cgroups are left"
-    assert not (Path("/sys/fs/cgroup") / cgroup_name(teacher["hub"])).exists()
+    assert not {address.port for address in listening()} & set(teacher["ports"])
+    groups = [*Path("/sys/fs/cgroup").glob(cgroup_name(teacher["hub"])), *Path("/sys/fs/cgroup").glob(
+        f"*/{cgroup_name(teacher['hub'])}")]
+    assert groups == [], "the class's cgroups are left"
 
 
 def test_after_the_course_one_command_removes_the_learners_users_and_keeps_their_notebooks(teacher, two):
@@ -629,7 +599,6 @@ def test_after_the_course_one_command_removes_the_learners_users_and_keeps_their
 
 
 def test_make_load_runs_a_class_on_a_hub_of_its_own_and_leaves_nothing():
-    """`make load N=1`: its hub on free ports, the learner isolated, everything stopped."""
     folder = Path(tempfile.mkdtemp(prefix="hub-load-"))        # reachable by the learner's Unix user
     folder.chmod(0o711)
     env = {k: v for k, v in os.environ.items() if not k.startswith("HUB_")}
@@ -650,8 +619,7 @@ def test_a_class_that_cannot_be_isolated_is_refused_and_started_only_by_name(tmp
     env = class_env(tmp_path, closed / "learners", ports)
     refused, said = make_hub(f"PORT={ports[0]}", env=env, log=tmp_path / "refused.log")
     assert refused != 0 and "no isolation between learners here" in said and "UNISOLATED=1" in said, said
-    assert not psutil.net_connections() or ports[0] not in [c.laddr.port for c in psutil.net_connections(
-        kind="inet") if c.status == psutil.CONN_LISTEN]
+    assert ports[0] not in {address.port for address in listening()}
     process = make_hub(f"PORT={ports[0]}", "UNISOLATED=1", env=env, log=tmp_path / "unisolated.log", wait=False)
     try:
         banner = wait_for(tmp_path / "unisolated.log", "make hub STOP=1 stops the class.", process)

@@ -1,10 +1,5 @@
-"""What keeps one learner of `make hub` from another, piece by piece
-(classroom/hub_users.py, hub_spawner.py, hub_kernel.py): the isolation check and
-its advice; one Unix user per name (generated names); uids not handed on;
-stopping a class that resists; the login limit, whose address no header a client
-sends can choose (generated headers); the memory limit's notice. test_hub.py
-drives `make hub` itself: isolation found possible, a private /tmp with the class
-under /tmp, the address limit across names, learners starting at once."""
+"""What keeps one learner of `make hub` from another, piece by piece (classroom/hub_users.py,
+hub_spawner.py, hub_kernel.py); test_hub.py drives `make hub` itself."""
 
 import asyncio
 import os
@@ -22,11 +17,12 @@ import psutil
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+from learner import until
 from tornado.httputil import HTTPHeaders
 from tornado.web import HTTPError
 
 from classroom import hub_spawner, hub_users
-from classroom.hub_spawner import ClassPassword, client_address
+from classroom.hub_spawner import ClassPassword, client_address, socket_owner
 
 ROOT = Path(__file__).resolve().parents[2]
 AS_ROOT = os.geteuid() == 0 and sys.platform.startswith("linux")
@@ -111,7 +107,6 @@ def test_a_user_of_that_name_that_is_not_this_learners_is_refused(learners):
 
 @needs_root
 def test_a_removed_learners_uid_is_not_handed_on_while_their_home_is_there(learners, tmp_path, monkeypatch):
-    """Neither in the same class nor in another one (root's record of every uid given)."""
     monkeypatch.setattr(hub_users, "UIDS_GIVEN", tmp_path / "uids-given")
     old = hub_users.ensure_user("hubi-old", learners / "ada")
     os.chown(learners / "ada", old.pw_uid, old.pw_gid)
@@ -149,18 +144,6 @@ def test_only_the_class_proxys_connections_carry_an_address():
     assert address(request(behind), ["127.0.0.1"]) == "198.51.100.4"
 
 
-def test_the_owner_of_a_loopback_connection_is_found_from_the_kernels_table():
-    from classroom.hub_spawner import socket_owner
-    with socket.socket() as server:
-        server.bind(("127.0.0.1", 0))
-        server.listen()
-        with socket.create_connection(server.getsockname()):
-            accepted, _ = server.accept()
-            with accepted:
-                assert socket_owner(accepted.getpeername(), accepted.getsockname()) == os.geteuid()
-                assert socket_owner(("127.0.0.1", 1), accepted.getsockname()) is None
-
-
 header_text = st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126), max_size=60).map(str.strip)
 
 
@@ -171,8 +154,7 @@ header_text = st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126
 @example([], "203.0.113.7")
 @example([("X-Real-Ip", "10.9.9.9"), ("X-Forwarded-For", "10.1.1.1")], "203.0.113.7")     # X-Real-Ip never read
 def test_no_header_a_client_sends_chooses_its_address(sent, seen):
-    """What a client sends, then what the class's proxy does: append the
-    address it saw to X-Forwarded-For, on a connection of its own uid."""
+    # the class's proxy appends the address it saw to X-Forwarded-For, on a connection of its own uid
     forwarded = [v for k, v in sent if k == "X-Forwarded-For"]
     proxied = [(k, v) for k, v in sent if k != "X-Forwarded-For"] + [("X-Forwarded-For", ", ".join([*forwarded, seen]))]
     assert address(request(proxied)) == seen
@@ -185,8 +167,7 @@ def authenticator(per_address=12):
 
 
 def login(auth, name, password, where="203.0.113.7", extra=(), uid=PROXY_UID):
-    """What the hub answers a login that came through the class's proxy from
-    `where`: the name, None (a wrong password), or (429, why)."""
+    """The name, None (a wrong password), or (429, why)."""
     handler = SimpleNamespace(request=request([*extra, ("X-Forwarded-For", where)], uid))
     auth.address = lambda handler: address(handler.request)
     try:
@@ -224,8 +205,7 @@ def test_failures_are_forgotten_after_the_window():
 @pytest.mark.parametrize("events, limit", [("memory.events", "memory.max"),
                                            ("memory.oom_control", "memory.limit_in_bytes")], ids=["v2", "v1"])
 def test_the_next_kernel_to_run_a_cell_after_a_memory_kill_says_which_limit_once(tmp_path, capsys, events, limit):
-    """A kernel restarted again before its first cell (a restart that timed out)
-    leaves the notice to the next; no limit, nothing to tell."""
+    """A kernel restarted before its first cell leaves the notice to the next; no limit, nothing to tell."""
     from IPython.core.events import EventManager, available_events
 
     from classroom import hub_kernel
@@ -300,9 +280,7 @@ FORKER = "import os, time\nwhile True:\n    if os.fork():\n        os._exit(0)\n
 
 @needs_root
 def test_stop_ends_a_learners_process_that_forks_and_exits_in_a_loop(learners):
-    """Kills by id, read from a list, trail a process that forks a child and
-    exits again and again; ending the learner's user at once (kill_user,
-    kill(-1) as that user) leaves none."""
+    """Kills by id trail it; ending the learner's user at once (kill(-1) as that user) does not."""
     entry = hub_users.ensure_user("hubi-forker", learners / "ada")
 
     def as_learner():
@@ -310,10 +288,8 @@ def test_stop_ends_a_learners_process_that_forks_and_exits_in_a_loop(learners):
         os.setresgid(entry.pw_gid, entry.pw_gid, entry.pw_gid)
         os.setresuid(entry.pw_uid, entry.pw_uid, entry.pw_uid)
     subprocess.Popen([sys.executable, "-c", FORKER], cwd="/", preexec_fn=as_learner)  # noqa: PLW1509
-    deadline = time.monotonic() + 20          # a scan of /proc can miss a process that lives 20 ms: look again
-    while not hub_users.user_processes(entry.pw_uid):
-        assert time.monotonic() < deadline, "the forker is not running"
-        time.sleep(0.1)
+    # a scan of /proc can miss a process that lives 20 ms: look again
+    until(lambda: hub_users.user_processes(entry.pw_uid), bool, 20, "the forker is not running")
     hub_users.end_class(learners)
     seen = [hub_users.user_processes(entry.pw_uid) for _ in range(20) if not time.sleep(0.05)]
     assert seen == [[]] * 20, seen
@@ -324,10 +300,14 @@ def tcp_line(local, remote, state, uid):
 
 
 def test_the_proxys_uid_is_believed_only_on_the_exact_live_connection(tmp_path):
-    """A learner cannot borrow root's entries: closed ones on the same ports
-    (TIME_WAIT), one on another address with the same ports, an IPv4-mapped
-    IPv6 twin; only the ESTABLISHED entry of the exact ends counts."""
-    from classroom.hub_spawner import socket_owner
+    with socket.socket() as server:                 # from the kernel's own table
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        with socket.create_connection(server.getsockname()):
+            accepted, _ = server.accept()
+            with accepted:
+                assert socket_owner(accepted.getpeername(), accepted.getsockname()) == os.geteuid()
+                assert socket_owner(("127.0.0.1", 1), accepted.getsockname()) is None
     head = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode"
     peer, hub = ("127.0.0.1", 40000), ("127.0.0.1", 8081)
     tcp, tcp6 = tmp_path / "tcp", tmp_path / "tcp6"
@@ -347,8 +327,7 @@ def test_the_proxys_uid_is_believed_only_on_the_exact_live_connection(tmp_path):
 
 
 def test_a_hub_kernel_offers_no_debugger(tmp_path):
-    """The start-up file the learner's server writes: kernel_info names no
-    debugger and a debug request starts none (it would listen on loopback for anyone)."""
+    """With the start-up file the learner's server writes (a debugger listens on loopback for anyone)."""
     from jupyter_client.manager import start_new_kernel
 
     from classroom import hub_kernel
@@ -371,19 +350,16 @@ def test_a_hub_kernel_offers_no_debugger(tmp_path):
 
 @needs_root
 def test_a_learner_back_after_their_user_was_removed_gets_their_files_back(tmp_path):
-    """After make hub FORGET=1 a returning learner's new user is given the
-    files the removed one owned, and a link in the home is changed itself,
-    never what it points to."""
     home, outside = tmp_path / "ada", tmp_path / "outside"
     (home / "my-notebooks").mkdir(parents=True)
     (home / "my-notebooks" / "01.ipynb").write_text("{}")
     outside.write_text("not the learner's")
     (home / "link").symlink_to(outside)
-    for path in (home, home / "my-notebooks", home / "my-notebooks" / "01.ipynb", home / "link"):
+    paths = (home, home / "my-notebooks", home / "my-notebooks" / "01.ipynb", home / "link")
+    for path in paths:
         os.chown(path, 40001, 40001, follow_symlinks=False)
     new = SimpleNamespace(pw_uid=40002, pw_gid=40002)
     assert hub_users.give_back(home, new) == 4
-    assert {os.lstat(p).st_uid for p in (home, home / "my-notebooks", home / "my-notebooks" / "01.ipynb",
-                                         home / "link")} == {40002}
+    assert {os.lstat(p).st_uid for p in paths} == {40002}
     assert outside.stat().st_uid == 0
     assert hub_users.give_back(home, new) == 0          # a learner who never left: nothing to do

@@ -1,6 +1,4 @@
-"""make hub's advice `make hub PYTHON=/usr/bin/python3` over a .venv another Python
-made: the Makefile makes .venv again with it (`make -n` on a copy); the same
-Python, or none, named again keeps it."""
+"""make hub's advice `make hub PYTHON=/usr/bin/python3` over a .venv another Python made (`make -n`)."""
 
 import os
 import shutil
