@@ -2,6 +2,7 @@
 --regen-golden flag that rewrites the golden drawings in tests/golden/; and
 --layers, which picks what `make test`, `make test-integration` and `make quick` run."""
 
+import os
 from pathlib import Path
 
 import pytest
@@ -51,7 +52,6 @@ INTEGRATION_FILES = frozenset(name for names in INTEGRATION.values() for name in
 
 
 def selected(path, layers):
-    """Whether `layers` (--layers) runs the test file or notebook at `path`."""
     if layers == "all":
         return True
     if path.suffix == ".ipynb":                   # nbval: make test runs it, make quick does not
@@ -63,7 +63,7 @@ def selected(path, layers):
 
 
 def pytest_ignore_collect(collection_path, config):
-    """Test files the layers leave out are not even imported (notebooks: pytest_collection_modifyitems)."""
+    """Test files the layers leave out are not even imported."""
     if collection_path.name.startswith("test_") and collection_path.suffix == ".py":
         also = {node.split("::")[0].rsplit("/", 1)[-1] for node in config.getoption("--also")}
         return None if selected(collection_path, config.getoption("--layers")) or collection_path.name in also \
@@ -71,9 +71,8 @@ def pytest_ignore_collect(collection_path, config):
     return None
 
 
-# The longest files first (pytest --durations=0 prints each test's time), so
-# that under `--dist loadfile --no-loadscope-reorder` (the Makefile) the two workers take
-# them at the start and end together, instead of one waiting on the other's last long file.
+# The longest files first, so that under `--dist loadfile --no-loadscope-reorder` (the Makefile) the two workers
+# take them at the start and end together, instead of one waiting on the other's last long file.
 FIRST = ("test_browser.py", "test_pins.py", "test_check_limits.py", "test_exercises.py", "test_deep_free.py",
          "test_exercise_checks.py", "test_lab.py", "test_real_models.py", "test_standalone.py",
          "test_grade_hostile.py", "test_hub.py", "test_reexecution.py",
@@ -82,9 +81,8 @@ FIRST = ("test_browser.py", "test_pins.py", "test_check_limits.py", "test_exerci
 
 @pytest.hookimpl(wrapper=True)
 def pytest_collection_modifyitems(config, items):
-    """Keep what --layers and --notebook select, the longest files first (FIRST) in the same order on every worker
-    (xdist requires it); after all selection, end each notebook's nbval items with its byte-for-byte item
-    (tests/one_execution.py), except on another torch."""
+    """What --layers and --notebook select, FIRST first, in the same order on every worker (xdist requires it); after
+    all selection, each notebook's nbval items end with its byte-for-byte item, except on another torch."""
     layers, also = config.getoption("--layers"), tuple(config.getoption("--also"))
     kept = {item: selected(item.path, layers) or item.nodeid.startswith(also) for item in items}   # () matches none
     if config.getoption("--notebook"):
@@ -123,7 +121,7 @@ def about(number):
 
 @pytest.fixture
 def golden(request):
-    """compare(name, text): text must equal tests/golden/<name>; --regen-golden rewrites the file instead."""
+    """compare(name, text): text must equal tests/golden/<name> (--regen-golden rewrites it)."""
     folder = ROOT / "tests" / "golden"
 
     def compare(name, text):
@@ -139,11 +137,18 @@ def golden(request):
 
 @pytest.fixture(scope="module")
 def browser():
-    """Headless Chromium for a test file (tests/learner.py's `chromium`)."""
-    from learner import chromium
+    """Headless Chromium for a test file; skipped without it, except under CI=true."""
+    from tools.testkit.browser import CHROMIUM, CHROMIUM_ARGS
 
-    with chromium() as browser:
+    if not Path(CHROMIUM).exists():
+        (pytest.fail if os.environ.get("CI") == "true" else pytest.skip)(
+            "browser tests need Debian's chromium: sudo apt-get install chromium (make test installs it when it can)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield browser
+        browser.close()
 
 
 @pytest.fixture

@@ -22,7 +22,6 @@ def independent_walk(roots):
 
 
 def check_graph(*roots):
-    """trace_graph agrees with the independent walk; draw_graph gives text and DOT."""
     roots = [r for r in roots if isinstance(r, torch.Tensor) and r.grad_fn is not None]
     graph = trace_graph(roots)
     count, edges, names = independent_walk(roots)

@@ -1,8 +1,8 @@
 """A new learner for the tests of `make lab` and `make notebook`: an empty home (HOME and Jupyter's directories
-in a temporary folder) after `make lab`'s set-up (`python -m tools.runtime.lab --prepare-only`), and helpers
-on a running server's REST API."""
+in a temporary folder) after `make lab`'s set-up, the server it starts, and helpers on that server's REST API."""
 
 import contextlib
+import json
 import os
 import subprocess
 import sys
@@ -10,15 +10,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
-
 from tools.loopback import rest
 from tools.runtime.lab import ROOT
-from tools.testkit.browser import CHROMIUM, CHROMIUM_ARGS, NB
+from tools.testkit.browser import NB, serve, stop
 
 TAB = "#jp-main-dock-panel .lm-TabBar-tab.lm-mod-current"      # the active notebook's tab
 VIEWPORT = {"width": 1366, "height": 768}    # a common laptop screen
-INSTALL = "browser tests need Debian's chromium: sudo apt-get install chromium (make test installs it when it can)"
 
 
 @dataclass(frozen=True)
@@ -30,7 +27,6 @@ class Learner:
 
 
 def new_learner(folder):
-    """A learner with an empty home under `folder`, after `make lab`'s set-up."""
     home = folder / "home"
     home.mkdir(parents=True)
     env = {"HOME": str(home), "JUPYTER_CONFIG_DIR": str(home / ".jupyter"),
@@ -44,24 +40,23 @@ def new_learner(folder):
 
 
 @contextlib.contextmanager
-def chromium():
-    """Headless Chromium; the test is skipped without it, except under CI=true."""
-    if not Path(CHROMIUM).exists():
-        if os.environ.get("CI") == "true":
-            pytest.fail(INSTALL)
-        pytest.skip(INSTALL)
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
+def served(folder, app="jupyterlab", env=None, settings=None):
+    """(learner, server info, process): a new learner under `folder`, their own JupyterLab `settings` ({file: value})
+    and the server `make lab` (app="notebook": `make notebook`) starts on their working copy, stopped after."""
+    learner = new_learner(folder)
+    for name, value in (settings or {}).items():
+        path = learner.home / ".jupyter/lab/user-settings" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(value))
+    proc, info = serve(learner.copy, learner.home / "runtime", {**learner.env, **(env or {})}, app)
+    try:
+        yield learner, info, proc
+    finally:
+        stop(proc)
 
 
 def api(info, path, method="GET"):
-    """The JSON answer of the server described by `info` (its jpserver file) to `path`."""
+    """The JSON answer of the server `info` (its jpserver file) describes."""
     return rest(f"http://127.0.0.1:{info['port']}{path}", info["token"], method)
 
 
@@ -78,7 +73,6 @@ def until(read, test, timeout, what):
 
 
 def wait_for_kernels(info, test, timeout=60.0):
-    """The server's kernels (/api/kernels) once `test(kernels)` holds."""
     return until(lambda: api(info, "/api/kernels"), test, timeout, "kernels not as expected")
 
 
@@ -90,7 +84,6 @@ def kernel_of(info, path, test=lambda kernel: True, timeout=60.0):
 
 
 def attached(kernel):
-    """Started, and a page is connected to it."""
     return kernel["execution_state"] == "idle" and kernel["connections"] > 0
 
 

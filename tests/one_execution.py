@@ -50,8 +50,7 @@ def keep_nbvals_messages():
 
 
 def written(path, messages):
-    """The notebook as `make notebooks` would write it from one kernel's iopub `messages` (ValueError if a code
-    cell was not executed)."""
+    """The notebook as `make notebooks` writes it from one kernel's iopub `messages` (ValueError: a cell not run)."""
     stored, nb = nbformat.read(path, as_version=4), nbformat.read(path, as_version=4)
     client = NotebookClient(nb, store_widget_state=True, record_timing=False)
     client.reset_execution_trackers()
@@ -84,8 +83,6 @@ def written(path, messages):
 
 
 class ByteForByte(pytest.Item):
-    """A notebook's last nbval item: its one execution, written as `make notebooks` writes, equals the file."""
-
     def runtest(self):
         messages = self.parent.__dict__.get(KEPT)
         if not messages:
@@ -107,7 +104,6 @@ class ByteForByte(pytest.Item):
 
 
 def add_items(items):
-    """After each notebook's last nbval item, its ByteForByte item (in place)."""
     last = {}
     for position, item in enumerate(items):
         if isinstance(item.parent, IPyNbFile):

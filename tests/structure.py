@@ -36,7 +36,6 @@ OPTIONAL_EXERCISES = 1
 
 
 def optional(nb):
-    """Whether the notebook is off the core path (its metadata says so)."""
     return bool(nb.metadata.get("collection", {}).get("optional"))
 
 
@@ -53,7 +52,6 @@ def exercise_rule(optional_notebook, kinds):
 
 
 def problems(nb, folder, lesson=True):
-    """Everything about `nb` that breaks the skeleton; empty when it is fine."""
     found = _common(nb, folder)
     return found + _lesson(nb) if lesson else found
 
@@ -85,11 +83,8 @@ SET_UP_LINES = 4
 
 
 def set_up(cells):
-    """The set-up cell (tools/build/nav.py): the first code cell, at most
-    SET_UP_LINES lines, the first a comment that reads as its title, with no
-    class, try or subprocess; its code hidden in JupyterLab and Notebook 7
-    (jupyter.source_hidden), a form in Colab (cellView), tagged kernel-only
-    so the site leaves it out."""
+    """The set-up cell (tools/build/nav.py): the first code cell, its code hidden in JupyterLab, Notebook 7
+    (jupyter.source_hidden) and Colab (cellView form), tagged kernel-only so the site leaves it out."""
     code = [c for c in cells if c.cell_type == "code"]
     if not code or code[0].get("id") != INSTALL:
         return [f"the first code cell must be the set-up cell (id {INSTALL}; run make nav)"]
@@ -109,9 +104,8 @@ def set_up(cells):
 
 
 def recorded_kernel(nb):
-    """The kernel and language the notebook records must be what the collection's kernel
-    reports (tools/runtime/kernel.py: Python's major version, not the release that ran it):
-    JupyterLab writes a connecting kernel's into the notebook and marks it changed unless equal."""
+    """What the collection's kernel reports (tools/runtime/kernel.py: Python's major version, not the release that
+    ran it): JupyterLab writes a connecting kernel's into the notebook and marks it changed unless equal."""
     return [f"metadata {key} is {nb.metadata.get(key)}, the collection's kernel reports {value} "
             "(execute it with make notebooks)"
             for key, value in kernel.recorded().items() if nb.metadata.get(key) != value]
@@ -122,17 +116,14 @@ MACHINE_PATH = re.compile(r"(/[\w.+-]+)+/(site-packages|dist-packages|\.venv)/|/
 
 
 def machine_paths(cells):
-    """Outputs that name a path of the machine that ran them (tools/build/run_notebooks.py
-    writes tracebacks relative to site-packages/ and the repository)."""
+    """(tools/build/run_notebooks.py writes tracebacks relative to site-packages/ and the repository.)"""
     return [f"cell {number}: a stored output names a path of the machine that ran it: {found[0][:60]}"
             for number, cell in enumerate(cells, start=1) if cell.cell_type == "code"
             for found in [MACHINE_PATH.search(json.dumps(cell.outputs))] if found]
 
 
 def long_lines(cells):
-    """Code lines longer than LINE_LIMIT: in code cells (but the set-up
-    cell, whose code no learner sees) and in the code blocks of markdown
-    cells, which the site shows the same way."""
+    """In code cells and in markdown's code blocks, which the site shows the same way."""
     found = []
     for number, cell in enumerate(cells, start=1):
         if cell.get("id") == INSTALL:       # hidden (source_hidden, a form in Colab), left off the site
@@ -144,7 +135,6 @@ def long_lines(cells):
 
 
 def fenced(markdown):
-    """The lines inside the fenced code blocks (``` or ~~~) of a markdown text."""
     return [line for token in MARKDOWN.parse(markdown) if token.type == "fence" for line in token.content.splitlines()]
 
 
@@ -183,8 +173,7 @@ def _lesson(nb):
 
 
 def _exercises(nb):
-    """Answer slots, each followed by its check (a cell tagged answer-check
-    that calls ex.qN.check); nothing gives an answer away."""
+    """Answer slots, each followed by its check; nothing gives an answer away."""
     cells, found = nb.cells, []
     slots = [i for i, c in enumerate(cells) if "answer-slot" in c.metadata.get("tags", [])]
     for number, i in enumerate(slots, start=1):

@@ -1,23 +1,21 @@
 """Every notebook in real JupyterLab in headless Chromium (1366x768), as a new learner has it: first open, one
-Run All, every widget's checks and states, the keyboard, 200 % zoom.
-Browser layer: `make test-integration` runs it (Chromium from `make system-browser`)."""
+Run All, every widget's checks and states, the keyboard, 200 % zoom."""
 
-import json
 import time
 
 import nbformat
 import pytest
 from answers import WRONG
 from conftest import ROOT
-from learner import VIEWPORT, attached, kernel_of, new_learner
+from learner import VIEWPORT, attached, kernel_of, served
 
 from helpers.exercises import declared
 from helpers.lessons import of
 from helpers.widgets import RUN_TO_USE
 from tools.build.run_notebooks import raises
 from tools.notebooks import notebook_paths
-from tools.testkit.browser import NB, cells, open_notebook, run_all, serve, stop
-from tools.testkit.first_open import broken, notices, output_count, rendered, stored
+from tools.testkit.browser import CELLS, NB, open_notebook, run_all
+from tools.testkit.first_open import BROKEN, NOTICES, output_count, rendered, stored
 from tools.testkit.legibility import measure, reached, smallest, states
 from tools.testkit.widget_cells import cell_index
 from tools.testkit.widget_page import keyboard_problems, on_screen, redraw, wheel_problems, widget_cell
@@ -26,33 +24,26 @@ ARTIFACTS = ROOT / "artifacts" / "screenshots"
 PATHS = notebook_paths()
 ZOOMED = {"width": 683, "height": 384}          # 1366x768 at 200 % zoom, in CSS pixels (what lays a page out)
 WINDOWING = "@jupyterlab/notebook-extension/tracker.jupyterlab-settings"
-# Views shown in screenshots: (widget, caption words, file name).
 TAB = "#jp-main-dock-panel .lm-TabBar-tab.lm-mod-current"      # the notebook's tab
 MODEL_NOT_FOUND = "Error displaying widget: model not found"
 RELOADS = 2               # notebooks of a run whose first open may be loaded again (check_first_open)
 RELOADED = []
 NEWS = "notified about official Jupyter news"
 SHOWN_WITHIN = 150.0         # seconds to wait for stored outputs (60 s was passed on 2 cores busy with two suites)
+# Views shown in screenshots: (widget, caption words, file name).
 SHOTS = (("sequence", "length 200", "(cut)", "legibility-01-sequence-cut-200.png"),
          ("length", "length 30", "(unrolled)", "legibility-05-length-unrolled-30.png"))
 
 
 @pytest.fixture(scope="module")
 def lab(browser, tmp_path_factory):
-    """A new learner's JupyterLab, no windowing so every output can be measured; yields (copy, URL, token, info)."""
-    learner = new_learner(tmp_path_factory.mktemp("learner"))
-    settings = learner.home / ".jupyter/lab/user-settings" / WINDOWING
-    settings.parent.mkdir(parents=True, exist_ok=True)
-    settings.write_text(json.dumps({"windowingMode": "none", "kernelShutdown": True}))
-    proc, info = serve(learner.copy, learner.home / "runtime", learner.env)
-    try:
+    """No windowing, so that every output can be measured; (copy, URL, token, info)."""
+    settings = {WINDOWING: {"windowingMode": "none", "kernelShutdown": True}}
+    with served(tmp_path_factory.mktemp("learner"), settings=settings) as (learner, info, _):
         yield learner.copy, f"http://127.0.0.1:{info['port']}", info["token"], info
-    finally:
-        stop(proc)
 
 
 def check_widgets(page, timings, notebook):
-    """Make each widget's checked changes in order, assert on each redraw, and record its time in the page."""
     for widget in of(notebook):
         cell = widget_cell(page, cell_index(notebook, widget.tag))
         for check in widget.checks:
@@ -83,7 +74,7 @@ def _answer(page, check, answer, expected):
 
 
 def _exercise_01(page, timings):
-    """A wrong answer, its hint, then the right one, both taken from the declarations."""
+    """A wrong answer and its hint, then the right one."""
     wrong, words = WRONG[("01", 1)][0]
     text = _answer(page, "ex.q1.check(answer_1)", wrong, "Not quite")
     assert words in text
@@ -160,7 +151,7 @@ def widget_states(page, path, timings):
 
 
 def at_200_percent(page, path, views):
-    """The controls out of reach at 200 % zoom (683x384 CSS px, file browser open); `views`: stored or live."""
+    """The controls out of reach at 200 % zoom (file browser open); `views`: stored or live."""
     if not of(path.stem):
         return []
     page.set_viewport_size(ZOOMED)
@@ -201,9 +192,9 @@ def on_first_open(page, folder, info, path, timings):
     page.locator(f"{NB} .jp-Cell").first.wait_for(timeout=90_000)
     check_first_open(page, folder, info, path.name, timings)
     drawings = measure(page.locator(NB), f"{path.stem}: stored")
-    shown_broken = [f"{path.stem} on first open: {b}" for b in broken(page.locator(NB))]
+    shown_broken = [f"{path.stem} on first open: {b}" for b in page.locator(NB).evaluate(BROKEN)]
     shown_broken += [f"{path.stem} on first open: a widget view's first line is {line}, not {RUN_TO_USE!r}"
-                     for line in notices(page.locator(NB)) if RUN_TO_USE not in line]
+                     for line in page.locator(NB).evaluate(NOTICES) if RUN_TO_USE not in line]
     timings.append(f"legibility lab {path.stem} stored: {smallest(drawings)}")
     return drawings, shown_broken
 
@@ -223,7 +214,7 @@ def test_first_open_run_all_widgets_and_their_states(lab, browser, path, timings
         finally:
             page.screenshot(path=ARTIFACTS / f"{path.stem}.png")
         timings.append(f"{path.stem}: Run All {seconds:.1f} s, one click")
-        report = cells(page)
+        report = page.evaluate(CELLS)
         code = [c for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code"]
         assert len(report) == len(code)
         unexpected = [(c["source"] or c["placeholder"] or "?").splitlines()[0]

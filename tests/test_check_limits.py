@@ -1,6 +1,5 @@
 """The check limits run to their ends: the learner's interrupt stops a check and its earlier verdict; after a
-compiled backward in the session right answers stay right. What could hang runs in a process of its own,
-under the test's timeout; nothing here times anything. In make test-integration."""
+compiled backward in the session right answers stay right. Nothing here times anything."""
 
 import json
 import os
@@ -21,8 +20,8 @@ HANG = 120                                 # seconds after which a check that di
 ROW = "2. a graph that follows a sign (write): "
 
 
-def _defined(source, scope=None):
-    scope = {"torch": torch} if scope is None else scope
+def _defined(source):
+    scope = {"torch": torch}
     exec(compile(source, "<cell 2>", "exec"), scope)
     return scope["sign_forward"]
 

@@ -1,6 +1,6 @@
 """A graph walked whole by the helpers is freed without crashing, at any depth (`walk.hold_inputs`). Each case
 runs in a child process on the usual 8 MB stack: without the walk's holding, the crash (SIGSEGV) would
-end pytest. In make test-integration."""
+end pytest."""
 
 import subprocess
 import sys
@@ -39,17 +39,13 @@ CASES += [("rnn", 40_000, "trace_graph", "del h"), ("chain", 100_000, "trace_gra
           ("gathered", 60_000, "whole", "h.sum().backward(); del h"), ("summed", 100_000, "trace_graph", "del h")]
 
 
-def run_child(shape: str, steps: int, call: str, then: str) -> subprocess.CompletedProcess[str]:
+@pytest.mark.parametrize(("shape", "steps", "call", "then"), CASES)
+def test_a_deep_graph_walked_whole_is_freed_without_a_crash(shape, steps, call, then):
     lines = [LIMIT_STACK, "import torch", "from helpers import draw_graph, trace_graph",
              "from helpers.engine import record_backward",
              "w = torch.randn(4, 4, requires_grad=True)", "h = torch.randn(4, requires_grad=True)",
              BUILD[shape][0], f"for _ in range({steps}):", f"    {BUILD[shape][1]}", BUILD[shape][2], CALLS[call],
              *then.split("; "), "print('freed')"]
-    return subprocess.run([sys.executable, "-c", "\n".join(lines)], cwd=ROOT, capture_output=True, text=True,
+    done = subprocess.run([sys.executable, "-c", "\n".join(lines)], cwd=ROOT, capture_output=True, text=True,
                           timeout=600, check=False)
-
-
-@pytest.mark.parametrize(("shape", "steps", "call", "then"), CASES)
-def test_a_deep_graph_walked_whole_is_freed_without_a_crash(shape, steps, call, then):
-    done = run_child(shape, steps, call, then)
     assert done.returncode == 0 and done.stdout.strip().endswith("freed"), (done.returncode, done.stderr[-2000:])

@@ -1,7 +1,6 @@
 """`make lab` as a new learner (an empty home) meets it: its set-up, its server on the working copy (loopback,
 token, settings, kernel culling); in headless Chromium, two tabs sharing a kernel, the index's first open, and
-Run All clicked before the kernel exists.
-Browser layer: `make test-integration` runs it (Chromium from `make system-browser`)."""
+Run All clicked before the kernel exists."""
 
 import contextlib
 import json
@@ -15,25 +14,21 @@ from pathlib import Path
 import nbformat
 import psutil
 import pytest
-from learner import VIEWPORT, api, attached, close_tab, end_sessions, kernel_of, lab_page, new_learner, wait_for_kernels
+from learner import VIEWPORT, api, attached, close_tab, end_sessions, kernel_of, lab_page, served, wait_for_kernels
 from nbformat.sign import NotebookNotary
 from test_browser import check_first_open
 
 from tools.notebooks import notebook_paths
 from tools.runtime.lab import OVERRIDES, SERVER_CONFIG, SETTINGS, binder, lab_argv
-from tools.testkit.browser import DONE, KERNEL_READY, NB, menu, serve, stop
+from tools.testkit.browser import DONE, KERNEL_READY, NB, menu
 
 CULLING = "Culling kernels with idle durations > 1800 seconds at 60 second intervals ..."
 
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
-    learner = new_learner(tmp_path_factory.mktemp("learner"))
-    proc, info = serve(learner.copy, learner.home / "runtime", learner.env)
-    try:
-        yield learner, info, proc
-    finally:
-        stop(proc)
+    with served(tmp_path_factory.mktemp("learner")) as found:
+        yield found
 
 
 def _status(url):
@@ -73,6 +68,8 @@ def test_learner_settings_are_the_defaults(lab):
     keys = api(info, "/lab/api/settings/@jupyterlab/shortcuts-extension:shortcuts")      # tools/build/shortcuts.py
     ours = json.loads((SETTINGS / "overrides.json").read_text())["@jupyterlab/shortcuts-extension:shortcuts"]
     assert keys["schema"]["properties"]["shortcuts"]["default"] == ours["shortcuts"] != []
+    widgets = api(info, "/lab/api/settings/@jupyter-widgets/jupyterlab-manager:plugin")    # docs/maintaining.md: why
+    assert widgets["schema"]["properties"]["saveState"]["default"] is False
 
 
 def test_idle_kernels_are_culled(lab):
@@ -111,7 +108,7 @@ def test_binder_set_up(tmp_path, monkeypatch):
 # ----- in the browser -----
 
 def test_first_open_of_the_index(lab, browser, timings):
-    """As the URL `make lab` prints opens it (.ci/run also runs this with a second patch release of Python)."""
+    """As the URL `make lab` prints opens it."""
     learner, info, _ = lab
     page = lab_page(browser.new_page(viewport=VIEWPORT), info, "00-index.ipynb")
     check_first_open(page, learner.copy, info, "00-index.ipynb", timings)
@@ -159,12 +156,10 @@ def test_run_all_while_the_kernel_starts_says_so_and_keeps_the_drawings(tmp_path
     """Before the session exists, JupyterLab's Run All cleared every output and ran nothing, silently; with
     jupyter/overrides.json's enableKernelInitNotification it says the kernel is still initializing and clears
     nothing. Clicked again once the kernel is idle, it runs every cell."""
-    learner = new_learner(tmp_path)
     slow = tmp_path / "slow"
     slow.mkdir()
     (slow / "jupyter_server_config.py").write_text(SLOW_SESSIONS)
-    proc, info = serve(learner.copy, learner.home / "runtime", {**learner.env, "JUPYTER_CONFIG_PATH": str(slow)})
-    try:
+    with served(tmp_path, env={"JUPYTER_CONFIG_PATH": str(slow)}) as (learner, info, _):
         name = "01-dynamic-control-flow.ipynb"
         stored = sum(1 for c in nbformat.read(learner.copy / name, as_version=4).cells if c.get("outputs"))
         shown = f"""() => [...document.querySelectorAll('{NB} .jp-CodeCell')]
@@ -178,6 +173,4 @@ def test_run_all_while_the_kernel_starts_says_so_and_keeps_the_drawings(tmp_path
         assert page.evaluate(shown) == stored, "Run All before the kernel was there cleared the stored outputs"
         menu(page, "Run", "Run All Cells")
         page.wait_for_function(DONE, timeout=180_000, polling=200)
-    finally:
-        stop(proc)
 

@@ -1,6 +1,5 @@
 """`make notebook`: Notebook 7 on a new learner's working copy, in headless Chromium: 01 runs clean, redraws and
-works from the keyboard, as does 06's quiz; 02 shows its saved widgets when reopened.
-Browser layer: `make test-integration` runs it (Chromium from `make system-browser`)."""
+works from the keyboard, as does 06's quiz; 02 shows its saved widgets when reopened."""
 
 import time
 import urllib.error
@@ -9,7 +8,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from learner import VIEWPORT, api, attached, gone, kernel_of, new_learner, until
+from learner import VIEWPORT, api, attached, gone, kernel_of, served, until
 from test_saved_widgets import LESSON, NAME, check_reopened, save, stored_captions
 
 from helpers.lessons import of
@@ -17,7 +16,7 @@ from tools.build.run_notebooks import raises
 from tools.notebooks import notebook_paths
 from tools.runtime.lab import lab_argv
 from tools.testkit import browser as lab_browser
-from tools.testkit.browser import NB, serve, stop
+from tools.testkit.browser import CELLS, NB
 from tools.testkit.widget_cells import cell_index
 from tools.testkit.widget_page import VIEW, change_and_wait, keyboard_problems, redraw, widget_cell
 
@@ -28,15 +27,8 @@ ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts" / "screenshots"
 
 @pytest.fixture(scope="module")
 def notebook7(tmp_path_factory):
-    """A new learner's working copy served with `make notebook`'s command line (lab_argv(app="notebook"))."""
-    learner = new_learner(tmp_path_factory.mktemp("learner"))
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(lab_browser, "lab_argv", lambda *a, **k: lab_argv(*a, app="notebook", **k))
-        proc, info = serve(learner.copy, learner.home / "runtime", learner.env)
-    try:
+    with served(tmp_path_factory.mktemp("learner"), app="notebook") as (learner, info, _):
         yield learner, info
-    finally:
-        stop(proc)
 
 
 def test_loopback_token_and_settings(notebook7):
@@ -53,7 +45,7 @@ def test_loopback_token_and_settings(notebook7):
 
 
 def run_all(page, info, name):
-    """Open `name`, clear its outputs and Run All; (its kernel, the seconds taken) once every cell ran, in order."""
+    """Outputs cleared, Run All; (its kernel, the seconds taken) once every cell ran, in order."""
     page.goto(f"http://127.0.0.1:{info['port']}/notebooks/{name}?token={info['token']}")
     page.locator(f"{NB} .jp-CodeCell").first.wait_for(timeout=90_000)
     kernel = kernel_of(info, name, attached, timeout=90)
@@ -74,8 +66,7 @@ def test_runs_01_and_redraws_a_widget(notebook7, browser, timings):
     timings.append(f"Notebook 7: Run All of {NOTEBOOK} in {run_all(page, info, NOTEBOOK)[1]:.1f} s")
     tagged = [raises(cell) for cell in nbformat.read(learner.copy / NOTEBOOK, as_version=4).cells
               if cell.cell_type == "code"]
-    assert [c["stderr"] for c in lab_browser.cells(page)] == tagged, "an error outside the cells tagged to raise"
-    # the first widget, found by its tag and driven by its control's position, as test_browser does
+    assert [c["stderr"] for c in page.evaluate(CELLS)] == tagged, "an error outside the cells tagged to raise"
     widget = of(NOTEBOOK.removesuffix(".ipynb"))[0]
     cell = widget_cell(page, cell_index(NOTEBOOK.removesuffix(".ipynb"), widget.tag, learner.copy))
     for check in widget.checks:
@@ -108,7 +99,7 @@ def test_the_quiz_works_with_the_keyboard(notebook7, browser):
 
 
 def click_slider(page, panel_cell, path):
-    """Click 30% along the slider's track, as with a mouse: Notebook 7's key bindings run before the slider's."""
+    """A click 30% along the slider's track, as with a mouse: Notebook 7's key bindings run before the slider's."""
     track = panel_cell.locator(".noUi-target").first
     box = track.bounding_box()
     view = panel_cell.locator(VIEW)
@@ -119,7 +110,7 @@ def click_slider(page, panel_cell, path):
 
 
 def test_notebook7_reopens_saved_widgets(notebook7, browser, timings):
-    """Run 02, change its widget, save, Close and Shut Down, reopen."""
+    """02 run, its widget changed, saved, closed with Close and Shut Down, reopened."""
     learner, info = notebook7
     copy, started = learner.copy, time.perf_counter()
     first = stored_captions(copy / NAME)

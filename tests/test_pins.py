@@ -1,9 +1,6 @@
-"""The pins install on every supported Python, each at its oldest patch release
-(written by `make pin`): pip's resolver, asked without installing or downloading torch,
-whether requirements-dev.txt (every pin of requirements.txt and the tests') has wheels that
-go together for Python 3.10.0, 3.11.0, 3.12.0 and 3.13.0. Debian 12's own
-3.11.2 and Ubuntu 22.04's 3.10 are inside that range (soupsieve 4.1.3, which
-needs 3.11.5, was pinned once for every 3.11)."""
+"""The pins `make pin` writes (requirements-dev.txt: requirements.txt's and the tests') install on every supported
+Python at its oldest patch release, 3.10.0 to 3.13.0: pip's resolver asked, nothing installed or downloaded.
+Debian 12's 3.11.2 and Ubuntu 22.04's 3.10 lie inside (soupsieve 4.1.3, needing 3.11.5, was once pinned for 3.11)."""
 
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -17,8 +14,8 @@ DEV = pin.ROOT / "requirements-dev.txt"
 
 @pytest.fixture(scope="module")
 def resolutions():
-    """{python_version: (pip's install list or None, pip's errors)}, all four resolved at once, by this
-    Python's pip: the lines carry no markers (for_python evaluated them), which it would evaluate for itself."""
+    """{python_version: (pip's install list or None, its errors)}, resolved at once by this Python's pip: the lines
+    carry no markers (for_python evaluated them), which it would evaluate for itself."""
     with ThreadPoolExecutor(max_workers=len(pin.PYTHONS)) as pool:
         found = pool.map(lambda version: pin.dry_run(sys.executable, version, pin.for_python(DEV, version)),
                          pin.PYTHONS)

@@ -1,7 +1,5 @@
-"""`make notebooks` run end to end by the script: notebook 02 with one line changed is executed, and only that
-cell and its widgets' state are rewritten. Its parts: tests/test_reproducible.py; every notebook executed
-again byte for byte: tests/one_execution.py. In make test-integration."""
-
+"""`make notebooks` end to end: notebook 02 with one line changed is executed, and only that cell and its widgets'
+state are rewritten (its parts: tests/test_reproducible.py; every notebook byte for byte: tests/one_execution.py)."""
 
 import nbformat
 
@@ -18,7 +16,6 @@ def _shown_by(nb, cell):
 
 
 def test_a_one_line_change_rewrites_its_own_cell_only(tmp_path):
-    """Relabel one slider of notebook 02 and execute it."""
     path = next(p for p in notebook_paths() if p.name.startswith("02-"))
     nb = nbformat.read(path, as_version=4)
     cell = next((c for c in nb.cells if c.get("id") == "step-panel"), None)

@@ -9,12 +9,12 @@ import time
 
 import nbformat
 import pytest
-from learner import TAB, VIEWPORT, api, attached, close_tab, end_sessions, kernel_of, lab_page, new_learner, until
+from learner import TAB, VIEWPORT, attached, close_tab, end_sessions, kernel_of, lab_page, served, until
 
 from helpers.lessons import of
 from tools.notebooks import WIDGET_VIEW, widget_state
 from tools.runtime.lab import ROOT
-from tools.testkit.browser import NB, open_notebook, run_all, serve, stop
+from tools.testkit.browser import NB, run_all
 from tools.testkit.first_open import graphviz_svgs
 from tools.testkit.widget_cells import cell_index
 from tools.testkit.widget_page import redraw, widget_cell
@@ -22,9 +22,7 @@ from tools.testkit.widget_page import redraw, widget_cell
 LESSON = "02-inspecting-the-graph"
 NAME = f"{LESSON}.ipynb"
 SHOWN_WITHIN = 60.0             # seconds for a reopened notebook's widgets to be drawn (2 busy cores)
-# Each widget output in the page (the widget manager's renderer, which shows
-# a view or, in its place, an error): the error, whether it holds a Graphviz
-# drawing, its caption.
+# Each widget output in the page (a view or, in its place, an error): the error, whether it draws, its caption.
 WIDGET_OUTPUTS = """panel => [...panel.querySelectorAll('.jp-OutputArea-output')]
   .filter(o => o.classList.contains('jupyter-widgets') || o.querySelector(':scope > .jupyter-widgets'))
   .map(o => ({error: o.textContent.includes('Error displaying widget') ? o.textContent.trim().slice(0, 200) : '',
@@ -33,8 +31,7 @@ WIDGET_OUTPUTS = """panel => [...panel.querySelectorAll('.jp-OutputArea-output')
 
 
 def widget_views(path):
-    """The widget outputs the notebook file at `path` holds, each as
-    (model id, whether its model is in the file's widget state)."""
+    """The file's widget outputs, each as (model id, whether the file's widget state holds its model)."""
     nb = nbformat.read(path, as_version=4)
     state = widget_state(nb)
     return [(o.data[WIDGET_VIEW]["model_id"], o.data[WIDGET_VIEW]["model_id"] in state)
@@ -43,7 +40,6 @@ def widget_views(path):
 
 
 def stored_captions(path):
-    """The captions of the drawings in the widget state of the file at `path`."""
     nb = nbformat.read(path, as_version=4)
     state = widget_state(nb)
     htmls = [m["state"].get("value", "") for m in state.values() if m["model_name"] == "HTMLModel"]
@@ -52,8 +48,7 @@ def stored_captions(path):
 
 
 def shown(page, panel, count):
-    """What each widget output of the notebook shows once `count` of them are
-    in the page and each shows a drawing or an error (or after SHOWN_WITHIN)."""
+    """Each widget output, once `count` are in the page, each with a drawing or an error (or after SHOWN_WITHIN)."""
     deadline = time.monotonic() + SHOWN_WITHIN
     while True:
         outputs = page.locator(panel).first.evaluate(WIDGET_OUTPUTS)
@@ -64,10 +59,9 @@ def shown(page, panel, count):
 
 
 def check_reopened(page, panel, folder, path, what, timings):
-    """The reopened notebook's file holds the models of its widget outputs,
-    and the page shows in every one the drawing the file's state holds, none an
-    error. A "model not found" with the file right is the race
-    tests/test_lab.py's check_first_open describes: the page is loaded again."""
+    """The file holds the models of its widget outputs, and the page shows in every one the drawing the file's state
+    holds, none an error. A "model not found" with the file right is the race check_first_open
+    (tests/test_browser.py) describes: the page is loaded again."""
     views = widget_views(folder / path)
     assert views, f"{path} holds no widget output: nothing to check"
     assert all(kept for _, kept in views), (
@@ -88,7 +82,6 @@ def check_reopened(page, panel, folder, path, what, timings):
 
 
 def change_widget(page, panel_cell):
-    """Make the widget's declared changes; each redraws as declared."""
     widget = of(LESSON)[0]
     panel_cell.scroll_into_view_if_needed()       # a cell out of view is not laid out (content-visibility)
     for check in widget.checks:
@@ -97,8 +90,7 @@ def change_widget(page, panel_cell):
 
 
 def save(page, path, tab=None):
-    """Ctrl+S, as a learner saves; returns once the file on disk changed
-    (and, in JupyterLab, the tab is no longer marked changed)."""
+    """Ctrl+S; returns once the file changed (and, given JupyterLab's `tab`, that is no longer marked changed)."""
     before = path.stat().st_mtime_ns
     page.keyboard.press("Control+s")
     until(lambda: path.stat().st_mtime_ns, lambda mtime: mtime != before, 30, f"{path.name} not saved")
@@ -107,8 +99,7 @@ def save(page, path, tab=None):
 
 
 def _parsed(path):
-    """The notebook at `path`, or None while the server is still writing it
-    (Jupyter writes a saved file in place: read at the wrong moment, it is empty)."""
+    """None while the server is still writing it (in place: read at the wrong moment, it is empty)."""
     try:
         return nbformat.read(path, as_version=4)
     except (ValueError, nbformat.reader.NotJSONError):
@@ -117,31 +108,19 @@ def _parsed(path):
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
-    """A new learner and the server `make lab` starts for them, which hands
-    its page the learners' settings: the widget manager's saveState left off
-    (docs/maintaining.md says why)."""
-    learner = new_learner(tmp_path_factory.mktemp("learner"))
-    proc, info = serve(learner.copy, learner.home / "runtime", learner.env)
-    try:
-        widgets = api(info, "/lab/api/settings/@jupyter-widgets/jupyterlab-manager:plugin")
-        assert widgets["schema"]["properties"]["saveState"]["default"] is False
+    with served(tmp_path_factory.mktemp("learner")) as (learner, info, _):
         yield learner, info
-    finally:
-        stop(proc)
 
 
 def test_jupyterlab_reopens_saved_widgets_and_after_refresh(lab, browser, timings):
-    """Run 02, change its widget, edit a cell, save, close: reopened, every
-    widget shows its drawing, and saved before anything runs it keeps them;
-    run again, the widget redraws. Then `make refresh` backs the changed
-    notebook up and copies the collection's: both open with every widget
-    drawn."""
+    """02 run, its widget changed, a cell edited, saved, closed: reopened, every widget shows its drawing, and saved
+    before anything runs it keeps them; run again, the widget redraws. Then `make refresh` backs the changed
+    notebook up and copies the collection's: both open with every widget drawn."""
     learner, info = lab
     base, copy, started = f"http://127.0.0.1:{info['port']}", learner.copy, time.perf_counter()
     sizes, first = [(copy / NAME).stat().st_size], stored_captions(copy / NAME)
     page = browser.new_page(viewport=VIEWPORT)
     page.set_default_navigation_timeout(90_000)
-    open_notebook(page, base, info["token"], NAME)
     run_all(page, base, info["token"], NAME)
     change_widget(page, widget_cell(page, cell_index(LESSON, of(LESSON)[0].tag, copy)))
     last = page.locator(f"{NB} .jp-CodeCell .cm-content").last     # the learner's own line
@@ -193,10 +172,9 @@ def _type_at_end(page, cell, text, replace=False):
 
 
 def test_a_stale_tab_saved_with_overwrite_keeps_the_other_tabs_cells(lab, browser):
-    """03 open in two JupyterLab tabs. Tab A adds a note cell under section
-    1's example, edits that example and saves; tab B, opened before, answers
-    question 1 and saves with Ctrl+S and Overwrite: the file holds A's note,
-    in its place, A's edit and B's answer (tools/runtime/saving.py)."""
+    """03 in two tabs. Tab A adds a note cell under section 1's example, edits that example and saves; tab B, opened
+    before, answers question 1 and saves with Ctrl+S and Overwrite: the file holds A's note, in its place, A's edit
+    and B's answer (tools/runtime/saving.py)."""
     name, note, edit, answer = "03-retain-graph.ipynb", "My note from tab A", "  # edited in tab A", \
         "answer_1 = {'x - 1'}"
     learner, info = lab

@@ -1,6 +1,5 @@
 """The static site (tools/build/site.py), built for a fork and opened page by page in headless Chromium, and its
-launch links read from the HTML; each check is also shown failing on a page broken for it.
-Browser layer: `make test-integration` runs it (Chromium from `make system-browser`)."""
+launch links read from the HTML; each check is also shown failing on a page broken for it."""
 
 import functools
 import http.server
@@ -41,7 +40,7 @@ def built_site(tmp_path_factory):
 
 
 def expected_labels(path):
-    """The operation names in the notebook's stored drawings (their text form)."""
+    """The operation names in the text form of the notebook's stored drawings."""
     nb = nbformat.read(path, as_version=4)
     text = "".join(o.get("data", {}).get("text/plain", "") for c in nb.cells if c.cell_type == "code"
                    for o in c.outputs if "<svg" in o.get("data", {}).get("image/svg+xml", "")
@@ -50,8 +49,8 @@ def expected_labels(path):
 
 
 def problems(page, expected):
-    """Drawings missing or lacking names, and code that scrolls sideways, on the open page."""
-    # a Graphviz drawing is an <svg> whose groups have class "node" (the theme's icons are SVG too)
+    """Drawings missing or lacking names, code that scrolls sideways; a drawing is an <svg> with g.node groups (the
+    theme's icons are SVG too)."""
     svg_text = page.evaluate("() => [...document.querySelectorAll('svg g.node text')].map(t => t.textContent)"
                              ".join(' ')")
     found = []
@@ -67,7 +66,6 @@ def problems(page, expected):
 
 
 def legibility(page, path, timings):
-    """The legibility budget's problems of the page's drawings, as rendered."""
     width = page.viewport_size["width"]
     drawings = measure(page.locator("body"), f"site {path.stem} at {width} px")
     timings.append(f"legibility site {path.stem} at {width} px: {smallest(drawings)}")
@@ -76,7 +74,7 @@ def legibility(page, path, timings):
 
 class QuietHandler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, *args):
-        """No line per request in the test output."""
+        """No line per request."""
 
 
 @pytest.fixture(scope="module")
@@ -193,7 +191,7 @@ def first_screen_problems(page):
 
 @pytest.fixture
 def screen_page(page):
-    """The page fixture's page, at a window size a test sets; the usual size after."""
+    """`page`, at a window size the test sets; the usual size after."""
     yield page
     page.set_viewport_size({"width": WIDTH, "height": 1000})
 
@@ -202,11 +200,10 @@ def screen_page(page):
 @pytest.mark.parametrize("path", PATHS, ids=[p.stem for p in PATHS])
 def test_the_first_screen_shows_the_title_and_the_first_paragraph(site, screen_page, path, screen, timings):
     """Also the legibility budget at a phone's width."""
-    page = screen_page
-    page.set_viewport_size(SCREENS[screen])
-    page.goto(urljoin(site, f"{path.stem}.html"))
-    assert first_screen_problems(page) == []
-    assert legibility(page, path, timings) == []
+    screen_page.set_viewport_size(SCREENS[screen])
+    screen_page.goto(urljoin(site, f"{path.stem}.html"))
+    assert first_screen_problems(screen_page) == []
+    assert legibility(screen_page, path, timings) == []
 
 
 def test_a_first_screen_taken_by_something_else_fails_the_check(site, screen_page):
@@ -236,7 +233,6 @@ ALLOWED = {repository_url(FORK), *(url for name in NOTEBOOKS for url in launches
 
 
 def links(html):
-    """(href, class) of every <a href> of a page."""
     attributes = [dict(re.findall(r'([\w-]+)="([^"]*)"', tag)) for tag in re.findall(r"<a\s[^>]*>", html)]
     return [(unescape(a["href"]), a.get("class", "")) for a in attributes if a.get("href")]
 
@@ -250,7 +246,7 @@ def link_problems(href):
 
 
 def page_problems(html, page, sources):
-    """Problems of the launch links on notebook `page`'s page: bad links, a missing launch, a wrong download."""
+    """Bad launch links on notebook `page`'s page, a missing launch, a wrong download."""
     found, shown = [], {href for href, _ in links(html)}
     for href, classes in links(html):
         found += link_problems(href)
@@ -263,13 +259,10 @@ def page_problems(html, page, sources):
     return found + [f"no {kind} link to {page}" for kind, hrefs in needed.items() if not shown & hrefs]
 
 
-def page_html(site, page):
-    return (site / page.replace(".ipynb", ".html")).read_text()
-
-
 @pytest.mark.parametrize("page", sorted(NOTEBOOKS), ids=[Path(n).stem for n in sorted(NOTEBOOKS)])
 def test_every_launch_link_names_the_sites_repository_its_branch_and_a_notebook(built_site, page):
-    assert page_problems(page_html(built_site, page), page, built_site / "_sources") == []
+    html = (built_site / page.replace(".ipynb", ".html")).read_text()
+    assert page_problems(html, page, built_site / "_sources") == []
 
 
 def test_pages_that_are_no_notebook_link_only_to_the_sites_repository(built_site):

@@ -1,12 +1,21 @@
 """Every notebook opened on its own, as Colab or a download meets it (tools/testkit/alone.py): the set-up cell
 installs the collection in one line, every cell prints what the stored notebook printed, every widget redraws."""
 
+import ast
 import copy
+import re
+import subprocess
+import sys
+import zipfile
 from importlib import metadata
+from importlib.metadata import packages_distributions
 
 import nbformat
 import pytest
+from packaging.requirements import Requirement
 
+from helpers import standalone
+from helpers.project import BRANCH, REPOSITORY, colab_url
 from tools.build.nav import INSTALL, OFFLINE
 from tools.build.run_notebooks import problems
 from tools.notebooks import notebook_paths
@@ -46,12 +55,12 @@ def colab(tmp_path_factory):
     return alone.environment(root / "env"), alone.build_repository(root / "github")
 
 
-def run(nb_path, colab, folder, edit=None, source=None, stop_on_error=False):
-    """Run `nb_path` alone (after `edit(nb)`, if given); the set-up cell's installs are undone after."""
+def run(nb_path, colab, folder, extra=None, source=None, stop_on_error=False):
+    """Run `nb_path` alone (a last cell `extra` added); the set-up cell's installs are undone after."""
     python, github = colab
-    if edit:
+    if extra:
         nb = nbformat.read(nb_path, as_version=4)
-        edit(nb)
+        nb.cells.append(nbformat.v4.new_code_cell(extra))
         nb_path = folder.with_suffix(".ipynb")
         nbformat.write(nb, nb_path)
     try:
@@ -60,13 +69,9 @@ def run(nb_path, colab, folder, edit=None, source=None, stop_on_error=False):
         alone.uninstall(python)
 
 
-def with_redraw(nb):
-    nb.cells.append(nbformat.v4.new_code_cell(REDRAW))
-
-
 @pytest.mark.parametrize("path", notebook_paths(), ids=lambda p: p.stem)
 def test_a_notebook_alone_runs_as_in_the_repository(path, colab, tmp_path):
-    fresh = run(path, colab, tmp_path / "alone", edit=with_redraw)
+    fresh = run(path, colab, tmp_path / "alone", extra=REDRAW)
     stored = nbformat.read(path, as_version=4)
     said = alone.set_up_output(fresh)
     assert said.startswith("Ready: ") and said.count("\n") == 1, said    # pip's lines cleared: one line
@@ -104,10 +109,7 @@ def test_a_changed_output_is_a_difference():
 
 
 def imported(source):
-    """The top-level modules `source` imports (none for a cell that is not
-    Python yet: an answer slot's placeholder)."""
-    import ast
-
+    """The top-level modules `source` imports (none for an answer slot's placeholder, not Python yet)."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
@@ -124,19 +126,13 @@ def imported(source):
 
 
 def test_the_wheel_carries_and_declares_what_the_notebooks_use(tmp_path):
-    import sys
-    import zipfile
-    from importlib.metadata import packages_distributions
-
-    from packaging.requirements import Requirement
-
     wheel = alone.build_wheel(tmp_path / "wheel")
     names = zipfile.ZipFile(wheel).namelist()
     assert {f"helpers/stored_notebooks/{p.name}" for p in notebook_paths()} <= set(names)
     assert {f"helpers/exercises/{p.name}" for p in alone.ROOT.joinpath("helpers", "exercises").glob("*.py")} <= set(
         names)
-    metadata = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
-    declared = {Requirement(line.split(":", 1)[1]).name.lower() for line in metadata.splitlines()
+    meta = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
+    declared = {Requirement(line.split(":", 1)[1]).name.lower() for line in meta.splitlines()
                 if line.startswith("Requires-Dist:")}
     sources = [c.source for p in notebook_paths() for c in nbformat.read(p, as_version=4).cells
                if c.cell_type == "code"]
@@ -151,8 +147,6 @@ def test_the_wheel_carries_and_declares_what_the_notebooks_use(tmp_path):
 
 @pytest.mark.parametrize("absent", ["torchviz", "torch", "ipywidgets"])
 def test_ready_installs_only_what_the_runtime_lacks_never_the_runtimes_own(monkeypatch, absent):
-    from helpers import standalone
-
     real = standalone.importlib.util.find_spec
     monkeypatch.setattr(standalone.importlib.util, "find_spec", lambda name: None if name == absent else real(name))
     calls = []
@@ -169,23 +163,16 @@ def test_ready_installs_only_what_the_runtime_lacks_never_the_runtimes_own(monke
 
 
 def test_the_ready_line_names_the_learners_torch_where_it_differs():
-    from helpers.standalone import ready_line
-
-    same = ready_line("2.13.0+cpu", pinned="2.13.0", tagged=5)
-    other = ready_line("2.14.1", pinned="2.13.0", tagged=5)
+    same = standalone.ready_line("2.13.0+cpu", pinned="2.13.0", tagged=5)
+    other = standalone.ready_line("2.14.1", pinned="2.13.0", tagged=5)
     assert same == "Ready: torch 2.13.0, the release this text was checked against."
     assert other.startswith("Ready: this text was checked against torch 2.13.0; yours is 2.14.1, so the 5 cells")
     assert "\n" not in same + other
 
 
 def test_every_address_of_the_repository_names_the_one_in_project_py():
-    """helpers/project.py names the repository; the README and pyproject.toml
-    spell it out too (they cannot import it), so a fork that changes it is
-    told where else to change it."""
-    import re
-
-    from helpers.project import BRANCH, REPOSITORY, colab_url
-
+    """The README and pyproject.toml spell it out (they cannot import it): a fork that changes it is told where
+    else to."""
     ours = re.compile(r"colab\.research\.google\.com/github/([\w.-]+/[\w.-]+)/|github\.com/([\w.-]+/[\w.-]+)/archive/"
                       r"|^Repository = \"https://github\.com/([\w.-]+/[\w.-]+)\"", re.M)
     for name in ("README.md", "pyproject.toml"):
@@ -196,12 +183,8 @@ def test_every_address_of_the_repository_names_the_one_in_project_py():
 
 
 def test_the_set_up_cell_needs_neither_torch_nor_ipywidgets_to_speak():
-    """The set-up cell loads helpers.standalone before it knows torch and
-    ipywidgets are there: it may import neither, so a runtime without them
-    gets ready()'s message, not a bare ModuleNotFoundError."""
-    import subprocess
-    import sys
-
+    """The set-up cell loads helpers.standalone before it knows torch and ipywidgets are there: a runtime without
+    them gets ready()'s message, not a bare ModuleNotFoundError."""
     code = "import sys, helpers.standalone; print(sorted({'torch', 'ipywidgets'} & set(sys.modules)))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"

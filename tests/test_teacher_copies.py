@@ -1,6 +1,5 @@
 """The teacher's copy (make solutions): every notebook with its slots filled by the reference solutions executes
-with every check right. In make test-integration, since it executes every notebook a second time
-(tests/test_solutions.py shows the verdict failing)."""
+with every check right (tests/test_solutions.py shows the verdict failing)."""
 
 import nbformat
 import pytest

@@ -11,7 +11,6 @@ import shutil
 import subprocess
 import sys
 import sysconfig
-from functools import cache
 from pathlib import Path
 
 import nbformat
@@ -30,12 +29,12 @@ COLAB = Path(__file__).with_name("colab-requirements.txt")
 LEFT_OUT = ("ipywidgets", "widgetsnbextension", "jupyterlab_widgets", "torchviz", "__editable__",
             "computational_graphs_notebooks")
 KERNEL = "alone"
-SANITIZE = ROOT / "tests" / "sanitize.cfg"
+# nbval's (tests/sanitize.cfg), and the ipywidgets version the index reports
+PATTERNS = [*get_sanitize_patterns((ROOT / "tests/sanitize.cfg").read_text()), (r"ipywidgets: \S+", "ipywidgets: N")]
 
 
 def build_repository(folder):
-    """A git repository in `folder` holding this checkout's files as they are
-    now (changes not committed included): what GitHub would serve."""
+    """A git repository in `folder` of this checkout's files as they are now, uncommitted changes included."""
     listed = subprocess.run(["git", "-C", str(ROOT), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
                             check=True, capture_output=True, text=True).stdout.split("\0")
     folder = Path(folder)
@@ -50,7 +49,7 @@ def build_repository(folder):
 
 
 def build_wheel(folder):
-    """A wheel of this checkout (what the install from GitHub builds), in `folder`."""
+    """What the install from GitHub builds."""
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
                     "--wheel-dir", str(folder), str(ROOT)], check=True, capture_output=True, text=True)
     (wheel,) = Path(folder).glob("computational_graphs_notebooks-*.whl")
@@ -58,7 +57,7 @@ def build_wheel(folder):
 
 
 def environment(folder):
-    """A venv in `folder` like Colab's runtime; returns its python."""
+    """A venv in `folder` like Colab's runtime; its python."""
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(folder)], check=True)
     python = Path(folder) / "bin" / "python"
     done = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
@@ -85,10 +84,8 @@ class _Specs(KernelSpecManager):
 
 
 def run_alone(path, python, source, folder, stop_on_error=False):
-    """Notebook `path` copied alone into the empty folder `folder`, executed
-    there by `python` with no PYTHONPATH, GitHub's address fetched from
-    `source`; returns it with its new outputs. With `stop_on_error`, the run
-    stops at the first error, as Run All does."""
+    """Notebook `path` copied alone into the new folder `folder` and executed there by `python`, no PYTHONPATH,
+    GitHub's address fetched from `source`; with `stop_on_error`, stopped at the first error, as Run All does."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=False)
     copy = folder / Path(path).name
@@ -123,27 +120,18 @@ def uninstall(python):
 
 
 def set_up_output(nb):
-    """What the set-up cell printed."""
     cell = next(c for c in nb.cells if c.get("id") == INSTALL)
     return "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
 
 
-@cache
-def _patterns():
-    """nbval's sanitize patterns (tests/sanitize.cfg), and the ipywidgets version the index reports."""
-    return [*get_sanitize_patterns(SANITIZE.read_text()), (r"ipywidgets: \S+", "ipywidgets: N")]
-
-
 def sanitized(text):
-    """`text` sanitized as nbval does it."""
-    for pattern, replacement in _patterns():
+    for pattern, replacement in PATTERNS:
         text = re.sub(pattern, replacement, text)
     return text
 
 
 def _texts(cell):
-    """A code cell's outputs as texts: each stream whole (a stream arrives in
-    chunks that depend on timing), then text/plain and error names."""
+    """Each stream whole (it arrives in chunks that depend on timing), then text/plain and error names."""
     streams = {}
     for o in cell.outputs:
         if o.output_type == "stream":
@@ -154,10 +142,8 @@ def _texts(cell):
 
 
 def differences(stored, fresh):
-    """Code cells whose text output (streams, text/plain, error names) differs
-    between the stored notebook and `fresh`, as nbval would compare them: the
-    set-up cell (whose line names the runtime's torch) and cells whose
-    output nbval ignores are left out."""
+    """Code cells whose text outputs differ between `stored` and `fresh`, compared as nbval would; the set-up cell
+    (its line names the runtime's torch) and the cells nbval ignores left out."""
     found = []
     pairs = zip(stored.cells, fresh.cells, strict=True)
     for number, (old, new) in enumerate(pairs):

@@ -3,7 +3,6 @@ Playwright's Python package) for the browser tests."""
 
 import json
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -16,11 +15,6 @@ from tools.runtime.lab import lab_argv
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
-# Every cell stays in the page (no virtual scrolling), and no news pop-up.
-SETTINGS = {
-    "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
-    "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {"fetchNews": "false"},
-}
 STARTED_WITHIN = 10       # seconds for a clicked Run All to queue its first cell
 # The notebook in the active tab (others stay in the page, hidden).
 NB = ".jp-NotebookPanel:not(.lm-mod-hidden)"
@@ -37,21 +31,20 @@ PROMPTS = (f"[...document.querySelectorAll('{NB} .jp-CodeCell .jp-InputPrompt:no
 DONE = f"""() => {{ const p = {PROMPTS}, n = document.querySelectorAll('{NB} .jp-CodeCell').length;
   return p.length > 0 && p[p.length - 1] === `[${{n}}]:` && p.every(t => /^\\[\\d+\\]:$/.test(t))
     && !!document.querySelector("{IDLE}"); }}"""
-# a cell whose input is hidden (the set-up cell) shows its first line in a placeholder instead of its editor
+# Each code cell's source, the placeholder line a hidden input (the set-up cell's) shows instead, its stderr
 CELLS = f"""() => [...document.querySelectorAll('{NB} .jp-CodeCell')].map(c => ({{
   source: (c.querySelector('.cm-content') || {{innerText: ''}}).innerText,
   placeholder: (c.querySelector('.jp-InputPlaceholder .jp-PlaceholderText') || {{innerText: ''}}).innerText,
   stderr: !!c.querySelector('.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]')}}))"""
 
 
-def serve(root, runtime, env=None):
-    """Start the server with `make lab`'s command line, serving `root`, on a
-    free port; return (process, its jpserver-*.json info). Ready once that file
-    is written and the port accepts a connection."""
+def serve(root, runtime, env=None, app="jupyterlab"):
+    """Start the server with `make lab`'s command line (app="notebook": `make notebook`'s), serving `root`, on a
+    free port; return (process, its jpserver-*.json info) once that file is written and the port accepts."""
     runtime.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(runtime), **(env or {})}
     with open(runtime / "lab.log", "w") as log:
-        proc = subprocess.Popen(lab_argv(free_port(), False, root), env=env, start_new_session=True,
+        proc = subprocess.Popen(lab_argv(free_port(), False, root, app), env=env, start_new_session=True,
                                 stdout=log, stderr=subprocess.STDOUT)
     deadline = time.monotonic() + 90
     while not (info := _listening(runtime)):
@@ -63,7 +56,6 @@ def serve(root, runtime, env=None):
 
 
 def _listening(runtime):
-    """The server info in `runtime`'s jpserver file once its port accepts a connection, else None."""
     found = list(runtime.glob("jpserver-*.json"))
     if not found:
         return None
@@ -75,36 +67,23 @@ def _listening(runtime):
     return info
 
 
-def start_lab(root, notebooks):
-    """Serve a copy of `notebooks` from `root` (so nothing a test runs is
-    saved over the stored notebooks); return (process, base URL, token)."""
-    shutil.copytree(notebooks, root / "notebooks")
-    for name, value in SETTINGS.items():
-        (root / "settings" / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / "settings" / name).write_text(json.dumps(value))
-    proc, info = serve(root, root / "runtime", {"JUPYTERLAB_SETTINGS_DIR": str(root / "settings")})
-    return proc, f"http://127.0.0.1:{info['port']}", info["token"]
-
-
 def stop(proc):
-    """Stop the server and everything it started (kernels included)."""
+    """The server and everything it started (kernels included)."""
     if proc.poll() is None:
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(timeout=30)
 
 
 def open_notebook(page, base, token, path):
-    """Load JupyterLab on the notebook at `path` in `page`, which starts its
-    kernel; returns once the page has loaded, not waiting for the kernel."""
-    workspace = Path(path).stem              # a fresh workspace: no tabs restored from earlier tests
-    page.goto(f"{base}/lab/workspaces/{workspace}/tree/{path}?token={token}")
+    """JupyterLab on `path` in a workspace of its own (no tabs restored from earlier tests), not waiting for the
+    kernel."""
+    page.goto(f"{base}/lab/workspaces/{Path(path).stem}/tree/{path}?token={token}")
 
 
 def run_all(page, base, token, path, timeout=180):
-    """Open the notebook, clear its outputs, click Run All once the kernel is
-    ready (`KERNEL_READY`); return the seconds to the last cell's end. Not
-    "Restart Kernel and Run All": a restart while the first websocket is set up
-    makes jupyter_server misread the next frame and the run never ends."""
+    """Clear the notebook's outputs, click Run All once the kernel is ready; return the seconds to the last cell's
+    end. Not "Restart Kernel and Run All": a restart while the first websocket is set up makes jupyter_server
+    misread the next frame and the run never ends."""
     from playwright.sync_api import TimeoutError as UITimeout
 
     if not (page.url.startswith(base) and Path(path).name in page.url):
@@ -126,9 +105,3 @@ def run_all(page, base, token, path, timeout=180):
 def menu(page, heading, item):
     page.locator(".lm-MenuBar-itemLabel", has_text=heading).first.click()
     page.get_by_role("menuitem", name=item, exact=True).click()
-
-
-def cells(page):
-    """Each code cell's source (empty when its input is hidden), its hidden
-    input's placeholder line, and whether it shows a stderr output."""
-    return page.evaluate(CELLS)

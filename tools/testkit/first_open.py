@@ -1,8 +1,6 @@
-"""What a notebook shows on first open, before anything runs: its stored
-Graphviz drawings (as an <img>, in HTML, in a widget's stored HTML) and its
-widget views from the stored widget state. `stored` counts them in the file,
-`rendered` in the page; plain text where the file holds a richer form is
-the fallback JupyterLab shows for an untrusted notebook."""
+"""What a notebook shows on first open, before anything runs: its stored Graphviz drawings (as an <img>, in HTML,
+in a widget's stored HTML) and widget views, counted in the file (`stored`) and in the page (`rendered`); plain
+text where the file holds a richer form is what JupyterLab shows of an untrusted notebook."""
 
 import copy
 from dataclasses import dataclass
@@ -23,12 +21,10 @@ class Shown:
 
 
 def graphviz_svgs(html):
-    """How many Graphviz drawings (SVGs with node groups) `html` holds."""
     return sum(GRAPHVIZ in part.split("</svg>")[0] for part in html.split("<svg")[1:])
 
 
 def stored(nb):
-    """What the notebook `nb` (nbformat, version 4) should show on first open."""
     state = widget_state(nb)
     drawings = views = plain = 0
     for output in (o for cell in nb.cells if cell.cell_type == "code" for o in cell.outputs):
@@ -61,17 +57,14 @@ RENDERED = """panel => {
 
 
 def rendered(panel):
-    """What the notebook `panel` (a Playwright locator on its panel) shows,
-    how many outputs it has in the page, and the text of any output that is
-    neither a rendered MIME type nor a widget view (a widget that failed)."""
+    """(Shown, outputs in the page, the text of each output neither a rendered MIME type nor a widget view)."""
     counts = panel.evaluate(RENDERED)
     shown = Shown(counts["drawings"], counts["widget_views"], counts["plain_text"])
     return shown, counts["outputs"], counts["unknown"]
 
 
 def output_count(nb):
-    """How many outputs the page should hold for `nb`: it shows two stream
-    outputs of one cell in a row, both stdout or both stderr, as one."""
+    """The outputs the page holds for `nb`: two streams of one name in a row show as one."""
     nb, _ = CoalesceStreamsPreprocessor().preprocess(copy.deepcopy(nb), {})
     return sum(len(c.outputs) for c in nb.cells if c.cell_type == "code")
 
@@ -90,18 +83,7 @@ BROKEN = """panel => {
     .join('.') || e.className.slice(0, 60)}`);
   return [...images, ...glyphs];
 }"""
-# What each widget view shown from stored state says on its first line (its ::before).
+# What each widget view shown from stored state says on its first line (its ::before; "none" for no line).
 NOTICES = """panel => [...panel.querySelectorAll('.jp-OutputArea-output > .jupyter-widgets')].map(
   e => getComputedStyle(e, '::before').content)"""
 
-
-def broken(panel):
-    """What looks broken in the notebook `panel` (a Playwright locator on its
-    panel): broken images and broken-link glyphs, each described."""
-    return panel.evaluate(BROKEN)
-
-
-def notices(panel):
-    """The first line each widget view in `panel` shows before its controls
-    (CSS generated content, "none" for no line)."""
-    return panel.evaluate(NOTICES)

@@ -1,7 +1,6 @@
-"""The legibility budget in a browser page: the rendered size, in CSS px, of
-every text of every Graphviz drawing (inline <svg> or <img>) against OP_PX
-for operation names and TEXT_PX for any text; and every state of a
-registered widget's controls, reached one by one as a learner reaches them."""
+"""The legibility budget in a browser page: every text of every Graphviz drawing (inline <svg> or <img>) as rendered,
+in CSS px, against OP_PX for operation names and TEXT_PX for any text; and every state of a registered widget's
+controls, reached one by one as a learner reaches them."""
 
 from __future__ import annotations
 
@@ -49,12 +48,10 @@ MEASURE = """(root, opPoints) => {
 
 @dataclass(frozen=True)
 class Measured:
-    """One drawing as rendered: where it is, its smallest sizes in CSS px."""
-
     where: str
     names: str
-    op: float | None
-    text: float
+    op: float | None          # the smallest operation name, px
+    text: float               # the smallest text, px
 
     def problems(self) -> list[str]:
         found = [f"operation names {self.op:.1f} px (< {OP_PX:g})"] if self.op is not None and \
@@ -64,13 +61,11 @@ class Measured:
 
 
 def measure(locator, where: str) -> list[Measured]:
-    """Every drawing shown inside `locator` (a Playwright locator)."""
     return [Measured(f"{where} ({d['kind']} {d['width']} px wide)", d["names"], d["op"], d["text"])
             for d in locator.evaluate(MEASURE, OP_POINTS)]
 
 
 def smallest(drawings: list[Measured]) -> str:
-    """The smallest operation name and text over `drawings`, as a figure."""
     ops = [d.op for d in drawings if d.op is not None]
     op = f"{min(ops):.1f}" if ops else "-"
     text = f"{min(d.text for d in drawings):.1f}" if drawings else "-"
@@ -78,9 +73,8 @@ def smallest(drawings: list[Measured]) -> str:
 
 
 def control_states(cell, widget: Widget, name: str) -> list[Change]:
-    """The changes, made in order, that show every state of the control
-    `name` of `widget` in `cell` once (read from the page: options, slider
-    ends); a checkbox's two clicks bring it back where it was."""
+    """The changes that show each state of control `name` once (options and slider ends read from the page); a
+    checkbox's two clicks bring it back where it was."""
     kind, where = widget.controls[name], control(cell, widget.position(name))
     if kind == "Checkbox":
         return [click(name), click(name)]
@@ -95,15 +89,13 @@ def control_states(cell, widget: Widget, name: str) -> list[Change]:
 
 
 def states(cell, widget: Widget) -> list[Change]:
-    """The changes, made in order, that show every combination of the states
-    of `widget`'s controls, each change moving one control (`combined`)."""
+    """The changes that show every combination of the states of `widget`'s controls, one control at a time."""
     return combined([control_states(cell, widget, name) for name in widget.controls])
 
 
 def combined(levels: list[list[Change]]) -> list[Change]:
-    """Every combination of `levels` (each a control's changes, in order),
-    one change at a time: at each state of the first, the later ones'
-    combinations, in reverse order every second time (a boustrophedon)."""
+    """At each state of the first level, the later ones' combinations, reversed every second time (a
+    boustrophedon)."""
     if not levels:
         return []
     first, rest = levels[0], levels[1:]
@@ -114,8 +106,7 @@ def combined(levels: list[list[Change]]) -> list[Change]:
 
 
 def reached(page, cell, widget: Widget, change: Change, timeout=60.0) -> bool:
-    """Make `change`; True once the widget redrew, False if the control
-    already showed that state (nothing to redraw)."""
+    """Make `change`; True once the widget redrew, False if the control already showed that state."""
     where = control(cell, widget.position(change.control))
     if _already(where, change):
         return False

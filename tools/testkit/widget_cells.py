@@ -1,7 +1,5 @@
-"""The registry's widgets found in the notebooks, by cell tag: the cell of a
-widget (`cell_index`), the widget cells nobody registered and the entries
-with no cell (`problems`), and a stored output that does not match its
-declaration (`stored_problems`)."""
+"""The registry's widgets found in the notebooks by cell tag: a widget's cell, the widget cells nobody registered
+and the entries with no cell (`problems`), a stored output unlike its declaration (`stored_problems`)."""
 
 from __future__ import annotations
 
@@ -42,8 +40,7 @@ def shows_a_widget(cell: NotebookNode) -> bool:
 
 
 def cell_index(notebook: str, tag: str, folder: Path = NOTEBOOKS) -> int:
-    """The position, among the code cells of `<folder>/<notebook>.ipynb`, of
-    the cell tagged `tag` (as JupyterLab lists them: `.jp-CodeCell`)."""
+    """The position among the code cells (JupyterLab's `.jp-CodeCell`s) of the one tagged `tag`."""
     cells = code_cells(nbformat.read(folder / f"{notebook}.ipynb", as_version=4))
     found = [i for i, cell in enumerate(cells) if tag in widget_tags(cell)]
     if len(found) != 1:
@@ -52,8 +49,7 @@ def cell_index(notebook: str, tag: str, folder: Path = NOTEBOOKS) -> int:
 
 
 def problems(notebooks: Mapping[str, NotebookNode], declared: tuple[Widget, ...] | None = None) -> list[str]:
-    """Widget cells without a registered tag, tags on cells that show no
-    widget, and registered widgets without exactly one cell."""
+    """Widget cells without a registered tag, tags on cells that show no widget, widgets without exactly one cell."""
     by_tag = {w.tag: w for w in (widgets() if declared is None else declared)}
     found, seen = [], dict.fromkeys(by_tag, 0)
     for name, nb in notebooks.items():
@@ -75,9 +71,8 @@ def problems(notebooks: Mapping[str, NotebookNode], declared: tuple[Widget, ...]
 
 
 def stored_problems(nb: NotebookNode, widget: Widget) -> list[str]:
-    """How the widget's stored output differs from its declaration: its text
-    form names the controls in order and shows a drawing, not an error; its
-    saved state has the declared kinds of control."""
+    """How the stored output differs from the declaration: its text form names the controls in order and shows a
+    drawing, not an error; its saved state has the declared kinds of control."""
     cell = next(c for c in code_cells(nb) if widget.tag in widget_tags(c))
     views = [o.data for o in cell.get("outputs", []) if WIDGET_VIEW in o.get("data", {})]
     if len(views) != 1:
@@ -105,10 +100,8 @@ def _controls(nb: NotebookNode, model_id: str) -> list[dict]:
 
 
 def source_controls(source: str) -> list[dict]:
-    """The literal settings (value, min, max, step, description) of each
-    control in the cell's `panel(...)` call, in order: `n=widgets.IntSlider(
-    value=3, max=6)` gives {"value": 3, "max": 6}. Settings that are not
-    literals are left out."""
+    """The literal SETTINGS of each control of the cell's `panel(...)`, in order: `n=widgets.IntSlider(value=3,
+    max=6)` gives {"value": 3, "max": 6}."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
@@ -128,8 +121,7 @@ def source_controls(source: str) -> list[dict]:
 
 
 def _unexecuted(source: str, models: list[dict]) -> list[str]:
-    """Settings the cell's source gives a control that its stored state does
-    not hold: the source was edited and the notebook not run again."""
+    """Settings the source gives a control that its stored state lacks: edited and not run again."""
     found = []
     for position, (settings, model) in enumerate(zip(source_controls(source), models, strict=False)):
         stored = model.get("state", {})

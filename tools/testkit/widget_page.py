@@ -1,7 +1,6 @@
-"""A registered widget (helpers/lessons/nbNN.py) in a JupyterLab page: a
-change made to a control as a learner makes it (by mouse or keyboard), the
-redraw timed inside the page and read back (`Shown`), what a learner sees of
-it (`on_screen`) and where the mouse wheel over its drawing goes."""
+"""A registered widget (helpers/lessons/nbNN.py) in a JupyterLab page: a control changed as a learner changes it
+(mouse or keyboard), the redraw timed inside the page and read back, what of it is on screen, and where the mouse
+wheel over its drawing goes."""
 
 import contextlib
 from dataclasses import dataclass
@@ -42,19 +41,15 @@ ARM = """view => {
 
 
 def widget_cell(page, index):
-    """The code cell at `index` among the active notebook's code cells."""
     return page.locator(f"{NB} .jp-CodeCell").nth(index)
 
 
 def control(cell, position):
-    """The control at `position` (0 first) in a panel's row of controls."""
     return cell.locator(".widget-hbox").first.locator(":scope > .lm-Widget").nth(position)
 
 
 def act(page, where, change: Change):
-    """Make `change` to the control `where` as a learner would: a key on its
-    slider's handle, a click on it (or on its option labelled `target`), a
-    dropdown option picked by its label."""
+    """A key on a slider's handle, a click on the control (or its option labelled `target`), a dropdown's option."""
     if change.action == "press":
         where.locator(".noUi-handle").first.focus()
         page.keyboard.press(change.target)
@@ -68,9 +63,7 @@ def act(page, where, change: Change):
 
 
 def change_and_wait(page, view, change, timeout=15.0):
-    """Apply `change()`, then wait until the widget's HTML `view` differs;
-    return (new HTML, milliseconds from the input event to the DOM change,
-    timed inside the page)."""
+    """Call `change()`; (the HTML `view` once it differs, ms from the input event to that, timed in the page)."""
     view.evaluate(ARM)
     change()
     try:
@@ -81,8 +74,7 @@ def change_and_wait(page, view, change, timeout=15.0):
 
 
 def redraw(page, cell, widget: Widget, change: Change, timeout=15.0):
-    """Make `change` to the widget in `cell`, wait for the redraw; return
-    (what the widget shows now, ms from the input event to the redraw)."""
+    """(what the widget in `cell` shows once redrawn after `change`, ms from the input event to the redraw)."""
     view = cell.locator(VIEW)
     where = control(cell, widget.position(change.control))
     _, ms = change_and_wait(page, view, lambda: act(page, where, change), timeout)
@@ -119,9 +111,8 @@ KEYS = {"Slider": Keys(".noUi-handle", "ArrowRight", "ArrowLeft",          # any
 
 
 def by_keyboard(page, cell, widget: Widget, timeout=15.0) -> list[str]:
-    """Operate each of the widget's controls with one key press on its focused
-    element; what did not work: a control the key left as it was (the
-    notebook took the key), or whose change drew nothing new."""
+    """One key on each control's focused element; what did not work: a control out of the Tab order, one the key
+    left as it was (the notebook took the key), or whose change drew nothing new."""
     found = []
     view = cell.locator(VIEW)
     for name, kind in widget.controls.items():
@@ -153,8 +144,7 @@ def by_keyboard(page, cell, widget: Widget, timeout=15.0) -> list[str]:
 
 
 def keyboard_problems(page, notebook, folder, timeout=15.0) -> list[str]:
-    """`by_keyboard` for every widget the lesson module of `notebook`
-    ('01-dynamic-control-flow') declares, its cells found in `folder`."""
+    """`by_keyboard` for every widget of `notebook` ('01-dynamic-control-flow'), its cells found in `folder`."""
     return [problem for widget in of(notebook)
             for problem in by_keyboard(page, widget_cell(page, cell_index(notebook, widget.tag, folder)), widget,
                                        timeout)]
@@ -213,8 +203,6 @@ SEEN_LABELS = 3           # at least this many of the drawing's labels in view (
 
 @dataclass(frozen=True)
 class OnScreen:
-    """What of a widget is on screen with its controls at the top of the view."""
-
     drawing: bool                 # the view shows a drawing (not a caption alone, nor an error)
     labels: int                   # the drawing's labels
     seen: int                     # of them, inside the drawing box's visible part
@@ -231,8 +219,7 @@ class OnScreen:
 
 
 def on_screen(cell) -> OnScreen:
-    """Scroll the widget in `cell` so its controls are at the top of the
-    notebook's view, and read what a learner then sees of it."""
+    """What a learner sees of the widget in `cell` scrolled to put its controls at the top of the view."""
     seen = cell.evaluate(ON_SCREEN)
     return OnScreen(seen["drawing"], seen["labels"], seen["seen"],
                     tuple(c["text"] for c in seen["controls"] if not c["shown"]), tuple(seen["sideways"]),
@@ -265,10 +252,8 @@ WHEEL_PX = 120
 
 
 def wheel_problems(page, cell, where: str) -> list[str] | None:
-    """Turn the mouse wheel down once over the drawing in `cell` (scrolled
-    as `on_screen` left it): the page must scroll, and nothing inside the
-    widget. None (nothing checked) when there is no drawing in view or the
-    page has no room to scroll down."""
+    """One wheel turn down over the drawing (as `on_screen` left it) must scroll the page, nothing inside the widget;
+    None (nothing checked) without a drawing in view or room to scroll down."""
     point = cell.evaluate(WHEEL_BEFORE)
     if point is None or point["room"] < WHEEL_PX:
         return None
