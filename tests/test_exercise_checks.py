@@ -557,7 +557,7 @@ ANSWER_FORMS = [  # (notebook, exercise, an answer in another form than the solu
 
 
 @pytest.mark.parametrize(("notebook", "number", "answer", "deserved"), ANSWER_FORMS,
-                         ids=[f"nb{n}-q{q}-{type(a).__name__}-{str(a)[:12]}" for n, q, a, _ in ANSWER_FORMS])
+                         ids=[f"nb{n}-q{q}-{i}-{type(a).__name__}" for i, (n, q, a, _) in enumerate(ANSWER_FORMS)])
 def test_an_answer_in_another_form_or_a_liar_gets_the_verdict_it_deserves(notebook, number, answer, deserved):
     feedback = _check(notebook, number, answer)
     assert feedback.status == deserved, feedback
