@@ -19,7 +19,7 @@ TORCH_INDEX := $(if $(filter cpu,$(TORCH)),--extra-index-url https://download.py
 LINT := $(BIN)/ruff check helpers tests tools classroom notebooks && $(BIN)/lint-imports \
 	&& $(BIN)/actionlint -no-color -shellcheck=$(BIN)/shellcheck .github/workflows/*.yml
 
-.PHONY: test-classroom lab edit check notebook refresh test test-integration test-torch quick new setup system system-tests system-browser notebooks nav solutions site bench pin clean hub load grade
+.PHONY: labextension test-classroom lab edit check notebook refresh test test-integration test-torch quick new setup system system-tests system-browser notebooks nav solutions site bench pin clean hub load grade
 
 # JupyterLab on the learner's working copy, my-notebooks/ (made on the first run from
 # notebooks/, ignored by git, never overwritten; see tools/runtime/working_copy.py).
@@ -188,6 +188,14 @@ test-classroom: system-browser $(DEV_STAMP)
 # submissions you trust): build/grades/grades.csv and summary.md.
 grade: setup $(DEV_STAMP)
 	$(BIN)/python -m classroom.grade $(or $(SUBMISSIONS),hub-learners) $(if $(UNISOLATED),--unisolated)
+
+# Rebuild jupyter/labextensions/run-all-waits/ (the prebuilt JupyterLab extension make lab installs:
+# Run All clicked while a kernel starts runs once it is ready) from jupyter/run-all-waits/src/, against
+# this environment's JupyterLab; needs Node.js and npm. Rebuild after a JupyterLab upgrade, then make test-integration.
+labextension: setup
+	cd jupyter/run-all-waits && npm install --no-audit --no-fund --loglevel=error && npx tsc \
+		&& node node_modules/@jupyterlab/builder/lib/build-labextension.js --core-path \
+		"$$($(CURDIR)/$(BIN)/python -c 'import jupyterlab, pathlib; print(pathlib.Path(jupyterlab.__file__).parent / "staging")')" .
 
 # Re-resolve requirements.txt and requirements-dev.txt from requirements.in and requirements-dev.in
 # for Python 3.10 on (uv's universal resolution: python_version markers where versions differ),

@@ -10,6 +10,7 @@ import argparse
 import contextlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -22,6 +23,9 @@ SETTINGS = ROOT / "jupyter"
 # The lab settings go beside any others in this environment, under their own name.
 OVERRIDES = Path("share/jupyter/lab/settings/overrides.d/computational-graphs.json")
 SERVER_CONFIG = Path("etc/jupyter/jupyter_server_config.json")
+# The prebuilt JupyterLab extensions of jupyter/labextensions/ (made by make labextension), where
+# JupyterLab and Notebook 7 find those of this environment.
+EXTENSIONS = Path("share/jupyter/labextensions")
 URLS = {"jupyterlab": "--LabApp.default_url=/lab/tree/{}", "notebook": "--JupyterNotebookApp.default_url=/notebooks/{}"}
 
 
@@ -51,12 +55,19 @@ def lab_argv(port=8888, open_browser=True, root=working_copy.COPY, app="jupyterl
 
 def install_settings(prefix=Path(sys.prefix)):
     """Put jupyter/overrides.json where this environment's JupyterLab and
-    Notebook 7 read default settings (a user's own still win)."""
+    Notebook 7 read default settings (a user's own still win), and
+    jupyter/labextensions/ where they find prebuilt extensions."""
     target = prefix / OVERRIDES
     text = (SETTINGS / "overrides.json").read_text(encoding="utf-8")
     if not target.exists() or target.read_text(encoding="utf-8") != text:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text, encoding="utf-8")
+    for extension in (SETTINGS / "labextensions").iterdir():
+        installed = prefix / EXTENSIONS / extension.name
+        manifest = installed / "package.json"       # names the build's files, hashes in their names
+        if not manifest.exists() or manifest.read_bytes() != (extension / "package.json").read_bytes():
+            shutil.rmtree(installed, ignore_errors=True)
+            shutil.copytree(extension, installed)
     return target
 
 
