@@ -155,6 +155,10 @@ def at_200_percent(page, path, views):
     if not of(path.stem):
         return []
     page.set_viewport_size(ZOOMED)
+    # JupyterLab lays its panels out again on the resize event, in a later frame: read them once they fit
+    page.wait_for_function("() => document.querySelector('#jp-main-dock-panel').getBoundingClientRect().right"
+                           " <= innerWidth + 1", timeout=30_000, polling="raf")
+    page.evaluate("() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))")
     try:
         found = []
         for widget in of(path.stem):
