@@ -152,14 +152,18 @@ def test_two_tabs_of_one_notebook_keep_its_kernel(lab, browser):
         end_sessions(info, name)
 
 
-# The notebook's session held 12 s, as a class all opening notebooks at once holds it.
-SLOW_SESSIONS = """import asyncio
+# The notebook's session held until the test opens SESSION_GATE (a file), as a class all opening notebooks at
+# once holds it: the click lands before the kernel exists, however fast the machine.
+HELD_SESSIONS = """import asyncio, os, pathlib
 from jupyter_server.services.sessions.sessionmanager import SessionManager
 _create = SessionManager.create_session
-async def _slow(self, *args, **kwargs):
-    await asyncio.sleep(12)
+async def _held(self, *args, **kwargs):
+    for _ in range(1200):
+        if pathlib.Path(os.environ["SESSION_GATE"]).exists():
+            break
+        await asyncio.sleep(0.05)
     return await _create(self, *args, **kwargs)
-SessionManager.create_session = _slow
+SessionManager.create_session = _held
 """
 OPEN = {"jupyterlab": "/lab/workspaces/w{n}/tree/{name}", "notebook": "/notebooks/{name}"}
 
@@ -169,10 +173,11 @@ def test_run_all_clicked_while_the_kernel_starts_runs_every_cell_once_it_is_read
     """JupyterLab's own Run All, clicked before the session exists, runs nothing (its notice says the kernel is
     still initializing; without jupyter/overrides.json's setting it also cleared every output, silently).
     jupyter/labextensions/run-all-waits makes that one click wait for the kernel and run every cell."""
-    slow = tmp_path / "slow"
-    slow.mkdir()
-    (slow / "jupyter_server_config.py").write_text(SLOW_SESSIONS)
-    with served(tmp_path, app=app, env={"JUPYTER_CONFIG_PATH": str(slow)}) as (learner, info, _):
+    held, gate = tmp_path / "held", tmp_path / "gate"
+    held.mkdir()
+    (held / "jupyter_server_config.py").write_text(HELD_SESSIONS)
+    env = {"JUPYTER_CONFIG_PATH": str(held), "SESSION_GATE": str(gate)}
+    with served(tmp_path, app=app, env=env) as (learner, info, _):
         name = "01-dynamic-control-flow.ipynb"
         cells = [c for c in nbformat.read(learner.copy / name, as_version=4).cells if c.cell_type == "code"]
         stored = sum(1 for c in cells if c.outputs)
@@ -187,6 +192,7 @@ def test_run_all_clicked_while_the_kernel_starts_runs_every_cell_once_it_is_read
         menu(page, "Run", "Run All Cells")
         page.get_by_text("Run All starts as soon as the kernel is ready").first.wait_for(timeout=10_000)
         assert page.evaluate(shown) == stored, "Run All cleared the stored outputs before the kernel was there"
+        gate.touch()
         # the set-up cell, first, has its input hidden: its run number shows on no prompt, the others count on from 2
         every = [f"[{n}]:" for n in range(2, len(cells) + 1)]
         until(lambda: page.evaluate(PROMPTS), lambda seen: seen == every, 180, "one click of Run All ran the cells")
