@@ -10,6 +10,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionComplete
+from nbval import kernel as nbval_kernel
 from nbval.kernel import RunningKernel
 from nbval.plugin import IPyNbFile
 
@@ -24,7 +25,8 @@ NAME = "byte for byte"
 
 def keep_nbvals_messages():
     """Keep every iopub message nbval reads, on its IPyNbFile, and run cells with store_history=True as a notebook does
-    (nbval's store_history=False numbers every cell 1 and writes "Cell In[1]" in every traceback)."""
+    (nbval's store_history=False numbers every cell 1 and writes "Cell In[1]" in every traceback), and start a
+    kernel again when it dies as it starts."""
     read = IPyNbFile.get_kernel_message
     if getattr(read, "keeps", False):
         return
@@ -47,6 +49,8 @@ def keep_nbvals_messages():
 
     get_kernel_message.keeps = True
     IPyNbFile.get_kernel_message = get_kernel_message
+    # a kernel that dies as it starts (a port taken between choice and bind) is started again, as make notebooks does
+    nbval_kernel.start_new_kernel = run_notebooks.again_if_it_dies_starting(nbval_kernel.start_new_kernel)
 
 
 def written(path, messages):

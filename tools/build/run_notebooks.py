@@ -49,23 +49,30 @@ NO_START = "Kernel died before replying to kernel_info"
 STARTS = 3      # kernels started for one notebook at most, when each ends so
 
 
+def again_if_it_dies_starting(start):
+    """`start` (which starts a kernel), called again when the kernel dies as it
+    starts (NO_START: a port taken between choice and bind), up to STARTS times.
+    nbval's kernels start through it too (tests/one_execution.py)."""
+    def started(*args, **kwargs):
+        for attempt in range(1, STARTS + 1):
+            try:
+                return start(*args, **kwargs)
+            except RuntimeError as error:
+                if NO_START not in str(error) or attempt == STARTS:
+                    raise
+                print(f"the kernel died as it started ({error}); starting another", file=sys.stderr)
+    return started
+
+
 def execute(path):
-    """Run one notebook; return it with fresh outputs. A kernel that dies as it
-    starts (NO_START: a port taken between choice and bind) is started again."""
-    for start in range(1, STARTS + 1):
+    """Run one notebook from a fresh kernel; return it with fresh outputs."""
+    def run():
         nb = nbformat.read(path, as_version=4)
         km = KernelManager(kernel_name=kernel.NAME, kernel_spec_manager=kernel.Specs())
-        client = NotebookClient(
-            nb, km=km, timeout=600, allow_errors=True, store_widget_state=True, record_timing=False,
-            resources={"metadata": {"path": str(path.parent)}},
-        )
-        try:
-            client.execute()
-            return nb
-        except RuntimeError as error:
-            if NO_START not in str(error) or start == STARTS:
-                raise
-            print(f"{path.name}: the kernel died as it started ({error}); starting another", file=sys.stderr)
+        NotebookClient(nb, km=km, timeout=600, allow_errors=True, store_widget_state=True, record_timing=False,
+                       resources={"metadata": {"path": str(path.parent)}}).execute()
+        return nb
+    return again_if_it_dies_starting(run)()
 
 
 def without_machine_paths(nb):
