@@ -188,11 +188,13 @@ def test_run_all_clicked_while_the_kernel_starts_runs_every_cell_once_it_is_read
                   f"?token={info['token']}", timeout=90_000)
         page.wait_for_function(f"() => ({shown})() === {stored}", timeout=60_000)
         assert api(info, "/api/sessions") == [], "the session existed before the click: it was not held"
-        page.locator(f"{NB} .jp-Cell").first.click()
-        menu(page, "Run", "Run All Cells")
-        page.get_by_text("Run All starts as soon as the kernel is ready").first.wait_for(timeout=10_000)
-        assert page.evaluate(shown) == stored, "Run All cleared the stored outputs before the kernel was there"
-        gate.touch()
+        try:
+            page.locator(f"{NB} .jp-Cell").first.click()
+            menu(page, "Run", "Run All Cells")
+            page.get_by_text("Run All starts as soon as the kernel is ready").first.wait_for(timeout=10_000)
+            assert page.evaluate(shown) == stored, "Run All cleared the stored outputs before the kernel was there"
+        finally:
+            gate.touch()        # the server is not left holding the session, whatever happened
         # the set-up cell, first, has its input hidden: its run number shows on no prompt, the others count on from 2
         every = [f"[{n}]:" for n in range(2, len(cells) + 1)]
         until(lambda: page.evaluate(PROMPTS), lambda seen: seen == every, 180, "one click of Run All ran the cells")

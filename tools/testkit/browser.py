@@ -68,10 +68,15 @@ def _listening(runtime):
 
 
 def stop(proc):
-    """The server and everything it started (kernels included)."""
+    """The server and everything it started (kernels included); killed if it is not gone within 30 s
+    (a request it still holds, say)."""
     if proc.poll() is None:
         os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=30)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=30)
 
 
 def open_notebook(page, base, token, path):
