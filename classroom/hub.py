@@ -125,6 +125,21 @@ def why(returncode, log):
     return f"it exited with status {returncode}" + (f": {errors[-1].strip()[:300]}" if errors else "")
 
 
+def answering(url, process, log, timeout=READY_WITHIN):
+    """Return once the hub at `url` answers /hub/health; RuntimeError saying why (from `log`) when
+    `process`, the hub's or `make hub`'s, ends first or `timeout` seconds pass."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if process.poll() is not None:
+            raise RuntimeError(f"jupyterhub stopped: {why(process.returncode, log)}; see {log}")
+        with contextlib.suppress(OSError), urllib.request.urlopen(f"{url}/hub/health", timeout=5) as reply:
+            if reply.status == 200:
+                return
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"jupyterhub did not answer within {timeout} s; see {log}")
+        time.sleep(0.3)
+
+
 def cgroup_name(state):
     """The cgroup folder of a class's learners: one per hub folder, the same after a crash."""
     return f"class-hub-{hashlib.sha256(str(Path(state).resolve()).encode()).hexdigest()[:10]}"
@@ -229,26 +244,10 @@ class Hub:
             [sys.executable, "-m", "jupyterhub", "-f", str(CONFIG)], cwd=self.secrets, env=self.env(),
             stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
         try:
-            self.wait_ready()
+            answering(self.url, self.process, self.state / "hub.log")
         except BaseException:       # a hub that did not come up (or was told to stop meanwhile): the class runs on
             self.stop()
             raise
-
-    def wait_ready(self, timeout=READY_WITHIN):
-        deadline = time.monotonic() + timeout
-        while True:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"jupyterhub stopped: {why(self.process.returncode, self.state / 'hub.log')}; "
-                                   f"see {self.state / 'hub.log'}")
-            try:
-                with urllib.request.urlopen(f"{self.url}/hub/health", timeout=5) as reply:
-                    if reply.status == 200:
-                        return
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"jupyterhub did not answer within {timeout} s; see {self.state / 'hub.log'}")
-            time.sleep(0.3)
 
     def stop(self, grace=30):
         """Stop the hub (SIGTERM, then SIGKILL); the learners' servers and the proxy run on."""

@@ -20,7 +20,6 @@ import statistics
 import subprocess
 import sys
 import time
-import urllib.request
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,7 +27,7 @@ from pathlib import Path
 import psutil
 
 from classroom import cgroups, deploy, hub_users
-from classroom.hub import BUILD, LEARNERS, READY_WITHIN, ROOT, cgroup_name
+from classroom.hub import BUILD, LEARNERS, READY_WITHIN, ROOT, answering, cgroup_name
 from classroom.hub_learner import Learner
 from tools.loopback import free_port
 
@@ -200,16 +199,6 @@ def own_class(state, limit):
         "yes" if why is None else f"no: {why}"
 
 
-def wait_ready(hub, url, log):
-    deadline = time.monotonic() + READY_WITHIN * 5       # the proxy's first install included
-    while hub.poll() is None and time.monotonic() < deadline:
-        with contextlib.suppress(OSError), urllib.request.urlopen(f"{url}/hub/health", timeout=5) as reply:
-            if reply.status == 200:
-                return
-        time.sleep(0.5)
-    raise RuntimeError(f"the class's hub did not start: {Path(log).read_text(errors='replace')[-2000:]}")
-
-
 def leftovers(uids, ports, state):
     """What is left of a class ended as FORGET=1 ends one: its learners' processes, sockets on its ports, cgroups."""
     running = [pid for uid in uids for pid in hub_users.user_processes(uid)]
@@ -249,7 +238,7 @@ def run_class(n, ramp, changes, state=ROOT / "build" / "load", url=None):
     print(f"each learner's memory limit: {limit} GB ({n} learners fit); learners isolated: {isolated}")
     uids = set()
     try:
-        wait_ready(hub, class_.url, state / "make-hub.log")
+        answering(class_.url, hub, state / "make-hub.log", READY_WITHIN * 5)     # the proxy's first install too
         idle, during = learners_on(class_, n, ramp, changes, results, opened)
         for notebook in opened:
             notebook.disconnect()
