@@ -92,7 +92,8 @@ def roots_of(root: object) -> list[Start]:
         if len(root) == 0:
             raise wrong(ValueError, f"got an empty {type(root).__name__}: pass at least one tensor, {EXAMPLE}")
         kind = type(root).__name__
-        return _unique([_checked(item, f"item {i} of the {kind}: ") for i, item in enumerate(root)])
+        checked = [_checked(item, f"item {i} of the {kind}: ") for i, item in enumerate(root)]
+        return list({id(item): item for item in checked}.values())      # each once, in order
     raise wrong(TypeError, _wrong_type(root, ""))
 
 
@@ -109,7 +110,7 @@ def _checked(item: object, where: str) -> Start:
 def no_graph(tensor: torch.Tensor) -> str:
     """Why this tensor, which does not require grad, has no graph, and what
     to draw instead."""
-    if _is_batched(tensor):
+    if torch._C._functorch.is_batchedtensor(tensor):
         return ("this tensor was made inside torch.func.vmap, where a tensor stands for one sample of a "
                 "batch: the graph is recorded on the whole batch underneath, which the function cannot see. "
                 "Draw what vmap returns, outside the vmapped function")
@@ -122,11 +123,6 @@ def no_graph(tensor: torch.Tensor) -> str:
                 "require grad, so nothing done to it is recorded. Indices are such tensors (argmax, or the "
                 "second result of torch.max(x, 0), sort or topk): draw the values, torch.max(x, 0).values")
     return f"{NO_GRAPH}, {EXAMPLE}"
-
-
-def _is_batched(tensor: torch.Tensor) -> bool:
-    is_batched = getattr(torch._C._functorch, "is_batchedtensor", None)
-    return bool(is_batched(tensor)) if is_batched is not None else False
 
 
 def _wrong_type(item: object, where: str) -> str:
@@ -153,13 +149,6 @@ def _module_hint(module: torch.nn.Module) -> str:
     kind = type(inner).__name__ if inner is module else f"{type(inner).__name__} compiled by torch.compile"
     return (f"a module ({kind}). A module is not part of the graph, what it computes is: pass its output, "
             "model(x), not the model, and the module as params to name its parameters: draw_graph(model(x), model)")
-
-
-def _unique(items: Sequence[Start]) -> list[Start]:
-    first: dict[int, Start] = {}
-    for item in items:
-        first.setdefault(id(item), item)
-    return list(first.values())
 
 
 def leaf_names(params: object) -> dict[int, str]:

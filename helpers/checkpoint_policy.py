@@ -46,8 +46,8 @@ def checkpoint_text(fn: Node, name: str, hook: Any) -> str:
     """The label of saved value `name` of `fn`, packed by checkpoint's `hook`."""
     frame = _cell(hook, "_CheckpointFrame")
     store = _store(frame)
-    if re.fullmatch(r"result\d*", name) or _is_output(_base(fn), name):   # an output of fn, which ran in it
-        return RECOMPUTED if store is None else _verdict(_entries(fn, store))
+    if re.fullmatch(r"result\d*", name) or _is_output(_base(fn.name()), name):   # an output of fn, which ran in it
+        return RECOMPUTED if store is None else _verdict(fn, store)
     known, edge = _producer(fn, name)
     if not known:                                 # which input it is cannot be told
         return UNKNOWN if store is None else UNKNOWN_POLICY
@@ -68,11 +68,14 @@ def checkpoint_text(fn: Node, name: str, hook: Any) -> str:
         return RECOMPUTED
     if where is None:
         return EITHER
-    return _verdict(_entries(node, store))
+    return _verdict(node, store)
 
 
-def _verdict(entries: list[object]) -> str:
-    kept = {entry is not checkpoint._RECOMPUTE for entry in entries}
+def _verdict(fn: Node, store: Mapping[Any, Mapping[int, object]]) -> str:
+    """What the policy's store holds for the calls of `fn`'s operation: kept, recomputed, or either."""
+    base = _base(fn.name())
+    kept = {entry is not checkpoint._RECOMPUTE for op, entries in store.items()
+            if _plain(getattr(getattr(op, "_schema", None), "name", "")) == base for entry in entries.values()}
     return EITHER if len(kept) != 1 else KEPT if kept == {True} else RECOMPUTED
 
 
@@ -151,27 +154,14 @@ def _raw_names(node_type: type) -> tuple[str, ...]:
 _RAW_NAMES: weakref.WeakKeyDictionary[type, tuple[str, ...]] = weakref.WeakKeyDictionary()
 
 
-def _base(fn: Node) -> str:
-    """The operation a node records, as `_plain` writes it: "mm"."""
-    return _base_of(fn.name())
-
-
 @functools.lru_cache(maxsize=1024)
-def _base_of(node_name: str) -> str:
+def _base(node_name: str) -> str:
+    """The operation a node records, as `_plain` writes it: "mm"."""
     return re.sub(r"Backward\d*$", "", node_name.removeprefix("torch::autograd::")).lower()
-
-
-def _operations(fn: Node, store: Mapping[Any, Any]) -> list[Any]:
-    base = _base(fn)
-    return [op for op in store if _plain(getattr(getattr(op, "_schema", None), "name", "")) == base]
 
 
 def _plain(schema_name: str) -> str:
     return schema_name.split("::")[-1].replace("_", "").lower()
-
-
-def _entries(fn: Node, store: Mapping[Any, Mapping[int, object]]) -> list[object]:
-    return [entry for op in _operations(fn, store) for entry in store[op].values()]
 
 
 @functools.lru_cache(maxsize=1024)                # keyed by strings: holds no node
@@ -199,7 +189,7 @@ def _operator_names() -> Mapping[str, tuple[str, ...]]:
 def _producer(fn: Node, name: str) -> tuple[bool, tuple[Node, int] | None]:
     """(True, the `next_functions` entry of input `name`, None without a
     grad_fn), or (False, None) when the schemas cannot tell."""
-    place = _place(_base(fn), name, len(fn.next_functions))
+    place = _place(_base(fn.name()), name, len(fn.next_functions))
     if place is None:
         return False, None
     if place == _NO_EDGE:
@@ -240,7 +230,7 @@ def _is_view(node_name: str) -> bool:
     """Whether this node's operation returns a view of its first input."""
     if node_name in _VIEWS:
         return True
-    schemas = _schemas(_base_of(node_name))
+    schemas = _schemas(_base(node_name))
     return bool(schemas) and all(
         bool(s.returns) and s.returns[0].alias_info is not None and bool(s.arguments)
         and s.arguments[0].alias_info is not None for s in schemas)

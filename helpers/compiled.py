@@ -14,17 +14,10 @@ import functorch.compile as aot  # type: ignore[import-untyped]  # functorch has
 import torch
 import torch._dynamo
 import torch.fx
+from torch.utils._pytree import tree_leaves, tree_map_only
 
 from .arguments import learner_facing, wrong
 from .fx import operations
-
-
-def guard_expression(reason: str) -> str:
-    """The guard's own test in dynamo's failure reason: "flag == True" from
-    "0/0: flag == True  # if flag: ..."."""
-    first = reason.splitlines()[0] if reason else ""
-    test = first.split(": ", 1)[1] if ": " in first else first
-    return test.split("#", 1)[0].strip()
 
 
 @dataclass(frozen=True)
@@ -54,28 +47,6 @@ class Captured:
         return [operations(graph) for graph in self.graphs]
 
 
-class _Recorder:
-    """A backend that keeps each graph and notes which graph each call runs."""
-
-    def __init__(self) -> None:
-        self.graphs: list[torch.fx.GraphModule] = []
-        self.ran: list[int] = []
-        self.failed: list[str] = []
-
-    def backend(self, graph: torch.fx.GraphModule, _example_inputs: object) -> Callable[..., Any]:
-        number = len(self.graphs) + 1
-        self.graphs.append(graph)
-
-        def run(*args: Any) -> Any:
-            self.ran.append(number)
-            return graph.forward(*args)
-
-        return run
-
-    def guard_failed(self, failure: Any) -> None:
-        self.failed.append(guard_expression(str(getattr(failure, "reason", ""))))
-
-
 @learner_facing
 def compile_calls(function: Callable[..., Any], calls: Sequence[Sequence[Any]],
                   dynamic: bool | None = None) -> Captured:
@@ -83,16 +54,30 @@ def compile_calls(function: Callable[..., Any], calls: Sequence[Sequence[Any]],
     tuple of arguments in `calls`; `dynamic` as torch.compile takes it."""
     if isinstance(calls, (str, bytes)) or not all(isinstance(c, (tuple, list)) for c in calls):
         raise wrong(TypeError, "calls is a list of argument tuples, one per call, such as [(x, True), (x, False)]")
-    recorder, captured = _Recorder(), Captured()
+    captured, ran, failed = Captured(), [], []
+
+    def backend(graph: torch.fx.GraphModule, _example_inputs: object) -> Callable[..., Any]:
+        """Keep each graph, and note which graph each call runs."""
+        number = len(captured.graphs) + 1
+        captured.graphs.append(graph)
+
+        def run(*args: Any) -> Any:
+            ran.append(number)
+            return graph.forward(*args)
+
+        return run
+
+    def guard_failed(failure: Any) -> None:
+        """Keep the guard's own test: "flag == True" from "0/0: flag == True  # if flag: ..."."""
+        first = (str(getattr(failure, "reason", "")).splitlines() or [""])[0]
+        failed.append(first.split(": ", 1)[-1].split("#", 1)[0].strip())
+
     torch._dynamo.reset()
-    compiled = torch._dynamo.optimize(recorder.backend, guard_fail_fn=recorder.guard_failed,
-                                      dynamic=dynamic)(function)
+    compiled = torch._dynamo.optimize(backend, guard_fail_fn=guard_failed, dynamic=dynamic)(function)
     for args in calls:
-        graphs, ran, failed = len(recorder.graphs), len(recorder.ran), len(recorder.failed)
+        graphs, runs, failures = len(captured.graphs), len(ran), len(failed)
         compiled(*args)
-        captured.calls.append(Call(tuple(recorder.ran[ran:]), len(recorder.graphs) > graphs,
-                                   tuple(recorder.failed[failed:])))
-    captured.graphs = recorder.graphs
+        captured.calls.append(Call(tuple(ran[runs:]), len(captured.graphs) > graphs, tuple(failed[failures:])))
     return captured
 
 
@@ -150,8 +135,8 @@ def aot_split(function: Callable[..., Any], *args: Any, recompute: bool = False)
         return boxed
 
     partition = aot.min_cut_rematerialization_partition if recompute else aot.default_partition
-    copies = tuple(torch.utils._pytree.tree_map(_copy, args))    # tensors inside a dict or list too
-    wants = [a for a in torch.utils._pytree.tree_leaves(copies) if isinstance(a, torch.Tensor) and a.requires_grad]
+    copies = tree_map_only(torch.Tensor, lambda t: t.detach().requires_grad_(t.requires_grad), args)  # in dicts too
+    wants = [a for a in tree_leaves(copies) if isinstance(a, torch.Tensor) and a.requires_grad]
     if isinstance(function, torch.nn.Module):
         wants += [p for p in function.parameters() if p.requires_grad]
         compiled = aot.aot_module(function, fw_compiler=keep, bw_compiler=keep, partition_fn=partition)
@@ -166,12 +151,6 @@ def aot_split(function: Callable[..., Any], *args: Any, recompute: bool = False)
     return Split(kept[0], kept[1], before)
 
 
-def _copy(value: Any) -> Any:
-    if isinstance(value, torch.Tensor):
-        return value.detach().requires_grad_(value.requires_grad)
-    return value
-
-
 def _traced(compiled: Callable[..., Any], args: tuple[Any, ...]) -> list[torch.Tensor]:
     """Run the AOT-compiled function; its outputs that have a graph."""
     try:
@@ -184,5 +163,5 @@ def _traced(compiled: Callable[..., Any], args: tuple[Any, ...]) -> list[torch.T
                     "itself, aot_split(model, x), or its tensors as an argument: aot_split(lambda state, x: "
                     "torch.func.functional_call(model, state, (x,)), {**dict(model.named_parameters()), "
                     "**dict(model.named_buffers())}, x)") from None
-    leaves = torch.utils._pytree.tree_leaves(result)
+    leaves = tree_leaves(result)
     return [t for t in leaves if isinstance(t, torch.Tensor) and t.grad_fn is not None]

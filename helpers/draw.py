@@ -23,10 +23,11 @@ from .arguments import (
 )
 from .dot import legend_text, to_dot
 from .from_scratch import scratch_graph
-from .graph import Graph
+from .graph import Graph, trace_graph
 from .node_arguments import check_highlight, check_notes
 from .plan import plan_of
-from .roll import trace_cut, trace_rolled
+from .roll import roll as roll_up
+from .roll import trace_cut
 from .svg import DotUnavailable, to_svg
 from .text_form import to_text
 from .walk import collector_paused
@@ -185,8 +186,8 @@ def _traced(root: Drawable, params: Params | None, max_nodes: int | None, roll: 
     if is_scratch_value(root):    # a value of notebook 07's engine, not a tensor
         check_walked("scratch", params, max_nodes, roll)
         return scratch_graph(root)[0], True
-    if roll:
-        return trace_rolled(root, params, max_nodes), False
+    if roll:        # the whole graph walked (saved values not read), rolled, then cut to max_nodes
+        return roll_up(trace_graph(root, params, saved=False), max_nodes), False
     return trace_cut(root, params, max_nodes), False
 
 

@@ -17,16 +17,9 @@ REINSTALL = "run `make lab` again from the repository root (it refreshes .venv f
 ALONE = "run the notebook's first code cell again (it installs what is missing), or pip install {name}"
 
 
-def _checkout() -> bool:
-    return (Path(__file__).resolve().parent.parent / "Makefile").is_file()
-
-
 def _advice(name: str) -> str:
-    return REINSTALL if _checkout() else ALONE.format(name=name)
-
-
-def _colab() -> bool:
-    return "google.colab" in sys.modules
+    checkout = (Path(__file__).resolve().parent.parent / "Makefile").is_file()
+    return REINSTALL if checkout else ALONE.format(name=name)
 
 
 @dataclass(frozen=True)
@@ -82,7 +75,7 @@ def _widgets_extension() -> Check:
     found = any((Path(prefix) / WIDGETS_EXTENSION).is_dir() for prefix in (sys.prefix, sys.base_prefix))
     if found:
         return Check("JupyterLab widgets extension", True, "installed")
-    if _colab():
+    if "google.colab" in sys.modules:
         return Check("JupyterLab widgets extension", True, "not needed: Colab shows widgets itself")
     return Check("JupyterLab widgets extension", False,
                  "not found, so sliders and checkboxes will not show in a JupyterLab from this environment; "

@@ -190,20 +190,15 @@ def show_short(shell: Any, etype: type[BaseException], value: BaseException, tb:
         else:
             shell.showtraceback((etype, value, tb), tb_offset=tb_offset, running_compiled_code=True)
         return None
-    _remember(etype, value, tb)
+    sys.last_type, sys.last_value, sys.last_traceback = etype, value, tb     # where %tb, %debug and pdb.pm() look
+    if sys.version_info >= (3, 12):
+        sys.last_exc = value
     colour = str(getattr(shell, "colors", "")).lower() != "nocolor"
     lines = short_form(value, Form(shell, colour))
     shell._showtraceback(etype, value, lines)
     if getattr(shell, "call_pdb", False):
         shell.debugger(force=True)
     return lines
-
-
-def _remember(etype: type, value: BaseException, tb: Any) -> None:
-    """Keep the error where %tb, %debug and pdb.pm() look (sys.last_*)."""
-    sys.last_type, sys.last_value, sys.last_traceback = etype, value, tb
-    if sys.version_info >= (3, 12):
-        sys.last_exc = value
 
 
 def current_shell() -> Any:

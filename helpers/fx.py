@@ -14,6 +14,7 @@ from typing import Any
 
 import torch
 import torch.fx
+from torch.utils._pytree import tree_leaves
 
 from .arguments import MAX_NODES, check_flag, check_max_nodes, learner_facing, wrong
 from .draw import Drawing, draw_graph
@@ -71,15 +72,7 @@ def fx_graph(source: torch.fx.GraphModule | torch.fx.Graph) -> Graph:
 
 def _inputs(node: torch.fx.Node) -> list[Any]:
     """What a node takes, flattened in order: other nodes and constants (None left out)."""
-    flat: list[Any] = []
-    queue: deque[Any] = deque([*node.args, *node.kwargs.values()])
-    while queue:
-        item = queue.popleft()
-        if isinstance(item, (list, tuple)):
-            queue.extendleft(reversed(item))
-        elif item is not None:
-            flat.append(item)
-    return flat
+    return [item for item in tree_leaves((node.args, dict(node.kwargs))) if item is not None]
 
 
 def _node(node_id: str, node: torch.fx.Node) -> Node:

@@ -40,12 +40,10 @@ class MultipleChoice:
     def letters(self) -> tuple[str, ...]:
         return tuple(ascii_lowercase[: len(self.options)])
 
-    def right_letter(self, lesson: Lesson | None = None) -> str:
-        return self.right if isinstance(self.right, str) else self.right(lesson or {})
-
     def verdict(self, letter: str, lesson: Lesson | None = None) -> tuple[bool, str]:
         """(right, why) for the option with this letter (one of `letters`: its callers check)."""
-        return letter == self.right_letter(lesson), self.options[self.letters.index(letter)].why
+        right = self.right if isinstance(self.right, str) else self.right(lesson or {})
+        return letter == right, self.options[self.letters.index(letter)].why
 
 
 def options(question: MultipleChoice) -> list[tuple[str, str]]:

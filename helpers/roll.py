@@ -42,12 +42,6 @@ NO_REPEATS_TEXT = (f"roll=True: no run of {MIN_REPEATS} or more identical steps 
                    "so nothing is rolled")
 
 
-def trace_rolled(root: Root, params: Params | None = None, max_nodes: int | None = None) -> Graph:
-    """What draw_graph(..., roll=True) draws: the whole graph walked (saved
-    values not read), rolled, then cut to `max_nodes` nodes."""
-    return roll(trace_graph(root, params, saved=False), max_nodes)
-
-
 def roll(graph: Graph, max_nodes: int | None = None) -> Graph:
     """The graph with its runs of identical steps rolled up (`NO_REPEATS` in
     `rolled` when nothing repeats), cut to `max_nodes` nodes nearest the outputs."""

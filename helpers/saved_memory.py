@@ -10,46 +10,30 @@ they pack: a tensor changed in place afterwards is used as it is then."""
 
 import weakref
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any
 
 import torch
 
 
-class _Packed:
-    """What autograd stores for a saved tensor while we count, living as long
-    as the graph keeps it: a detached alias, so a saved output does not point back
-    at its own graph."""
-
-    __slots__ = ("tensor", "__weakref__")
-
-    def __init__(self, tensor: torch.Tensor) -> None:
-        self.tensor = tensor
-
-
-class SavedTensors:
+class SavedTensors(torch.autograd.graph.saved_tensors_hooks):
     """Counts what autograd saves inside it: `saved_count` (ever),
     `held_count()` (still held), `held_bytes()` (each storage once), `peak_bytes`."""
 
     def __init__(self) -> None:
+        super().__init__(self._pack, lambda packed: packed)
         self.saved_count = 0
         self.peak_bytes = 0
-        self._held: weakref.WeakSet[_Packed] = weakref.WeakSet()
-        self._hooks: torch.autograd.graph.saved_tensors_hooks | None = None
+        # what autograd stores for each saved tensor while we count, living as long as the graph keeps
+        # it: a detached alias, so a saved output does not point back at its own graph
+        self._held: weakref.WeakSet[torch.Tensor] = weakref.WeakSet()
 
-    def __enter__(self) -> "SavedTensors":
-        self._hooks = torch.autograd.graph.saved_tensors_hooks(self._pack, _unpack)
-        self._hooks.__enter__()
+    def __enter__(self) -> "SavedTensors":  # type: ignore[override]  # `with ... as saved`: the counter
+        super().__enter__()
         return self
 
-    def __exit__(self, *exc: object) -> Literal[False]:
-        if self._hooks is not None:
-            self._hooks.__exit__(*exc)
-        self._hooks = None
-        return False
-
-    def _pack(self, tensor: torch.Tensor) -> _Packed:
+    def _pack(self, tensor: torch.Tensor) -> torch.Tensor:
         self.saved_count += 1
-        packed = _Packed(tensor.detach())
+        packed = tensor.detach()
         self._held.add(packed)
         self.peak_bytes = max(self.peak_bytes, self.held_bytes())
         return packed
@@ -60,13 +44,9 @@ class SavedTensors:
     def held_bytes(self) -> int:
         storages: dict[int, int] = {}
         for packed in list(self._held):
-            storage = packed.tensor.untyped_storage()
+            storage = packed.untyped_storage()
             storages[storage.data_ptr()] = storage.nbytes()
         return sum(storages.values())
-
-
-def _unpack(packed: _Packed) -> torch.Tensor:
-    return packed.tensor
 
 
 def held_bytes(function: Callable[..., torch.Tensor], *args: Any) -> int:

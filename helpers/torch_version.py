@@ -22,15 +22,8 @@ STORED = (HERE.parent / "notebooks", HERE / "stored_notebooks")
 def release(version: str) -> tuple[int, ...]:
     """The release numbers of a version: (2, 13, 0) for "2.13.0+cpu" and
     "2.13.0a0"."""
-    numbers = []
-    for part in version.split("+")[0].split(".")[:3]:
-        digits = re.match(r"\d+", part)
-        if digits is None:
-            break
-        numbers.append(int(digits.group()))
-        if digits.group() != part:
-            break
-    return tuple(numbers)
+    found = re.match(r"(\d+)(?:\.(\d+))?(?:\.(\d+))?", version)
+    return tuple(int(number) for number in found.groups() if number is not None) if found else ()
 
 
 def pinned_torch(files: tuple[Path, ...] = REQUIREMENTS) -> str | None:

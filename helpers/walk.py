@@ -119,27 +119,24 @@ class Walker:
                 self.visit(start)
 
     def visit(self, fn: Node) -> int:
-        position = self.index.get(fn)
-        return self.meet(fn) if position is None else position
-
-    def meet(self, fn: Node, run: int = 1) -> int:
-        """The position of a node not met before (queued), or a leaf root's for
+        """The position of `fn`, queued when met first, or a leaf root's for
         the AccumulateGrad of a leaf passed as a root."""
-        position = None
-        if self.leaf_roots and type(fn) is _ACCUMULATE_GRAD:
-            position = self.leaf_roots.get(id(fn.variable))  # type: ignore[attr-defined]
+        position = self.index.get(fn)
         if position is None:
-            position = len(self.items)
-            self.items.append(fn)
-            self.runs.append(run)
-            self.queue.append(position)
-        self.index[fn] = position
+            if self.leaf_roots and type(fn) is _ACCUMULATE_GRAD:
+                position = self.leaf_roots.get(id(fn.variable))  # type: ignore[attr-defined]
+            if position is None:
+                position = len(self.items)
+                self.items.append(fn)
+                self.runs.append(1)
+                self.queue.append(position)
+            self.index[fn] = position
         return position
 
     def steps(self, until: int | None = None, through: int | None = None) -> None:
         """Step queued nodes in walk order while fewer than `until` positions are
         met and, with `through`, the next node is at most `through` (or it is not met
-        yet). `meet` is written out here: a 200,000-node walk steps every node here."""
+        yet). `visit` is written out here: a 200,000-node walk steps every node here."""
         items, links, index, runs, queue, leaf_roots = (
             self.items, self.links, self.index, self.runs, self.queue, self.leaf_roots)
         take, link, add, add_run, enqueue = queue.popleft, links.append, items.append, runs.append, queue.append
@@ -165,7 +162,7 @@ class Walker:
                     add_run(0)
                     continue
                 position = index.get(child)         # met before (a shared weight's node): most inputs of a loop
-                if position is None:                # `meet`, written out
+                if position is None:                # `visit`, written out
                     if leaf_roots and type(child) is _ACCUMULATE_GRAD:
                         position = leaf_roots.get(id(child.variable))  # type: ignore[attr-defined]
                     if position is None:

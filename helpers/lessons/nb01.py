@@ -66,9 +66,6 @@ def sequence_view(cell: TanhRNNCell, sequences: Sequence[torch.Tensor], index: i
     return unrolled(cell, sequences[index], f"sequence {index}: ", view)
 
 
-# The sequence dropdown's options, the lengths as the notebook defines them.
-
-
 WIDGETS = (
     Widget("branch", {"use_extra_layer": "Checkbox", "x": "FloatSlider"},
            (Check(click("use_extra_layer"), "use_extra_layer=False: y = 6, x.grad = 2, 1 operation",
