@@ -6,6 +6,7 @@ command that fixes it; None when it can."""
 
 import contextlib
 import ctypes
+import fcntl
 import grp
 import hashlib
 import os
@@ -91,8 +92,12 @@ def free_uid(homes):
 def ensure_user(unix, home):
     """The pwd entry of the learner's system user `unix` with home `home`, made
     unless it exists (no shell, no password); another's user of that name raises
-    `Collision`. A lock of the whole machine is held while a uid is picked and taken."""
-    with _machine_lock():     # flock: per open file, so threads wait for each other too
+    `Collision`. A lock of the whole machine is held while a uid is picked and taken, in
+    root's own folder (one every user could open, in /tmp, would let a learner's kernel hold it for ever)."""
+    MACHINE_LOCK.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    MACHINE_LOCK.parent.chmod(0o700)
+    with open(MACHINE_LOCK, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)     # per open file, so threads wait for each other too
         try:
             entry = pwd.getpwnam(unix)
         except KeyError:
@@ -113,19 +118,6 @@ def _made(unix, home):
         raise OSError(f"useradd could not make {unix} (exit status {done.returncode}): {done.stderr.strip()}")
     record_uid(uid, home)
     return pwd.getpwnam(unix)
-
-
-@contextlib.contextmanager
-def _machine_lock():
-    """An exclusive lock of the machine, in root's own folder (one every user could
-    open, in /tmp, would let a learner's kernel hold it for ever)."""
-    import fcntl
-
-    MACHINE_LOCK.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    MACHINE_LOCK.parent.chmod(0o700)
-    with open(MACHINE_LOCK, "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        yield
 
 
 def give_back(home, entry):
@@ -156,10 +148,6 @@ def remove_users(chosen):
             if subprocess.run(["userdel", entry.pw_name], capture_output=True, timeout=60).returncode == 0:
                 removed.append(entry.pw_name)
     return removed
-
-
-def with_prefix(prefix):
-    return lambda entry: entry.pw_name.startswith(prefix)
 
 
 def kill_user(uid):

@@ -103,7 +103,7 @@ def teacher(tmp_path_factory):
         for process in found["started"]:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(process.pid, signal.SIGKILL)
-        hub_users.remove_users(hub_users.with_prefix(USERS))
+        hub_users.remove_users(lambda entry: entry.pw_name.startswith(USERS))
         shutil.rmtree(learners, ignore_errors=True)
 
 

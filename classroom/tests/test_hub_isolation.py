@@ -91,7 +91,7 @@ def learners(tmp_path):
     try:
         yield folder
     finally:
-        hub_users.remove_users(hub_users.with_prefix("hubi-"))
+        hub_users.remove_users(lambda entry: entry.pw_name.startswith("hubi-"))
 
 
 @needs_root
