@@ -52,30 +52,19 @@ class Group:
 
     def __init__(self, path: tuple[str, ...], limits: Limits | None = None, root: Path = CGROUPS) -> None:
         self.path, self.root, self.v2 = tuple(path), root, is_v2(root)
-        base = {c: root / Path(*self.path) if self.v2 else root / c / Path(*self.path) for c in CONTROLLERS}
-        self.folders: dict[str, Path] = base
-        self.enforced: list[str] = []
+        self.folders = {c: root / Path(*self.path) if self.v2 else root / c / Path(*self.path) for c in CONTROLLERS}
         if limits is None:
             self.enforced = [c for c, folder in self.folders.items() if folder.is_dir()]
-        else:
-            self._make(limits)
-
-    def _mount(self, controller: str) -> Path:
-        return self.root if self.v2 else self.root / controller
-
-    def _make(self, limits: Limits) -> None:
+            return
         if self.v2:
             self._hand_down()
-        for controller, values in settings(limits, self.v2).items():
-            if self._made(controller) and self._written(controller, values):
-                self.enforced.append(controller)
+        self.enforced = [c for c, v in settings(limits, self.v2).items() if self._made(c) and self._written(c, v)]
 
     def _hand_down(self) -> None:
         """v2: the controllers enabled in each folder above the group, one at a time
         (the kernel refuses a whole write for one it cannot enable)."""
-        folder = self.root
-        for name in ("", *self.path[:-1]):
-            folder = folder / name if name else folder
+        for depth in range(len(self.path)):
+            folder = self.root.joinpath(*self.path[:depth])
             with contextlib.suppress(OSError):
                 folder.mkdir(exist_ok=True)
             for controller in CONTROLLERS:
@@ -84,10 +73,9 @@ class Group:
 
     def _made(self, controller: str) -> bool:
         """The group's folder under the controller's mount, made level by level."""
-        mount = self._mount(controller)
-        if not mount.is_dir():
+        folder = self.root if self.v2 else self.root / controller
+        if not folder.is_dir():
             return False
-        folder = mount
         try:
             for name in self.path:
                 folder = folder / name
