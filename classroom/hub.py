@@ -1,9 +1,6 @@
 """`make hub`: JupyterHub for a class on one machine (hub/jupyterhub_config.py),
 on 127.0.0.1 unless told otherwise, with configurable-http-proxy from npm.
 
-    python -m classroom.hub [--port 8000] [--ip 127.0.0.1] [--admin NAME] [--unisolated]
-    python -m classroom.hub --stop-class | --remove-users
-
 The class password (HUB_PASSWORD, else kept, else made up) and the teacher's
 admin password are kept in the hub's state folder, which only root reads.
 Ctrl-C, a crash or SIGTERM stop the hub only: the proxy (kept with its ports,
@@ -237,8 +234,6 @@ class Hub:
 
     def start(self):
         self.start_proxy()
-        if self.log:
-            self.log.close()
         self.log = self._open_log("hub.log")
         self.process = subprocess.Popen(
             [sys.executable, "-m", "jupyterhub", "-f", str(CONFIG)], cwd=self.secrets, env=self.env(),
@@ -285,8 +280,8 @@ def remove_users(hub):
 
 
 def banner(hub, ip, isolation):
-    cap = deploy.server_cap(psutil.virtual_memory().total / 1e9, deploy.gigabytes(
-        os.environ.get("HUB_MEM_LIMIT") or f"{deploy.memory_limit_gb()}G"))
+    limit = os.environ.get("HUB_MEM_LIMIT") or f"{deploy.memory_limit_gb()}G"
+    cap = deploy.server_cap(psutil.virtual_memory().total / 1e9, deploy.gigabytes(limit))
     scheme = "https" if os.environ.get("HUB_SSL_CERT") else "http"
     where = ", ".join(f"{scheme}://{a}:{hub.ports['HUB_PORT']}" for a in addresses(ip))
     lines = [f"JupyterHub for the class: learners open {where}",
@@ -297,8 +292,7 @@ def banner(hub, ip, isolation):
                 f"admin password {hub.admin_password} (kept in {hub.secrets / 'admin-password'}; "
                 "HUB_ADMIN_PASSWORD=... changes it)"] if hub.admin else []),
              f"Their notebooks: {hub.learners}/<name>/my-notebooks. The hub's log: {hub.state / 'hub.log'}.",
-             f"At most {cap} learners at a time, {os.environ.get('HUB_MEM_LIMIT') or f'{deploy.memory_limit_gb()}G'} "
-             "of memory each (MEM_LIMIT=... make hub to change).",
+             f"At most {cap} learners at a time, {limit} of memory each (MEM_LIMIT=... make hub to change).",
              "Each learner runs as a Unix user of their own (hub-<name>), sees only their own processes, and has "
              f"their own /tmp, /var/tmp and /dev/shm; {limits_line(hub)}\n{NOT_ISOLATED}" if isolation is None else
              f"WARNING: no isolation between learners ({isolation}): every server runs as "
@@ -333,7 +327,6 @@ UNISOLATED_HELP = ("make hub refuses to start a class whose learners could read 
 
 
 def main(argv=None):
-    argv = sys.argv[1:] if argv is None else argv
     parser = argparse.ArgumentParser(prog="python -m classroom.hub", description=__doc__.split("\n\n")[0])
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--ip", default="127.0.0.1", help="0.0.0.0 to serve a room (put TLS in front first)")
@@ -346,9 +339,6 @@ def main(argv=None):
                              "stay (make hub FORGET=1)")
     args = parser.parse_args(argv)
     admin = args.admin.strip().lower() if args.admin else None
-    if args.admin is not None and not admin:
-        print("make hub: ADMIN= needs the teacher's name, e.g. make hub ADMIN=teacher", file=sys.stderr)
-        return 2
     try:
         ports = {"HUB_PORT": args.port, "HUB_API_PORT": int(os.environ.get("HUB_API_PORT") or 8081),
                  "HUB_PROXY_API_PORT": int(os.environ.get("HUB_PROXY_API_PORT") or 8001)}
@@ -382,23 +372,19 @@ def main(argv=None):
     if change:
         print(change, flush=True)
     try:
-        try:
-            hub.start()
-        except RuntimeError as error:
-            print(f"make hub: {error}", file=sys.stderr)
-            return 1
+        hub.start()
         print(banner(hub, hub.ip, isolation), flush=True)
         hub.process.wait()
-        print(f"make hub: the hub stopped: {why(hub.process.returncode, hub.state / 'hub.log')}. The learners' "
-              "servers and the proxy keep running; make hub starts it again and takes them back.", file=sys.stderr)
-        return 0 if hub.process.returncode == 0 else 1
+    except RuntimeError as error:
+        print(f"make hub: {error}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("stopping the hub; the learners' servers keep running (make hub STOP=1 stops them) ...", flush=True)
         hub.stop()
         return 0
-    finally:
-        if hub.log:
-            hub.log.close()
+    print(f"make hub: the hub stopped: {why(hub.process.returncode, hub.state / 'hub.log')}. The learners' "
+          "servers and the proxy keep running; make hub starts it again and takes them back.", file=sys.stderr)
+    return 0 if hub.process.returncode == 0 else 1
 
 
 if __name__ == "__main__":
