@@ -11,6 +11,7 @@ import socket
 import threading
 import time
 import uuid
+from collections import namedtuple
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
@@ -27,10 +28,8 @@ class Failed(RuntimeError):
     """A step of a learner's session did not succeed."""
 
 
-@dataclass
-class Redraw:
-    total: float           # seconds from the change sent to the new drawing received
-    kernel: float          # the kernel's part: from its busy message to the drawing's message
+# seconds from the change sent to the new drawing received, and the kernel's part (its busy message to the drawing's)
+Redraw = namedtuple("Redraw", "total kernel")
 
 
 @dataclass
@@ -267,13 +266,8 @@ def _read(ws, inbox):
             frame = ws.recv()
         except websocket.WebSocketTimeoutException:
             continue                      # a quiet kernel; a closed connection raises something else
-        except websocket.WebSocketException as error:     # closed by either side
+        except (websocket.WebSocketException, OSError) as error:     # closed by either side, reset or shut
             inbox.put(error)
-            return
-        except OSError as error:          # the connection reset or shut
-            closed = websocket.WebSocketConnectionClosedException(f"the websocket closed: {error}")
-            closed.__cause__ = error
-            inbox.put(closed)
             return
         if not ws.connected:              # the server's close frame
             inbox.put(websocket.WebSocketConnectionClosedException("the server closed the websocket"))

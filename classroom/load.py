@@ -4,8 +4,6 @@ FORGET=1 ends one). Each logs in (spread over RAMP seconds),
 starts a server, runs all of notebook 01 and changes each widget CHANGES times
 (classroom/hub_learner.py); the class's figures and each failure are printed.
 
-    python -m classroom.load [-n 20] [--ramp 4] [--changes 3] [--url http://127.0.0.1:8000]
-
 --url: the learners (NAMES00 ...) go to a running class hub, with HUB_PASSWORD or,
 as root, its kept password; their Unix users and folders are removed at the end,
 also on Ctrl-C or SIGTERM, so `make grade` never lists them."""
@@ -20,6 +18,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections import namedtuple
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -71,10 +70,7 @@ def memory(hub, name):
 
 def idle_cpu(hub, names, seconds=IDLE_SECONDS):
     """Percent of one core the learners' servers and kernels use while nobody does anything."""
-    processes = []
-    for name in names:
-        with contextlib.suppress(Exception):      # a learner whose server failed has none
-            processes += tree(hub, name)
+    processes = [p for name in names for p in tree(hub, name)]      # none for a learner whose server failed
     for p in processes:
         p.cpu_percent()
     time.sleep(seconds)
@@ -85,13 +81,7 @@ def idle_cpu(hub, names, seconds=IDLE_SECONDS):
     return total
 
 
-@dataclass
-class Class:
-    """A class hub's address, class password and learners' folder."""
-
-    url: str
-    password: str
-    learners: Path
+Class = namedtuple("Class", "url password learners")     # a class hub's address, its password, its learners' folder
 
 
 @dataclass
@@ -308,14 +298,10 @@ def main(argv=None):
           f"load average {os.getloadavg()[0]:.1f}")
     signal.signal(signal.SIGTERM, signal.default_int_handler)     # SIGTERM as Ctrl-C
     try:
-        return run(args)
+        results, idle, load, left = run_class(args.n, args.ramp, args.changes, url=args.url)
     except KeyboardInterrupt:    # the learners were removed on the way out
         print("make load: interrupted; its learners and their servers are removed", file=sys.stderr, flush=True)
         os._exit(130)           # learners' threads still waiting on the hub are not waited for
-
-
-def run(args):
-    results, idle, load, left = run_class(args.n, args.ramp, args.changes, url=args.url)
     failures = [f"{r.name} failed: {r.failure}" for r in results if r.failure]
     print(SUMMARY_HEAD, summary_row(results, idle, load), *failures, sep="\n")
     print("left running or listening after the hub stopped:", left or "nothing")
