@@ -1,9 +1,6 @@
 """`make grade SUBMISSIONS=dir`: grade learners' notebooks with the collection's
 own checks, each submission in a sandbox of its own (docs/teaching.md).
 
-    python -m classroom.grade SUBMISSIONS [--out build/grades] [--cell-limit 60]
-        [--time-limit 900] [--memory 3] [--cpus 1] [--kernels 2] [--unisolated]
-
 One folder per learner; of copies, the one in my-notebooks/ is graded, else the
 newest. The lesson notebook runs with the learner's answer cells in its slots
 (classroom/grade_run.py); answers are flagged from their source
