@@ -72,7 +72,6 @@ class Group:
                     control.write(f"+{controller}")
 
     def _made(self, controller: str) -> bool:
-        """The group's folder under the controller's mount, made level by level."""
         folder = self.root if self.v2 else self.root / controller
         if not folder.is_dir():
             return False
@@ -103,7 +102,6 @@ class Group:
         return True
 
     def join(self, pid: int) -> None:
-        """Put process `pid` (and what it starts) in the group."""
         for controller in self.enforced:
             (self.folders[controller] / "cgroup.procs").write_text(str(pid))
 
@@ -112,7 +110,6 @@ class Group:
         return sorted({str(self.folders[c] / "cgroup.procs") for c in self.enforced})
 
     def procs(self) -> set[int]:
-        """Process ids in the group, in any of its controllers."""
         found: set[int] = set()
         for folder in set(self.folders.values()):
             with contextlib.suppress(OSError, ValueError):

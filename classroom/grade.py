@@ -48,8 +48,7 @@ Ran = namedtuple("Ran", "rows seconds memory enforced", defaults=[0.0, None, ()]
 
 
 def tags(cell):
-    tagged = cell.get("metadata", {}).get("tags", [])
-    return tagged if isinstance(tagged, list) else []
+    return cell.get("metadata", {}).get("tags", [])       # a list: every notebook read is nbformat-valid
 
 
 def shown(name):
@@ -131,7 +130,6 @@ def verdict(line, raised):
 
 
 def judged(job, stored_sources, sources, result, stopped=""):
-    """One Row per exercise from the runner's result."""
     name, rows = job.stored.name, []
     for number, (source, stored_source) in enumerate(zip(sources, stored_sources, strict=True), start=1):
         if source is None or source.strip() == stored_source.strip():

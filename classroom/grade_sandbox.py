@@ -107,7 +107,6 @@ def environment(home: Path, root: Path, cpus: float) -> dict[str, str]:
 
 
 def bwrap_argv(argv: list[str], files: Path, limits: RunLimits, root: Path = ROOT) -> list[str]:
-    """The bubblewrap command line that runs `argv` in the sandbox."""
     home = INSIDE / "home"
     (files / "passwd").write_text(f"learner:x:{NOBODY}:{NOBODY}:learner:{INSIDE}:/bin/false\n")
     (files / "group").write_text(f"learner:x:{NOBODY}:\n")

@@ -110,9 +110,6 @@ def addresses(ip):
 
 
 def why(returncode, log):
-    """Why the hub's process ended, in one line."""
-    if returncode is None:
-        return "it is still running"
     if returncode < 0:
         return f"it was killed by {signal.Signals(-returncode).name}"
     if returncode == 0:
@@ -151,22 +148,17 @@ class Hub:
         self.url = f"http://127.0.0.1:{self.ports['HUB_PORT']}"
         self.secrets = self.state / "state"
         self.cgroup = cgroup_name(self.state)
-        self.process = self.log = None
+        self.process = None
         self.secrets.mkdir(parents=True, exist_ok=True)
         self.secrets.chmod(0o700)
         self.password = kept_secret(self.secrets / "class-password", lambda: secrets.token_urlsafe(12),
                                     given_password())
         self.proxy_token = kept_secret(self.secrets / "proxy-token", lambda: secrets.token_hex(32))
-        self.admin_password = None
         named = self.secrets / "admin-name"       # the teacher named once stays the admin across restarts
-        if self.admin:
-            kept_secret(named, None, self.admin)
-        elif named.exists():
-            self.admin = named.read_text().strip() or None
-        if self.admin:
-            self.admin_password = kept_secret(self.secrets / "admin-password",
-                                              lambda: secrets.token_urlsafe(ADMIN_PASSWORD_LENGTH),
-                                              given_password(admin=True, class_password=self.password))
+        self.admin = (kept_secret(named, str, admin) or None) if admin or named.exists() else None
+        self.admin_password = self.admin and kept_secret(self.secrets / "admin-password",
+                                                         lambda: secrets.token_urlsafe(ADMIN_PASSWORD_LENGTH),
+                                                         given_password(admin=True, class_password=self.password))
         self.learners.mkdir(parents=True, exist_ok=True)
         self.learners.chmod(0o711)         # a learner reaches their own home, lists no one else's
 
@@ -180,7 +172,7 @@ class Hub:
     def _open_log(self, name):
         log = self.state / name
         rotate(log)
-        handle = open(log, "a")     # noqa: SIM115 (closed in stop)
+        handle = open(log, "a")     # noqa: SIM115 (closed by the caller once the process has it)
         os.chmod(log, 0o600)
         handle.write(f"\n----- {datetime.now().isoformat(timespec='seconds')}: started by classroom/hub.py "
                      f"-----\n")
@@ -226,18 +218,17 @@ class Hub:
                    "--error-target", f"http://127.0.0.1:{self.ports['HUB_API_PORT']}/hub/error"]
         if os.environ.get("HUB_SSL_CERT"):
             command += ["--ssl-cert", os.environ["HUB_SSL_CERT"], "--ssl-key", os.environ["HUB_SSL_KEY"]]
-        log = self._open_log("proxy.log")
-        started = subprocess.Popen(command, env={**os.environ, "CONFIGPROXY_AUTH_TOKEN": self.proxy_token},
-                                   stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-        log.close()
+        with self._open_log("proxy.log") as log:
+            started = subprocess.Popen(command, env={**os.environ, "CONFIGPROXY_AUTH_TOKEN": self.proxy_token},
+                                       stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         (self.secrets / "proxy.pid").write_text(str(started.pid))
 
     def start(self):
         self.start_proxy()
-        self.log = self._open_log("hub.log")
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "jupyterhub", "-f", str(CONFIG)], cwd=self.secrets, env=self.env(),
-            stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
+        command = [sys.executable, "-m", "jupyterhub", "-f", str(CONFIG)]
+        with self._open_log("hub.log") as log:
+            self.process = subprocess.Popen(command, cwd=self.secrets, env=self.env(), stdout=log,
+                                            stderr=subprocess.STDOUT, start_new_session=True)
         try:
             answering(self.url, self.process, self.state / "hub.log")
         except BaseException:       # a hub that did not come up (or was told to stop meanwhile): the class runs on
@@ -249,8 +240,6 @@ class Hub:
         if self.process is not None and self.process.poll() is None:
             hub_users.kill_pids([self.process.pid], grace=grace)
             self.process.wait(timeout=10)
-        if self.log:
-            self.log.close()
 
 
 def stop_class(hub):

@@ -4,6 +4,7 @@ learner's IPython profile, written by classroom/singleuser.py): `debugger_off()`
 and `install(ip)`: after the learner's memory cgroup counted a kill, NOTICE on
 the first cell the next kernel runs (JupyterLab only says "the kernel died")."""
 
+import contextlib
 import os
 import sys
 from pathlib import Path
@@ -19,17 +20,13 @@ NOTICE = ("Your last kernel was stopped: the notebooks you had running reached y
 def memory_folder(cgroups=CGROUPS, own=Path("/proc/self/cgroup")):
     """This process's memory cgroup folder (v1 or v2), or None."""
     try:
-        lines = own.read_text().splitlines()
+        paths = dict(line.split(":", 2)[1:] for line in own.read_text().splitlines())    # {controllers: path}
     except OSError:
         return None
-    for line in lines:
-        _, controllers, path = line.split(":", 2)
+    for controllers, path in paths.items():
         if "memory" in controllers.split(","):
             return cgroups / "memory" / path.lstrip("/")
-    for line in lines:
-        if line.startswith("0::"):
-            return cgroups / line[3:].lstrip("/")
-    return None
+    return cgroups / paths[""].lstrip("/") if "" in paths else None
 
 
 def _read(path):
@@ -48,10 +45,6 @@ def kills_and_limit(folder):
     return kills, int(limit) if limit.isdigit() and int(limit) < 2 ** 60 else None
 
 
-def gigabytes(size):
-    return f"{size / 1e9:.1f} GB"
-
-
 def pending(folder, seen=SEEN):
     """(the notice or None, the kill count to `record` once it is shown: a kernel
     restarted again before a cell ran leaves it to the next)."""
@@ -62,23 +55,19 @@ def pending(folder, seen=SEEN):
         before = 0
     if limit is None or kills <= before:
         return None, kills
-    return NOTICE.format(limit=gigabytes(limit)), kills
+    return NOTICE.format(limit=f"{limit / 1e9:.1f} GB"), kills
 
 
 def record(seen, kills):
-    try:
+    with contextlib.suppress(OSError):
         seen.parent.mkdir(parents=True, exist_ok=True)
         seen.write_text(str(kills))
-    except OSError:
-        pass
 
 
 def debugger_off():
     """ipykernel then neither advertises a debugger nor starts one."""
-    try:
-        import ipykernel.debugger
-    except ImportError:
-        return
+    import ipykernel.debugger  # the kernel's; the server that writes the start-up file imports none
+
     ipykernel.debugger._is_debugpy_available = False
 
 
@@ -86,7 +75,7 @@ def install(ip, folder=None, seen=None):
     """In a starting kernel (`ip`, its shell): the notice, if any, above the first cell's output."""
     folder, seen = folder or memory_folder(), seen or SEEN
     text, kills = pending(folder, seen) if folder else (None, 0)
-    if not text or ip is None:
+    if not text:
         return
 
     def once(*_):

@@ -85,7 +85,6 @@ class Learner:
         return reply.json() if reply.content else None
 
     def open(self, path):
-        """Open the notebook at `path` (in the learner's folder) with a new kernel."""
         session = self.api("POST", "sessions", {"path": path, "name": path, "type": "notebook",
                                                 "kernel": {"name": "python3"}})
         model = self.api("GET", f"contents/{path}?content=1")
@@ -131,7 +130,6 @@ class Notebook:
         self.models = {}      # comm id -> the widget's state, from the kernel's comm_open
 
     def connect(self):
-        """(Re)open the kernel's websocket and start reading it."""
         self.disconnect()
         learner = self.learner
         url = learner.server_url(f"api/kernels/{self.session['kernel']['id']}/channels?session_id={uuid.uuid4().hex}")

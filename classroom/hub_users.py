@@ -101,23 +101,19 @@ def ensure_user(unix, home):
         try:
             entry = pwd.getpwnam(unix)
         except KeyError:
-            entry = _made(unix, home)
+            uid = free_uid(Path(home).parent)
+            done = subprocess.run(["useradd", "--system", "--uid", str(uid), "--user-group", "--no-create-home",
+                                   "--home-dir", str(home), "--shell", "/usr/sbin/nologin", "--comment", LEARNER,
+                                   unix], capture_output=True, text=True, timeout=60)
+            if done.returncode != 0:
+                raise OSError(f"useradd could not make {unix} (exit status {done.returncode}): "
+                              f"{done.stderr.strip()}") from None
+            record_uid(uid, home)
+            entry = pwd.getpwnam(unix)
     if entry.pw_gecos != LEARNER or os.path.realpath(entry.pw_dir) != os.path.realpath(home):
         raise Collision(f"the Unix user {unix} is not this learner's (its home is {entry.pw_dir}, not {home}): "
                         "log in under another name, or ask the teacher to remove that user")
     return entry
-
-
-def _made(unix, home):
-    """Make the user (with the machine's lock held: no other class picks a uid meanwhile)."""
-    uid = free_uid(Path(home).parent)
-    done = subprocess.run(["useradd", "--system", "--uid", str(uid), "--user-group", "--no-create-home",
-                           "--home-dir", str(home), "--shell", "/usr/sbin/nologin", "--comment", LEARNER, unix],
-                          capture_output=True, text=True, timeout=60)
-    if done.returncode != 0:
-        raise OSError(f"useradd could not make {unix} (exit status {done.returncode}): {done.stderr.strip()}")
-    record_uid(uid, home)
-    return pwd.getpwnam(unix)
 
 
 def give_back(home, entry):
@@ -169,7 +165,6 @@ def kill_user(uid):
 
 
 def class_uids(learners):
-    """The uids of the learners' users whose homes are in `learners`."""
     learners = os.path.realpath(os.fsencode(learners))
     return {entry.pw_uid for entry in pwd.getpwall()
             if entry.pw_gecos == LEARNER and _under(os.path.realpath(os.fsencode(entry.pw_dir)), learners)}
