@@ -159,14 +159,13 @@ class ClassPassword(SharedPasswordAuthenticator):
 
     failed_logins_per_address = Integer(FAILED_LOGINS * 20, config=True,
                                         help="wrong passwords allowed from one address per window")
-    failed_window = Integer(WINDOW, config=True, help="seconds over which failed logins are counted")
-    proxy_uid = Integer(os.geteuid(), allow_none=True, config=True,
+    proxy_uid = Integer(os.geteuid(), allow_none=True, config=True,     # make hub starts the proxy as the hub's user
                         help="the uid the class's proxy runs as: only its X-Forwarded-For is believed")
     trusted_proxies = List(Unicode(), config=True, help="addresses of reverse proxies in front of the class's proxy")
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
-        self._addresses = Failures(self.failed_logins_per_address, self.failed_window)
+        self._addresses = Failures(self.failed_logins_per_address, WINDOW)
 
     def address(self, handler):
         return client_address(handler.request, self.proxy_uid, self.trusted_proxies)
