@@ -136,12 +136,10 @@ class Group:
             time.sleep(0.05)
         deadline = time.monotonic() + grace
         for folder in set(self.folders.values()):
-            while folder.is_dir():
+            while folder.is_dir() and time.monotonic() < deadline:
                 try:
                     folder.rmdir()
                 except OSError:
-                    if time.monotonic() > deadline:
-                        break
                     time.sleep(0.05)
         return killed
 

@@ -36,26 +36,18 @@ def _read(path):
         return ""
 
 
-def kills_and_limit(folder):
-    """(kills at the memory limit so far, the limit in bytes or None) of a cgroup folder."""
+def pending(folder, seen=SEEN):
+    """(the notice or None, the kill count to `record` once it is shown: a kernel
+    restarted again before a cell ran leaves it to the next), from the cgroup's kills at its
+    memory limit (v2's memory.events, v1's memory.oom_control) and the kills already told."""
     events = _read(folder / "memory.events") or _read(folder / "memory.oom_control")
     kills = next((int(value) for key, _, value in (line.partition(" ") for line in events.splitlines())
                   if key == "oom_kill" and value.strip().isdigit()), 0)
     limit = (_read(folder / "memory.max") or _read(folder / "memory.limit_in_bytes")).strip()
-    return kills, int(limit) if limit.isdigit() and int(limit) < 2 ** 60 else None
-
-
-def pending(folder, seen=SEEN):
-    """(the notice or None, the kill count to `record` once it is shown: a kernel
-    restarted again before a cell ran leaves it to the next)."""
-    kills, limit = kills_and_limit(folder)
-    try:
-        before = int(seen.read_text())
-    except (OSError, ValueError):
-        before = 0
-    if limit is None or kills <= before:
-        return None, kills
-    return NOTICE.format(limit=f"{limit / 1e9:.1f} GB"), kills
+    before = _read(seen).strip()
+    if not limit.isdigit() or int(limit) >= 2 ** 60 or kills <= (int(before) if before.isdigit() else 0):
+        return None, kills            # no limit (v2's "max", v1's near 2 ** 63), or nothing new
+    return NOTICE.format(limit=f"{int(limit) / 1e9:.1f} GB"), kills
 
 
 def record(seen, kills):

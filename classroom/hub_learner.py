@@ -158,18 +158,15 @@ class Notebook:
         """Whether a restarted kernel answers on a new websocket, on shell (kernel_info's
         reply) and iopub (its status), as a page asks; `heard` gets what cells printed meanwhile."""
         self.connect()
-        msg_id = self.send("kernel_info_request", {})
-        deadline, seen = time.monotonic() + timeout, set()
-        while seen != {"kernel_info_reply", "status"} and time.monotonic() < deadline:
-            try:
+        msg_id, deadline, seen = self.send("kernel_info_request", {}), time.monotonic() + timeout, set()
+        with contextlib.suppress(Exception):      # the websocket closed, or timed out at the deadline
+            while seen != {"kernel_info_reply", "status"}:
                 message = self.receive(deadline)
-            except Exception:                      # the websocket closed or timed out
-                return False
-            kind = message["header"]["msg_type"]
-            if kind == "stream":
-                heard.append(message["content"]["text"])
-            if message["parent_header"].get("msg_id") == msg_id and kind in ("kernel_info_reply", "status"):
-                seen.add(kind)
+                kind = message["header"]["msg_type"]
+                if kind == "stream":
+                    heard.append(message["content"]["text"])
+                if message["parent_header"].get("msg_id") == msg_id and kind in ("kernel_info_reply", "status"):
+                    seen.add(kind)
         return seen == {"kernel_info_reply", "status"}
 
     def send(self, msg_type, content, channel="shell"):
@@ -225,8 +222,7 @@ class Notebook:
 
     def controls(self):
         """{comm id: a change that asks for a new drawing} of the widgets."""
-        changes = {comm_id: widget_change(state) for comm_id, state in self.models.items()}
-        return {comm_id: change for comm_id, change in changes.items() if change}
+        return {comm_id: change for comm_id, state in self.models.items() if (change := widget_change(state))}
 
     def change(self, comm_id, state, timeout=60):
         """Send a widget change as the page does; the Redraw, or None if no drawing came."""

@@ -33,7 +33,6 @@ class ClassSpawner(LocalProcessSpawner):
     learners_dir = Unicode(config=True, help="where each learner's home <name>/ is made")
     isolate = Bool(True, config=True, help="a Unix user, mounts and a cgroup per learner (needs root)")
     cgroup_parent = Unicode("class-hub", config=True, help="the cgroup folder holding one per learner")
-    tasks_limit = Integer(1024, config=True, help="processes and threads a learner may run")
 
     @property
     def home(self):
@@ -44,8 +43,7 @@ class ClassSpawner(LocalProcessSpawner):
         return hub_users.unix_name(self.user.name) if self.isolate else pwd.getpwuid(os.getuid()).pw_name
 
     def limits(self):
-        return cgroups.Limits(int(self.mem_limit or 0) or 2 ** 62, float(self.cpu_limit or os.cpu_count() or 1),
-                              self.tasks_limit)
+        return cgroups.Limits(int(self.mem_limit), float(self.cpu_limit))     # and cgroups' 1024 tasks
 
     def group(self, limits=None):
         return cgroups.Group((self.cgroup_parent, self.unix), limits)

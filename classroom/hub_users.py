@@ -371,19 +371,14 @@ def why_not_isolated(keep=()):
 SYSTEM_PYTHON = "/usr/bin/python3"
 
 
-def is_python(path):
-    """Whether `path` is the Python the class runs on (its interpreter, its installation, the venv)."""
-    pythons = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.executable)}
-    return os.path.realpath(path) in pythons or Path(path).name.startswith("python")
-
-
 def advice(path, folder):
     """The command that makes `path` reachable, as typed: .venv made again with the
     system's Python, else the closed folders opened for passing (o+x)."""
-    if is_python(path) and os.access(SYSTEM_PYTHON, os.X_OK) and unreachable([SYSTEM_PYTHON]) is None:
-        return (f"Make the class's environment with the system's Python (.venv is made again, a few minutes): "
-                f"make hub PYTHON={SYSTEM_PYTHON}")
-    if is_python(path):
+    pythons = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.executable)}
+    if os.path.realpath(path) in pythons or Path(path).name.startswith("python"):     # the class's Python
+        if os.access(SYSTEM_PYTHON, os.X_OK) and unreachable([SYSTEM_PYTHON]) is None:
+            return (f"Make the class's environment with the system's Python (.venv is made again, a few minutes): "
+                    f"make hub PYTHON={SYSTEM_PYTHON}")
         return ("Install the system's Python (Debian: sudo apt-get install python3 python3-venv), then: "
                 f"make hub PYTHON={SYSTEM_PYTHON}")
     closed = [str(f) for f in [*reversed(Path(path).parents), Path(path)]

@@ -226,7 +226,6 @@ def run_class(n, ramp, changes, state=ROOT / "build" / "load", url=None):
     limit = class_limit(n)
     hub, class_, env, ports, isolated = own_class(state, limit)
     print(f"each learner's memory limit: {limit} GB ({n} learners fit); learners isolated: {isolated}")
-    uids = set()
     try:
         answering(class_.url, hub, state / "make-hub.log", READY_WITHIN * 5)     # the proxy's first install too
         idle, during = learners_on(class_, n, ramp, changes, results, opened)
