@@ -50,22 +50,23 @@ def tree(hub, name):
     return []
 
 
-def cpu_seconds(processes):
-    total = 0.0
+def total(processes, measure):
+    """`measure(process)` summed over those of `processes` still running."""
+    found = 0.0
     for process in processes:
         with contextlib.suppress(psutil.NoSuchProcess):
-            total += sum(process.cpu_times()[:4])
-    return total
+            found += measure(process)
+    return found
+
+
+def cpu_seconds(processes):
+    return total(processes, lambda process: sum(process.cpu_times()[:4]))
 
 
 def memory(hub, name):
     """(RSS, PSS) in bytes of a learner's server and everything it started."""
-    rss = pss = 0
-    for process in tree(hub, name):
-        with contextlib.suppress(psutil.NoSuchProcess):
-            info = process.memory_full_info()
-            rss, pss = rss + info.rss, pss + info.pss
-    return rss, pss
+    processes = tree(hub, name)
+    return total(processes, lambda p: p.memory_info().rss), total(processes, lambda p: p.memory_full_info().pss)
 
 
 def idle_cpu(hub, names, seconds=IDLE_SECONDS):
@@ -74,11 +75,7 @@ def idle_cpu(hub, names, seconds=IDLE_SECONDS):
     for p in processes:
         p.cpu_percent()
     time.sleep(seconds)
-    total = 0.0
-    for p in processes:
-        with contextlib.suppress(psutil.NoSuchProcess):
-            total += p.cpu_percent()
-    return total
+    return total(processes, psutil.Process.cpu_percent)
 
 
 Class = namedtuple("Class", "url password learners")     # a class hub's address, its password, its learners' folder
