@@ -85,7 +85,6 @@ def given_password(admin=False, class_password=None):
 def kept_secret(path, make, given=None):
     """The secret kept in `path` (root's alone): `given` when there is one, else the
     one kept, else `make()`."""
-    path = Path(path)
     if given or not path.exists() or not path.read_text().strip():
         path.unlink(missing_ok=True)
         path.touch(mode=0o600)

@@ -18,6 +18,7 @@ from datetime import datetime, timezone
 import nbformat
 import requests
 import websocket
+from jupyter_server.services.kernels.connection.base import deserialize_binary_message
 
 from tools.notebooks import RAISES
 
@@ -114,7 +115,8 @@ def widget_change(state):
 
 
 def _date(message):
-    return datetime.fromisoformat(message["header"]["date"]).timestamp()
+    date = message["header"]["date"]        # a datetime already in a message with buffers
+    return (date if isinstance(date, datetime) else datetime.fromisoformat(date)).timestamp()
 
 
 class Notebook:
@@ -173,11 +175,7 @@ class Notebook:
         if isinstance(frame, Exception):
             self.inbox.put(frame)             # every later receive fails the same way
             raise frame
-        if isinstance(frame, bytes):      # a message with buffers: offsets, then the JSON part
-            count = int.from_bytes(frame[:4], "big")
-            ends = [int.from_bytes(frame[4 + 4 * i:8 + 4 * i], "big") for i in range(1, count + 1)] or [len(frame)]
-            frame = frame[8 + 4 * (count - 1) if count else 4:ends[0]].decode()
-        message = json.loads(frame)
+        message = deserialize_binary_message(frame) if isinstance(frame, bytes) else json.loads(frame)   # buffers
         if message.get("msg_type", message["header"]["msg_type"]) == "comm_open":
             content = message["content"]
             self.models[content["comm_id"]] = content["data"].get("state", {})

@@ -56,18 +56,15 @@ MACHINE_LOCK = UIDS_GIVEN.parent / "useradd.lock"
 
 def given_uids(ledger=None):
     """{uid: home} of every learner's user made on this machine (any class) whose home is still there."""
-    found = {}
-    with contextlib.suppress(OSError):
-        for line in Path(ledger or UIDS_GIVEN).read_text().splitlines():
-            uid, _, home = line.partition(" ")
-            if uid.isdigit() and home and os.path.lexists(home):
-                found[int(uid)] = home
-    return found
+    with contextlib.suppress(OSError):       # no record yet
+        lines = Path(ledger or UIDS_GIVEN).read_text().splitlines()
+        return {int(uid): home for uid, home in (line.split(" ", 1) for line in lines) if os.path.lexists(home)}
+    return {}
 
 
-def record_uid(uid, home, ledger=None):
+def record_uid(uid, home):
     """Add `uid` and its home to the record (root's alone), dropping entries whose home is gone."""
-    ledger = Path(ledger or UIDS_GIVEN)
+    ledger = UIDS_GIVEN
     ledger.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     kept = {**given_uids(ledger), uid: str(home)}
     fresh = ledger.with_name(ledger.name + ".new")
