@@ -26,10 +26,6 @@ class Limits:
     tasks: int = 1024
 
 
-def is_v2(root: Path = CGROUPS) -> bool:
-    return (root / "cgroup.controllers").exists()
-
-
 def settings(limits: Limits, v2: bool) -> dict[str, dict[str, str]]:
     """{controller: {file: value}} of the limits; swap included where the kernel counts it."""
     if v2:
@@ -51,7 +47,7 @@ class Group:
     reaches their own group and lists no one else's."""
 
     def __init__(self, path: tuple[str, ...], limits: Limits | None = None, root: Path = CGROUPS) -> None:
-        self.path, self.root, self.v2 = tuple(path), root, is_v2(root)
+        self.path, self.root, self.v2 = tuple(path), root, (root / "cgroup.controllers").exists()
         self.folders = {c: root / Path(*self.path) if self.v2 else root / c / Path(*self.path) for c in CONTROLLERS}
         if limits is None:
             self.enforced = [c for c, folder in self.folders.items() if folder.is_dir()]
@@ -157,7 +153,7 @@ class Group:
 def remove_tree(parent: str, root: Path = CGROUPS) -> list[int]:
     """Remove the groups under `parent`, killed first, then `parent`; returns the ids killed."""
     killed: list[int] = []
-    tops = [root / parent] if is_v2(root) else [root / c / parent for c in CONTROLLERS]
+    tops = [root / parent] if (root / "cgroup.controllers").exists() else [root / c / parent for c in CONTROLLERS]
     for top in tops:
         if top.is_dir():
             for child in sorted(p for p in top.iterdir() if p.is_dir()):

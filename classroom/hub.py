@@ -39,7 +39,6 @@ PROXY_FOLDER = ROOT / "build" / "hub" / "proxy"
 # make clean removes); a second class from the same checkout names its own (classroom/README.md).
 BUILD = Path(os.environ.get("HUB_DIR") or ROOT / "build" / "hub").absolute()
 LEARNERS = Path(os.environ.get("HUB_LEARNERS") or ROOT / "hub-learners").absolute()
-PROXY_BIN = "node_modules/.bin/configurable-http-proxy"
 NODE_HELP = "the hub's proxy needs Node.js and npm (Debian: sudo apt-get install nodejs npm)"
 READY_WITHIN = 60          # seconds for the hub and its proxy to answer
 LOG_BYTES = 20 * 2 ** 20   # hub.log is rotated to hub.log.1 (then .2, .3) past this size
@@ -64,7 +63,7 @@ def proxy(folder=PROXY_FOLDER):
                 shutil.copyfile(HUB / name, folder / name)
             subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--prefix", str(folder)],
                            check=True, timeout=600, stdout=subprocess.DEVNULL)
-    return folder / PROXY_BIN
+    return folder / "node_modules" / ".bin" / "configurable-http-proxy"
 
 
 def given_password(admin=False, class_password=None):
