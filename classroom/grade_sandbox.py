@@ -84,10 +84,8 @@ def _binds(root: Path) -> list[str]:
             args += ["--symlink", os.readlink(path), str(path)]
         elif path.is_dir():
             args += ["--ro-bind", str(path), str(path)]
-    for etc in ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "fonts", "alternatives", "localtime", "mime.types",
-                "ssl/openssl.cnf"):
-        if (Path("/etc") / etc).exists():
-            args += ["--ro-bind", f"/etc/{etc}", f"/etc/{etc}"]
+    args += [a for etc in ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "fonts", "alternatives", "localtime",
+                           "mime.types", "ssl/openssl.cnf") for a in ("--ro-bind-try", f"/etc/{etc}", f"/etc/{etc}")]
     bound = {Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve(), Path(python()).parent.parent} - {Path("/usr")}
     for entry in sys.path:
         path = Path(entry or ".").resolve()
