@@ -42,10 +42,8 @@ class Learner:
 
     def login(self):
         self.http.get(f"{self.hub}/hub/login", timeout=WAIT).raise_for_status()
-        # the hub's own _xsrf cookie: a learner who has opened their server holds that server's too
-        xsrf = [c.value for c in self.http.cookies if c.name == "_xsrf" and c.path.startswith("/hub")]
-        form = {"username": self.name, "password": self.password,
-                "_xsrf": xsrf[0] if xsrf else self.http.cookies.get("_xsrf")}
+        # the hub's own _xsrf cookie (its path /hub/): a learner who has opened their server holds that server's too
+        form = {"username": self.name, "password": self.password, "_xsrf": self.http.cookies.get("_xsrf", path="/hub/")}
         reply = self.http.post(f"{self.hub}/hub/login", data=form, allow_redirects=False, timeout=WAIT)
         if reply.status_code != 302:
             raise Failed(f"{self.name}: login answered {reply.status_code}")

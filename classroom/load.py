@@ -129,10 +129,9 @@ def change_widgets(notebook, changes, kernel, result):
     result.redraw_cpu = (cpu_seconds(kernel) - before) / max(count, 1)
 
 
-def class_limit(n, machine_gb=None):
+def class_limit(n):
     """The memory limit (GB) that lets n learners run at once here, at most the hub's default."""
-    machine_gb = machine_gb or psutil.virtual_memory().total / GB
-    fits = int((machine_gb - deploy.RESERVED_GB) / n * 20) / 20        # rounded down to 0.05 GB
+    fits = int((psutil.virtual_memory().total / GB - deploy.RESERVED_GB) / n * 20) / 20     # rounded down to 0.05 GB
     return min(deploy.memory_limit_gb(), fits)
 
 
@@ -172,7 +171,7 @@ def own_class(state, limit):
     shutil.rmtree(state, ignore_errors=True)
     learners = state / "learners"
     learners.mkdir(parents=True)
-    learners.chmod(0o711)
+    learners.chmod(0o711)         # whatever the umask: the isolation check below must find it reachable
     why = hub_users.why_not_isolated(hub_users.class_paths(learners))
     ports = [free_port() for _ in range(3)]
     env = {**os.environ, "HUB_DIR": str(state / "hub"), "HUB_LEARNERS": str(learners), "HUB_MEM_LIMIT": f"{limit}G",
