@@ -94,4 +94,3 @@ def write_startup(home):
     startup = Path(home) / ".ipython" / "profile_default" / "startup" / "00-class-hub-limits.py"
     startup.parent.mkdir(parents=True, exist_ok=True)
     startup.write_text(STARTUP.format(path=os.path.abspath(__file__)))
-    return startup

@@ -144,10 +144,7 @@ def client_address(request, proxy_uid, trusted=(), owner=peer_uid):
     hops = [hop.strip() for line in request.headers.get_list("X-Forwarded-For") for hop in line.split(",")]
     if not hops:
         return "local"
-    for hop in reversed(hops):
-        if hop not in trusted:
-            return hop
-    return hops[0]
+    return next((hop for hop in reversed(hops) if hop not in trusted), hops[0])
 
 
 class ClassPassword(SharedPasswordAuthenticator):

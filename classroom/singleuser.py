@@ -23,7 +23,6 @@ def write_autosave(home, seconds=AUTOSAVE):
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps({"autosave": True, "autosaveInterval": seconds}, indent=2) + "\n")
-    return path
 
 
 def main(args):
