@@ -26,10 +26,6 @@ class Limits:
     tasks: int = 1024
 
 
-def is_v2(root: Path = CGROUPS) -> bool:
-    return (root / "cgroup.controllers").exists()
-
-
 def settings(limits: Limits, v2: bool) -> dict[str, dict[str, str]]:
     """{controller: {file: value}} of the limits; swap included where the kernel counts it."""
     if v2:
@@ -51,31 +47,20 @@ class Group:
     reaches their own group and lists no one else's."""
 
     def __init__(self, path: tuple[str, ...], limits: Limits | None = None, root: Path = CGROUPS) -> None:
-        self.path, self.root, self.v2 = tuple(path), root, is_v2(root)
-        base = {c: root / Path(*self.path) if self.v2 else root / c / Path(*self.path) for c in CONTROLLERS}
-        self.folders: dict[str, Path] = base
-        self.enforced: list[str] = []
+        self.path, self.root, self.v2 = tuple(path), root, (root / "cgroup.controllers").exists()
+        self.folders = {c: root / Path(*self.path) if self.v2 else root / c / Path(*self.path) for c in CONTROLLERS}
         if limits is None:
             self.enforced = [c for c, folder in self.folders.items() if folder.is_dir()]
-        else:
-            self._make(limits)
-
-    def _mount(self, controller: str) -> Path:
-        return self.root if self.v2 else self.root / controller
-
-    def _make(self, limits: Limits) -> None:
+            return
         if self.v2:
             self._hand_down()
-        for controller, values in settings(limits, self.v2).items():
-            if self._made(controller) and self._written(controller, values):
-                self.enforced.append(controller)
+        self.enforced = [c for c, v in settings(limits, self.v2).items() if self._made(c) and self._written(c, v)]
 
     def _hand_down(self) -> None:
         """v2: the controllers enabled in each folder above the group, one at a time
         (the kernel refuses a whole write for one it cannot enable)."""
-        folder = self.root
-        for name in ("", *self.path[:-1]):
-            folder = folder / name if name else folder
+        for depth in range(len(self.path)):
+            folder = self.root.joinpath(*self.path[:depth])
             with contextlib.suppress(OSError):
                 folder.mkdir(exist_ok=True)
             for controller in CONTROLLERS:
@@ -83,11 +68,9 @@ class Group:
                     control.write(f"+{controller}")
 
     def _made(self, controller: str) -> bool:
-        """The group's folder under the controller's mount, made level by level."""
-        mount = self._mount(controller)
-        if not mount.is_dir():
+        folder = self.root if self.v2 else self.root / controller
+        if not folder.is_dir():
             return False
-        folder = mount
         try:
             for name in self.path:
                 folder = folder / name
@@ -115,7 +98,6 @@ class Group:
         return True
 
     def join(self, pid: int) -> None:
-        """Put process `pid` (and what it starts) in the group."""
         for controller in self.enforced:
             (self.folders[controller] / "cgroup.procs").write_text(str(pid))
 
@@ -124,7 +106,6 @@ class Group:
         return sorted({str(self.folders[c] / "cgroup.procs") for c in self.enforced})
 
     def procs(self) -> set[int]:
-        """Process ids in the group, in any of its controllers."""
         found: set[int] = set()
         for folder in set(self.folders.values()):
             with contextlib.suppress(OSError, ValueError):
@@ -151,12 +132,10 @@ class Group:
             time.sleep(0.05)
         deadline = time.monotonic() + grace
         for folder in set(self.folders.values()):
-            while folder.is_dir():
+            while folder.is_dir() and time.monotonic() < deadline:
                 try:
                     folder.rmdir()
                 except OSError:
-                    if time.monotonic() > deadline:
-                        break
                     time.sleep(0.05)
         return killed
 
@@ -174,7 +153,7 @@ class Group:
 def remove_tree(parent: str, root: Path = CGROUPS) -> list[int]:
     """Remove the groups under `parent`, killed first, then `parent`; returns the ids killed."""
     killed: list[int] = []
-    tops = [root / parent] if is_v2(root) else [root / c / parent for c in CONTROLLERS]
+    tops = [root / parent] if (root / "cgroup.controllers").exists() else [root / c / parent for c in CONTROLLERS]
     for top in tops:
         if top.is_dir():
             for child in sorted(p for p in top.iterdir() if p.is_dir()):

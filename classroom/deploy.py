@@ -19,11 +19,6 @@ def concurrent_starts(cores):
     return int(cores * (START_TIMEOUT / 2) / START_CPU_SECONDS)
 
 
-def memory_guarantee_gb():
-    """What a node keeps for each learner: a server and one notebook."""
-    return round(SERVER_GB + KERNEL_GB, 2)
-
-
 def memory_limit_gb():
     """Where a learner's memory stops: a server and OPEN_AT_ONCE notebooks."""
     return round(SERVER_GB + OPEN_AT_ONCE * KERNEL_GB, 2)

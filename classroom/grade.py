@@ -1,9 +1,6 @@
 """`make grade SUBMISSIONS=dir`: grade learners' notebooks with the collection's
 own checks, each submission in a sandbox of its own (docs/teaching.md).
 
-    python -m classroom.grade SUBMISSIONS [--out build/grades] [--cell-limit 60]
-        [--time-limit 900] [--memory 3] [--cpus 1] [--kernels 2] [--unisolated]
-
 One folder per learner; of copies, the one in my-notebooks/ is graded, else the
 newest. The lesson notebook runs with the learner's answer cells in its slots
 (classroom/grade_run.py); answers are flagged from their source
@@ -51,8 +48,7 @@ Ran = namedtuple("Ran", "rows seconds memory enforced", defaults=[0.0, None, ()]
 
 
 def tags(cell):
-    tagged = cell.get("metadata", {}).get("tags", [])
-    return tagged if isinstance(tagged, list) else []
+    return cell.get("metadata", {}).get("tags", [])       # a list: every notebook read is nbformat-valid
 
 
 def shown(name):
@@ -134,7 +130,6 @@ def verdict(line, raised):
 
 
 def judged(job, stored_sources, sources, result, stopped=""):
-    """One Row per exercise from the runner's result."""
     name, rows = job.stored.name, []
     for number, (source, stored_source) in enumerate(zip(sources, stored_sources, strict=True), start=1):
         if source is None or source.strip() == stored_source.strip():

@@ -3,9 +3,7 @@ a fresh kernel, each cell within its time limit; on stdout, {"notebook",
 "verdicts": {check cell id: [lines]}, "raised": {cell id: "Name: value"},
 "over_limit": [cell ids], "stopped"}. The checks append their verdicts to
 GRAPH_NOTEBOOKS_RESULTS (helpers/exercises/session.py, `report`), a file in
-the private /tmp read after every cell, bounded, without following a link.
-
-    python -m classroom.grade_run --cell-limit 60 < notebook.ipynb > result.json"""
+the private /tmp read after every cell, bounded, without following a link."""
 
 import argparse
 import asyncio

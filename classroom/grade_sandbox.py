@@ -84,10 +84,8 @@ def _binds(root: Path) -> list[str]:
             args += ["--symlink", os.readlink(path), str(path)]
         elif path.is_dir():
             args += ["--ro-bind", str(path), str(path)]
-    for etc in ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "fonts", "alternatives", "localtime", "mime.types",
-                "ssl/openssl.cnf"):
-        if (Path("/etc") / etc).exists():
-            args += ["--ro-bind", f"/etc/{etc}", f"/etc/{etc}"]
+    args += [a for etc in ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "fonts", "alternatives", "localtime",
+                           "mime.types", "ssl/openssl.cnf") for a in ("--ro-bind-try", f"/etc/{etc}", f"/etc/{etc}")]
     bound = {Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve(), Path(python()).parent.parent} - {Path("/usr")}
     for entry in sys.path:
         path = Path(entry or ".").resolve()
@@ -107,7 +105,6 @@ def environment(home: Path, root: Path, cpus: float) -> dict[str, str]:
 
 
 def bwrap_argv(argv: list[str], files: Path, limits: RunLimits, root: Path = ROOT) -> list[str]:
-    """The bubblewrap command line that runs `argv` in the sandbox."""
     home = INSIDE / "home"
     (files / "passwd").write_text(f"learner:x:{NOBODY}:{NOBODY}:learner:{INSIDE}:/bin/false\n")
     (files / "group").write_text(f"learner:x:{NOBODY}:\n")

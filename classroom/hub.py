@@ -1,9 +1,6 @@
 """`make hub`: JupyterHub for a class on one machine (hub/jupyterhub_config.py),
 on 127.0.0.1 unless told otherwise, with configurable-http-proxy from npm.
 
-    python -m classroom.hub [--port 8000] [--ip 127.0.0.1] [--admin NAME] [--unisolated]
-    python -m classroom.hub --stop-class | --remove-users
-
 The class password (HUB_PASSWORD, else kept, else made up) and the teacher's
 admin password are kept in the hub's state folder, which only root reads.
 Ctrl-C, a crash or SIGTERM stop the hub only: the proxy (kept with its ports,
@@ -42,7 +39,6 @@ PROXY_FOLDER = ROOT / "build" / "hub" / "proxy"
 # make clean removes); a second class from the same checkout names its own (classroom/README.md).
 BUILD = Path(os.environ.get("HUB_DIR") or ROOT / "build" / "hub").absolute()
 LEARNERS = Path(os.environ.get("HUB_LEARNERS") or ROOT / "hub-learners").absolute()
-PROXY_BIN = "node_modules/.bin/configurable-http-proxy"
 NODE_HELP = "the hub's proxy needs Node.js and npm (Debian: sudo apt-get install nodejs npm)"
 READY_WITHIN = 60          # seconds for the hub and its proxy to answer
 LOG_BYTES = 20 * 2 ** 20   # hub.log is rotated to hub.log.1 (then .2, .3) past this size
@@ -67,7 +63,7 @@ def proxy(folder=PROXY_FOLDER):
                 shutil.copyfile(HUB / name, folder / name)
             subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--prefix", str(folder)],
                            check=True, timeout=600, stdout=subprocess.DEVNULL)
-    return folder / PROXY_BIN
+    return folder / "node_modules" / ".bin" / "configurable-http-proxy"
 
 
 def given_password(admin=False, class_password=None):
@@ -88,7 +84,6 @@ def given_password(admin=False, class_password=None):
 def kept_secret(path, make, given=None):
     """The secret kept in `path` (root's alone): `given` when there is one, else the
     one kept, else `make()`."""
-    path = Path(path)
     if given or not path.exists() or not path.read_text().strip():
         path.unlink(missing_ok=True)
         path.touch(mode=0o600)
@@ -113,9 +108,6 @@ def addresses(ip):
 
 
 def why(returncode, log):
-    """Why the hub's process ended, in one line."""
-    if returncode is None:
-        return "it is still running"
     if returncode < 0:
         return f"it was killed by {signal.Signals(-returncode).name}"
     if returncode == 0:
@@ -154,22 +146,17 @@ class Hub:
         self.url = f"http://127.0.0.1:{self.ports['HUB_PORT']}"
         self.secrets = self.state / "state"
         self.cgroup = cgroup_name(self.state)
-        self.process = self.log = None
+        self.process = None
         self.secrets.mkdir(parents=True, exist_ok=True)
         self.secrets.chmod(0o700)
         self.password = kept_secret(self.secrets / "class-password", lambda: secrets.token_urlsafe(12),
                                     given_password())
         self.proxy_token = kept_secret(self.secrets / "proxy-token", lambda: secrets.token_hex(32))
-        self.admin_password = None
         named = self.secrets / "admin-name"       # the teacher named once stays the admin across restarts
-        if self.admin:
-            kept_secret(named, None, self.admin)
-        elif named.exists():
-            self.admin = named.read_text().strip() or None
-        if self.admin:
-            self.admin_password = kept_secret(self.secrets / "admin-password",
-                                              lambda: secrets.token_urlsafe(ADMIN_PASSWORD_LENGTH),
-                                              given_password(admin=True, class_password=self.password))
+        self.admin = (kept_secret(named, str, admin) or None) if admin or named.exists() else None
+        self.admin_password = self.admin and kept_secret(self.secrets / "admin-password",
+                                                         lambda: secrets.token_urlsafe(ADMIN_PASSWORD_LENGTH),
+                                                         given_password(admin=True, class_password=self.password))
         self.learners.mkdir(parents=True, exist_ok=True)
         self.learners.chmod(0o711)         # a learner reaches their own home, lists no one else's
 
@@ -183,7 +170,7 @@ class Hub:
     def _open_log(self, name):
         log = self.state / name
         rotate(log)
-        handle = open(log, "a")     # noqa: SIM115 (closed in stop)
+        handle = open(log, "a")     # noqa: SIM115 (closed by the caller once the process has it)
         os.chmod(log, 0o600)
         handle.write(f"\n----- {datetime.now().isoformat(timespec='seconds')}: started by classroom/hub.py "
                      f"-----\n")
@@ -229,20 +216,17 @@ class Hub:
                    "--error-target", f"http://127.0.0.1:{self.ports['HUB_API_PORT']}/hub/error"]
         if os.environ.get("HUB_SSL_CERT"):
             command += ["--ssl-cert", os.environ["HUB_SSL_CERT"], "--ssl-key", os.environ["HUB_SSL_KEY"]]
-        log = self._open_log("proxy.log")
-        started = subprocess.Popen(command, env={**os.environ, "CONFIGPROXY_AUTH_TOKEN": self.proxy_token},
-                                   stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-        log.close()
+        with self._open_log("proxy.log") as log:
+            started = subprocess.Popen(command, env={**os.environ, "CONFIGPROXY_AUTH_TOKEN": self.proxy_token},
+                                       stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         (self.secrets / "proxy.pid").write_text(str(started.pid))
 
     def start(self):
         self.start_proxy()
-        if self.log:
-            self.log.close()
-        self.log = self._open_log("hub.log")
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "jupyterhub", "-f", str(CONFIG)], cwd=self.secrets, env=self.env(),
-            stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
+        command = [sys.executable, "-m", "jupyterhub", "-f", str(CONFIG)]
+        with self._open_log("hub.log") as log:
+            self.process = subprocess.Popen(command, cwd=self.secrets, env=self.env(), stdout=log,
+                                            stderr=subprocess.STDOUT, start_new_session=True)
         try:
             answering(self.url, self.process, self.state / "hub.log")
         except BaseException:       # a hub that did not come up (or was told to stop meanwhile): the class runs on
@@ -254,8 +238,6 @@ class Hub:
         if self.process is not None and self.process.poll() is None:
             hub_users.kill_pids([self.process.pid], grace=grace)
             self.process.wait(timeout=10)
-        if self.log:
-            self.log.close()
 
 
 def stop_class(hub):
@@ -285,8 +267,8 @@ def remove_users(hub):
 
 
 def banner(hub, ip, isolation):
-    cap = deploy.server_cap(psutil.virtual_memory().total / 1e9, deploy.gigabytes(
-        os.environ.get("HUB_MEM_LIMIT") or f"{deploy.memory_limit_gb()}G"))
+    limit = os.environ.get("HUB_MEM_LIMIT") or f"{deploy.memory_limit_gb()}G"
+    cap = deploy.server_cap(psutil.virtual_memory().total / 1e9, deploy.gigabytes(limit))
     scheme = "https" if os.environ.get("HUB_SSL_CERT") else "http"
     where = ", ".join(f"{scheme}://{a}:{hub.ports['HUB_PORT']}" for a in addresses(ip))
     lines = [f"JupyterHub for the class: learners open {where}",
@@ -297,8 +279,7 @@ def banner(hub, ip, isolation):
                 f"admin password {hub.admin_password} (kept in {hub.secrets / 'admin-password'}; "
                 "HUB_ADMIN_PASSWORD=... changes it)"] if hub.admin else []),
              f"Their notebooks: {hub.learners}/<name>/my-notebooks. The hub's log: {hub.state / 'hub.log'}.",
-             f"At most {cap} learners at a time, {os.environ.get('HUB_MEM_LIMIT') or f'{deploy.memory_limit_gb()}G'} "
-             "of memory each (MEM_LIMIT=... make hub to change).",
+             f"At most {cap} learners at a time, {limit} of memory each (MEM_LIMIT=... make hub to change).",
              "Each learner runs as a Unix user of their own (hub-<name>), sees only their own processes, and has "
              f"their own /tmp, /var/tmp and /dev/shm; {limits_line(hub)}\n{NOT_ISOLATED}" if isolation is None else
              f"WARNING: no isolation between learners ({isolation}): every server runs as "
@@ -333,7 +314,6 @@ UNISOLATED_HELP = ("make hub refuses to start a class whose learners could read 
 
 
 def main(argv=None):
-    argv = sys.argv[1:] if argv is None else argv
     parser = argparse.ArgumentParser(prog="python -m classroom.hub", description=__doc__.split("\n\n")[0])
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--ip", default="127.0.0.1", help="0.0.0.0 to serve a room (put TLS in front first)")
@@ -346,9 +326,6 @@ def main(argv=None):
                              "stay (make hub FORGET=1)")
     args = parser.parse_args(argv)
     admin = args.admin.strip().lower() if args.admin else None
-    if args.admin is not None and not admin:
-        print("make hub: ADMIN= needs the teacher's name, e.g. make hub ADMIN=teacher", file=sys.stderr)
-        return 2
     try:
         ports = {"HUB_PORT": args.port, "HUB_API_PORT": int(os.environ.get("HUB_API_PORT") or 8081),
                  "HUB_PROXY_API_PORT": int(os.environ.get("HUB_PROXY_API_PORT") or 8001)}
@@ -382,23 +359,19 @@ def main(argv=None):
     if change:
         print(change, flush=True)
     try:
-        try:
-            hub.start()
-        except RuntimeError as error:
-            print(f"make hub: {error}", file=sys.stderr)
-            return 1
+        hub.start()
         print(banner(hub, hub.ip, isolation), flush=True)
         hub.process.wait()
-        print(f"make hub: the hub stopped: {why(hub.process.returncode, hub.state / 'hub.log')}. The learners' "
-              "servers and the proxy keep running; make hub starts it again and takes them back.", file=sys.stderr)
-        return 0 if hub.process.returncode == 0 else 1
+    except RuntimeError as error:
+        print(f"make hub: {error}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("stopping the hub; the learners' servers keep running (make hub STOP=1 stops them) ...", flush=True)
         hub.stop()
         return 0
-    finally:
-        if hub.log:
-            hub.log.close()
+    print(f"make hub: the hub stopped: {why(hub.process.returncode, hub.state / 'hub.log')}. The learners' "
+          "servers and the proxy keep running; make hub starts it again and takes them back.", file=sys.stderr)
+    return 0 if hub.process.returncode == 0 else 1
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ learner's IPython profile, written by classroom/singleuser.py): `debugger_off()`
 and `install(ip)`: after the learner's memory cgroup counted a kill, NOTICE on
 the first cell the next kernel runs (JupyterLab only says "the kernel died")."""
 
+import contextlib
 import os
 import sys
 from pathlib import Path
@@ -19,17 +20,13 @@ NOTICE = ("Your last kernel was stopped: the notebooks you had running reached y
 def memory_folder(cgroups=CGROUPS, own=Path("/proc/self/cgroup")):
     """This process's memory cgroup folder (v1 or v2), or None."""
     try:
-        lines = own.read_text().splitlines()
+        paths = dict(line.split(":", 2)[1:] for line in own.read_text().splitlines())    # {controllers: path}
     except OSError:
         return None
-    for line in lines:
-        _, controllers, path = line.split(":", 2)
+    for controllers, path in paths.items():
         if "memory" in controllers.split(","):
             return cgroups / "memory" / path.lstrip("/")
-    for line in lines:
-        if line.startswith("0::"):
-            return cgroups / line[3:].lstrip("/")
-    return None
+    return cgroups / paths[""].lstrip("/") if "" in paths else None
 
 
 def _read(path):
@@ -39,46 +36,30 @@ def _read(path):
         return ""
 
 
-def kills_and_limit(folder):
-    """(kills at the memory limit so far, the limit in bytes or None) of a cgroup folder."""
+def pending(folder, seen=SEEN):
+    """(the notice or None, the kill count to `record` once it is shown: a kernel
+    restarted again before a cell ran leaves it to the next), from the cgroup's kills at its
+    memory limit (v2's memory.events, v1's memory.oom_control) and the kills already told."""
     events = _read(folder / "memory.events") or _read(folder / "memory.oom_control")
     kills = next((int(value) for key, _, value in (line.partition(" ") for line in events.splitlines())
                   if key == "oom_kill" and value.strip().isdigit()), 0)
     limit = (_read(folder / "memory.max") or _read(folder / "memory.limit_in_bytes")).strip()
-    return kills, int(limit) if limit.isdigit() and int(limit) < 2 ** 60 else None
-
-
-def gigabytes(size):
-    return f"{size / 1e9:.1f} GB"
-
-
-def pending(folder, seen=SEEN):
-    """(the notice or None, the kill count to `record` once it is shown: a kernel
-    restarted again before a cell ran leaves it to the next)."""
-    kills, limit = kills_and_limit(folder)
-    try:
-        before = int(seen.read_text())
-    except (OSError, ValueError):
-        before = 0
-    if limit is None or kills <= before:
-        return None, kills
-    return NOTICE.format(limit=gigabytes(limit)), kills
+    before = _read(seen).strip()
+    if not limit.isdigit() or int(limit) >= 2 ** 60 or kills <= (int(before) if before.isdigit() else 0):
+        return None, kills            # no limit (v2's "max", v1's near 2 ** 63), or nothing new
+    return NOTICE.format(limit=f"{int(limit) / 1e9:.1f} GB"), kills
 
 
 def record(seen, kills):
-    try:
+    with contextlib.suppress(OSError):
         seen.parent.mkdir(parents=True, exist_ok=True)
         seen.write_text(str(kills))
-    except OSError:
-        pass
 
 
 def debugger_off():
     """ipykernel then neither advertises a debugger nor starts one."""
-    try:
-        import ipykernel.debugger
-    except ImportError:
-        return
+    import ipykernel.debugger  # the kernel's; the server that writes the start-up file imports none
+
     ipykernel.debugger._is_debugpy_available = False
 
 
@@ -86,7 +67,7 @@ def install(ip, folder=None, seen=None):
     """In a starting kernel (`ip`, its shell): the notice, if any, above the first cell's output."""
     folder, seen = folder or memory_folder(), seen or SEEN
     text, kills = pending(folder, seen) if folder else (None, 0)
-    if not text or ip is None:
+    if not text:
         return
 
     def once(*_):
@@ -113,4 +94,3 @@ def write_startup(home):
     startup = Path(home) / ".ipython" / "profile_default" / "startup" / "00-class-hub-limits.py"
     startup.parent.mkdir(parents=True, exist_ok=True)
     startup.write_text(STARTUP.format(path=os.path.abspath(__file__)))
-    return startup

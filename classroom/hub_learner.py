@@ -11,12 +11,14 @@ import socket
 import threading
 import time
 import uuid
+from collections import namedtuple
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 import nbformat
 import requests
 import websocket
+from jupyter_server.services.kernels.connection.base import deserialize_binary_message
 
 from tools.notebooks import RAISES
 
@@ -27,10 +29,8 @@ class Failed(RuntimeError):
     """A step of a learner's session did not succeed."""
 
 
-@dataclass
-class Redraw:
-    total: float           # seconds from the change sent to the new drawing received
-    kernel: float          # the kernel's part: from its busy message to the drawing's message
+# seconds from the change sent to the new drawing received, and the kernel's part (its busy message to the drawing's)
+Redraw = namedtuple("Redraw", "total kernel")
 
 
 @dataclass
@@ -42,10 +42,8 @@ class Learner:
 
     def login(self):
         self.http.get(f"{self.hub}/hub/login", timeout=WAIT).raise_for_status()
-        # the hub's own _xsrf cookie: a learner who has opened their server holds that server's too
-        xsrf = [c.value for c in self.http.cookies if c.name == "_xsrf" and c.path.startswith("/hub")]
-        form = {"username": self.name, "password": self.password,
-                "_xsrf": xsrf[0] if xsrf else self.http.cookies.get("_xsrf")}
+        # the hub's own _xsrf cookie (its path /hub/): a learner who has opened their server holds that server's too
+        form = {"username": self.name, "password": self.password, "_xsrf": self.http.cookies.get("_xsrf", path="/hub/")}
         reply = self.http.post(f"{self.hub}/hub/login", data=form, allow_redirects=False, timeout=WAIT)
         if reply.status_code != 302:
             raise Failed(f"{self.name}: login answered {reply.status_code}")
@@ -86,7 +84,6 @@ class Learner:
         return reply.json() if reply.content else None
 
     def open(self, path):
-        """Open the notebook at `path` (in the learner's folder) with a new kernel."""
         session = self.api("POST", "sessions", {"path": path, "name": path, "type": "notebook",
                                                 "kernel": {"name": "python3"}})
         model = self.api("GET", f"contents/{path}?content=1")
@@ -116,7 +113,8 @@ def widget_change(state):
 
 
 def _date(message):
-    return datetime.fromisoformat(message["header"]["date"]).timestamp()
+    date = message["header"]["date"]        # a datetime already in a message with buffers
+    return (date if isinstance(date, datetime) else datetime.fromisoformat(date)).timestamp()
 
 
 class Notebook:
@@ -132,7 +130,6 @@ class Notebook:
         self.models = {}      # comm id -> the widget's state, from the kernel's comm_open
 
     def connect(self):
-        """(Re)open the kernel's websocket and start reading it."""
         self.disconnect()
         learner = self.learner
         url = learner.server_url(f"api/kernels/{self.session['kernel']['id']}/channels?session_id={uuid.uuid4().hex}")
@@ -157,24 +154,6 @@ class Notebook:
         self.reader.join(timeout=10)
         ws.shutdown()
 
-    def ready(self, heard, timeout=10):
-        """Whether a restarted kernel answers on a new websocket, on shell (kernel_info's
-        reply) and iopub (its status), as a page asks; `heard` gets what cells printed meanwhile."""
-        self.connect()
-        msg_id = self.send("kernel_info_request", {})
-        deadline, seen = time.monotonic() + timeout, set()
-        while seen != {"kernel_info_reply", "status"} and time.monotonic() < deadline:
-            try:
-                message = self.receive(deadline)
-            except Exception:                      # the websocket closed or timed out
-                return False
-            kind = message["header"]["msg_type"]
-            if kind == "stream":
-                heard.append(message["content"]["text"])
-            if message["parent_header"].get("msg_id") == msg_id and kind in ("kernel_info_reply", "status"):
-                seen.add(kind)
-        return seen == {"kernel_info_reply", "status"}
-
     def send(self, msg_type, content, channel="shell"):
         msg_id = uuid.uuid4().hex
         header = {"msg_id": msg_id, "msg_type": msg_type, "session": self.session["id"], "username": "learner",
@@ -194,11 +173,7 @@ class Notebook:
         if isinstance(frame, Exception):
             self.inbox.put(frame)             # every later receive fails the same way
             raise frame
-        if isinstance(frame, bytes):      # a message with buffers: offsets, then the JSON part
-            count = int.from_bytes(frame[:4], "big")
-            ends = [int.from_bytes(frame[4 + 4 * i:8 + 4 * i], "big") for i in range(1, count + 1)] or [len(frame)]
-            frame = frame[8 + 4 * (count - 1) if count else 4:ends[0]].decode()
-        message = json.loads(frame)
+        message = deserialize_binary_message(frame) if isinstance(frame, bytes) else json.loads(frame)   # buffers
         if message.get("msg_type", message["header"]["msg_type"]) == "comm_open":
             content = message["content"]
             self.models[content["comm_id"]] = content["data"].get("state", {})
@@ -228,8 +203,7 @@ class Notebook:
 
     def controls(self):
         """{comm id: a change that asks for a new drawing} of the widgets."""
-        changes = {comm_id: widget_change(state) for comm_id, state in self.models.items()}
-        return {comm_id: change for comm_id, change in changes.items() if change}
+        return {comm_id: change for comm_id, state in self.models.items() if (change := widget_change(state))}
 
     def change(self, comm_id, state, timeout=60):
         """Send a widget change as the page does; the Redraw, or None if no drawing came."""
@@ -267,13 +241,8 @@ def _read(ws, inbox):
             frame = ws.recv()
         except websocket.WebSocketTimeoutException:
             continue                      # a quiet kernel; a closed connection raises something else
-        except websocket.WebSocketException as error:     # closed by either side
+        except (websocket.WebSocketException, OSError) as error:     # closed by either side, reset or shut
             inbox.put(error)
-            return
-        except OSError as error:          # the connection reset or shut
-            closed = websocket.WebSocketConnectionClosedException(f"the websocket closed: {error}")
-            closed.__cause__ = error
-            inbox.put(closed)
             return
         if not ws.connected:              # the server's close frame
             inbox.put(websocket.WebSocketConnectionClosedException("the server closed the websocket"))

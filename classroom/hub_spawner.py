@@ -8,10 +8,11 @@
   address (believed only from the class's proxy)."""
 
 import asyncio
-import ipaddress
+import contextlib
 import os
 import pwd
 import shutil
+import socket
 import sys
 import time
 from pathlib import Path
@@ -32,7 +33,6 @@ class ClassSpawner(LocalProcessSpawner):
     learners_dir = Unicode(config=True, help="where each learner's home <name>/ is made")
     isolate = Bool(True, config=True, help="a Unix user, mounts and a cgroup per learner (needs root)")
     cgroup_parent = Unicode("class-hub", config=True, help="the cgroup folder holding one per learner")
-    tasks_limit = Integer(1024, config=True, help="processes and threads a learner may run")
 
     @property
     def home(self):
@@ -43,8 +43,7 @@ class ClassSpawner(LocalProcessSpawner):
         return hub_users.unix_name(self.user.name) if self.isolate else pwd.getpwuid(os.getuid()).pw_name
 
     def limits(self):
-        return cgroups.Limits(int(self.mem_limit or 0) or 2 ** 62, float(self.cpu_limit or os.cpu_count() or 1),
-                              self.tasks_limit)
+        return cgroups.Limits(int(self.mem_limit), float(self.cpu_limit))     # and cgroups' 1024 tasks
 
     def group(self, limits=None):
         return cgroups.Group((self.cgroup_parent, self.unix), limits)
@@ -94,11 +93,9 @@ class Failures:
 
     def wait(self, key, now):
         """Seconds until `key` may try again; 0 when it may now."""
-        recent = [t for t in self.seen.get(key, ()) if now - t < self.window]
+        recent = [t for t in self.seen.pop(key, ()) if now - t < self.window]
         if recent:
             self.seen[key] = recent
-        else:
-            self.seen.pop(key, None)
         return int(self.window - (now - recent[0])) + 1 if len(recent) >= self.limit else 0
 
     def add(self, key, now):
@@ -108,42 +105,23 @@ class Failures:
 
 
 def _endpoint(field):
-    """(address, port) of a /proc/net/tcp or tcp6 field ("0100007F:1F90"), IPv4-mapped as IPv4."""
-    address, port = field.rsplit(":", 1)
-    raw = bytes.fromhex(address)
-    if sys.byteorder == "little":          # the kernel writes each 32-bit word in host order
-        raw = b"".join(raw[i:i + 4][::-1] for i in range(0, len(raw), 4))
-    ip = ipaddress.ip_address(raw)
-    return (ip.ipv4_mapped or ip) if ip.version == 6 else ip, int(port, 16)
-
-
-def _address(host, port):
-    ip = ipaddress.ip_address(host.split("%")[0])
-    return (ip.ipv4_mapped or ip) if ip.version == 6 else ip, port
+    """(address, port) of a /proc/net/tcp field ("0100007F:1F90": the address's bytes in the machine's order)."""
+    address, port = field.split(":")
+    return socket.inet_ntoa(int(address, 16).to_bytes(4, sys.byteorder)), int(port, 16)
 
 
 ESTABLISHED = "01"
 
 
-def socket_owner(peer, mine, tables=("/proc/net/tcp", "/proc/net/tcp6")):
-    """The uid owning the far end (`peer`) of the live connection `peer`-`mine`:
-    the kernel's ESTABLISHED entry with exactly those ends (a TIME_WAIT one on
-    the same ports belongs to no one now); None where there is none. Not psutil's connections:
+def socket_owner(peer, mine, table="/proc/net/tcp"):
+    """The uid owning the far end (`peer`) of the live connection `peer`-`mine` to the hub
+    (on 127.0.0.1: IPv4): the kernel's ESTABLISHED entry with exactly those ends (a TIME_WAIT
+    one on the same ports belongs to no one now); None where there is none. Not psutil's connections:
     they name a process holding the socket, not its owner, and read every process's descriptors."""
-    want = (_address(*peer[:2]), _address(*mine[:2]))
-    for table in tables:
-        try:
-            lines = Path(table).read_text().splitlines()[1:]
-        except OSError:
-            continue
-        for line in lines:
-            fields = line.split()
-            try:
-                ends = (_endpoint(fields[1]), _endpoint(fields[2])) if len(fields) > 7 else None
-                if fields[3:4] == [ESTABLISHED] and ends == want:
-                    return int(fields[7])
-            except ValueError:
-                continue
+    with contextlib.suppress(OSError):
+        for fields in map(str.split, Path(table).read_text().splitlines()[1:]):
+            if fields[3] == ESTABLISHED and (_endpoint(fields[1]), _endpoint(fields[2])) == (peer[:2], mine[:2]):
+                return int(fields[7])
     return None
 
 
@@ -156,14 +134,6 @@ def peer_uid(request):
         return None
 
 
-def _is_address(text):
-    try:
-        ipaddress.ip_address(text)
-        return True
-    except ValueError:
-        return False
-
-
 def client_address(request, proxy_uid, trusted=(), owner=peer_uid):
     """The address a login came from. The hub listens on loopback: a connection
     opened by the class's proxy (`proxy_uid`) carries the address the proxy
@@ -172,13 +142,9 @@ def client_address(request, proxy_uid, trusted=(), owner=peer_uid):
     if proxy_uid is None or owner(request) != proxy_uid:
         return "local"
     hops = [hop.strip() for line in request.headers.get_list("X-Forwarded-For") for hop in line.split(",")]
-    hops = [hop for hop in hops if _is_address(hop)]
     if not hops:
         return "local"
-    for hop in reversed(hops):
-        if hop not in trusted:
-            return hop
-    return hops[0]
+    return next((hop for hop in reversed(hops) if hop not in trusted), hops[0])
 
 
 class ClassPassword(SharedPasswordAuthenticator):
@@ -188,14 +154,13 @@ class ClassPassword(SharedPasswordAuthenticator):
 
     failed_logins_per_address = Integer(FAILED_LOGINS * 20, config=True,
                                         help="wrong passwords allowed from one address per window")
-    failed_window = Integer(WINDOW, config=True, help="seconds over which failed logins are counted")
-    proxy_uid = Integer(os.geteuid(), allow_none=True, config=True,
+    proxy_uid = Integer(os.geteuid(), allow_none=True, config=True,     # make hub starts the proxy as the hub's user
                         help="the uid the class's proxy runs as: only its X-Forwarded-For is believed")
     trusted_proxies = List(Unicode(), config=True, help="addresses of reverse proxies in front of the class's proxy")
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
-        self._addresses = Failures(self.failed_logins_per_address, self.failed_window)
+        self._addresses = Failures(self.failed_logins_per_address, WINDOW)
 
     def address(self, handler):
         return client_address(handler.request, self.proxy_uid, self.trusted_proxies)

@@ -6,6 +6,7 @@ command that fixes it; None when it can."""
 
 import contextlib
 import ctypes
+import fcntl
 import grp
 import hashlib
 import os
@@ -55,18 +56,15 @@ MACHINE_LOCK = UIDS_GIVEN.parent / "useradd.lock"
 
 def given_uids(ledger=None):
     """{uid: home} of every learner's user made on this machine (any class) whose home is still there."""
-    found = {}
-    with contextlib.suppress(OSError):
-        for line in Path(ledger or UIDS_GIVEN).read_text().splitlines():
-            uid, _, home = line.partition(" ")
-            if uid.isdigit() and home and os.path.lexists(home):
-                found[int(uid)] = home
-    return found
+    with contextlib.suppress(OSError):       # no record yet
+        lines = Path(ledger or UIDS_GIVEN).read_text().splitlines()
+        return {int(uid): home for uid, home in (line.split(" ", 1) for line in lines) if os.path.lexists(home)}
+    return {}
 
 
-def record_uid(uid, home, ledger=None):
+def record_uid(uid, home):
     """Add `uid` and its home to the record (root's alone), dropping entries whose home is gone."""
-    ledger = Path(ledger or UIDS_GIVEN)
+    ledger = UIDS_GIVEN
     ledger.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     kept = {**given_uids(ledger), uid: str(home)}
     fresh = ledger.with_name(ledger.name + ".new")
@@ -91,41 +89,28 @@ def free_uid(homes):
 def ensure_user(unix, home):
     """The pwd entry of the learner's system user `unix` with home `home`, made
     unless it exists (no shell, no password); another's user of that name raises
-    `Collision`. A lock of the whole machine is held while a uid is picked and taken."""
-    with _machine_lock():     # flock: per open file, so threads wait for each other too
+    `Collision`. A lock of the whole machine is held while a uid is picked and taken, in
+    root's own folder (one every user could open, in /tmp, would let a learner's kernel hold it for ever)."""
+    MACHINE_LOCK.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    MACHINE_LOCK.parent.chmod(0o700)
+    with open(MACHINE_LOCK, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)     # per open file, so threads wait for each other too
         try:
             entry = pwd.getpwnam(unix)
         except KeyError:
-            entry = _made(unix, home)
+            uid = free_uid(Path(home).parent)
+            done = subprocess.run(["useradd", "--system", "--uid", str(uid), "--user-group", "--no-create-home",
+                                   "--home-dir", str(home), "--shell", "/usr/sbin/nologin", "--comment", LEARNER,
+                                   unix], capture_output=True, text=True, timeout=60)
+            if done.returncode != 0:
+                raise OSError(f"useradd could not make {unix} (exit status {done.returncode}): "
+                              f"{done.stderr.strip()}") from None
+            record_uid(uid, home)
+            entry = pwd.getpwnam(unix)
     if entry.pw_gecos != LEARNER or os.path.realpath(entry.pw_dir) != os.path.realpath(home):
         raise Collision(f"the Unix user {unix} is not this learner's (its home is {entry.pw_dir}, not {home}): "
                         "log in under another name, or ask the teacher to remove that user")
     return entry
-
-
-def _made(unix, home):
-    """Make the user (with the machine's lock held: no other class picks a uid meanwhile)."""
-    uid = free_uid(Path(home).parent)
-    done = subprocess.run(["useradd", "--system", "--uid", str(uid), "--user-group", "--no-create-home",
-                           "--home-dir", str(home), "--shell", "/usr/sbin/nologin", "--comment", LEARNER, unix],
-                          capture_output=True, text=True, timeout=60)
-    if done.returncode != 0:
-        raise OSError(f"useradd could not make {unix} (exit status {done.returncode}): {done.stderr.strip()}")
-    record_uid(uid, home)
-    return pwd.getpwnam(unix)
-
-
-@contextlib.contextmanager
-def _machine_lock():
-    """An exclusive lock of the machine, in root's own folder (one every user could
-    open, in /tmp, would let a learner's kernel hold it for ever)."""
-    import fcntl
-
-    MACHINE_LOCK.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    MACHINE_LOCK.parent.chmod(0o700)
-    with open(MACHINE_LOCK, "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        yield
 
 
 def give_back(home, entry):
@@ -158,10 +143,6 @@ def remove_users(chosen):
     return removed
 
 
-def with_prefix(prefix):
-    return lambda entry: entry.pw_name.startswith(prefix)
-
-
 def kill_user(uid):
     """SIGKILL every process of the learner's user `uid` in one pass (a child
     become that user calls kill(-1): a fork loop cannot slip out as from kills by id)."""
@@ -181,7 +162,6 @@ def kill_user(uid):
 
 
 def class_uids(learners):
-    """The uids of the learners' users whose homes are in `learners`."""
     learners = os.path.realpath(os.fsencode(learners))
     return {entry.pw_uid for entry in pwd.getpwall()
             if entry.pw_gecos == LEARNER and _under(os.path.realpath(os.fsencode(entry.pw_dir)), learners)}
@@ -388,19 +368,14 @@ def why_not_isolated(keep=()):
 SYSTEM_PYTHON = "/usr/bin/python3"
 
 
-def is_python(path):
-    """Whether `path` is the Python the class runs on (its interpreter, its installation, the venv)."""
-    pythons = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.executable)}
-    return os.path.realpath(path) in pythons or Path(path).name.startswith("python")
-
-
 def advice(path, folder):
     """The command that makes `path` reachable, as typed: .venv made again with the
     system's Python, else the closed folders opened for passing (o+x)."""
-    if is_python(path) and os.access(SYSTEM_PYTHON, os.X_OK) and unreachable([SYSTEM_PYTHON]) is None:
-        return (f"Make the class's environment with the system's Python (.venv is made again, a few minutes): "
-                f"make hub PYTHON={SYSTEM_PYTHON}")
-    if is_python(path):
+    pythons = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.executable)}
+    if os.path.realpath(path) in pythons or Path(path).name.startswith("python"):     # the class's Python
+        if os.access(SYSTEM_PYTHON, os.X_OK) and unreachable([SYSTEM_PYTHON]) is None:
+            return (f"Make the class's environment with the system's Python (.venv is made again, a few minutes): "
+                    f"make hub PYTHON={SYSTEM_PYTHON}")
         return ("Install the system's Python (Debian: sudo apt-get install python3 python3-venv), then: "
                 f"make hub PYTHON={SYSTEM_PYTHON}")
     closed = [str(f) for f in [*reversed(Path(path).parents), Path(path)]

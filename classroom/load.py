@@ -4,8 +4,6 @@ FORGET=1 ends one). Each logs in (spread over RAMP seconds),
 starts a server, runs all of notebook 01 and changes each widget CHANGES times
 (classroom/hub_learner.py); the class's figures and each failure are printed.
 
-    python -m classroom.load [-n 20] [--ramp 4] [--changes 3] [--url http://127.0.0.1:8000]
-
 --url: the learners (NAMES00 ...) go to a running class hub, with HUB_PASSWORD or,
 as root, its kept password; their Unix users and folders are removed at the end,
 also on Ctrl-C or SIGTERM, so `make grade` never lists them."""
@@ -20,6 +18,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections import namedtuple
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,47 +50,35 @@ def tree(hub, name):
     return []
 
 
-def cpu_seconds(processes):
-    total = 0.0
+def total(processes, measure):
+    """`measure(process)` summed over those of `processes` still running."""
+    found = 0.0
     for process in processes:
         with contextlib.suppress(psutil.NoSuchProcess):
-            total += sum(process.cpu_times()[:4])
-    return total
+            found += measure(process)
+    return found
+
+
+def cpu_seconds(processes):
+    return total(processes, lambda process: sum(process.cpu_times()[:4]))
 
 
 def memory(hub, name):
     """(RSS, PSS) in bytes of a learner's server and everything it started."""
-    rss = pss = 0
-    for process in tree(hub, name):
-        with contextlib.suppress(psutil.NoSuchProcess):
-            info = process.memory_full_info()
-            rss, pss = rss + info.rss, pss + info.pss
-    return rss, pss
+    processes = tree(hub, name)
+    return total(processes, lambda p: p.memory_info().rss), total(processes, lambda p: p.memory_full_info().pss)
 
 
 def idle_cpu(hub, names, seconds=IDLE_SECONDS):
     """Percent of one core the learners' servers and kernels use while nobody does anything."""
-    processes = []
-    for name in names:
-        with contextlib.suppress(Exception):      # a learner whose server failed has none
-            processes += tree(hub, name)
+    processes = [p for name in names for p in tree(hub, name)]      # none for a learner whose server failed
     for p in processes:
         p.cpu_percent()
     time.sleep(seconds)
-    total = 0.0
-    for p in processes:
-        with contextlib.suppress(psutil.NoSuchProcess):
-            total += p.cpu_percent()
-    return total
+    return total(processes, psutil.Process.cpu_percent)
 
 
-@dataclass
-class Class:
-    """A class hub's address, class password and learners' folder."""
-
-    url: str
-    password: str
-    learners: Path
+Class = namedtuple("Class", "url password learners")     # a class hub's address, its password, its learners' folder
 
 
 @dataclass
@@ -142,10 +129,9 @@ def change_widgets(notebook, changes, kernel, result):
     result.redraw_cpu = (cpu_seconds(kernel) - before) / max(count, 1)
 
 
-def class_limit(n, machine_gb=None):
+def class_limit(n):
     """The memory limit (GB) that lets n learners run at once here, at most the hub's default."""
-    machine_gb = machine_gb or psutil.virtual_memory().total / GB
-    fits = int((machine_gb - deploy.RESERVED_GB) / n * 20) / 20        # rounded down to 0.05 GB
+    fits = int((psutil.virtual_memory().total / GB - deploy.RESERVED_GB) / n * 20) / 20     # rounded down to 0.05 GB
     return min(deploy.memory_limit_gb(), fits)
 
 
@@ -185,7 +171,7 @@ def own_class(state, limit):
     shutil.rmtree(state, ignore_errors=True)
     learners = state / "learners"
     learners.mkdir(parents=True)
-    learners.chmod(0o711)
+    learners.chmod(0o711)         # whatever the umask: the isolation check below must find it reachable
     why = hub_users.why_not_isolated(hub_users.class_paths(learners))
     ports = [free_port() for _ in range(3)]
     env = {**os.environ, "HUB_DIR": str(state / "hub"), "HUB_LEARNERS": str(learners), "HUB_MEM_LIMIT": f"{limit}G",
@@ -236,7 +222,6 @@ def run_class(n, ramp, changes, state=ROOT / "build" / "load", url=None):
     limit = class_limit(n)
     hub, class_, env, ports, isolated = own_class(state, limit)
     print(f"each learner's memory limit: {limit} GB ({n} learners fit); learners isolated: {isolated}")
-    uids = set()
     try:
         answering(class_.url, hub, state / "make-hub.log", READY_WITHIN * 5)     # the proxy's first install too
         idle, during = learners_on(class_, n, ramp, changes, results, opened)
@@ -308,14 +293,10 @@ def main(argv=None):
           f"load average {os.getloadavg()[0]:.1f}")
     signal.signal(signal.SIGTERM, signal.default_int_handler)     # SIGTERM as Ctrl-C
     try:
-        return run(args)
+        results, idle, load, left = run_class(args.n, args.ramp, args.changes, url=args.url)
     except KeyboardInterrupt:    # the learners were removed on the way out
         print("make load: interrupted; its learners and their servers are removed", file=sys.stderr, flush=True)
         os._exit(130)           # learners' threads still waiting on the hub are not waited for
-
-
-def run(args):
-    results, idle, load, left = run_class(args.n, args.ramp, args.changes, url=args.url)
     failures = [f"{r.name} failed: {r.failure}" for r in results if r.failure]
     print(SUMMARY_HEAD, summary_row(results, idle, load), *failures, sep="\n")
     print("left running or listening after the hub stopped:", left or "nothing")

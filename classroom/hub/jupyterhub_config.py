@@ -17,12 +17,6 @@ c = get_config()  # noqa: F821 (JupyterHub defines get_config for its config fil
 ROOT = Path(__file__).resolve().parents[2]
 STATE = Path(os.environ.get("HUB_STATE", ROOT / "build" / "hub" / "state"))
 LEARNERS = Path(os.environ.get("HUB_LEARNERS", ROOT / "hub-learners"))
-IP = os.environ.get("HUB_IP", "127.0.0.1")
-LOOPBACK = "127.0.0.1"
-
-# ----- where things are; only root reads the state (the database, the cookie secret, the password) -----
-STATE.mkdir(parents=True, exist_ok=True)
-STATE.chmod(0o700)
 
 
 def kept(name, variable):
@@ -32,9 +26,10 @@ def kept(name, variable):
     return path.read_text().strip() if path.exists() else os.environ.get(variable, "")
 
 
-c.JupyterHub.bind_url = f"http://{IP}:{os.environ.get('HUB_PORT', '8000')}"
-c.JupyterHub.hub_bind_url = f"http://{LOOPBACK}:{os.environ.get('HUB_API_PORT', '8081')}"
-c.ConfigurableHTTPProxy.api_url = f"http://{LOOPBACK}:{os.environ.get('HUB_PROXY_API_PORT', '8001')}"
+# ----- where things are; the state folder, classroom/hub.py's, is root's alone (the database, the secrets) -----
+c.JupyterHub.bind_url = f"http://{os.environ.get('HUB_IP', '127.0.0.1')}:{os.environ.get('HUB_PORT', '8000')}"
+c.JupyterHub.hub_bind_url = f"http://127.0.0.1:{os.environ.get('HUB_API_PORT', '8081')}"
+c.ConfigurableHTTPProxy.api_url = f"http://127.0.0.1:{os.environ.get('HUB_PROXY_API_PORT', '8001')}"
 # classroom/hub.py runs the proxy and keeps it across the hub's restarts
 c.ConfigurableHTTPProxy.should_start = False
 c.ConfigurableHTTPProxy.auth_token = kept("proxy-token", "CONFIGPROXY_AUTH_TOKEN")
@@ -42,7 +37,6 @@ c.JupyterHub.db_url = f"sqlite:///{STATE / 'jupyterhub.sqlite'}"
 c.JupyterHub.cookie_secret_file = str(STATE / "jupyterhub_cookie_secret")
 c.JupyterHub.pid_file = str(STATE / "jupyterhub.pid")
 c.JupyterHub.cleanup_servers = False       # a restarted hub takes the running servers back
-c.JupyterHub.cleanup_proxy = False
 if os.environ.get("HUB_SSL_CERT"):         # TLS on the hub's own address (classroom/README.md)
     c.JupyterHub.ssl_cert = os.environ["HUB_SSL_CERT"]
     c.JupyterHub.ssl_key = os.environ["HUB_SSL_KEY"]
@@ -50,8 +44,6 @@ if os.environ.get("HUB_SSL_CERT"):         # TLS on the hub's own address (class
 # ----- who may log in: any name with the class password; a real course puts its own login here -----
 c.JupyterHub.authenticator_class = hub_spawner.ClassPassword
 c.ClassPassword.user_password = kept("class-password", "HUB_PASSWORD")
-# X-Forwarded-For believed only on connections the proxy's uid (this process's) opened
-c.ClassPassword.proxy_uid = os.geteuid()
 c.ClassPassword.trusted_proxies = os.environ.get("HUB_TRUSTED_PROXIES", "").split()
 c.Authenticator.allow_all = True
 # The teacher (make hub ADMIN=name): JupyterHub's own admin, with its own admin password
@@ -64,7 +56,6 @@ c.JupyterHub.spawner_class = hub_spawner.ClassSpawner
 c.ClassSpawner.learners_dir = str(LEARNERS)
 c.ClassSpawner.isolate = os.environ.get("HUB_ISOLATE", "1") == "1"
 c.ClassSpawner.cgroup_parent = os.environ.get("HUB_CGROUP", "class-hub")
-c.Spawner.ip = LOOPBACK
 # the learner's working copy made, then jupyterhub-singleuser serving it
 c.Spawner.cmd = [sys.executable, "-m", "classroom.singleuser"]
 c.Spawner.default_url = "/lab/tree/00-index.ipynb"

@@ -75,7 +75,7 @@ def test_values_come_from_the_measured_figures_and_match_the_local_hub(monkeypat
     local = PyFileConfigLoader("jupyterhub_config.py", path=str(VALUES.parent)).load_config()
     values = yaml.safe_load(VALUES.read_text())
     single = values["singleuser"]
-    assert deploy.gigabytes(single["memory"]["guarantee"]) == deploy.memory_guarantee_gb() == 0.6
+    assert deploy.gigabytes(single["memory"]["guarantee"]) == round(deploy.SERVER_GB + deploy.KERNEL_GB, 2) == 0.6
     assert deploy.gigabytes(single["memory"]["limit"]) == deploy.memory_limit_gb() == 1.5
     assert single["cpu"]["limit"] == local.Spawner.cpu_limit
     assert single["startTimeout"] == local.Spawner.start_timeout == local.Spawner.http_timeout == 180

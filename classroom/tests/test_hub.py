@@ -27,7 +27,6 @@ from learner import until
 from classroom import hub_users
 from classroom.hub import NODE_HELP, UNENCRYPTED, addresses, banner, cgroup_name
 from classroom.hub_learner import Failed, Learner
-from classroom.singleuser import IDLE_KERNEL
 from tools.loopback import free_port
 from tools.runtime import kernel
 
@@ -103,7 +102,7 @@ def teacher(tmp_path_factory):
         for process in found["started"]:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(process.pid, signal.SIGKILL)
-        hub_users.remove_users(hub_users.with_prefix(USERS))
+        hub_users.remove_users(lambda entry: entry.pw_name.startswith(USERS))
         shutil.rmtree(learners, ignore_errors=True)
 
 
@@ -397,10 +396,8 @@ def test_a_learner_past_the_memory_limit_is_stopped_and_another_redraws(teacher,
     runaway.api("GET", "status")             # cy's server itself still answers
     deadline, heard, tries = time.monotonic() + 90, [], []
     while "memory limit" not in "".join(heard) and time.monotonic() < deadline:      # the restarted kernel says why
-        if notebook.ready(heard):
-            tries.append(execute(notebook, "1 + 1", timeout=15, heard=heard))   # its first cell may be an earlier try's
-        else:
-            time.sleep(0.5)
+        notebook.connect()          # jupyter_server opens a websocket once its kernel answers kernel_info
+        tries.append(execute(notebook, "1 + 1", timeout=15, heard=heard))   # its first cell may be an earlier try's
     said = "".join(heard) or tries
     assert f"reached your memory limit of {float(MEM_LIMIT[:-1]):.1f} GB" in said, said
     assert "memory limit" not in execute(notebook, "2 + 2")[1], "the notice is said once"
@@ -460,7 +457,7 @@ def test_a_kernel_outlives_a_closed_browser_and_the_page_autosaves(two):
                                 timeout=30).json()
     assert settings["settings"]["autosave"] is True and settings["settings"]["autosaveInterval"] <= 60, settings
     server = psutil.Process(learner_server("ada")[0])
-    assert f"--MappingKernelManager.cull_idle_timeout={IDLE_KERNEL}" in server.cmdline()
+    assert "--MappingKernelManager.cull_idle_timeout=1800" in server.cmdline()      # 30 minutes
 
 
 def test_make_load_on_the_running_class_removes_its_learners_when_interrupted(teacher, two):
