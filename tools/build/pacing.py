@@ -70,11 +70,6 @@ def output_seconds(cell):
     return seconds + min(lines, OUTPUT_LINES_READ) * OUTPUT_LINE_SECONDS
 
 
-def code_seconds(cell):
-    """Reading, running and looking at one code cell."""
-    return code_lines(cell.source) * CODE_LINE_SECONDS + CELL_SECONDS + output_seconds(cell)
-
-
 def exercise_kind(markdown):
     """`predict`, `write`, ... for an exercise's question cell, else None."""
     found = HEADING.match(markdown)
@@ -107,11 +102,11 @@ def parts(nb):
                 continue
             yield prose_seconds(cell.source), section_optional or block_optional
         elif not in_exercise:
-            yield code_seconds(cell), section_optional or block_optional
+            seconds = code_lines(cell.source) * CODE_LINE_SECONDS + CELL_SECONDS + output_seconds(cell)
+            yield seconds, section_optional or block_optional
 
 
 def pace(nb):
-    """The notebook's Pace."""
     collection = nb.metadata.get("collection", {})
     optional = bool(collection.get("optional", False))
     run = RUN_SECONDS_A_CELL * sum(c.cell_type == "code" for c in nb.cells)
