@@ -130,18 +130,18 @@ def big_walks():
     short_w, short_h = rnn(1_000)
     short = median_time(lambda: draw_graph(short_h, {"W": short_w}), 7)
     long = median_time(lambda: draw_graph(h, {"W": w}), 7)
+    runs = {"trace_graph, saved values read": lambda: trace_graph(h),
+            "trace_graph(saved=False)": lambda: trace_graph(h, saved=False),
+            "draw_graph(roll=True), the whole graph rolled": lambda: draw_graph(h, {"W": w}, roll=True),
+            "draw_graph(max_nodes=None), DOT and text of all of it (no layout)":
+                lambda: draw_graph(h, {"W": w}, max_nodes=None),
+            "draw_graph (300 nodes drawn) + SVG": lambda: draw_graph(h, {"W": w}).svg(),
+            "trace_graph of 20,000 unbind outputs as roots, max_nodes=300":
+                lambda: trace_graph(pieces, max_nodes=300)}
     return ["| h = tanh(W @ h), T = 100,000 (200,003 nodes) | time |", "|---|---:|",
-            f"| trace_graph, saved values read | {median_time(lambda: trace_graph(h), 3):.2f} s |",
-            f"| trace_graph(saved=False) | {median_time(lambda: trace_graph(h, saved=False), 3):.2f} s |",
-            f"| draw_graph(roll=True), the whole graph rolled | "
-            f"{median_time(lambda: draw_graph(h, {'W': w}, roll=True), 3):.2f} s |",
-            f"| draw_graph(max_nodes=None), DOT and text of all of it (no layout) | "
-            f"{median_time(lambda: draw_graph(h, {'W': w}, max_nodes=None), 3):.2f} s |",
-            f"| draw_graph (300 nodes drawn) + SVG | {median_time(lambda: draw_graph(h, {'W': w}).svg(), 3):.2f} s |",
+            *(f"| {name} | {median_time(run, 3):.3f} s |" for name, run in runs.items()),
             f"| draw_graph (300 nodes drawn), T = 1,000 / T = 100,000 | {short * 1000:.1f} ms / "
-            f"{long * 1000:.1f} ms (ratio {long / short:.2f}) |",
-            f"| trace_graph of 20,000 unbind outputs as roots, max_nodes=300 | "
-            f"{median_time(lambda: trace_graph(pieces, max_nodes=300), 3):.3f} s |"]
+            f"{long * 1000:.1f} ms (ratio {long / short:.2f}) |"]
 
 
 def redraw():

@@ -22,6 +22,7 @@ from nbval.plugin import get_sanitize_patterns
 
 from helpers.project import repository_url
 from tools.build.nav import INSTALL
+from tools.testkit.other_torch import purelib
 
 ROOT = Path(__file__).resolve().parents[2]
 COLAB = Path(__file__).with_name("colab-requirements.txt")
@@ -60,9 +61,7 @@ def environment(folder):
     """A venv in `folder` like Colab's runtime; its python."""
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(folder)], check=True)
     python = Path(folder) / "bin" / "python"
-    done = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                          check=True, capture_output=True, text=True)
-    target, ours = Path(done.stdout.strip()), Path(sysconfig.get_paths()["purelib"])
+    target, ours = purelib(folder), Path(sysconfig.get_paths()["purelib"])
     for entry in ours.iterdir():
         if not entry.name.startswith(LEFT_OUT) and not (target / entry.name).exists():
             (target / entry.name).symlink_to(entry)
@@ -124,12 +123,6 @@ def set_up_output(nb):
     return "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
 
 
-def sanitized(text):
-    for pattern, replacement in PATTERNS:
-        text = re.sub(pattern, replacement, text)
-    return text
-
-
 def _texts(cell):
     """Each stream whole (it arrives in chunks that depend on timing), then text/plain and error names."""
     streams = {}
@@ -138,7 +131,9 @@ def _texts(cell):
             streams[o.name] = streams.get(o.name, "") + o.text
     others = [o for o in cell.outputs if o.output_type != "stream"]
     texts = [*streams.values(), *(o.get("data", {}).get("text/plain", "") + o.get("ename", "") for o in others)]
-    return [sanitized(t) for t in texts]
+    for pattern, replacement in PATTERNS:
+        texts = [re.sub(pattern, replacement, t) for t in texts]
+    return texts
 
 
 def differences(stored, fresh):
