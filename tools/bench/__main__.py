@@ -45,11 +45,6 @@ def in_a_big_stack(part):
     return result[0]
 
 
-def _children_cpu():
-    used = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return used.ru_utime + used.ru_stime
-
-
 def timed(run, repeats):
     """(result, median seconds, median CPU seconds of child processes: dot's
     own work, which a loaded machine does not inflate), the layout cache
@@ -57,10 +52,10 @@ def timed(run, repeats):
     walls, cpus, result = [], [], None
     for _ in range(repeats):
         _laid_out.cache_clear()
-        before, start = _children_cpu(), time.perf_counter()
+        before, start = sum(resource.getrusage(resource.RUSAGE_CHILDREN)[:2]), time.perf_counter()   # user + system
         result = run()
         walls.append(time.perf_counter() - start)
-        cpus.append(_children_cpu() - before)
+        cpus.append(sum(resource.getrusage(resource.RUSAGE_CHILDREN)[:2]) - before)
     return result, statistics.median(walls), statistics.median(cpus)
 
 
@@ -176,26 +171,19 @@ def memory():
     return [f"Resident memory growth over 1,000 widget redraws (branch_view): {grown:.1f} MB"]
 
 
-def check_times(notebook, repeats=5):
-    """{exercise number: median seconds} of the notebook's checks, each given its solution."""
-    lesson = stored_definitions(notebook)
-    ex = exercises(notebook, dict(lesson))
-    times = {}
-    for exercise in declared(notebook):
-        answer, check = exercise.reference(lesson), getattr(ex, f"q{exercise.number}").check
-        check(answer)                               # the first check loads the stored notebook
-        times[exercise.number] = median_time(lambda check=check, answer=answer: check(answer), repeats)
-        if check(answer).status != "right":
-            print(f"note: nb{notebook} q{exercise.number}'s solution was not judged right", file=sys.stderr)
-    return times
-
-
 def checks():
-    """Per notebook: its checks, the median, the slowest, the sum (what the checks add to nbval's run)."""
+    """Per notebook: its checks, each given its solution, the median, the slowest, the sum (what the checks add to
+    nbval's run)."""
     rows = ["| notebook | checks | median check | slowest check | sum of medians |", "|---|---:|---:|---:|---:|"]
     total = 0.0
     for notebook in lessons.numbers():
-        times = check_times(notebook)
+        lesson = stored_definitions(notebook)
+        ex, times = exercises(notebook, dict(lesson)), {}
+        for exercise in declared(notebook):
+            answer, check = exercise.reference(lesson), getattr(ex, f"q{exercise.number}").check
+            if check(answer).status != "right":         # the first check also loads the stored notebook
+                print(f"note: nb{notebook} q{exercise.number}'s solution was not judged right", file=sys.stderr)
+            times[exercise.number] = median_time(lambda check=check, answer=answer: check(answer), 5)
         total += sum(times.values())
         slowest = max(times, key=times.__getitem__)
         rows.append(f"| {notebook} | {len(times)} | {statistics.median(times.values()) * 1000:.1f} ms | "

@@ -88,7 +88,7 @@ def toc_text(names, titles, paces):
             "without the parts marked "
             f"*Optional* where they stand (sections, exercises, and the optional notebooks). "
             f"Everything: {spoken(whole)}.")
-    return f"{TOC}\n## Contents\n\n{path}\n\n" + ("\n".join(rows) or "No lessons yet.")
+    return f"{TOC}\n## Contents\n\n{path}\n\n" + "\n".join(rows)
 
 
 def environment_text():
@@ -168,19 +168,19 @@ def readme_text(books, text):
     return f"{head}{LIST}\n{lines}\n{END}{rest.split(END, 1)[1]}"
 
 
-def stale(write, readme=README):
+def stale(write):
     """Notebooks (and README.md) whose navigation or list of the notebooks
     is out of date; rewritten when `write`."""
     books = {p.name: nbformat.read(p, as_version=4) for p in notebook_paths()}
     found = rewritten(books)
-    before = readme.read_text(encoding="utf-8")
+    before = README.read_text(encoding="utf-8")
     after = readme_text(books, before)
     if write:
         for name, text in found:
             (NOTEBOOKS / name).write_text(text + "\n", encoding="utf-8")
         if after != before:
-            readme.write_text(after, encoding="utf-8")
-    return [name for name, _ in found] + ([readme.name] if after != before else [])
+            README.write_text(after, encoding="utf-8")
+    return [name for name, _ in found] + ([README.name] if after != before else [])
 
 
 if __name__ == "__main__":

@@ -95,15 +95,13 @@ def parts(nb):
             if cell.source.startswith("## "):
                 section_optional = "Optional" in cell.source.splitlines()[0]
             kind = exercise_kind(cell.source)
-            in_exercise = kind is not None
-            block_optional = marked_optional(cell.source)
-            if in_exercise:
-                yield EXERCISE_MINUTES[kind] * 60, section_optional or block_optional
-                continue
-            yield prose_seconds(cell.source), section_optional or block_optional
-        elif not in_exercise:
+            in_exercise, block_optional = kind is not None, marked_optional(cell.source)
+            seconds = EXERCISE_MINUTES[kind] * 60 if in_exercise else prose_seconds(cell.source)
+        elif in_exercise:
+            continue
+        else:
             seconds = code_lines(cell.source) * CODE_LINE_SECONDS + CELL_SECONDS + output_seconds(cell)
-            yield seconds, section_optional or block_optional
+        yield seconds, section_optional or block_optional
 
 
 def pace(nb):

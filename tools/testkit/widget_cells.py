@@ -1,8 +1,6 @@
 """The registry's widgets found in the notebooks by cell tag: a widget's cell, the widget cells nobody registered
 and the entries with no cell (`problems`), a stored output unlike its declaration (`stored_problems`)."""
 
-from __future__ import annotations
-
 import ast
 import re
 from collections.abc import Mapping
