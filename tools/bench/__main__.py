@@ -14,6 +14,7 @@ import sys
 import threading
 import time
 import timeit
+from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 
 import psutil
@@ -36,13 +37,11 @@ def in_a_big_stack(part):
     """`part()` in a thread with a 512 MB stack: freeing a graph tens of
     thousands of nodes deep once torchviz walked it recurses in torch's C++
     deleter, past the usual 8 MB."""
-    result = []
     threading.stack_size(512 * 2**20)
-    worker = threading.Thread(target=lambda: result.append(part()))
-    worker.start()
-    worker.join()
+    with ThreadPoolExecutor(1) as pool:
+        rows = pool.submit(part).result()
     threading.stack_size(0)
-    return result[0]
+    return rows
 
 
 def timed(run, repeats):
@@ -93,7 +92,7 @@ def big_graphs():
     return rows
 
 
-def shape_rows(repeats=3):
+def shape_rows():
     """Every shape of the corpus at each max_nodes, the loops rolled too: the
     nodes drawn, the build, the layout and dot's CPU time; the slowest layout."""
     rows = ["| shape | max_nodes | view | nodes drawn | build | layout | dot's CPU |",
@@ -104,10 +103,10 @@ def shape_rows(repeats=3):
             for roll in (False, True) if name in LOOPS else (False,):
                 torch.manual_seed(0)
                 root = SHAPES[name]()
-                drawing, build, _ = timed(partial(draw_graph, root, max_nodes=max_nodes, roll=roll), repeats)
+                drawing, build, _ = timed(partial(draw_graph, root, max_nodes=max_nodes, roll=roll), 3)
                 view = "rolled" if roll else "cut"
                 try:
-                    _, layout, cpu = timed(drawing.svg, repeats)
+                    _, layout, cpu = timed(drawing.svg, 3)
                     laid = f"{layout:.3f} s | {cpu:.3f} s"
                 except DotUnavailable:
                     layout, laid = float("inf"), "refused by dot | -"
