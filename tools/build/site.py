@@ -105,11 +105,9 @@ def staged(path, names, repository):
     return nb
 
 
-def build(out, source=STAGING, repository=None):
-    """Stage every notebook in `source` (emptied first) and run Sphinx; return
-    the output folder. `repository` (owner/name) defaults to site_repository()."""
-    repository = repository or site_repository()
-    source = Path(source)
+def build(out, source=STAGING):
+    """Stage every notebook in `source` (emptied first) and run Sphinx; return the output folder."""
+    repository, source = site_repository(), Path(source)
     shutil.rmtree(source, ignore_errors=True)
     source.mkdir(parents=True)
     paths = notebook_paths()
