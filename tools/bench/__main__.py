@@ -14,6 +14,7 @@ import sys
 import threading
 import time
 import timeit
+from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 
 import psutil
@@ -36,18 +37,11 @@ def in_a_big_stack(part):
     """`part()` in a thread with a 512 MB stack: freeing a graph tens of
     thousands of nodes deep once torchviz walked it recurses in torch's C++
     deleter, past the usual 8 MB."""
-    result = []
     threading.stack_size(512 * 2**20)
-    worker = threading.Thread(target=lambda: result.append(part()))
-    worker.start()
-    worker.join()
+    with ThreadPoolExecutor(1) as pool:
+        rows = pool.submit(part).result()
     threading.stack_size(0)
-    return result[0]
-
-
-def _children_cpu():
-    used = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return used.ru_utime + used.ru_stime
+    return rows
 
 
 def timed(run, repeats):
@@ -57,10 +51,10 @@ def timed(run, repeats):
     walls, cpus, result = [], [], None
     for _ in range(repeats):
         _laid_out.cache_clear()
-        before, start = _children_cpu(), time.perf_counter()
+        before, start = sum(resource.getrusage(resource.RUSAGE_CHILDREN)[:2]), time.perf_counter()   # user + system
         result = run()
         walls.append(time.perf_counter() - start)
-        cpus.append(_children_cpu() - before)
+        cpus.append(sum(resource.getrusage(resource.RUSAGE_CHILDREN)[:2]) - before)
     return result, statistics.median(walls), statistics.median(cpus)
 
 
@@ -98,7 +92,7 @@ def big_graphs():
     return rows
 
 
-def shape_rows(repeats=3):
+def shape_rows():
     """Every shape of the corpus at each max_nodes, the loops rolled too: the
     nodes drawn, the build, the layout and dot's CPU time; the slowest layout."""
     rows = ["| shape | max_nodes | view | nodes drawn | build | layout | dot's CPU |",
@@ -109,10 +103,10 @@ def shape_rows(repeats=3):
             for roll in (False, True) if name in LOOPS else (False,):
                 torch.manual_seed(0)
                 root = SHAPES[name]()
-                drawing, build, _ = timed(partial(draw_graph, root, max_nodes=max_nodes, roll=roll), repeats)
+                drawing, build, _ = timed(partial(draw_graph, root, max_nodes=max_nodes, roll=roll), 3)
                 view = "rolled" if roll else "cut"
                 try:
-                    _, layout, cpu = timed(drawing.svg, repeats)
+                    _, layout, cpu = timed(drawing.svg, 3)
                     laid = f"{layout:.3f} s | {cpu:.3f} s"
                 except DotUnavailable:
                     layout, laid = float("inf"), "refused by dot | -"
@@ -130,18 +124,18 @@ def big_walks():
     short_w, short_h = rnn(1_000)
     short = median_time(lambda: draw_graph(short_h, {"W": short_w}), 7)
     long = median_time(lambda: draw_graph(h, {"W": w}), 7)
+    runs = {"trace_graph, saved values read": lambda: trace_graph(h),
+            "trace_graph(saved=False)": lambda: trace_graph(h, saved=False),
+            "draw_graph(roll=True), the whole graph rolled": lambda: draw_graph(h, {"W": w}, roll=True),
+            "draw_graph(max_nodes=None), DOT and text of all of it (no layout)":
+                lambda: draw_graph(h, {"W": w}, max_nodes=None),
+            "draw_graph (300 nodes drawn) + SVG": lambda: draw_graph(h, {"W": w}).svg(),
+            "trace_graph of 20,000 unbind outputs as roots, max_nodes=300":
+                lambda: trace_graph(pieces, max_nodes=300)}
     return ["| h = tanh(W @ h), T = 100,000 (200,003 nodes) | time |", "|---|---:|",
-            f"| trace_graph, saved values read | {median_time(lambda: trace_graph(h), 3):.2f} s |",
-            f"| trace_graph(saved=False) | {median_time(lambda: trace_graph(h, saved=False), 3):.2f} s |",
-            f"| draw_graph(roll=True), the whole graph rolled | "
-            f"{median_time(lambda: draw_graph(h, {'W': w}, roll=True), 3):.2f} s |",
-            f"| draw_graph(max_nodes=None), DOT and text of all of it (no layout) | "
-            f"{median_time(lambda: draw_graph(h, {'W': w}, max_nodes=None), 3):.2f} s |",
-            f"| draw_graph (300 nodes drawn) + SVG | {median_time(lambda: draw_graph(h, {'W': w}).svg(), 3):.2f} s |",
+            *(f"| {name} | {median_time(run, 3):.3f} s |" for name, run in runs.items()),
             f"| draw_graph (300 nodes drawn), T = 1,000 / T = 100,000 | {short * 1000:.1f} ms / "
-            f"{long * 1000:.1f} ms (ratio {long / short:.2f}) |",
-            f"| trace_graph of 20,000 unbind outputs as roots, max_nodes=300 | "
-            f"{median_time(lambda: trace_graph(pieces, max_nodes=300), 3):.3f} s |"]
+            f"{long * 1000:.1f} ms (ratio {long / short:.2f}) |"]
 
 
 def redraw():
@@ -176,26 +170,19 @@ def memory():
     return [f"Resident memory growth over 1,000 widget redraws (branch_view): {grown:.1f} MB"]
 
 
-def check_times(notebook, repeats=5):
-    """{exercise number: median seconds} of the notebook's checks, each given its solution."""
-    lesson = stored_definitions(notebook)
-    ex = exercises(notebook, dict(lesson))
-    times = {}
-    for exercise in declared(notebook):
-        answer, check = exercise.reference(lesson), getattr(ex, f"q{exercise.number}").check
-        check(answer)                               # the first check loads the stored notebook
-        times[exercise.number] = median_time(lambda check=check, answer=answer: check(answer), repeats)
-        if check(answer).status != "right":
-            print(f"note: nb{notebook} q{exercise.number}'s solution was not judged right", file=sys.stderr)
-    return times
-
-
 def checks():
-    """Per notebook: its checks, the median, the slowest, the sum (what the checks add to nbval's run)."""
+    """Per notebook: its checks, each given its solution, the median, the slowest, the sum (what the checks add to
+    nbval's run)."""
     rows = ["| notebook | checks | median check | slowest check | sum of medians |", "|---|---:|---:|---:|---:|"]
     total = 0.0
     for notebook in lessons.numbers():
-        times = check_times(notebook)
+        lesson = stored_definitions(notebook)
+        ex, times = exercises(notebook, dict(lesson)), {}
+        for exercise in declared(notebook):
+            answer, check = exercise.reference(lesson), getattr(ex, f"q{exercise.number}").check
+            if check(answer).status != "right":         # the first check also loads the stored notebook
+                print(f"note: nb{notebook} q{exercise.number}'s solution was not judged right", file=sys.stderr)
+            times[exercise.number] = median_time(lambda check=check, answer=answer: check(answer), 5)
         total += sum(times.values())
         slowest = max(times, key=times.__getitem__)
         rows.append(f"| {notebook} | {len(times)} | {statistics.median(times.values()) * 1000:.1f} ms | "

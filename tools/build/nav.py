@@ -50,7 +50,7 @@ OFFLINE = "Could not install the collection: connect this runtime to the interne
 
 def title(nb):
     """The text of the notebook's H1 title (its first cell)."""
-    first = nb.cells[0].source.splitlines()[0] if nb.cells else ""
+    first = nb.cells[0].source.partition("\n")[0]
     if nb.cells[0].cell_type != "markdown" or not first.startswith("# "):
         raise ValueError("a notebook must start with a markdown cell whose first line is its '# Title'")
     return first[2:].strip()
@@ -88,18 +88,13 @@ def toc_text(names, titles, paces):
             "without the parts marked "
             f"*Optional* where they stand (sections, exercises, and the optional notebooks). "
             f"Everything: {spoken(whole)}.")
-    return f"{TOC}\n## Contents\n\n{path}\n\n" + ("\n".join(rows) or "No lessons yet.")
+    return f"{TOC}\n## Contents\n\n{path}\n\n" + "\n".join(rows)
 
 
-def environment_text(pinned=None, tagged=None):
+def environment_text():
     """The index's words over its environment check, naming the torch
-    requirements.txt pins and the count of cells tagged RELEASE_TAG (`pinned`
-    and `tagged` replace them)."""
-    pinned = pinned or pinned_torch()
-    tagged = release_cells() if tagged is None else tagged
-    if pinned is None or tagged is None:
-        raise ValueError("the index names the torch requirements.txt pins (a line torch==...) and counts the "
-                         "stored notebooks' cells tagged " + RELEASE_TAG)
+    requirements.txt pins and the count of cells tagged RELEASE_TAG."""
+    pinned, tagged = pinned_torch(), release_cells()
     cells = f"the {tagged} cell{'' if tagged == 1 else 's'} that show{'s' if tagged == 1 else ''}"
     return (f"{ENVIRONMENT}\n## Check your environment\n\n"
             "The drawings need Graphviz's `dot` program, and the interactive lessons need the\n"
@@ -111,15 +106,15 @@ def environment_text(pinned=None, tagged=None):
             "says what to do if something is missing.")
 
 
-def updated(nb, nav, toc, time="", top=None):
-    """Put the navigation cells (the top one `top`, else `nav`, with `time`),
-    the set-up cell under the top one, the TOC and the environment words in place."""
+def updated(nb, nav, toc, time, top):
+    """Put the navigation cells (the top one `top`, with `time`), the set-up
+    cell under the top one, the TOC and the environment words in place."""
     cells = nb.cells
     if len(cells) < 2 or not cells[1].source.startswith(NAV):
         cells.insert(1, nbformat.v4.new_markdown_cell(nav, id="nav-top"))
     if not cells[-1].source.startswith(NAV):
         cells.append(nbformat.v4.new_markdown_cell(nav, id="nav-bottom"))
-    cells[1].source = (top or nav) + (f"\n\n{time}" if time else "")
+    cells[1].source = f"{top}\n\n{time}"
     cells[-1].source = nav
     found = [k for k, cell in enumerate(cells) if cell.get("id") == INSTALL]
     install = cells.pop(found[0]) if found else nbformat.v4.new_code_cell("", id=INSTALL)
@@ -173,19 +168,19 @@ def readme_text(books, text):
     return f"{head}{LIST}\n{lines}\n{END}{rest.split(END, 1)[1]}"
 
 
-def stale(write, readme=README):
+def stale(write):
     """Notebooks (and README.md) whose navigation or list of the notebooks
     is out of date; rewritten when `write`."""
     books = {p.name: nbformat.read(p, as_version=4) for p in notebook_paths()}
     found = rewritten(books)
-    before = readme.read_text(encoding="utf-8")
+    before = README.read_text(encoding="utf-8")
     after = readme_text(books, before)
     if write:
         for name, text in found:
             (NOTEBOOKS / name).write_text(text + "\n", encoding="utf-8")
         if after != before:
-            readme.write_text(after, encoding="utf-8")
-    return [name for name, _ in found] + ([readme.name] if after != before else [])
+            README.write_text(after, encoding="utf-8")
+    return [name for name, _ in found] + ([README.name] if after != before else [])
 
 
 if __name__ == "__main__":

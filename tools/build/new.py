@@ -43,12 +43,10 @@ def problem(name, folder=NOTEBOOKS, root=ROOT):
 def notebook(number, slug, title, read_after=None):
     """The skeleton: title, goals, imports, one drawing, one widget, one
     exercise, summary, score (make nav adds the navigation and set-up cells)."""
-    nb = nbformat.v4.new_notebook()
-    nb.metadata.update(kernel.recorded())         # what executing it records (tools/runtime/kernel.py)
-    nb.metadata["collection"] = {"optional": True, "tour": f"{title.lower()} (a new notebook: replace this line)."}
-    if read_after:
-        nb.metadata["collection"]["read_after"] = read_after
-    nb.cells = [
+    collection = {"optional": True, "tour": f"{title.lower()} (a new notebook: replace this line).",
+                  **({"read_after": read_after} if read_after else {})}
+    # the kernel's metadata: what executing it records (tools/runtime/kernel.py)
+    return nbformat.v4.new_notebook(metadata={**kernel.recorded(), "collection": collection}, cells=[
         md(f"# {title}\n\nWhat this notebook shows, in two or three sentences: replace this paragraph with the "
            "lesson's own.", id="title"),
         md("## Learning goals\n\n"
@@ -88,8 +86,7 @@ def notebook(number, slug, title, read_after=None):
         md("## Your score\n\nRun this after the exercises: it counts the latest check of each one.",
            metadata={"tags": [KERNEL_ONLY]}),
         code("ex.score()", metadata={"tags": [KERNEL_ONLY]}),
-    ]
-    return nb
+    ])
 
 
 def lesson_module(number, slug, title):

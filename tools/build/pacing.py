@@ -70,11 +70,6 @@ def output_seconds(cell):
     return seconds + min(lines, OUTPUT_LINES_READ) * OUTPUT_LINE_SECONDS
 
 
-def code_seconds(cell):
-    """Reading, running and looking at one code cell."""
-    return code_lines(cell.source) * CODE_LINE_SECONDS + CELL_SECONDS + output_seconds(cell)
-
-
 def exercise_kind(markdown):
     """`predict`, `write`, ... for an exercise's question cell, else None."""
     found = HEADING.match(markdown)
@@ -100,18 +95,16 @@ def parts(nb):
             if cell.source.startswith("## "):
                 section_optional = "Optional" in cell.source.splitlines()[0]
             kind = exercise_kind(cell.source)
-            in_exercise = kind is not None
-            block_optional = marked_optional(cell.source)
-            if in_exercise:
-                yield EXERCISE_MINUTES[kind] * 60, section_optional or block_optional
-                continue
-            yield prose_seconds(cell.source), section_optional or block_optional
-        elif not in_exercise:
-            yield code_seconds(cell), section_optional or block_optional
+            in_exercise, block_optional = kind is not None, marked_optional(cell.source)
+            seconds = EXERCISE_MINUTES[kind] * 60 if in_exercise else prose_seconds(cell.source)
+        elif in_exercise:
+            continue
+        else:
+            seconds = code_lines(cell.source) * CODE_LINE_SECONDS + CELL_SECONDS + output_seconds(cell)
+        yield seconds, section_optional or block_optional
 
 
 def pace(nb):
-    """The notebook's Pace."""
     collection = nb.metadata.get("collection", {})
     optional = bool(collection.get("optional", False))
     run = RUN_SECONDS_A_CELL * sum(c.cell_type == "code" for c in nb.cells)

@@ -64,15 +64,14 @@ def again_if_it_dies_starting(start):
     return started
 
 
+@again_if_it_dies_starting
 def execute(path):
     """Run one notebook from a fresh kernel; return it with fresh outputs."""
-    def run():
-        nb = nbformat.read(path, as_version=4)
-        km = KernelManager(kernel_name=kernel.NAME, kernel_spec_manager=kernel.Specs())
-        NotebookClient(nb, km=km, timeout=600, allow_errors=True, store_widget_state=True, record_timing=False,
-                       resources={"metadata": {"path": str(path.parent)}}).execute()
-        return nb
-    return again_if_it_dies_starting(run)()
+    nb = nbformat.read(path, as_version=4)
+    km = KernelManager(kernel_name=kernel.NAME, kernel_spec_manager=kernel.Specs())
+    NotebookClient(nb, km=km, timeout=600, allow_errors=True, store_widget_state=True, record_timing=False,
+                   resources={"metadata": {"path": str(path.parent)}}).execute()
+    return nb
 
 
 def without_machine_paths(nb):
@@ -135,8 +134,7 @@ def reproducible(nb, stored, name):
         if not cell.outputs:
             cell.execution_count = None
         old = before.get(cell.get("id"))
-        same = old is not None and old.cell_type == "code"
-        if same and _without_addresses(old.outputs) == _without_addresses(cell.outputs):
+        if old and old.cell_type == "code" and _without_addresses(old.outputs) == _without_addresses(cell.outputs):
             cell.outputs = old.outputs
     if stored is not None:
         old_state, new_state = stored.metadata.get("widgets"), nb.metadata.get("widgets")

@@ -24,9 +24,9 @@ def schemas(prefix=Path(sys.prefix)):
     return sorted((prefix / "share/jupyter/lab/schemas").glob("**/*.json"))
 
 
-def taken_from_widgets(paths):
-    """The shortcuts whose selector matches a focused element inside a cell's
-    output: (command, keys, selector), sorted."""
+def replaced(paths):
+    """The default shortcuts (in `paths`' schemas) whose selector matches a focused element inside a cell's output:
+    each one disabled, and again with its selector outside cell outputs, sorted."""
     found = set()
     for path in paths:
         schema = json.loads(path.read_text(encoding="utf-8"))
@@ -34,17 +34,9 @@ def taken_from_widgets(paths):
             selector, keys = shortcut["selector"], shortcut.get("keys") or []
             if FOCUS in selector and any(keys) and not shortcut.get("disabled"):
                 found.add((shortcut["command"], tuple(keys), selector))
-    return sorted(found)
-
-
-def replaced(paths):
-    """The default shortcuts that give those keys back: each one disabled,
-    and again with its selector outside cell outputs."""
-    entries = []
-    for command, keys, selector in taken_from_widgets(paths):
-        entries.append({"command": command, "keys": list(keys), "selector": selector, "disabled": True})
-        entries.append({"command": command, "keys": list(keys), "selector": selector + OUTSIDE_OUTPUTS})
-    return entries
+    return [entry for command, keys, selector in sorted(found) for entry in (
+        {"command": command, "keys": list(keys), "selector": selector, "disabled": True},
+        {"command": command, "keys": list(keys), "selector": selector + OUTSIDE_OUTPUTS})]
 
 
 def text(settings):

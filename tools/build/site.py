@@ -48,13 +48,6 @@ def site_repository():
     return os.environ.get("SITE_REPOSITORY") or REPOSITORY
 
 
-def kernel_line(name, repository):
-    """The one line under a widget's stored drawing: where its controls work."""
-    return (f'<p class="kernel-note"><em>The stored drawing: to move its controls, open the notebook '
-            f'<a href="{binder_url(name, repository)}">on Binder</a> or '
-            f'<a href="{colab_url(name, repository)}">in Colab</a>.</em></p>')
-
-
 def retargeted(text, repository):
     """`text` with the addresses helpers.project gives for REPOSITORY (the
     repository, a notebook in Colab or on Binder) naming `repository`."""
@@ -66,7 +59,10 @@ def retargeted(text, repository):
 def staged_output(nb, output, name, repository):
     data = output.get("data", {})
     if WIDGET_VIEW in data:
-        html = widget_drawing(nb, data[WIDGET_VIEW]["model_id"]) + kernel_line(name, repository)
+        html = (widget_drawing(nb, data[WIDGET_VIEW]["model_id"])     # and under it, where its controls work
+                + f'<p class="kernel-note"><em>The stored drawing: to move its controls, open the notebook '
+                  f'<a href="{binder_url(name, repository)}">on Binder</a> or '
+                  f'<a href="{colab_url(name, repository)}">in Colab</a>.</em></p>')
         plain = data.get("text/plain", "")
         return nbformat.v4.new_output("display_data", data={"text/html": html, "text/plain": plain})
     if "image/svg+xml" in data:
@@ -75,14 +71,6 @@ def staged_output(nb, output, name, repository):
         html = f'<div class="graph">{fitted(svg)}</div>'
         output["data"] = {"text/html": html, "text/plain": data.get("text/plain", "")}
     return output
-
-
-def folded_answers(exercise):
-    """A markdown cell with an exercise's hint and solution, each folded."""
-    solution = escape(exercise.solution.strip())
-    return nbformat.v4.new_markdown_cell(
-        f"<details><summary>Hint for exercise {exercise.number}</summary>\n\n{escape(exercise.hint)}\n\n</details>\n"
-        f"<details><summary>A solution to exercise {exercise.number}</summary>\n\n<pre>{solution}</pre>\n\n</details>")
 
 
 def staged(path, names, repository):
@@ -103,8 +91,12 @@ def staged(path, names, repository):
         elif cell.cell_type == "markdown":
             cell.source = retargeted(cell.source, repository)
         cells.append(cell)
-        if CHECK in tags:                                   # exercise N's check is the N-th cell so tagged
-            cells.append(folded_answers(next(exercises)))
+        if CHECK in tags:           # exercise N's check is the N-th cell so tagged: its hint and solution, folded
+            exercise = next(exercises)
+            cells.append(nbformat.v4.new_markdown_cell(
+                f"<details><summary>Hint for exercise {exercise.number}</summary>\n\n{escape(exercise.hint)}\n\n"
+                f"</details>\n<details><summary>A solution to exercise {exercise.number}</summary>\n\n"
+                f"<pre>{escape(exercise.solution.strip())}</pre>\n\n</details>"))
     if path.name.startswith("00"):
         toc = "\n".join(n.removesuffix(".ipynb") for n in names[1:])
         cells.append(nbformat.v4.new_markdown_cell(f"```{{toctree}}\n:hidden:\n:maxdepth: 1\n\n{toc}\n```"))
@@ -113,11 +105,9 @@ def staged(path, names, repository):
     return nb
 
 
-def build(out, source=STAGING, repository=None):
-    """Stage every notebook in `source` (emptied first) and run Sphinx; return
-    the output folder. `repository` (owner/name) defaults to site_repository()."""
-    repository = repository or site_repository()
-    source = Path(source)
+def build(out, source=STAGING):
+    """Stage every notebook in `source` (emptied first) and run Sphinx; return the output folder."""
+    repository, source = site_repository(), Path(source)
     shutil.rmtree(source, ignore_errors=True)
     source.mkdir(parents=True)
     paths = notebook_paths()

@@ -19,20 +19,18 @@ from jupyter_client.kernelspec import KernelSpecManager
 
 NAME = "python3"          # the kernelspec every stored notebook names ("Python 3 (ipykernel)")
 MODULE = "tools.runtime.kernel"      # this module, as `python -m` runs it
-LANGUAGE_VERSION = str(sys.version_info.major)
 
 
 class Kernel(IPythonKernel):
     """ipykernel's kernel, reporting Python's major version in `language_info`."""
 
-    language_info = {**IPythonKernel.language_info, "version": LANGUAGE_VERSION}
+    language_info = {**IPythonKernel.language_info, "version": str(sys.version_info.major)}
 
 
 def kernel_dict():
     """ipykernel's kernelspec for this Python (name, display name, metadata)
     with this module as the command it runs."""
-    spec = get_kernel_dict()
-    return {**spec, "argv": [sys.executable, "-m", MODULE, "-f", "{connection_file}"]}
+    return {**get_kernel_dict(), "argv": [sys.executable, "-m", MODULE, "-f", "{connection_file}"]}
 
 
 def recorded():

@@ -26,16 +26,24 @@ def keep_widget_views(nb, replaced=lambda: None):
         if models is None:
             earlier = earlier if earlier is not None else _stored_views(replaced())
             stored = earlier.get(cell.get("id"), [])
-            if stored:
-                cell["outputs"][i], models = _as_sent(stored.pop(0), output)
+            if stored:          # the stored output and its models, numbered as the one it replaces
+                kept_output, models = stored.pop(0)
+                cell["outputs"][i] = copy.deepcopy(kept_output)
+                if "execution_count" in kept_output:
+                    cell["outputs"][i]["execution_count"] = output.get("execution_count")
                 restored += 1
-            else:
-                cell["outputs"][i] = _text_form(output)
+            else:               # its text/plain, or nothing when nothing else is left of it
+                data = {k: v for k, v in output.get("data", {}).items() if k != WIDGET_VIEW}
+                cell["outputs"][i] = {**output, "data": data} if data else None
                 text_only += 1
         kept.update(models or {})
     for cell in _code_cells(nb):
         cell["outputs"] = [o for o in cell.get("outputs", []) if o is not None]
-    _set_state(nb, kept)
+    metadata = nb.setdefault("metadata", {})
+    if kept or metadata.get("widgets"):         # the state written in its format's version
+        versions = metadata.get("widgets", {}).get(WIDGET_STATE, {})
+        metadata["widgets"] = {WIDGET_STATE: {"version_major": versions.get("version_major", 2),
+                                              "version_minor": versions.get("version_minor", 0), "state": kept}}
     return restored, text_only
 
 
@@ -51,33 +59,6 @@ def _stored_views(nb):
             if models is not None:
                 found.setdefault(cell.get("id"), []).append((output, models))
     return found
-
-
-def _as_sent(stored, output):
-    """The stored widget output (and its models), numbered as the one it replaces."""
-    stored_output, models = stored
-    stored_output = copy.deepcopy(stored_output)
-    if "execution_count" in stored_output:
-        stored_output["execution_count"] = output.get("execution_count")
-    return stored_output, models
-
-
-def _text_form(output):
-    """The output without its widget view (its text/plain stays), or None
-    when nothing else is left of it."""
-    data = {k: v for k, v in output.get("data", {}).items() if k != WIDGET_VIEW}
-    return {**output, "data": data} if data else None
-
-
-def _set_state(nb, models):
-    """Write `models` as `nb`'s widget state, keeping its format's version."""
-    metadata = nb.setdefault("metadata", {})
-    if not models and not metadata.get("widgets"):
-        return
-    versions = metadata.get("widgets", {}).get(WIDGET_STATE, {})
-    metadata["widgets"] = {WIDGET_STATE: {"version_major": versions.get("version_major", 2),
-                                          "version_minor": versions.get("version_minor", 0),
-                                          "state": models}}
 
 
 def _code_cells(nb):

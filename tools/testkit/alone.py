@@ -5,6 +5,7 @@ colab-requirements.txt, and this repository). Its set-up cell must install
 the collection from GitHub's address, which git (url.<base>.insteadOf)
 fetches from a local repository of this checkout."""
 
+import json
 import os
 import re
 import shutil
@@ -14,7 +15,7 @@ import sysconfig
 from pathlib import Path
 
 import nbformat
-from jupyter_client.kernelspec import KernelSpec, KernelSpecManager
+from jupyter_client.kernelspec import KernelSpecManager
 from jupyter_client.manager import KernelManager
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
@@ -22,13 +23,14 @@ from nbval.plugin import get_sanitize_patterns
 
 from helpers.project import repository_url
 from tools.build.nav import INSTALL
+from tools.testkit.other_torch import purelib
 
 ROOT = Path(__file__).resolve().parents[2]
 COLAB = Path(__file__).with_name("colab-requirements.txt")
 # what Colab's runtime lacks, or has at another version: left out of the links
 LEFT_OUT = ("ipywidgets", "widgetsnbextension", "jupyterlab_widgets", "torchviz", "__editable__",
             "computational_graphs_notebooks")
-KERNEL = "alone"
+KERNEL, KERNELS = "alone", "share/jupyter/kernels"
 # nbval's (tests/sanitize.cfg), and the ipywidgets version the index reports
 PATTERNS = [*get_sanitize_patterns((ROOT / "tests/sanitize.cfg").read_text()), (r"ipywidgets: \S+", "ipywidgets: N")]
 
@@ -60,27 +62,17 @@ def environment(folder):
     """A venv in `folder` like Colab's runtime; its python."""
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(folder)], check=True)
     python = Path(folder) / "bin" / "python"
-    done = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                          check=True, capture_output=True, text=True)
-    target, ours = Path(done.stdout.strip()), Path(sysconfig.get_paths()["purelib"])
+    target, ours = purelib(folder), Path(sysconfig.get_paths()["purelib"])
     for entry in ours.iterdir():
         if not entry.name.startswith(LEFT_OUT) and not (target / entry.name).exists():
             (target / entry.name).symlink_to(entry)
     subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--no-deps", "-r", str(COLAB)],
                    check=True, capture_output=True, text=True)
+    spec = Path(folder) / KERNELS / KERNEL         # a kernel run by `python`
+    spec.mkdir(parents=True)
+    (spec / "kernel.json").write_text(json.dumps({"argv": [str(python), "-m", "ipykernel_launcher", "-f",
+                                                           "{connection_file}"], "language": "python"}))
     return python
-
-
-class _Specs(KernelSpecManager):
-    """Kernel specs with one more: a kernel in the Colab-like environment."""
-
-    python = None
-
-    def get_kernel_spec(self, kernel_name):
-        if kernel_name == KERNEL:
-            return KernelSpec(argv=[str(self.python), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-                              display_name="Colab-like", language="python")
-        return super().get_kernel_spec(kernel_name)
 
 
 def run_alone(path, python, source, folder, stop_on_error=False):
@@ -94,8 +86,7 @@ def run_alone(path, python, source, folder, stop_on_error=False):
     for cell in nb.cells:               # a cell the run does not reach shows nothing, not its stored outputs
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
-    specs = _Specs()
-    specs.python = python
+    specs = KernelSpecManager(kernel_dirs=[str(Path(python).parents[1] / KERNELS)])
     km = KernelManager(kernel_name=KERNEL, kernel_spec_manager=specs)
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     # the build uses this venv's setuptools (PIP_NO_BUILD_ISOLATION=0 turns isolation off), as offline as the rest
@@ -124,12 +115,6 @@ def set_up_output(nb):
     return "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
 
 
-def sanitized(text):
-    for pattern, replacement in PATTERNS:
-        text = re.sub(pattern, replacement, text)
-    return text
-
-
 def _texts(cell):
     """Each stream whole (it arrives in chunks that depend on timing), then text/plain and error names."""
     streams = {}
@@ -138,7 +123,9 @@ def _texts(cell):
             streams[o.name] = streams.get(o.name, "") + o.text
     others = [o for o in cell.outputs if o.output_type != "stream"]
     texts = [*streams.values(), *(o.get("data", {}).get("text/plain", "") + o.get("ename", "") for o in others)]
-    return [sanitized(t) for t in texts]
+    for pattern, replacement in PATTERNS:
+        texts = [re.sub(pattern, replacement, t) for t in texts]
+    return texts
 
 
 def differences(stored, fresh):

@@ -2,8 +2,6 @@
 in CSS px, against OP_PX for operation names and TEXT_PX for any text; and every state of a registered widget's
 controls, reached one by one as a learner reaches them."""
 
-from __future__ import annotations
-
 from dataclasses import dataclass
 
 from helpers.lessons.widget import Change, Widget, click, pick, press

@@ -1,6 +1,6 @@
 """`make test-torch`: make test's selection (less SAME_ON_ANY_TORCH) run by a
 second torch, 2.14.1's CUDA build by default, in build/torch-<version>/, a venv
-reading .venv's packages behind its own torch (read_through),
+reading .venv's packages behind its own torch (other_venv),
 with nbval's differences sorted by tests/conftest.py's --other-torch. What it
 holds and why: docs/testing.md, "Another torch".
 
@@ -65,23 +65,12 @@ def purelib(prefix):
     return Path(sysconfig.get_path("purelib", scheme, vars={"base": str(prefix), "platbase": str(prefix)}))
 
 
-def read_through(folder, prefix):
-    """Make the venv `folder` read the packages of the venv at `prefix` behind
-    its own, and link that one's data (SHARED). `prefix` need not be made yet:
-    the links are made whether their ends are there or not."""
-    (purelib(folder) / THROUGH).write_text(f"import site; site.addsitedir({str(purelib(prefix))!r})\n")
-    for shared in SHARED:
-        link = folder / shared
-        if not (link.is_symlink() or link.exists()):
-            link.parent.mkdir(parents=True, exist_ok=True)
-            link.symlink_to(prefix / shared, target_is_directory=True)
-
-
-def other_venv(version, folder=None):
+def other_venv(version):
     """build/torch-<version>/'s interpreter. It may be made before .venv is
     (.ci/run): torch goes in with .venv's packages out of sight, those it
-    shares held to requirements.txt's versions; .venv is read through after."""
-    folder = folder or ROOT / "build" / f"torch-{version}"
+    shares held to requirements.txt's versions; then it reads .venv's packages
+    behind its own, and links its data (SHARED) and programs (LINKED), made yet or not."""
+    folder = ROOT / "build" / f"torch-{version}"
     python = folder / "bin" / "python"
     if not python.exists():
         subprocess.run([sys.executable, "-m", "venv", "--clear", str(folder)], check=True)
@@ -94,11 +83,12 @@ def other_venv(version, folder=None):
                                 if not line.startswith("torch==")))
         subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
                         "--constraint", str(held), f"torch=={version}"], check=True)
-    read_through(folder, VENV)
-    for name in LINKED:
-        link = folder / "bin" / name
-        if not link.is_symlink():
-            link.symlink_to(VENV / "bin" / name)
+    (purelib(folder) / THROUGH).write_text(f"import site; site.addsitedir({str(purelib(VENV))!r})\n")
+    for shared in (*SHARED, *(f"bin/{name}" for name in LINKED)):
+        link = folder / shared
+        if not (link.is_symlink() or link.exists()):
+            link.parent.mkdir(parents=True, exist_ok=True)
+            link.symlink_to(VENV / shared)
     return python
 
 

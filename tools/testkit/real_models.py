@@ -1,6 +1,8 @@
 """Graphs from code nobody here wrote (torch.nn's own modules and friends),
 built small: the real-world tests and the benchmark use the same ones."""
 
+from functools import partial
+
 import torch
 from torch.nn.utils.rnn import pack_padded_sequence
 from torch.utils.checkpoint import checkpoint
@@ -9,6 +11,7 @@ from tools.testkit.shapes import (
     gru_cell,
     hand_written_lstm,
     lstm_cell,
+    multi_output,
     rnn_over_embedding,
     sum_over_unbind,
     two_layer_rnn,
@@ -127,19 +130,6 @@ def subclass_graph():
     return ((x * w).sin() + x).sum(), x, w
 
 
-def _tensor_subclass():
-    return subclass_graph()[0]
-
-
-def _multi_output():
-    """Later outputs (k > 0) of split, topk, unbind and QR used downstream."""
-    x = torch.randn(6, requires_grad=True)
-    first, second, third = (x * 2).split(2)
-    values, _ = torch.topk(x, 3)
-    q, r = torch.linalg.qr(x.reshape(3, 2) + 1)
-    return (second * third).sum() + values[1:].sum() + r.sum() + q.unbind(1)[1].sum() + first.sum()
-
-
 # Loops over 200 steps (tools/testkit/shapes.py): the rolled view must fold them, and
 # drawing them cut must lay out quickly (one operation feeds every step).
 LOOPS = {"LSTMCell loop": lstm_cell, "GRUCell loop": gru_cell, "hand-written LSTM loop": hand_written_lstm,
@@ -151,5 +141,5 @@ REAL = {"LSTM, 2 layers, bidirectional, packed": _lstm_packed, "GRU, 3 layers, b
         "Embedding and EmbeddingBag with cross_entropy": _embeddings, "create_graph=True": _double_backward,
         "views and in-place": _views_and_in_place, "complex": _complex, "torch.func.vmap": _torch_func,
         "torch.distributions loss": _distributions, "one input beside many": _one_input_beside_many,
-        "tensor subclass with __torch_function__": _tensor_subclass, "multi-output operations": _multi_output,
-        **LOOPS}
+        "tensor subclass with __torch_function__": lambda: subclass_graph()[0],
+        "multi-output operations": partial(multi_output, 6), **LOOPS}

@@ -4,6 +4,7 @@ must find; tests/test_shapes.py checks the structure of every drawing."""
 
 import re
 from collections import Counter
+from functools import partial
 
 import torch
 
@@ -66,22 +67,17 @@ def many_roots():
     return list((torch.randn(1_000, requires_grad=True) * 2).unbind())
 
 
-def _cell_loop(cell, state):
-    for x in torch.randn(STEPS, 1, cell.input_size):
+def _cell_loop(kind):
+    """An RNN cell of class `kind` stepped over STEPS inputs."""
+    cell, zeros = kind(3, 4), torch.zeros(1, 4)
+    state = (zeros, zeros) if kind is torch.nn.LSTMCell else zeros
+    for x in torch.randn(STEPS, 1, 3):
         state = cell(x, state)
     return (state[0] if isinstance(state, tuple) else state).sum()
 
 
-def rnn_cell():
-    return _cell_loop(torch.nn.RNNCell(3, 4), torch.zeros(1, 4))
-
-
-def lstm_cell():
-    return _cell_loop(torch.nn.LSTMCell(3, 4), (torch.zeros(1, 4), torch.zeros(1, 4)))
-
-
-def gru_cell():
-    return _cell_loop(torch.nn.GRUCell(3, 4), torch.zeros(1, 4))
+rnn_cell, lstm_cell, gru_cell = (partial(_cell_loop, kind) for kind in (torch.nn.RNNCell, torch.nn.LSTMCell,
+                                                                         torch.nn.GRUCell))
 
 
 def hand_written_lstm():
@@ -106,11 +102,8 @@ def two_layer_rnn():
 
 
 def _layer(kind):
-    def build():
-        out, _ = kind(3, 4, num_layers=2)(torch.randn(STEPS // 2, 1, 3))
-        return out.sum()
-    build.__name__ = kind.__name__.lower() + "_layer"
-    return build
+    out, _ = kind(3, 4, num_layers=2)(torch.randn(STEPS // 2, 1, 3))
+    return out.sum()
 
 
 def transformer():
@@ -121,19 +114,21 @@ def transformer():
     return model(source, target, tgt_mask=mask).sum()
 
 
-def multi_output():
+def multi_output(size=600):
     """Later outputs of split, unbind, topk and QR, each used downstream."""
-    x = torch.randn(600, requires_grad=True)
+    x = torch.randn(size, requires_grad=True)
     pieces = [p.exp() for p in (x * 2).split(2)]
     values, _ = torch.topk(x, 5)
     q, r = torch.linalg.qr(x[:6].reshape(3, 2) + 1)
     return torch.stack(pieces).sum() + values[1:].sum() + r.sum() + q.unbind(1)[1].sum()
 
 
-SHAPES = {f.__name__.replace("_", " "): f for f in (
-    deep_chain, wide_fan_in, wide_fan_out, dense_skips, sum_over_unbind, rnn_over_embedding, many_roots, rnn_cell,
-    lstm_cell, gru_cell, hand_written_lstm, two_layer_rnn, _layer(torch.nn.RNN), _layer(torch.nn.LSTM),
-    _layer(torch.nn.GRU), transformer, multi_output)}
+SHAPES = {**{f.__name__.replace("_", " "): f for f in (
+    deep_chain, wide_fan_in, wide_fan_out, dense_skips, sum_over_unbind, rnn_over_embedding, many_roots)},
+    "rnn cell": rnn_cell, "lstm cell": lstm_cell, "gru cell": gru_cell, "hand written lstm": hand_written_lstm,
+    "two layer rnn": two_layer_rnn, **{f"{kind.__name__.lower()} layer": partial(_layer, kind)
+                                       for kind in (torch.nn.RNN, torch.nn.LSTM, torch.nn.GRU)},
+    "transformer": transformer, "multi output": multi_output}
 # The shapes whose graph is a loop: the rolled view must fold their steps.
 # (nn.LSTM on the CPU records one fused operation for the whole sequence: no loop to roll.)
 LOOPS = ("rnn over embedding", "rnn cell", "lstm cell", "gru cell", "hand written lstm", "two layer rnn",

@@ -1,9 +1,8 @@
 """The registry's widgets found in the notebooks by cell tag: a widget's cell, the widget cells nobody registered
 and the entries with no cell (`problems`), a stored output unlike its declaration (`stored_problems`)."""
 
-from __future__ import annotations
-
 import ast
+import re
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -29,14 +28,8 @@ def widget_tags(cell: NotebookNode) -> list[str]:
 
 def shows_a_widget(cell: NotebookNode) -> bool:
     """A stored widget view, or a call of `panel(...)` in the cell's code."""
-    if any(WIDGET_VIEW in output.get("data", {}) for output in cell.get("outputs", [])):
-        return True
-    try:
-        tree = ast.parse(cell.source)
-    except SyntaxError:                        # IPython syntax (magics): fall back to the text
-        return "panel(" in cell.source
-    calls = [node.func for node in ast.walk(tree) if isinstance(node, ast.Call)]
-    return any(getattr(f, "id", getattr(f, "attr", None)) == "panel" for f in calls)
+    return any(WIDGET_VIEW in output.get("data", {}) for output in cell.get("outputs", [])) \
+        or re.search(r"\bpanel\(", cell.source) is not None
 
 
 def cell_index(notebook: str, tag: str, folder: Path = NOTEBOOKS) -> int:
@@ -48,9 +41,9 @@ def cell_index(notebook: str, tag: str, folder: Path = NOTEBOOKS) -> int:
     return found[0]
 
 
-def problems(notebooks: Mapping[str, NotebookNode], declared: tuple[Widget, ...] | None = None) -> list[str]:
+def problems(notebooks: Mapping[str, NotebookNode]) -> list[str]:
     """Widget cells without a registered tag, tags on cells that show no widget, widgets without exactly one cell."""
-    by_tag = {w.tag: w for w in (widgets() if declared is None else declared)}
+    by_tag = {w.tag: w for w in widgets()}
     found, seen = [], dict.fromkeys(by_tag, 0)
     for name, nb in notebooks.items():
         for number, cell in enumerate(code_cells(nb)):

@@ -56,10 +56,8 @@ def act(page, where, change: Change):
     elif change.action == "click":
         options = where.locator("button, label:not(.widget-label)", has_text=change.target)
         (options if change.target else where.locator("input")).first.click()
-    elif change.action == "pick":
-        where.locator("select").select_option(label=change.target)
     else:
-        raise ValueError(f"a change's action is press, click or pick; got {change.action!r}")
+        where.locator("select").select_option(label=change.target)
 
 
 def change_and_wait(page, view, change, timeout=15.0):
@@ -110,46 +108,49 @@ KEYS = {"Slider": Keys(".noUi-handle", "ArrowRight", "ArrowLeft",          # any
                              holds="c => [...c.querySelectorAll('input')].findIndex(i => i.checked)")}
 
 
-def by_keyboard(page, cell, widget: Widget, timeout=15.0) -> list[str]:
-    """One key on each control's focused element; what did not work: a control out of the Tab order, one the key
-    left as it was (the notebook took the key), or whose change drew nothing new."""
+def keyboard_problems(page, notebook, folder, timeout=15.0) -> list[str]:
+    """One key on each control's focused element, in every widget of `notebook` ('01-dynamic-control-flow'), its
+    cells found in `folder`; what did not work: a control out of the Tab order, one the key left as it was (the
+    notebook took the key), or whose change drew nothing new."""
     found = []
-    view = cell.locator(VIEW)
-    for name, kind in widget.controls.items():
-        keys = KEYS.get("Slider" if kind.endswith("Slider") else kind)
-        if keys is None:
-            raise ValueError(f"{widget.name}'s {name} is a {kind}: say in tools/testkit/widget_page.py's KEYS "
-                             "which key a learner presses on it")
-        box = control(cell, widget.position(name))
-        before = box.evaluate(keys.holds)
-        pressed = keys.back if box.evaluate(keys.at_end) else keys.key
-        target = box.locator(keys.focus).first
-        order = target.evaluate("e => e.disabled ? -1 : e.tabIndex")
-        if order < 0:       # focused here from the script, but a learner reaches it with Tab
-            found.append(f"{widget.name}: its {name} ({kind}) is not in the Tab order (tabIndex {order})")
+    for widget in of(notebook):
+        cell = widget_cell(page, cell_index(notebook, widget.tag, folder))
+        for name, kind in widget.controls.items():
+            keys = KEYS.get("Slider" if kind.endswith("Slider") else kind)
+            if keys is None:
+                raise ValueError(f"{widget.name}'s {name} is a {kind}: say in tools/testkit/widget_page.py's KEYS "
+                                 "which key a learner presses on it")
+            box = control(cell, widget.position(name))
+            before = box.evaluate(keys.holds)
+            pressed = keys.back if box.evaluate(keys.at_end) else keys.key
+            target = box.locator(keys.focus).first
+            order = target.evaluate("e => e.disabled ? -1 : e.tabIndex")
+            if order < 0:       # focused here from the script, but a learner reaches it with Tab
+                found.append(f"{widget.name}: its {name} ({kind}) is not in the Tab order (tabIndex {order})")
 
-        def change(target=target, pressed=pressed):
-            target.focus()
-            page.keyboard.press(pressed)
+            def change(target=target, pressed=pressed):
+                target.focus()
+                page.keyboard.press(pressed)
 
-        what = f"{widget.name}: {pressed} on its focused {name} ({kind})"
-        try:
-            change_and_wait(page, view, change, timeout)
-        except AssertionError as error:
-            found.append(f"{what}: {error}")
-            continue
-        if box.evaluate(keys.holds) == before:
-            found.append(f"{what} left it at {before!r}")
+            what = f"{widget.name}: {pressed} on its focused {name} ({kind})"
+            try:
+                change_and_wait(page, cell.locator(VIEW), change, timeout)
+            except AssertionError as error:
+                found.append(f"{what}: {error}")
+                continue
+            if box.evaluate(keys.holds) == before:
+                found.append(f"{what} left it at {before!r}")
     return found
 
 
-def keyboard_problems(page, notebook, folder, timeout=15.0) -> list[str]:
-    """`by_keyboard` for every widget of `notebook` ('01-dynamic-control-flow'), its cells found in `folder`."""
-    return [problem for widget in of(notebook)
-            for problem in by_keyboard(page, widget_cell(page, cell_index(notebook, widget.tag, folder)), widget,
-                                       timeout)]
-
-
+# The nearest element around a cell that scrolls up and down: the page's scroller.
+SCROLLER = """const SCROLLER = cell => {
+  let page = cell.parentElement;
+  while (page && !(['auto', 'scroll'].includes(getComputedStyle(page).overflowY)
+                   && page.scrollHeight > page.clientHeight)) page = page.parentElement;
+  return page;
+};
+"""
 # What of a widget a learner sees, the page scrolled so that its controls sit at the top
 # of the notebook's view: each part's visible rectangle is its own clipped by every
 # ancestor that clips (overflow other than visible) and by the window.
@@ -157,7 +158,7 @@ def keyboard_problems(page, notebook, folder, timeout=15.0) -> list[str]:
 # - controls: each control of the row, whole inside its visible part;
 # - sideways: the scroll containers around the controls (up to the page) that scroll
 #   sideways, so that scrolling them takes the controls off screen.
-ON_SCREEN = """cell => {
+ON_SCREEN = SCROLLER + """cell => {
   const visible = el => {
     const r = el.getBoundingClientRect();
     let [left, top, right, bottom] = [r.left, r.top, r.right, r.bottom];
@@ -172,9 +173,7 @@ ON_SCREEN = """cell => {
             right: Math.min(right, innerWidth), bottom: Math.min(bottom, innerHeight)};
   };
   const row = cell.querySelector('.widget-hbox');
-  let page = cell.parentElement;          // the notebook's scroller (scrollIntoView would also move JupyterLab's
-  while (page && !(['auto', 'scroll'].includes(getComputedStyle(page).overflowY)     // unscrollable frame)
-                   && page.scrollHeight > page.clientHeight)) page = page.parentElement;
+  const page = SCROLLER(cell);      // the notebook's (scrollIntoView would also move JupyterLab's unscrollable frame)
   if (page) page.scrollTop += row.getBoundingClientRect().top - page.getBoundingClientRect().top - 8;
   const box = cell.querySelector('.widget-html-content .autograd-drawing');
   const texts = box ? [...box.querySelectorAll('svg g.node text')] : [];
@@ -229,13 +228,10 @@ def on_screen(cell) -> OnScreen:
 # Before a wheel turn over the drawing: the page's scroller (the nearest one around the
 # cell that scrolls up and down) and the scroll positions of everything from the drawing
 # box up to the cell; and a point over the drawing's visible part, if it has room to go.
-WHEEL_BEFORE = """cell => {
+WHEEL_BEFORE = SCROLLER + """cell => {
   const box = cell.querySelector('.widget-html-content .autograd-drawing');
   if (!box) return null;
-  let page = cell.parentElement;
-  while (page && !(['auto', 'scroll'].includes(getComputedStyle(page).overflowY)
-                   && page.scrollHeight > page.clientHeight)) page = page.parentElement;
-  page = page || document.scrollingElement;
+  const page = SCROLLER(cell) || document.scrollingElement;
   const inner = [];
   for (let a = box; a && a !== cell; a = a.parentElement) inner.push(a);
   const r = box.getBoundingClientRect(), q = page.getBoundingClientRect();
