@@ -154,6 +154,21 @@ class Notebook:
         self.reader.join(timeout=10)
         ws.shutdown()
 
+    def ready(self, heard, timeout=10):
+        """Whether a restarted kernel answers on a new websocket, on shell (kernel_info's
+        reply) and iopub (its status), as a page asks; `heard` gets what cells printed meanwhile."""
+        self.connect()
+        msg_id, deadline, seen = self.send("kernel_info_request", {}), time.monotonic() + timeout, set()
+        with contextlib.suppress(Exception):      # the websocket closed, or timed out at the deadline
+            while seen != {"kernel_info_reply", "status"}:
+                message = self.receive(deadline)
+                kind = message["header"]["msg_type"]
+                if kind == "stream":
+                    heard.append(message["content"]["text"])
+                if message["parent_header"].get("msg_id") == msg_id and kind in ("kernel_info_reply", "status"):
+                    seen.add(kind)
+        return seen == {"kernel_info_reply", "status"}
+
     def send(self, msg_type, content, channel="shell"):
         msg_id = uuid.uuid4().hex
         header = {"msg_id": msg_id, "msg_type": msg_type, "session": self.session["id"], "username": "learner",
