@@ -47,15 +47,26 @@ def roll(graph: Graph, max_nodes: int | None = None) -> Graph:
     `rolled` when nothing repeats), cut to `max_nodes` nodes nearest the outputs."""
     limit = check_max_nodes(max_nodes)
     with collector_paused():        # hundreds of thousands of small lists, none in a cycle
-        folded = _folded(_Tables(graph))
+        folded = _acyclic(_folded(_Tables(graph)))
         if folded is None:
             return cut_rolled(replace(graph, rolled=(*graph.rolled, NO_REPEATS)), limit)
         for _ in range(PASSES - 1):
-            again = _folded(_Tables(folded))
+            again = _acyclic(_folded(_Tables(folded)))
             if again is None:
                 break
             folded = again
         return cut_rolled(folded, limit)
+
+
+def _acyclic(folded: Graph | None) -> Graph | None:
+    """`folded`, unless its groups made a cycle (steps whose inputs come from a later step, as a stack
+    of RNN layers folded again can): such a fold is not taken."""
+    if folded is None:
+        return None
+    users: dict[str, list[str]] = {node.id: [] for node in folded.nodes}
+    for edge in folded.edges:
+        users[edge.src].append(edge.dst)
+    return folded if len(inputs_first(users)) == len(users) else None
 
 
 def trace_cut(root: Root, params: Params | None = None, max_nodes: int | None = None) -> Graph:

@@ -6,6 +6,7 @@ import torch
 from graph_check import unconnected
 
 from helpers import draw_graph, trace_graph
+from helpers.graph import inputs_first
 from helpers.roll import NO_REPEATS, NO_REPEATS_TEXT, roll
 from tools.testkit import hf_models
 from tools.testkit.shapes import SHAPES, STEPS, rnn
@@ -103,6 +104,36 @@ def test_named_leaves_do_not_stop_a_loop_from_rolling():
     names = {"W": w, **{f"x[{t}]": x for t, x in enumerate(xs)}}
     (_, steps, nodes), = draw_graph(h, names, roll=True).graph.rolled
     assert (steps, nodes) == (18, 18 * 4)
+
+
+class _ScanLayer(torch.nn.Module):
+    """A residual layer around a scan over the input's steps: torch.nn.RNN's, or a loop of its own."""
+
+    def __init__(self, loop):
+        super().__init__()
+        self.loop, self.rnn, self.cell, self.out = loop, torch.nn.RNN(8, 8, batch_first=True), torch.nn.Linear(8, 8), \
+            torch.nn.Linear(8, 8)
+
+    def forward(self, x):
+        h, states = torch.zeros_like(x[:, 0]), []
+        for t in range(x.shape[1] if self.loop else 0):
+            states.append(h := torch.tanh(self.cell(h) + x[:, t]))
+        return x + self.out(torch.stack(states, 1) if self.loop else self.rnn(x)[0])
+
+
+@pytest.mark.parametrize("loop", [True, False], ids=["loop", "nn.RNN"])
+def test_no_fold_draws_a_cycle(loop):
+    """Six scan layers: folding the layers once their scans were folded made a step feed an earlier one (once a
+    KeyError from the layout's estimate); that fold is not taken, an autograd graph has no cycle."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(*[_ScanLayer(loop) for _ in range(6)])
+    loss = model(torch.randn(2, 6, 8)).sum()
+    full = trace_graph(loss, saved=False)
+    for drawn in (roll(full), draw_graph(loss, model, roll=True, max_nodes=None).graph):
+        assert [r.steps for r in drawn.rolled] == [4] * 6
+        users = {n.id: [e.dst for e in drawn.edges if e.src == n.id] for n in drawn.nodes}
+        assert len(inputs_first(users)) == len(users)
+    _accounted(full, roll(full))
 
 
 # Tiny Hugging Face models (tools/testkit/hf_models.py): random weights, nothing downloaded.
