@@ -7,9 +7,9 @@ node, a few operations deep (a two-layer RNN's two tanh per step). Taken from
 the input end, step k is what anchor k reaches that no earlier anchor did, and
 must reach anchor k - 1. A run of at least MIN_REPEATS steps recording the
 same operations keeps its first and last step drawn; the ones between become a
-group. The kind whose runs cover the most nodes wins (a Mamba's layers, not
+group. The kind whose runs cover the most nodes wins (a stack's layers, not
 the scan inside each), and the rolled graph is searched again, groups kept
-apart. Leaves count by shape, so named layers still repeat. `Graph.rolled`
+apart; a fold that would draw a cycle is not taken. Leaves count by shape, so named layers still repeat. `Graph.rolled`
 says what each group holds (`NO_REPEATS` when nothing repeats); `cut_rolled`
 keeps the result within `max_nodes`. Tables are lists indexed by a node's place
 in `graph.nodes`: the bench's 200,003-node RNN rolls in under a second.

@@ -1,5 +1,5 @@
 """The helpers on graphs from code nobody here wrote (torch.nn, custom Functions, checkpointing, hooks, nested
-tensors, torch.compile, tiny Hugging Face models): each matches an independent walk, drawing changes and keeps
+tensors, torch.compile, torch.nn's transformer stacks): each matches an independent walk, drawing changes and keeps
 nothing, text lines stay within 120 characters, stacks roll."""
 
 import gc
@@ -12,9 +12,7 @@ from torch.utils.checkpoint import checkpoint
 
 import helpers.svg
 from helpers import draw_graph, trace_graph
-from tools.testkit.hf_models import BUILDERS as HF_BUILDERS
-from tools.testkit.hf_models import HF
-from tools.testkit.real_models import REAL, _checkpointed_encoder
+from tools.testkit.real_models import REAL, STACKS, _checkpointed_encoder
 
 
 @pytest.mark.parametrize("name", [*REAL, "checkpointed encoder"])
@@ -152,7 +150,8 @@ def test_a_cut_gru_keeps_its_recurrence():
     assert {"SigmoidBackward0", "TanhBackward0", "AddmmBackward0"} <= {n.label for n in cut.nodes}
 
 
-@pytest.mark.parametrize("build", [*REAL.values(), *HF.values()], ids=[*REAL, *HF])
+@pytest.mark.parametrize("build", [*REAL.values(), *(lambda b=b: b()[1] for b in STACKS.values())],
+                         ids=[*REAL, *STACKS])
 def test_after_a_cut_every_drawn_node_leads_to_an_output(build):
     """A distributions loss at max_nodes=50 once kept 3 inputs whose every consumer the cut dropped."""
     torch.manual_seed(0)
@@ -163,9 +162,9 @@ def test_after_a_cut_every_drawn_node_leads_to_an_output(build):
         assert draw_graph(y, max_nodes=max_nodes).graph == graph
 
 
-# Tiny Hugging Face models (tools/testkit/hf_models.py): random weights from a config, nothing downloaded.
+# torch.nn's transformer stacks (tools/testkit/real_models.py's STACKS), in train mode.
 
-def _hf_drawings(loss, model):
+def _drawings(loss, model):
     """Every way a learner draws a model (cut, whole, rolled, named), and the first's SVG."""
     drawings = [draw_graph(loss), draw_graph(loss, max_nodes=None), draw_graph(loss, roll=True),
                 draw_graph(loss, model, max_nodes=None)]
@@ -173,10 +172,9 @@ def _hf_drawings(loss, model):
     return drawings
 
 
-@pytest.mark.parametrize("name", HF_BUILDERS)
-def test_a_hugging_face_graph_matches_an_independent_walk_and_drawing_it_changes_nothing(name):
-    torch.manual_seed(0)
-    model, loss = HF_BUILDERS[name]()
+@pytest.mark.parametrize("name", STACKS)
+def test_a_stack_matches_an_independent_walk_and_drawing_it_changes_nothing(name):
+    model, loss = STACKS[name]()
     calls = []
     for module in model.modules():
         module.register_forward_pre_hook(lambda *_: calls.append("pre"))
@@ -184,15 +182,14 @@ def test_a_hugging_face_graph_matches_an_independent_walk_and_drawing_it_changes
     buffers = {n: b.clone() for n, b in model.named_buffers()}
     check_graph(loss)
     helpers.svg._laid_out.cache_clear()         # a cut that ends like another model's would be laid out already
-    for drawing, how in zip(_hf_drawings(loss, model), ("cut", "whole", "rolled", "named"), strict=True):
+    for drawing, how in zip(_drawings(loss, model), ("cut", "whole", "rolled", "named"), strict=True):
         lines = str(drawing).splitlines()
         assert max(map(len, lines)) <= 120, (how, max(lines, key=len))
     assert calls == []
     assert [n for n, p in model.named_parameters() if p.grad is not None] == []
     assert [n for n, b in model.named_buffers() if not torch.equal(b, buffers[n])] == []
     loss.backward()
-    torch.manual_seed(0)
-    undrawn, undrawn_loss = HF_BUILDERS[name]()
+    undrawn, undrawn_loss = STACKS[name]()
     undrawn_loss.backward()
     assert torch.equal(loss, undrawn_loss)
     grads = dict(undrawn.named_parameters())
@@ -200,34 +197,31 @@ def test_a_hugging_face_graph_matches_an_independent_walk_and_drawing_it_changes
     assert differ == [] and len(grads) > 10
 
 
-def _drawn_hf_model(name):
+def _drawn_model(name):
     """Weak references to the drawn model, its loss and a parameter (a graph kept alive keeps its parameters)."""
-    torch.manual_seed(0)
-    model, loss = HF_BUILDERS[name]()
-    _hf_drawings(loss, model)
+    model, loss = STACKS[name]()
+    _drawings(loss, model)
     trace_graph(loss, model)
     return weakref.ref(model), weakref.ref(loss), weakref.ref(next(model.parameters()))
 
 
-@pytest.mark.parametrize("name", HF_BUILDERS)
-def test_drawing_keeps_no_hugging_face_model_alive(name):
-    kept = _drawn_hf_model(name)
+@pytest.mark.parametrize("name", STACKS)
+def test_drawing_keeps_no_stack_alive(name):
+    kept = _drawn_model(name)
     gc.collect()
     assert [ref() is None for ref in kept] == [True, True, True]
 
 
-STACKS = {name: layers for name in HF_BUILDERS if (layers := int(name.split(", ")[1].split()[0])) >= 4}
+LAYERS = {name: layers for name in STACKS if (layers := int(name.split(", ")[1].split()[0])) >= 4}
 
 
-@pytest.mark.parametrize("name", [n for n in STACKS if not n.startswith("T5")])
-def test_roll_folds_a_hugging_face_layer_stack(name):
+@pytest.mark.parametrize("name", [n for n in LAYERS if n.startswith(("TransformerEncoder", "causal"))])
+def test_roll_folds_a_layer_stack(name):
     """N layers fold into N - 2 steps of one layer each (the first and last stay drawn)."""
-    torch.manual_seed(0)
-    layers = STACKS[name]
-    _, loss = HF_BUILDERS[name]()
+    layers = LAYERS[name]
+    _, loss = STACKS[name]()
     full = trace_graph(loss, saved=False)
-    torch.manual_seed(0)
-    smaller = trace_graph(HF_BUILDERS[name.replace(f"{layers} layers", "2 layers")]()[1], saved=False)
+    smaller = trace_graph(STACKS[name.replace(f"{layers} layers", "2 layers")]()[1], saved=False)
     per_layer = (len(full.nodes) - len(smaller.nodes)) // (layers - 2)
     drawing = draw_graph(loss, roll=True, max_nodes=None)
     groups = [r for r in drawing.graph.rolled if r.steps]
@@ -239,10 +233,9 @@ def test_roll_folds_a_hugging_face_layer_stack(name):
     assert (layers - 2, (layers - 2) * per_layer) in [(r.steps, r.nodes) for r in cut.rolled] and not cut.rolled_out
 
 
-def test_roll_folds_both_stacks_of_a_6_layer_t5():
-    """T5's encoder and decoder: two stacks of 6 layers, two groups of 4."""
-    torch.manual_seed(0)
-    loss = HF_BUILDERS["T5, 6 layers"]()[1]
+def test_roll_folds_both_stacks_of_a_transformer():
+    """torch.nn.Transformer's encoder and decoder: two stacks of 6 layers, two groups of 4."""
+    loss = STACKS["Transformer, 6 layers"]()[1]
     for max_nodes in (None, 300):
         rolled = draw_graph(loss, roll=True, max_nodes=max_nodes).graph
         assert sorted(r.steps for r in rolled.rolled if r.steps >= 4) == [4, 4], max_nodes

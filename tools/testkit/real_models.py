@@ -143,3 +143,22 @@ REAL = {"LSTM, 2 layers, bidirectional, packed": _lstm_packed, "GRU, 3 layers, b
         "torch.distributions loss": _distributions, "one input beside many": _one_input_beside_many,
         "tensor subclass with __torch_function__": lambda: subclass_graph()[0],
         "multi-output operations": partial(multi_output, 6), **LOOPS}
+
+
+def _stack(layers, causal=False, decoder=False):
+    """torch.nn's transformer stacks, `layers` identical layers (train mode: dropout on): (model, loss). Causal:
+    a decoder-only model's mask; decoder: torch.nn.Transformer, an encoder and a decoder of `layers` layers each."""
+    torch.manual_seed(0)
+    if decoder:
+        model = torch.nn.Transformer(32, 2, layers, layers, dim_feedforward=64, batch_first=True).train()
+        return model, model(torch.randn(2, 6, 32), torch.randn(2, 5, 32)).sum()
+    layer = torch.nn.TransformerEncoderLayer(32, 2, dim_feedforward=64, batch_first=True)
+    model = torch.nn.TransformerEncoder(layer, layers, enable_nested_tensor=False).train()
+    mask = torch.nn.Transformer.generate_square_subsequent_mask(6) if causal else None
+    return model, model(torch.randn(2, 6, 32), mask=mask, is_causal=causal).sum()
+
+
+# Stacks of identical layers, which roll=True folds: (model, loss) builders
+STACKS = {**{f"TransformerEncoder, {n} layers": partial(_stack, n) for n in (2, 4, 6)},
+          **{f"causal TransformerEncoder, {n} layers": partial(_stack, n, causal=True) for n in (2, 4)},
+          "Transformer, 6 layers": partial(_stack, 6, decoder=True)}
