@@ -132,10 +132,12 @@ class Group:
             time.sleep(0.05)
         deadline = time.monotonic() + grace
         for folder in set(self.folders.values()):
-            while folder.is_dir() and time.monotonic() < deadline:
+            while folder.is_dir():          # each folder tried at least once, the grace spent or not
                 try:
                     folder.rmdir()
                 except OSError:
+                    if time.monotonic() > deadline:
+                        break
                     time.sleep(0.05)
         return killed
 

@@ -9,6 +9,7 @@
 
 import asyncio
 import contextlib
+import ipaddress
 import os
 import pwd
 import shutil
@@ -134,6 +135,14 @@ def peer_uid(request):
         return None
 
 
+def _is_address(text):
+    try:
+        ipaddress.ip_address(text)
+        return True
+    except ValueError:
+        return False
+
+
 def client_address(request, proxy_uid, trusted=(), owner=peer_uid):
     """The address a login came from. The hub listens on loopback: a connection
     opened by the class's proxy (`proxy_uid`) carries the address the proxy
@@ -142,6 +151,7 @@ def client_address(request, proxy_uid, trusted=(), owner=peer_uid):
     if proxy_uid is None or owner(request) != proxy_uid:
         return "local"
     hops = [hop.strip() for line in request.headers.get_list("X-Forwarded-For") for hop in line.split(",")]
+    hops = [hop for hop in hops if _is_address(hop)]        # no text of a client's becomes a key or a log line
     if not hops:
         return "local"
     return next((hop for hop in reversed(hops) if hop not in trusted), hops[0])

@@ -56,10 +56,13 @@ MACHINE_LOCK = UIDS_GIVEN.parent / "useradd.lock"
 
 def given_uids(ledger=None):
     """{uid: home} of every learner's user made on this machine (any class) whose home is still there."""
+    found = {}
     with contextlib.suppress(OSError):       # no record yet
-        lines = Path(ledger or UIDS_GIVEN).read_text().splitlines()
-        return {int(uid): home for uid, home in (line.split(" ", 1) for line in lines) if os.path.lexists(home)}
-    return {}
+        for line in Path(ledger or UIDS_GIVEN).read_text().splitlines():
+            uid, _, home = line.partition(" ")
+            if uid.isdigit() and home and os.path.lexists(home):      # a line edited by hand is passed over
+                found[int(uid)] = home
+    return found
 
 
 def record_uid(uid, home):

@@ -116,6 +116,9 @@ def test_a_removed_learners_uid_is_not_handed_on_while_their_home_is_there(learn
         assert hub_users.ensure_user(unix, home).pw_uid != old.pw_uid, f"{unix} got the uid of a kept home"
     assert hub_users.given_uids(tmp_path / "uids-given") == {old.pw_uid: str(learners / "ada")}   # no other home
     assert (tmp_path / "uids-given").stat().st_mode & 0o777 == 0o600
+    with open(tmp_path / "uids-given", "a") as ledger:
+        ledger.write("\n# edited by hand\nnot-a-uid /\n")                       # passed over, not a crash
+    assert hub_users.given_uids(tmp_path / "uids-given") == {old.pw_uid: str(learners / "ada")}
 
 
 # ----- the login limit -----
@@ -142,6 +145,7 @@ def test_only_the_class_proxys_connections_carry_an_address():
     # behind a reverse proxy the teacher names, the hop before it
     behind = [("X-Forwarded-For", "10.1.1.1, 198.51.100.4, 127.0.0.1")]
     assert address(request(behind), ["127.0.0.1"]) == "198.51.100.4"
+    assert address(request([("X-Forwarded-For", "evil, 10.0.0.5")]), ["10.0.0.5"]) == "10.0.0.5"   # text: no key
 
 
 header_text = st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126), max_size=60).map(str.strip)

@@ -95,6 +95,9 @@ def environment_text():
     """The index's words over its environment check, naming the torch
     requirements.txt pins and the count of cells tagged RELEASE_TAG."""
     pinned, tagged = pinned_torch(), release_cells()
+    if pinned is None or tagged is None:
+        raise ValueError("the index names the torch requirements.txt pins (a line torch==...) and counts the "
+                         "stored notebooks' cells tagged " + RELEASE_TAG)
     cells = f"the {tagged} cell{'' if tagged == 1 else 's'} that show{'s' if tagged == 1 else ''}"
     return (f"{ENVIRONMENT}\n## Check your environment\n\n"
             "The drawings need Graphviz's `dot` program, and the interactive lessons need the\n"

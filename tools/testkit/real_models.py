@@ -11,7 +11,6 @@ from tools.testkit.shapes import (
     gru_cell,
     hand_written_lstm,
     lstm_cell,
-    multi_output,
     rnn_over_embedding,
     sum_over_unbind,
     two_layer_rnn,
@@ -130,6 +129,15 @@ def subclass_graph():
     return ((x * w).sin() + x).sum(), x, w
 
 
+def _multi_output():
+    """Later outputs (k > 0) of split, topk, unbind and QR used downstream; one node fed two outputs of split."""
+    x = torch.randn(6, requires_grad=True)
+    first, second, third = (x * 2).split(2)
+    values, _ = torch.topk(x, 3)
+    q, r = torch.linalg.qr(x.reshape(3, 2) + 1)
+    return (second * third).sum() + values[1:].sum() + r.sum() + q.unbind(1)[1].sum() + first.sum()
+
+
 # Loops over 200 steps (tools/testkit/shapes.py): the rolled view must fold them, and
 # drawing them cut must lay out quickly (one operation feeds every step).
 LOOPS = {"LSTMCell loop": lstm_cell, "GRUCell loop": gru_cell, "hand-written LSTM loop": hand_written_lstm,
@@ -142,7 +150,7 @@ REAL = {"LSTM, 2 layers, bidirectional, packed": _lstm_packed, "GRU, 3 layers, b
         "views and in-place": _views_and_in_place, "complex": _complex, "torch.func.vmap": _torch_func,
         "torch.distributions loss": _distributions, "one input beside many": _one_input_beside_many,
         "tensor subclass with __torch_function__": lambda: subclass_graph()[0],
-        "multi-output operations": partial(multi_output, 6), **LOOPS}
+        "multi-output operations": _multi_output, **LOOPS}
 
 
 def _stack(layers, causal=False, decoder=False):

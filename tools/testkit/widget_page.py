@@ -56,8 +56,10 @@ def act(page, where, change: Change):
     elif change.action == "click":
         options = where.locator("button, label:not(.widget-label)", has_text=change.target)
         (options if change.target else where.locator("input")).first.click()
-    else:
+    elif change.action == "pick":
         where.locator("select").select_option(label=change.target)
+    else:                   # not a wait for a select the page never has
+        raise ValueError(f"a change's action is press, click or pick; got {change.action!r}")
 
 
 def change_and_wait(page, view, change, timeout=15.0):
