@@ -354,7 +354,10 @@ def main(argv=None):
         print(f"make hub: no isolation between learners here: {isolation}\n{UNISOLATED_HELP}", file=sys.stderr)
         return 2
     os.environ["HUB_ISOLATE"] = "0" if isolation else "1"     # an inherited HUB_ISOLATE=0 never runs under the banner
-    signal.signal(signal.SIGTERM, signal.default_int_handler)     # SIGTERM as Ctrl-C
+    # SIGTERM as Ctrl-C; and Ctrl-C itself, which a class started in the background (make hub &) inherits as
+    # ignored: JupyterHub stops the culler and a learner's server with SIGINT first, and waited 10 s on each
+    for number in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(number, signal.default_int_handler)
     change = hub.proxy_change()
     if change:
         print(change, flush=True)

@@ -291,7 +291,8 @@ def main(argv=None):
         parser.error("-n must be 1 to 100 and --changes 0 to 20")
     print(f"{psutil.cpu_count()} cores, {psutil.virtual_memory().total / GB:.0f} GB, "
           f"load average {os.getloadavg()[0]:.1f}")
-    signal.signal(signal.SIGTERM, signal.default_int_handler)     # SIGTERM as Ctrl-C
+    for number in (signal.SIGINT, signal.SIGTERM):      # as make hub takes them (classroom/hub.py's main)
+        signal.signal(number, signal.default_int_handler)
     try:
         results, idle, load, left = run_class(args.n, args.ramp, args.changes, url=args.url)
     except KeyboardInterrupt:    # the learners were removed on the way out

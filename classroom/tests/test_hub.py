@@ -48,8 +48,10 @@ pytestmark = pytest.mark.skipif(os.geteuid() != 0 and os.environ.get("CI") != "t
 
 def make_hub(*args, env, log, wait=True):
     """The process, or when `wait`, (its exit status, what it printed)."""
-    # the Python that made .venv, so make does not make it again with another
-    command = ["make", "-s", "hub", f"PYTHON={os.path.realpath(sys.executable)}", *args]
+    # the Python that made .venv, so make does not make it again with another; Ctrl-C ignored, as `make hub &`
+    # in a script starts it
+    command = ["sh", "-c", 'trap "" INT QUIT; exec "$@"', "sh", "make", "-s", "hub",
+               f"PYTHON={os.path.realpath(sys.executable)}", *args]
     with open(log, "w") as out:
         process = subprocess.Popen(command, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=out,
                                    stderr=subprocess.STDOUT, start_new_session=True)
@@ -505,6 +507,9 @@ def test_the_hub_killed_and_started_on_other_ports_keeps_the_proxy_and_the_learn
     proxy = int((teacher["hub"] / "state" / "proxy.pid").read_text())
     jupyterhub = children(teacher["process"].pid, "-m jupyterhub -f")
     assert len(cullers) == 1 and len(jupyterhub) == 1, (cullers, jupyterhub)
+    ignored = int(next(line for line in Path(f"/proc/{cullers[0].pid}/status").read_text().splitlines()
+                       if line.startswith("SigIgn:")).split()[1], 16)
+    assert not ignored >> (signal.SIGINT - 1) & 1, "the culler ignores SIGINT, which JupyterHub stops it with"
     jupyterhub[0].kill()
     assert teacher["process"].wait(timeout=120) != 0
     other = free_port()
