@@ -132,6 +132,13 @@ def answering(url, process, log, timeout=READY_WITHIN):
         time.sleep(0.3)
 
 
+def take_ctrl_c():
+    """SIGTERM as Ctrl-C; and Ctrl-C itself, which a class started in the background (make hub &) inherits as
+    ignored: JupyterHub stops the culler and a learner's server with SIGINT first, and waited 10 s on each."""
+    for number in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(number, signal.default_int_handler)
+
+
 def cgroup_name(state):
     """The cgroup folder of a class's learners: one per hub folder, the same after a crash."""
     return f"class-hub-{hashlib.sha256(str(Path(state).resolve()).encode()).hexdigest()[:10]}"
@@ -354,10 +361,7 @@ def main(argv=None):
         print(f"make hub: no isolation between learners here: {isolation}\n{UNISOLATED_HELP}", file=sys.stderr)
         return 2
     os.environ["HUB_ISOLATE"] = "0" if isolation else "1"     # an inherited HUB_ISOLATE=0 never runs under the banner
-    # SIGTERM as Ctrl-C; and Ctrl-C itself, which a class started in the background (make hub &) inherits as
-    # ignored: JupyterHub stops the culler and a learner's server with SIGINT first, and waited 10 s on each
-    for number in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(number, signal.default_int_handler)
+    take_ctrl_c()
     change = hub.proxy_change()
     if change:
         print(change, flush=True)

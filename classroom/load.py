@@ -13,7 +13,6 @@ import contextlib
 import os
 import secrets
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
@@ -26,7 +25,7 @@ from pathlib import Path
 import psutil
 
 from classroom import cgroups, deploy, hub_users
-from classroom.hub import BUILD, LEARNERS, READY_WITHIN, ROOT, answering, cgroup_name
+from classroom.hub import BUILD, LEARNERS, READY_WITHIN, ROOT, answering, cgroup_name, take_ctrl_c
 from classroom.hub_learner import Learner
 from tools.loopback import free_port
 
@@ -291,8 +290,7 @@ def main(argv=None):
         parser.error("-n must be 1 to 100 and --changes 0 to 20")
     print(f"{psutil.cpu_count()} cores, {psutil.virtual_memory().total / GB:.0f} GB, "
           f"load average {os.getloadavg()[0]:.1f}")
-    for number in (signal.SIGINT, signal.SIGTERM):      # as make hub takes them (classroom/hub.py's main)
-        signal.signal(number, signal.default_int_handler)
+    take_ctrl_c()
     try:
         results, idle, load, left = run_class(args.n, args.ramp, args.changes, url=args.url)
     except KeyboardInterrupt:    # the learners were removed on the way out
