@@ -73,15 +73,14 @@ def test_when_nothing_repeats_the_drawing_says_so(note_example):
     assert "no_repeats [shape=note" in drawing.source and "no run of 4 or more identical steps" in drawing.source
 
 
-@pytest.mark.parametrize("layers, named, steps", [(4, False, 2), (6, False, 4), (4, True, 2), (3, False, None)])
-def test_a_stack_of_four_or_more_identical_layers_rolls(layers, named, steps):
-    """The first layer counts as the run's first step; named weights still repeat; three layers are no run."""
+def test_three_identical_layers_are_no_run():
+    """Four layers or more fold: test_a_named_stack_of_four_layers_folds_two, and unnamed test_real_models.py's
+    test_roll_folds_a_layer_stack."""
     torch.manual_seed(0)
     layer = torch.nn.TransformerEncoderLayer(16, 2, 32, dropout=0.0)
-    encoder = torch.nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
-    drawing = draw_graph(encoder(torch.randn(5, 2, 16)).sum(), encoder if named else None, roll=True)
-    assert [r.steps for r in drawing.graph.rolled] == ([steps] if steps else [0])
-    assert (NO_REPEATS_TEXT in drawing.text) is (steps is None)
+    encoder = torch.nn.TransformerEncoder(layer, 3, enable_nested_tensor=False)
+    drawing = draw_graph(encoder(torch.randn(5, 2, 16)).sum(), roll=True)
+    assert [r.steps for r in drawing.graph.rolled] == [0] and NO_REPEATS_TEXT in drawing.text
 
 
 def test_a_cut_that_leaves_out_a_rolled_group_says_so():
