@@ -136,15 +136,6 @@ def test_the_partitioner_saves_less_by_recomputing():
     assert (held_bytes(_sin_cos, x), held_bytes(compiled, x)) == (8000, 4000)
 
 
-def test_a_compiled_output_is_one_node_that_backward_frees():
-    x = torch.tensor([1.0, 2.0], requires_grad=True)
-    loss = torch.compile(_square_times_three, backend="aot_eager")(x).sum()
-    assert loss.grad_fn.next_functions[0][0].name() == "CompiledFunctionBackward"
-    loss.backward()
-    with pytest.raises(RuntimeError, match="second time"):
-        loss.backward()
-
-
 def test_each_sequence_length_compiles_its_own_graph_until_marked_dynamic():
     torch.manual_seed(0)
     cell, batch = TanhRNNCell(3, 4), [torch.randn(n, 3) for n in (3, 7, 2)]

@@ -6,8 +6,8 @@ named constants of dot.py, plan.py and text_form.py), and whole DOT sources agai
 import pytest
 import torch
 
-from helpers import draw_graph, legend_html, trace_graph
-from helpers.dot import LEGEND, SAVED_TEXT, SHARED_TEXT, legend_text
+from helpers import draw_graph, trace_graph
+from helpers.dot import LEGEND
 from helpers.plan import BOUNDED, CUT_MARK, FAN_LIMIT, FASTEST, QUICK, SHARED_LIMIT
 from helpers.text_form import HIGHLIGHT_MARK
 from tools.testkit.shapes import SHAPES, rnn, widest_fan
@@ -160,15 +160,6 @@ def test_cut_graph_says_what_it_left_out(golden):
                for node_id in d.graph.cut)
     assert " -> " not in "".join(line for line in d.source.splitlines() if line.startswith("  cut"))
     golden("cut.dot", d.source)
-
-
-def test_the_legend_has_one_source():
-    html, text = legend_html(), legend_text()
-    for kind, (fill, name, meaning) in LEGEND.items():
-        assert f">{kind}</td>" in html and fill in html
-        assert f"{name:<14} {kind:<9} -- {meaning}" in text
-    assert str(SHARED_LIMIT) in SHARED_TEXT and SHARED_TEXT in text and SAVED_TEXT in text
-    assert text in draw_graph.__doc__.replace("\n    ", "\n")
 
 
 def test_notes_are_drawn_and_written(note_example):

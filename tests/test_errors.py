@@ -6,14 +6,12 @@ import re
 
 import nbformat
 import pytest
-import torch
 from jupyter_client.manager import KernelManager
 from nbclient import NotebookClient
 from nbformat.v4 import new_code_cell, new_notebook
 from nbval.kernel import CURRENT_ENV_KERNEL_NAME, NbvalKernelspecManager
 
-from helpers.arguments import MACHINERY
-from helpers.errors import NOT_RUN, full_tracebacks, in_force, owner, short_form, short_tracebacks
+from helpers.errors import NOT_RUN, full_tracebacks, in_force, short_form, short_tracebacks
 from tools.build.nav import install_source
 from tools.notebooks import NOTEBOOKS
 
@@ -155,14 +153,6 @@ def test_a_handler_installed_before_keeps_its_errors(shell):
     full_tracebacks(shell)
     assert shell.custom_exceptions == (ImportError,)
     assert shown(shell, "import no_such_module_here")[2] == ["its own form"]
-
-
-def test_whose_code_is_whose():
-    """What the widgets' error view hides (arguments.MACHINERY) is someone else's here too."""
-    assert owner(torch.__file__) == "torch"
-    assert all(owner(f"{prefix}/some_module.py") is not None for prefix in MACHINERY)
-    assert owner("/tmp/ipykernel_41/3050.py") is None and owner("<ipython-input-3-a1b2>") is None
-    assert owner("/home/ada/my-notebooks/mine.py") is None
 
 
 def test_the_set_up_cell_turns_it_on_whichever_way_it_installs(shell):

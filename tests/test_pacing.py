@@ -64,9 +64,3 @@ def test_an_optional_notebook_has_no_core_time_and_says_what_to_read_first():
     p = pacing.pace(nb)
     assert p.core == 0 and p.whole > 0 and p.optional
     assert pacing.time_line(p) == "*Optional, not on the core path, best read after notebook 05: about 5 minutes.*"
-
-
-@pytest.mark.parametrize("minutes, words", [(2, "about 5 minutes"), (44, "about 45 minutes"),
-                                            (60, "about 1 hour"), (128, "about 2 hours 10 minutes")])
-def test_times_are_spoken_to_the_nearest_five_minutes(minutes, words):
-    assert pacing.spoken(minutes) == words

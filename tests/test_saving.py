@@ -5,6 +5,7 @@ saved, and a widget output stays drawable after its kernel is gone."""
 import asyncio
 import copy
 import json
+import shutil
 import uuid
 from pathlib import Path
 
@@ -27,8 +28,11 @@ def _slots(nb):
 
 # ----- two tabs: the stale one's save merged with the file the other saved -----
 
-def _configured(root):
-    """The learner's server's contents manager, as jupyter/jupyter_server_config.json configures it."""
+def _configured(root, *stored):
+    """The learner's server's contents manager, as jupyter/jupyter_server_config.json configures it, serving `root`
+    with copies of the `stored` notebooks."""
+    for path in stored:
+        shutil.copy(path, root / path.name)
     config = json.loads((SETTINGS / "jupyter_server_config.json").read_text(encoding="utf-8"))
     name = config.get("ServerApp", {}).get("contents_manager_class", f"{AsyncLargeFileManager.__module__}."
                                                                        "AsyncLargeFileManager")
@@ -66,8 +70,7 @@ LESSON_EDIT = "x = torch.tensor(5.0, requires_grad=True)  # my edit"
 @pytest.fixture
 def two_tabs(tmp_path):
     """03 open in tabs A and B; A adds a note under section 1's example, edits the example, saves."""
-    (tmp_path / STORED.name).write_text(STORED.read_text(encoding="utf-8"), encoding="utf-8")
-    manager = _configured(tmp_path)
+    manager = _configured(tmp_path, STORED)
     a, b = _open(manager, STORED.name), _open(manager, STORED.name)
     a["cells"].insert(_ids(a).index("note-example") + 1, dict(NOTE))
     _cell(a, "note-example")["source"] = LESSON_EDIT
@@ -76,8 +79,7 @@ def two_tabs(tmp_path):
 
 
 def test_one_tab_saves_as_sent_and_the_mark_stays_off_disk(tmp_path):
-    (tmp_path / STORED.name).write_text(STORED.read_text(encoding="utf-8"), encoding="utf-8")
-    manager = _configured(tmp_path)
+    manager = _configured(tmp_path, STORED)
     page = _open(manager, STORED.name)
     assert PAGE in page["metadata"], "the server's copy of the notebook carries no page mark"
     page["cells"].insert(6, dict(NOTE))
@@ -149,8 +151,6 @@ def test_every_server_the_learner_meets_has_the_servers_settings():
 
 
 def test_make_edit_serves_the_stored_notebooks_and_a_save_changes_no_byte(tmp_path, monkeypatch):
-    import shutil
-
     from tools.runtime import lab, working_copy
 
     served, trusted = [], []
@@ -160,9 +160,7 @@ def test_make_edit_serves_the_stored_notebooks_and_a_save_changes_no_byte(tmp_pa
     (command,) = served
     assert f"--ServerApp.root_dir={NOTEBOOKS}" in command and all(o in command for o in server_options())
     assert list(trusted[0]) == notebook_paths()
-    for path in notebook_paths():
-        shutil.copy(path, tmp_path / path.name)
-    manager = _configured(tmp_path)
+    manager = _configured(tmp_path, *notebook_paths())
     for path in notebook_paths():
         _save(manager, path.name, _open(manager, path.name))
         assert (tmp_path / path.name).read_bytes() == path.read_bytes(), f"{path.name} changed by a save"
@@ -250,19 +248,11 @@ def test_a_model_another_names_is_kept_with_it():
     assert state(sent) == state(nb)
 
 
-def test_a_notebook_without_widgets_is_saved_as_it_comes():
-    nb = json.loads((NOTEBOOKS / "03-retain-graph.ipynb").read_text(encoding="utf-8"))
-    before = copy.deepcopy(nb)
-    assert keep_widget_views(nb, lambda: pytest.fail("the file on disk was read")) == (0, 0)
-    assert nb == before
-
-
 def test_a_widget_run_again_is_saved_through_the_server_with_its_stored_drawing(tmp_path):
     """saveState off (the learners' default): the page sends the session's outputs and the state it opened with."""
     on_disk = stored()
     assert views(on_disk), f"{WIDGETS.name} holds no widget output: these tests check nothing"
-    (tmp_path / WIDGETS.name).write_text(WIDGETS.read_text(encoding="utf-8"), encoding="utf-8")
-    saved = _save(_configured(tmp_path), WIDGETS.name, run_again(stored()))
+    saved = _save(_configured(tmp_path, WIDGETS), WIDGETS.name, run_again(stored()))
     for (_, _, output), (_, _, kept) in zip(views(saved), views(on_disk), strict=True):
         assert output == {**kept, "execution_count": 41}
     assert state(saved) == state(on_disk)
