@@ -12,26 +12,13 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 
 
-class ByExercise(dict):
-    """Answers keyed by (notebook, number); a missing key says where to add it."""
-
-    def __init__(self, kind, entries):
-        super().__init__(entries)
-        self.kind = kind
-
-    def __missing__(self, key):
-        notebook, number = key
-        raise KeyError(f"notebook {notebook}'s exercise {number} has no {self.kind} answers: add them to "
-                       f"tests/answers/nb{notebook}_answers.py as {self.kind}[{number}] (see its other entries)")
-
-
 def _gathered(kind):
     entries = {}
     for path in sorted(HERE.glob("nb[0-9][0-9]_answers.py")):
         notebook = re.fullmatch(r"nb(\d\d)_answers", path.stem).group(1)
         module = importlib.import_module(f"{__name__}.{path.stem}")
         entries.update({(notebook, number): answers for number, answers in getattr(module, kind, {}).items()})
-    return ByExercise(kind, entries)
+    return entries
 
 
 WRONG = _gathered("WRONG")
