@@ -6,9 +6,9 @@ named constants of dot.py, plan.py and text_form.py), and whole DOT sources agai
 import pytest
 import torch
 
-from helpers import draw_graph, trace_graph
+from helpers import draw_graph
 from helpers.dot import LEGEND
-from helpers.plan import BOUNDED, CUT_MARK, FAN_LIMIT, FASTEST, QUICK, SHARED_LIMIT
+from helpers.plan import BOUNDED, FAN_LIMIT, FASTEST, QUICK, SHARED_LIMIT
 from helpers.text_form import HIGHLIGHT_MARK
 from tools.testkit.shapes import SHAPES, rnn, widest_fan
 
@@ -52,7 +52,6 @@ def test_highlight_by_label_and_id(note_example, golden):
     d = draw_graph(z, highlight="PowBackward0")
     marked = [line for line in str(d).splitlines() if HIGHLIGHT_MARK in line]
     assert marked == [f"n2 op: PowBackward0 | exponent: 2 | self: scalar tensor {HIGHLIGHT_MARK}"]
-    assert LEGEND["highlight"][0] in _dot_line(d, "n2") and LEGEND["highlight"][0] not in _dot_line(d, "n1")
     golden("highlight.dot", d.source)
     by_id = draw_graph(z, highlight=["n4"])
     assert [line.split()[0] for line in str(by_id).splitlines() if HIGHLIGHT_MARK in line] == ["n4"]
@@ -80,11 +79,6 @@ def test_constants_can_be_hidden(note_example):
 def test_shared_leaf_is_drawn_beside_each_use(golden):
     w, h = rnn(SHARED_LIMIT + 2)
     d = draw_graph(h, {"W": w})
-    uses = SHARED_LIMIT + 2
-    w_id = d.graph.find("W")[0].id
-    copies = [line for line in d.source.splitlines() if line.startswith(f"  {w_id}_") and "[label=" in line]
-    assert len(copies) == uses and all(f"shared: {uses} uses" in line for line in copies)
-    assert f"  {w_id} [" not in d.source
     assert sum(line.endswith("W, shape (8, 8)") for line in str(d).splitlines()) == 1
     golden("shared-leaf.dot", d.source)
 
@@ -147,19 +141,9 @@ def test_dot_gets_less_to_do_as_drawings_grow():
 
 
 def test_cut_graph_says_what_it_left_out(golden):
-    _, h = rnn(50)
-    full = trace_graph(h)
-    d = draw_graph(h, max_nodes=10)
-    left_out = len(full.nodes) - 10
-    notice = f"... {left_out} more nodes not drawn: 10 of {len(full.nodes)} shown"
-    notes = str(d).split("\n... ", 1)[1]                     # the text form ends with the notice
-    assert f"... {notes}".startswith(notice) and "draw_graph(y, roll=True)" in " ".join(notes.split())
-    assert notice.replace(": ", ":\\n") in d.source            # on short lines in the drawing
-    lines = str(d).splitlines()
-    assert all(next(line for line in lines if line.startswith(f"{node_id} ")).endswith(CUT_MARK)
-               for node_id in d.graph.cut)
-    assert " -> " not in "".join(line for line in d.source.splitlines() if line.startswith("  cut"))
-    golden("cut.dot", d.source)
+    """The text form's notice and cut marks: test_graph.py's test_a_graph_walked_in_part_says_at_least_how_many_more
+    and test_the_text_form_of_a_big_graph_is_its_lines_made_one_by_one."""
+    golden("cut.dot", draw_graph(rnn(50)[1], max_nodes=10).source)
 
 
 def test_notes_are_drawn_and_written(note_example):

@@ -4,16 +4,10 @@ what was left out (%tb prints it all); ename and evalue as without it."""
 
 import re
 
-import nbformat
 import pytest
-from jupyter_client.manager import KernelManager
-from nbclient import NotebookClient
-from nbformat.v4 import new_code_cell, new_notebook
-from nbval.kernel import CURRENT_ENV_KERNEL_NAME, NbvalKernelspecManager
 
 from helpers.errors import NOT_RUN, full_tracebacks, in_force, short_form, short_tracebacks
 from tools.build.nav import install_source
-from tools.notebooks import NOTEBOOKS
 
 interactive = pytest.importorskip("IPython.core.interactiveshell")
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -170,23 +164,6 @@ def test_the_set_up_cell_turns_it_on_whichever_way_it_installs(shell):
     full_tracebacks(shell)
     assert not in_force(shell)
     assert "Traceback (most recent call last)" in "\n".join(shown(shell, "1 / 0")[2])
-
-
-def test_in_a_kernel_the_error_output_keeps_its_name_and_message(tmp_path):
-    """Through ipykernel, as nbval and `make notebooks` meet it: notebook 03's second backward."""
-    nb = new_notebook(cells=[new_code_cell(install_source()), new_code_cell(f"import torch\n{GRAPH}"),
-                             new_code_cell("y.backward()"), new_code_cell("%tb")])
-    km = KernelManager(kernel_name=CURRENT_ENV_KERNEL_NAME, kernel_spec_manager=NbvalKernelspecManager())
-    NotebookClient(nb, km=km, timeout=120, allow_errors=True, resources={"metadata": {"path": str(tmp_path)}}).execute()
-    stored = nbformat.read(NOTEBOOKS / "03-retain-graph.ipynb", as_version=4)
-    expected = next(o for c in stored.cells for o in c.get("outputs", []) if o.output_type == "error")
-    error, full = (next(o for o in nb.cells[k].outputs if o.output_type == "error") for k in (2, 3))
-    assert (error.ename, error.evalue) == (expected.ename, expected.evalue)
-    short = [ANSI.sub("", line) for line in error.traceback]
-    assert short[0] == f"RuntimeError: {expected.evalue}" and "torch/" not in "\n".join(short)
-    assert "torch/autograd/graph.py" in ANSI.sub("", "\n".join(full.traceback))
-    printed = [o.get("text", "") for o in nb.cells[0].outputs]
-    assert len(printed) == 1 and printed[0].startswith("Ready: ") and printed[0].count("\n") == 1, printed
 
 
 def test_a_name_not_defined_says_how_to_run_the_cells_above():

@@ -30,9 +30,8 @@ def cell():
     return TanhRNNCell(3, 4)
 
 
-def test_a_drawing_shrinks_only_to_the_budget_then_scrolls():
-    x = torch.tensor(2.0, requires_grad=True)
-    html = draw_graph((x ** 2) * 3, {"x": x}).html()
+def test_a_drawing_shrinks_only_to_the_budget_then_scrolls(note_example):
+    html = draw_graph(note_example[2], {"x": note_example[0]}).html()
     assert "overflow-x:auto;overflow-y:hidden" in html       # sideways only: the wheel scrolls the page
     op, text = smallest_sizes(html)
     assert op >= OP_PX - 0.5 and text >= TEXT_PX - 0.5

@@ -52,9 +52,3 @@ def test_a_kernel_that_dies_as_it_starts_is_started_again(monkeypatch, tmp_path)
     with pytest.raises(RuntimeError, match=run_notebooks.NO_START):
         run_notebooks.execute(path)
     assert len(calls) == run_notebooks.STARTS
-
-
-def test_nbvals_kernels_are_started_again_too():
-    """make test's nbval starts its kernels through the same retry (tests/one_execution.py)."""
-    from nbval import kernel as nbval_kernel
-    assert nbval_kernel.start_new_kernel.__qualname__ == "again_if_it_dies_starting.<locals>.started"
