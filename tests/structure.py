@@ -11,7 +11,7 @@ from tools.build.nav import INSTALL, KERNEL_ONLY, NAV, install_source
 from tools.build.run_notebooks import output_text, raises
 from tools.runtime import kernel
 
-LINK = re.compile(r"\]\(([^)#\s:]+\.ipynb)\)")      # a link to another notebook: no scheme
+LINK = re.compile(r"\]\(([^)#\s:]+\.ipynb)[^)]*\)")      # a link to another notebook: no scheme
 # a file of the repository the prose names, `helpers/lessons/nb01.py`: it must be there
 REPOSITORY_FILE = re.compile(r"`((?:helpers|tools|tests|jupyter|docs)/[\w/.-]+\.(?:py|md|json|cfg|sh))`")
 # The longest code line a notebook may hold: what a code cell on the site
@@ -73,7 +73,9 @@ def _common(nb, folder):
         found += _cell_marks(cell)
     for cell in cells:
         if cell.cell_type == "markdown":
-            found += [f"broken link to {t}" for t in LINK.findall(cell.source) if not (Path(folder) / t).exists()]
+            # a bare name of the folder: it works in a learner's copy of the folder too
+            found += [f"broken link to {t}" for t in LINK.findall(cell.source)
+                      if "/" in t or not (Path(folder) / t).exists()]
             found += [f"the prose names {t}, which is not in the repository"
                       for t in REPOSITORY_FILE.findall(cell.source) if not (Path(folder).parent / t).exists()]
     return found + set_up(cells) + long_lines(cells) + machine_paths(cells) + recorded_kernel(nb)

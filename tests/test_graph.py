@@ -53,15 +53,6 @@ def test_leaf_is_a_single_node():
     assert trace_graph(x, {"x": x}) == Graph((Node("n0", "leaf", "x", "shape (2,)"),), ())
 
 
-def test_freed_and_retained_saved_values(note_example):
-    x, y, z = note_example
-    z.backward(retain_graph=True)
-    assert not any(s.freed for n in trace_graph(z).nodes for s in n.saved)
-    z.backward()
-    pow_node = trace_graph(z).find("PowBackward0")[0]
-    assert pow_node.saved == (Saved("exponent", "2"), Saved("self", "freed", True))
-
-
 def _double(held=None):
     """A custom autograd.Function class whose class holds `held` (a lookup table, say)."""
 

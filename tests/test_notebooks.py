@@ -92,6 +92,7 @@ def _break(change, set_up=False):
     (lambda c: setattr(c[8], "metadata", {"tags": ["nbval-ignore-output"]}), "only for cells that print measured"),
     (lambda c: setattr(c[3], "source", "import torch"), "torch.manual_seed(0)"),
     (lambda c: setattr(c[1], "source", "<!--NAVIGATION-->\n[Next](99-missing.ipynb)"), "broken link"),
+    (lambda c: setattr(c[1], "source", "<!--NAVIGATION-->\n[Next](../notebooks/00-index.ipynb#top)"), "broken link"),
     (lambda c: setattr(c[7], "source", "answer_1 = 11"), "must hold the placeholder"),
     (lambda c: setattr(c[8], "source", "ex.q2.check(answer_1)"), "followed by its check"),
     (lambda c: setattr(c[8], "metadata", {}), "must carry the cell tag answer-check"),
