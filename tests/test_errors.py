@@ -168,17 +168,14 @@ def test_the_set_up_cell_turns_it_on_whichever_way_it_installs(shell):
 
 def test_a_name_not_defined_says_how_to_run_the_cells_above():
     """After a kernel restart a lesson's names are gone while its outputs stay."""
-    try:
+    with pytest.raises(NameError) as raised:
         exec("undefined_in_this_kernel + 1", {})
-    except NameError as error:
-        lines = short_form(error)
+    lines = short_form(raised.value)
     assert lines[-1] == NOT_RUN and "Run All Above Selected Cell" in NOT_RUN
     for written, right in (("true", "True"), ("FALSE", "False"), ("null", "None")):
-        try:
+        with pytest.raises(NameError) as raised:
             exec(f"answer = {written}", {})
-        except NameError as error:
-            assert short_form(error)[-1] == f"(Python spells it {right}, with a capital letter)"
-    try:
+        assert short_form(raised.value)[-1] == f"(Python spells it {right}, with a capital letter)"
+    with pytest.raises(ValueError) as raised:
         exec("int('x')", {})
-    except ValueError as error:
-        assert NOT_RUN not in short_form(error)
+    assert NOT_RUN not in short_form(raised.value)

@@ -25,11 +25,8 @@ def test_the_core_path_takes_about_three_hours_and_skips_the_optional_notebooks(
     assert all(paces[n].optional and paces[n].core == 0 for n in ("07", "08"))
 
 
-def _lesson(*cells, optional=None):
-    nb = new_notebook(cells=[new_markdown_cell("# A lesson"), new_markdown_cell(f"{NAV}\nlinks"), *cells])
-    if optional is not None:
-        nb.metadata["collection"] = optional
-    return nb
+def _lesson(*cells):
+    return new_notebook(cells=[new_markdown_cell("# A lesson"), new_markdown_cell(f"{NAV}\nlinks"), *cells])
 
 
 def _seconds(nb):
@@ -57,10 +54,3 @@ def test_optional_sections_blocks_and_exercises_leave_the_core_path():
     assert whole - core == pytest.approx(optional)
     # "## 1. Core one", "back on the path", "## Exercises": 10 words
     assert core == pytest.approx(TITLE + 10 * word + code + pacing.EXERCISE_MINUTES["write"] * 60)
-
-
-def test_an_optional_notebook_has_no_core_time_and_says_what_to_read_first():
-    nb = _lesson(new_markdown_cell("some prose here"), optional={"optional": True, "read_after": "05-interview"})
-    p = pacing.pace(nb)
-    assert p.core == 0 and p.whole > 0 and p.optional
-    assert pacing.time_line(p) == "*Optional, not on the core path, best read after notebook 05: about 5 minutes.*"

@@ -23,12 +23,6 @@ def test_options_pair_texts_with_letters():
     assert options(Q) == [("3", "a"), ("4", "b"), ("22", "c")]
 
 
-def test_the_right_letter_can_be_computed_when_asked():
-    computed = MultipleChoice("?", Q.options, right=lambda lesson: lesson.get("letter", "a"))
-    assert computed.verdict("c", {"letter": "c"}) == (True, "That joins strings.")
-    assert feedback(computed, "a") == (True, "Right. One short.")
-
-
 def test_repr_shows_the_question_not_the_answer():
     assert "One short" not in repr(Q) and "'b'" not in repr(Q) and "2 + 2?" in repr(Q)
 

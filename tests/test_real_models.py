@@ -1,5 +1,5 @@
 """The helpers on graphs from code nobody here wrote (torch.nn, custom Functions, checkpointing, hooks, nested
-tensors, torch.compile, torch.nn's transformer stacks): each matches an independent walk, drawing changes and keeps
+tensors, torch.nn's transformer stacks): each matches an independent walk, drawing changes and keeps
 nothing, text lines stay within 120 characters, stacks roll."""
 
 import gc
