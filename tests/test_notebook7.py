@@ -2,13 +2,11 @@
 works from the keyboard, as does 06's quiz; 02 shows its saved widgets when reopened."""
 
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 import nbformat
 import pytest
-from learner import VIEWPORT, api, attached, gone, kernel_of, served, until
+from learner import VIEWPORT, attached, gone, kernel_of, served, until
 from test_saved_widgets import LESSON, NAME, check_reopened, save, stored_captions
 
 from helpers.lessons import of
@@ -31,17 +29,12 @@ def notebook7(tmp_path_factory):
         yield learner, info
 
 
-def test_loopback_token_and_settings(notebook7):
+def test_the_server_serves_the_working_copy_from_its_index(notebook7):
+    """Its loopback address, token and settings are JupyterLab's server's: test_lab.py, and test_saving.py's
+    test_every_server_the_learner_meets_has_the_servers_settings."""
     learner, info = notebook7
     assert info["root_dir"] == str(learner.copy)
     assert "--JupyterNotebookApp.default_url=/notebooks/00-index.ipynb" in lab_argv(root=learner.copy, app="notebook")
-    url = f"http://127.0.0.1:{info['port']}/api/contents"
-    with pytest.raises(urllib.error.HTTPError, match="403"):
-        urllib.request.urlopen(url, timeout=30)
-    with urllib.request.urlopen(f"{url}?token={info['token']}", timeout=30) as reply:
-        assert reply.status == 200
-    widgets = api(info, "/lab/api/settings/@jupyter-widgets/jupyterlab-manager:plugin")
-    assert widgets["schema"]["properties"]["saveState"]["default"] is False
 
 
 def run_all(page, info, name):

@@ -15,7 +15,7 @@ import pytest
 from conftest import ROOT
 
 from helpers.project import BRANCH, REPOSITORY, binder_url, colab_url, repository_url
-from tools.build.site import build, retargeted, site_repository
+from tools.build.site import build, site_repository
 from tools.notebooks import notebook_paths
 from tools.testkit.legibility import measure, smallest
 
@@ -272,9 +272,6 @@ def test_pages_that_are_no_notebook_link_only_to_the_sites_repository(built_site
             for problem in link_problems(href)] == []
 
 
-PAGE = "01-dynamic-control-flow.ipynb"
-
-
 def test_without_site_repository_the_site_names_helpers_project_repository(monkeypatch):
     monkeypatch.delenv("SITE_REPOSITORY", raising=False)
     assert site_repository() == REPOSITORY
@@ -283,12 +280,3 @@ def test_without_site_repository_the_site_names_helpers_project_repository(monke
     monkeypatch.setenv("SITE_REPOSITORY", FORK)
     conf = runpy.run_path(str(ROOT / "site" / "conf.py"))["html_theme_options"]
     assert conf["repository_url"] == repository_url(FORK) and site_repository() == FORK
-
-
-def test_the_notebooks_links_to_the_collection_are_retargeted_and_nothing_else():
-    colab = f"[Open in Colab](https://colab.research.google.com/github/{REPOSITORY}/blob/{BRANCH}/notebooks/{PAGE})"
-    assert retargeted(colab, FORK) == colab.replace(REPOSITORY, FORK)
-    link = f"[the repository](https://github.com/{REPOSITORY})"
-    assert retargeted(link, FORK) == link.replace(REPOSITORY, FORK)
-    longer = f"https://github.com/{REPOSITORY}-extra/blob/{BRANCH}/x"
-    assert retargeted(longer, FORK) == longer
