@@ -1,18 +1,12 @@
 """How long a notebook takes a learner, whole and core (optional parts left
 out), from its words, code lines, cells, outputs and exercises, at the rates
 below (their sources and calibration: docs/maintaining.md, "A learner's time
-and the core path"); `make nav` writes them.
-
-    python -m tools.build.pacing [01=55 02=40 ...]    each notebook's minutes, and readers' ratios to them
-"""
+and the core path"); `make nav` writes them."""
 
 import re
-import sys
 from dataclasses import dataclass
 
-import nbformat
-
-from tools.notebooks import WIDGET_VIEW, notebook_paths
+from tools.notebooks import WIDGET_VIEW
 
 WORDS_PER_MINUTE = 200
 CODE_LINE_SECONDS = 8.0
@@ -140,20 +134,3 @@ def time_line(p):
         return f"*Time: {spoken(p.whole)}.*"
     return f"*Time: {spoken(p.core)} on the core path; {spoken(p.whole)} with the optional parts.*"
 
-
-def main(args):
-    """Print each notebook's minutes; with readers' minutes (`01=55 02=40`,
-    whole notebooks), also each ratio measured / computed, to calibrate."""
-    measured = dict(arg.split("=") for arg in args)
-    core = whole = 0.0
-    for path in notebook_paths():
-        p = pace(nbformat.read(path, as_version=4))
-        core, whole = core + p.core, whole + p.whole
-        ratio = f"  reader {measured[path.name[:2]]} min: x{float(measured[path.name[:2]]) / p.whole:.2f}" \
-            if path.name[:2] in measured else ""
-        print(f"{path.name:45} core {p.core:6.1f} min  whole {p.whole:6.1f} min{'  optional' * p.optional}{ratio}")
-    print(f"{'all':45} core {core:6.1f} min  whole {whole:6.1f} min")
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

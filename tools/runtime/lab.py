@@ -2,7 +2,7 @@
 working copy (tools/runtime/working_copy.py), with jupyter/'s settings;
 loopback only, token on. The user's own ~/.jupyter is never written.
 
-    python -m tools.runtime.lab [--notebook] [--copy DIR] [--port N] [--no-browser]
+    python -m tools.runtime.lab [--notebook] [--copy DIR] [--no-browser]
         [--refresh | --edit | --prepare-only | --binder]
 """
 
@@ -88,7 +88,6 @@ def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m tools.runtime.lab", description=__doc__.split("\n\n")[0])
     parser.add_argument("--notebook", action="store_true", help="Jupyter Notebook 7 instead of JupyterLab")
     parser.add_argument("--copy", type=Path, default=working_copy.COPY, help="the working copy's folder")
-    parser.add_argument("--port", type=int, default=8888)
     parser.add_argument("--no-browser", action="store_true")
     steps = parser.add_mutually_exclusive_group()
     steps.add_argument("--refresh", action="store_true", help="replace the copy's notebooks (backing up changed ones)")
@@ -102,12 +101,12 @@ def main(argv=None):
     app = "notebook" if args.notebook else "jupyterlab"
     if args.edit:          # notebooks/ trusted; tools/runtime/kernel.py keeps their metadata unchanged on save
         working_copy.trust(notebook_paths())
-        return serve(lab_argv(args.port, not args.no_browser, working_copy.NOTEBOOKS, app))
+        return serve(lab_argv(open_browser=not args.no_browser, root=working_copy.NOTEBOOKS, app=app))
     if args.refresh:
         return working_copy.refresh(args.copy.resolve())
     working_copy.make(args.copy.resolve())
     if not args.prepare_only:
-        serve(lab_argv(args.port, not args.no_browser, args.copy.resolve(), app))
+        serve(lab_argv(open_browser=not args.no_browser, root=args.copy.resolve(), app=app))
 
 
 def serve(command):

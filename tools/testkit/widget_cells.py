@@ -14,7 +14,6 @@ from helpers.widgets import NO_DRAWING
 from tools.notebooks import WIDGET_VIEW, widget_state
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
-SETTINGS = ("value", "min", "max", "step", "description")   # read back from a control's stored state
 
 
 def code_cells(nb: NotebookNode) -> list[NotebookNode]:
@@ -84,8 +83,7 @@ def stored_problems(nb: NotebookNode, widget: Widget) -> list[str]:
     models = _controls(nb, views[0][WIDGET_VIEW]["model_id"])
     kinds = [model.get("model_name", "?") for model in models]
     declared = [f"{kind}Model" for kind in widget.controls.values()]
-    found += [] if kinds == declared else [f"{widget.tag}: saved controls {kinds}, declared {declared}"]
-    return found + [f"{widget.tag}: {problem}" for problem in _unexecuted(cell.source, models)]
+    return found + ([] if kinds == declared else [f"{widget.tag}: saved controls {kinds}, declared {declared}"])
 
 
 def _controls(nb: NotebookNode, model_id: str) -> list[dict]:
@@ -95,36 +93,3 @@ def _controls(nb: NotebookNode, model_id: str) -> list[dict]:
     row = state.get(children[0].removeprefix("IPY_MODEL_"), {}) if children else {}
     controls = row.get("state", {}).get("children", [])
     return [state.get(ref.removeprefix("IPY_MODEL_"), {}) for ref in controls]
-
-
-def source_controls(source: str) -> list[dict]:
-    """The literal SETTINGS of each control of the cell's `panel(...)`, in order: `n=widgets.IntSlider(value=3,
-    max=6)` gives {"value": 3, "max": 6}."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return []
-    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "panel"]
-    found = []
-    for control in (kw.value for call in calls[:1] for kw in call.keywords):
-        settings = {}
-        for kw in control.keywords if isinstance(control, ast.Call) else ():
-            if kw.arg in SETTINGS:
-                try:
-                    settings[kw.arg] = ast.literal_eval(kw.value)
-                except ValueError:
-                    continue
-        found.append(settings)
-    return found
-
-
-def _unexecuted(source: str, models: list[dict]) -> list[str]:
-    """Settings the source gives a control that its stored state lacks: edited and not run again."""
-    found = []
-    for position, (settings, model) in enumerate(zip(source_controls(source), models, strict=False)):
-        stored = model.get("state", {})
-        found += [f"control {position + 1}'s {key} is {value!r} in the cell's source but {stored.get(key)!r} in its "
-                  "stored state: the cell was changed and not run again; re-execute the notebook "
-                  "(make notebooks NB=notebooks/<name>.ipynb)"
-                  for key, value in settings.items() if key in stored and stored[key] != value]
-    return found
