@@ -180,8 +180,7 @@ def checks():
         ex, times = exercises(notebook, dict(lesson)), {}
         for exercise in declared(notebook):
             answer, check = exercise.reference(lesson), getattr(ex, f"q{exercise.number}").check
-            if check(answer).status != "right":         # the first check also loads the stored notebook
-                print(f"note: nb{notebook} q{exercise.number}'s solution was not judged right", file=sys.stderr)
+            check(answer)                       # the first check also loads the stored notebook
             times[exercise.number] = median_time(lambda check=check, answer=answer: check(answer), 5)
         total += sum(times.values())
         slowest = max(times, key=times.__getitem__)

@@ -22,7 +22,6 @@ RUN_SECONDS_A_CELL = 1.0
 GENERATED = "<!--"                  # navigation and contents cells, written by tools/build/nav.py
 INSTALL = "install"                 # the set-up cell's id (tools/build/nav.py): it runs, nobody needs to read it
 FIGURES = ("image/svg+xml", "image/png", "text/html")
-FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})[^\n]*\n.*?^ {0,3}\1", re.M | re.S)
 HEADING = re.compile(r"^### \d+\. (\w+):", re.M)
 
 
@@ -42,14 +41,11 @@ def code_lines(source):
 
 
 def prose_seconds(markdown):
-    """Reading a markdown cell: its words at WORDS_PER_MINUTE, its code blocks by the line."""
-    code = sum(code_lines(block[0]) - 2 for block in FENCE.finditer(markdown))
-    words = len(FENCE.sub(" ", markdown).split())
-    return words * 60 / WORDS_PER_MINUTE + code * CODE_LINE_SECONDS
+    """Reading a markdown cell: its words at WORDS_PER_MINUTE (code goes in code cells)."""
+    return len(markdown.split()) * 60 / WORDS_PER_MINUTE
 
 
 def output_seconds(cell):
-    """Looking at what a code cell shows."""
     seconds, lines = 0.0, 0
     for output in cell.get("outputs", []):
         data = output.get("data", {})
@@ -127,7 +123,6 @@ def read_after(p):
 
 
 def time_line(p):
-    """The line at the top of a notebook."""
     if p.optional:
         return f"*Optional, not on the core path{read_after(p)}: {spoken(p.whole)}.*"
     if minutes(p.core) == minutes(p.whole):

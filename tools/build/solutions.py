@@ -2,7 +2,7 @@
 with the reference solutions, executed from a fresh kernel, and checked:
 every check must say "Right" and the score must be full.
 
-    python -m tools.build.solutions [OUT]      (default build/solutions, ignored by git)
+    python -m tools.build.solutions      (into build/solutions, ignored by git)
 
 Exits 1 and lists what went wrong when any check is not right.
 """
@@ -22,7 +22,6 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def tagged(nb, tag):
-    """The notebook's cells that carry `tag`, in order."""
     return [cell for cell in nb.cells if tag in cell.metadata.get("tags", [])]
 
 
@@ -67,8 +66,8 @@ def build(out):
         return [problem for found in pool.map(one, notebook_paths()[1:]) for problem in found]
 
 
-def main(args):
-    out = Path(args[0]) if args else ROOT / "build" / "solutions"
+def main():
+    out = ROOT / "build" / "solutions"
     problems = build(out)
     for line in problems:
         print(line, file=sys.stderr)
@@ -77,4 +76,4 @@ def main(args):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main())

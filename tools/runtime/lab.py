@@ -30,7 +30,6 @@ URLS = {"jupyterlab": "--LabApp.default_url=/lab/tree/{}", "notebook": "--Jupyte
 
 
 def server_options():
-    """jupyter/jupyter_server_config.json as command-line options."""
     config = json.loads((SETTINGS / "jupyter_server_config.json").read_text(encoding="utf-8"))
     return [f"--{section}.{name}={value}" for section, traits in config.items() for name, value in traits.items()]
 
@@ -68,7 +67,6 @@ def install_settings(prefix=Path(sys.prefix)):
         if not manifest.exists() or manifest.read_bytes() != (extension / "package.json").read_bytes():
             shutil.rmtree(installed, ignore_errors=True)
             shutil.copytree(extension, installed)
-    return target
 
 
 def binder(prefix=Path(sys.prefix)):
@@ -110,11 +108,8 @@ def main(argv=None):
 
 
 def serve(command):
-    """Replace this process with the server. Windows cannot (its os.execv
-    starts a new process and splits a path with a space): there the server
-    runs as a child this process waits for, Ctrl+C included."""
-    if sys.platform != "win32":
-        os.execv(command[0], command)
+    """Run the server as a child this process waits for, Ctrl+C included (not
+    os.execv: on Windows it starts a new process and splits a path with a space)."""
     with subprocess.Popen(command) as server:
         while server.returncode is None:
             with contextlib.suppress(KeyboardInterrupt):    # the server had it too, and stops when done

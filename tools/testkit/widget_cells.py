@@ -39,10 +39,7 @@ def shows_a_widget(cell: NotebookNode) -> bool:
 def cell_index(notebook: str, tag: str, folder: Path = NOTEBOOKS) -> int:
     """The position among the code cells (JupyterLab's `.jp-CodeCell`s) of the one tagged `tag`."""
     cells = code_cells(nbformat.read(folder / f"{notebook}.ipynb", as_version=4))
-    found = [i for i, cell in enumerate(cells) if tag in widget_tags(cell)]
-    if len(found) != 1:
-        raise LookupError(f"{notebook}.ipynb has {len(found)} cells tagged {tag}; one expected")
-    return found[0]
+    return next(i for i, cell in enumerate(cells) if tag in widget_tags(cell))     # one only: `problems`
 
 
 def problems(notebooks: Mapping[str, NotebookNode]) -> list[str]:
