@@ -69,9 +69,8 @@ def exercise_kind(markdown):
 def marked_optional(markdown):
     """Whether a markdown cell marks itself (and the code cells under it)
     optional: it starts with *Optional, or, for an exercise, a line does."""
-    lines = markdown.splitlines() or [""]
-    exercise = exercise_kind(markdown) is not None
-    return lines[0].startswith("*Optional") or exercise and any(line.startswith("*Optional") for line in lines)
+    return markdown.startswith("*Optional") or exercise_kind(markdown) is not None and any(
+        line.startswith("*Optional") for line in markdown.splitlines())
 
 
 def parts(nb):

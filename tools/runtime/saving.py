@@ -70,9 +70,7 @@ def keep_answers(nb, replaced):
     that holds the placeholder the answer the same cell holds in `replaced`
     (the file being saved over), if it holds one. Returns the ids of the
     cells that kept their answer."""
-    if not replaced:
-        return []
-    answered = {cell.get("id"): text(cell) for cell in replaced.get("cells", [])
+    answered = {cell.get("id"): text(cell) for cell in (replaced or {}).get("cells", [])
                 if SLOT in cell.get("metadata", {}).get("tags", []) and PLACEHOLDER not in text(cell)}
     kept = []
     for cell in nb.get("cells", []):

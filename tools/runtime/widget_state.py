@@ -46,10 +46,8 @@ def keep_widget_views(nb, replaced=None):
 def _stored_views(nb):
     """{cell id: [(widget output, its models)]} of the notebook JSON `nb`
     (None: no file), for the outputs whose models its state holds."""
-    if not nb:
-        return {}
     state, found = widget_state(nb), {}
-    for cell in _code_cells(nb):
+    for cell in _code_cells(nb or {}):
         for output in cell.get("outputs", []):
             models = closure(_model_id(output), state) if _model_id(output) else None
             if models is not None:

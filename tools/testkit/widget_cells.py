@@ -1,7 +1,6 @@
 """The registry's widgets found in the notebooks by cell tag: a widget's cell, the widget cells nobody registered
 and the entries with no cell (`problems`), a stored output unlike its declaration (`stored_problems`)."""
 
-import ast
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -25,15 +24,8 @@ def widget_tags(cell: NotebookNode) -> list[str]:
 
 
 def shows_a_widget(cell: NotebookNode) -> bool:
-    """A stored widget view, or a call of `panel(...)` in the cell's code."""
-    if any(WIDGET_VIEW in output.get("data", {}) for output in cell.get("outputs", [])):
-        return True
-    try:
-        tree = ast.parse(cell.source)
-    except SyntaxError:                        # IPython syntax (magics): fall back to the text
-        return "panel(" in cell.source
-    return any(getattr(node.func, "id", getattr(node.func, "attr", None)) == "panel" for node in ast.walk(tree)
-               if isinstance(node, ast.Call))       # a call, not `panel(` in a comment or a string
+    """A stored widget view, or `panel(` in the cell's code."""
+    return "panel(" in cell.source or any(WIDGET_VIEW in output.get("data", {}) for output in cell.get("outputs", []))
 
 
 def cell_index(notebook: str, tag: str, folder: Path = NOTEBOOKS) -> int:
