@@ -16,9 +16,9 @@ from tools.build.run_notebooks import raises
 from tools.notebooks import notebook_paths
 from tools.testkit.browser import CELLS, NB, open_notebook, run_all
 from tools.testkit.first_open import BROKEN, NOTICES, output_count, rendered, stored
-from tools.testkit.legibility import measure, reached, smallest, states
+from tools.testkit.legibility import measure, reached, states
 from tools.testkit.widget_cells import cell_index
-from tools.testkit.widget_page import keyboard_problems, on_screen, redraw, wheel_problems, widget_cell
+from tools.testkit.widget_page import keyboard_problems, on_screen_problems, redraw, wheel_problems, widget_cell
 
 ARTIFACTS = ROOT / "artifacts" / "screenshots"
 PATHS = notebook_paths()
@@ -139,9 +139,7 @@ def widget_states(page, path, timings):
                 continue
             caption = cell.locator("figcaption").first.inner_text() if cell.locator("figcaption").count() else ""
             where = f"{path.stem}: {widget.name} {change.control}={change.target or 'clicked'} [{caption[:70]}]"
-            found = measure(cell.locator(".jp-OutputArea"), where)
-            timings.append(f"legibility lab {found[0].where if found else widget.name}: {smallest(found)}")
-            drawings += found
+            drawings += measure(cell.locator(".jp-OutputArea"), where)
             wheeled.append(seen(page, cell, where, problems))
             screenshot(page, cell, widget.name, caption)
         timings.append(f"legibility lab {path.stem}: {widget.name}, {len(changes)} changes walked in "
@@ -162,11 +160,8 @@ def at_200_percent(page, path, views):
     try:
         found = []
         for widget in of(path.stem):
-            seen = on_screen(widget_cell(page, cell_index(path.stem, widget.tag)))
-            found += [f"{path.stem}: {widget.name}'s {views} view at 200 %: control {c!r} not wholly on screen"
-                      for c in seen.hidden_controls]
-            found += [f"{path.stem}: {widget.name}'s {views} view at 200 %: {s} scrolls sideways"
-                      for s in seen.sideways]
+            found += on_screen_problems(widget_cell(page, cell_index(path.stem, widget.tag)),
+                                        f"{path.stem}: {widget.name}'s {views} view at 200 %", labels=False)
         return found
     finally:
         page.set_viewport_size(VIEWPORT)
@@ -177,7 +172,7 @@ def at_200_percent(page, path, views):
 
 def seen(page, cell, where, problems):
     """Add to `problems` what is wrong with the widget's drawing, controls and wheel; True if the wheel turned."""
-    problems += on_screen(cell).problems(where)
+    problems += on_screen_problems(cell, where)
     wheel = wheel_problems(page, cell, where)
     problems += wheel or []
     return wheel is not None
@@ -186,7 +181,7 @@ def seen(page, cell, where, problems):
 def screenshot(page, cell, name, caption):
     for widget, length, view, file in SHOTS:
         if name == widget and length in caption and view in caption:
-            on_screen(cell)                   # its controls at the top of the view
+            on_screen_problems(cell, name)    # its controls at the top of the view
             ARTIFACTS.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=ARTIFACTS / file)
 
@@ -199,7 +194,6 @@ def on_first_open(page, folder, info, path, timings):
     shown_broken = [f"{path.stem} on first open: {b}" for b in page.locator(NB).evaluate(BROKEN)]
     shown_broken += [f"{path.stem} on first open: a widget view's first line is {line}, not {RUN_TO_USE!r}"
                      for line in page.locator(NB).evaluate(NOTICES) if RUN_TO_USE not in line]
-    timings.append(f"legibility lab {path.stem} stored: {smallest(drawings)}")
     return drawings, shown_broken
 
 

@@ -17,7 +17,7 @@ from conftest import ROOT
 from helpers.project import BRANCH, REPOSITORY, binder_url, colab_url, repository_url
 from tools.build.site import build, site_repository
 from tools.notebooks import notebook_paths
-from tools.testkit.legibility import measure, smallest
+from tools.testkit.legibility import measure
 
 ARTIFACTS = ROOT / "artifacts" / "site"
 PATHS = notebook_paths()
@@ -65,10 +65,8 @@ def problems(page, expected):
     return found
 
 
-def legibility(page, path, timings):
-    width = page.viewport_size["width"]
-    drawings = measure(page.locator("body"), f"site {path.stem} at {width} px")
-    timings.append(f"legibility site {path.stem} at {width} px: {smallest(drawings)}")
+def legibility(page, path):
+    drawings = measure(page.locator("body"), f"site {path.stem} at {page.viewport_size['width']} px")
     return [p for d in drawings for p in d.problems()]
 
 
@@ -94,7 +92,7 @@ def page(site, browser):
 
 
 @pytest.mark.parametrize("path", PATHS, ids=[p.stem for p in PATHS])
-def test_every_page_has_its_drawings_no_errors_and_working_links(site, page, path, timings):
+def test_every_page_has_its_drawings_no_errors_and_working_links(site, page, path):
     errors = []
     page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
     page.on("pageerror", lambda error: errors.append(str(error)))
@@ -103,7 +101,7 @@ def test_every_page_has_its_drawings_no_errors_and_working_links(site, page, pat
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=ARTIFACTS / f"{path.stem}.png")
     assert problems(page, expected_labels(path)) == []
-    assert legibility(page, path, timings) == []
+    assert legibility(page, path) == []
     links = page.evaluate("() => [...document.querySelectorAll('a[href]')].map(a => a.href)")
     internal = sorted({link.split("#")[0] for link in links if link.startswith(site)})
     broken = [link for link in internal if page.request.get(link).status != 200]
@@ -127,10 +125,10 @@ def test_a_page_without_its_drawings_or_with_a_line_too_long_fails_the_check(sit
     assert "no drawing" in problems(page, expected_labels(path))[0]
 
 
-def test_drawings_forced_to_fit_their_column_fail_the_legibility_check(site, page, timings):
+def test_drawings_forced_to_fit_their_column_fail_the_legibility_check(site, page):
     page.goto(urljoin(site, f"{PATHS[5].stem}.html"))
     page.add_style_tag(content="svg { min-width: 0 !important; width: 60px !important; }")
-    assert legibility(page, PATHS[5], timings) != []
+    assert legibility(page, PATHS[5]) != []
 
 
 def test_widgets_show_their_stored_drawing_and_need_a_kernel_to_change(site, page):
@@ -198,12 +196,12 @@ def screen_page(page):
 
 @pytest.mark.parametrize("screen", SCREENS)
 @pytest.mark.parametrize("path", PATHS, ids=[p.stem for p in PATHS])
-def test_the_first_screen_shows_the_title_and_the_first_paragraph(site, screen_page, path, screen, timings):
+def test_the_first_screen_shows_the_title_and_the_first_paragraph(site, screen_page, path, screen):
     """Also the legibility budget at a phone's width."""
     screen_page.set_viewport_size(SCREENS[screen])
     screen_page.goto(urljoin(site, f"{path.stem}.html"))
     assert first_screen_problems(screen_page) == []
-    assert legibility(screen_page, path, timings) == []
+    assert legibility(screen_page, path) == []
 
 
 def test_a_first_screen_taken_by_something_else_fails_the_check(site, screen_page):

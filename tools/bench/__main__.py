@@ -180,8 +180,7 @@ def checks():
         ex, times = exercises(notebook, dict(lesson)), {}
         for exercise in declared(notebook):
             answer, check = exercise.reference(lesson), getattr(ex, f"q{exercise.number}").check
-            if check(answer).status != "right":         # the first check also loads the stored notebook
-                print(f"note: nb{notebook} q{exercise.number}'s solution was not judged right", file=sys.stderr)
+            check(answer)                       # the first check also loads the stored notebook
             times[exercise.number] = median_time(lambda check=check, answer=answer: check(answer), 5)
         total += sum(times.values())
         slowest = max(times, key=times.__getitem__)
@@ -195,10 +194,6 @@ PARTS = (big_graphs, shape_rows, big_walks, redraw, memory, checks)
 
 def main(names):
     """Every part, or those named: python -m tools.bench redraw checks."""
-    known = [part.__name__ for part in PARTS]
-    if set(names) - set(known):
-        print(f"python -m tools.bench [PART ...]\n\n{__doc__}\nparts: {', '.join(known)}")
-        sys.exit(0 if names in (["-h"], ["--help"]) else 2)
     torch.manual_seed(0)
     graphviz = subprocess.run(["dot", "-V"], capture_output=True, text=True).stderr.strip()
     print(f"# Benchmark (torch {torch.__version__}, torchviz 0.0.3, {graphviz})\n")

@@ -1,18 +1,12 @@
 """How long a notebook takes a learner, whole and core (optional parts left
 out), from its words, code lines, cells, outputs and exercises, at the rates
 below (their sources and calibration: docs/maintaining.md, "A learner's time
-and the core path"); `make nav` writes them.
-
-    python -m tools.build.pacing [01=55 02=40 ...]    each notebook's minutes, and readers' ratios to them
-"""
+and the core path"); `make nav` writes them."""
 
 import re
-import sys
 from dataclasses import dataclass
 
-import nbformat
-
-from tools.notebooks import WIDGET_VIEW, notebook_paths
+from tools.notebooks import WIDGET_VIEW
 
 WORDS_PER_MINUTE = 200
 CODE_LINE_SECONDS = 8.0
@@ -28,7 +22,6 @@ RUN_SECONDS_A_CELL = 1.0
 GENERATED = "<!--"                  # navigation and contents cells, written by tools/build/nav.py
 INSTALL = "install"                 # the set-up cell's id (tools/build/nav.py): it runs, nobody needs to read it
 FIGURES = ("image/svg+xml", "image/png", "text/html")
-FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})[^\n]*\n.*?^ {0,3}\1", re.M | re.S)
 HEADING = re.compile(r"^### \d+\. (\w+):", re.M)
 
 
@@ -48,14 +41,11 @@ def code_lines(source):
 
 
 def prose_seconds(markdown):
-    """Reading a markdown cell: its words at WORDS_PER_MINUTE, its code blocks by the line."""
-    code = sum(code_lines(block[0]) - 2 for block in FENCE.finditer(markdown))
-    words = len(FENCE.sub(" ", markdown).split())
-    return words * 60 / WORDS_PER_MINUTE + code * CODE_LINE_SECONDS
+    """Reading a markdown cell: its words at WORDS_PER_MINUTE (code goes in code cells)."""
+    return len(markdown.split()) * 60 / WORDS_PER_MINUTE
 
 
 def output_seconds(cell):
-    """Looking at what a code cell shows."""
     seconds, lines = 0.0, 0
     for output in cell.get("outputs", []):
         data = output.get("data", {})
@@ -79,9 +69,8 @@ def exercise_kind(markdown):
 def marked_optional(markdown):
     """Whether a markdown cell marks itself (and the code cells under it)
     optional: it starts with *Optional, or, for an exercise, a line does."""
-    lines = markdown.splitlines() or [""]
-    exercise = exercise_kind(markdown) is not None
-    return lines[0].startswith("*Optional") or exercise and any(line.startswith("*Optional") for line in lines)
+    return markdown.startswith("*Optional") or exercise_kind(markdown) is not None and any(
+        line.startswith("*Optional") for line in markdown.splitlines())
 
 
 def parts(nb):
@@ -133,27 +122,9 @@ def read_after(p):
 
 
 def time_line(p):
-    """The line at the top of a notebook."""
     if p.optional:
         return f"*Optional, not on the core path{read_after(p)}: {spoken(p.whole)}.*"
     if minutes(p.core) == minutes(p.whole):
         return f"*Time: {spoken(p.whole)}.*"
     return f"*Time: {spoken(p.core)} on the core path; {spoken(p.whole)} with the optional parts.*"
 
-
-def main(args):
-    """Print each notebook's minutes; with readers' minutes (`01=55 02=40`,
-    whole notebooks), also each ratio measured / computed, to calibrate."""
-    measured = dict(arg.split("=") for arg in args)
-    core = whole = 0.0
-    for path in notebook_paths():
-        p = pace(nbformat.read(path, as_version=4))
-        core, whole = core + p.core, whole + p.whole
-        ratio = f"  reader {measured[path.name[:2]]} min: x{float(measured[path.name[:2]]) / p.whole:.2f}" \
-            if path.name[:2] in measured else ""
-        print(f"{path.name:45} core {p.core:6.1f} min  whole {p.whole:6.1f} min{'  optional' * p.optional}{ratio}")
-    print(f"{'all':45} core {core:6.1f} min  whole {whole:6.1f} min")
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

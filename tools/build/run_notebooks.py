@@ -36,12 +36,10 @@ NAMESPACE = uuid.UUID("6f1c8f57-3f1e-4c52-9a55-3a1b2b1e0c34")   # the collection
 
 
 def raises(cell):
-    """Whether the cell is tagged to raise on purpose."""
     return RAISES in cell.metadata.get("tags", [])
 
 
 def output_text(cell):
-    """A code cell's outputs as plain text (streams and text/plain)."""
     return "".join(o.get("data", {}).get("text/plain", "") + o.get("text", "") for o in cell.outputs)
 
 
@@ -66,7 +64,6 @@ def again_if_it_dies_starting(start):
 
 @again_if_it_dies_starting
 def execute(path):
-    """Run one notebook from a fresh kernel; return it with fresh outputs."""
     nb = nbformat.read(path, as_version=4)
     km = KernelManager(kernel_name=kernel.NAME, kernel_spec_manager=kernel.Specs())
     NotebookClient(nb, km=km, timeout=600, allow_errors=True, store_widget_state=True, record_timing=False,

@@ -4,10 +4,8 @@ again outside cell outputs, made from this environment's JupyterLab and
 Notebook 7 (why: jupyter/README.md; tests/test_shortcuts.py holds the file).
 
     python -m tools.build.shortcuts          # rewrite jupyter/overrides.json's shortcuts
-    python -m tools.build.shortcuts --check  # exit 1 if they differ from what this would write
 """
 
-import argparse
 import json
 import sys
 from pathlib import Path
@@ -20,7 +18,6 @@ FOCUS = " :focus"          # a descendant that has the focus: a cell's own focus
 
 
 def schemas(prefix=Path(sys.prefix)):
-    """Every plugin schema this environment's JupyterLab and Notebook 7 read."""
     return sorted((prefix / "share/jupyter/lab/schemas").glob("**/*.json"))
 
 
@@ -49,24 +46,15 @@ def text(settings):
     return "{\n" + ",\n".join([*others, shortcuts]) + "\n}\n"
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m tools.build.shortcuts", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--check", action="store_true", help="only say whether jupyter/overrides.json is current")
-    args = parser.parse_args(argv)
-    current = json.loads(OVERRIDES.read_text(encoding="utf-8"))
-    wanted = {**current, PLUGIN: {"shortcuts": replaced(schemas())}}
-    if not wanted[PLUGIN]["shortcuts"]:
+def main():
+    found = replaced(schemas())
+    if not found:
         print(f"no JupyterLab schemas under {Path(sys.prefix) / 'share/jupyter/lab/schemas'}: run this with the "
               "project's .venv/bin/python", file=sys.stderr)
         return 2
-    if args.check:
-        if wanted != current:
-            print("jupyter/overrides.json's shortcuts differ from this JupyterLab's: run "
-                  ".venv/bin/python -m tools.build.shortcuts and review the diff", file=sys.stderr)
-            return 1
-        return 0
-    OVERRIDES.write_text(text(wanted), encoding="utf-8")
-    print(f"{OVERRIDES.relative_to(ROOT)}: {len(wanted[PLUGIN]['shortcuts']) // 2} shortcuts kept out of cell outputs")
+    OVERRIDES.write_text(text({**json.loads(OVERRIDES.read_text(encoding="utf-8")), PLUGIN: {"shortcuts": found}}),
+                         encoding="utf-8")
+    print(f"{OVERRIDES.relative_to(ROOT)}: {len(found) // 2} shortcuts kept out of cell outputs")
     return 0
 
 

@@ -6,7 +6,7 @@ drawing with a line saying where its controls work, and folds each exercise's
 hint and solution after its check. Every address names SITE_REPOSITORY
 (a fork's workflow sets it), else helpers.project.REPOSITORY.
 
-    python -m tools.build.site [OUT]      (default build/site)
+    python -m tools.build.site      (into build/site)
 """
 
 import os
@@ -44,7 +44,6 @@ def widget_drawing(nb, model_id):
 
 
 def site_repository():
-    """The GitHub repository (owner/name) the site's links name."""
     return os.environ.get("SITE_REPOSITORY") or REPOSITORY
 
 
@@ -74,7 +73,6 @@ def staged_output(nb, output, name, repository):
 
 
 def staged(path, names, repository):
-    """The notebook as the site shows it."""
     nb = nbformat.read(path, as_version=4)
     exercises = iter(() if path.name.startswith("00") else declared(path.name[:2]))
     cells = []
@@ -122,11 +120,6 @@ def build(out, source=STAGING):
     return out
 
 
-def main(args):
-    out = Path(args[0]) if args else ROOT / "build" / "site"
-    build(out)
-    print(f"site written to {out}: open {out / '00-index.html'}")
-
-
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    out = build(ROOT / "build" / "site")
+    print(f"site written to {out}: open {out / '00-index.html'}")

@@ -2,7 +2,7 @@
 with the reference solutions, executed from a fresh kernel, and checked:
 every check must say "Right" and the score must be full.
 
-    python -m tools.build.solutions [OUT]      (default build/solutions, ignored by git)
+    python -m tools.build.solutions      (into build/solutions, ignored by git)
 
 Exits 1 and lists what went wrong when any check is not right.
 """
@@ -22,17 +22,13 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def tagged(nb, tag):
-    """The notebook's cells that carry `tag`, in order."""
     return [cell for cell in nb.cells if tag in cell.metadata.get("tags", [])]
 
 
 def filled(nb, exercises):
     """The notebook with each answer slot replaced by its solution: the
-    N-th cell tagged answer-slot gets exercise N's."""
-    slots = tagged(nb, SLOT)
-    if len(slots) != len(exercises):
-        raise ValueError(f"{len(slots)} cells tagged {SLOT} for {len(exercises)} exercises")
-    for slot, exercise in zip(slots, exercises, strict=True):
+    N-th cell tagged answer-slot gets exercise N's (ValueError: not one each)."""
+    for slot, exercise in zip(tagged(nb, SLOT), exercises, strict=True):
         slot.source = exercise.solution.strip()
     return nb
 
@@ -67,8 +63,8 @@ def build(out):
         return [problem for found in pool.map(one, notebook_paths()[1:]) for problem in found]
 
 
-def main(args):
-    out = Path(args[0]) if args else ROOT / "build" / "solutions"
+def main():
+    out = ROOT / "build" / "solutions"
     problems = build(out)
     for line in problems:
         print(line, file=sys.stderr)
@@ -77,4 +73,4 @@ def main(args):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main())

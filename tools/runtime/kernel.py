@@ -22,14 +22,11 @@ MODULE = "tools.runtime.kernel"      # this module, as `python -m` runs it
 
 
 class Kernel(IPythonKernel):
-    """ipykernel's kernel, reporting Python's major version in `language_info`."""
-
     language_info = {**IPythonKernel.language_info, "version": str(sys.version_info.major)}
 
 
 def kernel_dict():
-    """ipykernel's kernelspec for this Python (name, display name, metadata)
-    with this module as the command it runs."""
+    """ipykernel's kernelspec for this Python, with this module as the command it runs."""
     return {**get_kernel_dict(), "argv": [sys.executable, "-m", MODULE, "-f", "{connection_file}"]}
 
 

@@ -2,7 +2,7 @@
 working copy (tools/runtime/working_copy.py), with jupyter/'s settings;
 loopback only, token on. The user's own ~/.jupyter is never written.
 
-    python -m tools.runtime.lab [--notebook] [--copy DIR] [--port N] [--no-browser]
+    python -m tools.runtime.lab [--notebook] [--copy DIR] [--no-browser]
         [--refresh | --edit | --prepare-only | --binder]
 """
 
@@ -30,7 +30,6 @@ URLS = {"jupyterlab": "--LabApp.default_url=/lab/tree/{}", "notebook": "--Jupyte
 
 
 def server_options():
-    """jupyter/jupyter_server_config.json as command-line options."""
     config = json.loads((SETTINGS / "jupyter_server_config.json").read_text(encoding="utf-8"))
     return [f"--{section}.{name}={value}" for section, traits in config.items() for name, value in traits.items()]
 
@@ -68,7 +67,6 @@ def install_settings(prefix=Path(sys.prefix)):
         if not manifest.exists() or manifest.read_bytes() != (extension / "package.json").read_bytes():
             shutil.rmtree(installed, ignore_errors=True)
             shutil.copytree(extension, installed)
-    return target
 
 
 def binder(prefix=Path(sys.prefix)):
@@ -88,7 +86,6 @@ def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m tools.runtime.lab", description=__doc__.split("\n\n")[0])
     parser.add_argument("--notebook", action="store_true", help="Jupyter Notebook 7 instead of JupyterLab")
     parser.add_argument("--copy", type=Path, default=working_copy.COPY, help="the working copy's folder")
-    parser.add_argument("--port", type=int, default=8888)
     parser.add_argument("--no-browser", action="store_true")
     steps = parser.add_mutually_exclusive_group()
     steps.add_argument("--refresh", action="store_true", help="replace the copy's notebooks (backing up changed ones)")
@@ -102,20 +99,17 @@ def main(argv=None):
     app = "notebook" if args.notebook else "jupyterlab"
     if args.edit:          # notebooks/ trusted; tools/runtime/kernel.py keeps their metadata unchanged on save
         working_copy.trust(notebook_paths())
-        return serve(lab_argv(args.port, not args.no_browser, working_copy.NOTEBOOKS, app))
+        return serve(lab_argv(open_browser=not args.no_browser, root=working_copy.NOTEBOOKS, app=app))
     if args.refresh:
         return working_copy.refresh(args.copy.resolve())
     working_copy.make(args.copy.resolve())
     if not args.prepare_only:
-        serve(lab_argv(args.port, not args.no_browser, args.copy.resolve(), app))
+        serve(lab_argv(open_browser=not args.no_browser, root=args.copy.resolve(), app=app))
 
 
 def serve(command):
-    """Replace this process with the server. Windows cannot (its os.execv
-    starts a new process and splits a path with a space): there the server
-    runs as a child this process waits for, Ctrl+C included."""
-    if sys.platform != "win32":
-        os.execv(command[0], command)
+    """Run the server as a child this process waits for, Ctrl+C included (not
+    os.execv: on Windows it starts a new process and splits a path with a space)."""
     with subprocess.Popen(command) as server:
         while server.returncode is None:
             with contextlib.suppress(KeyboardInterrupt):    # the server had it too, and stops when done

@@ -116,5 +116,4 @@ def _read_record(copy):
 
 
 def _shown(path):
-    """`path` relative to the repository when it is inside it."""
     return f"{path.relative_to(ROOT)}" if path.is_relative_to(ROOT) else str(path)

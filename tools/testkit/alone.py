@@ -51,7 +51,6 @@ def build_repository(folder):
 
 
 def build_wheel(folder):
-    """What the install from GitHub builds."""
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
                     "--wheel-dir", str(folder), str(ROOT)], check=True, capture_output=True, text=True)
     (wheel,) = Path(folder).glob("computational_graphs_notebooks-*.whl")

@@ -56,15 +56,12 @@ def serve(root, runtime, env=None, app="jupyterlab"):
 
 
 def _listening(runtime):
-    found = list(runtime.glob("jpserver-*.json"))
-    if not found:
-        return None
     try:
-        info = json.loads(found[0].read_text())
+        info = json.loads(next(runtime.glob("jpserver-*.json")).read_text())
         socket.create_connection(("127.0.0.1", info["port"]), timeout=5).close()
-    except (ValueError, OSError):            # half written, or not bound yet
+        return info
+    except (StopIteration, ValueError, OSError):      # not written, half written, or not bound yet
         return None
-    return info
 
 
 def stop(proc):

@@ -63,13 +63,6 @@ def measure(locator, where: str) -> list[Measured]:
             for d in locator.evaluate(MEASURE, OP_POINTS)]
 
 
-def smallest(drawings: list[Measured]) -> str:
-    ops = [d.op for d in drawings if d.op is not None]
-    op = f"{min(ops):.1f}" if ops else "-"
-    text = f"{min(d.text for d in drawings):.1f}" if drawings else "-"
-    return f"{len(drawings)} drawings, operation names >= {op} px, text >= {text} px"
-
-
 def control_states(cell, widget: Widget, name: str) -> list[Change]:
     """The changes that show each state of control `name` once (options and slider ends read from the page); a
     checkbox's two clicks bring it back where it was."""

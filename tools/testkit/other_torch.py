@@ -44,13 +44,12 @@ SAME_ON_ANY_TORCH = (
     "test_working_copy.py",
     "test_widget_registry.py",  # the registry against the notebooks' source
 )
-# tests of the integration layer whose subject is what a CUDA build does: run by the other torch too
+# what the other torch runs beside make test's selection: tests of the integration layer whose subject is
+# what a CUDA build does (make test's tests/test_exercises.py judges every reference solution right on it,
+# so the teacher's copies are left to the pinned torch's integration layer)
 ON_A_CUDA_BUILD = (
     "tests/test_check_limits.py::test_after_a_compiled_backward_in_the_session_right_answers_are_right",
 )
-# what the other torch runs beside make test's selection (whose tests/test_exercises.py judges every
-# reference solution right on it, so the teacher's copies are left to the pinned torch's integration layer)
-ALSO = ON_A_CUDA_BUILD
 # the executables of .venv the tests run by name beside sys.executable
 LINKED = ("ruff",)
 VENV = ROOT / ".venv"   # the Makefile's
@@ -93,9 +92,8 @@ def other_venv(version):
 
 
 def pytest_command(python, rules, more=()):
-    """make test's pytest, run by `python`, with the other torch's rules."""
     left_out = [f"--ignore=tests/{name}" for name in SAME_ON_ANY_TORCH]
-    also = [f"--also={node}" for node in ALSO] if not more else []
+    also = [f"--also={node}" for node in ON_A_CUDA_BUILD] if not more else []
     return [str(python), "-m", "pytest", "-p", "no:cacheprovider", "-n", "2", "--dist", "loadfile",
             "--no-loadscope-reorder", "--durations=10", "-rs", "--layers", "test", "--other-torch",
             f"--nbval-sanitize-with={rules}", *left_out, *also, *more]

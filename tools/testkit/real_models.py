@@ -1,5 +1,5 @@
 """Graphs from code nobody here wrote (torch.nn's own modules and friends),
-built small: the real-world tests and the benchmark use the same ones."""
+built small, for the real-world tests."""
 
 from functools import partial
 

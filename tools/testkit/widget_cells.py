@@ -1,7 +1,6 @@
 """The registry's widgets found in the notebooks by cell tag: a widget's cell, the widget cells nobody registered
 and the entries with no cell (`problems`), a stored output unlike its declaration (`stored_problems`)."""
 
-import ast
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -14,7 +13,6 @@ from helpers.widgets import NO_DRAWING
 from tools.notebooks import WIDGET_VIEW, widget_state
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
-SETTINGS = ("value", "min", "max", "step", "description")   # read back from a control's stored state
 
 
 def code_cells(nb: NotebookNode) -> list[NotebookNode]:
@@ -26,24 +24,14 @@ def widget_tags(cell: NotebookNode) -> list[str]:
 
 
 def shows_a_widget(cell: NotebookNode) -> bool:
-    """A stored widget view, or a call of `panel(...)` in the cell's code."""
-    if any(WIDGET_VIEW in output.get("data", {}) for output in cell.get("outputs", [])):
-        return True
-    try:
-        tree = ast.parse(cell.source)
-    except SyntaxError:                        # IPython syntax (magics): fall back to the text
-        return "panel(" in cell.source
-    return any(getattr(node.func, "id", getattr(node.func, "attr", None)) == "panel" for node in ast.walk(tree)
-               if isinstance(node, ast.Call))       # a call, not `panel(` in a comment or a string
+    """A stored widget view, or `panel(` in the cell's code."""
+    return "panel(" in cell.source or any(WIDGET_VIEW in output.get("data", {}) for output in cell.get("outputs", []))
 
 
 def cell_index(notebook: str, tag: str, folder: Path = NOTEBOOKS) -> int:
     """The position among the code cells (JupyterLab's `.jp-CodeCell`s) of the one tagged `tag`."""
     cells = code_cells(nbformat.read(folder / f"{notebook}.ipynb", as_version=4))
-    found = [i for i, cell in enumerate(cells) if tag in widget_tags(cell)]
-    if len(found) != 1:
-        raise LookupError(f"{notebook}.ipynb has {len(found)} cells tagged {tag}; one expected")
-    return found[0]
+    return next(i for i, cell in enumerate(cells) if tag in widget_tags(cell))     # one only: `problems`
 
 
 def problems(notebooks: Mapping[str, NotebookNode]) -> list[str]:
@@ -84,8 +72,7 @@ def stored_problems(nb: NotebookNode, widget: Widget) -> list[str]:
     models = _controls(nb, views[0][WIDGET_VIEW]["model_id"])
     kinds = [model.get("model_name", "?") for model in models]
     declared = [f"{kind}Model" for kind in widget.controls.values()]
-    found += [] if kinds == declared else [f"{widget.tag}: saved controls {kinds}, declared {declared}"]
-    return found + [f"{widget.tag}: {problem}" for problem in _unexecuted(cell.source, models)]
+    return found + ([] if kinds == declared else [f"{widget.tag}: saved controls {kinds}, declared {declared}"])
 
 
 def _controls(nb: NotebookNode, model_id: str) -> list[dict]:
@@ -95,36 +82,3 @@ def _controls(nb: NotebookNode, model_id: str) -> list[dict]:
     row = state.get(children[0].removeprefix("IPY_MODEL_"), {}) if children else {}
     controls = row.get("state", {}).get("children", [])
     return [state.get(ref.removeprefix("IPY_MODEL_"), {}) for ref in controls]
-
-
-def source_controls(source: str) -> list[dict]:
-    """The literal SETTINGS of each control of the cell's `panel(...)`, in order: `n=widgets.IntSlider(value=3,
-    max=6)` gives {"value": 3, "max": 6}."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return []
-    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "panel"]
-    found = []
-    for control in (kw.value for call in calls[:1] for kw in call.keywords):
-        settings = {}
-        for kw in control.keywords if isinstance(control, ast.Call) else ():
-            if kw.arg in SETTINGS:
-                try:
-                    settings[kw.arg] = ast.literal_eval(kw.value)
-                except ValueError:
-                    continue
-        found.append(settings)
-    return found
-
-
-def _unexecuted(source: str, models: list[dict]) -> list[str]:
-    """Settings the source gives a control that its stored state lacks: edited and not run again."""
-    found = []
-    for position, (settings, model) in enumerate(zip(source_controls(source), models, strict=False)):
-        stored = model.get("state", {})
-        found += [f"control {position + 1}'s {key} is {value!r} in the cell's source but {stored.get(key)!r} in its "
-                  "stored state: the cell was changed and not run again; re-execute the notebook "
-                  "(make notebooks NB=notebooks/<name>.ipynb)"
-                  for key, value in settings.items() if key in stored and stored[key] != value]
-    return found

@@ -56,10 +56,8 @@ def act(page, where, change: Change):
     elif change.action == "click":
         options = where.locator("button, label:not(.widget-label)", has_text=change.target)
         (options if change.target else where.locator("input")).first.click()
-    elif change.action == "pick":
+    else:
         where.locator("select").select_option(label=change.target)
-    else:                   # not a wait for a select the page never has
-        raise ValueError(f"a change's action is press, click or pick; got {change.action!r}")
 
 
 def change_and_wait(page, view, change, timeout=15.0):
@@ -202,29 +200,16 @@ ON_SCREEN = SCROLLER + """cell => {
 SEEN_LABELS = 3           # at least this many of the drawing's labels in view (or all, if fewer)
 
 
-@dataclass(frozen=True)
-class OnScreen:
-    drawing: bool                 # the view shows a drawing (not a caption alone, nor an error)
-    labels: int                   # the drawing's labels
-    seen: int                     # of them, inside the drawing box's visible part
-    hidden_controls: tuple[str, ...]
-    sideways: tuple[str, ...]     # scroll containers around the controls that scroll sideways
-    box: tuple[int, ...] | None   # the drawing box's visible part (left, top, right, bottom), px
-
-    def problems(self, where: str) -> list[str]:
-        found = [f"{where}: {self.seen} of the drawing's {self.labels} labels in the visible part of its box "
-                 f"{self.box} (left, top, right, bottom px)"] \
-            if self.drawing and self.seen < min(SEEN_LABELS, self.labels) else []
-        found += [f"{where}: control {c!r} not wholly on screen" for c in self.hidden_controls]
-        return found + [f"{where}: {s} scrolls sideways, taking the controls with it" for s in self.sideways]
-
-
-def on_screen(cell) -> OnScreen:
-    """What a learner sees of the widget in `cell` scrolled to put its controls at the top of the view."""
+def on_screen_problems(cell, where: str, labels=True) -> list[str]:
+    """What a learner misses of the widget in `cell` scrolled to put its controls at the top of the view: a control
+    not wholly on screen, a scroll container taking them sideways, and (`labels`) too few of the drawing's labels in
+    the visible part of its box."""
     seen = cell.evaluate(ON_SCREEN)
-    return OnScreen(seen["drawing"], seen["labels"], seen["seen"],
-                    tuple(c["text"] for c in seen["controls"] if not c["shown"]), tuple(seen["sideways"]),
-                    tuple(seen["box"]) if seen["box"] else None)
+    found = [f"{where}: {seen['seen']} of the drawing's {seen['labels']} labels in the visible part of its box "
+             f"{seen['box']} (left, top, right, bottom px)"] \
+        if labels and seen["drawing"] and seen["seen"] < min(SEEN_LABELS, seen["labels"]) else []
+    found += [f"{where}: control {c['text']!r} not wholly on screen" for c in seen["controls"] if not c["shown"]]
+    return found + [f"{where}: {s} scrolls sideways, taking the controls with it" for s in seen["sideways"]]
 
 
 # Before a wheel turn over the drawing: the page's scroller (the nearest one around the
@@ -250,8 +235,8 @@ WHEEL_PX = 120
 
 
 def wheel_problems(page, cell, where: str) -> list[str] | None:
-    """One wheel turn down over the drawing (as `on_screen` left it) must scroll the page, nothing inside the widget;
-    None (nothing checked) without a drawing in view or room to scroll down."""
+    """One wheel turn down over the drawing (as `on_screen_problems` left it) must scroll the page, nothing inside
+    the widget; None (nothing checked) without a drawing in view or room to scroll down."""
     point = cell.evaluate(WHEEL_BEFORE)
     if point is None or point["room"] < WHEEL_PX:
         return None
