@@ -1,11 +1,6 @@
 """`make grade SUBMISSIONS=dir`: grade learners' notebooks with the collection's
-own checks, each submission in a sandbox of its own (docs/teaching.md).
-
-One folder per learner; of copies, the one in my-notebooks/ is graded, else the
-newest. The lesson notebook runs with the learner's answer cells in its slots
-(classroom/grade_run.py); answers are flagged from their source
-(classroom/grade_source.py). Exits 1 when anything needs a look, 2 when grading
-cannot start."""
+own checks, each submission in a sandbox of its own (docs/teaching.md): the lesson
+notebook run with the learner's answer cells in its slots (classroom/grade_run.py)."""
 
 import argparse
 import csv
@@ -21,14 +16,13 @@ from classroom import grade_sandbox
 from classroom.grade_files import Unreadable, csv_cell, decode, md, notebooks_in, read_notebook
 from classroom.grade_source import flags
 from helpers.exercises import declared
-from tools.notebooks import CHECK, SLOT, notebook_paths
+from tools.notebooks import SLOT, notebook_paths
 
 ROOT = Path(__file__).resolve().parents[1]
 CELL_LIMIT = 60.0          # seconds for one cell (then it is interrupted)
 NOTEBOOK_LIMIT = 900.0     # seconds for a whole sandbox (then the watchdog kills it)
 KERNELS = 2                # sandboxes at a time
 STATUSES = ("right", "wrong", "blank", "flagged", "error", "not graded")
-LOOK = ("flagged", "error", "not graded")
 COLUMNS = ["learner", "notebook", "exercise", "status", "changed_checking_code", "detail"]
 
 
@@ -108,16 +102,12 @@ def answers(stored, submitted):
 
 
 def placed(stored, sources):
-    """The learner's sources into the stored notebook's slots; ([slot ids], [each slot's check cell id])."""
-    slot_ids, check_ids = [], []
-    for cell in stored.cells:
-        if SLOT in tags(cell):
-            cell.source = sources[len(slot_ids)] if sources[len(slot_ids)] is not None else cell.source
-            slot_ids.append(cell["id"])
-            check_ids.append(None)
-        elif CHECK in tags(cell) and check_ids and check_ids[-1] is None:
-            check_ids[-1] = cell["id"]
-    return slot_ids, check_ids
+    """The learner's sources into the stored notebook's slots; ([slot ids], [each slot's check cell id]): a
+    check is the cell after its slot (tests/structure.py)."""
+    at = [i for i, cell in enumerate(stored.cells) if SLOT in tags(cell)]
+    for i, source in zip(at, sources, strict=True):
+        stored.cells[i].source = stored.cells[i].source if source is None else source
+    return [stored.cells[i]["id"] for i in at], [stored.cells[i + 1]["id"] for i in at]
 
 
 def verdict(line, raised):
@@ -180,14 +170,12 @@ def run_one(job, out, settings):
 
 def _run_checked(job, out, settings):
     stored = nbformat.read(job.stored, as_version=4)
-    stored_sources = [c.source for c in stored.cells if SLOT in tags(c)]
-    if len(stored_sources) != len(declared(job.stored.name[:2])):
-        raise ValueError(f"{job.stored.name}'s answer slots are not one per exercise: fix the notebook's tags")
+    stored_sources = [c.source for c in stored.cells if SLOT in tags(c)]  # one per exercise: make solutions checks
     sources, note = answers(stored, read_notebook(job.submitted, job.folder))
     if all(s is None or s.strip() == t.strip() for s, t in zip(sources, stored_sources, strict=True)):
         return Ran(judged(job, stored_sources, sources, None))        # every answer blank: not run
     slots, checks = placed(stored, sources)
-    command = [grade_sandbox.python(), "-m", "classroom.grade_run", "--cell-limit", str(settings.cell_limit)]
+    command = [grade_sandbox.python(), "-m", "classroom.grade_run", str(settings.cell_limit)]
     outcome = grade_sandbox.run(command, nbformat.writes(stored).encode(), settings.limits,
                                 unisolated=settings.unisolated)
     result, stopped, executed = _result(outcome)
@@ -280,7 +268,7 @@ def main(argv=None):
         print(f"make grade: {error}", file=sys.stderr)
         return 2
     print(text)
-    look = any(r.status in LOOK for r in rows)
+    look = any(r.status in ("flagged", "error", "not graded") for r in rows)
     print(f"\n{len(rows)} exercises graded: {args.out / 'grades.csv'}" +
           ("; some need a look (flagged, error or not graded): exit 1" if look else ""))
     return 1 if look else 0

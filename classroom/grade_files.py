@@ -1,8 +1,5 @@
-"""What `make grade` reads and writes, treated as a learner's: a submission is read
-only when it is a regular file owned by the learner folder's owner, opened one
-folder at a time without following a link, at most MAX_BYTES, valid for
-nbformat; a sandbox's result is bounded before it is parsed; learner-made text
-in the report is data (`md`, `csv_cell`)."""
+"""What `make grade` reads and writes, treated as a learner's (docs/teaching.md, "Every file is
+a learner's"): submissions and a sandbox's result bounded; learner-made text in the report as data."""
 
 import errno
 import json
@@ -58,13 +55,11 @@ FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
 
 
-def _open_inside(path, folder):
-    """(descriptor, path below `folder`, the folder's owner's uid), opened one folder
-    at a time, never through a link."""
-    try:
-        relative = Path(os.path.abspath(path)).relative_to(Path(os.path.abspath(folder)))
-    except ValueError:
-        raise Unreadable(f"{path} is not inside the learner's folder {folder}") from None
+def read_bytes(path, folder):
+    """At most MAX_BYTES of a regular file below `folder`, opened one folder at a time, never through a link,
+    owned by the folder's owner (a hard link to the solutions or a classmate's notebook is refused for its
+    maker alone)."""
+    relative = Path(path).relative_to(folder)
     here = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
         owner = os.fstat(here).st_uid
@@ -77,32 +72,23 @@ def _open_inside(path, folder):
             os.close(here)
             here = below
         try:
-            return os.open(relative.name, FILE, dir_fd=here), relative, owner
+            handle = os.open(relative.name, FILE, dir_fd=here)
         except OSError as error:
             kind = "a link" if error.errno == errno.ELOOP else error.strerror      # O_NOFOLLOW's refusal
             raise Unreadable(f"{relative} is {kind}; only the learner's own regular files are graded") from None
     finally:
         os.close(here)
-
-
-def read_bytes(path, folder):
-    """At most `cap` bytes of a regular file inside `folder`, owned by the folder's owner
-    (a hard link to the solutions or a classmate's notebook is refused for its maker alone)."""
-    handle, relative, owner = _open_inside(path, folder)
-    try:
+    with os.fdopen(handle, "rb") as file:
         found = os.fstat(handle)
         if not stat.S_ISREG(found.st_mode):
             raise Unreadable(f"{relative} is not a regular file")
         if found.st_uid != owner:
             raise Unreadable(f"{relative} belongs to uid {found.st_uid}, not to uid {owner}, who owns the "
                              "learner's folder; only the learner's own files are graded")
-        with os.fdopen(os.dup(handle), "rb") as file:
-            data = file.read(MAX_BYTES + 1)
-        if len(data) > MAX_BYTES:
-            raise Unreadable(f"{relative} is larger than {MAX_BYTES // 2 ** 20} MB")
-        return data
-    finally:
-        os.close(handle)
+        data = file.read(MAX_BYTES + 1)
+    if len(data) > MAX_BYTES:
+        raise Unreadable(f"{relative} is larger than {MAX_BYTES // 2 ** 20} MB")
+    return data
 
 
 def read_notebook(path, folder):

@@ -5,7 +5,6 @@ a fresh kernel, each cell within its time limit; on stdout, {"notebook",
 GRAPH_NOTEBOOKS_RESULTS (helpers/exercises/session.py, `report`), a file in
 the private /tmp read after every cell, bounded, without following a link."""
 
-import argparse
 import asyncio
 import contextlib
 import json
@@ -79,10 +78,8 @@ def raised(nb):
     return {k: f"{e[0].get('ename')}: {str(e[0].get('evalue'))[:300]}" for k, e in errors.items() if e}
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m classroom.grade_run", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--cell-limit", type=float, default=60.0)
-    args = parser.parse_args(argv)
+def main():
+    cell_limit = float(sys.argv[1])         # seconds; classroom/grade.py runs it
     out = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)                            # everything else printed goes to stderr
     sys.stdout = sys.stderr
@@ -92,7 +89,7 @@ def main(argv=None):
     os.environ[RESULTS] = results            # the kernel inherits it
     found = {"verdicts": {}, "over_limit": [], "stopped": ""}
     try:
-        asyncio.run(execute(nb, args.cell_limit, results, found))
+        asyncio.run(execute(nb, cell_limit, results, found))
     except Exception as error:  # noqa: BLE001 (said in the result: what is not judged is not graded)
         found["stopped"] = f"the run failed: {type(error).__name__} {str(error)[:300]}"
     out.write(json.dumps({"notebook": nb, "raised": raised(nb), **found}))

@@ -1,8 +1,5 @@
-"""Where `make grade` runs a submission: `run(argv, stdin, limits) -> Outcome`, in
-a sandbox of its own (docs/teaching.md, "The sandbox"): bubblewrap in new
-namespaces (a loopback only), the system and the collection read-only, tmpfs
-home and /tmp, uid 65534 without capabilities; a cgroup and prlimit; a watchdog
-that kills it at its wall-clock limit or past OUTPUT_CAP."""
+"""Where `make grade` runs a submission: `run(argv, stdin, limits) -> Outcome`, under bubblewrap, a cgroup
+and prlimit, with a watchdog of its own (docs/teaching.md, "The sandbox")."""
 
 import os
 import shutil
@@ -119,18 +116,14 @@ def bwrap_argv(argv: list[str], files: Path, limits: RunLimits) -> list[str]:
             "--dir", str(home), "--dir", str(INSIDE / "work"), "--chdir", str(INSIDE / "work"), "--", *argv]
 
 
-def _mb(size: int) -> str:
-    return f"{size / 2 ** 30:g} GB" if size >= 2 ** 30 else f"{size // 2 ** 20} MB"
-
-
 def _prlimit(limits: RunLimits, held: list[str]) -> tuple[list[str], list[str]]:
     """prlimit's command line; memory and tasks where no cgroup holds them, with these weaker bounds in words."""
     args = [f"--cpu={int(limits.wall * limits.cpus) + 60}", f"--fsize={limits.disk}", "--nofile=4096", "--core=0"]
     said = []
     if "memory" not in held:
         args.append(f"--as={limits.memory}")
-        said.append(f"memory: no cgroup, so prlimit bounds each process's address space to {_mb(limits.memory)} "
-                    "(not their sum)")
+        said.append(f"memory: no cgroup, so prlimit bounds each process's address space to "
+                    f"{limits.memory // 2 ** 20} MB (not their sum)")
     if "pids" not in held:
         already = sum(_tasks(p) for p in Path("/proc").iterdir())
         args.append(f"--nproc={already + limits.tasks}")
