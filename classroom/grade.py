@@ -1,17 +1,11 @@
 """`make grade SUBMISSIONS=dir`: grade learners' notebooks with the collection's
-own checks, each submission in a sandbox of its own (docs/teaching.md).
-
-One folder per learner; of copies, the one in my-notebooks/ is graded, else the
-newest. The lesson notebook runs with the learner's answer cells in its slots
-(classroom/grade_run.py); answers are flagged from their source
-(classroom/grade_source.py). Exits 1 when anything needs a look, 2 when grading
-cannot start."""
+own checks, each submission in a sandbox of its own (docs/teaching.md): the lesson
+notebook run with the learner's answer cells in its slots (classroom/grade_run.py)."""
 
 import argparse
 import csv
 import os
 import sys
-import time
 from collections import Counter, namedtuple
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -22,14 +16,13 @@ from classroom import grade_sandbox
 from classroom.grade_files import Unreadable, csv_cell, decode, md, notebooks_in, read_notebook
 from classroom.grade_source import flags
 from helpers.exercises import declared
-from tools.notebooks import CHECK, SLOT, notebook_paths
+from tools.notebooks import SLOT, notebook_paths
 
 ROOT = Path(__file__).resolve().parents[1]
 CELL_LIMIT = 60.0          # seconds for one cell (then it is interrupted)
 NOTEBOOK_LIMIT = 900.0     # seconds for a whole sandbox (then the watchdog kills it)
 KERNELS = 2                # sandboxes at a time
 STATUSES = ("right", "wrong", "blank", "flagged", "error", "not graded")
-LOOK = ("flagged", "error", "not graded")
 COLUMNS = ["learner", "notebook", "exercise", "status", "changed_checking_code", "detail"]
 
 
@@ -42,9 +35,9 @@ Settings = namedtuple("Settings", "cell_limit limits kernels unisolated",
                       defaults=[CELL_LIMIT, grade_sandbox.RunLimits(wall=NOTEBOOK_LIMIT), KERNELS, False])
 Row = namedtuple("Row", "learner notebook exercise status changed detail")
 # a submission: the learner as shown (bytes not UTF-8 replaced), the stored notebook, the file graded, the
-# learner's folder and the other copies; what grading it gave: rows, seconds, peak memory, the limits that held
+# learner's folder and the other copies; what grading it gave: rows, the limits weaker than a cgroup's that held
 Job = namedtuple("Job", "learner stored submitted folder copies", defaults=[()])
-Ran = namedtuple("Ran", "rows seconds memory enforced", defaults=[0.0, None, ()])
+Ran = namedtuple("Ran", "rows weaker", defaults=[()])
 
 
 def tags(cell):
@@ -109,16 +102,12 @@ def answers(stored, submitted):
 
 
 def placed(stored, sources):
-    """The learner's sources into the stored notebook's slots; ([slot ids], [each slot's check cell id])."""
-    slot_ids, check_ids = [], []
-    for cell in stored.cells:
-        if SLOT in tags(cell):
-            cell.source = sources[len(slot_ids)] if sources[len(slot_ids)] is not None else cell.source
-            slot_ids.append(cell["id"])
-            check_ids.append(None)
-        elif CHECK in tags(cell) and check_ids and check_ids[-1] is None:
-            check_ids[-1] = cell["id"]
-    return slot_ids, check_ids
+    """The learner's sources into the stored notebook's slots; ([slot ids], [each slot's check cell id]): a
+    check is the cell after its slot (tests/structure.py)."""
+    at = [i for i, cell in enumerate(stored.cells) if SLOT in tags(cell)]
+    for i, source in zip(at, sources, strict=True):
+        stored.cells[i].source = stored.cells[i].source if source is None else source
+    return [stored.cells[i]["id"] for i in at], [stored.cells[i + 1]["id"] for i in at]
 
 
 def verdict(line, raised):
@@ -158,7 +147,7 @@ def _result(outcome):
     """(the runner's result, why it stopped, the executed notebook), bounded; a part of the wrong kind raises
     when it is used: that learner's notebook is not graded."""
     try:
-        found = decode(outcome.stdout, "the sandbox's result", cap=grade_sandbox.OUTPUT_CAP)
+        found = decode(outcome.stdout, "the sandbox's result")
         if not isinstance(found, dict):
             raise Unreadable("the sandbox's result is not a JSON object")
     except Unreadable as error:
@@ -181,18 +170,14 @@ def run_one(job, out, settings):
 
 def _run_checked(job, out, settings):
     stored = nbformat.read(job.stored, as_version=4)
-    stored_sources = [c.source for c in stored.cells if SLOT in tags(c)]
-    if len(stored_sources) != len(declared(job.stored.name[:2])):
-        raise ValueError(f"{job.stored.name}'s answer slots are not one per exercise: fix the notebook's tags")
+    stored_sources = [c.source for c in stored.cells if SLOT in tags(c)]  # one per exercise: make solutions checks
     sources, note = answers(stored, read_notebook(job.submitted, job.folder))
     if all(s is None or s.strip() == t.strip() for s, t in zip(sources, stored_sources, strict=True)):
         return Ran(judged(job, stored_sources, sources, None))        # every answer blank: not run
     slots, checks = placed(stored, sources)
-    command = [grade_sandbox.python(), "-m", "classroom.grade_run", "--cell-limit", str(settings.cell_limit)]
-    start = time.monotonic()
+    command = [grade_sandbox.python(), "-m", "classroom.grade_run", str(settings.cell_limit)]
     outcome = grade_sandbox.run(command, nbformat.writes(stored).encode(), settings.limits,
                                 unisolated=settings.unisolated)
-    seconds = time.monotonic() - start
     result, stopped, executed = _result(outcome)
     left = [f"processes outlived the sandbox and were killed: {outcome.leftovers}"] if outcome.leftovers else []
     stopped = "; ".join(filter(None, [outcome.stopped, stopped, *left]))
@@ -204,22 +189,20 @@ def _run_checked(job, out, settings):
     except Exception as error:  # noqa: BLE001 (a notebook nbformat refuses: the grades still count)
         copy.write_text(f"the executed notebook could not be written ({type(error).__name__})\n")
     rows = [r._replace(detail="; ".join(filter(None, [r.detail, note]))) for r in rows]
-    return Ran(rows, seconds, outcome.peak_memory, outcome.enforced)
+    return Ran(rows, outcome.weaker)
 
 
 def summary(ran, jobs, empty, skipped, unisolated=False):
     """The teacher's summary, in Markdown; learner-made text as one-line code spans."""
-    lines = ["| learner | notebook | " + " | ".join(STATUSES) + " | time (s) | memory (MB) |",
-             "|---|---|" + "---:|" * (len(STATUSES) + 2)]
+    lines = ["| learner | notebook | " + " | ".join(STATUSES) + " |", "|---|---|" + "---:|" * len(STATUSES)]
     blank, rows = {learner: ["no notebook of the collection"] for learner in empty}, []
     for one, job in zip(ran, jobs, strict=True):
         mine, rows = [r.status for r in one.rows], rows + one.rows
         if set(mine) == {"blank"}:
             blank.setdefault(job.learner, []).append(job.stored.name)
             continue
-        memory = f"{one.memory / 2 ** 20:.0f}" if one.memory else "-"
         lines.append(f"| {md(job.learner, table=True)} | {job.stored.name} | " + " | ".join(
-            str(mine.count(s)) for s in STATUSES) + f" | {one.seconds:.0f} | {memory} |")
+            str(mine.count(s)) for s in STATUSES) + " |")
     if blank:
         lines += ["", "Blank (every answer as handed out; not run, not in the table above):"]
         lines += [f"- {md(learner)}: {', '.join(names)}" for learner, names in blank.items()]
@@ -237,9 +220,9 @@ def summary(ran, jobs, empty, skipped, unisolated=False):
         lines += ["", f"Not graded, not a notebook of the collection or not searched ({len(skipped)}): {names}"]
     if unisolated:
         return "\n".join(lines + ["", "Limits: none. Graded WITHOUT a sandbox (--unisolated): with your rights."])
-    runs = [one.enforced for one in ran if one.enforced]
-    for enforced, count in Counter(runs).most_common():
-        lines += ["", f"Limits that held for {count} of {len(runs)} submissions run:", *[f"- {e}" for e in enforced]]
+    for weaker, count in Counter(one.weaker for one in ran if one.weaker).most_common():
+        lines += ["", f"Limits weaker than a cgroup's, for {count} of {len(jobs)} submissions:",
+                  *[f"- {w}" for w in weaker]]
     return "\n".join(lines)
 
 
@@ -266,35 +249,26 @@ def grade(folder, out, settings=None):
     return rows, text
 
 
-def _positive(kind):
-    def parse(text):
-        if not kind(text) > 0:
-            raise argparse.ArgumentTypeError(f"must be more than 0; got {text}")
-        return kind(text)
-    return parse
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m classroom.grade", description=__doc__.split("\n\n")[0])
     parser.add_argument("submissions", type=Path)
     parser.add_argument("--out", type=Path, default=ROOT / "build" / "grades")
-    for flag, kind, default, help in (
-            ("--cell-limit", float, CELL_LIMIT, "seconds one cell may run before it is interrupted"),
-            ("--time-limit", float, NOTEBOOK_LIMIT, "seconds a submission's sandbox may run, then killed"),
-            ("--memory", float, 3.0, "GB of memory per sandbox"), ("--cpus", float, 1.0, "cores per sandbox"),
-            ("--kernels", int, KERNELS, "sandboxes at a time")):
-        parser.add_argument(flag, type=_positive(kind), default=default, help=f"{help} (default {default:g})")
+    for flag, default, help in (
+            ("--cell-limit", CELL_LIMIT, "seconds one cell may run before it is interrupted"),
+            ("--time-limit", NOTEBOOK_LIMIT, "seconds a submission's sandbox may run, then killed"),
+            ("--memory", 3.0, "GB of memory per sandbox"), ("--cpus", 1.0, "cores per sandbox")):
+        parser.add_argument(flag, type=float, default=default, help=f"{help} (default {default:g})")
     parser.add_argument("--unisolated", action="store_true",
                         help="run without the sandbox (no isolation at all: only for submissions you trust)")
     args = parser.parse_args(argv)
     limits = grade_sandbox.RunLimits(wall=args.time_limit, memory=int(args.memory * 2 ** 30), cpus=args.cpus)
     try:
-        rows, text = grade(args.submissions, args.out, Settings(args.cell_limit, limits, args.kernels, args.unisolated))
+        rows, text = grade(args.submissions, args.out, Settings(args.cell_limit, limits, KERNELS, args.unisolated))
     except (NoSandbox, ValueError) as error:
         print(f"make grade: {error}", file=sys.stderr)
         return 2
     print(text)
-    look = any(r.status in LOOK for r in rows)
+    look = any(r.status in ("flagged", "error", "not graded") for r in rows)
     print(f"\n{len(rows)} exercises graded: {args.out / 'grades.csv'}" +
           ("; some need a look (flagged, error or not graded): exit 1" if look else ""))
     return 1 if look else 0

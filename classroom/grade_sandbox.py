@@ -1,8 +1,5 @@
-"""Where `make grade` runs a submission: `run(argv, stdin, limits) -> Outcome`, in
-a sandbox of its own (docs/teaching.md, "The sandbox"): bubblewrap in new
-namespaces (a loopback only), the system and the collection read-only, tmpfs
-home and /tmp, uid 65534 without capabilities; a cgroup and prlimit; a watchdog
-that kills it at its wall-clock limit or past OUTPUT_CAP."""
+"""Where `make grade` runs a submission: `run(argv, stdin, limits) -> Outcome`, under bubblewrap, a cgroup
+and prlimit, with a watchdog of its own (docs/teaching.md, "The sandbox")."""
 
 import os
 import shutil
@@ -39,15 +36,15 @@ class RunLimits:
 
 @dataclass
 class Outcome:
-    """Exit status (None when killed), stdout, stderr's end, why stopped, what was killed after, limits held."""
+    """Exit status (None when killed), stdout, stderr's end, why stopped, what was killed after, and the
+    bounds weaker than a cgroup's that prlimit gave where no cgroup held memory or tasks."""
 
     returncode: int | None
     stdout: bytes
     stderr: str
     stopped: str = ""
     leftovers: list[int] = field(default_factory=list)
-    enforced: tuple[str, ...] = ()
-    peak_memory: int | None = None
+    weaker: tuple[str, ...] = ()
 
 
 def python() -> str:
@@ -74,7 +71,7 @@ def _namespaces() -> list[str]:
             "--unshare-cgroup-try", "--die-with-parent", "--new-session", "--as-pid-1"]
 
 
-def _binds(root: Path) -> list[str]:
+def _binds() -> list[str]:
     """Read-only: /usr and its top-level links, a few files of /etc, the Python's resolved prefixes (and a
     venv's site-packages a .pth file adds), SHARED."""
     args = ["--ro-bind", "/usr", "/usr"]
@@ -93,18 +90,18 @@ def _binds(root: Path) -> list[str]:
                 and not any(b == path or b in path.parents for b in bound | {Path("/usr")}):
             bound.add(path)
     args += [a for prefix in sorted(bound) for a in ("--ro-bind", str(prefix), str(prefix))]
-    return args + [a for part in SHARED if (root / part).exists() for a in ("--ro-bind", *[str(root / part)] * 2)]
+    return args + [a for part in SHARED if (ROOT / part).exists() for a in ("--ro-bind", *[str(ROOT / part)] * 2)]
 
 
-def environment(home: Path, root: Path, cpus: float) -> dict[str, str]:
+def environment(home: Path, cpus: float) -> dict[str, str]:
     """The only variables the command gets: its own home, the collection on its path, a thread a core."""
     threads = str(max(1, int(cpus)))
     return {"HOME": str(home), "USER": "learner", "LOGNAME": "learner", "PATH": f"{Path(python()).parent}:/usr/bin",
-            "PYTHONPATH": str(root), "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0", "LANG": "C.UTF-8",
+            "PYTHONPATH": str(ROOT), "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0", "LANG": "C.UTF-8",
             "TMPDIR": "/tmp", "OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads}    # Jupyter's folders: in HOME
 
 
-def bwrap_argv(argv: list[str], files: Path, limits: RunLimits, root: Path = ROOT) -> list[str]:
+def bwrap_argv(argv: list[str], files: Path, limits: RunLimits) -> list[str]:
     home = INSIDE / "home"
     (files / "passwd").write_text(f"learner:x:{NOBODY}:{NOBODY}:learner:{INSIDE}:/bin/false\n")
     (files / "group").write_text(f"learner:x:{NOBODY}:\n")
@@ -112,26 +109,21 @@ def bwrap_argv(argv: list[str], files: Path, limits: RunLimits, root: Path = ROO
     size = ["--size", str(limits.disk)]
     return ["bwrap", *_namespaces(), "--disable-userns", "--cap-drop", "ALL", "--uid", str(NOBODY),
             "--gid", str(NOBODY), "--hostname", "sandbox", "--clearenv",
-            *[a for k, v in environment(home, root, limits.cpus).items() for a in ("--setenv", k, v)],
+            *[a for k, v in environment(home, limits.cpus).items() for a in ("--setenv", k, v)],
             *size, "--tmpfs", "/tmp", *size, "--tmpfs", str(INSIDE),
-            *_binds(root), *[a for n in ("passwd", "group", "hosts") for a in ("--ro-bind", files / n, f"/etc/{n}")],
+            *_binds(), *[a for n in ("passwd", "group", "hosts") for a in ("--ro-bind", files / n, f"/etc/{n}")],
             "--proc", "/proc", "--dev", "/dev", *size, "--tmpfs", "/dev/shm", "--remount-ro", "/dev",
             "--dir", str(home), "--dir", str(INSIDE / "work"), "--chdir", str(INSIDE / "work"), "--", *argv]
 
 
-def _mb(size: int) -> str:
-    return f"{size / 2 ** 30:g} GB" if size >= 2 ** 30 else f"{size // 2 ** 20} MB"
-
-
 def _prlimit(limits: RunLimits, held: list[str]) -> tuple[list[str], list[str]]:
-    """prlimit's command line and what it bounds, in words; memory and tasks where no cgroup holds them."""
-    cpu = int(limits.wall * limits.cpus) + 60
-    args = [f"--cpu={cpu}", f"--fsize={limits.disk}", "--nofile=4096", "--core=0"]
-    said = [f"prlimit: {cpu} s of CPU, files of at most {_mb(limits.disk)}, 4096 open files, no core dumps"]
+    """prlimit's command line; memory and tasks where no cgroup holds them, with these weaker bounds in words."""
+    args = [f"--cpu={int(limits.wall * limits.cpus) + 60}", f"--fsize={limits.disk}", "--nofile=4096", "--core=0"]
+    said = []
     if "memory" not in held:
         args.append(f"--as={limits.memory}")
-        said.append(f"memory: no cgroup, so prlimit bounds each process's address space to {_mb(limits.memory)} "
-                    "(not their sum)")
+        said.append(f"memory: no cgroup, so prlimit bounds each process's address space to "
+                    f"{limits.memory // 2 ** 20} MB (not their sum)")
     if "pids" not in held:
         already = sum(_tasks(p) for p in Path("/proc").iterdir())
         args.append(f"--nproc={already + limits.tasks}")
@@ -147,33 +139,25 @@ def _tasks(proc: Path) -> int:
         return 0
 
 
-NAMESPACES = ("namespaces: user (one uid, no capabilities), pid, mount, network (loopback only), IPC, UTS, cgroup; "
-              "the command as pid 1")
 # Puts the shell into each cgroup named before "--", then becomes the command after it.
 _ENTER = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"'
 
 
 def run(argv: list[str], stdin: bytes, limits: RunLimits = RunLimits(), *, unisolated: bool = False,
-        root: Path = ROOT, cgroups_root: Path = cgroups.CGROUPS) -> Outcome:
+        cgroups_root: Path = cgroups.CGROUPS) -> Outcome:
     """Run `argv` in a sandbox (or, `unisolated`, a process group with its own home), fed `stdin`."""
     limited = cgroups.Limits(limits.memory, limits.cpus, limits.tasks)
     group = None if unisolated else cgroups.Group((f"grade-{uuid.uuid4().hex[:12]}",), limited, cgroups_root)
-    enforced: list[str] = []
+    weaker = []
     with tempfile.TemporaryDirectory(prefix="grade-sandbox-") as files:
         if unisolated:
             home = Path(files) / "home"
             home.mkdir()
-            command, env, cwd = argv, environment(home, root, limits.cpus), home
+            command, env, cwd = argv, environment(home, limits.cpus), home
         else:
-            prlimit, said = _prlimit(limits, group.enforced)
-            words = {"memory": f"memory {_mb(limits.memory)}", "cpu": f"CPU {limits.cpus:g} cores",
-                     "pids": f"{limits.tasks} tasks"}
-            enforced = [NAMESPACES, *([f"cgroup: {', '.join(words[c] for c in group.enforced)}"] if group.enforced
-                                      else []), *said,
-                        f"disk: /tmp, {INSIDE} (home and work) and /dev/shm in tmpfs of {_mb(limits.disk)} each; "
-                        "/dev read-only; the system and the collection read-only"]
+            prlimit, weaker = _prlimit(limits, group.enforced)
             command = ["/bin/sh", "-c", _ENTER, "sh", *group.task_files(), "--", *prlimit,
-                       *bwrap_argv(argv, Path(files), limits, root)]
+                       *bwrap_argv(argv, Path(files), limits)]
             env, cwd = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}, Path(files)
         streams = {name: open(Path(files) / name, "w+b") for name in ("in", "out", "err")}    # noqa: SIM115
         streams["in"].write(stdin)
@@ -191,14 +175,13 @@ def run(argv: list[str], stdin: bytes, limits: RunLimits = RunLimits(), *, uniso
                 break
             time.sleep(0.1)
         process.wait()
-        peak = group.peak_memory() if group else None
         leftovers = group.remove() if group else _kill_group(process)
         streams["out"].seek(0)
         streams["err"].seek(max(0, os.fstat(streams["err"].fileno()).st_size - ERRORS_CAP))
         found = streams["out"].read(OUTPUT_CAP + 1), streams["err"].read(ERRORS_CAP).decode(errors="replace")
         for stream in streams.values():
             stream.close()
-        return Outcome(None if stopped else process.returncode, *found, stopped, leftovers, tuple(enforced), peak)
+        return Outcome(None if stopped else process.returncode, *found, stopped, leftovers, tuple(weaker))
 
 
 def _kill_group(process: subprocess.Popen) -> list[int]:

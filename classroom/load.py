@@ -33,6 +33,7 @@ NOTEBOOK = "01-dynamic-control-flow.ipynb"
 DEADLINE = 1200            # seconds for the whole run
 USERS = "hubload-"         # the Unix users of the class load starts (removed at the end)
 NAMES = "loadtest-"        # the simulated learners' names, in a class of their own or a running one
+RAMP = 4.0                 # seconds over which the learners log in, as when a class starts together
 PAUSE = 0.5                # seconds between a learner's widget changes (a person's pace)
 GB = 1e9
 IDLE_SECONDS = 10          # how long the idle class's CPU is measured
@@ -62,18 +63,12 @@ def cpu_seconds(processes):
     return total(processes, lambda process: sum(process.cpu_times()[:4]))
 
 
-def memory(hub, name):
-    """(RSS, PSS) in bytes of a learner's server and everything it started."""
-    processes = tree(hub, name)
-    return total(processes, lambda p: p.memory_info().rss), total(processes, lambda p: p.memory_full_info().pss)
-
-
-def idle_cpu(hub, names, seconds=IDLE_SECONDS):
+def idle_cpu(hub, names):
     """Percent of one core the learners' servers and kernels use while nobody does anything."""
     processes = [p for name in names for p in tree(hub, name)]      # none for a learner whose server failed
     for p in processes:
         p.cpu_percent()
-    time.sleep(seconds)
+    time.sleep(IDLE_SECONDS)
     return total(processes, psutil.Process.cpu_percent)
 
 
@@ -111,7 +106,9 @@ def one_learner(hub, name, delay, changes, result, opened):
         result.run_cpu = cpu_seconds(kernel) - before
         result.failure = "; ".join(raised)
         change_widgets(notebook, changes, kernel, result)
-        result.rss, result.pss = memory(hub, name)
+        processes = tree(hub, name)         # the server and everything it started
+        result.rss = total(processes, lambda p: p.memory_info().rss)
+        result.pss = total(processes, lambda p: p.memory_full_info().pss)
     except Exception as error:        # a failed learner is reported, the class goes on
         result.failure = f"{type(error).__name__}: {error}"
 
@@ -124,43 +121,32 @@ def change_widgets(notebook, changes, kernel, result):
             time.sleep(PAUSE)
             redraw, count = notebook.change(comm_id, state), count + 1
             if redraw:
-                result.redraws.append(redraw)
+                result.redraws.append(redraw.total)
     result.redraw_cpu = (cpu_seconds(kernel) - before) / max(count, 1)
 
 
-def class_limit(n):
-    """The memory limit (GB) that lets n learners run at once here, at most the hub's default."""
-    fits = int((psutil.virtual_memory().total / GB - deploy.RESERVED_GB) / n * 20) / 20     # rounded down to 0.05 GB
-    return min(deploy.memory_limit_gb(), fits)
-
-
-def learners_on(hub, n, ramp, changes, results, opened):
-    """The class at once; returns (the idle class's CPU %, the 1-minute load averages sampled meanwhile)."""
-    pool, during = ThreadPoolExecutor(max_workers=n), []
+def learners_on(hub, n, changes, results, opened):
+    """The class at once; returns the idle class's CPU %."""
+    pool = ThreadPoolExecutor(max_workers=n)
     try:          # an interrupted run waits for no learner (their users are removed by the caller)
-        futures = [pool.submit(one_learner, hub, r.name, ramp * i / n, changes, r, opened)
+        futures = [pool.submit(one_learner, hub, r.name, RAMP * i / n, changes, r, opened)
                    for i, r in enumerate(results)]
-        deadline, late = time.monotonic() + DEADLINE, futures
-        while late and time.monotonic() < deadline:
-            late = wait(futures, timeout=2)[1]
-            during.append(os.getloadavg()[0])
+        late = wait(futures, timeout=DEADLINE)[1]
         for future, result in zip(futures, results, strict=True):
             if future in late:
                 result.failure = result.failure or f"not done within {DEADLINE} s"
-        return idle_cpu(hub, [r.name for r in results]), during
+        return idle_cpu(hub, [r.name for r in results])
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
 
 
 def remove_learners(names, learners):
     """The Unix users of a running class's learners `names` (found by their homes)
-    and their folders in `learners`, as root; returns (users, folders) removed."""
+    and their folders in `learners` (not a link's target: rmtree refuses a link), as root."""
     homes = {os.path.realpath(Path(learners) / name) for name in names}
-    users = hub_users.remove_users(lambda entry: os.path.realpath(entry.pw_dir) in homes)
-    folders = [h for h in (Path(learners) / n for n in names) if h.is_dir() and not h.is_symlink()]
-    for home in folders:
-        shutil.rmtree(home, ignore_errors=True)
-    return users, folders
+    hub_users.remove_users(lambda entry: os.path.realpath(entry.pw_dir) in homes)
+    for name in names:
+        shutil.rmtree(Path(learners) / name, ignore_errors=True)
 
 
 def own_class(state, limit):
@@ -194,36 +180,34 @@ def leftovers(uids, ports, state):
                                   if p.exists()]
 
 
-def run_class(n, ramp, changes, state=ROOT / "build" / "load", url=None):
+def run_class(n, changes, url=None, state=ROOT / "build" / "load"):
     """Run the class on a hub of its own, or the running one at `url`;
-    returns (results, idle CPU %, (load average before, [meanwhile]), what was left running)."""
-    before = os.getloadavg()[0]
+    returns (results, idle CPU %, what was left running)."""
     results = [Result(f"{NAMES}{i:02d}") for i in range(n)]
     opened = []
     if url:
         password = os.environ.get("HUB_PASSWORD") or (BUILD / "state" / "class-password").read_text().strip()
         try:
-            idle, during = learners_on(Class(url, password, LEARNERS), n, ramp, changes, results, opened)
+            idle = learners_on(Class(url, password, LEARNERS), n, changes, results, opened)
         finally:
             for notebook in opened:
                 with contextlib.suppress(Exception):
                     notebook.close()
                     notebook.learner.stop()
-            names = [r.name for r in results]
             if os.geteuid() == 0:
-                users, folders = remove_learners(names, LEARNERS)
-                print(f"removed the simulated learners' Unix users and folders in {LEARNERS}: {len(users)} users, "
-                      f"{len(folders)} folders of {len(names)} learners", flush=True)
+                remove_learners([r.name for r in results], LEARNERS)
+                print(f"removed the simulated learners' Unix users and folders in {LEARNERS}", flush=True)
             else:
                 print(f"not root: the simulated learners {NAMES}00 ... keep their Unix users and folders in "
                       f"{LEARNERS}; as root: make hub FORGET=1 after the class", file=sys.stderr, flush=True)
-        return results, idle, (before, during), []
-    limit = class_limit(n)
+        return results, idle, []
+    fits = int((psutil.virtual_memory().total / GB - deploy.RESERVED_GB) / n * 20) / 20     # GB, to 0.05 below
+    limit = min(deploy.memory_limit_gb(), fits)         # n learners at once here, at most the hub's default
     hub, class_, env, ports, isolated = own_class(state, limit)
     print(f"each learner's memory limit: {limit} GB ({n} learners fit); learners isolated: {isolated}")
     try:
         answering(class_.url, hub, state / "make-hub.log", READY_WITHIN * 5)     # the proxy's first install too
-        idle, during = learners_on(class_, n, ramp, changes, results, opened)
+        idle = learners_on(class_, n, changes, results, opened)
         for notebook in opened:
             notebook.disconnect()
     finally:
@@ -234,30 +218,22 @@ def run_class(n, ramp, changes, state=ROOT / "build" / "load", url=None):
             hub.wait(timeout=60)
     left = ([hub.pid] if hub.poll() is None else []) + leftovers(uids, ports, state)
     shutil.rmtree(state, ignore_errors=True)
-    return results, idle, (before, during), left
+    return results, idle, left
 
 
-def percentile(values, q):
-    """The q-th percentile (0-100) of values, or nan when there are none."""
-    if len(values) < 2:
-        return values[0] if values else float("nan")
-    return statistics.quantiles(values, n=100, method="inclusive")[q - 1]
-
-
-def redraw_cells(redraws):
-    """'p50 / p95' in ms of the totals, the kernel's parts, the transport's."""
-    parts = ([r.total for r in redraws], [r.kernel for r in redraws], [r.total - r.kernel for r in redraws])
-    return [f"{1000 * percentile(p, 50):.0f} / {1000 * percentile(p, 95):.0f}" for p in parts]
+def redraw_cell(redraws):
+    """'p50 / p95' in ms of the redraws' times, from the change sent to the new drawing received."""
+    p = statistics.quantiles(redraws, n=100, method="inclusive") if len(redraws) > 1 else redraws * 99
+    return f"{1000 * p[49]:.0f} / {1000 * p[94]:.0f}" if p else "-"
 
 
 SUMMARY_HEAD = ("| learners | start median / max (s) | start CPU (s) | Run All median / max (s) | Run All CPU (s) "
-                "| redraw p50 / p95 (ms) | kernel | transport | CPU per redraw (ms) | RSS per learner (GB) "
-                "| PSS per learner (GB) | idle class CPU | failed | load average before / during / max |\n"
-                "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+                "| redraw p50 / p95 (ms) | CPU per redraw (ms) | RSS per learner (GB) | PSS per learner (GB) "
+                "| idle class CPU | failed |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 
 
-def summary_row(results, idle, load):
-    (before, during), done = load, [r for r in results if not r.failure]
+def summary_row(results, idle):
+    done = [r for r in results if not r.failure]
 
     def spread(values, scale=1.0, fmt=".1f"):
         values = [v for v in values if v == v]
@@ -269,17 +245,15 @@ def summary_row(results, idle, load):
 
     cells = [len(results), spread(r.start for r in results), median(r.start_cpu for r in results),
              spread(r.run_all for r in results), median(r.run_cpu for r in results),
-             *redraw_cells([d for r in results for d in r.redraws]), median((r.redraw_cpu for r in results), 1000),
+             redraw_cell([d for r in results for d in r.redraws]), median((r.redraw_cpu for r in results), 1000),
              spread((r.rss for r in done), GB, ".2f"), spread((r.pss for r in done), GB, ".2f"),
-             f"{idle:.1f} % of a core", f"{len(results) - len(done)} of {len(results)}",
-             f"{before:.1f} / {statistics.mean(during):.1f} / {max(during):.1f}"]
+             f"{idle:.1f} % of a core", f"{len(results) - len(done)} of {len(results)}"]
     return "| " + " | ".join(map(str, cells)) + " |"
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m classroom.load", description=__doc__.split("\n\n")[0])
     parser.add_argument("-n", type=int, default=20, help="learners (1 to 100)")
-    parser.add_argument("--ramp", type=float, default=4.0, help="seconds over which the learners log in")
     parser.add_argument("--changes", type=int, default=3, help="changes of each widget per learner")
     parser.add_argument("--url", help="a running class hub's address (make hub), instead of one of its own")
     args = parser.parse_args(argv)
@@ -292,12 +266,12 @@ def main(argv=None):
           f"load average {os.getloadavg()[0]:.1f}")
     take_ctrl_c()
     try:
-        results, idle, load, left = run_class(args.n, args.ramp, args.changes, url=args.url)
+        results, idle, left = run_class(args.n, args.changes, args.url)
     except KeyboardInterrupt:    # the learners were removed on the way out
         print("make load: interrupted; its learners and their servers are removed", file=sys.stderr, flush=True)
         os._exit(130)           # learners' threads still waiting on the hub are not waited for
     failures = [f"{r.name} failed: {r.failure}" for r in results if r.failure]
-    print(SUMMARY_HEAD, summary_row(results, idle, load), *failures, sep="\n")
+    print(SUMMARY_HEAD, summary_row(results, idle), *failures, sep="\n")
     print("left running or listening after the hub stopped:", left or "nothing")
     return 1 if left or any(r.failure for r in results) else 0
 

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from classroom import grade, grade_sandbox
-from tools.notebooks import notebook_paths
+from tools.notebooks import CHECK, notebook_paths
 
 STORED = {p.name: p for p in notebook_paths() if p.name[:2] in ("01", "06")}
 NAMES = st.sampled_from(["backups", "my-notebooks", ".ipynb_checkpoints", ".", "..x", "new\nline", "ünïcødé",
@@ -32,13 +32,13 @@ def stand_in(argv, stdin, limits=None, **_):
     for cell in nb.cells:
         if grade.SLOT in grade.tags(cell):
             slot = cell
-        elif grade.CHECK in grade.tags(cell) and slot is not None:
+        elif CHECK in grade.tags(cell) and slot is not None:
             number = len(verdicts) + 1
             status = "right" if "42" in slot.source else "wrong"
             verdicts[cell["id"]] = [{"notebook": notebook, "exercise": f"q{number}", "status": status,
                                      "message": f"stand-in {status}"}]
     return grade_sandbox.Outcome(0, json.dumps({"notebook": nb, "verdicts": verdicts, "raised": {},
-                                                "over_limit": [], "stopped": ""}).encode(), "", peak_memory=1)
+                                                "over_limit": [], "stopped": ""}).encode(), "")
 
 
 def _name(text):

@@ -44,7 +44,7 @@ def test_an_empty_world_and_of_the_collection_only_what_grading_reads():
     # the homes stay out, but for the one holding the interpreter (pyenv's under /root), bound alone
     interpreter_tops = {Path(p).resolve().parts[1] for p in (sys.prefix, sys.base_prefix)}
     assert not seen & ({"root", "home"} - interpreter_tops) and "65534" in lines[0], lines[0]
-    binds = grade_sandbox._binds(ROOT)
+    binds = grade_sandbox._binds()
     bound = [Path(binds[i + 1]) for i, a in enumerate(binds) if a == "--ro-bind"]
     environment = {p.relative_to(ROOT).parts[0] for p in bound if p.is_relative_to(ROOT)} - {"helpers", "tools",
                    "notebooks", "jupyter", "classroom"}                                     # .venv, mostly
@@ -88,11 +88,9 @@ def test_without_a_cgroup_prlimit_bounds_memory_and_says_so(tmp_path):
                               grade_sandbox.RunLimits(wall=30, memory=600 * 2 ** 20),
                               cgroups_root=tmp_path / "no-cgroups-here")
     assert b"ALLOCATED" not in found.stdout and "MemoryError" in found.stderr, found
-    said = "\n".join(found.enforced)
-    assert "no cgroup, so prlimit bounds each process's address space to 600 MB" in said, said
-    assert "cgroup:" not in said and said.startswith("namespaces: user"), said
+    assert "no cgroup, so prlimit bounds each process's address space to 600 MB" in found.weaker[0], found.weaker
     held = grade_sandbox.run([sys.executable, "-c", "print('ok')"], b"", grade_sandbox.RunLimits(wall=30))
-    assert held.stdout == b"ok\n" and any(line.startswith("cgroup: memory") for line in held.enforced), held.enforced
+    assert held.stdout == b"ok\n" and held.weaker == (), held.weaker
 
 
 def test_without_a_sandbox_grading_refuses_and_says_how(monkeypatch, tmp_path):
