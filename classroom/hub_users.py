@@ -9,14 +9,17 @@ import ctypes
 import fcntl
 import grp
 import hashlib
+import multiprocessing
 import os
 import pwd
 import re
 import resource
 import signal
+import stat
 import subprocess
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import psutil
@@ -118,19 +121,10 @@ def ensure_user(unix, home):
 
 def give_back(home, entry):
     """A learner back after FORGET=1 has a new uid: their home's files are given to
-    it (links themselves, never what they point to)."""
-    home = Path(home)
-    if not home.exists() or home.lstat().st_uid == entry.pw_uid and not any(
-            child.lstat().st_uid != entry.pw_uid for child in home.iterdir()):
-        return 0
-    changed = 0
-    for folder, folders, files in os.walk(home):
-        for name in [".", *folders, *files]:
-            path = os.path.join(folder, name)
-            if os.lstat(path).st_uid != entry.pw_uid:
-                os.chown(path, entry.pw_uid, entry.pw_gid, follow_symlinks=False)
-                changed += 1
-    return changed
+    it (links themselves, never what they point to: chown -R follows none)."""
+    if os.path.isdir(home) and os.lstat(home).st_uid != entry.pw_uid:
+        subprocess.run(["chown", "-R", "--no-dereference", f"{entry.pw_uid}:{entry.pw_gid}", str(home)],
+                       check=True, timeout=600)
 
 
 def remove_users(chosen):
@@ -139,7 +133,7 @@ def remove_users(chosen):
     removed = []
     for entry in pwd.getpwall():
         if entry.pw_gecos == LEARNER and chosen(entry):
-            kill_user(entry.pw_uid)
+            kill_user(entry.pw_uid)       # then waited for (userdel refuses a user whose processes run)
             stop_all(lambda uid=entry.pw_uid: user_processes(uid))
             if subprocess.run(["userdel", entry.pw_name], capture_output=True, timeout=60).returncode == 0:
                 removed.append(entry.pw_name)
@@ -178,10 +172,12 @@ def end_class(learners):
 
 def class_processes(learners):
     """Every process of the class: run by a learner's user (by any of its uids: a
-    setuid program keeps theirs as its real uid), or started by a hub in `learners`
-    (an unisolated server runs as the teacher)."""
+    setuid program keeps theirs as its real uid), or working in `learners` with
+    JupyterHub's variables (an unisolated server and its kernels run as the teacher;
+    a teacher's shell there has none)."""
     uids, learners = class_uids(learners), os.path.realpath(os.fsencode(learners))
-    return _processes(lambda process: uids & set(process.uids()) or _spawned_in(process, learners))
+    return _processes(lambda p: uids & set(p.uids()) or _under(os.fsencode(p.cwd()), learners)
+                      and "JUPYTERHUB_USER" in p.environ())
 
 
 def _processes(match):
@@ -194,21 +190,12 @@ def _processes(match):
     return found
 
 
-def _spawned_in(process, learners):
-    """Whether `process` works in the class's folder with JupyterHub's variables
-    (a server or what it runs), not a teacher's shell that is there."""
-    return _under(os.fsencode(process.cwd()), learners) and "JUPYTERHUB_USER" in process.environ()
-
-
 def stop_all(find, rounds=10):
     """Kill what `find()` lists until it lists nothing (SIGTERM first, then SIGKILL
     alone, for a process that forks when told to stop); returns every id killed."""
-    killed = []
-    for round_ in range(rounds):
-        pids = find()
-        if not pids:
-            break
-        killed += kill_pids(pids) if round_ == 0 else kill_pids(pids, grace=1.0, signals=(signal.SIGKILL,))
+    killed = kill_pids(find())
+    while rounds and (pids := find()):
+        killed, rounds = killed + kill_pids(pids, grace=1.0, signals=(signal.SIGKILL,)), rounds - 1
     return killed
 
 
@@ -302,61 +289,33 @@ def class_paths(learners):
     return [ROOT, Path(learners), Path(sys.prefix), Path(sys.base_prefix), Path(os.path.realpath(sys.executable))]
 
 
-def _in_child(work):
-    """Run `work()` in a forked child; returns what it raised, in one line ('' if nothing)."""
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        os.close(read)
-        message = ""
-        try:
-            work()
-        except BaseException as error:      # noqa: BLE001 (reported to the parent, whatever it is)
-            message = str(error) or type(error).__name__
-        os.write(write, message.encode(errors="replace")[:2000])
-        os._exit(0)
-    os.close(write)
-    with os.fdopen(read, "rb") as pipe:
-        said = pipe.read().decode(errors="replace")
-    _, status = os.waitpid(pid, 0)
-    if os.waitstatus_to_exitcode(status) != 0 and not said:
-        said = f"the trial child ended with status {os.waitstatus_to_exitcode(status)}"
-    return said
-
-
-NOBODY = 65534
-
-
-def unreachable(paths, uid=NOBODY):
-    """(path, folder) of the first of `paths` that uid 65534 cannot reach; None when it reaches all."""
-    def trial():
-        os.setgroups([])
-        os.setgid(uid)
-        os.setuid(uid)
-        for path in map(Path, paths):
-            for folder in reversed(path.parents):
-                if not os.access(folder, os.X_OK):
-                    raise PermissionError(f"{path}\0{folder}")
-            runs = path.is_file() and path.stat().st_mode & 0o111      # a program (the interpreter) must run
-            if not os.access(path, os.X_OK if path.is_dir() or runs else os.R_OK):    # a folder entered, a file read
-                raise PermissionError(f"{path}\0{path}")
-    said = _in_child(trial)
-    if not said:
-        return None
-    path, _, folder = said.partition("\0")
-    return path, folder or path
+def unreachable(paths):
+    """(path, folder) of the first of `paths` a learner's user cannot reach (by the
+    modes for others: a learner owns none of them, nor is in their group); None when it reaches all."""
+    for path in map(Path, paths):
+        for folder in [*reversed(path.parents), path]:
+            try:
+                mode = folder.stat().st_mode
+            except OSError:
+                return path, folder
+            runs = folder != path or stat.S_ISDIR(mode) or mode & 0o111      # a folder entered, a program run
+            if not mode & (0o001 if runs else 0o004):                         # ... else a file read
+                return path, folder
+    return None
 
 
 def why_not_isolated(keep=()):
     """Why learners cannot be isolated here, with what to do; None when a trial child
-    made a learner's mounts and a user with no rights reaches all of `keep`."""
+    made a learner's mounts and a learner's user reaches all of `keep`."""
     if not sys.platform.startswith("linux"):
         return f"a user per learner needs Linux; this is {sys.platform}"
     if os.geteuid() != 0:
         return "a user per learner needs root: run make hub as root (sudo make hub)"
-    said = _in_child(lambda: private_mounts(keep))
-    if said:
-        return f"this machine does not let root give each learner a private /proc and /tmp ({said})"
+    try:        # in a child of its own, which the mounts end with
+        with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as trial:
+            trial.submit(private_mounts, keep).result()
+    except Exception as error:      # noqa: BLE001 (whatever stops the mounts is said)
+        return f"this machine does not let root give each learner a private /proc and /tmp ({error})"
     blocked = unreachable(keep)
     if blocked:
         path, folder = blocked
