@@ -136,11 +136,9 @@ def peer_uid(request):
 
 
 def _is_address(text):
-    try:
-        ipaddress.ip_address(text)
-        return True
-    except ValueError:
-        return False
+    with contextlib.suppress(ValueError):
+        return bool(ipaddress.ip_address(text))
+    return False
 
 
 def client_address(request, proxy_uid, trusted=(), owner=peer_uid):
