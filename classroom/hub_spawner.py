@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from jupyterhub.authenticators.shared import SharedPasswordAuthenticator
-from jupyterhub.spawner import LocalProcessSpawner
+from jupyterhub.spawner import LocalProcessSpawner, set_user_setuid
 from tornado import web
 from traitlets import Bool, Integer, List, Unicode
 
@@ -66,7 +66,7 @@ class ClassSpawner(LocalProcessSpawner):
         if not self.isolate:
             home = str(self.home)
             return lambda: os.chdir(home)
-        return hub_users.preexec(pwd.getpwnam(self.unix), str(self.home), self.group(), self.limits(),
+        return hub_users.preexec(str(self.home), self.group(), self.limits(), set_user_setuid(self.unix),
                                  keep=hub_users.class_paths(self.learners_dir))
 
     def user_env(self, env):
@@ -150,9 +150,7 @@ def client_address(request, proxy_uid, trusted=(), owner=peer_uid):
         return "local"
     hops = [hop.strip() for line in request.headers.get_list("X-Forwarded-For") for hop in line.split(",")]
     hops = [hop for hop in hops if _is_address(hop)]        # no text of a client's becomes a key or a log line
-    if not hops:
-        return "local"
-    return next((hop for hop in reversed(hops) if hop not in trusted), hops[0])
+    return next((hop for hop in reversed(hops) if hop not in trusted), hops[0] if hops else "local")
 
 
 class ClassPassword(SharedPasswordAuthenticator):

@@ -51,32 +51,21 @@ def unix_name(learner, prefix=PREFIX):
     return f"{prefix}{letters}_{hashlib.sha256(learner.encode()).hexdigest()[:12]}"
 
 
-UIDS_GIVEN = Path(os.environ.get("HUB_UIDS_FILE") or "/var/lib/computational-graphs-hub/uids")
+UIDS_GIVEN = Path("/var/lib/computational-graphs-hub/uids")
 # The machine's lock for picking and taking a uid, fixed as the module loads: a record moved
 # afterwards (a test's) still waits for every other class making users on this machine.
 MACHINE_LOCK = UIDS_GIVEN.parent / "useradd.lock"
 
 
-def given_uids(ledger=None):
+def given_uids():
     """{uid: home} of every learner's user made on this machine (any class) whose home is still there."""
     found = {}
     with contextlib.suppress(OSError):       # no record yet
-        for line in Path(ledger or UIDS_GIVEN).read_text().splitlines():
+        for line in UIDS_GIVEN.read_text().splitlines():
             uid, _, home = line.partition(" ")
             if uid.isdigit() and home and os.path.lexists(home):      # a line edited by hand is passed over
                 found[int(uid)] = home
     return found
-
-
-def record_uid(uid, home):
-    """Add `uid` and its home to the record (root's alone), dropping entries whose home is gone."""
-    ledger = UIDS_GIVEN
-    ledger.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    kept = {**given_uids(ledger), uid: str(home)}
-    fresh = ledger.with_name(ledger.name + ".new")
-    fresh.write_text("".join(f"{u} {h}\n" for u, h in sorted(kept.items())))
-    fresh.chmod(0o600)
-    fresh.replace(ledger)
 
 
 def free_uid(homes):
@@ -111,7 +100,8 @@ def ensure_user(unix, home):
             if done.returncode != 0:
                 raise OSError(f"useradd could not make {unix} (exit status {done.returncode}): "
                               f"{done.stderr.strip()}") from None
-            record_uid(uid, home)
+            with open(os.open(UIDS_GIVEN, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600), "a") as ledger:
+                ledger.write(f"{uid} {home}\n")         # root's alone; a later line for a uid wins
             entry = pwd.getpwnam(unix)
     if entry.pw_gecos != LEARNER or os.path.realpath(entry.pw_dir) != os.path.realpath(home):
         raise Collision(f"the Unix user {unix} is not this learner's (its home is {entry.pw_dir}, not {home}): "
@@ -141,20 +131,13 @@ def remove_users(chosen):
 
 
 def kill_user(uid):
-    """SIGKILL every process of the learner's user `uid` in one pass (a child
-    become that user calls kill(-1): a fork loop cannot slip out as from kills by id)."""
+    """SIGKILL every process of the learner's user `uid` in one pass (a process run
+    as that user calls kill(-1): a fork loop cannot slip out as from kills by id)."""
     if uid == 0 or uid == os.getuid():
         raise ValueError(f"kill_user is for a learner's user, not uid {uid}")
     found = user_processes(uid)
-    child = os.fork()
-    if child == 0:
-        try:
-            os.setgroups([])
-            os.setresuid(uid, uid, uid)
-            os.kill(-1, signal.SIGKILL)
-        finally:
-            os._exit(0)
-    os.waitpid(child, 0)
+    subprocess.run([sys.executable, "-I", "-c", "import os, signal; os.kill(-1, signal.SIGKILL)"], user=uid,
+                   extra_groups=[], timeout=60, check=False)      # what is left, stop_all meets
     return found
 
 
@@ -264,9 +247,9 @@ def private_mounts(keep=()):
                 os.close(handle)
 
 
-def preexec(entry, home, group, limits, keep=()):
+def preexec(home, group, limits, become, keep=()):
     """What the learner's server runs as root between fork and exec: its cgroup, its
-    mounts, resource limits where no cgroup holds them, then the learner's user."""
+    mounts, resource limits where no cgroup holds them, then `become()` the learner's user."""
     def run():
         group.join(os.getpid())
         private_mounts([home, *keep])
@@ -275,10 +258,7 @@ def preexec(entry, home, group, limits, keep=()):
             resource.setrlimit(resource.RLIMIT_NPROC, (limits.tasks, limits.tasks))
         if "memory" not in group.enforced:
             resource.setrlimit(resource.RLIMIT_DATA, (limits.memory, limits.memory))
-        os.setgroups([])
-        os.setgid(entry.pw_gid)
-        os.setuid(entry.pw_uid)
-        os.chdir(home)
+        become()
     return run
 
 
@@ -290,17 +270,17 @@ def class_paths(learners):
 
 
 def unreachable(paths):
-    """(path, folder) of the first of `paths` a learner's user cannot reach (by the
+    """(path, folder, why) of the first of `paths` a learner's user cannot reach (by the
     modes for others: a learner owns none of them, nor is in their group); None when it reaches all."""
     for path in map(Path, paths):
         for folder in [*reversed(path.parents), path]:
             try:
                 mode = folder.stat().st_mode
-            except OSError:
-                return path, folder
+            except OSError as error:
+                return path, folder, f"{folder}: {error.strerror}"
             runs = folder != path or stat.S_ISDIR(mode) or mode & 0o111      # a folder entered, a program run
             if not mode & (0o001 if runs else 0o004):                         # ... else a file read
-                return path, folder
+                return path, folder, f"{folder} is closed to other users (mode {mode & 0o777:04o})"
     return None
 
 
@@ -318,11 +298,7 @@ def why_not_isolated(keep=()):
         return f"this machine does not let root give each learner a private /proc and /tmp ({error})"
     blocked = unreachable(keep)
     if blocked:
-        path, folder = blocked
-        try:
-            why = f"{folder} is closed to other users (mode {os.stat(folder).st_mode & 0o777:04o})"
-        except OSError as error:
-            why = f"{folder}: {error.strerror}"
+        path, folder, why = blocked
         return f"a learner's Unix user cannot reach {path}: {why}. {advice(path, folder)}"
     return None
 

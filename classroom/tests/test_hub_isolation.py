@@ -114,11 +114,11 @@ def test_a_removed_learners_uid_is_not_handed_on_while_their_home_is_there(learn
     (tmp_path / "other-class").mkdir()
     for unix, home in (("hubi-new", learners / "new"), ("hubi-class-b", tmp_path / "other-class" / "bea")):
         assert hub_users.ensure_user(unix, home).pw_uid != old.pw_uid, f"{unix} got the uid of a kept home"
-    assert hub_users.given_uids(tmp_path / "uids-given") == {old.pw_uid: str(learners / "ada")}   # no other home
+    assert hub_users.given_uids() == {old.pw_uid: str(learners / "ada")}   # no other home
     assert (tmp_path / "uids-given").stat().st_mode & 0o777 == 0o600
     with open(tmp_path / "uids-given", "a") as ledger:
         ledger.write("\n# edited by hand\nnot-a-uid /\n")                       # passed over, not a crash
-    assert hub_users.given_uids(tmp_path / "uids-given") == {old.pw_uid: str(learners / "ada")}
+    assert hub_users.given_uids() == {old.pw_uid: str(learners / "ada")}
 
 
 # ----- the login limit -----
