@@ -17,23 +17,19 @@ NOTICE = ("Your last kernel was stopped: the notebooks you had running reached y
           "makes something big, make it smaller.")
 
 
-def memory_folder(cgroups=CGROUPS, own=Path("/proc/self/cgroup")):
-    """This process's memory cgroup folder (v1 or v2), or None."""
-    try:
-        paths = dict(line.split(":", 2)[1:] for line in own.read_text().splitlines())    # {controllers: path}
-    except OSError:
-        return None
-    for controllers, path in paths.items():
-        if "memory" in controllers.split(","):
-            return cgroups / "memory" / path.lstrip("/")
-    return cgroups / paths[""].lstrip("/") if "" in paths else None
-
-
 def _read(path):
     try:
         return path.read_text()
     except OSError:
         return ""
+
+
+def memory_folder(cgroups=CGROUPS, own=Path("/proc/self/cgroup")):
+    """This process's memory cgroup folder (v1's, else v2's), or None."""
+    for _, controllers, path in (line.split(":", 2) for line in _read(own).splitlines()):
+        if "memory" in controllers.split(",") or not controllers:       # v1's hierarchies come before v2's 0::
+            return cgroups.joinpath(*["memory"][:bool(controllers)], path.lstrip("/"))
+    return None
 
 
 def pending(folder, seen=SEEN):
@@ -48,12 +44,6 @@ def pending(folder, seen=SEEN):
     if not limit.isdigit() or int(limit) >= 2 ** 60 or kills <= (int(before) if before.isdigit() else 0):
         return None, kills            # no limit (v2's "max", v1's near 2 ** 63), or nothing new
     return NOTICE.format(limit=f"{int(limit) / 1e9:.1f} GB"), kills
-
-
-def record(seen, kills):
-    with contextlib.suppress(OSError):
-        seen.parent.mkdir(parents=True, exist_ok=True)
-        seen.write_text(str(kills))
 
 
 def debugger_off():
@@ -72,7 +62,9 @@ def install(ip, folder=None, seen=None):
 
     def once(*_):
         print(text, file=sys.stderr)
-        record(seen, kills)
+        with contextlib.suppress(OSError):
+            seen.parent.mkdir(parents=True, exist_ok=True)
+            seen.write_text(str(kills))
         ip.events.unregister("pre_run_cell", once)
     ip.events.register("pre_run_cell", once)
 
