@@ -290,10 +290,9 @@ NOT_ISOLATED = ("Not isolated (classroom/README.md, \"What a learner can reach\"
 def limits_line(hub):
     """What enforces each learner's limits here, read from a trial cgroup."""
     trial = cgroups.Group((hub.cgroup, "trial"), cgroups.Limits(2 ** 30))
-    enforced = list(trial.enforced)
     trial.remove()
-    if enforced:
-        return f"their memory, CPU and tasks limited by a cgroup each ({', '.join(enforced)})."
+    if trial.enforced:
+        return f"their memory, CPU and tasks limited by a cgroup each ({', '.join(trial.enforced)})."
     return ("no cgroup could be made, so their memory is limited per process and their tasks per user "
             "(resource limits), and their CPU not at all.")
 
@@ -315,13 +314,9 @@ def main(argv=None):
                         "the learners' Unix users; their notebooks stay (make hub FORGET=1)")
     args = parser.parse_args(argv)
     admin = args.admin.strip().lower() if args.admin else None
-    try:
+    try:        # a port that is not a number, or a password refused, in one line
         ports = {"HUB_PORT": args.port, "HUB_API_PORT": int(os.environ.get("HUB_API_PORT") or 8081),
                  "HUB_PROXY_API_PORT": int(os.environ.get("HUB_PROXY_API_PORT") or 8001)}
-    except ValueError:
-        print("make hub: HUB_API_PORT and HUB_PROXY_API_PORT must be port numbers.", file=sys.stderr)
-        return 2
-    try:
         hub = Hub(BUILD, LEARNERS, ports, ip=args.ip, admin=admin)
     except ValueError as error:
         print(f"make hub: {error}.", file=sys.stderr)
