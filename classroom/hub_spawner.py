@@ -54,8 +54,7 @@ class ClassSpawner(LocalProcessSpawner):
         self.home.mkdir(parents=True, exist_ok=True)
         if self.isolate:
             entry = await asyncio.to_thread(hub_users.ensure_user, self.unix, self.home)
-            await asyncio.to_thread(hub_users.give_back, self.home, entry)     # a learner back after FORGET=1
-            os.chown(self.home, entry.pw_uid, entry.pw_gid)
+            await asyncio.to_thread(hub_users.give_back, self.home, entry)     # made now, or back after FORGET=1
             self.home.chmod(0o700)
             group = self.group(self.limits())
             self.log.info("%s runs as %s, limits enforced by cgroup: %s", self.user.name, self.unix,

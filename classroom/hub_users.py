@@ -37,10 +37,6 @@ LEARNER = "class hub learner"                 # the comment (GECOS) of every lea
 SYSTEM_UIDS = (100, 999)                      # useradd --system's range (login.defs' defaults)
 
 
-class Collision(RuntimeError):
-    """A learner's Unix user exists and belongs to someone else."""
-
-
 def unix_name(learner, prefix=PREFIX):
     """The learner's Unix user: the prefix and a short plain name as it is, else its
     letters, an underscore and a hash ("Zoë B": hub-zob_1a2b3c4d5e6f). Only the
@@ -84,7 +80,7 @@ def free_uid(homes):
 def ensure_user(unix, home):
     """The pwd entry of the learner's system user `unix` with home `home`, made
     unless it exists (no shell, no password); another's user of that name raises
-    `Collision`. A lock of the whole machine is held while a uid is picked and taken, in
+    PermissionError. A lock of the whole machine is held while a uid is picked and taken, in
     root's own folder (one every user could open, in /tmp, would let a learner's kernel hold it for ever)."""
     MACHINE_LOCK.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     MACHINE_LOCK.parent.chmod(0o700)
@@ -104,7 +100,7 @@ def ensure_user(unix, home):
                 ledger.write(f"{uid} {home}\n")         # root's alone; a later line for a uid wins
             entry = pwd.getpwnam(unix)
     if entry.pw_gecos != LEARNER or os.path.realpath(entry.pw_dir) != os.path.realpath(home):
-        raise Collision(f"the Unix user {unix} is not this learner's (its home is {entry.pw_dir}, not {home}): "
+        raise PermissionError(f"the Unix user {unix} is not this learner's (its home is {entry.pw_dir}, not {home}): "
                         "log in under another name, or ask the teacher to remove that user")
     return entry
 
@@ -311,11 +307,8 @@ def advice(path, folder):
     system's Python, else the closed folders opened for passing (o+x)."""
     pythons = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.executable)}
     if os.path.realpath(path) in pythons or Path(path).name.startswith("python"):     # the class's Python
-        if os.access(SYSTEM_PYTHON, os.X_OK) and unreachable([SYSTEM_PYTHON]) is None:
-            return (f"Make the class's environment with the system's Python (.venv is made again, a few minutes): "
-                    f"make hub PYTHON={SYSTEM_PYTHON}")
-        return ("Install the system's Python (Debian: sudo apt-get install python3 python3-venv), then: "
-                f"make hub PYTHON={SYSTEM_PYTHON}")
+        return ("Make the class's environment with the system's Python (.venv is made again, a few minutes; where "
+                f"it lacks, Debian: sudo apt-get install python3 python3-venv): make hub PYTHON={SYSTEM_PYTHON}")
     closed = [str(f) for f in [*reversed(Path(path).parents), Path(path)]
               if f.is_dir() and not f.stat().st_mode & 0o001] or [str(folder)]
     return (f"Let other users pass through {', '.join(closed)} (they can enter, not list): chmod o+x "
