@@ -1,5 +1,5 @@
 """What every kernel on the class hub runs as it starts (a start-up file in the
-learner's IPython profile, written by classroom/singleuser.py): `debugger_off()`
+learner's IPython profile, written by classroom/singleuser.py): the debugger off
 (ipykernel's debugger listens on loopback with no token: anyone could attach),
 and `install(ip)`: after the learner's memory cgroup counted a kill, NOTICE on
 the first cell the next kernel runs (JupyterLab only says "the kernel died")."""
@@ -46,13 +46,6 @@ def pending(folder, seen=SEEN):
     return NOTICE.format(limit=f"{int(limit) / 1e9:.1f} GB"), kills
 
 
-def debugger_off():
-    """ipykernel then neither advertises a debugger nor starts one."""
-    import ipykernel.debugger  # the kernel's; the server that writes the start-up file imports none
-
-    ipykernel.debugger._is_debugpy_available = False
-
-
 def install(ip, folder=None, seen=None):
     """In a starting kernel (`ip`, its shell): the notice, if any, above the first cell's output."""
     folder, seen = folder or memory_folder(), seen or SEEN
@@ -69,15 +62,16 @@ def install(ip, folder=None, seen=None):
     ip.events.register("pre_run_cell", once)
 
 
-STARTUP = """# Written by the class hub's server (classroom/singleuser.py): no debugger, and the
-# memory limit's notice.
+STARTUP = """# Written by the class hub's server (classroom/singleuser.py): no debugger (ipykernel
+# then neither advertises nor starts one), and the memory limit's notice.
 import importlib.util as _spec_util
+import ipykernel.debugger as _debugger
+_debugger._is_debugpy_available = False
 _spec = _spec_util.spec_from_file_location("class_hub_kernel", {path!r})
 _start = _spec_util.module_from_spec(_spec)
 _spec.loader.exec_module(_start)
-_start.debugger_off()
 _start.install(get_ipython())
-del _spec_util, _spec, _start
+del _spec_util, _debugger, _spec, _start
 """
 
 
