@@ -83,20 +83,12 @@ def given_password(admin=False, class_password=None):
 
 
 def kept_secret(path, make, given=None):
-    """The secret kept in `path` (root's alone): `given` when there is one, else the
-    one kept, else `make()`."""
+    """The secret kept in `path` (root's alone, in a folder of root's alone): `given` when
+    there is one, else the one kept, else `make()`."""
     if given or not path.exists() or not path.read_text().strip():
-        path.unlink(missing_ok=True)
-        path.touch(mode=0o600)
         path.write_text((given or make()) + "\n")
     path.chmod(0o600)
     return path.read_text().strip()
-
-
-def rotate(log, limit=LOG_BYTES, keep=3):
-    """Move `log` to .1 (and .1 to .2 ...) once it is past `limit` bytes."""
-    if log.exists() and log.stat().st_size > limit:
-        logging.handlers.RotatingFileHandler(log, backupCount=keep, delay=True).doRollover()
 
 
 def addresses(ip):
@@ -122,15 +114,14 @@ def answering(url, process, log, timeout=READY_WITHIN):
     """Return once the hub at `url` answers /hub/health; RuntimeError saying why (from `log`) when
     `process`, the hub's or `make hub`'s, ends first or `timeout` seconds pass."""
     deadline = time.monotonic() + timeout
-    while True:
+    while time.monotonic() < deadline:
         if process.poll() is not None:
             raise RuntimeError(f"jupyterhub stopped: {why(process.returncode, log)}; see {log}")
         with contextlib.suppress(OSError), urllib.request.urlopen(f"{url}/hub/health", timeout=5) as reply:
             if reply.status == 200:
                 return
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"jupyterhub did not answer within {timeout} s; see {log}")
         time.sleep(0.3)
+    raise RuntimeError(f"jupyterhub did not answer within {timeout} s; see {log}")
 
 
 def take_ctrl_c():
@@ -177,9 +168,9 @@ class Hub:
 
     def _open_log(self, name):
         log = self.state / name
-        rotate(log)
-        handle = open(log, "a")     # noqa: SIM115 (closed by the caller once the process has it)
-        os.chmod(log, 0o600)
+        if log.exists() and log.stat().st_size > LOG_BYTES:       # to .1, and .1 to .2 ...
+            logging.handlers.RotatingFileHandler(log, backupCount=3, delay=True).doRollover()
+        handle = open(log, "a")     # noqa: SIM115 (closed by the caller once the process has it); in BUILD, root's alone
         handle.write(f"\n----- {datetime.now().isoformat(timespec='seconds')}: started by classroom/hub.py "
                      f"-----\n")
         handle.flush()
@@ -251,9 +242,7 @@ def stop_class(hub):
             if any(program in part for part in process.cmdline()):      # not a process that took a dead one's id
                 ended += hub_users.kill_pids([process.pid], grace=15)
         pid_file.unlink(missing_ok=True)
-    ended += hub_users.end_class(hub.learners)
-    ended += cgroups.remove_tree(hub.cgroup)
-    return sorted(set(ended))
+    return sorted({*ended, *hub_users.end_class(hub.learners), *cgroups.remove_tree(hub.cgroup)})
 
 
 def banner(hub, ip, isolation):
