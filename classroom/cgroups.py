@@ -84,17 +84,16 @@ class Group:
     def _written(self, controller: str, values: dict[str, str]) -> bool:
         """The values written, else written in the other order (v1 refuses a memory
         limit above the memory-and-swap one, and the reverse)."""
-        return self._write(controller, list(values.items())) or self._write(controller, list(values.items())[::-1])
+        return any(all(self._write(controller, *pair) for pair in order) for order in (values.items(),
+                                                                                         [*values.items()][::-1]))
 
-    def _write(self, controller: str, values: list[tuple[str, str]]) -> bool:
-        for key, value in values:
-            try:
-                (self.folders[controller] / key).write_text(value)
-            except FileNotFoundError:
-                if key not in OPTIONAL:
-                    return False
-            except OSError:
-                return False
+    def _write(self, controller: str, key: str, value: str) -> bool:
+        try:
+            (self.folders[controller] / key).write_text(value)
+        except FileNotFoundError:
+            return key in OPTIONAL
+        except OSError:
+            return False
         return True
 
     def join(self, pid: int) -> None:
@@ -121,24 +120,21 @@ class Group:
 
     def remove(self, settle: float = 2.0, grace: float = 5.0) -> list[int]:
         """After up to `settle` seconds for what is ending by itself, SIGKILL what is
-        left and remove the folders; returns the ids killed."""
+        left, again as long as it forks, and remove the folders; returns the ids killed."""
         deadline = time.monotonic() + settle
         while self.procs() and time.monotonic() < deadline:
             time.sleep(0.05)
-        killed = sorted(self.procs())
-        deadline = time.monotonic() + grace
-        while self.procs() and time.monotonic() < deadline:     # what forks as it is killed is met again
+        killed, deadline = sorted(self.procs()), time.monotonic() + grace
+        left = [folder for folder in set(self.folders.values()) if folder.is_dir()]
+        while left:          # a folder is removed once its processes are gone, each tried at least once
             self._kill_all()
-            time.sleep(0.05)
-        deadline = time.monotonic() + grace
-        for folder in set(self.folders.values()):
-            while folder.is_dir():          # each folder tried at least once, the grace spent or not
-                try:
+            for folder in list(left):
+                with contextlib.suppress(OSError):
                     folder.rmdir()
-                except OSError:
-                    if time.monotonic() > deadline:
-                        break
-                    time.sleep(0.05)
+                    left.remove(folder)
+            if time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
         return killed
 
     def _kill_all(self) -> None:
@@ -154,12 +150,7 @@ class Group:
 
 def remove_tree(parent: str, root: Path = CGROUPS) -> list[int]:
     """Remove the groups under `parent`, killed first, then `parent`; returns the ids killed."""
-    killed: list[int] = []
-    tops = [root / parent] if (root / "cgroup.controllers").exists() else [root / c / parent for c in CONTROLLERS]
-    for top in tops:
-        if top.is_dir():
-            for child in sorted(p for p in top.iterdir() if p.is_dir()):
-                killed += Group((parent, child.name), root=root).remove(settle=0)
-            with contextlib.suppress(OSError):
-                top.rmdir()
-    return killed
+    top = Group((parent,), root=root)
+    names = {child.name for folder in top.folders.values() if folder.is_dir()
+             for child in folder.iterdir() if child.is_dir()}
+    return [pid for name in sorted(names) for pid in Group((parent, name), root=root).remove(settle=0)] + top.remove(0)

@@ -23,6 +23,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.parse
 import urllib.request
 from datetime import datetime
 from pathlib import Path
@@ -82,20 +83,12 @@ def given_password(admin=False, class_password=None):
 
 
 def kept_secret(path, make, given=None):
-    """The secret kept in `path` (root's alone): `given` when there is one, else the
-    one kept, else `make()`."""
+    """The secret kept in `path` (root's alone, in a folder of root's alone): `given` when
+    there is one, else the one kept, else `make()`."""
     if given or not path.exists() or not path.read_text().strip():
-        path.unlink(missing_ok=True)
-        path.touch(mode=0o600)
         path.write_text((given or make()) + "\n")
     path.chmod(0o600)
     return path.read_text().strip()
-
-
-def rotate(log, limit=LOG_BYTES, keep=3):
-    """Move `log` to .1 (and .1 to .2 ...) once it is past `limit` bytes."""
-    if log.exists() and log.stat().st_size > limit:
-        logging.handlers.RotatingFileHandler(log, backupCount=keep, delay=True).doRollover()
 
 
 def addresses(ip):
@@ -121,15 +114,14 @@ def answering(url, process, log, timeout=READY_WITHIN):
     """Return once the hub at `url` answers /hub/health; RuntimeError saying why (from `log`) when
     `process`, the hub's or `make hub`'s, ends first or `timeout` seconds pass."""
     deadline = time.monotonic() + timeout
-    while True:
+    while time.monotonic() < deadline:
         if process.poll() is not None:
             raise RuntimeError(f"jupyterhub stopped: {why(process.returncode, log)}; see {log}")
         with contextlib.suppress(OSError), urllib.request.urlopen(f"{url}/hub/health", timeout=5) as reply:
             if reply.status == 200:
                 return
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"jupyterhub did not answer within {timeout} s; see {log}")
         time.sleep(0.3)
+    raise RuntimeError(f"jupyterhub did not answer within {timeout} s; see {log}")
 
 
 def take_ctrl_c():
@@ -176,45 +168,37 @@ class Hub:
 
     def _open_log(self, name):
         log = self.state / name
-        rotate(log)
-        handle = open(log, "a")     # noqa: SIM115 (closed by the caller once the process has it)
-        os.chmod(log, 0o600)
+        if log.exists() and log.stat().st_size > LOG_BYTES:       # to .1, and .1 to .2 ...
+            logging.handlers.RotatingFileHandler(log, backupCount=3, delay=True).doRollover()
+        handle = open(log, "a")     # noqa: SIM115 (closed by the caller once the process has it); in BUILD, root's alone
         handle.write(f"\n----- {datetime.now().isoformat(timespec='seconds')}: started by classroom/hub.py "
                      f"-----\n")
         handle.flush()
         return handle
 
     def running_proxy(self):
-        """(process, ports, address) of the class's proxy kept from an earlier run, or None."""
+        """(ports, address) of the class's proxy kept from an earlier run, or None."""
         with contextlib.suppress(OSError, ValueError, psutil.Error):
-            kept = psutil.Process(int((self.secrets / "proxy.pid").read_text()))
-            line = kept.cmdline()
+            line = psutil.Process(int((self.secrets / "proxy.pid").read_text())).cmdline()
             if any("configurable-http-proxy" in part for part in line):
                 given = dict(zip(line, line[1:], strict=False))
-                ports = {"HUB_PORT": int(given["--port"]), "HUB_PROXY_API_PORT": int(given["--api-port"]),
-                         "HUB_API_PORT": int(given["--error-target"].rsplit(":", 1)[1].split("/")[0])}
-                return kept, ports, given["--ip"]
+                return {"HUB_PORT": int(given["--port"]), "HUB_PROXY_API_PORT": int(given["--api-port"]),
+                        "HUB_API_PORT": urllib.parse.urlsplit(given["--error-target"]).port}, given["--ip"]
         return None
 
-    def proxy_change(self):
-        """What make hub says of a running proxy whose ports or address are not those asked; else None."""
-        running = self.running_proxy()
-        if running is None or running[1:] == (self.ports, self.ip):
-            return None
-        _, ports, ip = running
-        asked = [f"{k}={v}" for k, v in self.ports.items() if ports[k] != v]
-        asked += [f"IP={self.ip}"] if self.ip != ip else []
-        return (f"The class's proxy is running on {ip}:{ports['HUB_PORT']} (HUB_PROXY_API_PORT="
-                f"{ports['HUB_PROXY_API_PORT']}, HUB_API_PORT={ports['HUB_API_PORT']}): it is kept, with its "
-                f"ports, so the learners' open pages keep working; {', '.join(asked)} is not used. To move the "
-                "class: make hub STOP=1 (the learners' servers stop, their notebooks stay), then make hub with "
-                "the new settings.")
-
     def start_proxy(self):
-        """The proxy kept from an earlier run, with its own ports, else a new one."""
+        """The proxy kept from an earlier run, with its own ports (said when they are not those
+        asked, so the learners' open pages keep working), else a new one."""
         running = self.running_proxy()
         if running is not None:
-            _, ports, ip = running
+            ports, ip = running
+            asked = [f"{k}={v}" for k, v in self.ports.items() if ports[k] != v] + [f"IP={self.ip}"] * (ip != self.ip)
+            if asked:
+                print(f"The class's proxy is running on {ip}:{ports['HUB_PORT']} (HUB_PROXY_API_PORT="
+                      f"{ports['HUB_PROXY_API_PORT']}, HUB_API_PORT={ports['HUB_API_PORT']}): it is kept, with its "
+                      f"ports, so the learners' open pages keep working; {', '.join(asked)} is not used. To move the "
+                      "class: make hub STOP=1 (the learners' servers stop, their notebooks stay), then make hub with "
+                      "the new settings.", flush=True)
             self.ports.update(ports)
             self.ip, self.url = ip, f"http://127.0.0.1:{ports['HUB_PORT']}"
             return
@@ -258,19 +242,7 @@ def stop_class(hub):
             if any(program in part for part in process.cmdline()):      # not a process that took a dead one's id
                 ended += hub_users.kill_pids([process.pid], grace=15)
         pid_file.unlink(missing_ok=True)
-    ended += hub_users.end_class(hub.learners)
-    ended += cgroups.remove_tree(hub.cgroup)
-    return sorted(set(ended))
-
-
-def remove_users(hub):
-    """make hub FORGET=1: the class stopped, its learners' Unix users removed, their homes kept."""
-    ended = stop_class(hub)
-    uids = hub_users.class_uids(hub.learners)
-    removed = hub_users.remove_users(lambda entry: entry.pw_uid in uids)
-    print(f"the class is stopped ({len(ended)} processes ended) and {len(removed)} learners' Unix users are removed"
-          f"{': ' + ', '.join(removed) if removed else ''}; their notebooks stay in {hub.learners}")
-    return 0
+    return sorted({*ended, *hub_users.end_class(hub.learners), *cgroups.remove_tree(hub.cgroup)})
 
 
 def banner(hub, ip, isolation):
@@ -307,10 +279,9 @@ NOT_ISOLATED = ("Not isolated (classroom/README.md, \"What a learner can reach\"
 def limits_line(hub):
     """What enforces each learner's limits here, read from a trial cgroup."""
     trial = cgroups.Group((hub.cgroup, "trial"), cgroups.Limits(2 ** 30))
-    enforced = list(trial.enforced)
     trial.remove()
-    if enforced:
-        return f"their memory, CPU and tasks limited by a cgroup each ({', '.join(enforced)})."
+    if trial.enforced:
+        return f"their memory, CPU and tasks limited by a cgroup each ({', '.join(trial.enforced)})."
     return ("no cgroup could be made, so their memory is limited per process and their tasks per user "
             "(resource limits), and their CPU not at all.")
 
@@ -328,43 +299,34 @@ def main(argv=None):
     parser.add_argument("--unisolated", action="store_true",
                         help="run every learner's server as this user, with no isolation (make hub UNISOLATED=1)")
     parser.add_argument("--admin", metavar="NAME", help="the teacher's name: a JupyterHub admin (make hub ADMIN=NAME)")
-    parser.add_argument("--remove-users", action="store_true",
-                        help="after a course: stop the class and remove the learners' Unix users; their notebooks "
-                             "stay (make hub FORGET=1)")
+    parser.add_argument("--remove-users", action="store_true", help="after a course: --stop-class, then remove "
+                        "the learners' Unix users; their notebooks stay (make hub FORGET=1)")
     args = parser.parse_args(argv)
     admin = args.admin.strip().lower() if args.admin else None
-    try:
+    try:        # a port that is not a number, or a password refused, in one line
         ports = {"HUB_PORT": args.port, "HUB_API_PORT": int(os.environ.get("HUB_API_PORT") or 8081),
                  "HUB_PROXY_API_PORT": int(os.environ.get("HUB_PROXY_API_PORT") or 8001)}
-    except ValueError:
-        print("make hub: HUB_API_PORT and HUB_PROXY_API_PORT must be port numbers.", file=sys.stderr)
-        return 2
-    try:
         hub = Hub(BUILD, LEARNERS, ports, ip=args.ip, admin=admin)
     except ValueError as error:
         print(f"make hub: {error}.", file=sys.stderr)
         return 2
     BUILD.chmod(0o700)
-    if args.remove_users:
-        return remove_users(hub)
-    if args.stop_class:
-        ended = stop_class(hub)
-        left = hub_users.class_processes(hub.learners)
-        print(f"the class is stopped: the hub, the proxy and every learner's server ({len(ended)} processes "
-              "ended); their notebooks stay in", hub.learners)
+    if args.stop_class or args.remove_users:
+        ended, left = stop_class(hub), hub_users.class_processes(hub.learners)
+        uids = hub_users.class_uids(hub.learners) if args.remove_users else ()
+        removed = hub_users.remove_users(lambda entry: entry.pw_uid in uids)
+        print(f"the class is stopped: the hub, the proxy and every learner's server ({len(ended)} processes ended)"
+              f"{', and their Unix users are removed: ' + ', '.join(removed) if removed else ''}; their notebooks "
+              f"stay in {hub.learners}")
         if left:
             print(f"make hub: {len(left)} processes of the class are still running: {left}", file=sys.stderr)
-            return 1
-        return 0
+        return 1 if left else 0
     isolation = hub_users.why_not_isolated(hub_users.class_paths(hub.learners))
     if isolation is not None and not args.unisolated:
         print(f"make hub: no isolation between learners here: {isolation}\n{UNISOLATED_HELP}", file=sys.stderr)
         return 2
     os.environ["HUB_ISOLATE"] = "0" if isolation else "1"     # an inherited HUB_ISOLATE=0 never runs under the banner
     take_ctrl_c()
-    change = hub.proxy_change()
-    if change:
-        print(change, flush=True)
     try:
         hub.start()
         print(banner(hub, hub.ip, isolation), flush=True)

@@ -1,5 +1,5 @@
 """What every kernel on the class hub runs as it starts (a start-up file in the
-learner's IPython profile, written by classroom/singleuser.py): `debugger_off()`
+learner's IPython profile, written by classroom/singleuser.py): the debugger off
 (ipykernel's debugger listens on loopback with no token: anyone could attach),
 and `install(ip)`: after the learner's memory cgroup counted a kill, NOTICE on
 the first cell the next kernel runs (JupyterLab only says "the kernel died")."""
@@ -17,23 +17,19 @@ NOTICE = ("Your last kernel was stopped: the notebooks you had running reached y
           "makes something big, make it smaller.")
 
 
-def memory_folder(cgroups=CGROUPS, own=Path("/proc/self/cgroup")):
-    """This process's memory cgroup folder (v1 or v2), or None."""
-    try:
-        paths = dict(line.split(":", 2)[1:] for line in own.read_text().splitlines())    # {controllers: path}
-    except OSError:
-        return None
-    for controllers, path in paths.items():
-        if "memory" in controllers.split(","):
-            return cgroups / "memory" / path.lstrip("/")
-    return cgroups / paths[""].lstrip("/") if "" in paths else None
-
-
 def _read(path):
     try:
         return path.read_text()
     except OSError:
         return ""
+
+
+def memory_folder(cgroups=CGROUPS, own=Path("/proc/self/cgroup")):
+    """This process's memory cgroup folder (v1's, else v2's), or None."""
+    for _, controllers, path in (line.split(":", 2) for line in _read(own).splitlines()):
+        if "memory" in controllers.split(",") or not controllers:       # v1's hierarchies come before v2's 0::
+            return cgroups.joinpath(*["memory"][:bool(controllers)], path.lstrip("/"))
+    return None
 
 
 def pending(folder, seen=SEEN):
@@ -50,19 +46,6 @@ def pending(folder, seen=SEEN):
     return NOTICE.format(limit=f"{int(limit) / 1e9:.1f} GB"), kills
 
 
-def record(seen, kills):
-    with contextlib.suppress(OSError):
-        seen.parent.mkdir(parents=True, exist_ok=True)
-        seen.write_text(str(kills))
-
-
-def debugger_off():
-    """ipykernel then neither advertises a debugger nor starts one."""
-    import ipykernel.debugger  # the kernel's; the server that writes the start-up file imports none
-
-    ipykernel.debugger._is_debugpy_available = False
-
-
 def install(ip, folder=None, seen=None):
     """In a starting kernel (`ip`, its shell): the notice, if any, above the first cell's output."""
     folder, seen = folder or memory_folder(), seen or SEEN
@@ -72,20 +55,23 @@ def install(ip, folder=None, seen=None):
 
     def once(*_):
         print(text, file=sys.stderr)
-        record(seen, kills)
+        with contextlib.suppress(OSError):
+            seen.parent.mkdir(parents=True, exist_ok=True)
+            seen.write_text(str(kills))
         ip.events.unregister("pre_run_cell", once)
     ip.events.register("pre_run_cell", once)
 
 
-STARTUP = """# Written by the class hub's server (classroom/singleuser.py): no debugger, and the
-# memory limit's notice.
+STARTUP = """# Written by the class hub's server (classroom/singleuser.py): no debugger (ipykernel
+# then neither advertises nor starts one), and the memory limit's notice.
 import importlib.util as _spec_util
+import ipykernel.debugger as _debugger
+_debugger._is_debugpy_available = False
 _spec = _spec_util.spec_from_file_location("class_hub_kernel", {path!r})
 _start = _spec_util.module_from_spec(_spec)
 _spec.loader.exec_module(_start)
-_start.debugger_off()
 _start.install(get_ipython())
-del _spec_util, _spec, _start
+del _spec_util, _debugger, _spec, _start
 """
 
 

@@ -140,34 +140,33 @@ class Notebook:
                                        name=f"websocket {self.learner.name} {self.session['id'][:8]}")
         self.reader.start()
 
-    def disconnect(self, going_away=False):
-        """Close the websocket, the session and kernel left running; `going_away`: with
-        the code of a closed tab (1001). The socket is shut, which ends the reader
-        at once (websocket-client's close() waits for the server's next ping)."""
+    def disconnect(self):
+        """Close the websocket as a closed tab does (1001), the session and kernel left running.
+        The socket is shut, which ends the reader at once (websocket-client's close() waits
+        for the server's next ping)."""
         ws = self.ws
         if ws is None or ws.sock is None:
             return
         with contextlib.suppress(Exception):
-            ws.send_close(websocket.STATUS_GOING_AWAY if going_away else websocket.STATUS_NORMAL)
+            ws.send_close(websocket.STATUS_GOING_AWAY)
         with contextlib.suppress(OSError):
             ws.sock.shutdown(socket.SHUT_RDWR)
         self.reader.join(timeout=10)
         ws.shutdown()
 
     def ready(self, heard, timeout=10):
-        """Whether a restarted kernel answers on a new websocket, on shell (kernel_info's
-        reply) and iopub (its status), as a page asks; `heard` gets what cells printed meanwhile."""
+        """Whether a restarted kernel answers on a new websocket as a page asks (kernel_info, its
+        status for it on iopub); `heard` gets what cells printed meanwhile."""
         self.connect()
-        msg_id, deadline, seen = self.send("kernel_info_request", {}), time.monotonic() + timeout, set()
+        msg_id, deadline = self.send("kernel_info_request", {}), time.monotonic() + timeout
         with contextlib.suppress(Exception):      # the websocket closed, or timed out at the deadline
-            while seen != {"kernel_info_reply", "status"}:
+            while True:
                 message = self.receive(deadline)
-                kind = message["header"]["msg_type"]
-                if kind == "stream":
+                if message["header"]["msg_type"] == "stream":
                     heard.append(message["content"]["text"])
-                if message["parent_header"].get("msg_id") == msg_id and kind in ("kernel_info_reply", "status"):
-                    seen.add(kind)
-        return seen == {"kernel_info_reply", "status"}
+                elif message["header"]["msg_type"] == "status" and message["parent_header"].get("msg_id") == msg_id:
+                    return True
+        return False
 
     def send(self, msg_type, content, channel="shell"):
         msg_id = uuid.uuid4().hex
@@ -233,15 +232,12 @@ class Notebook:
             kind, content = message["header"]["msg_type"], message["content"]
             if kind == "status" and content["execution_state"] == "busy":
                 busy = _date(message)
-            elif kind == "comm_msg" and redraw is None and self._is_drawing(content):
+            elif kind == "comm_msg" and redraw is None and "value" in content["data"].get("state", {}) and \
+                    self.models.get(content["comm_id"], {}).get("_model_name") in ("HTMLModel", "OutputModel"):
                 redraw = Redraw(time.time() - sent, _date(message) - busy if busy else 0.0)
             elif kind == "status" and content["execution_state"] == "idle":
                 self.models[comm_id].update(state)
                 return redraw
-
-    def _is_drawing(self, content):
-        model = self.models.get(content["comm_id"], {})
-        return model.get("_model_name") in ("HTMLModel", "OutputModel") and "value" in content["data"].get("state", {})
 
     def close(self):
         """Close the tab with kernelShutdown on: the session and its kernel end."""

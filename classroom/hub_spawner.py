@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from jupyterhub.authenticators.shared import SharedPasswordAuthenticator
-from jupyterhub.spawner import LocalProcessSpawner
+from jupyterhub.spawner import LocalProcessSpawner, set_user_setuid
 from tornado import web
 from traitlets import Bool, Integer, List, Unicode
 
@@ -54,8 +54,7 @@ class ClassSpawner(LocalProcessSpawner):
         self.home.mkdir(parents=True, exist_ok=True)
         if self.isolate:
             entry = await asyncio.to_thread(hub_users.ensure_user, self.unix, self.home)
-            await asyncio.to_thread(hub_users.give_back, self.home, entry)     # a learner back after FORGET=1
-            os.chown(self.home, entry.pw_uid, entry.pw_gid)
+            await asyncio.to_thread(hub_users.give_back, self.home, entry)     # made now, or back after FORGET=1
             self.home.chmod(0o700)
             group = self.group(self.limits())
             self.log.info("%s runs as %s, limits enforced by cgroup: %s", self.user.name, self.unix,
@@ -66,7 +65,7 @@ class ClassSpawner(LocalProcessSpawner):
         if not self.isolate:
             home = str(self.home)
             return lambda: os.chdir(home)
-        return hub_users.preexec(pwd.getpwnam(self.unix), str(self.home), self.group(), self.limits(),
+        return hub_users.preexec(str(self.home), self.group(), self.limits(), set_user_setuid(self.unix),
                                  keep=hub_users.class_paths(self.learners_dir))
 
     def user_env(self, env):
@@ -136,11 +135,9 @@ def peer_uid(request):
 
 
 def _is_address(text):
-    try:
-        ipaddress.ip_address(text)
-        return True
-    except ValueError:
-        return False
+    with contextlib.suppress(ValueError):
+        return bool(ipaddress.ip_address(text))
+    return False
 
 
 def client_address(request, proxy_uid, trusted=(), owner=peer_uid):
@@ -152,9 +149,7 @@ def client_address(request, proxy_uid, trusted=(), owner=peer_uid):
         return "local"
     hops = [hop.strip() for line in request.headers.get_list("X-Forwarded-For") for hop in line.split(",")]
     hops = [hop for hop in hops if _is_address(hop)]        # no text of a client's becomes a key or a log line
-    if not hops:
-        return "local"
-    return next((hop for hop in reversed(hops) if hop not in trusted), hops[0])
+    return next((hop for hop in reversed(hops) if hop not in trusted), hops[0] if hops else "local")
 
 
 class ClassPassword(SharedPasswordAuthenticator):

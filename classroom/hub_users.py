@@ -9,14 +9,17 @@ import ctypes
 import fcntl
 import grp
 import hashlib
+import multiprocessing
 import os
 import pwd
 import re
 import resource
 import signal
+import stat
 import subprocess
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import psutil
@@ -34,10 +37,6 @@ LEARNER = "class hub learner"                 # the comment (GECOS) of every lea
 SYSTEM_UIDS = (100, 999)                      # useradd --system's range (login.defs' defaults)
 
 
-class Collision(RuntimeError):
-    """A learner's Unix user exists and belongs to someone else."""
-
-
 def unix_name(learner, prefix=PREFIX):
     """The learner's Unix user: the prefix and a short plain name as it is, else its
     letters, an underscore and a hash ("Zoë B": hub-zob_1a2b3c4d5e6f). Only the
@@ -48,32 +47,21 @@ def unix_name(learner, prefix=PREFIX):
     return f"{prefix}{letters}_{hashlib.sha256(learner.encode()).hexdigest()[:12]}"
 
 
-UIDS_GIVEN = Path(os.environ.get("HUB_UIDS_FILE") or "/var/lib/computational-graphs-hub/uids")
+UIDS_GIVEN = Path("/var/lib/computational-graphs-hub/uids")
 # The machine's lock for picking and taking a uid, fixed as the module loads: a record moved
 # afterwards (a test's) still waits for every other class making users on this machine.
 MACHINE_LOCK = UIDS_GIVEN.parent / "useradd.lock"
 
 
-def given_uids(ledger=None):
+def given_uids():
     """{uid: home} of every learner's user made on this machine (any class) whose home is still there."""
     found = {}
     with contextlib.suppress(OSError):       # no record yet
-        for line in Path(ledger or UIDS_GIVEN).read_text().splitlines():
+        for line in UIDS_GIVEN.read_text().splitlines():
             uid, _, home = line.partition(" ")
             if uid.isdigit() and home and os.path.lexists(home):      # a line edited by hand is passed over
                 found[int(uid)] = home
     return found
-
-
-def record_uid(uid, home):
-    """Add `uid` and its home to the record (root's alone), dropping entries whose home is gone."""
-    ledger = UIDS_GIVEN
-    ledger.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    kept = {**given_uids(ledger), uid: str(home)}
-    fresh = ledger.with_name(ledger.name + ".new")
-    fresh.write_text("".join(f"{u} {h}\n" for u, h in sorted(kept.items())))
-    fresh.chmod(0o600)
-    fresh.replace(ledger)
 
 
 def free_uid(homes):
@@ -92,7 +80,7 @@ def free_uid(homes):
 def ensure_user(unix, home):
     """The pwd entry of the learner's system user `unix` with home `home`, made
     unless it exists (no shell, no password); another's user of that name raises
-    `Collision`. A lock of the whole machine is held while a uid is picked and taken, in
+    PermissionError. A lock of the whole machine is held while a uid is picked and taken, in
     root's own folder (one every user could open, in /tmp, would let a learner's kernel hold it for ever)."""
     MACHINE_LOCK.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     MACHINE_LOCK.parent.chmod(0o700)
@@ -108,29 +96,21 @@ def ensure_user(unix, home):
             if done.returncode != 0:
                 raise OSError(f"useradd could not make {unix} (exit status {done.returncode}): "
                               f"{done.stderr.strip()}") from None
-            record_uid(uid, home)
+            with open(os.open(UIDS_GIVEN, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600), "a") as ledger:
+                ledger.write(f"{uid} {home}\n")         # root's alone; a later line for a uid wins
             entry = pwd.getpwnam(unix)
     if entry.pw_gecos != LEARNER or os.path.realpath(entry.pw_dir) != os.path.realpath(home):
-        raise Collision(f"the Unix user {unix} is not this learner's (its home is {entry.pw_dir}, not {home}): "
+        raise PermissionError(f"the Unix user {unix} is not this learner's (its home is {entry.pw_dir}, not {home}): "
                         "log in under another name, or ask the teacher to remove that user")
     return entry
 
 
 def give_back(home, entry):
     """A learner back after FORGET=1 has a new uid: their home's files are given to
-    it (links themselves, never what they point to)."""
-    home = Path(home)
-    if not home.exists() or home.lstat().st_uid == entry.pw_uid and not any(
-            child.lstat().st_uid != entry.pw_uid for child in home.iterdir()):
-        return 0
-    changed = 0
-    for folder, folders, files in os.walk(home):
-        for name in [".", *folders, *files]:
-            path = os.path.join(folder, name)
-            if os.lstat(path).st_uid != entry.pw_uid:
-                os.chown(path, entry.pw_uid, entry.pw_gid, follow_symlinks=False)
-                changed += 1
-    return changed
+    it (links themselves, never what they point to: chown -R follows none)."""
+    if os.path.isdir(home) and os.lstat(home).st_uid != entry.pw_uid:
+        subprocess.run(["chown", "-R", "--no-dereference", f"{entry.pw_uid}:{entry.pw_gid}", str(home)],
+                       check=True, timeout=600)
 
 
 def remove_users(chosen):
@@ -139,7 +119,7 @@ def remove_users(chosen):
     removed = []
     for entry in pwd.getpwall():
         if entry.pw_gecos == LEARNER and chosen(entry):
-            kill_user(entry.pw_uid)
+            kill_user(entry.pw_uid)       # then waited for (userdel refuses a user whose processes run)
             stop_all(lambda uid=entry.pw_uid: user_processes(uid))
             if subprocess.run(["userdel", entry.pw_name], capture_output=True, timeout=60).returncode == 0:
                 removed.append(entry.pw_name)
@@ -147,20 +127,13 @@ def remove_users(chosen):
 
 
 def kill_user(uid):
-    """SIGKILL every process of the learner's user `uid` in one pass (a child
-    become that user calls kill(-1): a fork loop cannot slip out as from kills by id)."""
+    """SIGKILL every process of the learner's user `uid` in one pass (a process run
+    as that user calls kill(-1): a fork loop cannot slip out as from kills by id)."""
     if uid == 0 or uid == os.getuid():
         raise ValueError(f"kill_user is for a learner's user, not uid {uid}")
     found = user_processes(uid)
-    child = os.fork()
-    if child == 0:
-        try:
-            os.setgroups([])
-            os.setresuid(uid, uid, uid)
-            os.kill(-1, signal.SIGKILL)
-        finally:
-            os._exit(0)
-    os.waitpid(child, 0)
+    subprocess.run([sys.executable, "-I", "-c", "import os, signal; os.kill(-1, signal.SIGKILL)"], user=uid,
+                   extra_groups=[], timeout=60, check=False)      # what is left, stop_all meets
     return found
 
 
@@ -178,10 +151,12 @@ def end_class(learners):
 
 def class_processes(learners):
     """Every process of the class: run by a learner's user (by any of its uids: a
-    setuid program keeps theirs as its real uid), or started by a hub in `learners`
-    (an unisolated server runs as the teacher)."""
+    setuid program keeps theirs as its real uid), or working in `learners` with
+    JupyterHub's variables (an unisolated server and its kernels run as the teacher;
+    a teacher's shell there has none)."""
     uids, learners = class_uids(learners), os.path.realpath(os.fsencode(learners))
-    return _processes(lambda process: uids & set(process.uids()) or _spawned_in(process, learners))
+    return _processes(lambda p: uids & set(p.uids()) or _under(os.fsencode(p.cwd()), learners)
+                      and "JUPYTERHUB_USER" in p.environ())
 
 
 def _processes(match):
@@ -194,21 +169,12 @@ def _processes(match):
     return found
 
 
-def _spawned_in(process, learners):
-    """Whether `process` works in the class's folder with JupyterHub's variables
-    (a server or what it runs), not a teacher's shell that is there."""
-    return _under(os.fsencode(process.cwd()), learners) and "JUPYTERHUB_USER" in process.environ()
-
-
 def stop_all(find, rounds=10):
     """Kill what `find()` lists until it lists nothing (SIGTERM first, then SIGKILL
     alone, for a process that forks when told to stop); returns every id killed."""
-    killed = []
-    for round_ in range(rounds):
-        pids = find()
-        if not pids:
-            break
-        killed += kill_pids(pids) if round_ == 0 else kill_pids(pids, grace=1.0, signals=(signal.SIGKILL,))
+    killed = kill_pids(find())
+    while rounds and (pids := find()):
+        killed, rounds = killed + kill_pids(pids, grace=1.0, signals=(signal.SIGKILL,)), rounds - 1
     return killed
 
 
@@ -277,9 +243,9 @@ def private_mounts(keep=()):
                 os.close(handle)
 
 
-def preexec(entry, home, group, limits, keep=()):
+def preexec(home, group, limits, become, keep=()):
     """What the learner's server runs as root between fork and exec: its cgroup, its
-    mounts, resource limits where no cgroup holds them, then the learner's user."""
+    mounts, resource limits where no cgroup holds them, then `become()` the learner's user."""
     def run():
         group.join(os.getpid())
         private_mounts([home, *keep])
@@ -288,10 +254,7 @@ def preexec(entry, home, group, limits, keep=()):
             resource.setrlimit(resource.RLIMIT_NPROC, (limits.tasks, limits.tasks))
         if "memory" not in group.enforced:
             resource.setrlimit(resource.RLIMIT_DATA, (limits.memory, limits.memory))
-        os.setgroups([])
-        os.setgid(entry.pw_gid)
-        os.setuid(entry.pw_uid)
-        os.chdir(home)
+        become()
     return run
 
 
@@ -302,68 +265,36 @@ def class_paths(learners):
     return [ROOT, Path(learners), Path(sys.prefix), Path(sys.base_prefix), Path(os.path.realpath(sys.executable))]
 
 
-def _in_child(work):
-    """Run `work()` in a forked child; returns what it raised, in one line ('' if nothing)."""
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        os.close(read)
-        message = ""
-        try:
-            work()
-        except BaseException as error:      # noqa: BLE001 (reported to the parent, whatever it is)
-            message = str(error) or type(error).__name__
-        os.write(write, message.encode(errors="replace")[:2000])
-        os._exit(0)
-    os.close(write)
-    with os.fdopen(read, "rb") as pipe:
-        said = pipe.read().decode(errors="replace")
-    _, status = os.waitpid(pid, 0)
-    if os.waitstatus_to_exitcode(status) != 0 and not said:
-        said = f"the trial child ended with status {os.waitstatus_to_exitcode(status)}"
-    return said
-
-
-NOBODY = 65534
-
-
-def unreachable(paths, uid=NOBODY):
-    """(path, folder) of the first of `paths` that uid 65534 cannot reach; None when it reaches all."""
-    def trial():
-        os.setgroups([])
-        os.setgid(uid)
-        os.setuid(uid)
-        for path in map(Path, paths):
-            for folder in reversed(path.parents):
-                if not os.access(folder, os.X_OK):
-                    raise PermissionError(f"{path}\0{folder}")
-            runs = path.is_file() and path.stat().st_mode & 0o111      # a program (the interpreter) must run
-            if not os.access(path, os.X_OK if path.is_dir() or runs else os.R_OK):    # a folder entered, a file read
-                raise PermissionError(f"{path}\0{path}")
-    said = _in_child(trial)
-    if not said:
-        return None
-    path, _, folder = said.partition("\0")
-    return path, folder or path
+def unreachable(paths):
+    """(path, folder, why) of the first of `paths` a learner's user cannot reach (by the
+    modes for others: a learner owns none of them, nor is in their group); None when it reaches all."""
+    for path in map(Path, paths):
+        for folder in [*reversed(path.parents), path]:
+            try:
+                mode = folder.stat().st_mode
+            except OSError as error:
+                return path, folder, f"{folder}: {error.strerror}"
+            runs = folder != path or stat.S_ISDIR(mode) or mode & 0o111      # a folder entered, a program run
+            if not mode & (0o001 if runs else 0o004):                         # ... else a file read
+                return path, folder, f"{folder} is closed to other users (mode {mode & 0o777:04o})"
+    return None
 
 
 def why_not_isolated(keep=()):
     """Why learners cannot be isolated here, with what to do; None when a trial child
-    made a learner's mounts and a user with no rights reaches all of `keep`."""
+    made a learner's mounts and a learner's user reaches all of `keep`."""
     if not sys.platform.startswith("linux"):
         return f"a user per learner needs Linux; this is {sys.platform}"
     if os.geteuid() != 0:
         return "a user per learner needs root: run make hub as root (sudo make hub)"
-    said = _in_child(lambda: private_mounts(keep))
-    if said:
-        return f"this machine does not let root give each learner a private /proc and /tmp ({said})"
+    try:        # in a child of its own, which the mounts end with
+        with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as trial:
+            trial.submit(private_mounts, keep).result()
+    except Exception as error:      # noqa: BLE001 (whatever stops the mounts is said)
+        return f"this machine does not let root give each learner a private /proc and /tmp ({error})"
     blocked = unreachable(keep)
     if blocked:
-        path, folder = blocked
-        try:
-            why = f"{folder} is closed to other users (mode {os.stat(folder).st_mode & 0o777:04o})"
-        except OSError as error:
-            why = f"{folder}: {error.strerror}"
+        path, folder, why = blocked
         return f"a learner's Unix user cannot reach {path}: {why}. {advice(path, folder)}"
     return None
 
@@ -376,11 +307,8 @@ def advice(path, folder):
     system's Python, else the closed folders opened for passing (o+x)."""
     pythons = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.executable)}
     if os.path.realpath(path) in pythons or Path(path).name.startswith("python"):     # the class's Python
-        if os.access(SYSTEM_PYTHON, os.X_OK) and unreachable([SYSTEM_PYTHON]) is None:
-            return (f"Make the class's environment with the system's Python (.venv is made again, a few minutes): "
-                    f"make hub PYTHON={SYSTEM_PYTHON}")
-        return ("Install the system's Python (Debian: sudo apt-get install python3 python3-venv), then: "
-                f"make hub PYTHON={SYSTEM_PYTHON}")
+        return ("Make the class's environment with the system's Python (.venv is made again, a few minutes; where "
+                f"it lacks, Debian: sudo apt-get install python3 python3-venv): make hub PYTHON={SYSTEM_PYTHON}")
     closed = [str(f) for f in [*reversed(Path(path).parents), Path(path)]
               if f.is_dir() and not f.stat().st_mode & 0o001] or [str(folder)]
     return (f"Let other users pass through {', '.join(closed)} (they can enter, not list): chmod o+x "

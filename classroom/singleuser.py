@@ -17,21 +17,16 @@ AUTOSAVE = 30           # seconds between JupyterLab's saves of a changed notebo
 DOCMANAGER = Path(".jupyter/lab/user-settings/@jupyterlab/docmanager-extension/plugin.jupyterlab-settings")
 
 
-def write_autosave(home, seconds=AUTOSAVE):
-    """The learner's JupyterLab autosave setting, written once (a learner's own is kept)."""
-    path = Path(home) / DOCMANAGER
-    if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps({"autosave": True, "autosaveInterval": seconds}, indent=2) + "\n")
-
-
 def main(args):
     """The working copy made in HOME as `make lab` makes it, then jupyterhub-singleuser on it."""
     home = os.environ["HOME"]
     copy = Path(home) / "my-notebooks"
     lab.main(["--prepare-only", "--copy", str(copy)])
     hub_kernel.write_startup(home)     # no debugger; a kernel stopped at the memory limit says so
-    write_autosave(home)
+    autosave = Path(home) / DOCMANAGER       # JupyterLab's autosave, written once (a learner's own is kept)
+    if not autosave.exists():
+        autosave.parent.mkdir(parents=True, exist_ok=True)
+        autosave.write_text(json.dumps({"autosave": True, "autosaveInterval": AUTOSAVE}, indent=2) + "\n")
     line = [str(Path(sys.executable).parent / "jupyterhub-singleuser"), f"--ServerApp.root_dir={copy}",
             *lab.server_options(), *args]
     os.execv(line[0], line)

@@ -63,12 +63,9 @@ c.Spawner.environment = {
     "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",   # Graphviz's dot is on it
     "LANG": "C.UTF-8",
 }
-if os.geteuid() == 0 and not c.ClassSpawner.isolate:    # jupyter_server refuses root without it
-    c.Spawner.args = ["--allow-root"]
-if c.ClassSpawner.isolate:
-    # kernels' channels as Unix sockets in the learner's private /tmp: on loopback TCP any
-    # learner could subscribe to another's output
-    c.Spawner.args = ["--KernelManager.transport=ipc"]
+# isolated: kernels' channels as Unix sockets in the learner's private /tmp (on loopback TCP any
+# learner could subscribe to another's output); else as root, jupyter_server refuses root without --allow-root
+c.Spawner.args = ["--KernelManager.transport=ipc"] if c.ClassSpawner.isolate else ["--allow-root"] * (os.geteuid() == 0)
 
 # A class logging in at once starts every server at once: ~7.5 CPU-s each (deploy.py)
 c.Spawner.start_timeout = c.Spawner.http_timeout = deploy.START_TIMEOUT

@@ -452,7 +452,7 @@ def test_a_kernel_outlives_a_closed_browser_and_the_page_autosaves(two):
     learner, notebook, *_ = two["ada"]
     assert execute(notebook, "kept = 'still here'")[0] == "ok"
     kernel = notebook.session["kernel"]["id"]
-    notebook.disconnect(going_away=True)       # closed with 1001, as a browser closes
+    notebook.disconnect()                      # closed with 1001, as a browser closes
     time.sleep(5)
     assert [k["id"] for k in learner.api("GET", "kernels")] == [kernel]
     notebook.connect()
