@@ -18,11 +18,10 @@ import numpy
 import pytest
 import torch
 
-from helpers.exercises import Exercise, ExerciseSet, ____, answer_from, cells, declared, exercises
-from helpers.exercises.answers import CHECKER
+from helpers.exercises import ExerciseSet, ____, answer_from, cells, declared, exercises
 from helpers.exercises.exercise import predict, write
 from helpers.exercises.feedback import QUOTE_LIMIT
-from helpers.exercises.judges import op_labels, value
+from helpers.exercises.judges import CHECKER, op_labels, value
 from helpers.exercises.sandbox import TimedOut, replaced, time_limit
 from tools.notebooks import notebook_paths
 from tools.testkit.lessons import lesson_function
@@ -308,16 +307,6 @@ def test_a_wrong_form_says_which_to_give():
     assert "without quotes" in _check("02", 5, "5").text and "not a tensor" in _check("02", 5, torch.tensor(5)).text
     assert "True and False are not numbers" in _check("02", 5, True).text
     assert "True or False" in _check("02", 1, "True").text and "set of names" in _check("05", 3, "p, r").text
-
-
-@pytest.mark.parametrize("kind, judge, probe, words", [
-    ("write", lambda answer, lesson: (True, ""), None, "a write or fix exercise, and only one, needs a probe"),
-    ("predict", lambda answer, lesson: (True, ""), lambda answer, lesson: {}, "needs a probe"),
-    ("predict", declared("01")[3].judge, None, "only a choose exercise, is judged by a MultipleChoice"),
-    ("choose", lambda answer, lesson: (True, ""), None, "only a choose exercise")])
-def test_a_declaration_against_the_rules_of_its_kind_is_refused(kind, judge, probe, words):
-    with pytest.raises(TypeError, match=words):
-        Exercise(9, kind, "t", "slot", judge, "h", "def f(x):\n    return x\n", "f", probe=probe)
 
 
 def test_an_error_in_the_reference_solution_is_the_checkers():

@@ -11,13 +11,12 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import reduce
 from types import FrameType, ModuleType
-from typing import Any, TypeVar
+from typing import Any
 
 import torch
 
 from ..arguments import MACHINERY
 
-T = TypeVar("T")
 SEED = 0
 TIME_LIMIT = 10.0           # seconds a check may take, the learner's code included, imports not
 GRACE = 0.5                 # seconds more, each time the limit finds an import running
@@ -148,12 +147,6 @@ def learners_frame(error: BaseException) -> tuple[str, int] | None:
             found = (tb.tb_frame.f_code.co_name, tb.tb_lineno)
         tb = tb.tb_next
     return found
-
-
-def in_sandbox(run: Callable[[], T]) -> T:
-    """`run()` in a fresh session, under TIME_LIMIT."""
-    with hermetic(), time_limit(TIME_LIMIT):
-        return run()
 
 
 def _members(owner: Any) -> dict[str, Any]:

@@ -8,11 +8,10 @@ import torch
 
 from ..arguments import learner_facing, wrong
 from ..draw import Figure, draw_graph
-from ..exercises.answers import CHECKER, answer_from, filled, filled_function
 from ..exercises.behaviour import data, difference, graph
 from ..exercises.exercise import Lesson, Verdict, choose, predict, write
 from ..exercises.feedback import shown
-from ..exercises.judges import known, op_labels, value
+from ..exercises.judges import CHECKER, answer_from, filled, filled_function, known, op_labels, value
 from ..graph import autograd_nodes, trace_graph
 from ..models import TanhRNNCell
 from ..quiz import MultipleChoice, Option

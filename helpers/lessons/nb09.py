@@ -7,11 +7,10 @@ from typing import Any
 import torch
 
 from ..compiled import compile_calls, graph_breaks
-from ..exercises.answers import CHECKER, answer_from, filled_function
 from ..exercises.behaviour import data
 from ..exercises.exercise import Lesson, Verdict, choose, fix, predict, write
 from ..exercises.feedback import shown
-from ..exercises.judges import value
+from ..exercises.judges import CHECKER, answer_from, filled_function, value
 from ..quiz import MultipleChoice, Option
 from .widget import Check, Widget, click
 
