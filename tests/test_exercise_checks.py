@@ -18,7 +18,7 @@ import numpy
 import pytest
 import torch
 
-from helpers.exercises import ExerciseSet, ____, answer_from, cells, declared, exercises
+from helpers.exercises import ExerciseSet, ____, answer_from, declared, exercises, session
 from helpers.exercises.exercise import predict, write
 from helpers.exercises.feedback import QUOTE_LIMIT
 from helpers.exercises.judges import CHECKER, op_labels, value
@@ -405,13 +405,13 @@ def test_a_cell_that_raised_after_setting_its_answer_has_that_answer_judged(kern
 
 def test_the_hook_is_registered_once_per_kernel(kernel):
     kernel.run("ex = exercises('01', globals())\nex2 = exercises('02', globals())")
-    for event, hook in (("pre_run_cell", cells.before_cell), ("post_run_cell", cells.after_cell)):
+    for event, hook in (("pre_run_cell", session.before_cell), ("post_run_cell", session.after_cell)):
         assert kernel.shell.events.callbacks[event].count(hook) == 1
 
 
 def test_outside_ipython_an_answer_is_judged_as_given(monkeypatch):
     """Plain Python keeps no record of cells to report on."""
-    monkeypatch.setattr(cells, "_shell", lambda: None)
+    monkeypatch.setattr(session, "current_shell", lambda: None)
     scope = cell("answer_4 = 'a'\n", dict(_lesson("01")))
     ex = exercises("01", scope)
     assert ex.q4.check(scope["answer_4"]).status == "wrong"

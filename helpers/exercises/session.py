@@ -1,25 +1,42 @@
 """A notebook's exercises bound to one learner's session (`exercises`); each verdict also goes to the
-GRAPH_NOTEBOOKS_RESULTS file (`report`), which a grader reads."""
+GRAPH_NOTEBOOKS_RESULTS file (`report`), which a grader reads. An IPython hook (`watch`) records which
+cell last set each answer and whether it raised, so a check need not judge a stale value."""
 
+import ast
 import json
 import os
+import re
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from functools import partial
 from types import FunctionType
 from typing import Any
 
 from ..arguments import learner_facing, wrong
-from ..errors import spelled
-from . import cells, sandbox
-from .cells import MISSING, Run
+from ..errors import current_shell, spelled
+from . import sandbox
 from .exercise import Exercise, Lesson
 from .feedback import Feedback, Score, ScoreRow, Shown, Status, error_line, shown
 from .judges import NotAnswered, WrongForm
 from .lesson import Resolved, rebound, resolve, stored_definitions
 from .sandbox import TimedOut, hermetic, learners_frame, replaced
 
+MISSING = object()          # a name the namespace does not hold
+# A line that defines or assigns a name, read from the text (the cell may not compile): `def mul(`, `answer_4 = `.
+TARGET = re.compile(r"^[ \t]*(?:async[ \t]+def|def|class)[ \t]+([A-Za-z_]\w*)"
+                    r"|^[ \t]*([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)", re.M)
 RESULTS = "GRAPH_NOTEBOOKS_RESULTS"     # the environment variable naming the file `report` appends to
+
+
+@dataclass(frozen=True)
+class Run:
+    """The latest run of a cell that set, or meant to set, an answer's name."""
+
+    cell: int | None
+    error: str | None
+    set: bool
+    bare: str | None = None
 
 
 class SessionExercise:
@@ -73,7 +90,7 @@ class SessionExercise:
     def _run(self, answer: Any) -> Run | None:
         """The latest run of the cell that sets the answer, when `answer` is the notebook's."""
         name = self._exercise.answer_name
-        return cells.latest(self._lesson, name) if self._lesson.get(name, MISSING) is answer else None
+        return latest(self._lesson, name) if self._lesson.get(name, MISSING) is answer else None
 
     def hint(self) -> Shown:
         return Shown(f"Hint for exercise {self._exercise.number}", self._exercise.hint)
@@ -235,5 +252,73 @@ def declared(notebook: str) -> tuple[Exercise, ...]:
 def exercises(notebook: str, lesson: Lesson | None = None) -> ExerciseSet:
     """Notebook `notebook`'s exercises for this session: `ex = exercises("01", globals())`."""
     found = declared(notebook)
-    cells.watch((e.answer_name for e in found), lesson)
+    watch((e.answer_name for e in found), lesson)
     return ExerciseSet(found, lesson, partial(stored_definitions, notebook), notebook)
+
+
+_WATCHED: set[str] = set()
+_BEFORE: dict[str, Any] = {}
+_RUNS: dict[tuple[int, str], Run] = {}
+
+
+def watch(names: Iterable[str], namespace: Mapping[str, Any] | None) -> None:
+    """Record the cell runs that set `names`, when `namespace` is the IPython shell's own."""
+    shell = current_shell()
+    if shell is None or namespace is None or namespace is not getattr(shell, "user_ns", None):
+        return
+    _WATCHED.update(names)
+    for event, hook in (("pre_run_cell", before_cell), ("post_run_cell", after_cell)):
+        if hook not in shell.events.callbacks.get(event, []):
+            shell.events.register(event, hook)
+
+
+def latest(namespace: Mapping[str, Any], name: str) -> Run | None:
+    """The latest recorded run of a cell that set, or meant to set, `name`; None when none."""
+    return _RUNS.get((id(namespace), name))
+
+
+def before_cell(info: Any = None) -> None:
+    """IPython's pre_run_cell: the watched names' values as the cell starts."""
+    _BEFORE.clear()
+    try:
+        shell = current_shell()
+        if shell is not None:
+            _BEFORE.update((name, shell.user_ns.get(name, MISSING)) for name in _WATCHED)
+    except Exception:       # never in the learner's way: without a record the answer is judged as given
+        _BEFORE.clear()
+
+
+def after_cell(result: Any = None) -> None:
+    """IPython's post_run_cell: a Run for each watched name the cell set or meant to set."""
+    before = dict(_BEFORE)
+    _BEFORE.clear()
+    try:
+        shell = current_shell()
+        if shell is None or result is None or not _WATCHED:
+            return
+        namespace = shell.user_ns
+        info = getattr(result, "info", None)
+        source = getattr(info, "transformed_cell", None) or getattr(info, "raw_cell", None) or ""
+        error = getattr(result, "error_before_exec", None) or getattr(result, "error_in_exec", None)
+        changed = {name for name in _WATCHED if name in before and namespace.get(name, MISSING) is not before[name]}
+        mentioned = {name for name in _WATCHED if name in source}
+        meant = {a or b for a, b in TARGET.findall(source)} & mentioned if mentioned - changed else set()
+        count = getattr(result, "execution_count", None)
+        for name in changed | meant:
+            _RUNS[(id(namespace), name)] = Run(count if isinstance(count, int) else None,
+                                               None if error is None else error_line(error),
+                                               name in changed or error is None, _bare(source, name))
+    except Exception:       # as in before_cell
+        return
+
+
+def _bare(source: str, name: str) -> str | None:
+    """'d' when the cell is `name = d`, a bare name, and nothing else."""
+    try:
+        [node] = ast.parse(source).body         # ValueError unless one statement
+    except (SyntaxError, ValueError, OverflowError):
+        return None
+    match node:
+        case ast.Assign(targets=[ast.Name(id=target)], value=ast.Name(id=bare)) if target == name:
+            return bare
+    return None
