@@ -35,6 +35,15 @@ def grads(*modules: torch.nn.Module) -> list[Any]:
     return [data(p.grad) for module in modules for p in module.parameters()]
 
 
+def on_leaf(function: Callable[[torch.Tensor], Any], start: Any) -> tuple[Any, Any]:
+    """(result, x.grad) of `function` on a fresh leaf x = start; x.grad after backward of the result's sum."""
+    x = torch.tensor(start, requires_grad=True)
+    result = function(x)
+    if isinstance(result, torch.Tensor) and result.grad_fn is not None:
+        result.sum().backward()
+    return result, x.grad
+
+
 def difference(mine: Any, asked: Any) -> tuple[tuple[str, ...], Any] | None:
     """The first place where two probes' data differ, as (keys, the learner's value); None if none."""
     pending: list[tuple[tuple[str, ...], Any, Any]] = [((), mine, asked)]

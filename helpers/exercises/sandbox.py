@@ -33,13 +33,9 @@ class TimedOut(BaseException):
     """The time limit ran out (a BaseException: the learner's `except Exception` cannot swallow it)."""
 
 
-def _default_device() -> object:
-    return getattr(getattr(getattr(torch, "_GLOBAL_DEVICE_CONTEXT", None), "device_context", None), "device", None)
-
-
 def _state() -> Callable[[], None]:
     """A function that puts torch's settings, random states and namespaces back as they are now."""
-    grad, dtype, device = torch.is_grad_enabled(), torch.get_default_dtype(), _default_device()
+    grad, dtype, device = torch.is_grad_enabled(), torch.get_default_dtype(), torch.get_default_device()
     anomaly, nan = torch.is_anomaly_enabled(), torch.is_anomaly_check_nan_enabled()
     deterministic, warn_only = torch.are_deterministic_algorithms_enabled(), \
         torch.is_deterministic_algorithms_warn_only_enabled()
@@ -50,8 +46,8 @@ def _state() -> Callable[[], None]:
     def restore() -> None:
         torch.set_grad_enabled(grad)
         torch.set_default_dtype(dtype)
-        if _default_device() != device:
-            torch.set_default_device(device)     # type: ignore[arg-type]
+        if torch.get_default_device() != device:
+            torch.set_default_device(device)
         torch.set_anomaly_enabled(anomaly, nan)
         if (torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled()) \
                 != (deterministic, warn_only):       # only when changed: the setter imports half of torch
@@ -81,7 +77,7 @@ def hermetic() -> Iterator[None]:
         with torch.inference_mode(False):
             torch.set_grad_enabled(True)
             torch.set_default_dtype(torch.float32)
-            if _default_device() is not None:
+            if torch.get_default_device() != torch.device("cpu"):
                 torch.set_default_device(None)
             torch.set_anomaly_enabled(False)
             torch.manual_seed(SEED)

@@ -42,10 +42,8 @@ class Run:
 class SessionExercise:
     """One exercise in this session; the exercise stays private, so Tab and repr show no answer."""
 
-    def __init__(self, exercise: Exercise, results: dict[int, Status],
-                 names: Callable[[tuple[str, ...]], Resolved], lesson: Lesson, notebook: str) -> None:
-        self._exercise, self._results, self._names, self._lesson, self._notebook = \
-            exercise, results, names, lesson, notebook
+    def __init__(self, exercise: Exercise, owner: "ExerciseSet") -> None:
+        self._exercise, self._owner = exercise, owner
 
     def __repr__(self) -> str:
         e = self._exercise
@@ -58,22 +56,23 @@ class SessionExercise:
     def check(self, answer: Any) -> Feedback:
         """Check an answer, unless its cell raised before setting it or the lesson names it needs are
         missing; record the verdict, and give the notebook's names back as they were."""
-        e, run, names = self._exercise, self._run(answer), self._names(self._exercise.needs)
+        e, owner, run = self._exercise, self._owner, self._run(answer)
+        names = owner._names(e.needs)
         if run is not None and not run.set:
             feedback = Feedback("blank", not_set(e, run))
         elif names.missing:
             feedback = Feedback("blank", f"this check uses {', '.join(names.missing)} from the notebook: run the "
                                          "cells above it first (Run > Run All Above Selected Cell).")
         else:
-            kept = dict(self._lesson)
+            kept = dict(owner._lesson)
             try:
                 feedback = judged(e, rebound(answer, names.values), names.values)
             except KeyboardInterrupt:
-                self._results[e.number] = "interrupted"
-                report(self._notebook, e.number, Feedback("interrupted", "the check was interrupted"))
+                owner._results[e.number] = "interrupted"
+                report(owner._notebook, e.number, Feedback("interrupted", "the check was interrupted"))
                 raise
             finally:
-                _give_back(self._lesson, kept)
+                _give_back(owner._lesson, kept)
             if feedback.status != "blank":
                 feedback = Feedback(feedback.status, feedback.text, quoted(answer, run))
             if names.changed:
@@ -81,16 +80,16 @@ class SessionExercise:
                 feedback = Feedback(feedback.status, f"{feedback.text} Note: you changed {changed}; this check "
                                                      "uses the notebook's version.", feedback.judged)
         if feedback.status == "blank":
-            self._results.pop(e.number, None)
+            owner._results.pop(e.number, None)
         else:
-            self._results[e.number] = feedback.status
-        report(self._notebook, e.number, feedback)
+            owner._results[e.number] = feedback.status
+        report(owner._notebook, e.number, feedback)
         return feedback
 
     def _run(self, answer: Any) -> Run | None:
         """The latest run of the cell that sets the answer, when `answer` is the notebook's."""
         name = self._exercise.answer_name
-        return latest(self._lesson, name) if self._lesson.get(name, MISSING) is answer else None
+        return latest(self._owner._lesson, name) if self._owner._lesson.get(name, MISSING) is answer else None
 
     def hint(self) -> Shown:
         return Shown(f"Hint for exercise {self._exercise.number}", self._exercise.hint)
@@ -205,10 +204,9 @@ class ExerciseSet:
     def __init__(self, exercises: Sequence[Exercise], lesson: Lesson | None = None,
                  stored: Callable[[], Mapping[str, Any]] | None = None, notebook: str = "") -> None:
         self._results: dict[int, Status] = {}
-        self._lesson, self._load = lesson or {}, stored
+        self._lesson, self._load, self._notebook = lesson or {}, stored, notebook
         self._stored: dict[str, Any] | None = None
-        self._questions = tuple(SessionExercise(e, self._results, self._names, self._lesson, notebook)
-                                for e in exercises)
+        self._questions = tuple(SessionExercise(e, self) for e in exercises)
 
     def _names(self, needs: tuple[str, ...]) -> Resolved:
         if self._stored is None and needs:
