@@ -27,10 +27,7 @@ DEFINITIONS = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.ClassDef)
 def stored_definitions(notebook: str, folder: Path = NOTEBOOKS) -> dict[str, Any]:
     """The functions and classes notebook `notebook` defines in the stored copy (no answer slots)."""
     found = sorted(folder.glob(f"{notebook}-*.ipynb"))
-    try:
-        cells = json.loads(found[0].read_text(encoding="utf-8"))["cells"] if len(found) == 1 else []
-    except (OSError, ValueError, KeyError):
-        return {}
+    cells = json.loads(found[0].read_text(encoding="utf-8"))["cells"] if len(found) == 1 else []
     scope: dict[str, Any] = {"__name__": f"stored_notebook_{notebook}"}
     for number, cell in enumerate(cells):
         # the tag is tools.notebooks.SLOT, spelt out: helpers never import tools (a learner's tools/ may come first)

@@ -88,8 +88,8 @@ class SessionExercise:
 
     def _run(self, answer: Any) -> Run | None:
         """The latest run of the cell that sets the answer, when `answer` is the notebook's."""
-        name = self._exercise.answer_name
-        return latest(self._owner._lesson, name) if self._owner._lesson.get(name, MISSING) is answer else None
+        name, lesson = self._exercise.answer_name, self._owner._lesson
+        return _RUNS.get((id(lesson), name)) if lesson.get(name, MISSING) is answer else None
 
     def hint(self) -> Shown:
         return Shown(f"Hint for exercise {self._exercise.number}", self._exercise.hint)
@@ -268,11 +268,6 @@ def watch(names: Iterable[str], namespace: Mapping[str, Any] | None) -> None:
     for event, hook in (("pre_run_cell", before_cell), ("post_run_cell", after_cell)):
         if hook not in shell.events.callbacks.get(event, []):
             shell.events.register(event, hook)
-
-
-def latest(namespace: Mapping[str, Any], name: str) -> Run | None:
-    """The latest recorded run of a cell that set, or meant to set, `name`; None when none."""
-    return _RUNS.get((id(namespace), name))
 
 
 def before_cell(info: Any = None) -> None:
