@@ -6,8 +6,6 @@ from dataclasses import dataclass, field
 from string import ascii_lowercase
 from typing import Any
 
-from .arguments import wrong
-
 Lesson = Mapping[str, Any]
 # The quiz before a choice (an earlier choice is not saved with the notebook).
 UNANSWERED = "Pick an answer (a choice made before this kernel started is not restored)."
@@ -30,12 +28,6 @@ class MultipleChoice:
     options: tuple[Option, ...]
     right: str | Callable[[Lesson], str] = field(repr=False)
 
-    def __post_init__(self) -> None:
-        if len(self.options) < 2 or not all(isinstance(o, Option) for o in self.options):
-            raise wrong(TypeError, "options must be a tuple of at least two Option(text, why)")
-        if isinstance(self.right, str) and self.right not in self.letters:
-            raise wrong(ValueError, f"right must be one of the letters {', '.join(self.letters)}; got {self.right!r}")
-
     @property
     def letters(self) -> tuple[str, ...]:
         return tuple(ascii_lowercase[: len(self.options)])
@@ -52,11 +44,9 @@ def options(question: MultipleChoice) -> list[tuple[str, str]]:
 
 
 def feedback(question: MultipleChoice, choice: str | None) -> tuple[bool, str]:
-    """(right, text) for the option with letter `choice` (None: no choice yet)."""
+    """(right, text) for the option with letter `choice` (None: no choice yet), as the quiz's RadioButtons
+    (`options`) give it."""
     if choice is None:
         return False, UNANSWERED
-    if not isinstance(choice, str) or choice not in question.letters:
-        raise wrong(ValueError, f"choice must be None or an option's letter, {', '.join(question.letters)}; "
-                                f"got {choice!r}")
     right, why = question.verdict(choice)
     return right, ("Right. " if right else "Not quite. ") + why

@@ -6,9 +6,7 @@ the drawing."""
 from __future__ import annotations
 
 import traceback
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
+from collections.abc import Callable
 from html import escape
 from typing import Any
 
@@ -25,26 +23,22 @@ NO_DRAWING = "No drawing for"
 ERROR_COLOUR = "#c62828"
 
 
-@dataclass(frozen=True)
 class Failure:
+    """What a panel shows for a view that raised: the values, the error, the learner's frames."""
 
-    values: str
-    error: str
-    frames: tuple[str, ...] = ()
+    def __init__(self, error: BaseException, values: dict[str, Any]) -> None:
+        message = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+        self.text = "\n".join([f"{NO_DRAWING} {_named(values)}: the view raised an error.", message,
+                               *_learner_frames(error)])
 
     def __str__(self) -> str:
-        return "\n".join([f"{NO_DRAWING} {self.values}: the view raised an error.", self.error, *self.frames])
+        return self.text
 
     def html(self) -> str:
-        head, *rest = str(self).split("\n", 1)
+        head, *rest = self.text.split("\n", 1)
         return (f'<div role="alert" style="border-left:4px solid {ERROR_COLOUR};padding:0.3em 0.8em">'
                 f'<p style="color:{ERROR_COLOUR};font-family:monospace;margin:0">{escape(head)}</p>'
                 f'<pre style="margin:0.3em 0 0 0">{escape(rest[0] if rest else "")}</pre></div>')
-
-
-def failure(error: BaseException, values: dict[str, Any]) -> Failure:
-    message = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
-    return Failure(_named(values), message, tuple(_learner_frames(error)))
 
 
 def _learner_frames(error: BaseException) -> list[str]:
@@ -98,15 +92,20 @@ class Panel(widgets.VBox):  # type: ignore[misc]  # ipywidgets has no types
 
     def redraw(self, _change: object = None) -> None:
         """Draw the view for the controls' values; an error is drawn instead."""
-        values = self.values()
+        values, threads = self.values(), torch.get_num_threads()
         shown: Figure | Failure | str
+        # on one thread meanwhile: a lesson's tensors are tiny, and a second thread costs more than it saves
+        # (15 ms a redraw, 3 ms on one)
+        torch.set_num_threads(1)
         try:
-            with one_thread(), torch.enable_grad():    # a drawing even after torch.set_grad_enabled(False)
+            with torch.enable_grad():    # a drawing even after torch.set_grad_enabled(False)
                 shown = self.render(**values)
             if not isinstance(shown, (Figure, str)):
                 raise TypeError(f"a panel's view must return a Figure or HTML text; got {type(shown).__name__}")
         except Exception as error:
-            shown = failure(error, values)
+            shown = Failure(error, values)
+        finally:
+            torch.set_num_threads(threads)
         self.shown = shown
         self.view.value = STYLE + (shown if isinstance(shown, str) else shown.html())
 
@@ -127,18 +126,6 @@ class Panel(widgets.VBox):  # type: ignore[misc]  # ipywidgets has no types
                                                              "model_id": self._model_id}}
             display(data, raw=True)  # type: ignore[no-untyped-call]
             self._handle_displayed(**kwargs)
-
-
-@contextmanager
-def one_thread() -> Iterator[None]:
-    """Run torch on one thread meanwhile: a lesson's tensors are tiny, and a
-    second thread costs more than it saves (15 ms a redraw, 3 ms on one)."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(threads)
 
 
 @learner_facing

@@ -18,11 +18,10 @@ import numpy
 import pytest
 import torch
 
-from helpers.exercises import Exercise, ExerciseSet, ____, answer_from, cells, declared, exercises
-from helpers.exercises.answers import CHECKER
+from helpers.exercises import ExerciseSet, ____, answer_from, declared, exercises, session
 from helpers.exercises.exercise import predict, write
 from helpers.exercises.feedback import QUOTE_LIMIT
-from helpers.exercises.judges import op_labels, value
+from helpers.exercises.judges import CHECKER, op_labels, value
 from helpers.exercises.sandbox import TimedOut, replaced, time_limit
 from tools.notebooks import notebook_paths
 from tools.testkit.lessons import lesson_function
@@ -310,16 +309,6 @@ def test_a_wrong_form_says_which_to_give():
     assert "True or False" in _check("02", 1, "True").text and "set of names" in _check("05", 3, "p, r").text
 
 
-@pytest.mark.parametrize("kind, judge, probe, words", [
-    ("write", lambda answer, lesson: (True, ""), None, "a write or fix exercise, and only one, needs a probe"),
-    ("predict", lambda answer, lesson: (True, ""), lambda answer, lesson: {}, "needs a probe"),
-    ("predict", declared("01")[3].judge, None, "only a choose exercise, is judged by a MultipleChoice"),
-    ("choose", lambda answer, lesson: (True, ""), None, "only a choose exercise")])
-def test_a_declaration_against_the_rules_of_its_kind_is_refused(kind, judge, probe, words):
-    with pytest.raises(TypeError, match=words):
-        Exercise(9, kind, "t", "slot", judge, "h", "def f(x):\n    return x\n", "f", probe=probe)
-
-
 def test_an_error_in_the_reference_solution_is_the_checkers():
     """The check runs the solution to compare behaviour; its failure is not the learner's."""
     broken = write(1, "a broken solution", lambda answer, lesson: (True, "why"),
@@ -416,13 +405,13 @@ def test_a_cell_that_raised_after_setting_its_answer_has_that_answer_judged(kern
 
 def test_the_hook_is_registered_once_per_kernel(kernel):
     kernel.run("ex = exercises('01', globals())\nex2 = exercises('02', globals())")
-    for event, hook in (("pre_run_cell", cells.before_cell), ("post_run_cell", cells.after_cell)):
+    for event, hook in (("pre_run_cell", session.before_cell), ("post_run_cell", session.after_cell)):
         assert kernel.shell.events.callbacks[event].count(hook) == 1
 
 
 def test_outside_ipython_an_answer_is_judged_as_given(monkeypatch):
     """Plain Python keeps no record of cells to report on."""
-    monkeypatch.setattr(cells, "_shell", lambda: None)
+    monkeypatch.setattr(session, "current_shell", lambda: None)
     scope = cell("answer_4 = 'a'\n", dict(_lesson("01")))
     ex = exercises("01", scope)
     assert ex.q4.check(scope["answer_4"]).status == "wrong"

@@ -5,9 +5,9 @@
     ex.q1.check(answer_1)             # ex.q1.hint(), ex.q1.solution(); ex.score()
 """
 
-from .answers import ____, answer_from
 from .exercise import Exercise
 from .feedback import Feedback
+from .judges import ____, answer_from
 from .session import ExerciseSet, declared, exercises
 
 __all__ = ["Exercise", "ExerciseSet", "Feedback", "____", "answer_from", "declared", "exercises"]

@@ -3,7 +3,7 @@ with a parameter (`ParameterWatch`) and the graphs it keeps (`KeptGraphs`)."""
 
 import math
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from types import TracebackType
 from typing import Any
 
@@ -33,6 +33,15 @@ def graph(tensor: Any) -> tuple[str, ...]:
 def grads(*modules: torch.nn.Module) -> list[Any]:
     """Every parameter's .grad, module by module, as data."""
     return [data(p.grad) for module in modules for p in module.parameters()]
+
+
+def on_leaf(function: Callable[[torch.Tensor], Any], start: Any) -> tuple[Any, Any]:
+    """(result, x.grad) of `function` on a fresh leaf x = start; x.grad after backward of the result's sum."""
+    x = torch.tensor(start, requires_grad=True)
+    result = function(x)
+    if isinstance(result, torch.Tensor) and result.grad_fn is not None:
+        result.sum().backward()
+    return result, x.grad
 
 
 def difference(mine: Any, asked: Any) -> tuple[tuple[str, ...], Any] | None:
@@ -97,21 +106,10 @@ class ParameterWatch(TorchFunctionMode):  # type: ignore[misc]
     def __torch_function__(self, func: Callable[..., Any], types: Any, args: tuple[Any, ...] = (),
                            kwargs: Mapping[str, Any] | None = None) -> Any:
         result = func(*args, **(kwargs or {}))
-        for tensor in result if isinstance(result, (tuple, list)) else (result,):
-            if isinstance(tensor, torch.Tensor) and tensor.grad_fn is not None:
-                self._scan(tensor.grad_fn)
+        outputs = result if isinstance(result, (tuple, list)) else (result,)
+        for node in _walk([t.grad_fn for t in outputs if isinstance(t, torch.Tensor)], self._seen):
+            self.uses += sum(child is self._leaf for child, _ in node.next_functions)
         return result
-
-    def _scan(self, root: Any) -> None:
-        queue = [root]
-        while queue:
-            node = queue.pop()
-            if node is None or node in self._seen:
-                continue
-            self._seen.add(node)
-            children = [child for child, _ in node.next_functions]
-            self.uses += sum(child is self._leaf for child in children)
-            queue += children
 
 
 class KeptGraphs(TorchFunctionMode):  # type: ignore[misc]  # torch.overrides is untyped
@@ -132,19 +130,20 @@ class KeptGraphs(TorchFunctionMode):  # type: ignore[misc]  # torch.overrides is
         if isinstance(result, torch.Tensor) and result.grad_fn is not None:
             self.made.append(weakref.ref(result))
         self.made = [ref for ref in self.made if ref() is not None]
-        self.peak = max(self.peak, reachable([ref() for ref in self.made]))
+        roots = [tensor.grad_fn for ref in self.made if (tensor := ref()) is not None]
+        self.peak = max(self.peak, sum(1 for _ in _walk(roots, set())))
         return result
 
 
-def reachable(tensors: list[Any]) -> int:
-    """How many autograd nodes the tensors' grad_fn reach, each counted once."""
-    seen, queue = set(), [t.grad_fn for t in tensors if t is not None]
+def _walk(roots: list[Any], seen: set[Any]) -> Iterator[Any]:
+    """Each autograd node the roots reach that is not in `seen` yet (it is added), once."""
+    queue = list(roots)
     while queue:
         node = queue.pop()
         if node is not None and node not in seen:
             seen.add(node)
-            queue.extend(child for child, _ in node.next_functions)
-    return len(seen)
+            yield node
+            queue += [child for child, _ in node.next_functions]
 
 
 def watched(run: Callable[..., Any], *args: Any) -> tuple[Any, int, KeptGraphs]:

@@ -7,9 +7,8 @@ from typing import Any, Literal
 
 from ..arguments import wrong
 from ..quiz import MultipleChoice
-from .answers import CHECKER, answer_from
 from .behaviour import Probe, described, difference
-from .judges import builtin, choice_verdict
+from .judges import CHECKER, answer_from, builtin, choice_verdict
 from .sandbox import hermetic
 
 Kind = Literal["predict", "write", "fix", "choose"]
@@ -20,7 +19,8 @@ Judge = Callable[[Any, Lesson], Verdict]
 
 @dataclass(frozen=True)
 class Exercise:
-    """One exercise; judge, hint, solution and probe stay out of repr, so nothing shows the answer."""
+    """One exercise, made by `predict`, `choose`, `write` or `fix` (their signatures hold each kind's judge and
+    probe); judge, hint, solution and probe stay out of repr, so nothing shows the answer."""
 
     number: int
     kind: Kind
@@ -33,13 +33,6 @@ class Exercise:
     needs: tuple[str, ...] = ()
     probe: Probe | None = field(default=None, repr=False)
     optional: bool = False
-
-    def __post_init__(self) -> None:
-        if (self.kind == "choose") != isinstance(self.judge, MultipleChoice):
-            raise wrong(TypeError, "a choose exercise, and only a choose exercise, is judged by a MultipleChoice")
-        if (self.kind in ("write", "fix")) != (self.probe is not None):
-            raise wrong(TypeError, "a write or fix exercise, and only one, needs a probe: what an answer does on "
-                                   "the check's inputs (helpers/exercises/behaviour.py)")
 
     def verdict(self, answer: Any, lesson: Lesson) -> Verdict:
         """(right, text); code the judge finds right must also behave as the solution does (its probe)."""

@@ -9,7 +9,7 @@ import textwrap
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from types import CodeType, FunctionType
+from types import FunctionType
 from typing import Any
 
 
@@ -27,10 +27,7 @@ DEFINITIONS = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.ClassDef)
 def stored_definitions(notebook: str, folder: Path = NOTEBOOKS) -> dict[str, Any]:
     """The functions and classes notebook `notebook` defines in the stored copy (no answer slots)."""
     found = sorted(folder.glob(f"{notebook}-*.ipynb"))
-    try:
-        cells = json.loads(found[0].read_text(encoding="utf-8"))["cells"] if len(found) == 1 else []
-    except (OSError, ValueError, KeyError):
-        return {}
+    cells = json.loads(found[0].read_text(encoding="utf-8"))["cells"] if len(found) == 1 else []
     scope: dict[str, Any] = {"__name__": f"stored_notebook_{notebook}"}
     for number, cell in enumerate(cells):
         # the tag is tools.notebooks.SLOT, spelt out: helpers never import tools (a learner's tools/ may come first)
@@ -75,7 +72,7 @@ def _define(source: str, filename: str, scope: dict[str, Any]) -> None:
 
 
 def fingerprint(value: Any) -> object:
-    """What a function or class does, as comparable data (its syntax tree, or its bytecode)."""
+    """What a function or class does, as comparable data (its syntax tree)."""
     if isinstance(value, type):
         members = {k: fingerprint(v) for k, v in vars(value).items()
                    if callable(v) or isinstance(v, (staticmethod, classmethod, property))
@@ -87,14 +84,9 @@ def fingerprint(value: Any) -> object:
     if isinstance(value, FunctionType):
         try:
             return ast.dump(ast.parse(textwrap.dedent(inspect.getsource(value))))
-        except (OSError, TypeError, SyntaxError):
-            return (_code(value.__code__), repr(value.__defaults__), repr(value.__kwdefaults__))
+        except (OSError, TypeError, SyntaxError):    # no source (not from a cell or a file): the same only if it is
+            return value
     return repr(value)
-
-
-def _code(code: CodeType) -> object:
-    consts = tuple(_code(c) if isinstance(c, CodeType) else c for c in code.co_consts)
-    return (code.co_code, consts, code.co_names, code.co_varnames, code.co_freevars)
 
 
 @dataclass(frozen=True)

@@ -11,13 +11,12 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import reduce
 from types import FrameType, ModuleType
-from typing import Any, TypeVar
+from typing import Any
 
 import torch
 
 from ..arguments import MACHINERY
 
-T = TypeVar("T")
 SEED = 0
 TIME_LIMIT = 10.0           # seconds a check may take, the learner's code included, imports not
 GRACE = 0.5                 # seconds more, each time the limit finds an import running
@@ -34,13 +33,9 @@ class TimedOut(BaseException):
     """The time limit ran out (a BaseException: the learner's `except Exception` cannot swallow it)."""
 
 
-def _default_device() -> object:
-    return getattr(getattr(getattr(torch, "_GLOBAL_DEVICE_CONTEXT", None), "device_context", None), "device", None)
-
-
 def _state() -> Callable[[], None]:
     """A function that puts torch's settings, random states and namespaces back as they are now."""
-    grad, dtype, device = torch.is_grad_enabled(), torch.get_default_dtype(), _default_device()
+    grad, dtype, device = torch.is_grad_enabled(), torch.get_default_dtype(), torch.get_default_device()
     anomaly, nan = torch.is_anomaly_enabled(), torch.is_anomaly_check_nan_enabled()
     deterministic, warn_only = torch.are_deterministic_algorithms_enabled(), \
         torch.is_deterministic_algorithms_warn_only_enabled()
@@ -51,8 +46,8 @@ def _state() -> Callable[[], None]:
     def restore() -> None:
         torch.set_grad_enabled(grad)
         torch.set_default_dtype(dtype)
-        if _default_device() != device:
-            torch.set_default_device(device)     # type: ignore[arg-type]
+        if torch.get_default_device() != device:
+            torch.set_default_device(device)
         torch.set_anomaly_enabled(anomaly, nan)
         if (torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled()) \
                 != (deterministic, warn_only):       # only when changed: the setter imports half of torch
@@ -82,7 +77,7 @@ def hermetic() -> Iterator[None]:
         with torch.inference_mode(False):
             torch.set_grad_enabled(True)
             torch.set_default_dtype(torch.float32)
-            if _default_device() is not None:
+            if torch.get_default_device() != torch.device("cpu"):
                 torch.set_default_device(None)
             torch.set_anomaly_enabled(False)
             torch.manual_seed(SEED)
@@ -148,12 +143,6 @@ def learners_frame(error: BaseException) -> tuple[str, int] | None:
             found = (tb.tb_frame.f_code.co_name, tb.tb_lineno)
         tb = tb.tb_next
     return found
-
-
-def in_sandbox(run: Callable[[], T]) -> T:
-    """`run()` in a fresh session, under TIME_LIMIT."""
-    with hermetic(), time_limit(TIME_LIMIT):
-        return run()
 
 
 def _members(owner: Any) -> dict[str, Any]:

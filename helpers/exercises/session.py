@@ -1,35 +1,49 @@
 """A notebook's exercises bound to one learner's session (`exercises`); each verdict also goes to the
-GRAPH_NOTEBOOKS_RESULTS file (`report`), which a grader reads."""
+GRAPH_NOTEBOOKS_RESULTS file (`report`), which a grader reads. An IPython hook (`watch`) records which
+cell last set each answer and whether it raised, so a check need not judge a stale value."""
 
+import ast
 import json
 import os
+import re
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from functools import partial
 from types import FunctionType
 from typing import Any
 
 from ..arguments import learner_facing, wrong
-from ..errors import spelled
-from . import cells, sandbox
-from .answers import NotAnswered, WrongForm
-from .cells import MISSING, Run
+from ..errors import current_shell, spelled
+from . import sandbox
 from .exercise import Exercise, Lesson
 from .feedback import Feedback, Score, ScoreRow, Shown, Status, error_line, shown
+from .judges import NotAnswered, WrongForm
 from .lesson import Resolved, rebound, resolve, stored_definitions
-from .sandbox import TimedOut, hermetic, in_sandbox, learners_frame, replaced
+from .sandbox import TimedOut, hermetic, learners_frame, replaced
 
+MISSING = object()          # a name the namespace does not hold
+# A line that defines or assigns a name, read from the text (the cell may not compile): `def mul(`, `answer_4 = `.
+TARGET = re.compile(r"^[ \t]*(?:async[ \t]+def|def|class)[ \t]+([A-Za-z_]\w*)"
+                    r"|^[ \t]*([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)", re.M)
 RESULTS = "GRAPH_NOTEBOOKS_RESULTS"     # the environment variable naming the file `report` appends to
-STATUSES = ("right", "wrong", "blank", "error")     # the words of a results line (grades.csv's)
+
+
+@dataclass(frozen=True)
+class Run:
+    """The latest run of a cell that set, or meant to set, an answer's name."""
+
+    cell: int | None
+    error: str | None
+    set: bool
+    bare: str | None = None
 
 
 class SessionExercise:
     """One exercise in this session; the exercise stays private, so Tab and repr show no answer."""
 
-    def __init__(self, exercise: Exercise, results: dict[int, Status],
-                 names: Callable[[tuple[str, ...]], Resolved], lesson: Lesson, notebook: str) -> None:
-        self._exercise, self._results, self._names, self._lesson, self._notebook = \
-            exercise, results, names, lesson, notebook
+    def __init__(self, exercise: Exercise, owner: "ExerciseSet") -> None:
+        self._exercise, self._owner = exercise, owner
 
     def __repr__(self) -> str:
         e = self._exercise
@@ -42,22 +56,23 @@ class SessionExercise:
     def check(self, answer: Any) -> Feedback:
         """Check an answer, unless its cell raised before setting it or the lesson names it needs are
         missing; record the verdict, and give the notebook's names back as they were."""
-        e, run, names = self._exercise, self._run(answer), self._names(self._exercise.needs)
+        e, owner, run = self._exercise, self._owner, self._run(answer)
+        names = owner._names(e.needs)
         if run is not None and not run.set:
             feedback = Feedback("blank", not_set(e, run))
         elif names.missing:
             feedback = Feedback("blank", f"this check uses {', '.join(names.missing)} from the notebook: run the "
                                          "cells above it first (Run > Run All Above Selected Cell).")
         else:
-            kept = dict(self._lesson)
+            kept = dict(owner._lesson)
             try:
                 feedback = judged(e, rebound(answer, names.values), names.values)
             except KeyboardInterrupt:
-                self._results[e.number] = "interrupted"
-                report(self._notebook, e.number, Feedback("interrupted", "the check was interrupted"))
+                owner._results[e.number] = "interrupted"
+                report(owner._notebook, e.number, Feedback("interrupted", "the check was interrupted"))
                 raise
             finally:
-                _give_back(self._lesson, kept)
+                _give_back(owner._lesson, kept)
             if feedback.status != "blank":
                 feedback = Feedback(feedback.status, feedback.text, quoted(answer, run))
             if names.changed:
@@ -65,16 +80,16 @@ class SessionExercise:
                 feedback = Feedback(feedback.status, f"{feedback.text} Note: you changed {changed}; this check "
                                                      "uses the notebook's version.", feedback.judged)
         if feedback.status == "blank":
-            self._results.pop(e.number, None)
+            owner._results.pop(e.number, None)
         else:
-            self._results[e.number] = feedback.status
-        report(self._notebook, e.number, feedback)
+            owner._results[e.number] = feedback.status
+        report(owner._notebook, e.number, feedback)
         return feedback
 
     def _run(self, answer: Any) -> Run | None:
         """The latest run of the cell that sets the answer, when `answer` is the notebook's."""
-        name = self._exercise.answer_name
-        return cells.latest(self._lesson, name) if self._lesson.get(name, MISSING) is answer else None
+        name, lesson = self._exercise.answer_name, self._owner._lesson
+        return _RUNS.get((id(lesson), name)) if lesson.get(name, MISSING) is answer else None
 
     def hint(self) -> Shown:
         return Shown(f"Hint for exercise {self._exercise.number}", self._exercise.hint)
@@ -113,7 +128,9 @@ def judged(exercise: Exercise, answer: Any, lesson: Lesson) -> Feedback:
     if gone:
         return Feedback("error", replaced_text(gone))
     try:
-        right, text, gone = in_sandbox(lambda: (*exercise.verdict(answer, lesson), replaced()))  # before restore
+        with hermetic(), sandbox.time_limit(sandbox.TIME_LIMIT):
+            right, text = exercise.verdict(answer, lesson)
+            gone = replaced()           # before hermetic gives torch's own functions back
     except NotAnswered:
         n = exercise.number
         return Feedback("blank", f"replace ____ with {exercise.slot}, run that cell, then this one. Stuck? "
@@ -172,7 +189,7 @@ def report(notebook: str, number: int, feedback: Feedback) -> None:
     path = os.environ.get(RESULTS)
     if not path:
         return
-    status = feedback.status if feedback.status in STATUSES else "error"
+    status = "error" if feedback.status == "interrupted" else feedback.status     # grades.csv's words
     line = json.dumps({"notebook": notebook, "exercise": f"q{number}", "status": status, "message": feedback.text})
     try:
         with open(path, "a", encoding="utf-8") as results:
@@ -182,18 +199,14 @@ def report(notebook: str, number: int, feedback: Feedback) -> None:
 
 
 class ExerciseSet:
-    """A notebook's exercises for one session: `q1`, `q2`, ... and `score()`."""
+    """A notebook's exercises for one session (numbered 1, 2, ... in order): `q1`, `q2`, ... and `score()`."""
 
     def __init__(self, exercises: Sequence[Exercise], lesson: Lesson | None = None,
                  stored: Callable[[], Mapping[str, Any]] | None = None, notebook: str = "") -> None:
-        numbers = [e.number for e in exercises]
-        if numbers != list(range(1, len(exercises) + 1)):
-            raise wrong(ValueError, f"exercises must be numbered 1, 2, ... in order; got {numbers}")
         self._results: dict[int, Status] = {}
-        self._lesson, self._load = lesson or {}, stored
+        self._lesson, self._load, self._notebook = lesson or {}, stored, notebook
         self._stored: dict[str, Any] | None = None
-        self._questions = tuple(SessionExercise(e, self._results, self._names, self._lesson, notebook)
-                                for e in exercises)
+        self._questions = tuple(SessionExercise(e, self) for e in exercises)
 
     def _names(self, needs: tuple[str, ...]) -> Resolved:
         if self._stored is None and needs:
@@ -237,5 +250,68 @@ def declared(notebook: str) -> tuple[Exercise, ...]:
 def exercises(notebook: str, lesson: Lesson | None = None) -> ExerciseSet:
     """Notebook `notebook`'s exercises for this session: `ex = exercises("01", globals())`."""
     found = declared(notebook)
-    cells.watch((e.answer_name for e in found), lesson)
+    watch((e.answer_name for e in found), lesson)
     return ExerciseSet(found, lesson, partial(stored_definitions, notebook), notebook)
+
+
+_WATCHED: set[str] = set()
+_BEFORE: dict[str, Any] = {}
+_RUNS: dict[tuple[int, str], Run] = {}
+
+
+def watch(names: Iterable[str], namespace: Mapping[str, Any] | None) -> None:
+    """Record the cell runs that set `names`, when `namespace` is the IPython shell's own."""
+    shell = current_shell()
+    if shell is None or namespace is None or namespace is not getattr(shell, "user_ns", None):
+        return
+    _WATCHED.update(names)
+    for event, hook in (("pre_run_cell", before_cell), ("post_run_cell", after_cell)):
+        if hook not in shell.events.callbacks.get(event, []):
+            shell.events.register(event, hook)
+
+
+def before_cell(info: Any = None) -> None:
+    """IPython's pre_run_cell: the watched names' values as the cell starts."""
+    _BEFORE.clear()
+    try:
+        shell = current_shell()
+        if shell is not None:
+            _BEFORE.update((name, shell.user_ns.get(name, MISSING)) for name in _WATCHED)
+    except Exception:       # never in the learner's way: without a record the answer is judged as given
+        _BEFORE.clear()
+
+
+def after_cell(result: Any = None) -> None:
+    """IPython's post_run_cell: a Run for each watched name the cell set or meant to set."""
+    before = dict(_BEFORE)
+    _BEFORE.clear()
+    try:
+        shell = current_shell()
+        if shell is None or result is None or not _WATCHED:
+            return
+        namespace = shell.user_ns
+        info = getattr(result, "info", None)
+        source = getattr(info, "transformed_cell", None) or getattr(info, "raw_cell", None) or ""
+        error = getattr(result, "error_before_exec", None) or getattr(result, "error_in_exec", None)
+        changed = {name for name in _WATCHED if name in before and namespace.get(name, MISSING) is not before[name]}
+        mentioned = {name for name in _WATCHED if name in source}
+        meant = {a or b for a, b in TARGET.findall(source)} & mentioned if mentioned - changed else set()
+        count = getattr(result, "execution_count", None)
+        for name in changed | meant:
+            _RUNS[(id(namespace), name)] = Run(count if isinstance(count, int) else None,
+                                               None if error is None else error_line(error),
+                                               name in changed or error is None, _bare(source, name))
+    except Exception:       # as in before_cell
+        return
+
+
+def _bare(source: str, name: str) -> str | None:
+    """'d' when the cell is `name = d`, a bare name, and nothing else."""
+    try:
+        [node] = ast.parse(source).body         # ValueError unless one statement
+    except (SyntaxError, ValueError, OverflowError):
+        return None
+    match node:
+        case ast.Assign(targets=[ast.Name(id=target)], value=ast.Name(id=bare)) if target == name:
+            return bare
+    return None

@@ -25,21 +25,12 @@ def module(number: str) -> ModuleType:
     return importlib.import_module(f"{__name__}.nb{number}")
 
 
-def notebook_name(number: str) -> str:
-    """The name (without .ipynb) of stored notebook `number`: '01-dynamic-control-flow'."""
-    from ..exercises.lesson import NOTEBOOKS
-
-    found = sorted(NOTEBOOKS.glob(f"{number}-*.ipynb"))
-    if len(found) != 1:
-        raise LookupError(f"helpers/lessons/nb{number}.py needs one notebook {number}-*.ipynb in {NOTEBOOKS}; "
-                          f"found {len(found)}")
-    return found[0].stem
-
-
 def widgets(number: str | None = None) -> tuple[Widget, ...]:
     """The widgets of notebook `number` (all when None), in order, each knowing its notebook."""
-    chosen = numbers() if number is None else [number]
-    return tuple(replace(w, notebook=notebook_name(n)) for n in chosen for w in getattr(module(n), "WIDGETS", ()))
+    from ..exercises.lesson import NOTEBOOKS
+
+    return tuple(replace(w, notebook=path.stem) for n in ([number] if number else numbers())
+                 for path in sorted(NOTEBOOKS.glob(f"{n}-*.ipynb")) for w in getattr(module(n), "WIDGETS", ()))
 
 
 def of(notebook: str) -> list[Widget]:

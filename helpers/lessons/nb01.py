@@ -8,11 +8,10 @@ import torch
 
 from ..arguments import learner_facing, wrong
 from ..draw import Figure, draw_graph
-from ..exercises.answers import CHECKER, answer_from, filled, filled_function
-from ..exercises.behaviour import data, difference, graph
+from ..exercises.behaviour import data, difference, graph, on_leaf
 from ..exercises.exercise import Lesson, Verdict, choose, predict, write
 from ..exercises.feedback import shown
-from ..exercises.judges import known, op_labels, value
+from ..exercises.judges import CHECKER, answer_from, filled, filled_function, known, op_labels, value
 from ..graph import autograd_nodes, trace_graph
 from ..models import TanhRNNCell
 from ..quiz import MultipleChoice, Option
@@ -166,11 +165,8 @@ def _sign_forward(answer: Any, _lesson: Lesson) -> Verdict:
 
 def _sign_case(function: Callable[[torch.Tensor], Any], start: float) -> dict[str, Any]:
     """The result's value and graph, and x.grad, for x = start."""
-    x = torch.tensor(start, requires_grad=True)
-    y = function(x)
-    if isinstance(y, torch.Tensor) and y.grad_fn is not None and y.numel() == 1:
-        y.backward()
-    return {"value": data(y), "graph": graph(y), "x.grad": data(x.grad)}
+    y, grad = on_leaf(function, start)
+    return {"value": data(y), "graph": graph(y), "x.grad": data(grad)}
 
 
 def _sign_probe(answer: Any, _lesson: Lesson) -> dict[str, Any]:

@@ -11,10 +11,9 @@ from .. import walk
 from ..arguments import learner_facing, wrong
 from ..draw import Figure, draw_graph
 from ..engine import record_backward
-from ..exercises.answers import filled, filled_function
 from ..exercises.exercise import Lesson, Verdict, choose, predict, write
 from ..exercises.feedback import shown
-from ..exercises.judges import canonical, known, value
+from ..exercises.judges import canonical, filled, filled_function, known, value
 from ..graph import trace_graph
 from ..quiz import MultipleChoice, Option
 from ..views import counted

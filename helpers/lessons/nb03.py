@@ -5,10 +5,9 @@ from typing import Any
 
 import torch
 
-from ..exercises.answers import CHECKER, answer_from, filled, filled_function
 from ..exercises.behaviour import ParameterWatch, grads
 from ..exercises.exercise import Lesson, Verdict, fix, predict
-from ..exercises.judges import canonical, kind, known, value
+from ..exercises.judges import CHECKER, answer_from, canonical, filled, filled_function, kind, known, value
 from ..saved_memory import held_bytes
 
 CANDIDATES = {"2 * x": lambda x: 2 * x, "x - 1": lambda x: x - 1, "x.sin()": lambda x: x.sin(),

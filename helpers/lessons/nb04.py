@@ -4,11 +4,10 @@ from typing import Any
 
 import torch
 
-from ..exercises.answers import CHECKER, answer_from, filled_function
 from ..exercises.behaviour import KeptGraphs, data, grads, watched
 from ..exercises.exercise import Lesson, Verdict, choose, fix, predict
 from ..exercises.feedback import shown
-from ..exercises.judges import known, value
+from ..exercises.judges import CHECKER, answer_from, filled_function, known, value
 from ..graph import trace_graph
 from ..models import TanhRNNCell
 from ..quiz import MultipleChoice, Option

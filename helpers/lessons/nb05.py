@@ -6,10 +6,9 @@ import torch
 
 from ..arguments import learner_facing
 from ..draw import Figure
-from ..exercises.answers import CHECKER, answer_from, filled_function
 from ..exercises.behaviour import data, grads
 from ..exercises.exercise import Lesson, Verdict, choose, predict, write
-from ..exercises.judges import value
+from ..exercises.judges import CHECKER, answer_from, filled_function, value
 from ..graph import trace_graph
 from ..models import TanhRNNCell
 from ..quiz import MultipleChoice, Option

@@ -4,10 +4,9 @@ from typing import Any
 
 import torch
 
-from ..exercises.answers import filled_function
 from ..exercises.exercise import Lesson, Verdict, choose, predict, write
 from ..exercises.feedback import shown
-from ..exercises.judges import known, value
+from ..exercises.judges import filled_function, known, value
 from ..graph import trace_graph
 from ..quiz import MultipleChoice, Option
 from .nb03 import backward_calls

@@ -8,11 +8,10 @@ import torch
 
 from ..arguments import learner_facing, wrong
 from ..draw import Figure, draw_graph
-from ..exercises.answers import filled_function
 from ..exercises.behaviour import data
 from ..exercises.exercise import Lesson, Verdict, choose, fix, predict, write
 from ..exercises.feedback import shown
-from ..exercises.judges import value
+from ..exercises.judges import filled_function, value
 from ..from_scratch import scratch_graph
 from ..quiz import MultipleChoice, Option
 from ..saved_values import SavedReader

@@ -6,10 +6,9 @@ from typing import Any
 import torch
 
 from ..draw import Figure, draw_graph
-from ..exercises.answers import CHECKER, answer_from, filled_function
 from ..exercises.behaviour import data
 from ..exercises.exercise import Lesson, Verdict, choose, fix, predict, write
-from ..exercises.judges import op_labels, value
+from ..exercises.judges import CHECKER, answer_from, filled_function, op_labels, value
 from ..graph import trace_graph
 from ..model_cache import as_built
 from ..quiz import MultipleChoice, Option

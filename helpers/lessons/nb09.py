@@ -7,11 +7,10 @@ from typing import Any
 import torch
 
 from ..compiled import compile_calls, graph_breaks
-from ..exercises.answers import CHECKER, answer_from, filled_function
-from ..exercises.behaviour import data
+from ..exercises.behaviour import data, on_leaf
 from ..exercises.exercise import Lesson, Verdict, choose, fix, predict, write
 from ..exercises.feedback import shown
-from ..exercises.judges import value
+from ..exercises.judges import CHECKER, answer_from, filled_function, value
 from ..quiz import MultipleChoice, Option
 from .widget import Check, Widget, click
 
@@ -71,21 +70,12 @@ def _vectors() -> list[tuple[float, ...]]:
     return list(VECTORS) + [tuple(round(v, 4) for v in row) for row in randoms.tolist()]
 
 
-def _run(function: Callable[[torch.Tensor], Any], start: tuple[float, ...]) -> tuple[Any, Any]:
-    """(result, x.grad) of `function` on a fresh leaf; x.grad after backward of the result's sum."""
-    x = torch.tensor(start, requires_grad=True)
-    result = function(x)
-    if isinstance(result, torch.Tensor) and result.grad_fn is not None:
-        result.sum().backward()
-    return result, x.grad
-
-
 def _compared(answer: Callable[[torch.Tensor], Any], asked: Callable[[torch.Tensor], Any], name: str,
               tie: Tie) -> str | None:
     """What the answer gets wrong against `asked` on every input, or None."""
     for start in _vectors():
-        mine, grad = _run(answer, start)
-        wanted, wanted_grad = _run(asked, start)
+        mine, grad = on_leaf(answer, start)
+        wanted, wanted_grad = on_leaf(asked, start)
         if not isinstance(mine, torch.Tensor) or mine.shape != wanted.shape:
             return f"for x = {list(start)} {name} returned {shown(mine)}: return a tensor of x's shape."
         if not torch.allclose(mine, wanted, atol=1e-6):
@@ -115,7 +105,7 @@ def _clipped_tie(start: tuple[float, ...], grad: torch.Tensor | None, _wanted: t
     """Exercise 2's tie: the doubled x's largest element exactly 1, where y and y / y.max() are the same."""
     if max(2 * v for v in start) != 1.0:
         return None
-    undivided, divided = (_run(way, start)[1] for way in (lambda x: x * 2, lambda x: x * 2 / (x * 2).max()))
+    undivided, divided = (on_leaf(way, start)[1] for way in (lambda x: x * 2, lambda x: x * 2 / (x * 2).max()))
     return grad is not None and grad.shape == undivided.shape and _between(grad, undivided, divided) or (
         f"for x = {list(start)} y.max() is exactly 1, where dividing by it or not gives the same values: "
         "x.grad may be either way's (2 for every element undivided, or that of y / y.max()) or one between "
@@ -156,8 +146,8 @@ def _probe(code: str, name: str, tie: Tie, answer: Any, _lesson: Lesson) -> dict
     asked = answer_from(code, name, None, CHECKER)
     observed: dict[str, Any] = {}
     for start in _vectors():
-        result, grad = _run(answer, start)
-        at_tie = tie(start, grad, _run(asked, start)[1])
+        result, grad = on_leaf(answer, start)
+        at_tie = tie(start, grad, on_leaf(asked, start)[1])
         gradient = {"x.grad": data(grad)} if at_tie is None else {"x.grad one the tie allows": at_tie is True}
         observed[f"x = {list(start)}"] = {"value": data(result), **gradient}
     observed["graph breaks"] = graph_breaks(answer, torch.tensor((1.0, -3.0))).count
