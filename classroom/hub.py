@@ -304,8 +304,12 @@ def main(argv=None):
     args = parser.parse_args(argv)
     admin = args.admin.strip().lower() if args.admin else None
     try:        # a port that is not a number, or a password refused, in one line
-        ports = {"HUB_PORT": args.port, "HUB_API_PORT": int(os.environ.get("HUB_API_PORT") or 8081),
-                 "HUB_PROXY_API_PORT": int(os.environ.get("HUB_PROXY_API_PORT") or 8001)}
+        ports = {"HUB_PORT": args.port}
+        for name, default in (("HUB_API_PORT", "8081"), ("HUB_PROXY_API_PORT", "8001")):
+            given = os.environ.get(name) or default
+            if not given.isdigit():
+                raise ValueError(f"{name} must be a port number, such as {default} (it is {given!r})")
+            ports[name] = int(given)
         hub = Hub(BUILD, LEARNERS, ports, ip=args.ip, admin=admin)
     except ValueError as error:
         print(f"make hub: {error}.", file=sys.stderr)

@@ -16,7 +16,7 @@ from traitlets.utils.importstring import import_item
 
 from tools.notebooks import NOTEBOOKS, REFERENCE, WIDGET_STATE, WIDGET_VIEW, notebook_paths
 from tools.runtime.lab import SETTINGS, lab_argv, server_options
-from tools.runtime.saving import PAGE
+from tools.runtime.saving import PAGE, PAGES_FILE
 from tools.runtime.widget_state import keep_widget_views
 
 STORED = NOTEBOOKS / "03-retain-graph.ipynb"
@@ -106,19 +106,26 @@ def test_deletions_merge_and_a_cell_both_changed_keeps_both_texts(two_tabs):
     assert other["cell_type"] == "markdown" and "another tab" in _text(other) and LESSON_EDIT in _text(other)
 
 
-def test_a_stale_tab_keeps_the_cells_the_other_tab_saved(two_tabs):
-    manager, a, b = two_tabs
+def test_a_stale_tab_keeps_the_cells_the_other_tab_saved_across_a_restart(two_tabs, tmp_path):
+    """A server started again (make lab again, a culled learner's server) reads the pages' snapshots the old one kept."""
+    _, a, b = two_tabs
+    again = _configured(tmp_path)
     slot = _slots(b)[0]["id"]
     for answer in ("answer_1 = {'x - 1'}", "answer_1 = {'x + 1'}"):
         _cell(b, slot)["source"] = answer
-        saved = _save(manager, STORED.name, b)
+        saved = _save(again, STORED.name, b)
         assert _ids(saved) == _ids(a), "the merged notebook's cells are not the other tab's, in its order"
         assert _text(_cell(saved, "note-example")) == LESSON_EDIT, "the stale tab's save undid the other's edit"
         assert _text(_cell(saved, slot)) == answer
+    kept = tmp_path / PAGES_FILE
+    assert len(json.loads(kept.read_text(encoding="utf-8"))) == 2      # the two pages, and no more
+    for broken in ("", "{", "[1, 2]", '[["page", {"cell": 3}]]', '{"page": {}}'):
+        kept.write_text(broken, encoding="utf-8")
+        assert _configured(tmp_path).pages == {}, broken
 
 
 def test_a_page_the_server_does_not_know_keeps_the_answers(two_tabs):
-    """A page opened before the server started (make lab again): its mark unknown."""
+    """A page opened before the server started: its mark unknown."""
     manager, a, b = two_tabs
     slot = _slots(a)[0]["id"]
     assert "____" in _text(_cell(b, slot)), "03's first slot is no longer blank as stored"

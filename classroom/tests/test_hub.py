@@ -640,8 +640,9 @@ def test_a_class_that_cannot_be_isolated_is_refused_and_started_only_by_name(tmp
      "HUB_ADMIN_PASSWORD is 20 characters long; the admin password needs at least 32."),
     ({"HUB_ADMIN_PASSWORD": "a-class-password-that-is-also-the-admins"},
      "HUB_ADMIN_PASSWORD is the class password; the teacher's must be another."),
+    ({"HUB_API_PORT": "80 81"}, "HUB_API_PORT must be a port number, such as 8081 (it is '80 81')."),
 ])
-def test_a_bad_password_setting_gets_one_line(tmp_path, env, said):
+def test_a_bad_password_or_port_setting_gets_one_line(tmp_path, env, said):
     env = {**os.environ, "HUB_PASSWORD": "a-class-password-that-is-also-the-admins", **env,
            "HUB_DIR": str(tmp_path / "hub"), "HUB_LEARNERS": str(tmp_path / "learners")}
     done = subprocess.run([sys.executable, "-m", "classroom.hub", "--admin", "teacher"], capture_output=True,

@@ -4,6 +4,8 @@ marks each copy of a notebook it hands a page so that a stale tab's save is
 merged with the file (cell_merge.py); every widget output keeps a drawing
 (widget_state.py). How and why: docs/maintaining.md, "A save from a stale tab"."""
 
+import json
+import os
 import uuid
 from collections import OrderedDict
 from pathlib import Path
@@ -17,12 +19,16 @@ from tools.runtime.widget_state import keep_widget_views, stored_json
 PLACEHOLDER = "____"
 PAGE = "opened_in_page"       # the notebook's metadata: which page's copy it is
 PAGES_KEPT = 500              # pages whose copies the server remembers, the last opened or saved
+PAGES_SAVED = 100             # of them, the last ones kept in PAGES_FILE for a server started again
+PAGES_FILE = ".ipynb_checkpoints/opened-pages.json"   # in the server's root, beside its checkpoints
 
 
 class Contents(AsyncLargeFileManager):  # type: ignore[misc]
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
-        self.pages = OrderedDict()      # page mark -> the snapshot of its cells in step with the file
+        # page mark -> the snapshot of its cells in step with the file; a restarted server (make lab
+        # again, a learner's server culled while idle and started again) knows the pages opened before
+        self.pages = OrderedDict(read_pages(Path(self.root_dir) / PAGES_FILE))
 
     async def get(self, path, content=True, type=None, format=None, **kwargs):
         model = await super().get(path, content=content, type=type, format=format, **kwargs)
@@ -39,6 +45,30 @@ class Contents(AsyncLargeFileManager):  # type: ignore[misc]
         self.pages.move_to_end(page)
         while len(self.pages) > PAGES_KEPT:
             self.pages.popitem(last=False)
+        try:
+            write_pages(Path(self.root_dir) / PAGES_FILE, list(self.pages.items())[-PAGES_SAVED:])
+        except OSError as error:
+            self.log.warning("Could not keep the open pages' snapshots in %s (%s): after a restart, a save "
+                             "from a page opened before it keeps the answers only", PAGES_FILE, error)
+
+
+def read_pages(path):
+    """The (page, snapshot) pairs kept in `path`, oldest first; none when it
+    is missing or not what write_pages writes."""
+    try:
+        pairs = json.loads(path.read_text(encoding="utf-8"))
+        return [(page, cells) for page, cells in pairs if isinstance(page, str) and isinstance(cells, dict)
+                and all(isinstance(v, str) for v in [*cells, *cells.values()])]
+    except (OSError, ValueError, TypeError):
+        return []
+
+
+def write_pages(path, pairs):
+    """Write the (page, snapshot) pairs to `path` whole or not at all."""
+    path.parent.mkdir(exist_ok=True)
+    partial = path.with_name(f".{path.name}.{os.getpid()}")
+    partial.write_text(json.dumps(pairs), encoding="utf-8")
+    os.replace(partial, path)
 
 
 def pre_save(model, path, contents_manager, **_):
