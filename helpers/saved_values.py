@@ -53,55 +53,10 @@ def _tensor_words(shape_words: str) -> str:
 
 
 class SavedReader:
-    """Reads the saved values of one walk's nodes (a slot holding None left
-    out). It remembers what each node class saves and the description of each
-    combination of class and shapes, so a node like one read before costs one
-    lookup (a 100,000-step loop saves 300,000 tensors of a few shapes). Plain
-    dicts, made per walk: it keeps no class or tensor alive after."""
-
-    def __init__(self) -> None:
-        self._names: dict[type, tuple[SavedName, ...]] = {}
-        self._found: dict[tuple[object, ...], tuple[Saved, ...]] = {}
+    """Reads the saved values of a node (a slot holding None left out)."""
 
     def read(self, fn: Node) -> tuple[Saved, ...]:
-        names = self._names.get(type(fn))
-        if names is None:
-            names = self._names[type(fn)] = _saved_names(type(fn))
-        # the key: what `_read(fn, names)` depends on, when every value has a plain key
-        key: list[object] = [type(fn)]
-        try:
-            for attr, raw_attr, _ in names:
-                raw = getattr(fn, raw_attr, None)
-                if type(raw) is _SavedTensor and unpack_hook(raw) is None:
-                    value = getattr(fn, attr)       # a tensor saved without a hook: the usual case
-                    key.append(None if value is None else value.shape)
-                    continue
-                plain = None if raw is not None else _plain_key(getattr(fn, attr))
-                if plain is None:                   # a hook, a list, a tensor without a packed form
-                    return _read(fn, names)
-                key.append(plain)
-        except RuntimeError:                        # freed, modified in place, sizes unreadable
-            return _read(fn, names)
-        whole = tuple(key)
-        found = self._found.get(whole)
-        if found is None:
-            found = self._found[whole] = _read(fn, names)
-        return found
-
-
-def _plain_key(value: object) -> tuple[type, object] | None:
-    """A key for a non-tensor saved value whose description follows from it
-    (bool, int, str, None, a float by repr, a tuple of ints); else None."""
-    kind = type(value)
-    if kind is float:
-        return kind, repr(value)
-    if kind in _PLAIN or (kind is tuple and all(type(v) is int for v in value)):  # type: ignore[attr-defined]
-        return kind, value
-    return None
-
-
-# Saved values whose description follows from their type and value (`_plain_key`).
-_PLAIN = (bool, int, str, type(None))
+        return _read(fn, _saved_names(type(fn)))
 
 
 def _read(fn: Node, names: tuple[SavedName, ...]) -> tuple[Saved, ...]:
