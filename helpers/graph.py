@@ -6,7 +6,6 @@ import functools
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from operator import itemgetter
 from typing import Literal, NamedTuple, TypeAlias, TypeVar
 
 import torch
@@ -14,12 +13,10 @@ from torch.autograd.graph import Node as AutogradNode
 
 from .arguments import Params, Root, check_flag, check_max_nodes, leaf_names, learner_facing, roots_of
 from .saved_values import MAX_LABEL, Saved, SavedReader, one_line, shape_text
-from .walk import Item, Link, collector_paused, leaf_variable, no_torch_function, walk_for
+from .walk import Item, collector_paused, leaf_variable, walk_for
 
 NodeKind: TypeAlias = Literal["output", "op", "leaf", "const", "group"]
 H = TypeVar("H")
-# Node ids by walk position: all of them, or those of the positions a cut keeps.
-Ids: TypeAlias = Sequence[str] | Mapping[int, str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,30 +127,23 @@ def trace_graph(root: Root, params: Params | None = None, max_nodes: int | None 
     saved: describe each node's saved values (`Node.saved`); False is faster.
     The walk runs no user code: no hook, no unpacking, no `__torch_function__`."""
     limit, saved = check_max_nodes(max_nodes), check_flag(saved, "saved")
-    with collector_paused(), no_torch_function():
+    # no subclass's __torch_function__ (fastai's, tv_tensors') runs on each tensor attribute read
+    with collector_paused(), torch._C.DisableTorchFunctionSubclass():
         names = leaf_names(params)
         walker, kept, more = walk_for(roots_of(root), limit)
         items, links = walker.items, walker.links
-        whole = len(kept) == len(items)
-        # a cut graph names only what it keeps (300 of 3,000 walked), so `ids` is also the kept set
-        ids: Ids = [f"n{i}" for i in range(len(items))] if whole else {i: f"n{i}" for i in kept}
-        uses = Counter(map(itemgetter(0), links))
+        ids = {i: f"n{i}" for i in kept}
+        uses = Counter(s for s, *_ in links)
         nodes = tuple(_node(ids[i], items[i], uses[i], names, saved) for i in kept)
-        if whole:                                   # the whole graph: every link an edge, nothing cut
-            return Graph(nodes, _edges(links, ids), counted=not more)
-        edges = _edges([link for link in links if link[0] in ids and link[1] in ids], ids)
+        edges = tuple(Edge(ids[s], ids[d], slot, nr) for s, d, slot, nr in links if s in ids and d in ids)
     cut = sorted({d for s, d, _, _ in links if d in ids and s not in ids})
     return Graph(nodes, edges, len(items) - len(kept), tuple(ids[d] for d in cut), counted=not more)
-
-
-def _edges(links: Sequence[Link], ids: Ids) -> tuple[Edge, ...]:
-    return tuple(Edge(ids[s], ids[d], slot, nr) for s, d, slot, nr in links)
 
 
 def autograd_nodes(root: Root) -> list[tuple[str, AutogradNode]]:
     """The live autograd nodes behind `root` as (id, node) pairs, with
     `trace_graph`'s ids; outputs, constants and leaf roots left out."""
-    with no_torch_function():
+    with torch._C.DisableTorchFunctionSubclass():
         items = walk_for(roots_of(root), None)[0].items
     return [(f"n{i}", item) for i, item in enumerate(items) if isinstance(item, AutogradNode)]
 

@@ -39,14 +39,6 @@ def collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-@contextmanager
-def no_torch_function() -> Iterator[None]:
-    """Read tensors without running a subclass's `__torch_function__`
-    (fastai's, tv_tensors'), which every attribute read would otherwise call."""
-    with torch._C.DisableTorchFunctionSubclass():
-        yield
-
-
 def nearest(walker: Walker, limit: int) -> Sequence[int]:
     """Up to `limit` positions in walk order (nearest the outputs first), at
     most limit // 8 (at least 8) at one depth, constants not held to that; a
