@@ -124,10 +124,7 @@ def _module_class(node: torch.fx.Node) -> str:
     owner = node.graph.owning_module
     if node.op != "call_module" or owner is None or not isinstance(node.target, str):
         return ""
-    try:
-        return type(owner.get_submodule(node.target)).__name__
-    except AttributeError:
-        return ""
+    return type(owner.get_submodule(node.target)).__name__
 
 
 def _shape(node: torch.fx.Node) -> str:
