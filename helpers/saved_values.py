@@ -2,9 +2,7 @@
 effects: a value a saved-tensor hook packed is described from its packed form
 and never unpacked, so drawing runs no user code and re-runs no checkpoint."""
 
-import functools
 import weakref
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
@@ -34,22 +32,15 @@ def shape_text(tensor: torch.Tensor) -> str:
     """"scalar", or "shape (3, 4)" (never a bare "3", which reads as a value);
     a tensor whose sizes cannot be read says so."""
     try:
-        return one_line(_shape_words(tensor.shape))
+        return one_line(f"shape {tuple(tensor.shape)}" if tensor.shape else "scalar")
     except RuntimeError:
         return "nested, sizes vary" if getattr(tensor, "is_nested", False) else "sizes unreadable"
 
 
 def tensor_text(tensor: torch.Tensor) -> str:
     """"scalar tensor", or "tensor of shape (3, 4)"."""
-    return _tensor_words(shape_text(tensor))
-
-
-def _shape_words(shape: Sequence[int]) -> str:
-    return "scalar" if not shape else f"shape {tuple(shape)}"
-
-
-def _tensor_words(shape_words: str) -> str:
-    return "scalar tensor" if shape_words == "scalar" else f"tensor of {shape_words}"
+    shape = shape_text(tensor)
+    return "scalar tensor" if shape == "scalar" else f"tensor of {shape}"
 
 
 class SavedReader:
@@ -64,31 +55,11 @@ def _read(fn: Node, names: tuple[SavedName, ...]) -> tuple[Saved, ...]:
     for attr, raw_attr, name in names:
         try:
             raw = getattr(fn, raw_attr, None)
-            plain = type(raw) is _SavedTensor and unpack_hook(raw) is None
-            if plain:                               # one tensor, no hook: the usual case
-                found += _plain_tensor(fn, attr, name)
-                continue
         except RuntimeError as err:                 # freed
             found.append(_unreadable(name, str(err)))
             continue
         found += _describe(fn, attr, name, raw)
     return tuple(found)
-
-
-def _plain_tensor(fn: Node, attr: str, name: str) -> tuple[Saved, ...]:
-    """A tensor saved without a hook, described from its name and shape only."""
-    value = getattr(fn, attr)
-    if value is None:
-        return ()
-    try:
-        return (_tensor_saved(name, value.shape),)
-    except RuntimeError:                            # sizes that cannot be read (nested)
-        return (Saved(name, value_text(value)),)
-
-
-@functools.lru_cache(maxsize=1024)                  # keyed by plain values (a name, a shape): holds no tensor
-def _tensor_saved(name: str, shape: torch.Size) -> Saved:
-    return Saved(name, one_line(_tensor_words(_shape_words(shape))))
 
 
 def _saved_names(node_type: type) -> tuple[SavedName, ...]:
@@ -107,7 +78,6 @@ def _saved_names(node_type: type) -> tuple[SavedName, ...]:
 # node class -> its _saved_names; weak, so a custom Function's class is freed with its cell
 _SAVED_NAMES: weakref.WeakKeyDictionary[type, tuple[SavedName, ...]] = weakref.WeakKeyDictionary()
 
-_SavedTensor = torch._C._autograd.SavedTensor     # its unpack_hook and data are missing from torch's stubs
 # A saved value where this torch's SavedTensor cannot tell whether a hook packed it (no
 # `unpack_hook`): reading could run the learner's hook, so it is named, never read.
 UNTOLD = "not read: this torch cannot read it without unpacking"
