@@ -8,15 +8,12 @@ import sys
 import sysconfig
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, ParamSpec, Protocol, TypeAlias, TypeVar
+from typing import Any, ParamSpec, TypeAlias, TypeVar
 
 import torch
 from torch.autograd.graph import Node
 
 from .saved_values import MAX_LABEL, one_line
-
-if TYPE_CHECKING:                 # torch's dependency; read by the type checker only
-    from typing_extensions import TypeIs
 
 # Code that is not the learner's (the helpers, Python, installed packages): frames the
 # widgets and the exercise checks hide.
@@ -28,23 +25,14 @@ Root: TypeAlias = Start | Sequence[Start]
 Params: TypeAlias = Mapping[str, torch.Tensor] | torch.nn.Module
 
 
-class ScratchValue(Protocol):
-    """A value of notebook 07's from-scratch engine: inputs, op, data."""
-
-    @property
-    def inputs(self) -> Sequence[ScratchValue]: ...
-
-    @property
-    def op(self) -> str: ...
-
-    @property
-    def data(self) -> float: ...
+# A value of notebook 07's from-scratch engine: `.inputs`, `.op`, `.data` (from_scratch.py).
+ScratchValue: TypeAlias = Any
 
 
-def is_scratch_value(obj: object) -> TypeIs[ScratchValue]:
-    """Whether `obj` has `ScratchValue`'s attributes; `.data` is asked last,
-    never of a tensor (it would run a subclass's `__torch_function__`)."""
+def is_scratch_value(obj: object) -> bool:
+    """`.data` is asked last, never of a tensor (it would run a subclass's `__torch_function__`)."""
     return hasattr(obj, "inputs") and hasattr(obj, "op") and hasattr(obj, "data")
+
 
 BadArgument = TypeVar("BadArgument", TypeError, ValueError)
 Arguments = ParamSpec("Arguments")

@@ -85,21 +85,14 @@ def _dot_note(notice: Notice) -> str:
 
 
 def _dot_nodes(plan: Plan) -> list[str]:
-    """One DOT node per node shown, then its copies (a shared leaf only as
-    copies); an unmarked node's line is its face's, made once."""
-    faces = [_dot_node("", face).removeprefix("  ") for face in plan.faces]
+    """One DOT node per node shown, then its copies (a shared leaf only as copies)."""
     lines = []
-    for node, face in zip(plan.nodes, plan.face_of, strict=True):
-        marks = plan.marks.get(node.id)
-        if marks is None:
-            lines.append(f"  {node.id}{faces[face]}")
-            continue
-        copies = plan.copies.get(node.id)
+    for node, face in zip(plan.nodes, plan.faces, strict=True):
+        marks, copies = plan.marks.get(node.id, UNMARKED), plan.copies.get(node.id)
         if copies is None or copies.itself:
-            lines.append(_dot_node(node.id, plan.faces[face], marks))
+            lines.append(_dot_node(node.id, face, marks))
         if copies is not None:          # alike but for the name (a loop's weight: one per step)
-            rest = _dot_node("", plan.faces[copies.face], copies.marks).removeprefix("  ")
-            lines += [f"  {name}{rest}" for name in copies.names]
+            lines += [_dot_node(name, copies.face, copies.marks) for name in copies.names]
     return lines
 
 

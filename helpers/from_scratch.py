@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import Counter, deque
 from collections.abc import Mapping
 
-from .arguments import ScratchValue as ScratchValue  # the protocol above, with the other arguments' types
+from .arguments import ScratchValue
 from .graph import Edge, Graph, Node
 from .saved_values import MAX_LABEL, one_line
 

@@ -2,10 +2,10 @@
 and edges, numbered `n0, n1, ...` in walk order. Nothing here draws.
 Floor: graph, under `roll.py` and the drawing, over `walk.py`."""
 
+import functools
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, fields
-from operator import itemgetter
+from dataclasses import dataclass, field
 from typing import Literal, NamedTuple, TypeAlias, TypeVar
 
 import torch
@@ -13,12 +13,10 @@ from torch.autograd.graph import Node as AutogradNode
 
 from .arguments import Params, Root, check_flag, check_max_nodes, leaf_names, learner_facing, roots_of
 from .saved_values import MAX_LABEL, Saved, SavedReader, one_line, shape_text
-from .walk import Item, Link, collector_paused, leaf_variable, no_torch_function, walk_for
+from .walk import Item, collector_paused, leaf_variable, walk_for
 
 NodeKind: TypeAlias = Literal["output", "op", "leaf", "const", "group"]
 H = TypeVar("H")
-# Node ids by walk position: all of them, or those of the positions a cut keeps.
-Ids: TypeAlias = Sequence[str] | Mapping[int, str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,108 +127,46 @@ def trace_graph(root: Root, params: Params | None = None, max_nodes: int | None 
     saved: describe each node's saved values (`Node.saved`); False is faster.
     The walk runs no user code: no hook, no unpacking, no `__torch_function__`."""
     limit, saved = check_max_nodes(max_nodes), check_flag(saved, "saved")
-    with collector_paused(), no_torch_function():
+    # no subclass's __torch_function__ (fastai's, tv_tensors') runs on each tensor attribute read
+    with collector_paused(), torch._C.DisableTorchFunctionSubclass():
         names = leaf_names(params)
         walker, kept, more = walk_for(roots_of(root), limit)
         items, links = walker.items, walker.links
-        whole = len(kept) == len(items)
-        # a cut graph names only what it keeps (300 of 3,000 walked), so `ids` is also the kept set
-        ids: Ids = [f"n{i}" for i in range(len(items))] if whole else {i: f"n{i}" for i in kept}
-        nodes = _NodeMaker(names, saved).nodes(items, kept, ids, Counter(map(itemgetter(0), links)))
-        if whole:                                   # the whole graph: every link an edge, nothing cut
-            return Graph(nodes, _edges(links, ids), counted=not more)
-        edges = _edges([link for link in links if link[0] in ids and link[1] in ids], ids)
+        ids = {i: f"n{i}" for i in kept}
+        uses = Counter(s for s, *_ in links)
+        nodes = tuple(_node(ids[i], items[i], uses[i], names, saved) for i in kept)
+        edges = tuple(Edge(ids[s], ids[d], slot, nr) for s, d, slot, nr in links if s in ids and d in ids)
     cut = sorted({d for s, d, _, _ in links if d in ids and s not in ids})
     return Graph(nodes, edges, len(items) - len(kept), tuple(ids[d] for d in cut), counted=not more)
-
-
-# Node and Edge made without their __init__ (`_NodeMaker.nodes`, `_edges`), through each
-# slot's descriptor: a frozen dataclass's __init__ doubles the cost of a 200,000-node walk.
-_new = object.__new__
-_NODE_FIELDS, _EDGE_FIELDS = ("id", "kind", "label", "detail", "saved", "uses"), ("src", "dst", "slot", "output_nr")
-if tuple(f.name for f in fields(Node)) != _NODE_FIELDS or tuple(f.name for f in fields(Edge)) != _EDGE_FIELDS or \
-        hasattr(Node, "__post_init__") or hasattr(Edge, "__post_init__"):
-    raise ImportError("graph.py makes Node and Edge field by field: update _NodeMaker.nodes and _edges")
-_node_id, _node_kind, _node_label, _node_detail, _node_saved, _node_uses = (
-    getattr(Node, name).__set__ for name in _NODE_FIELDS)
-_edge_src, _edge_dst, _edge_slot, _edge_nr = (getattr(Edge, name).__set__ for name in _EDGE_FIELDS)
-
-
-def _edges(links: Sequence[Link], ids: Ids) -> tuple[Edge, ...]:
-    edges: list[Edge] = []
-    append, new, src, dst, slot_of, nr_of = edges.append, _new, _edge_src, _edge_dst, _edge_slot, _edge_nr
-    for s, d, slot, nr in links:
-        edge = new(Edge)
-        src(edge, ids[s])
-        dst(edge, ids[d])
-        slot_of(edge, slot)
-        nr_of(edge, nr)
-        append(edge)
-    return tuple(edges)
 
 
 def autograd_nodes(root: Root) -> list[tuple[str, AutogradNode]]:
     """The live autograd nodes behind `root` as (id, node) pairs, with
     `trace_graph`'s ids; outputs, constants and leaf roots left out."""
-    with no_torch_function():
+    with torch._C.DisableTorchFunctionSubclass():
         items = walk_for(roots_of(root), None)[0].items
     return [(f"n{i}", item) for i, item in enumerate(items) if isinstance(item, AutogradNode)]
 
 
-class _NodeMaker:
-    """Makes the `Node`s of one walk; what it learns about node classes lives
-    only as long as the walk (a lasting cache would keep custom Functions alive)."""
-
-    def __init__(self, names: Mapping[int, str], saved: bool) -> None:
-        self.names = names
-        self.labels: dict[type, str] = {}
-        self.read_saved = SavedReader().read if saved else None
-
-    def nodes(self, items: Sequence[Item], kept: Sequence[int], ids: Ids,
-              uses: Mapping[int, int]) -> tuple[Node, ...]:
-        """The Node of each kept position; an operation of a class met before
-        (nearly every node of a loop) is made here, without `node` or Node's __init__."""
-        made: list[Node] = []
-        append, labels, read, new = made.append, self.labels, self.read_saved, _new
-        for i in kept:
-            item = items[i]
-            label = labels.get(type(item))          # only operations' classes are in `labels`
-            if label is None:
-                append(self.node(ids[i], item, uses[i]))
-                continue
-            node = new(Node)
-            _node_id(node, ids[i])
-            _node_kind(node, "op")
-            _node_label(node, label)
-            _node_detail(node, "")
-            _node_saved(node, () if read is None else read(item))   # type: ignore[arg-type]
-            _node_uses(node, 0)
-            append(node)
-        return tuple(made)
-
-    def node(self, node_id: str, item: Item, uses: int) -> Node:
-        if item is None:
-            return Node(node_id, "const", "None")
-        if isinstance(item, torch.Tensor):
-            name = self.names.get(id(item), "tensor")
-            if item.grad_fn is not None:
-                return Node(node_id, "output", name, shape_text(item))
-            return Node(node_id, "leaf", name, shape_text(item), uses=uses)
-        variable = leaf_variable(item)
-        if variable is not None:
-            return Node(node_id, "leaf", self.names.get(id(variable), "tensor"), shape_text(variable), uses=uses)
-        saved = self.read_saved(item) if self.read_saved is not None else ()
-        return Node(node_id, "op", self.label(item), saved=saved)
-
-    def label(self, fn: AutogradNode) -> str:
-        label = self.labels.get(type(fn))
-        if label is None:
-            label = node_label(fn)
-            if label == type(fn).__name__:       # a class of its own, not a shared wrapper class
-                self.labels[type(fn)] = label
-        return label
+def _node(node_id: str, item: Item, uses: int, names: Mapping[int, str], saved: bool) -> Node:
+    if item is None:
+        return Node(node_id, "const", "None")
+    if isinstance(item, torch.Tensor):
+        name = names.get(id(item), "tensor")
+        if item.grad_fn is not None:
+            return Node(node_id, "output", name, shape_text(item))
+        return Node(node_id, "leaf", name, shape_text(item), uses=uses)
+    variable = leaf_variable(item)
+    if variable is not None:
+        return Node(node_id, "leaf", names.get(id(variable), "tensor"), shape_text(variable), uses=uses)
+    return Node(node_id, "op", node_label(item), saved=SavedReader().read(item) if saved else ())
 
 
 def node_label(fn: AutogradNode) -> str:
     """A node's name without the C++ namespace, as one bounded printable line."""
-    return one_line(fn.name().removeprefix("torch::autograd::"), MAX_LABEL)
+    return _short_name(fn.name())
+
+
+@functools.lru_cache(maxsize=1024)              # keyed by a name: holds no node class
+def _short_name(name: str) -> str:
+    return one_line(name.removeprefix("torch::autograd::"), MAX_LABEL)

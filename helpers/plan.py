@@ -38,9 +38,8 @@ NEAR = ("leaf", "const")
 
 @dataclass(frozen=True, slots=True)
 class Face:
-    """What every node drawn alike shows (a loop's nearly all share one):
-    kind, label, detail, a leaf's second line, the saved values listed, and
-    whether one was freed (a dashed box)."""
+    """What a node shows: kind, label, detail, a leaf's second line, the saved
+    values listed, and whether one was freed (a dashed box)."""
 
     kind: str
     label: str
@@ -71,7 +70,7 @@ class Copies:
     whether the node is drawn itself too (a shared leaf is not)."""
 
     names: tuple[str, ...]
-    face: int
+    face: Face
     marks: Marks
     itself: bool
 
@@ -92,12 +91,11 @@ Wire: TypeAlias = tuple[str, str, Edge, bool]
 
 @dataclass(frozen=True)
 class Plan:
-    """What is shown: the nodes in walk order with their faces (indices into
-    `faces`), marks and copies, the wires, the counts, the notices, dot's settings."""
+    """What is shown: the nodes in walk order with their faces, marks and
+    copies, the wires, the counts, the notices, dot's settings."""
 
     nodes: Sequence[Node]
     faces: Sequence[Face]
-    face_of: Sequence[int]
     marks: Mapping[str, Marks]
     copies: Mapping[str, Copies]
     wires: Sequence[Wire]
@@ -125,14 +123,13 @@ def plan_of(graph: Graph, constants: bool = True, highlight: Collection[str] = f
     kinds = {n.id: n.kind for n in nodes}
     edges = [e for e in graph.edges if e.src in kinds and e.dst in kinds]
     wires, fans = _wires(edges, kinds)
-    faces: list[Face] = []
-    face_of = _faces(nodes, graph, scratch, faces)
+    faces = _faces(nodes, graph, scratch)
     cut = set(graph.cut)          # a set: one membership test per node (40k cut nodes: 18 s -> 0.1 s)
     notes, marked = notes or {}, {*highlight, *(notes or {}), *cut}
     marks = {n.id: Marks(n.id in highlight, notes.get(n.id), n.id in cut) for n in nodes if n.id in marked}
-    copies = _copies(graph, fans, marks, (nodes, faces, face_of))
+    copies = _copies(graph, fans, marks, nodes, faces)
     counts = f"{counted(len(nodes), 'node')}, {counted(len(edges), 'edge')}"
-    return Plan(nodes, faces, face_of, marks, copies, wires, counts, _notices(graph), _settings(len(nodes), wires))
+    return Plan(nodes, faces, marks, copies, wires, counts, _notices(graph), _settings(len(nodes), wires))
 
 
 def shown_saved(node: Node) -> list[Saved]:
@@ -141,24 +138,13 @@ def shown_saved(node: Node) -> list[Saved]:
     return [s for s in node.saved if "_sym_" not in s.name]
 
 
-def _faces(nodes: Sequence[Node], graph: Graph, scratch: bool, faces: list[Face]) -> list[int]:
-    """Each node's face, as an index into `faces`, which it fills; keyed by
-    the saved tuple's identity (equal ones are mostly one object)."""
+def _faces(nodes: Sequence[Node], graph: Graph, scratch: bool) -> list[Face]:
     inputs, used = set(graph.inputs), LEAF_LINES["scratch" if scratch else "torch"]
     unused = used if scratch else LEAF_LINES["unused"]
-    known: dict[tuple[str, str, str, int, str], int] = {}
-    face_of: list[int] = []
-    for node in nodes:
-        leaf = "" if node.kind != "leaf" else LEAF_LINES["input"] if node.id in inputs else \
-            used if node.uses else unused
-        key = (node.kind, node.label, node.detail, id(node.saved), leaf)
-        number = known.get(key)
-        if number is None:
-            number = known[key] = len(faces)
-            faces.append(Face(node.kind, node.label, node.detail, leaf, tuple(shown_saved(node)),
-                              any(s.freed for s in node.saved)))
-        face_of.append(number)
-    return face_of
+    leaf = {n.id: LEAF_LINES["input"] if n.id in inputs else used if n.uses else unused
+            for n in nodes if n.kind == "leaf"}
+    return [Face(n.kind, n.label, n.detail, leaf.get(n.id, ""), tuple(shown_saved(n)), any(s.freed for s in n.saved))
+            for n in nodes]
 
 
 def _wires(edges: Sequence[Edge], kinds: Mapping[str, str]) -> tuple[list[Wire], dict[str, _Fan]]:
@@ -193,19 +179,17 @@ def _wires(edges: Sequence[Edge], kinds: Mapping[str, str]) -> tuple[list[Wire],
     return wires, fans
 
 
-def _copies(graph: Graph, fans: Mapping[str, _Fan], marks: dict[str, Marks],
-            shown: tuple[Sequence[Node], list[Face], Sequence[int]]) -> dict[str, Copies]:
+def _copies(graph: Graph, fans: Mapping[str, _Fan], marks: dict[str, Marks], nodes: Sequence[Node],
+            faces: Sequence[Face]) -> dict[str, Copies]:
     """The copies of each fanned node; its marks (in `marks`) get its fan line."""
-    nodes, faces, face_of = shown
     copies = {}
-    for node, face in zip(nodes, face_of, strict=True):
+    for node, face in zip(nodes, faces, strict=True):
         fan = fans.get(node.id)
         if fan is None:
             continue
         mark = marks[node.id] = replace(marks.get(node.id, UNMARKED), fan=_fan_line(node, fan, graph))
-        if node.kind != "leaf" and (faces[face].saved or faces[face].freed):    # a copy lists no saved values
-            faces.append(replace(faces[face], saved=(), freed=False))
-            face = len(faces) - 1
+        if node.kind != "leaf":                 # a copy lists no saved values
+            face = replace(face, saved=(), freed=False)
         copies[node.id] = Copies((*fan.use_copies, *fan.input_copies), face, replace(mark, cut=False),
                                  node.kind != "leaf" or not fan.uses)
     return copies

@@ -108,17 +108,12 @@ class _Tables:
         self.apart = bytearray([n.kind == "group" or (n.kind == "leaf" and n.uses > 1) for n in nodes])
 
     def inputs_first(self) -> list[int]:
-        """Each node's rank in an inputs-first order: nodes without inputs first,
-        then the walk's order reversed when that is such an order (no shortcut),
-        else `graph.inputs_first`'s."""
-        inputs, count = self.inputs, len(self.inputs)
-        if all(s > d or not inputs[s] for s, d in zip(self.src, self.dst, strict=True)):
-            return [count - k if srcs else 0 for k, srcs in enumerate(inputs)]
-        users: dict[int, list[int]] = {k: [] for k in range(count)}
+        """Each node's rank in an inputs-first order (`graph.inputs_first`)."""
+        users: list[list[int]] = [[] for _ in self.inputs]
         for s, d in zip(self.src, self.dst, strict=True):
             users[s].append(d)
-        rank = [count] * count
-        for k, node in enumerate(inputs_first(users)):
+        rank = [len(users)] * len(users)
+        for k, node in enumerate(inputs_first(dict(enumerate(users)))):
             rank[node] = k
         return rank
 

@@ -2,9 +2,7 @@
 effects: a value a saved-tensor hook packed is described from its packed form
 and never unpacked, so drawing runs no user code and re-runs no checkpoint."""
 
-import functools
 import weakref
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
@@ -34,74 +32,22 @@ def shape_text(tensor: torch.Tensor) -> str:
     """"scalar", or "shape (3, 4)" (never a bare "3", which reads as a value);
     a tensor whose sizes cannot be read says so."""
     try:
-        return one_line(_shape_words(tensor.shape))
+        return one_line(f"shape {tuple(tensor.shape)}" if tensor.shape else "scalar")
     except RuntimeError:
         return "nested, sizes vary" if getattr(tensor, "is_nested", False) else "sizes unreadable"
 
 
 def tensor_text(tensor: torch.Tensor) -> str:
     """"scalar tensor", or "tensor of shape (3, 4)"."""
-    return _tensor_words(shape_text(tensor))
-
-
-def _shape_words(shape: Sequence[int]) -> str:
-    return "scalar" if not shape else f"shape {tuple(shape)}"
-
-
-def _tensor_words(shape_words: str) -> str:
-    return "scalar tensor" if shape_words == "scalar" else f"tensor of {shape_words}"
+    shape = shape_text(tensor)
+    return "scalar tensor" if shape == "scalar" else f"tensor of {shape}"
 
 
 class SavedReader:
-    """Reads the saved values of one walk's nodes (a slot holding None left
-    out). It remembers what each node class saves and the description of each
-    combination of class and shapes, so a node like one read before costs one
-    lookup (a 100,000-step loop saves 300,000 tensors of a few shapes). Plain
-    dicts, made per walk: it keeps no class or tensor alive after."""
-
-    def __init__(self) -> None:
-        self._names: dict[type, tuple[SavedName, ...]] = {}
-        self._found: dict[tuple[object, ...], tuple[Saved, ...]] = {}
+    """Reads the saved values of a node (a slot holding None left out)."""
 
     def read(self, fn: Node) -> tuple[Saved, ...]:
-        names = self._names.get(type(fn))
-        if names is None:
-            names = self._names[type(fn)] = _saved_names(type(fn))
-        # the key: what `_read(fn, names)` depends on, when every value has a plain key
-        key: list[object] = [type(fn)]
-        try:
-            for attr, raw_attr, _ in names:
-                raw = getattr(fn, raw_attr, None)
-                if type(raw) is _SavedTensor and unpack_hook(raw) is None:
-                    value = getattr(fn, attr)       # a tensor saved without a hook: the usual case
-                    key.append(None if value is None else value.shape)
-                    continue
-                plain = None if raw is not None else _plain_key(getattr(fn, attr))
-                if plain is None:                   # a hook, a list, a tensor without a packed form
-                    return _read(fn, names)
-                key.append(plain)
-        except RuntimeError:                        # freed, modified in place, sizes unreadable
-            return _read(fn, names)
-        whole = tuple(key)
-        found = self._found.get(whole)
-        if found is None:
-            found = self._found[whole] = _read(fn, names)
-        return found
-
-
-def _plain_key(value: object) -> tuple[type, object] | None:
-    """A key for a non-tensor saved value whose description follows from it
-    (bool, int, str, None, a float by repr, a tuple of ints); else None."""
-    kind = type(value)
-    if kind is float:
-        return kind, repr(value)
-    if kind in _PLAIN or (kind is tuple and all(type(v) is int for v in value)):  # type: ignore[attr-defined]
-        return kind, value
-    return None
-
-
-# Saved values whose description follows from their type and value (`_plain_key`).
-_PLAIN = (bool, int, str, type(None))
+        return _read(fn, _saved_names(type(fn)))
 
 
 def _read(fn: Node, names: tuple[SavedName, ...]) -> tuple[Saved, ...]:
@@ -109,31 +55,11 @@ def _read(fn: Node, names: tuple[SavedName, ...]) -> tuple[Saved, ...]:
     for attr, raw_attr, name in names:
         try:
             raw = getattr(fn, raw_attr, None)
-            plain = type(raw) is _SavedTensor and unpack_hook(raw) is None
-            if plain:                               # one tensor, no hook: the usual case
-                found += _plain_tensor(fn, attr, name)
-                continue
         except RuntimeError as err:                 # freed
             found.append(_unreadable(name, str(err)))
             continue
         found += _describe(fn, attr, name, raw)
     return tuple(found)
-
-
-def _plain_tensor(fn: Node, attr: str, name: str) -> tuple[Saved, ...]:
-    """A tensor saved without a hook, described from its name and shape only."""
-    value = getattr(fn, attr)
-    if value is None:
-        return ()
-    try:
-        return (_tensor_saved(name, value.shape),)
-    except RuntimeError:                            # sizes that cannot be read (nested)
-        return (Saved(name, value_text(value)),)
-
-
-@functools.lru_cache(maxsize=1024)                  # keyed by plain values (a name, a shape): holds no tensor
-def _tensor_saved(name: str, shape: torch.Size) -> Saved:
-    return Saved(name, one_line(_tensor_words(_shape_words(shape))))
 
 
 def _saved_names(node_type: type) -> tuple[SavedName, ...]:
@@ -152,7 +78,6 @@ def _saved_names(node_type: type) -> tuple[SavedName, ...]:
 # node class -> its _saved_names; weak, so a custom Function's class is freed with its cell
 _SAVED_NAMES: weakref.WeakKeyDictionary[type, tuple[SavedName, ...]] = weakref.WeakKeyDictionary()
 
-_SavedTensor = torch._C._autograd.SavedTensor     # its unpack_hook and data are missing from torch's stubs
 # A saved value where this torch's SavedTensor cannot tell whether a hook packed it (no
 # `unpack_hook`): reading could run the learner's hook, so it is named, never read.
 UNTOLD = "not read: this torch cannot read it without unpacking"

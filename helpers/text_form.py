@@ -16,17 +16,9 @@ def to_text(plan: Plan) -> str:
     """The structure as text: one line per node (marks after it, a note after
     "#"), then one per edge, then the notices."""
     lines = [f"{plan.counts} (an arrow goes from an input to the node that used it)"]
-    # A node without marks: its line but for the id is that of every node of its face, made once.
-    faces = [(rest, " " + " ".join(rest)) for rest in map(_rest, plan.faces)]
-    for node, face in zip(plan.nodes, plan.face_of, strict=True):
+    for node, face in zip(plan.nodes, plan.faces, strict=True):
         marks = plan.marks.get(node.id)
-        rest, joined = faces[face]
-        if marks is not None and (marks.lit or marks.cut or marks.note is not None):
-            lines += _bounded([node.id, *rest, *_marked(marks)])
-        elif len(node.id) + len(joined) <= LINE_LIMIT and node.id:
-            lines.append(node.id + joined)           # what _bounded makes of a line that fits
-        else:
-            lines += _bounded([node.id, *rest])
+        lines += _bounded([node.id, *_rest(face), *(_marked(marks) if marks is not None else [])])
     lines += [f"{e.src} -> {e.dst} [input {e.slot}" + (f", output {e.output_nr}]" if e.output_nr else "]")
               for _, _, e, _ in plan.wires]
     lines += [notice.text for notice in plan.notices]

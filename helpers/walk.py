@@ -19,11 +19,9 @@ from .arguments import Start
 # A walk cut to max_nodes counts up to COUNTED times max_nodes nodes (at least
 # COUNTED_AT_LEAST); past that, totals are lower bounds.
 COUNTED, COUNTED_AT_LEAST = 10, 1_000
-# Past SHALLOW_FROM nodes, stepped nodes hold their inputs (`hold_inputs`).
+# Past SHALLOW_FROM nodes, stepped nodes hold their inputs (`hold`).
 SHALLOW_FROM = 1_000
-HOLD_EVERY = 16
 HELD = "helpers: inputs held so that freeing this graph stays shallow"
-PROMOTE_FROM = 100_000
 Item: TypeAlias = torch.Tensor | Node | None
 Link: TypeAlias = tuple[int, int, int, int]
 
@@ -31,33 +29,14 @@ Link: TypeAlias = tuple[int, int, int, int]
 @contextmanager
 def collector_paused() -> Iterator[None]:
     """Pause the cyclic collector during a walk, whose hundreds of thousands of
-    objects make no cycles (its passes would take half a 200,000-node walk's time).
-
-    On the way out, after a big walk (more than PROMOTE_FROM new objects) and when
-    the program froze nothing of its own, `gc.freeze()` then `gc.unfreeze()` move
-    the walk's objects straight to the oldest generation, sparing the next
-    allocations two passes over them. After a smaller walk only a young pass runs:
-    a full pass the program owes stays the program's, not the drawing's."""
+    objects make no cycles (its passes would take half a 200,000-node walk's time)."""
     was_on = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
         if was_on:
-            if gc.get_count()[0] > PROMOTE_FROM and not gc.get_freeze_count():
-                gc.freeze()
-                gc.unfreeze()
-            else:
-                gc.collect(0)
             gc.enable()
-
-
-@contextmanager
-def no_torch_function() -> Iterator[None]:
-    """Read tensors without running a subclass's `__torch_function__`
-    (fastai's, tv_tensors'), which every attribute read would otherwise call."""
-    with torch._C.DisableTorchFunctionSubclass():
-        yield
 
 
 def nearest(walker: Walker, limit: int) -> Sequence[int]:
@@ -98,19 +77,15 @@ class Walker:
         self.links: list[Link] = []
         self.index: dict[Node, int] = {}
         self.queue: deque[int] = deque()          # positions met and not yet stepped, in walk order
-        # per position: the most nodes holding nothing on a path down to this node (0: holds, or no node)
-        self.runs: list[int] = []
-        self.stepped: list[tuple[Node, tuple[tuple[Node | None, int], ...]]] = []   # to hold, once past SHALLOW_FROM
-        self.holding = False                      # past SHALLOW_FROM nodes: a node chosen to hold does so at once
-        # a walk that may be cut short: each stepped node's position and inputs (`hold_every_stepped`)
-        self.read: list[tuple[int, tuple[tuple[Node | None, int], ...]]] = []
+        # nodes stepped with their inputs, to hold once past SHALLOW_FROM nodes; from then on each holds at once
+        self.stepped: list[tuple[Node, tuple[tuple[Node | None, int], ...]]] = []
+        self.holding = False
         self.leaf_roots: dict[int, int] = {}     # a leaf passed as a root is one node with its AccumulateGrad
         outputs = [s for s in starts if isinstance(s, torch.Tensor)]
         for tensor in outputs:
             if tensor.grad_fn is None:
                 self.leaf_roots[id(tensor)] = len(self.items)
             self.items.append(tensor)
-            self.runs.append(0)
         for pos, tensor in enumerate(outputs):
             if tensor.grad_fn is not None:
                 self.links.append((self.visit(tensor.grad_fn), pos, 0, tensor.output_nr))
@@ -128,7 +103,6 @@ class Walker:
             if position is None:
                 position = len(self.items)
                 self.items.append(fn)
-                self.runs.append(1)
                 self.queue.append(position)
             self.index[fn] = position
         return position
@@ -136,62 +110,30 @@ class Walker:
     def steps(self, until: int | None = None, through: int | None = None) -> None:
         """Step queued nodes in walk order while fewer than `until` positions are
         met and, with `through`, the next node is at most `through` (or it is not met
-        yet). `visit` is written out here: a 200,000-node walk steps every node here."""
-        items, links, index, runs, queue, leaf_roots = (
-            self.items, self.links, self.index, self.runs, self.queue, self.leaf_roots)
-        take, link, add, add_run, enqueue = queue.popleft, links.append, items.append, runs.append, queue.append
-        holding = self.holding
-        read = self.read.append if until is not None or through is not None else None
+        yet)."""
+        items, links, queue = self.items, self.links, self.queue
         while queue:
             met = len(items)
             if (until is not None and met >= until) or (through is not None and through < met and queue[0] > through):
                 break
-            dst = take()
+            dst = queue.popleft()
             fn: Node = items[dst]                   # type: ignore[assignment]  # the queue holds nodes only
             inputs = fn.next_functions
-            if read is not None:
-                read((dst, inputs))
-            run = runs[dst]
-            if run > HOLD_EVERY and inputs:
-                self.hold(dst, fn, inputs)
-                run = 0
+            if self.holding:
+                hold(fn, inputs)
+            else:
+                self.stepped.append((fn, inputs))
             for slot, (child, output_nr) in enumerate(inputs):
                 if child is None:
-                    link((len(items), dst, slot, output_nr))
-                    add(None)
-                    add_run(0)
-                    continue
-                position = index.get(child)         # met before (a shared weight's node): most inputs of a loop
-                if position is None:                # `visit`, written out
-                    if leaf_roots and type(child) is _ACCUMULATE_GRAD:
-                        position = leaf_roots.get(id(child.variable))  # type: ignore[attr-defined]
-                    if position is None:
-                        position = len(items)
-                        add(child)
-                        add_run(run + 1)
-                        enqueue(position)
-                    index[child] = position
-                elif 0 < runs[position] <= run:     # a node (not a leaf root) met on a shorter path before
-                    if position > dst:              # not yet stepped: its run is now longer
-                        runs[position] = run + 1
-                    else:                           # stepped, holding nothing: it holds now, ending the run
-                        held: Node = items[position]    # type: ignore[assignment]
-                        self.hold(position, held, held.next_functions)
-                link((position, dst, slot, output_nr))
-            if not holding and len(items) > SHALLOW_FROM:
-                hold_inputs(self)
-                holding = True
-
-    def hold(self, position: int, fn: Node, inputs: tuple[tuple[Node | None, int], ...]) -> None:
-        """The node at `position` holds its inputs: at once past SHALLOW_FROM
-        nodes, else when the walk gets there (`hold_inputs`)."""
-        self.runs[position] = 0
-        if not inputs:
-            return
-        if self.holding:
-            hold(fn, inputs)
-        else:
-            self.stepped.append((fn, inputs))
+                    links.append((len(items), dst, slot, output_nr))
+                    items.append(None)
+                else:
+                    links.append((self.visit(child), dst, slot, output_nr))
+            if not self.holding and len(items) > SHALLOW_FROM:
+                for held in self.stepped:
+                    hold(*held)
+                self.stepped.clear()
+                self.holding = True
 
     def through(self, position: int) -> bool:
         """Walk until every node up to `position` has its links; False when
@@ -215,10 +157,7 @@ def walk_for(starts: Sequence[Start], limit: int | None) -> tuple[Walker, Sequen
         walker.run()
         return walker, range(len(walker.items)), False
     kept = nearest(walker, limit)
-    more = walker.run(count_limit(limit))
-    if more:
-        hold_every_stepped(walker)
-    return walker, kept, more
+    return walker, kept, walker.run(count_limit(limit))
 
 
 def count_limit(limit: int) -> int:
@@ -227,36 +166,18 @@ def count_limit(limit: int) -> int:
     return max(COUNTED_AT_LEAST, COUNTED * limit)
 
 
-def hold_inputs(walker: Walker) -> None:
-    """Keep freeing a big walked graph shallow: stepped nodes hold their
-    inputs' wrappers (as `next_functions` gave them) in their `metadata`, at least
-    one node in every HOLD_EVERY + 1 on every path. Called once the walk has met
-    SHALLOW_FROM nodes; from then on a chosen node holds at once.
+def hold(fn: Node, inputs: tuple[tuple[Node | None, int], ...]) -> None:
+    """Keep freeing a big walked graph shallow: past SHALLOW_FROM nodes, every
+    stepped node holds its inputs' wrappers (as `next_functions` gave them) in its
+    `metadata`; small walks (every lesson graph) leave `metadata` as it was.
 
     Why: reading `next_functions` makes each input's Python wrapper owned by its
     C++ node. Freed later, node after node frees its input's wrapper from inside
     the previous dealloc, one C stack frame set per node: a chain some 30,000
     deep overflows an 8 MB stack. Held in a dict's tuple, the wrappers are freed
-    under CPython's trashcan, which defers nesting past 50 deallocs. Holding one
-    node in about HOLD_EVERY, not all, saves time and memory on huge graphs.
-    Small walks (every lesson graph) leave `metadata` as it was."""
-    for fn, inputs in walker.stepped:
-        hold(fn, inputs)
-    walker.stepped.clear()
-    walker.holding = True
-
-
-def hold_every_stepped(walker: Walker) -> None:
-    """After a walk cut short (nodes met but never stepped), every stepped
-    node holds its inputs, as if HOLD_EVERY were 0."""
-    if not walker.holding:
+    under CPython's trashcan, which defers nesting past 50 deallocs."""
+    if not inputs:
         return
-    for position, inputs in walker.read:                # every node stepped, as `steps` read it
-        if walker.runs[position]:
-            walker.hold(position, walker.items[position], inputs)  # type: ignore[arg-type]  # a stepped item is a node
-
-
-def hold(fn: Node, inputs: tuple[tuple[Node | None, int], ...]) -> None:
     try:                                        # noqa: SIM105  # suppress(...) takes three times as long
         fn.metadata[HELD] = inputs              # type: ignore[index]  # a property; the stubs call it a method
     except (RuntimeError, AttributeError):      # a node without metadata: nothing to hold it in

@@ -1,4 +1,4 @@
-"""A graph walked whole by the helpers is freed without crashing, at any depth (`walk.hold_inputs`). Each case
+"""A graph walked whole by the helpers is freed without crashing, at any depth (`walk.hold`). Each case
 runs in a child process on the usual 8 MB stack: without the walk's holding, the crash (SIGSEGV) would
 end pytest."""
 

@@ -14,9 +14,9 @@ import helpers.graph
 from helpers import draw_graph, saved_values, trace_graph
 from helpers.arguments import roots_of
 from helpers.graph import Edge, Graph, Node, autograd_nodes
-from helpers.plan import CUT_MARK, plan_of, shown_saved
+from helpers.plan import CUT_MARK, plan_of
 from helpers.saved_values import MAX_LABEL, Saved
-from helpers.text_form import HIGHLIGHT_MARK, _bounded, to_text
+from helpers.text_form import HIGHLIGHT_MARK, to_text
 from helpers.walk import Walker, count_limit, nearest, walk_for
 from tools.testkit.lessons import lesson_function
 from tools.testkit.real_models import Counted, subclass_graph
@@ -269,61 +269,26 @@ def _saved_corpus():
     return sum(pieces) + h
 
 
-def test_saved_values_described_once_per_shape_are_those_read_node_by_node():
-    root = _saved_corpus()
-    graph = trace_graph(root)
-    by_id = {n.id: n for n in graph.nodes}
-    alone = {node_id: saved_values.SavedReader().read(fn)
-             for node_id, fn in autograd_nodes(root) if by_id[node_id].kind == "op"}
-    assert {node_id: by_id[node_id].saved for node_id in alone} == alone
+def test_saved_values_of_every_kind_are_described():
+    graph = trace_graph(_saved_corpus())
     texts = {s.text for n in graph.nodes for s in n.saved if s.name in ("exponent", "min")}
     assert {"0", "-0", "1", "True", "False", "2.5"} <= texts
     assert {"freed", "packed by a saved-tensor hook (as Tensor)"} <= {s.text for n in graph.nodes for s in n.saved}
     assert any(s.text.startswith("modified in place") for n in graph.nodes for s in n.saved)
 
 
-def test_the_text_form_of_a_big_graph_is_its_lines_made_one_by_one():
-    """Lines alike but for the id are made once: highlighted, cut, noted and long-id lines must come out the same."""
+def test_the_text_form_of_a_big_graph_keeps_its_marks_within_the_line_limit():
     graph = trace_graph(_saved_corpus(), max_nodes=900)
     long_id = replace(graph.nodes[5], id="n5" + "9" * 150)
     nodes = (*graph.nodes[:5], long_id, *graph.nodes[6:])
     edges = tuple(replace(e, src=long_id.id) if e.src == "n5" else e for e in graph.edges)
     graph = replace(graph, nodes=nodes, edges=edges)
     lit, notes = frozenset({"n7", "n40"}), {"n8": "a note", "n41": "a longer note " * 8}
-    expected = []
-    for node in graph.nodes:
-        parts = [node.id, f"{node.kind}:", node.label + (f", {node.detail}" if node.detail else "")]
-        parts += [f"| {s.name}: {s.text}" for s in shown_saved(node)]
-        parts += ([HIGHLIGHT_MARK] if node.id in lit else []) + ([CUT_MARK] if node.id in graph.cut else [])
-        parts += [f"# {notes[node.id]}"] if node.id in notes else []
-        expected += _bounded(parts)
     lines = to_text(plan_of(graph, highlight=lit, notes=notes)).splitlines()
-    assert lines[1:1 + len(expected)] == expected
-    assert sum(HIGHLIGHT_MARK in line for line in lines) == 2
+    assert lines[6] == long_id.id[:120] and lines[7].startswith("    " + long_id.id[120:] + " op:")
+    assert sum(HIGHLIGHT_MARK in line for line in lines) == 2 and sum("# a" in line for line in lines) == 2
     assert sum(CUT_MARK in line for line in lines) == len(graph.cut) > 0
     assert all(len(line) <= 120 for line in lines)
-
-
-def test_a_walk_leaves_what_the_program_froze_frozen():
-    """A big walk moves its objects to the oldest generation (gc.freeze, unfreeze); not with the program's own
-    frozen objects, nor after a small walk, whose young cycles would then wait for the rare full pass."""
-    kept = [[] for _ in range(10)]
-    gc.freeze()
-    try:
-        frozen = gc.get_freeze_count()
-        trace_graph(rnn(1_000)[1])
-        # unfreezing would drop the count to 0; a frozen object freed meanwhile lowers it by one
-        assert frozen - 100 <= gc.get_freeze_count() <= frozen and frozen >= len(kept)
-    finally:
-        gc.unfreeze()
-    graph = trace_graph(rnn(60_000)[1])           # some 300,000 objects made: past walk.PROMOTE_FROM
-    assert gc.get_freeze_count() == 0
-    assert id(graph.nodes[-1]) in {id(o) for o in gc.get_objects(generation=2)}
-    gc.collect()
-    young = [[]]
-    young.append(young)                             # a cycle, made just before a small walk (a widget's redraw)
-    trace_graph(rnn(100)[1])
-    assert id(young) not in {id(o) for o in gc.get_objects(generation=2)}, "a small walk promoted young objects"
 
 
 def test_the_cut_notice_of_a_graph_that_repeats_names_roll():
