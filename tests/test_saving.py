@@ -107,7 +107,7 @@ def test_deletions_merge_and_a_cell_both_changed_keeps_both_texts(two_tabs):
 
 
 def test_a_stale_tab_keeps_the_cells_the_other_tab_saved_across_a_restart(two_tabs, tmp_path):
-    """A server started again (make lab again, a culled learner's server) reads the pages' snapshots the old one kept."""
+    """A server started again (make lab again, a culled learner's server) reads the snapshots the old one kept."""
     _, a, b = two_tabs
     again = _configured(tmp_path)
     slot = _slots(b)[0]["id"]
