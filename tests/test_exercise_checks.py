@@ -22,6 +22,7 @@ from helpers.exercises import ExerciseSet, ____, answer_from, declared, exercise
 from helpers.exercises.exercise import predict, write
 from helpers.exercises.feedback import QUOTE_LIMIT
 from helpers.exercises.judges import CHECKER, op_labels, value
+from helpers.exercises.lesson import fingerprint
 from helpers.exercises.sandbox import TimedOut, replaced, time_limit
 from tools.notebooks import notebook_paths
 from tools.testkit.lessons import lesson_function
@@ -232,6 +233,14 @@ def test_an_unchanged_lesson_function_gets_no_note_and_a_missing_one_is_read_fro
     assert _check("01", 3, 8, {}).status == "right"
 
 
+def test_functions_whose_source_is_gone_are_compared_by_their_code():
+    """torch.compile clears linecache: an unchanged function must not read as changed then."""
+    same, other = (cell(f"def f(x):\n    return x * {k}\n", {})["f"] for k in (2, 3))
+    again = cell("def f(x):\n    return x * 2\n", {})["f"]
+    linecache.clearcache()
+    assert fingerprint(same) == fingerprint(again) != fingerprint(other)
+
+
 def test_without_the_stored_notebook_the_learners_globals_are_used():
     ex = ExerciseSet(declared("01"), cell(QUARTERING, {"torch": torch}), stored=dict)
     assert ex.q3.check(4).status == "right"
@@ -374,6 +383,16 @@ def test_a_check_after_its_answer_cell_raised_says_so_and_judges_nothing(kernel)
     kernel.run("answer_4 = 'b'")
     feedback = kernel.check("ex.q4.check(answer_4)")
     assert feedback.status == "right" and repr(feedback).endswith("\nYou answered 'b'.")
+
+
+@pytest.mark.parametrize("cell_source", ["answer_4, note = 'b', d", "answer_4 += d", "for answer_4 in ['b', d]: pass",
+                                         "with open(d) as answer_4: pass", "x = answer_4 = d"])
+def test_a_cell_that_raised_before_binding_its_answer_in_any_form_is_not_judged(kernel, cell_source):
+    kernel.run("answer_4 = 'b'")
+    slot = kernel.run(cell_source)
+    assert isinstance(slot.error_in_exec, NameError)
+    feedback = kernel.check("ex.q4.check(answer_4)")
+    assert feedback.status == "blank" and "so answer_4 was not set" in feedback.text, feedback
 
 
 def test_a_function_cell_with_a_syntax_error_is_not_judged_by_the_old_function(kernel):

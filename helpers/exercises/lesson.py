@@ -9,7 +9,7 @@ import textwrap
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from types import FunctionType
+from types import CodeType, FunctionType
 from typing import Any
 
 
@@ -72,7 +72,7 @@ def _define(source: str, filename: str, scope: dict[str, Any]) -> None:
 
 
 def fingerprint(value: Any) -> object:
-    """What a function or class does, as comparable data (its syntax tree)."""
+    """What a function or class does, as comparable data (its syntax tree, or its bytecode)."""
     if isinstance(value, type):
         members = {k: fingerprint(v) for k, v in vars(value).items()
                    if callable(v) or isinstance(v, (staticmethod, classmethod, property))
@@ -84,9 +84,14 @@ def fingerprint(value: Any) -> object:
     if isinstance(value, FunctionType):
         try:
             return ast.dump(ast.parse(textwrap.dedent(inspect.getsource(value))))
-        except (OSError, TypeError, SyntaxError):    # no source (not from a cell or a file): the same only if it is
-            return value
+        except (OSError, TypeError, SyntaxError):    # no source to read (torch.compile clears linecache)
+            return (_code(value.__code__), repr(value.__defaults__), repr(value.__kwdefaults__))
     return repr(value)
+
+
+def _code(code: CodeType) -> object:
+    consts = tuple(_code(c) if isinstance(c, CodeType) else c for c in code.co_consts)
+    return (code.co_code, consts, code.co_names, code.co_varnames, code.co_freevars)
 
 
 @dataclass(frozen=True)

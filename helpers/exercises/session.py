@@ -3,6 +3,7 @@ GRAPH_NOTEBOOKS_RESULTS file (`report`), which a grader reads. An IPython hook (
 cell last set each answer and whether it raised, so a check need not judge a stale value."""
 
 import ast
+import dis
 import json
 import os
 import re
@@ -10,7 +11,7 @@ import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
-from types import FunctionType
+from types import CodeType, FunctionType
 from typing import Any
 
 from ..arguments import learner_facing, wrong
@@ -23,7 +24,7 @@ from .lesson import Resolved, rebound, resolve, stored_definitions
 from .sandbox import TimedOut, hermetic, learners_frame, replaced
 
 MISSING = object()          # a name the namespace does not hold
-# A line that defines or assigns a name, read from the text (the cell may not compile): `def mul(`, `answer_4 = `.
+# A line that defines or assigns a name, in a cell that does not compile: `def mul(`, `answer_4 = `.
 TARGET = re.compile(r"^[ \t]*(?:async[ \t]+def|def|class)[ \t]+([A-Za-z_]\w*)"
                     r"|^[ \t]*([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)", re.M)
 RESULTS = "GRAPH_NOTEBOOKS_RESULTS"     # the environment variable naming the file `report` appends to
@@ -295,7 +296,7 @@ def after_cell(result: Any = None) -> None:
         error = getattr(result, "error_before_exec", None) or getattr(result, "error_in_exec", None)
         changed = {name for name in _WATCHED if name in before and namespace.get(name, MISSING) is not before[name]}
         mentioned = {name for name in _WATCHED if name in source}
-        meant = {a or b for a, b in TARGET.findall(source)} & mentioned if mentioned - changed else set()
+        meant = assigned(source) & mentioned if mentioned - changed else set()
         count = getattr(result, "execution_count", None)
         for name in changed | meant:
             _RUNS[(id(namespace), name)] = Run(count if isinstance(count, int) else None,
@@ -303,6 +304,25 @@ def after_cell(result: Any = None) -> None:
                                                name in changed or error is None, _bare(source, name))
     except Exception:       # as in before_cell
         return
+
+
+def assigned(source: str) -> set[str]:
+    """The names a cell's code binds at its top level, in any form (`a, b =`, `+=`, `for a in`, `import as`);
+    lines like `name = ...` if it does not compile."""
+    try:
+        code = compile(source, "<cell>", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
+    except (SyntaxError, ValueError, OverflowError):
+        return {a or b for a, b in TARGET.findall(source)}
+    return _stored(code, top=True)
+
+
+def _stored(code: CodeType, top: bool) -> set[str]:
+    ops = ("STORE_NAME", "DELETE_NAME", "STORE_GLOBAL", "DELETE_GLOBAL") if top else ("STORE_GLOBAL", "DELETE_GLOBAL")
+    names = {str(i.argval) for i in dis.get_instructions(code) if i.opname in ops}
+    for inner in code.co_consts:
+        if isinstance(inner, CodeType):
+            names |= _stored(inner, top=False)
+    return names
 
 
 def _bare(source: str, name: str) -> str | None:
