@@ -124,7 +124,10 @@ def _module_class(node: torch.fx.Node) -> str:
     owner = node.graph.owning_module
     if node.op != "call_module" or owner is None or not isinstance(node.target, str):
         return ""
-    return type(owner.get_submodule(node.target)).__name__
+    try:
+        return type(owner.get_submodule(node.target)).__name__
+    except AttributeError:
+        return ""
 
 
 def _shape(node: torch.fx.Node) -> str:
@@ -144,6 +147,10 @@ def draw_fx(source: torch.fx.GraphModule | torch.fx.Graph, *, max_nodes: int | N
     """`draw_graph(fx_graph(source), **options)`, each input's second line
     saying it is a graph input. max_nodes and roll as draw_graph's (the FX
     graph is read whole first); no params: the capture names the inputs."""
+    if "params" in options:
+        raise wrong(TypeError, "draw_fx takes no params: an FX graph names its own inputs (x for dynamo's L_x_, "
+                    "0.weight for a parameter of the module compiled); to name leaves, draw the autograd graph: "
+                    "draw_graph(model(x), model)")
     limit = check_max_nodes(max_nodes)
     graph = fx_graph(source)
     graph = roll_up(graph, limit) if check_flag(roll, "roll") else cut_rolled(graph, limit)

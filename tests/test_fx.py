@@ -112,7 +112,7 @@ def test_a_big_fx_graph_is_cut_to_max_nodes_as_draw_graph_cuts():
 
 def test_draw_fx_says_why_it_takes_no_params_and_rolls_when_asked():
     traced = torch.fx.symbolic_trace(_square_times_three)
-    with pytest.raises(ValueError, match="params is not used for a Graph") as caught:
+    with pytest.raises(TypeError, match="FX graph names its own inputs") as caught:
         draw_fx(traced, params={"x": torch.ones(1)})
     assert getattr(caught.value, MARK, False)
     assert draw_fx(traced, roll=True).graph.rolled            # nothing repeats here, and the drawing says so
