@@ -249,6 +249,14 @@ def grade(folder, out, settings=None):
     return rows, text
 
 
+def _positive(text):
+    if not float(text) > 0:         # nan and inf are refused too, with a word on what to give
+        raise argparse.ArgumentTypeError(f"must be a number of more than 0; got {text}")
+    if float(text) == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a finite number; got {text}")
+    return float(text)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m classroom.grade", description=__doc__.split("\n\n")[0])
     parser.add_argument("submissions", type=Path)
@@ -257,7 +265,7 @@ def main(argv=None):
             ("--cell-limit", CELL_LIMIT, "seconds one cell may run before it is interrupted"),
             ("--time-limit", NOTEBOOK_LIMIT, "seconds a submission's sandbox may run, then killed"),
             ("--memory", 3.0, "GB of memory per sandbox"), ("--cpus", 1.0, "cores per sandbox")):
-        parser.add_argument(flag, type=float, default=default, help=f"{help} (default {default:g})")
+        parser.add_argument(flag, type=_positive, default=default, help=f"{help} (default {default:g})")
     parser.add_argument("--unisolated", action="store_true",
                         help="run without the sandbox (no isolation at all: only for submissions you trust)")
     args = parser.parse_args(argv)

@@ -47,7 +47,8 @@ def notebooks_in(folder):
         if len(Path(here).relative_to(folder).parts) >= MAX_WALK_DEPTH:
             unsearched.extend(f"{os.path.join(here, f)} (deeper than {MAX_WALK_DEPTH} folders)" for f in folders)
             folders.clear()
-        found += [Path(here, name) for name in files + folders if name.endswith(".ipynb")]   # a link: refused later
+        links = [name for name in folders if os.path.islink(os.path.join(here, name))]   # refused later
+        found += [Path(here, name) for name in files + links if name.endswith(".ipynb")]
     return sorted(found), unsearched
 
 
@@ -78,13 +79,13 @@ def read_bytes(path, folder):
             raise Unreadable(f"{relative} is {kind}; only the learner's own regular files are graded") from None
     finally:
         os.close(here)
+    found = os.fstat(handle)
+    if not stat.S_ISREG(found.st_mode) or found.st_uid != owner:
+        os.close(handle)
+        raise Unreadable(f"{relative} is not a regular file" if not stat.S_ISREG(found.st_mode) else
+                         f"{relative} belongs to uid {found.st_uid}, not to uid {owner}, who owns the "
+                         "learner's folder; only the learner's own files are graded")
     with os.fdopen(handle, "rb") as file:
-        found = os.fstat(handle)
-        if not stat.S_ISREG(found.st_mode):
-            raise Unreadable(f"{relative} is not a regular file")
-        if found.st_uid != owner:
-            raise Unreadable(f"{relative} belongs to uid {found.st_uid}, not to uid {owner}, who owns the "
-                             "learner's folder; only the learner's own files are graded")
         data = file.read(MAX_BYTES + 1)
     if len(data) > MAX_BYTES:
         raise Unreadable(f"{relative} is larger than {MAX_BYTES // 2 ** 20} MB")

@@ -142,7 +142,7 @@ def test_dot_gets_less_to_do_as_drawings_grow():
 
 def test_cut_graph_says_what_it_left_out(golden):
     """The text form's notice and cut marks: test_graph.py's test_a_graph_walked_in_part_says_at_least_how_many_more
-    and test_the_text_form_of_a_big_graph_is_its_lines_made_one_by_one."""
+    and test_the_text_form_of_a_big_graph_keeps_its_marks_within_the_line_limit."""
     golden("cut.dot", draw_graph(rnn(50)[1], max_nodes=10).source)
 
 

@@ -1,7 +1,9 @@
 """`make grade` reads every file as a learner's (classroom/grade_files.py): hostile and
 generated files and names, a sandbox's result, the summary and grades.csv."""
 
+import contextlib
 import copy
+import io
 import json
 import os
 import re
@@ -98,6 +100,7 @@ def class_folder(tmp_path):
     linked = folder / "linked-folder"
     linked.mkdir()
     (linked / "my-notebooks").symlink_to(folder / "zed", target_is_directory=True)
+    (folder / "a-folder" / STORED.name).mkdir(parents=True)           # a folder named as a notebook is none
     return folder
 
 
@@ -110,7 +113,13 @@ def test_every_hostile_file_is_not_graded_for_that_learner_alone(class_folder, t
     for learner, (_, reason) in hostile(class_folder).items():
         (status, detail), = by_learner.pop(learner)
         assert status == "not graded" and detail.startswith("unreadable: ") and reason in detail, (learner, detail)
-    assert by_learner == {"linked-folder": {("blank", "no notebook of the collection")}}   # the link not followed
+    assert by_learner == {learner: {("blank", "no notebook of the collection")}     # the link not followed
+                          for learner in ("linked-folder", "a-folder")}
+    fds = len(os.listdir("/proc/self/fd"))
+    for _ in range(3):
+        with pytest.raises(grade_files.Unreadable, match="not a regular file"):
+            grade_files.read_notebook(class_folder / "a-folder" / STORED.name, class_folder / "a-folder")
+    assert len(os.listdir("/proc/self/fd")) == fds, "a refused submission's descriptor was kept open"
     assert (tmp_path / "out" / "grades.csv").exists() and "fifo" in text
 
 
@@ -283,3 +292,15 @@ def test_without_a_copy_in_my_notebooks_the_newest_is_graded(tmp_path):
     kept.write_text("{}")
     os.utime(kept, (0, 0))
     assert min([*paths, kept], key=lambda p: grade._rank(p, learner)) == kept
+
+
+@given(st.sampled_from(["--memory", "--cpus", "--time-limit", "--cell-limit"]),
+       st.one_of(st.sampled_from(["0", "-5", "nan", "inf", "-inf", "", "three", "1e999"]),
+                 st.floats(max_value=0).map(str)))
+@settings(max_examples=60, deadline=None)
+def test_a_limit_that_is_not_a_positive_number_is_refused_in_one_line(flag, given_value):
+    said = io.StringIO()
+    with pytest.raises(SystemExit) as stopped, contextlib.redirect_stderr(said):
+        grade.main(["no-such-folder", flag, given_value])
+    assert stopped.value.code == 2 and said.getvalue().splitlines()[-1].startswith(
+        f"python -m classroom.grade: error: argument {flag}: "), said.getvalue()
