@@ -361,3 +361,18 @@ def test_a_learner_back_after_their_user_was_removed_gets_their_files_back(tmp_p
     hub_users.give_back(home, new)
     assert {os.lstat(p).st_uid for p in paths} == {40002}
     assert outside.stat().st_uid == 0
+
+
+@needs_root
+def test_a_learners_processes_are_killed_though_the_learner_cannot_reach_the_classs_python(tmp_path, monkeypatch):
+    """make hub STOP=1 after the venv moved under a folder of root's alone: kill_user runs no program as the learner."""
+    closed = tmp_path / "closed"
+    closed.mkdir(mode=0o700)
+    monkeypatch.setattr(sys, "executable", str(closed / "python"))
+    uid = 40_000 + os.getpid() % 20_000
+    sleeper = subprocess.Popen(["sleep", "60"], user=uid)
+    try:
+        assert sleeper.pid in hub_users.kill_user(uid)
+        assert sleeper.wait(timeout=10) == -9
+    finally:
+        sleeper.kill()
