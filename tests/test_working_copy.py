@@ -1,5 +1,6 @@
 """The learner's working copy (tools/runtime/working_copy.py), on a small made-up collection: made once, trusted,
-refreshed with a dated backup of each changed notebook; the real collection's links stay inside its folder."""
+refreshed with a dated backup of each changed notebook (that the collection's links stay inside its folder, so the
+copy's links work: tests/structure.py's LINK rule)."""
 
 import subprocess
 import sys
