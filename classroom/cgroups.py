@@ -111,13 +111,6 @@ class Group:
                 found.update(int(p) for p in (folder / "cgroup.procs").read_text().split())
         return found
 
-    def peak_memory(self) -> int | None:
-        """The most memory the group used at once, where the kernel reports it."""
-        for name in ("memory.max_usage_in_bytes", "memory.peak"):
-            with contextlib.suppress(OSError, ValueError):
-                return int((self.folders["memory"] / name).read_text())
-        return None
-
     def remove(self, settle: float = 2.0, grace: float = 5.0) -> list[int]:
         """After up to `settle` seconds for what is ending by itself, SIGKILL what is
         left, again as long as it forks, and remove the folders; returns the ids killed."""
