@@ -4,6 +4,7 @@ notebook run with the learner's answer cells in its slots (classroom/grade_run.p
 
 import argparse
 import csv
+import math
 import os
 import sys
 from collections import Counter, namedtuple
@@ -250,11 +251,10 @@ def grade(folder, out, settings=None):
 
 
 def _positive(text):
-    if not float(text) > 0:         # nan and inf are refused too, with a word on what to give
-        raise argparse.ArgumentTypeError(f"must be a number of more than 0; got {text}")
-    if float(text) == float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a finite number; got {text}")
-    return float(text)
+    value = float(text)
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be a finite number of more than 0; got {text}")
+    return value
 
 
 def main(argv=None):

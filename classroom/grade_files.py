@@ -79,12 +79,16 @@ def read_bytes(path, folder):
             raise Unreadable(f"{relative} is {kind}; only the learner's own regular files are graded") from None
     finally:
         os.close(here)
-    found = os.fstat(handle)
-    if not stat.S_ISREG(found.st_mode) or found.st_uid != owner:
+    try:        # before os.fdopen, which refuses a folder with an error of its own
+        found = os.fstat(handle)
+        if not stat.S_ISREG(found.st_mode):
+            raise Unreadable(f"{relative} is not a regular file")
+        if found.st_uid != owner:
+            raise Unreadable(f"{relative} belongs to uid {found.st_uid}, not to uid {owner}, who owns the "
+                             "learner's folder; only the learner's own files are graded")
+    except Unreadable:
         os.close(handle)
-        raise Unreadable(f"{relative} is not a regular file" if not stat.S_ISREG(found.st_mode) else
-                         f"{relative} belongs to uid {found.st_uid}, not to uid {owner}, who owns the "
-                         "learner's folder; only the learner's own files are graded")
+        raise
     with os.fdopen(handle, "rb") as file:
         data = file.read(MAX_BYTES + 1)
     if len(data) > MAX_BYTES:
