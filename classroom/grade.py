@@ -37,8 +37,9 @@ Settings = namedtuple("Settings", "cell_limit limits kernels unisolated",
 Row = namedtuple("Row", "learner notebook exercise status changed detail")
 # a submission: the learner as shown (bytes not UTF-8 replaced), the stored notebook, the file graded, the
 # learner's folder and the other copies; what grading it gave: rows, the limits weaker than a cgroup's that held
+# (None for a submission not run)
 Job = namedtuple("Job", "learner stored submitted folder copies", defaults=[()])
-Ran = namedtuple("Ran", "rows weaker", defaults=[()])
+Ran = namedtuple("Ran", "rows weaker", defaults=[None])
 
 
 def tags(cell):
@@ -221,8 +222,9 @@ def summary(ran, jobs, empty, skipped, unisolated=False):
         lines += ["", f"Not graded, not a notebook of the collection or not searched ({len(skipped)}): {names}"]
     if unisolated:
         return "\n".join(lines + ["", "Limits: none. Graded WITHOUT a sandbox (--unisolated): with your rights."])
-    for weaker, count in Counter(one.weaker for one in ran if one.weaker).most_common():
-        lines += ["", f"Limits weaker than a cgroup's, for {count} of {len(jobs)} submissions:",
+    runs = [one.weaker for one in ran if one.weaker is not None]
+    for weaker, count in Counter(w for w in runs if w).most_common():
+        lines += ["", f"Limits weaker than a cgroup's, for {count} of the {len(runs)} submissions run:",
                   *[f"- {w}" for w in weaker]]
     return "\n".join(lines)
 

@@ -36,19 +36,26 @@ def decode(data, what):
 
 
 def notebooks_in(folder):
-    """(the .ipynb files below `folder`, what was left unsearched): never through a link, at most
-    MAX_WALK_DEPTH folders down (os.walk then recurses no deeper) and MAX_WALK_ENTRIES names."""
-    found, unsearched, seen = [], [], 0
-    for here, folders, files in os.walk(folder, onerror=lambda e: unsearched.append(f"{e.filename} ({e.strerror})")):
-        seen += len(folders) + len(files)
-        if seen > MAX_WALK_ENTRIES:
-            unsearched.append(f"{folder}: past {MAX_WALK_ENTRIES:,} names, the rest")
-            break
-        if len(Path(here).relative_to(folder).parts) >= MAX_WALK_DEPTH:
-            unsearched.extend(f"{os.path.join(here, f)} (deeper than {MAX_WALK_DEPTH} folders)" for f in folders)
-            folders.clear()
-        links = [name for name in folders if os.path.islink(os.path.join(here, name))]   # refused later
-        found += [Path(here, name) for name in files + links if name.endswith(".ipynb")]
+    """(the .ipynb files below `folder`, what was left unsearched): iterative, never through a link,
+    at most MAX_WALK_DEPTH folders down and MAX_WALK_ENTRIES names, counted as they are listed."""
+    found, unsearched, seen, stack = [], [], 0, [(Path(folder), 0)]
+    while stack:
+        here, level = stack.pop()
+        try:
+            with os.scandir(here) as listing:
+                for entry in listing:
+                    seen += 1
+                    if seen > MAX_WALK_ENTRIES:
+                        return sorted(found), [*unsearched, f"{folder}: past {MAX_WALK_ENTRIES:,} names, the rest"]
+                    if entry.is_dir(follow_symlinks=False):       # a folder named *.ipynb is searched, not read
+                        if level < MAX_WALK_DEPTH:
+                            stack.append((Path(entry.path), level + 1))
+                        else:
+                            unsearched.append(f"{entry.path} (deeper than {MAX_WALK_DEPTH} folders)")
+                    elif entry.name.endswith(".ipynb"):            # a link among them: refused when read
+                        found.append(Path(entry.path))
+        except OSError as error:
+            unsearched.append(f"{here} ({error.strerror})")
     return sorted(found), unsearched
 
 

@@ -304,3 +304,32 @@ def test_a_limit_that_is_not_a_positive_number_is_refused_in_one_line(flag, give
         grade.main(["no-such-folder", flag, given_value])
     assert stopped.value.code == 2 and said.getvalue().splitlines()[-1].startswith(
         f"python -m classroom.grade: error: argument {flag}: "), said.getvalue()
+
+
+def test_weaker_limits_are_counted_among_the_submissions_run_alone():
+    job = grade.Job("ada", Path("01-x.ipynb"), Path("01-x.ipynb"), Path("."))
+    ran = [grade.Ran([], ("memory: 3 GB of address space (prlimit)",)), grade.Ran([]), grade.Ran([], ())]
+    text = grade.summary(ran, [job] * 3, [], [])
+    assert "Limits weaker than a cgroup's, for 1 of the 2 submissions run:" in text, text
+
+
+def test_a_folder_of_more_names_than_the_cap_is_left_while_it_is_listed(tmp_path, monkeypatch):
+    monkeypatch.setattr(grade_files, "MAX_WALK_ENTRIES", 50)
+    for i in range(200):
+        (tmp_path / f"{i:03}.ipynb").touch()
+    listed, real = [], os.scandir
+    monkeypatch.setattr(grade_files.os, "scandir", lambda path: _Listing(real(path), listed))
+    found, unsearched = grade_files.notebooks_in(tmp_path)
+    assert len(found) == 50 and unsearched == [f"{tmp_path}: past 50 names, the rest"]
+    assert len(listed) == 51, "the folder was read past the cap"
+
+
+class _Listing:
+    def __init__(self, listing, listed):
+        self.listing, self.listed = listing, listed
+
+    def __enter__(self):
+        return (self.listed.append(e) or e for e in self.listing)
+
+    def __exit__(self, *_):
+        self.listing.close()
