@@ -316,9 +316,9 @@ def main(argv=None):
         return 2
     BUILD.chmod(0o700)
     if args.stop_class or args.remove_users:
-        ended, left = stop_class(hub), hub_users.class_processes(hub.learners)
-        uids = hub_users.class_uids(hub.learners) if args.remove_users else ()
-        removed = hub_users.remove_users(lambda entry: entry.pw_uid in uids)
+        uids, ended = hub_users.class_uids(hub.learners), stop_class(hub)
+        removed = hub_users.remove_users(lambda entry: entry.pw_uid in uids) if args.remove_users else []
+        left = hub_users.class_processes(hub.learners)        # a removed user has none: userdel refuses one that has
         print(f"the class is stopped: the hub, the proxy and every learner's server ({len(ended)} processes ended)"
               f"{', and their Unix users are removed: ' + ', '.join(removed) if removed else ''}; their notebooks "
               f"stay in {hub.learners}")

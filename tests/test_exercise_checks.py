@@ -23,7 +23,7 @@ from helpers.exercises.exercise import predict, write
 from helpers.exercises.feedback import QUOTE_LIMIT
 from helpers.exercises.judges import CHECKER, op_labels, value
 from helpers.exercises.lesson import fingerprint
-from helpers.exercises.sandbox import TimedOut, replaced, time_limit
+from helpers.exercises.sandbox import TimedOut, hermetic, replaced, time_limit
 from tools.notebooks import notebook_paths
 from tools.testkit.lessons import lesson_function
 
@@ -570,3 +570,12 @@ ANSWER_FORMS = [  # (notebook, exercise, an answer in another form than the solu
 def test_an_answer_in_another_form_or_a_liar_gets_the_verdict_it_deserves(notebook, number, answer, deserved):
     feedback = _check(notebook, number, answer)
     assert feedback.status == deserved, feedback
+
+
+def test_a_default_device_set_in_a_check_leaves_no_mode_behind():
+    """torch.set_default_device installs a mode every factory call then goes through; cpu again means none."""
+    modes = torch._C._len_torch_function_stack()
+    with hermetic():
+        torch.set_default_device("meta")
+        assert torch.zeros(1).is_meta
+    assert torch.get_default_device() == torch.device("cpu") and torch._C._len_torch_function_stack() == modes

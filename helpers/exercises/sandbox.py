@@ -46,8 +46,8 @@ def _state() -> Callable[[], None]:
     def restore() -> None:
         torch.set_grad_enabled(grad)
         torch.set_default_dtype(dtype)
-        if torch.get_default_device() != device:
-            torch.set_default_device(device)
+        if torch.get_default_device() != device:      # None, not cpu: no DeviceContext mode left on every call
+            torch.set_default_device(None if device == torch.device("cpu") else device)
         torch.set_anomaly_enabled(anomaly, nan)
         if (torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled()) \
                 != (deterministic, warn_only):       # only when changed: the setter imports half of torch
