@@ -1,5 +1,6 @@
 """The README's Windows route, `python -m tools.runtime.lab` in a conda environment, run here without what
-Windows lacks: no os.geteuid (the server runs as a child this process waits for, Ctrl+C included, everywhere)."""
+Windows lacks: no os.geteuid, and an os.execv that cannot replace a process (the server runs as a child
+this process waits for, Ctrl+C included)."""
 
 import os
 import subprocess
@@ -8,6 +9,10 @@ import sys
 import pytest
 
 from tools.runtime import lab
+
+
+class Replaced(Exception):
+    """os.execv was called: this process would have become the server."""
 
 
 @pytest.mark.parametrize("euid, allowed", [(None, False), (0, True), (1000, False)])
@@ -22,14 +27,23 @@ def test_the_command_line_allows_root_only_as_root(monkeypatch, tmp_path, euid, 
     assert f"--ServerApp.root_dir={tmp_path}" in argv and "--ServerApp.ip=127.0.0.1" in argv
 
 
-def test_the_server_runs_as_a_child_and_its_exit_code_is_ours():
+def _no_exec(path, argv):
+    raise Replaced(argv)
+
+
+def test_the_server_replaces_this_process_or_on_windows_runs_as_a_child(monkeypatch):
+    monkeypatch.setattr(os, "execv", _no_exec)
+    with pytest.raises(Replaced):
+        lab.serve([sys.executable, "-c", "pass"])
+    monkeypatch.setattr(sys, "platform", "win32")
     with pytest.raises(SystemExit) as stopped:
         lab.serve([sys.executable, "-c", "import sys; sys.exit(3)"])
     assert stopped.value.code == 3
 
 
-def test_ctrl_c_waits_for_the_server_to_stop(monkeypatch, tmp_path):
+def test_on_windows_ctrl_c_waits_for_the_server_to_stop(monkeypatch, tmp_path):
     """Ctrl+C in the console reaches the server and this process alike: this one must go on waiting."""
+    monkeypatch.setattr(sys, "platform", "win32")
     wait, interrupts = subprocess.Popen.wait, []
 
     def interrupted_once(server, timeout=None):

@@ -51,5 +51,5 @@ def test_slots_are_filled_in_order_by_their_tag():
     nb = _executed("", "")
     assert filled(nb, [Exercise(1, "predict", "t", "a number", lambda a, lesson: (True, ""), hint="h",
                                 solution="answer_1 = 7\n", answer_name="answer_1")]).cells[0].source == "answer_1 = 7"
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="1 cells tagged answer-slot for 0 exercises"):
         filled(nb, [])

@@ -22,6 +22,7 @@ RUN_SECONDS_A_CELL = 1.0
 GENERATED = "<!--"                  # navigation and contents cells, written by tools/build/nav.py
 INSTALL = "install"                 # the set-up cell's id (tools/build/nav.py): it runs, nobody needs to read it
 FIGURES = ("image/svg+xml", "image/png", "text/html")
+FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})[^\n]*\n.*?^ {0,3}\1", re.M | re.S)
 HEADING = re.compile(r"^### \d+\. (\w+):", re.M)
 
 
@@ -41,8 +42,9 @@ def code_lines(source):
 
 
 def prose_seconds(markdown):
-    """Reading a markdown cell: its words at WORDS_PER_MINUTE (code goes in code cells)."""
-    return len(markdown.split()) * 60 / WORDS_PER_MINUTE
+    """Reading a markdown cell: its words at WORDS_PER_MINUTE, its code blocks by the line."""
+    code = sum(code_lines(block[0]) - 2 for block in FENCE.finditer(markdown))
+    return len(FENCE.sub(" ", markdown).split()) * 60 / WORDS_PER_MINUTE + code * CODE_LINE_SECONDS
 
 
 def output_seconds(cell):

@@ -27,8 +27,11 @@ def tagged(nb, tag):
 
 def filled(nb, exercises):
     """The notebook with each answer slot replaced by its solution: the
-    N-th cell tagged answer-slot gets exercise N's (ValueError: not one each)."""
-    for slot, exercise in zip(tagged(nb, SLOT), exercises, strict=True):
+    N-th cell tagged answer-slot gets exercise N's."""
+    slots = tagged(nb, SLOT)
+    if len(slots) != len(exercises):
+        raise ValueError(f"{len(slots)} cells tagged {SLOT} for {len(exercises)} exercises")
+    for slot, exercise in zip(slots, exercises, strict=True):
         slot.source = exercise.solution.strip()
     return nb
 

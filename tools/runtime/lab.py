@@ -108,8 +108,12 @@ def main(argv=None):
 
 
 def serve(command):
-    """Run the server as a child this process waits for, Ctrl+C included (not
-    os.execv: on Windows it starts a new process and splits a path with a space)."""
+    """Replace this process with the server, so a signal to `make lab` reaches it and
+    its exit status is ours. Windows cannot (its os.execv starts a new process and
+    splits a path with a space): there the server runs as a child this process waits
+    for, Ctrl+C included."""
+    if sys.platform != "win32":
+        os.execv(command[0], command)
     with subprocess.Popen(command) as server:
         while server.returncode is None:
             with contextlib.suppress(KeyboardInterrupt):    # the server had it too, and stops when done

@@ -114,9 +114,9 @@ def transformer():
     return model(source, target, tgt_mask=mask).sum()
 
 
-def multi_output(size=600):
+def multi_output():
     """Later outputs of split, unbind, topk and QR, each used downstream."""
-    x = torch.randn(size, requires_grad=True)
+    x = torch.randn(600, requires_grad=True)
     pieces = [p.exp() for p in (x * 2).split(2)]
     values, _ = torch.topk(x, 5)
     q, r = torch.linalg.qr(x[:6].reshape(3, 2) + 1)
