@@ -12,7 +12,7 @@ import torch
 from torch.autograd.graph import Node as AutogradNode
 
 from .arguments import Params, Root, check_flag, check_max_nodes, leaf_names, learner_facing, roots_of
-from .saved_values import MAX_LABEL, Saved, SavedReader, one_line, shape_text
+from .saved_values import MAX_LABEL, Saved, one_line, read_saved, shape_text
 from .walk import Item, collector_paused, leaf_variable, walk_for
 
 NodeKind: TypeAlias = Literal["output", "op", "leaf", "const", "group"]
@@ -159,7 +159,7 @@ def _node(node_id: str, item: Item, uses: int, names: Mapping[int, str], saved: 
     variable = leaf_variable(item)
     if variable is not None:
         return Node(node_id, "leaf", names.get(id(variable), "tensor"), shape_text(variable), uses=uses)
-    return Node(node_id, "op", node_label(item), saved=SavedReader().read(item) if saved else ())
+    return Node(node_id, "op", node_label(item), saved=read_saved(item) if saved else ())
 
 
 def node_label(fn: AutogradNode) -> str:

@@ -43,16 +43,10 @@ def tensor_text(tensor: torch.Tensor) -> str:
     return "scalar tensor" if shape == "scalar" else f"tensor of {shape}"
 
 
-class SavedReader:
-    """Reads the saved values of a node (a slot holding None left out)."""
-
-    def read(self, fn: Node) -> tuple[Saved, ...]:
-        return _read(fn, _saved_names(type(fn)))
-
-
-def _read(fn: Node, names: tuple[SavedName, ...]) -> tuple[Saved, ...]:
+def read_saved(fn: Node) -> tuple[Saved, ...]:
+    """The saved values of a node (a slot holding None left out)."""
     found: list[Saved] = []
-    for attr, raw_attr, name in names:
+    for attr, raw_attr, name in _saved_names(type(fn)):
         try:
             raw = getattr(fn, raw_attr, None)
         except RuntimeError as err:                 # freed

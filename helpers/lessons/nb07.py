@@ -14,7 +14,7 @@ from ..exercises.feedback import shown
 from ..exercises.judges import filled_function, value
 from ..from_scratch import scratch_graph
 from ..quiz import MultipleChoice, Option
-from ..saved_values import SavedReader
+from ..saved_values import read_saved
 from .widget import Check, Widget, press
 
 
@@ -198,7 +198,7 @@ def _cube(answer: Any, _lesson: Lesson) -> Verdict:
     y = answer.apply(x)
     if not isinstance(y, torch.Tensor) or y.shape != x.shape or not torch.allclose(y, x ** 3):
         return False, "forward should return x ** 3."
-    if y.grad_fn is None or not any(s.name == "saved_tensors" for s in SavedReader().read(y.grad_fn)):
+    if y.grad_fn is None or not any(s.name == "saved_tensors" for s in read_saved(y.grad_fn)):
         return False, "keep x with ctx.save_for_backward(x): it is what backward needs, and what backward frees."
     if not any(torch.equal(t, x) for t in getattr(y.grad_fn, "saved_tensors", ())):
         return False, "save the input x itself (ctx.save_for_backward(x)), the value d(x³)/dx is computed from."
