@@ -47,26 +47,24 @@ def roll(graph: Graph, max_nodes: int | None = None) -> Graph:
     `rolled` when nothing repeats), cut to `max_nodes` nodes nearest the outputs."""
     limit = check_max_nodes(max_nodes)
     with collector_paused():        # hundreds of thousands of small lists, none in a cycle
-        folded = _acyclic(_folded(_Tables(graph)))
+        folded = _folded(_Tables(graph))
         if folded is None:
             return cut_rolled(replace(graph, rolled=(*graph.rolled, NO_REPEATS)), limit)
         for _ in range(PASSES - 1):
-            again = _acyclic(_folded(_Tables(folded)))
+            again = _folded(_Tables(folded))
             if again is None:
                 break
             folded = again
         return cut_rolled(folded, limit)
 
 
-def _acyclic(folded: Graph | None) -> Graph | None:
-    """`folded`, unless its groups made a cycle (steps whose inputs come from a later step, as a stack
+def _acyclic(folded: Graph) -> bool:
+    """Whether the fold's steps make no cycle (a step whose inputs come from a later one, as a stack
     of RNN layers folded again can): such a fold is not taken."""
-    if folded is None:
-        return None
     users: dict[str, list[str]] = {node.id: [] for node in folded.nodes}
     for edge in folded.edges:
         users[edge.src].append(edge.dst)
-    return folded if len(inputs_first(users)) == len(users) else None
+    return len(inputs_first(users)) == len(users)
 
 
 def trace_cut(root: Root, params: Params | None = None, max_nodes: int | None = None) -> Graph:
@@ -120,7 +118,7 @@ class _Tables:
 
 def _folded(tables: _Tables) -> Graph | None:
     """The graph with the runs of the anchor kind covering the most nodes
-    rolled up, or None when no kind gives a run."""
+    rolled up, or None when no kind gives a run whose fold makes no cycle."""
     rank = tables.inputs_first()
     best: list[Run] = []
     covered, step_of = 0, [0] * len(rank)
@@ -133,7 +131,10 @@ def _folded(tables: _Tables) -> Graph | None:
             if size > covered:
                 best, covered, step_of = found, size, _step_numbers(found, len(rank))
         if best:
-            return _grouped(tables, best)
+            grouped = _grouped(tables, best)
+            if _acyclic(grouped):
+                return grouped
+            best, covered, step_of = [], 0, [0] * len(rank)     # the next round's kinds are tried
     return None
 
 
