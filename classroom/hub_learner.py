@@ -11,7 +11,6 @@ import socket
 import threading
 import time
 import uuid
-from collections import namedtuple
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
@@ -29,8 +28,6 @@ class Failed(RuntimeError):
     """A step of a learner's session did not succeed."""
 
 
-# seconds from the change sent to the new drawing received, and the kernel's part (its busy message to the drawing's)
-Redraw = namedtuple("Redraw", "total kernel")
 
 
 @dataclass
@@ -110,11 +107,6 @@ def widget_change(state):
     if kind in ("DropdownModel", "ToggleButtonsModel", "RadioButtonsModel") and len(labels) > 1:
         return {"index": ((state.get("index") or 0) + 1) % len(labels)}
     return None
-
-
-def _date(message):
-    date = message["header"]["date"]        # a datetime already in a message with buffers
-    return (date if isinstance(date, datetime) else datetime.fromisoformat(date)).timestamp()
 
 
 class Notebook:
@@ -220,21 +212,20 @@ class Notebook:
         return {comm_id: change for comm_id, state in self.models.items() if (change := widget_change(state))}
 
     def change(self, comm_id, state, timeout=60):
-        """Send a widget change as the page does; the Redraw, or None if no drawing came."""
+        """Send a widget change as the page does; the seconds from the change sent to the new drawing
+        received, or None if no drawing came."""
         sent = time.time()
         msg_id = self.send("comm_msg", {"comm_id": comm_id,
                                         "data": {"method": "update", "state": state, "buffer_paths": []}})
-        deadline, busy, redraw = time.monotonic() + timeout, None, None
+        deadline, redraw = time.monotonic() + timeout, None
         while True:
             message = self.receive(deadline)
             if message["parent_header"].get("msg_id") != msg_id:
                 continue
             kind, content = message["header"]["msg_type"], message["content"]
-            if kind == "status" and content["execution_state"] == "busy":
-                busy = _date(message)
-            elif kind == "comm_msg" and redraw is None and "value" in content["data"].get("state", {}) and \
+            if kind == "comm_msg" and redraw is None and "value" in content["data"].get("state", {}) and \
                     self.models.get(content["comm_id"], {}).get("_model_name") in ("HTMLModel", "OutputModel"):
-                redraw = Redraw(time.time() - sent, _date(message) - busy if busy else 0.0)
+                redraw = time.time() - sent
             elif kind == "status" and content["execution_state"] == "idle":
                 self.models[comm_id].update(state)
                 return redraw

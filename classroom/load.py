@@ -121,7 +121,7 @@ def change_widgets(notebook, changes, kernel, result):
             time.sleep(PAUSE)
             redraw, count = notebook.change(comm_id, state), count + 1
             if redraw:
-                result.redraws.append(redraw.total)
+                result.redraws.append(redraw)
     result.redraw_cpu = (cpu_seconds(kernel) - before) / max(count, 1)
 
 
